@@ -1,0 +1,49 @@
+// A labelled data set held in memory, and the mini-batches drawn from it.
+#pragma once
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "core/rng.hpp"
+#include "core/tensor.hpp"
+
+namespace warpnet::data {
+
+struct Dataset {
+  std::string name;
+  Tensor inputs;  // f32 (N, ...): (N,1,28,28) in [0,1] for images, (N,2) for points
+  Tensor labels;  // i32 (N), values in [0, num_classes)
+  int num_classes = 0;
+  std::vector<std::string> class_names;  // may be empty
+  int64_t size() const { return labels.defined() ? labels.dim(0) : 0; }
+};
+
+struct Batch {
+  Tensor inputs;  // f32 (B, ...)
+  Tensor labels;  // i32 (B)
+};
+
+// Walks a data set in mini-batches, reshuffled each epoch from a seeded Rng.
+// The last batch is smaller when the size is not a multiple of batch_size.
+class Batches {
+ public:
+  Batches(const Dataset& data, int64_t batch_size, bool shuffle, uint64_t seed);
+  int64_t count() const;  // batches per epoch
+  // Starts a new epoch (reshuffles when shuffling).
+  void start_epoch();
+  // Fills `batch` with the next one; false at the end of the epoch.
+  bool next(Batch& batch);
+
+ private:
+  const Dataset& data_;
+  int64_t batch_size_;
+  bool shuffle_;
+  Rng rng_;
+  std::vector<int64_t> order_;
+  int64_t cursor_ = 0;
+};
+
+// The first `count` examples (or all when count < 0 or larger than the set).
+Dataset head(const Dataset& data, int64_t count);
+
+}  // namespace warpnet::data

@@ -1,0 +1,26 @@
+// IDX files (the MNIST family's format), gzip-compressed or raw, and
+// Fashion-MNIST as Debian's dataset-fashion-mnist package installs it.
+#pragma once
+#include <string>
+
+#include "datasets/dataset.hpp"
+
+namespace warpnet::data {
+
+// Reads one IDX file of unsigned bytes (type code 0x08) into a u8 tensor with
+// the file's dimensions. Errors name the file and the fault: missing,
+// wrong magic, unsupported type, truncated.
+Tensor read_idx(const std::string& path);
+
+// Where Fashion-MNIST is read from: $WARPNET_FASHION_MNIST if set, else
+// /usr/share/datasets/fashion-mnist.
+std::string fashion_mnist_dir();
+
+// The training (60000) or test (10000) split: inputs f32 (N,1,28,28) scaled
+// to [0,1], labels i32 (N). Image and label counts must agree.
+Dataset load_fashion_mnist(const std::string& dir, bool train);
+
+// Reads an images file and a labels file as one data set.
+Dataset load_idx_pair(const std::string& images_path, const std::string& labels_path, std::string name);
+
+}  // namespace warpnet::data

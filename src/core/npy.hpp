@@ -1,0 +1,16 @@
+// .npy read/write (format version 1.0/2.0) for NumPy and PyTorch interop.
+#pragma once
+#include <string>
+
+#include "core/tensor.hpp"
+
+namespace warpnet {
+
+// Reads '<f4', '<f8', '<i4', '<i8' and '|u1' arrays in C order. Errors name the
+// file and the fault (missing, bad magic, Fortran order, unsupported dtype,
+// truncated data).
+Tensor read_npy(const std::string& path);
+// Writes a tensor (made contiguous) atomically: temp file, then rename.
+void write_npy(const std::string& path, const Tensor& tensor);
+
+}  // namespace warpnet

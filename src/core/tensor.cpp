@@ -1,0 +1,185 @@
+#include "core/tensor.hpp"
+
+#include <cstdlib>
+#include <cstring>
+#include <new>
+
+namespace warpnet {
+
+namespace {
+// 64-byte alignment suits AVX-512 loads and cache lines.
+constexpr size_t kAlignment = 64;
+}  // namespace
+
+Storage::Storage(int64_t bytes, Device device, MemTag tag, std::string layer)
+    : bytes_(bytes), device_(device), tag_(tag), layer_(std::move(layer)) {
+  WN_CHECK(device == Device::cpu, "storage: ", name_of(device), " storage is not available in this build");
+  size_t rounded = (static_cast<size_t>(bytes) + kAlignment - 1) / kAlignment * kAlignment;
+  data_ = std::aligned_alloc(kAlignment, rounded == 0 ? kAlignment : rounded);
+  if (!data_) fail("storage: out of host memory allocating ", format_bytes(bytes), " for ", layer_);
+  MemoryTracker::instance().on_alloc(bytes_, tag_, layer_);
+}
+
+Storage::~Storage() {
+  MemoryTracker::instance().on_free(bytes_, tag_, layer_);
+  std::free(data_);
+}
+
+void Storage::retag(MemTag tag, std::string layer) {
+  MemoryTracker::instance().on_free(bytes_, tag_, layer_);
+  tag_ = tag;
+  layer_ = std::move(layer);
+  MemoryTracker::instance().on_alloc(bytes_, tag_, layer_);
+}
+
+Tensor Tensor::empty(const Shape& shape, DType dtype) {
+  for (int64_t d : shape) WN_CHECK(d >= 0, "tensor: negative extent in shape ", shape);
+  Tensor t;
+  const MemContext& ctx = current_mem_context();
+  t.storage_ = std::make_shared<Storage>(shape.numel() * static_cast<int64_t>(size_of(dtype)), Device::cpu,
+                                         ctx.tag, ctx.layer);
+  t.shape_ = shape;
+  t.strides_ = contiguous_strides(shape);
+  t.dtype_ = dtype;
+  return t;
+}
+
+Tensor Tensor::zeros(const Shape& shape, DType dtype) {
+  Tensor t = empty(shape, dtype);
+  std::memset(t.raw(), 0, static_cast<size_t>(t.nbytes()));
+  return t;
+}
+
+Tensor Tensor::full(const Shape& shape, double value, DType dtype) {
+  Tensor t = empty(shape, dtype);
+  t.fill(value);
+  return t;
+}
+
+bool Tensor::is_contiguous() const { return strides_ == contiguous_strides(shape_); }
+
+namespace {
+template <class Fn>
+decltype(auto) dispatch_any(DType dtype, Fn&& fn) {
+  switch (dtype) {
+    case DType::f32: return fn(static_cast<float*>(nullptr));
+    case DType::f64: return fn(static_cast<double*>(nullptr));
+    case DType::i32: return fn(static_cast<int32_t*>(nullptr));
+    case DType::i64: return fn(static_cast<int64_t*>(nullptr));
+    case DType::u8: return fn(static_cast<uint8_t*>(nullptr));
+  }
+  fail("tensor: unknown dtype");
+}
+}  // namespace
+
+double Tensor::item(int64_t i) const {
+  WN_CHECK(is_contiguous(), "tensor: item() needs a contiguous tensor, got ", describe());
+  WN_CHECK(i >= 0 && i < numel(), "tensor: index ", i, " out of range for ", describe());
+  return dispatch_any(dtype_, [&](auto* tag) { return static_cast<double>(data<std::remove_pointer_t<decltype(tag)>>()[i]); });
+}
+
+void Tensor::set(int64_t i, double value) {
+  WN_CHECK(is_contiguous(), "tensor: set() needs a contiguous tensor, got ", describe());
+  WN_CHECK(i >= 0 && i < numel(), "tensor: index ", i, " out of range for ", describe());
+  dispatch_any(dtype_, [&](auto* tag) {
+    using T = std::remove_pointer_t<decltype(tag)>;
+    data<T>()[i] = static_cast<T>(value);
+  });
+}
+
+void Tensor::fill(double value) {
+  WN_CHECK(is_contiguous(), "tensor: fill() needs a contiguous tensor, got ", describe());
+  dispatch_any(dtype_, [&](auto* tag) {
+    using T = std::remove_pointer_t<decltype(tag)>;
+    T* p = data<T>();
+    std::fill(p, p + numel(), static_cast<T>(value));
+  });
+}
+
+Tensor Tensor::reshape(const Shape& shape) const {
+  WN_CHECK(is_contiguous(), "reshape: needs a contiguous tensor, got ", describe());
+  std::vector<int64_t> dims = shape.dims();
+  int infer = -1;
+  int64_t known = 1;
+  for (size_t i = 0; i < dims.size(); ++i) {
+    if (dims[i] == -1) {
+      WN_CHECK(infer < 0, "reshape: more than one -1 in ", shape);
+      infer = static_cast<int>(i);
+    } else {
+      known *= dims[i];
+    }
+  }
+  if (infer >= 0) {
+    WN_CHECK(known > 0 && numel() % known == 0, "reshape: cannot reshape ", shape_, " into ", shape);
+    dims[infer] = numel() / known;
+  }
+  Shape target(dims);
+  WN_CHECK(target.numel() == numel(), "reshape: ", shape_, " has ", numel(), " elements, ", shape, " has ",
+           target.numel());
+  Tensor t = *this;
+  t.shape_ = target;
+  t.strides_ = contiguous_strides(target);
+  return t;
+}
+
+Tensor Tensor::transpose(int a, int b) const {
+  int r = rank();
+  if (a < 0) a += r;
+  if (b < 0) b += r;
+  WN_CHECK(a >= 0 && a < r && b >= 0 && b < r, "transpose: axes (", a, ",", b, ") out of range for ", describe());
+  Tensor t = *this;
+  std::swap(t.shape_[a], t.shape_[b]);
+  std::swap(t.strides_[a], t.strides_[b]);
+  return t;
+}
+
+Tensor Tensor::contiguous() const {
+  if (is_contiguous()) return *this;
+  return clone();
+}
+
+Tensor Tensor::clone() const {
+  Tensor out = empty(shape_, dtype_);
+  const size_t elem = size_of(dtype_);
+  if (is_contiguous()) {
+    std::memcpy(out.raw(), raw(), static_cast<size_t>(nbytes()));
+    return out;
+  }
+  // Walk the strided source in row-major order of its shape.
+  const int r = rank();
+  std::vector<int64_t> index(r, 0);
+  const char* src = static_cast<const char*>(raw());
+  char* dst = static_cast<char*>(out.raw());
+  for (int64_t n = 0; n < numel(); ++n) {
+    int64_t off = 0;
+    for (int i = 0; i < r; ++i) off += index[i] * strides_[i];
+    std::memcpy(dst + n * elem, src + off * elem, elem);
+    for (int i = r - 1; i >= 0; --i) {
+      if (++index[i] < shape_[i]) break;
+      index[i] = 0;
+    }
+  }
+  return out;
+}
+
+Tensor Tensor::to(DType dtype) const {
+  Tensor src = contiguous();
+  Tensor out = empty(shape_, dtype);
+  dispatch_any(dtype_, [&](auto* s) {
+    using S = std::remove_pointer_t<decltype(s)>;
+    dispatch_any(dtype, [&](auto* d) {
+      using D = std::remove_pointer_t<decltype(d)>;
+      const S* in = src.data<S>();
+      D* o = out.data<D>();
+      for (int64_t i = 0; i < numel(); ++i) o[i] = static_cast<D>(in[i]);
+    });
+  });
+  return out;
+}
+
+std::string Tensor::describe() const {
+  if (!defined()) return "undefined tensor";
+  return cat(name_of(dtype_), " ", shape_.str());
+}
+
+}  // namespace warpnet

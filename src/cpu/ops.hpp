@@ -1,0 +1,100 @@
+// The CPU reference ops, forward and backward, on Eigen. Every op accepts f32
+// and f64 tensors (f64 so gradients can be checked by finite differences in
+// double); inputs must be contiguous. Each backward sits beside its forward.
+#pragma once
+#include <cstdint>
+
+#include "core/rng.hpp"
+#include "core/tensor.hpp"
+
+namespace warpnet::cpu {
+
+// Threads used by every op (OpenMP and Eigen). 0 means all cores.
+void set_num_threads(int threads);
+int num_threads();
+
+// ---- matmul -------------------------------------------------------------
+// C = op(A) · op(B), op(X) = X or Xᵀ.  A: (M,K), or (K,M) when trans_a.
+// B: (K,N), or (N,K) when trans_b.  C: (M,N).
+Tensor matmul(const Tensor& a, const Tensor& b, bool trans_a = false, bool trans_b = false);
+// C = alpha · op(A)·op(B) + beta · C, into an existing contiguous C.
+void matmul_into(const Tensor& a, const Tensor& b, Tensor& c, bool trans_a, bool trans_b, double alpha = 1.0,
+                 double beta = 0.0);
+struct MatmulGrads {
+  Tensor da, db;  // shaped like a and b
+};
+MatmulGrads matmul_backward(const Tensor& a, const Tensor& b, const Tensor& dc, bool trans_a = false,
+                            bool trans_b = false);
+
+// ---- bias ---------------------------------------------------------------
+// x: (N,C) or (N,C,H,W); b: (C). y = x + b broadcast along axis 1.
+Tensor bias_add(const Tensor& x, const Tensor& b);
+// db(C) = Σ dy over every axis but 1.
+Tensor bias_add_backward(const Tensor& dy);
+
+// ---- activations (elementwise, any shape) --------------------------------
+Tensor relu(const Tensor& x);
+Tensor relu_backward(const Tensor& x, const Tensor& dy);
+// GELU, tanh form: 0.5·x·(1 + tanh(√(2/π)·(x + 0.044715·x³))).
+Tensor gelu(const Tensor& x);
+Tensor gelu_backward(const Tensor& x, const Tensor& dy);
+Tensor sigmoid(const Tensor& x);
+Tensor sigmoid_backward(const Tensor& y, const Tensor& dy);  // y = sigmoid(x)
+Tensor tanh(const Tensor& x);
+Tensor tanh_backward(const Tensor& y, const Tensor& dy);  // y = tanh(x)
+
+// ---- convolution ----------------------------------------------------------
+struct Conv2dParams {
+  int stride = 1;
+  int padding = 0;
+  int dilation = 1;
+};
+// Output extent along one axis.
+int64_t conv_out_size(int64_t in, int64_t kernel, const Conv2dParams& p);
+// x: (N,C,H,W), w: (K,C,R,S), bias: (K) or undefined. y: (N,K,P,Q).
+// im2col + Eigen GEMM, parallel over images.
+Tensor conv2d(const Tensor& x, const Tensor& w, const Tensor& bias, const Conv2dParams& p);
+// The same result by the seven nested loops of the definition: the reference.
+Tensor conv2d_direct(const Tensor& x, const Tensor& w, const Tensor& bias, const Conv2dParams& p);
+struct Conv2dGrads {
+  Tensor dx, dw, db;  // db undefined when has_bias is false
+};
+Conv2dGrads conv2d_backward(const Tensor& x, const Tensor& w, const Tensor& dy, const Conv2dParams& p,
+                            bool has_bias);
+
+// ---- pooling --------------------------------------------------------------
+struct Pool2dParams {
+  int kernel = 2;
+  int stride = 2;
+  int padding = 0;
+};
+struct MaxPoolResult {
+  Tensor y;       // (N,C,P,Q)
+  Tensor argmax;  // i32 (N,C,P,Q): flat index into the H·W plane of the winner
+};
+MaxPoolResult max_pool2d(const Tensor& x, const Pool2dParams& p);
+Tensor max_pool2d_backward(const Tensor& dy, const Tensor& argmax, const Shape& x_shape);
+// Average over the window; padded positions count as zeros (count_include_pad).
+Tensor avg_pool2d(const Tensor& x, const Pool2dParams& p);
+Tensor avg_pool2d_backward(const Tensor& dy, const Shape& x_shape, const Pool2dParams& p);
+
+// ---- softmax + cross-entropy (fused, numerically stable) -----------------
+// logits: (N,C); labels: i32 (N) with values in [0,C).
+struct SoftmaxCrossEntropy {
+  double loss = 0;  // mean over the batch
+  Tensor probs;     // (N,C) softmax, kept for backward
+};
+SoftmaxCrossEntropy softmax_cross_entropy(const Tensor& logits, const Tensor& labels);
+// dlogits = dloss · (probs − onehot(labels)) / N.
+Tensor softmax_cross_entropy_backward(const Tensor& probs, const Tensor& labels, double dloss = 1.0);
+Tensor softmax(const Tensor& logits);  // (N,C), rows sum to 1
+
+// ---- dropout (inverted: kept values are scaled by 1/(1−p)) ----------------
+struct DropoutResult {
+  Tensor y;
+  Tensor mask;  // same dtype as x: 0 or 1/(1−p)
+};
+DropoutResult dropout(const Tensor& x, double p, Rng& rng);
+Tensor dropout_backward(const Tensor& dy, const Tensor& mask);
+
+}  // namespace warpnet::cpu

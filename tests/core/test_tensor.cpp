@@ -1,0 +1,88 @@
+#include <doctest/doctest.h>
+
+#include "core/memory.hpp"
+#include "core/rng.hpp"
+#include "core/tensor.hpp"
+
+using namespace warpnet;
+
+TEST_CASE("shape prints and counts") {
+  Shape s{3, 4, 5};
+  CHECK(s.str() == "(3,4,5)");
+  CHECK(s.numel() == 60);
+  CHECK(s[-1] == 5);
+  CHECK(contiguous_strides(s) == std::vector<int64_t>{20, 5, 1});
+}
+
+TEST_CASE("tensor reshape, transpose and contiguous copy") {
+  Tensor t = Tensor::from<float>({2, 3}, {0, 1, 2, 3, 4, 5});
+  Tensor r = t.reshape({3, -1});
+  CHECK(r.shape() == Shape{3, 2});
+  CHECK(r.storage() == t.storage());
+  Tensor tt = t.transpose(0, 1);
+  CHECK_FALSE(tt.is_contiguous());
+  Tensor c = tt.contiguous();
+  CHECK(c.shape() == Shape{3, 2});
+  // Row-major walk of the transposed view: 0 3 1 4 2 5.
+  const std::vector<double> expect{0, 3, 1, 4, 2, 5};
+  for (int i = 0; i < 6; ++i) CHECK(c.item(i) == expect[i]);
+  CHECK_THROWS_WITH_AS(t.reshape({4, 2}), "reshape: (2,3) has 6 elements, (4,2) has 8", Error);
+}
+
+TEST_CASE("tensor typed access names the dtype on mismatch") {
+  Tensor t = Tensor::zeros({2, 2}, DType::f64);
+  CHECK_THROWS_WITH_AS(t.data<float>(), "tensor: asked for f32 data of a f64 (2,2)", Error);
+  Tensor f = t.to(DType::f32);
+  CHECK(f.dtype() == DType::f32);
+  CHECK(f.item(3) == 0.0);
+}
+
+TEST_CASE("memory tracker splits bytes by tag and layer, current and peak") {
+  MemoryTracker& tracker = MemoryTracker::instance();
+  tracker.reset_peaks();
+  const int64_t params_before = tracker.tag(MemTag::parameter).current;
+  const int64_t acts_before = tracker.tag(MemTag::activation).current;
+  {
+    MemoryScope scope(MemTag::parameter, "test.layer");
+    Tensor w = Tensor::zeros({10, 10});  // 400 bytes
+    CHECK(tracker.tag(MemTag::parameter).current == params_before + 400);
+    {
+      MemoryScope act(MemTag::activation);
+      Tensor a = Tensor::zeros({25});  // 100 bytes
+      CHECK(tracker.tag(MemTag::activation).current == acts_before + 100);
+    }
+    CHECK(tracker.tag(MemTag::activation).current == acts_before);
+    CHECK(tracker.tag(MemTag::activation).peak >= acts_before + 100);
+    w.retag(MemTag::gradient, "test.other");
+    CHECK(tracker.tag(MemTag::parameter).current == params_before);
+  }
+  bool found = false;
+  for (const MemRow& row : tracker.layers()) {
+    if (row.layer != "test.layer") continue;
+    found = true;
+    CHECK(row.by_tag[static_cast<int>(MemTag::parameter)].peak == 400);
+    CHECK(row.by_tag[static_cast<int>(MemTag::activation)].peak == 100);
+    CHECK(row.total.current == 0);
+  }
+  CHECK(found);
+}
+
+TEST_CASE("rng is reproducible from its seed") {
+  Rng a(42), b(42), c(43);
+  for (int i = 0; i < 10; ++i) {
+    uint64_t x = a.next_u64();
+    CHECK(x == b.next_u64());
+    CHECK(x != c.next_u64());
+  }
+  Rng n(7);
+  double sum = 0, sq = 0;
+  const int count = 20000;
+  for (int i = 0; i < count; ++i) {
+    double v = n.normal();
+    sum += v;
+    sq += v * v;
+  }
+  // Mean and variance of 20000 standard normals: standard errors 0.007 and 0.01.
+  CHECK(std::abs(sum / count) < 0.04);
+  CHECK(std::abs(sq / count - 1.0) < 0.05);
+}
