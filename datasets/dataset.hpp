@@ -25,11 +25,14 @@ struct Batch {
 
 // Walks a data set in mini-batches, reshuffled each epoch from a seeded Rng.
 // The last batch is smaller when the size is not a multiple of batch_size.
+// The first epoch is ready on construction. Keeps a reference: `data` must
+// outlive the Batches.
 class Batches {
  public:
   Batches(const Dataset& data, int64_t batch_size, bool shuffle, uint64_t seed);
   int64_t count() const;  // batches per epoch
-  // Starts a new epoch (reshuffles when shuffling).
+  // Starts a new epoch (reshuffles when shuffling; epoch k's order depends
+  // only on the seed and k).
   void start_epoch();
   // Fills `batch` with the next one; false at the end of the epoch.
   bool next(Batch& batch);
@@ -43,7 +46,8 @@ class Batches {
   int64_t cursor_ = 0;
 };
 
-// The first `count` examples (or all when count < 0 or larger than the set).
+// The first `count` examples, copied (or all, sharing the tensors, when
+// count < 0 or not smaller than the set).
 Dataset head(const Dataset& data, int64_t count);
 
 }  // namespace warpnet::data

@@ -9,7 +9,8 @@ namespace warpnet::data {
 
 // Reads one IDX file of unsigned bytes (type code 0x08) into a u8 tensor with
 // the file's dimensions. Errors name the file and the fault: missing,
-// wrong magic, unsupported type, truncated.
+// wrong magic, unsupported type, zero or absurd (> 2^31 elements) extents,
+// truncated data, more data than the header announces, corrupt gzip.
 Tensor read_idx(const std::string& path);
 
 // Where Fashion-MNIST is read from: $WARPNET_FASHION_MNIST if set, else
@@ -20,7 +21,9 @@ std::string fashion_mnist_dir();
 // to [0,1], labels i32 (N). Image and label counts must agree.
 Dataset load_fashion_mnist(const std::string& dir, bool train);
 
-// Reads an images file and a labels file as one data set.
-Dataset load_idx_pair(const std::string& images_path, const std::string& labels_path, std::string name);
+// Reads an images file (N,H,W) and a labels file (N) as one data set; every
+// label must be below num_classes (the error names the first offender's index).
+Dataset load_idx_pair(const std::string& images_path, const std::string& labels_path, std::string name,
+                      int num_classes = 10);
 
 }  // namespace warpnet::data

@@ -50,7 +50,7 @@ class MemoryTracker {
  private:
   void add(int64_t delta, MemTag tag, const std::string& layer);
   mutable std::mutex mutex_;
-  MemRow total_{"total"};
+  MemRow total_{.layer = "total"};
   std::vector<MemRow> layers_;
   std::map<std::string, size_t, std::less<>> layer_index_;
 };

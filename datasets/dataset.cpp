@@ -1,0 +1,73 @@
+#include "datasets/dataset.hpp"
+
+#include <algorithm>
+#include <cstring>
+#include <numeric>
+
+namespace warpnet::data {
+
+namespace {
+
+// Copies rows rows[0..count) of `src` (N, ...) into a new (count, ...) tensor.
+Tensor gather_rows(const Tensor& src, const int64_t* rows, int64_t count) {
+  std::vector<int64_t> dims = src.shape().dims();
+  const size_t row_bytes = static_cast<size_t>(src.nbytes() / std::max<int64_t>(dims[0], 1));
+  dims[0] = count;
+  Tensor out = Tensor::empty(Shape(dims), src.dtype());
+  const char* from = static_cast<const char*>(src.raw());
+  char* to = static_cast<char*>(out.raw());
+  for (int64_t i = 0; i < count; ++i) std::memcpy(to + i * row_bytes, from + rows[i] * row_bytes, row_bytes);
+  return out;
+}
+
+}  // namespace
+
+Batches::Batches(const Dataset& data, int64_t batch_size, bool shuffle, uint64_t seed)
+    : data_(data), batch_size_(batch_size), shuffle_(shuffle), rng_(seed) {
+  WN_CHECK(batch_size > 0, "batches: batch size must be positive, got ", batch_size);
+  WN_CHECK(data.inputs.defined() && data.labels.defined(), "batches: data set '", data.name, "' is empty");
+  WN_CHECK(data.inputs.rank() >= 1 && data.inputs.dim(0) == data.size(), "batches: '", data.name, "' has inputs ",
+           data.inputs.shape(), " but ", data.size(), " labels");
+  // Rows are copied as byte ranges, which needs each row to be one.
+  WN_CHECK(data.inputs.is_contiguous() && data.labels.is_contiguous(), "batches: '", data.name,
+           "' must hold contiguous tensors");
+  order_.resize(static_cast<size_t>(data.size()));
+  // Ready for the first epoch, so next() works without a start_epoch() call.
+  start_epoch();
+}
+
+int64_t Batches::count() const { return (data_.size() + batch_size_ - 1) / batch_size_; }
+
+void Batches::start_epoch() {
+  cursor_ = 0;
+  // Each epoch shuffles the identity, not the previous order, so epoch k's
+  // order depends only on the seed and k.
+  std::iota(order_.begin(), order_.end(), int64_t(0));
+  if (!shuffle_) return;
+  // Fisher–Yates: every permutation equally likely (up to below()'s tiny modulo bias).
+  for (size_t i = order_.size(); i > 1; --i) std::swap(order_[i - 1], order_[rng_.below(i)]);
+}
+
+bool Batches::next(Batch& batch) {
+  const int64_t n = static_cast<int64_t>(order_.size());
+  if (cursor_ >= n) return false;
+  const int64_t b = std::min(batch_size_, n - cursor_);
+  batch.inputs = gather_rows(data_.inputs, order_.data() + cursor_, b);
+  batch.labels = gather_rows(data_.labels, order_.data() + cursor_, b);
+  cursor_ += b;
+  return true;
+}
+
+Dataset head(const Dataset& data, int64_t count) {
+  const int64_t n = data.size();
+  if (count < 0 || count >= n) return data;  // shares the tensors, as a copy of Dataset does
+  std::vector<int64_t> rows(static_cast<size_t>(count));
+  std::iota(rows.begin(), rows.end(), int64_t(0));
+  Dataset out = data;
+  out.name = cat(data.name, "[:", count, "]");
+  out.inputs = gather_rows(data.inputs.contiguous(), rows.data(), count);
+  out.labels = gather_rows(data.labels.contiguous(), rows.data(), count);
+  return out;
+}
+
+}  // namespace warpnet::data

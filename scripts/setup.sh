@@ -1,0 +1,35 @@
+#!/usr/bin/env bash
+# Installs what warpnet needs on Debian 12 (bookworm) or later: a compiler,
+# CMake, Ninja and the libraries CMake finds, plus the Fashion-MNIST data set.
+# Runs as root, or through sudo when not root. Does nothing when all is there.
+set -euo pipefail
+
+packages=(
+  build-essential cmake ninja-build pkg-config
+  libeigen3-dev            # CPU reference ops (GEMM)
+  doctest-dev              # tests
+  libcli11-dev             # the warpnet command line
+  nlohmann-json3-dev       # JSON records and reports
+  zlib1g-dev               # gzip'd IDX files, checkpoint checksums
+  libboost-context-dev     # fibers for the SIMT emulator
+  libopenblas-dev          # only as a benchmark peer for Eigen's SGEMM
+  dataset-fashion-mnist    # /usr/share/datasets/fashion-mnist
+)
+
+missing=()
+for p in "${packages[@]}"; do
+  dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
+done
+if [ ${#missing[@]} -eq 0 ]; then
+  echo "setup: all ${#packages[@]} packages are installed"
+  exit 0
+fi
+
+as_root=()
+if [ "$(id -u)" -ne 0 ]; then
+  command -v sudo >/dev/null || { echo "setup: run as root or install sudo" >&2; exit 1; }
+  as_root=(sudo)
+fi
+echo "setup: installing ${missing[*]}"
+"${as_root[@]}" apt-get update -qq
+DEBIAN_FRONTEND=noninteractive "${as_root[@]}" apt-get install -y -qq --no-install-recommends "${missing[@]}"

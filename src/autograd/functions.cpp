@@ -1,0 +1,183 @@
+#include "autograd/functions.hpp"
+
+#include <utility>
+
+#include "core/memory.hpp"
+
+namespace warpnet::ag {
+
+namespace {
+
+// Records `fn` on the active tape. The closure runs later, inside backward(),
+// with new tensors charged as gradients of the layer that ran the forward.
+template <class Fn>
+void record(Fn&& fn) {
+  std::string layer = current_mem_context().layer;
+  Tape::active()->record([layer = std::move(layer), fn = std::forward<Fn>(fn)]() mutable {
+    MemoryScope scope(MemTag::gradient, layer);
+    fn();
+  });
+}
+
+// The output of an op: it needs a gradient exactly when some input does.
+Var output(Tensor value, bool grad) { return Var(std::move(value), grad); }
+
+}  // namespace
+
+Var matmul(const Var& a, const Var& b, bool trans_a, bool trans_b) {
+  const bool grad = needs_grad({&a, &b});
+  Var y = output(cpu::matmul(a.value(), b.value(), trans_a, trans_b), grad);
+  if (grad) {
+    record([a, b, y, trans_a, trans_b]() mutable {
+      if (!y.grad().defined()) return;
+      cpu::MatmulGrads g = cpu::matmul_backward(a.value(), b.value(), y.grad(), trans_a, trans_b);
+      a.accumulate(g.da);
+      b.accumulate(g.db);
+    });
+  }
+  return y;
+}
+
+Var linear(const Var& x, const Var& w, const Var& b) {
+  Var y = matmul(x, w, false, true);
+  return b.defined() ? bias_add(y, b) : y;
+}
+
+Var bias_add(const Var& x, const Var& b) {
+  const bool grad = needs_grad({&x, &b});
+  Var y = output(cpu::bias_add(x.value(), b.value()), grad);
+  if (grad) {
+    record([x, b, y]() mutable {
+      if (!y.grad().defined()) return;
+      if (b.requires_grad()) b.accumulate(cpu::bias_add_backward(y.grad()));
+      // dx = dy: hand over the tensor; y's gradient is consumed already.
+      x.accumulate(y.grad());
+    });
+  }
+  return y;
+}
+
+Var conv2d(const Var& x, const Var& w, const Var& b, const cpu::Conv2dParams& p) {
+  const bool grad = needs_grad({&x, &w, &b});
+  Var y = output(cpu::conv2d(x.value(), w.value(), b.defined() ? b.value() : Tensor(), p), grad);
+  if (grad) {
+    record([x, w, b, y, p]() mutable {
+      if (!y.grad().defined()) return;
+      cpu::Conv2dGrads g = cpu::conv2d_backward(x.value(), w.value(), y.grad(), p, b.defined());
+      x.accumulate(g.dx);
+      w.accumulate(g.dw);
+      if (b.defined()) b.accumulate(g.db);
+    });
+  }
+  return y;
+}
+
+// Activations whose backward needs the input x.
+template <class Forward, class Backward>
+Var unary_from_input(const Var& x, Forward forward, Backward backward) {
+  const bool grad = needs_grad({&x});
+  Var y = output(forward(x.value()), grad);
+  if (grad) {
+    record([x, y, backward]() mutable {
+      if (y.grad().defined()) x.accumulate(backward(x.value(), y.grad()));
+    });
+  }
+  return y;
+}
+
+// Activations whose backward is cheapest from the output y.
+template <class Forward, class Backward>
+Var unary_from_output(const Var& x, Forward forward, Backward backward) {
+  const bool grad = needs_grad({&x});
+  Var y = output(forward(x.value()), grad);
+  if (grad) {
+    record([x, y, backward]() mutable {
+      if (y.grad().defined()) x.accumulate(backward(y.value(), y.grad()));
+    });
+  }
+  return y;
+}
+
+Var relu(const Var& x) {
+  return unary_from_input(x, [](const Tensor& v) { return cpu::relu(v); },
+                          [](const Tensor& v, const Tensor& dy) { return cpu::relu_backward(v, dy); });
+}
+
+Var gelu(const Var& x) {
+  return unary_from_input(x, [](const Tensor& v) { return cpu::gelu(v); },
+                          [](const Tensor& v, const Tensor& dy) { return cpu::gelu_backward(v, dy); });
+}
+
+Var sigmoid(const Var& x) {
+  return unary_from_output(x, [](const Tensor& v) { return cpu::sigmoid(v); },
+                           [](const Tensor& y, const Tensor& dy) { return cpu::sigmoid_backward(y, dy); });
+}
+
+Var tanh(const Var& x) {
+  return unary_from_output(x, [](const Tensor& v) { return cpu::tanh(v); },
+                           [](const Tensor& y, const Tensor& dy) { return cpu::tanh_backward(y, dy); });
+}
+
+Var max_pool2d(const Var& x, const cpu::Pool2dParams& p) {
+  const bool grad = needs_grad({&x});
+  cpu::MaxPoolResult r = cpu::max_pool2d(x.value(), p);
+  Var y = output(r.y, grad);
+  if (grad) {
+    record([x, y, argmax = r.argmax]() mutable {
+      if (y.grad().defined()) x.accumulate(cpu::max_pool2d_backward(y.grad(), argmax, x.shape()));
+    });
+  }
+  return y;
+}
+
+Var avg_pool2d(const Var& x, const cpu::Pool2dParams& p) {
+  const bool grad = needs_grad({&x});
+  Var y = output(cpu::avg_pool2d(x.value(), p), grad);
+  if (grad) {
+    record([x, y, p]() mutable {
+      if (y.grad().defined()) x.accumulate(cpu::avg_pool2d_backward(y.grad(), x.shape(), p));
+    });
+  }
+  return y;
+}
+
+Var flatten(const Var& x) {
+  WN_CHECK(x.value().rank() >= 2, "flatten: needs (N, ...), got ", x.value().describe());
+  const bool grad = needs_grad({&x});
+  Var y = output(x.value().reshape({x.shape()[0], -1}), grad);
+  if (grad) {
+    record([x, y]() mutable {
+      if (y.grad().defined()) x.accumulate(y.grad().reshape(x.shape()));
+    });
+  }
+  return y;
+}
+
+Var dropout(const Var& x, double p, Rng& rng, bool training) {
+  if (!training || p == 0.0) return x;
+  const bool grad = needs_grad({&x});
+  cpu::DropoutResult r = cpu::dropout(x.value(), p, rng);
+  Var y = output(r.y, grad);
+  if (grad) {
+    record([x, y, mask = r.mask]() mutable {
+      if (y.grad().defined()) x.accumulate(cpu::dropout_backward(y.grad(), mask));
+    });
+  }
+  return y;
+}
+
+Var softmax_cross_entropy(const Var& logits, const Tensor& labels, Tensor* probs) {
+  const bool grad = needs_grad({&logits});
+  cpu::SoftmaxCrossEntropy r = cpu::softmax_cross_entropy(logits.value(), labels);
+  if (probs) *probs = r.probs;
+  Var loss = output(Tensor::full({1}, r.loss, logits.value().dtype()), grad);
+  if (grad) {
+    record([logits, loss, labels, p = r.probs]() mutable {
+      if (!loss.grad().defined()) return;
+      logits.accumulate(cpu::softmax_cross_entropy_backward(p, labels, loss.grad().item(0)));
+    });
+  }
+  return loss;
+}
+
+}  // namespace warpnet::ag

@@ -1,0 +1,31 @@
+// Differentiable ops: each forward calls the CPU reference op and records,
+// right beside it, the backward that the chain rule asks for.
+#pragma once
+#include "autograd/tape.hpp"
+#include "cpu/ops.hpp"
+
+namespace warpnet::ag {
+
+// y = op(a)·op(b); a: (M,K), b: (K,N) (transposes as in cpu::matmul).
+Var matmul(const Var& a, const Var& b, bool trans_a = false, bool trans_b = false);
+// y = x·Wᵀ + b; x: (N,in), w: (out,in), b: (out) or undefined.
+Var linear(const Var& x, const Var& w, const Var& b);
+// x: (N,C,H,W), w: (K,C,R,S), b: (K) or undefined → (N,K,P,Q).
+Var conv2d(const Var& x, const Var& w, const Var& b, const cpu::Conv2dParams& p);
+Var bias_add(const Var& x, const Var& b);
+Var relu(const Var& x);
+Var gelu(const Var& x);
+Var sigmoid(const Var& x);
+Var tanh(const Var& x);
+Var max_pool2d(const Var& x, const cpu::Pool2dParams& p);
+Var avg_pool2d(const Var& x, const cpu::Pool2dParams& p);
+// (N, ...) → (N, rest): a view, no copy.
+Var flatten(const Var& x);
+// Inverted dropout while training; the identity otherwise.
+Var dropout(const Var& x, double p, Rng& rng, bool training);
+// Mean cross-entropy of softmax(logits) against labels; logits: (N,C),
+// labels: i32 (N). Returns a one-element Var. `probs`, if given, receives the
+// softmax (for accuracy without a second pass).
+Var softmax_cross_entropy(const Var& logits, const Tensor& labels, Tensor* probs = nullptr);
+
+}  // namespace warpnet::ag

@@ -1,0 +1,95 @@
+// Reverse-mode automatic differentiation on a tape.
+//
+// Each differentiable op (functions.hpp) computes its output and, when a tape
+// is active and some input needs a gradient, records a closure that turns the
+// output's gradient into its inputs' gradients. backward() plays the closures
+// in reverse order. Gradients accumulate (+=), so a value used twice receives
+// the sum of both contributions.
+#pragma once
+#include <functional>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "core/tensor.hpp"
+
+namespace warpnet::ag {
+
+struct VarData {
+  Tensor value;
+  Tensor grad;  // undefined until a gradient arrives
+  bool requires_grad = false;
+  std::string name;
+};
+
+// A node of the computation: a value, and the gradient flowing back into it.
+class Var {
+ public:
+  Var() = default;
+  explicit Var(Tensor value, bool requires_grad = false, std::string name = {});
+
+  bool defined() const { return data_ != nullptr; }
+  const Tensor& value() const { return data_->value; }
+  Tensor& value() { return data_->value; }
+  const Tensor& grad() const { return data_->grad; }
+  Tensor& grad() { return data_->grad; }
+  bool requires_grad() const { return data_ && data_->requires_grad; }
+  const std::string& name() const { return data_->name; }
+  const Shape& shape() const { return data_->value.shape(); }
+
+  // grad += g (or grad = g when none has arrived yet). `g` must not be
+  // written afterwards by anyone else: ops pass freshly computed tensors.
+  void accumulate(const Tensor& g) const;  // a handle: writes the shared node
+
+ private:
+  std::shared_ptr<VarData> data_;
+};
+
+class Tape {
+ public:
+  using Backward = std::function<void()>;
+
+  void record(Backward fn) { entries_.push_back(std::move(fn)); }
+  // Seeds d(loss)/d(loss) = 1 (loss must hold one element), runs every
+  // recorded closure newest first, then clears the tape, freeing the
+  // activations the closures kept alive.
+  void backward(Var& loss);
+  void clear() { entries_.clear(); }
+  size_t size() const { return entries_.size(); }
+
+  // The tape ops record on, for this thread; null when gradients are off.
+  static Tape* active();
+
+ private:
+  friend class TapeScope;
+  std::vector<Backward> entries_;
+};
+
+// RAII: ops inside the scope record on `tape`.
+class TapeScope {
+ public:
+  explicit TapeScope(Tape& tape);
+  ~TapeScope();
+  TapeScope(const TapeScope&) = delete;
+  TapeScope& operator=(const TapeScope&) = delete;
+
+ private:
+  Tape* saved_;
+};
+
+// RAII: ops inside the scope record nothing (evaluation, inference).
+class NoGradScope {
+ public:
+  NoGradScope();
+  ~NoGradScope();
+  NoGradScope(const NoGradScope&) = delete;
+  NoGradScope& operator=(const NoGradScope&) = delete;
+
+ private:
+  Tape* saved_;
+};
+
+// True when an op with these inputs must record its backward.
+bool needs_grad(std::initializer_list<const Var*> inputs);
+
+}  // namespace warpnet::ag

@@ -1,0 +1,153 @@
+// warpnet op: run one CPU op on .npy inputs and write its output and, given
+// the output's gradient, the inputs' gradients — for checking warpnet against
+// NumPy or PyTorch one op at a time.
+#include <cstdio>
+#include <functional>
+#include <map>
+
+#include "cli/commands.hpp"
+#include "core/npy.hpp"
+#include "cpu/ops.hpp"
+
+namespace warpnet::cli {
+
+namespace {
+
+struct OpArgs {
+  std::string name;
+  std::string x, w, b, labels;
+  std::string out, grad_out, grad_x, grad_w, grad_b;
+  int stride = 1, pad = 0, dilation = 1, kernel = 2;
+  bool trans_a = false, trans_b = false;
+};
+
+// "y.npy" → "y.grad_x.npy": where a gradient goes when no path is given.
+std::string beside(const std::string& out, const std::string& what) {
+  std::string stem = out.ends_with(".npy") ? out.substr(0, out.size() - 4) : out;
+  return stem + "." + what + ".npy";
+}
+
+Tensor need(const std::string& path, const char* flag, const std::string& op) {
+  WN_CHECK(!path.empty(), "op ", op, ": ", flag, " is required");
+  return read_npy(path);
+}
+
+// The inputs and outputs of one run, written at the end.
+struct Results {
+  std::vector<std::pair<std::string, Tensor>> files;
+  void add(const std::string& path, const Tensor& t) { files.emplace_back(path, t); }
+};
+
+using OpFn = std::function<void(const OpArgs&, Results&)>;
+
+// Runs an elementwise activation: forward from x, backward from x (or y).
+OpFn activation(std::function<Tensor(const Tensor&)> forward,
+                std::function<Tensor(const Tensor& x, const Tensor& y, const Tensor& dy)> backward) {
+  return [forward, backward](const OpArgs& a, Results& r) {
+    Tensor x = need(a.x, "--x", a.name);
+    Tensor y = forward(x);
+    r.add(a.out, y);
+    if (!a.grad_out.empty()) r.add(a.grad_x, backward(x, y, read_npy(a.grad_out)));
+  };
+}
+
+const std::map<std::string, OpFn>& ops() {
+  static const std::map<std::string, OpFn> table{
+      {"matmul",
+       [](const OpArgs& a, Results& r) {
+         Tensor x = need(a.x, "--x", a.name), w = need(a.w, "--w", a.name);
+         r.add(a.out, cpu::matmul(x, w, a.trans_a, a.trans_b));
+         if (a.grad_out.empty()) return;
+         cpu::MatmulGrads g = cpu::matmul_backward(x, w, read_npy(a.grad_out), a.trans_a, a.trans_b);
+         r.add(a.grad_x, g.da);
+         r.add(a.grad_w, g.db);
+       }},
+      {"conv2d",
+       [](const OpArgs& a, Results& r) {
+         Tensor x = need(a.x, "--x", a.name), w = need(a.w, "--w", a.name);
+         Tensor b = a.b.empty() ? Tensor() : read_npy(a.b);
+         const cpu::Conv2dParams p{a.stride, a.pad, a.dilation};
+         r.add(a.out, cpu::conv2d(x, w, b, p));
+         if (a.grad_out.empty()) return;
+         cpu::Conv2dGrads g = cpu::conv2d_backward(x, w, read_npy(a.grad_out), p, b.defined());
+         r.add(a.grad_x, g.dx);
+         r.add(a.grad_w, g.dw);
+         if (b.defined()) r.add(a.grad_b, g.db);
+       }},
+      {"maxpool2d",
+       [](const OpArgs& a, Results& r) {
+         Tensor x = need(a.x, "--x", a.name);
+         cpu::MaxPoolResult y = cpu::max_pool2d(x, {a.kernel, a.stride, a.pad});
+         r.add(a.out, y.y);
+         if (!a.grad_out.empty()) r.add(a.grad_x, cpu::max_pool2d_backward(read_npy(a.grad_out), y.argmax, x.shape()));
+       }},
+      {"avgpool2d",
+       [](const OpArgs& a, Results& r) {
+         Tensor x = need(a.x, "--x", a.name);
+         const cpu::Pool2dParams p{a.kernel, a.stride, a.pad};
+         r.add(a.out, cpu::avg_pool2d(x, p));
+         if (!a.grad_out.empty()) r.add(a.grad_x, cpu::avg_pool2d_backward(read_npy(a.grad_out), x.shape(), p));
+       }},
+      {"relu", activation([](const Tensor& x) { return cpu::relu(x); },
+                          [](const Tensor& x, const Tensor&, const Tensor& dy) { return cpu::relu_backward(x, dy); })},
+      {"gelu", activation([](const Tensor& x) { return cpu::gelu(x); },
+                          [](const Tensor& x, const Tensor&, const Tensor& dy) { return cpu::gelu_backward(x, dy); })},
+      {"sigmoid",
+       activation([](const Tensor& x) { return cpu::sigmoid(x); },
+                  [](const Tensor&, const Tensor& y, const Tensor& dy) { return cpu::sigmoid_backward(y, dy); })},
+      {"tanh", activation([](const Tensor& x) { return cpu::tanh(x); },
+                          [](const Tensor&, const Tensor& y, const Tensor& dy) { return cpu::tanh_backward(y, dy); })},
+      {"softmax-ce",
+       [](const OpArgs& a, Results& r) {
+         Tensor logits = need(a.x, "--x", a.name);
+         Tensor labels = need(a.labels, "--labels", a.name);
+         if (labels.dtype() != DType::i32) labels = labels.to(DType::i32);  // PyTorch writes int64
+         cpu::SoftmaxCrossEntropy s = cpu::softmax_cross_entropy(logits, labels);
+         r.add(a.out, Tensor::full({}, s.loss, logits.dtype()));
+         if (a.grad_out.empty()) return;
+         const double dloss = read_npy(a.grad_out).item(0);
+         r.add(a.grad_x, cpu::softmax_cross_entropy_backward(s.probs, labels, dloss));
+       }},
+  };
+  return table;
+}
+
+}  // namespace
+
+void add_op_command(CLI::App& app) {
+  auto a = std::make_shared<OpArgs>();
+  std::vector<std::string> names;
+  for (const auto& [name, fn] : ops()) names.push_back(name);
+  CLI::App* cmd = app.add_subcommand("op", "Run one CPU op on .npy inputs; write its output and gradients");
+  cmd->add_option("name", a->name, "The op")->required()->check(CLI::IsMember(names));
+  cmd->add_option("--x", a->x, "Input (matmul: A; conv2d: (N,C,H,W); softmax-ce: logits (N,C))")->check(CLI::ExistingFile);
+  cmd->add_option("--w", a->w, "Second operand (matmul: B; conv2d: weights (K,C,R,S))")->check(CLI::ExistingFile);
+  cmd->add_option("--b", a->b, "conv2d bias (K)")->check(CLI::ExistingFile);
+  cmd->add_option("--labels", a->labels, "softmax-ce labels (N), int32 or int64")->check(CLI::ExistingFile);
+  cmd->add_option("--out", a->out, "Where to write the output")->required();
+  cmd->add_option("--grad-out", a->grad_out, "Gradient of the output; when given, input gradients are written")
+      ->check(CLI::ExistingFile);
+  cmd->add_option("--grad-x", a->grad_x, "Where dL/dx goes (default: <out>.grad_x.npy)");
+  cmd->add_option("--grad-w", a->grad_w, "Where dL/dw goes (default: <out>.grad_w.npy)");
+  cmd->add_option("--grad-b", a->grad_b, "Where dL/db goes (default: <out>.grad_b.npy)");
+  cmd->add_option("--stride", a->stride, "conv2d/pooling stride")->check(CLI::PositiveNumber)->capture_default_str();
+  cmd->add_option("--pad", a->pad, "conv2d/pooling zero padding")->check(CLI::NonNegativeNumber)->capture_default_str();
+  cmd->add_option("--dilation", a->dilation, "conv2d dilation")->check(CLI::PositiveNumber)->capture_default_str();
+  cmd->add_option("--kernel", a->kernel, "pooling window")->check(CLI::PositiveNumber)->capture_default_str();
+  cmd->add_flag("--trans-a", a->trans_a, "matmul: use Aᵀ");
+  cmd->add_flag("--trans-b", a->trans_b, "matmul: use Bᵀ");
+  cmd->callback([a] {
+    OpArgs args = *a;
+    if (args.grad_x.empty()) args.grad_x = beside(args.out, "grad_x");
+    if (args.grad_w.empty()) args.grad_w = beside(args.out, "grad_w");
+    if (args.grad_b.empty()) args.grad_b = beside(args.out, "grad_b");
+    Results results;
+    ops().at(args.name)(args, results);
+    for (const auto& [path, tensor] : results.files) {
+      write_npy(path, tensor);
+      std::printf("wrote %s: %s\n", path.c_str(), tensor.describe().c_str());
+    }
+  });
+}
+
+}  // namespace warpnet::cli

@@ -1,0 +1,90 @@
+// warpnet tour: the main job. Trains LeNet-5 for one epoch on Fashion-MNIST
+// on the CPU and shows what it cost, then says what each chapter shows.
+#include <cstdio>
+
+#include "cli/commands.hpp"
+#include "cli/training_run.hpp"
+#include "core/build_info.hpp"
+#include "nn/summary.hpp"
+
+namespace warpnet::cli {
+
+namespace {
+
+struct Chapter {
+  const char* folder;
+  const char* teaches;
+};
+
+// The lesson chapters in teaching order; a chapter is marked ready when its
+// folder is in the source tree this binary was built from.
+constexpr Chapter kChapters[] = {
+    {"01-forward-and-backward", "output = activation(W·x + b), the chain rule, gradients checked numerically"},
+    {"02-flops-bytes-memory", "FLOPs and bytes per layer, and where a training step's memory goes"},
+    {"03-simt-threads-warps-blocks", "the GPU as thousands of helpers: grid, block, warp, lane; coalescing"},
+    {"04-matmul-ladder", "matmul from a naive kernel to cuBLAS speed, step by step"},
+    {"05-convolution", "convolution as direct loops, im2col and implicit GEMM"},
+    {"06-backprop-and-memory", "the bytes of a training step on the GPU"},
+    {"07-precision", "FP32, TF32, FP16, BF16, FP8 and FP4: range, precision, speed"},
+    {"08-training-a-cnn", "AlexNet in miniature, CPU against GPU"},
+    {"09-many-gpus", "data parallelism, all-reduce and the interconnect"},
+    {"10-inference", "latency, throughput and quantized weights"},
+};
+
+}  // namespace
+
+void add_tour_command(CLI::App& app) {
+  struct Args {
+    int epochs = 1;
+    int threads = 0;
+    int64_t limit = 0;
+    std::string data_dir;
+  };
+  auto args = std::make_shared<Args>();
+  CLI::App* cmd = app.add_subcommand("tour", "The main job: train LeNet-5 on Fashion-MNIST and see what it costs");
+  cmd->add_option("--epochs", args->epochs, "Epochs")->check(CLI::Range(1, 100))->capture_default_str();
+  cmd->add_option("--threads", args->threads, "CPU threads (0 = all cores)")->check(CLI::Range(0, 1024))->capture_default_str();
+  cmd->add_option("--limit", args->limit, "Train on the first N images only (0 = all 60000)")->check(CLI::NonNegativeNumber);
+  cmd->add_option("--data-dir", args->data_dir, "Directory with the Fashion-MNIST .gz files");
+  cmd->callback([args] {
+    std::printf(
+        "warpnet tour\n"
+        "============\n"
+        "A neural network is a chain of layers, each output = activation(W·x + b). Training runs\n"
+        "the chain forward, measures the loss, runs it backward for the gradients (the chain rule),\n"
+        "and nudges every weight against its gradient. Here is LeNet-5, the 1998 digit reader,\n"
+        "for a batch of 64 Fashion-MNIST images (28×28, one channel):\n\n");
+    nn::TrainOptions options;
+    options.model = "lenet5";
+    options.epochs = args->epochs;
+    options.batch_size = 64;
+    options.optimizer = "adam";
+    options.lr = 1e-3;
+    options.seed = 1;
+    {
+      auto preview = nn::make_lenet5(10, options.seed);
+      std::printf("%s\n", nn::format_summary(nn::summarize(*preview, {64, 1, 28, 28})).c_str());
+    }
+    std::printf(
+        "Most FLOPs are in the convolutions, most parameters in the first fully connected layer.\n"
+        "The backward pass costs about twice the forward. Training now, on this CPU:\n\n");
+    DataSplits data = load_data("fashion-mnist", args->data_dir, args->limit, options.seed);
+    nlohmann::json report = run_training(options, data, args->threads);
+
+    const double ips = report["train_images_per_second"].get<double>();
+    std::printf("\nLeNet-5 reached %.2f%% test accuracy after %d epoch(s) at %.0f images/s on the CPU.\n",
+                100 * report["test_accuracy"].get<double>(), args->epochs, ips);
+    std::printf(
+        "Activations kept for the backward pass outweigh the parameters: that is why batch size,\n"
+        "not model size, decides the memory of a small network's training step.\n\n"
+        "The chapters (lessons/):\n");
+    const std::string present = std::string(";") + build::lessons + ";";
+    for (const Chapter& c : kChapters) {
+      const bool ready = present.find(std::string(";") + c.folder + ";") != std::string::npos;
+      std::printf("  %-30s %-8s %s\n", c.folder, ready ? "ready" : "planned", c.teaches);
+    }
+    std::printf("\nEach ready chapter has a README.md to read and a program to run (build/bin/lesson<NN>).\n");
+  });
+}
+
+}  // namespace warpnet::cli

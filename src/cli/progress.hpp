@@ -1,0 +1,24 @@
+// A one-line progress bar: redrawn in place on a terminal, printed every
+// tenth of the way when output goes to a log, so CI logs stay short.
+#pragma once
+#include <cstdint>
+#include <string>
+
+namespace warpnet::cli {
+
+class ProgressBar {
+ public:
+  explicit ProgressBar(std::string label);
+  // `done` of `total`, with a trailing status text (loss, accuracy, speed).
+  void update(int64_t done, int64_t total, const std::string& status);
+  // Ends the line.
+  void finish();
+
+ private:
+  std::string label_;
+  bool tty_;
+  int last_tenth_ = -1;
+  bool open_ = false;
+};
+
+}  // namespace warpnet::cli

@@ -1,0 +1,119 @@
+#include "cli/training_run.hpp"
+
+#include <cstdio>
+
+#include "cli/progress.hpp"
+#include "core/memory.hpp"
+#include "cpu/ops.hpp"
+#include "datasets/idx.hpp"
+#include "datasets/synthetic.hpp"
+
+namespace warpnet::cli {
+
+DataSplits load_data(const std::string& name, const std::string& dir, int64_t limit, uint64_t seed) {
+  DataSplits d;
+  if (name == "fashion-mnist") {
+    const std::string root = dir.empty() ? data::fashion_mnist_dir() : dir;
+    d.train = data::load_fashion_mnist(root, true);
+    d.test = data::load_fashion_mnist(root, false);
+  } else if (name == "spirals" || name == "blobs" || name == "squares") {
+    // 6:1 train/test like Fashion-MNIST, different seeds for the two splits.
+    const int64_t n = limit > 0 ? limit : 6000;
+    auto make = [&](int64_t count, uint64_t s) {
+      if (name == "spirals") return data::make_spirals(count, 3, s);
+      if (name == "blobs") return data::make_blobs(count, 4, 2, s);
+      return data::make_squares(count, 4, 28, s);
+    };
+    d.train = make(n, seed);
+    d.test = make(std::max<int64_t>(n / 6, 1), seed + 7919);
+    return d;
+  } else {
+    fail("unknown data set '", name, "' (choose fashion-mnist, spirals, blobs or squares)");
+  }
+  if (limit > 0) {
+    d.train = data::head(d.train, limit);
+    d.test = data::head(d.test, std::max<int64_t>(limit / 6, 1));
+  }
+  return d;
+}
+
+nlohmann::json run_training(const nn::TrainOptions& options, const DataSplits& data, int threads) {
+  cpu::set_num_threads(threads);
+  MemoryTracker::instance().reset_peaks();
+  nn::Trainer trainer(options, data.train, data.test);
+  nn::Sequential& model = trainer.model();
+
+  Shape example(std::vector<int64_t>(data.train.inputs.shape().begin() + 1, data.train.inputs.shape().end()));
+  std::vector<int64_t> batch_dims{options.batch_size};
+  batch_dims.insert(batch_dims.end(), example.begin(), example.end());
+  const OpCost per_batch = model.cost(Shape(batch_dims));
+  std::printf("model %s: %lld parameters, %.2f MFLOP forward per example\n", options.model.c_str(),
+              static_cast<long long>(model.parameter_count()), per_batch.flops / double(options.batch_size) / 1e6);
+  std::printf("data %s: %lld training, %lld test examples; batch %lld, %s lr %g, seed %llu, %d threads\n",
+              data.train.name.c_str(), static_cast<long long>(data.train.size()),
+              static_cast<long long>(data.test.size()), static_cast<long long>(options.batch_size),
+              options.optimizer.c_str(), options.lr, static_cast<unsigned long long>(options.seed),
+              cpu::num_threads());
+  if (trainer.first_epoch() > 1)
+    std::printf("resuming from %s after epoch %d\n", options.checkpoint.c_str(), trainer.first_epoch() - 1);
+
+  nlohmann::json epochs = nlohmann::json::array();
+  // One bar per epoch, created on its first batch.
+  ProgressBar bar("");
+  int current_epoch = 0;
+  auto on_step = [&](const nn::StepProgress& s) {
+    if (s.epoch != current_epoch) {
+      current_epoch = s.epoch;
+      bar = ProgressBar(cat("epoch ", s.epoch, "/", options.epochs));
+    }
+    char status[128];
+    std::snprintf(status, sizeof status, "loss %.4f  acc %5.1f%%  %6.0f img/s", s.loss, 100 * s.accuracy,
+                  s.images_per_second);
+    bar.update(s.batch, s.batches, status);
+  };
+  auto on_epoch = [&](const nn::EpochStats& e) {
+    bar.finish();
+    std::printf("epoch %d: train loss %.4f acc %.2f%% | test loss %.4f acc %.2f%% | %.1f s, %.0f images/s\n",
+                e.epoch, e.train_loss, 100 * e.train_accuracy, e.test_loss, 100 * e.test_accuracy, e.seconds,
+                e.images_per_second);
+    epochs.push_back({{"epoch", e.epoch},
+                      {"train_loss", e.train_loss},
+                      {"train_accuracy", e.train_accuracy},
+                      {"test_loss", e.test_loss},
+                      {"test_accuracy", e.test_accuracy},
+                      {"seconds", e.seconds},
+                      {"images_per_second", e.images_per_second}});
+    std::fflush(stdout);
+  };
+  std::vector<nn::EpochStats> history = trainer.run(on_step, on_epoch);
+
+  std::printf("memory by tag (current and peak during training):\n%s", MemoryTracker::instance().report().c_str());
+  if (!options.checkpoint.empty()) std::printf("checkpoint: %s\n", options.checkpoint.c_str());
+
+  nlohmann::json report;
+  report["model"] = options.model;
+  report["data"] = data.train.name;
+  report["batch_size"] = options.batch_size;
+  report["optimizer"] = options.optimizer;
+  report["lr"] = options.lr;
+  report["seed"] = options.seed;
+  report["threads"] = cpu::num_threads();
+  report["epochs"] = epochs;
+  nlohmann::json seconds = nlohmann::json::array();
+  double images = 0, total_seconds = 0;
+  for (const auto& e : history) {
+    seconds.push_back(e.seconds);
+    images += e.images_per_second * e.seconds;
+    total_seconds += e.seconds;
+  }
+  report["epoch_seconds"] = seconds;
+  report["train_images_per_second"] = total_seconds > 0 ? images / total_seconds : 0.0;
+  report["test_accuracy"] = history.empty() ? 0.0 : history.back().test_accuracy;
+  nlohmann::json memory;
+  for (int t = 0; t < kMemTagCount; ++t)
+    memory[std::string(name_of(MemTag(t)))] = MemoryTracker::instance().tag(MemTag(t)).peak;
+  report["peak_bytes_by_tag"] = memory;
+  return report;
+}
+
+}  // namespace warpnet::cli

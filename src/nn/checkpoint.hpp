@@ -1,0 +1,43 @@
+// Checkpoints: a model's weights, the optimizer's state and where training
+// stood, in a versioned binary file with a CRC-32, written atomically.
+//
+// Layout (little-endian):
+//   "WARPNETC"  u32 version  u64 body_bytes  u32 crc32(body)  body
+// body:
+//   str model  str optimizer  i64 epoch  i64 steps  u64 seed  u32 count
+//   count × { str name  u8 dtype  u32 rank  i64 dims[rank]  u64 bytes  data }
+// where str is u32 length + bytes.
+#pragma once
+#include <cstdint>
+#include <map>
+#include <string>
+
+#include "nn/module.hpp"
+#include "nn/optim.hpp"
+
+namespace warpnet::nn {
+
+inline constexpr uint32_t kCheckpointVersion = 1;
+
+struct Checkpoint {
+  std::string model;      // "lenet5"
+  std::string optimizer;  // "adam", or empty when not saved
+  int64_t epoch = 0;      // epochs completed
+  int64_t steps = 0;      // optimizer steps taken
+  uint64_t seed = 0;
+  std::map<std::string, Tensor> tensors;  // "param/<name>", "optim/<name>/<slot>"
+};
+
+void save_checkpoint(const std::string& path, const Checkpoint& checkpoint);
+// Rejects, naming the file and the fault: missing file, wrong magic, a newer
+// version, truncation, checksum mismatch, malformed records.
+Checkpoint load_checkpoint(const std::string& path);
+
+// Gathers the model's parameters (and the optimizer's state when given).
+Checkpoint capture(const std::string& model_name, Module& model, const Optimizer* optimizer, int64_t epoch,
+                   uint64_t seed);
+// Copies weights (and optimizer state when given) back; every parameter must
+// be present with the same shape, else an error names the first that is not.
+void restore(const Checkpoint& checkpoint, Module& model, Optimizer* optimizer);
+
+}  // namespace warpnet::nn

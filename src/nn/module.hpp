@@ -1,0 +1,53 @@
+// Module: a layer or a stack of layers with named parameters.
+#pragma once
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "autograd/tape.hpp"
+#include "core/cost.hpp"
+
+namespace warpnet::nn {
+
+// A trainable tensor: its value is charged to MemTag::parameter and its
+// gradient (after backward) to MemTag::gradient, both under the owner's name.
+struct Parameter {
+  std::string name;  // "conv1.weight"
+  ag::Var var;
+};
+
+class Module {
+ public:
+  explicit Module(std::string name) : name_(std::move(name)) {}
+  virtual ~Module() = default;
+  Module(const Module&) = delete;
+  Module& operator=(const Module&) = delete;
+
+  // Runs the layer with new tensors charged to this layer's activations.
+  ag::Var operator()(const ag::Var& x);
+
+  const std::string& name() const { return name_; }
+  virtual std::vector<Parameter*> parameters() { return {}; }
+  int64_t parameter_count();
+
+  virtual void set_training(bool training) { training_ = training; }
+  bool training() const { return training_; }
+
+  // Shape bookkeeping for the FLOP and memory chapter: what comes out for an
+  // input shape, and what one forward pass costs.
+  virtual Shape output_shape(const Shape& input) const = 0;
+  virtual OpCost cost(const Shape& input) const = 0;
+  // "Conv2d(1→6, 5×5, pad 2)"
+  virtual std::string describe() const = 0;
+
+ protected:
+  virtual ag::Var forward(const ag::Var& x) = 0;
+  // Creates a parameter tensor tagged as this layer's parameter.
+  Parameter make_parameter(const std::string& suffix, const Shape& shape);
+
+ private:
+  std::string name_;
+  bool training_ = true;
+};
+
+}  // namespace warpnet::nn

@@ -1,0 +1,132 @@
+#include "nn/optim.hpp"
+
+#include <cmath>
+#include <cstring>
+
+#include "core/memory.hpp"
+
+namespace warpnet::nn {
+
+namespace {
+// The layer a parameter belongs to: "conv1.weight" → "conv1".
+std::string layer_of(const Parameter& p) { return p.name.substr(0, p.name.rfind('.')); }
+
+// Calls fn(T* w, const T* g, int64_t n, size_t index) for every parameter
+// with a gradient; parameters that got none (unused in the graph) are skipped.
+template <class Fn>
+void for_each_update(const std::vector<Parameter*>& params, Fn&& fn) {
+  for (size_t i = 0; i < params.size(); ++i) {
+    ag::Var& var = params[i]->var;
+    if (!var.grad().defined()) continue;
+    dispatch_float(var.value().dtype(), "optimizer", [&](auto* tag) {
+      using T = std::remove_pointer_t<decltype(tag)>;
+      fn(var.value().template data<T>(), var.grad().template data<T>(), var.value().numel(), i);
+    });
+  }
+}
+}  // namespace
+
+void Optimizer::zero_grad() {
+  for (Parameter* p : params_) p->var.grad() = Tensor();
+}
+
+Tensor Optimizer::make_slot(const Parameter& p) {
+  MemoryScope scope(MemTag::optimizer, layer_of(p));
+  return Tensor::zeros(p.var.shape(), p.var.value().dtype());
+}
+
+void Optimizer::restore_slot(const std::map<std::string, Tensor>& state, const std::string& key, Tensor& slot) {
+  auto it = state.find(key);
+  WN_CHECK(it != state.end(), "optimizer: the checkpoint has no state '", key, "'");
+  WN_CHECK(it->second.shape() == slot.shape() && it->second.dtype() == slot.dtype(), "optimizer: state '", key,
+           "' is ", it->second.describe(), " in the checkpoint but ", slot.describe(), " here");
+  std::memcpy(slot.raw(), it->second.raw(), static_cast<size_t>(slot.nbytes()));
+}
+
+// ---- SGD ------------------------------------------------------------------
+
+Sgd::Sgd(std::vector<Parameter*> params, double lr, double momentum, double weight_decay)
+    : Optimizer(std::move(params), lr), momentum_(momentum), weight_decay_(weight_decay) {
+  for (Parameter* p : params_) velocity_.push_back(make_slot(*p));
+}
+
+void Sgd::step() {
+  for_each_update(params_, [&](auto* w, const auto* g, int64_t n, size_t i) {
+    using T = std::remove_pointer_t<decltype(w)>;
+    T* v = velocity_[i].template data<T>();
+    const T mu = T(momentum_), wd = T(weight_decay_), lr = T(lr_);
+    for (int64_t j = 0; j < n; ++j) {
+      v[j] = mu * v[j] + g[j] + wd * w[j];
+      w[j] -= lr * v[j];
+    }
+  });
+  ++steps_;
+}
+
+std::map<std::string, Tensor> Sgd::state() const {
+  std::map<std::string, Tensor> s;
+  for (size_t i = 0; i < params_.size(); ++i) s[params_[i]->name + "/velocity"] = velocity_[i];
+  return s;
+}
+
+void Sgd::load_state(const std::map<std::string, Tensor>& state, int64_t steps) {
+  for (size_t i = 0; i < params_.size(); ++i) restore_slot(state, params_[i]->name + "/velocity", velocity_[i]);
+  steps_ = steps;
+}
+
+// ---- Adam -----------------------------------------------------------------
+
+Adam::Adam(std::vector<Parameter*> params, double lr, double beta1, double beta2, double eps)
+    : Optimizer(std::move(params), lr), beta1_(beta1), beta2_(beta2), eps_(eps) {
+  for (Parameter* p : params_) {
+    m_.push_back(make_slot(*p));
+    v_.push_back(make_slot(*p));
+  }
+}
+
+void Adam::step() {
+  ++steps_;
+  // Bias correction folded into the step size, as in the paper's Algorithm 1.
+  const double c1 = 1.0 - std::pow(beta1_, double(steps_));
+  const double c2 = 1.0 - std::pow(beta2_, double(steps_));
+  const double step_size = lr_ * std::sqrt(c2) / c1;
+  const double eps_hat = eps_ * std::sqrt(c2);
+  for_each_update(params_, [&](auto* w, const auto* g, int64_t n, size_t i) {
+    using T = std::remove_pointer_t<decltype(w)>;
+    T* m = m_[i].template data<T>();
+    T* v = v_[i].template data<T>();
+    const T b1 = T(beta1_), b2 = T(beta2_), a = T(step_size), e = T(eps_hat);
+    for (int64_t j = 0; j < n; ++j) {
+      m[j] = b1 * m[j] + (T(1) - b1) * g[j];
+      v[j] = b2 * v[j] + (T(1) - b2) * g[j] * g[j];
+      w[j] -= a * m[j] / (std::sqrt(v[j]) + e);
+    }
+  });
+}
+
+std::map<std::string, Tensor> Adam::state() const {
+  std::map<std::string, Tensor> s;
+  for (size_t i = 0; i < params_.size(); ++i) {
+    s[params_[i]->name + "/m"] = m_[i];
+    s[params_[i]->name + "/v"] = v_[i];
+  }
+  return s;
+}
+
+void Adam::load_state(const std::map<std::string, Tensor>& state, int64_t steps) {
+  for (size_t i = 0; i < params_.size(); ++i) {
+    restore_slot(state, params_[i]->name + "/m", m_[i]);
+    restore_slot(state, params_[i]->name + "/v", v_[i]);
+  }
+  steps_ = steps;
+}
+
+std::unique_ptr<Optimizer> make_optimizer(const std::string& name, std::vector<Parameter*> params, double lr,
+                                          double momentum) {
+  WN_CHECK(lr > 0 && std::isfinite(lr), "optimizer: learning rate must be positive, got ", lr);
+  if (name == "sgd") return std::make_unique<Sgd>(std::move(params), lr, momentum);
+  if (name == "adam") return std::make_unique<Adam>(std::move(params), lr);
+  fail("unknown optimizer '", name, "' (choose sgd or adam)");
+}
+
+}  // namespace warpnet::nn

@@ -1,0 +1,76 @@
+// Optimizers: SGD with momentum, and Adam. Their state (velocity, moments)
+// is charged to MemTag::optimizer under each parameter's layer.
+#pragma once
+#include <map>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "nn/module.hpp"
+
+namespace warpnet::nn {
+
+class Optimizer {
+ public:
+  explicit Optimizer(std::vector<Parameter*> params, double lr) : params_(std::move(params)), lr_(lr) {}
+  virtual ~Optimizer() = default;
+
+  // Applies one update from the gradients that backward() left.
+  virtual void step() = 0;
+  // Drops the gradients (set to none) so the next backward starts afresh.
+  void zero_grad();
+
+  double lr() const { return lr_; }
+  void set_lr(double lr) { lr_ = lr; }
+  int64_t steps() const { return steps_; }
+
+  // Named state tensors for checkpoints: "<param>/<slot>" → tensor, plus the
+  // step count. load_state checks names and shapes.
+  virtual std::map<std::string, Tensor> state() const = 0;
+  virtual void load_state(const std::map<std::string, Tensor>& state, int64_t steps) = 0;
+  virtual std::string name() const = 0;
+
+ protected:
+  // A zeroed buffer shaped like `p`, charged to the optimizer under p's layer.
+  static Tensor make_slot(const Parameter& p);
+  // Copies a checkpointed slot into `slot`, checking it exists and fits.
+  static void restore_slot(const std::map<std::string, Tensor>& state, const std::string& key, Tensor& slot);
+
+  std::vector<Parameter*> params_;
+  double lr_;
+  int64_t steps_ = 0;
+};
+
+// v ← μ·v + g (+ wd·w);  w ← w − lr·v.
+class Sgd : public Optimizer {
+ public:
+  Sgd(std::vector<Parameter*> params, double lr, double momentum = 0.9, double weight_decay = 0.0);
+  void step() override;
+  std::map<std::string, Tensor> state() const override;
+  void load_state(const std::map<std::string, Tensor>& state, int64_t steps) override;
+  std::string name() const override { return "sgd"; }
+
+ private:
+  double momentum_, weight_decay_;
+  std::vector<Tensor> velocity_;
+};
+
+// Adam (Kingma & Ba) with bias correction.
+class Adam : public Optimizer {
+ public:
+  Adam(std::vector<Parameter*> params, double lr, double beta1 = 0.9, double beta2 = 0.999, double eps = 1e-8);
+  void step() override;
+  std::map<std::string, Tensor> state() const override;
+  void load_state(const std::map<std::string, Tensor>& state, int64_t steps) override;
+  std::string name() const override { return "adam"; }
+
+ private:
+  double beta1_, beta2_, eps_;
+  std::vector<Tensor> m_, v_;
+};
+
+// "sgd" or "adam"; SGD uses `momentum`.
+std::unique_ptr<Optimizer> make_optimizer(const std::string& name, std::vector<Parameter*> params, double lr,
+                                          double momentum = 0.9);
+
+}  // namespace warpnet::nn

@@ -1,0 +1,110 @@
+// Checkpoints: round trip, resume equals an uninterrupted run, corruption and
+// mismatches rejected with errors that name the file and the fault.
+#include <doctest/doctest.h>
+
+#include <filesystem>
+#include <fstream>
+
+#include "core/atomic_file.hpp"
+#include "cpu/ops.hpp"
+#include "datasets/synthetic.hpp"
+#include "nn/checkpoint.hpp"
+#include "nn/trainer.hpp"
+#include "tests/test_support.hpp"
+
+using namespace warpnet;
+
+namespace {
+
+nn::TrainOptions small_run(const std::string& checkpoint, int epochs) {
+  nn::TrainOptions o;
+  o.model = "mlp";
+  o.epochs = epochs;
+  o.batch_size = 16;
+  o.lr = 0.01;
+  o.seed = 9;
+  o.checkpoint = checkpoint;
+  o.resume = true;
+  return o;
+}
+
+std::vector<float> weights_of(nn::Module& model) {
+  std::vector<float> w;
+  for (nn::Parameter* p : model.parameters())
+    for (int64_t i = 0; i < p->var.value().numel(); ++i) w.push_back(p->var.value().data<float>()[i]);
+  return w;
+}
+
+std::string fresh_path(const std::string& name) {
+  auto path = test::scratch_dir() / name;
+  std::filesystem::remove(path);
+  return path.string();
+}
+
+}  // namespace
+
+TEST_CASE("a checkpoint round-trips weights and optimizer state") {
+  cpu::set_num_threads(1);
+  const data::Dataset train = data::make_blobs(200, 3, 2, 4);
+  const std::string path = fresh_path("roundtrip.ckpt");
+  nn::Trainer a(small_run(path, 1), train, data::Dataset{});
+  a.run();
+  nn::Checkpoint ck = nn::load_checkpoint(path);
+  CHECK(ck.model == "mlp");
+  CHECK(ck.optimizer == "adam");
+  CHECK(ck.epoch == 1);
+  CHECK(ck.steps == 13);  // ⌈200/16⌉ batches
+  auto model = nn::make_model("mlp", {2}, 3, 123);
+  nn::restore(ck, *model, nullptr);
+  CHECK(weights_of(*model) == weights_of(a.model()));
+}
+
+TEST_CASE("training resumed from a checkpoint ends where an uninterrupted run ends") {
+  cpu::set_num_threads(1);
+  const data::Dataset train = data::make_blobs(200, 3, 2, 4);
+  nn::Trainer straight(small_run(fresh_path("straight.ckpt"), 3), train, data::Dataset{});
+  straight.run();
+  const std::string path = fresh_path("resumed.ckpt");
+  nn::Trainer first(small_run(path, 1), train, data::Dataset{});
+  first.run();
+  nn::Trainer second(small_run(path, 3), train, data::Dataset{});
+  CHECK(second.first_epoch() == 2);
+  second.run();
+  CHECK(weights_of(second.model()) == weights_of(straight.model()));
+}
+
+TEST_CASE("damaged or mismatched checkpoints are rejected with a clear error") {
+  cpu::set_num_threads(1);
+  const data::Dataset train = data::make_blobs(50, 3, 2, 4);
+  const std::string path = fresh_path("good.ckpt");
+  nn::Trainer t(small_run(path, 1), train, data::Dataset{});
+  t.run();
+  const std::string bytes = read_file(path);
+
+  const std::string flipped = fresh_path("flipped.ckpt");
+  std::string damaged = bytes;
+  damaged[damaged.size() / 2] ^= 0x40;
+  write_file_atomically(flipped, damaged);
+  CHECK(test::error_of([&] { nn::load_checkpoint(flipped); }) ==
+        flipped + ": checkpoint is corrupted (CRC-32 mismatch)");
+
+  const std::string truncated = fresh_path("truncated.ckpt");
+  write_file_atomically(truncated, bytes.substr(0, bytes.size() - 10));
+  CHECK(test::error_of([&] { nn::load_checkpoint(truncated); })
+            .starts_with(truncated + ": truncated or padded checkpoint: header says"));
+
+  const std::string wrong = fresh_path("wrong.ckpt");
+  write_file_atomically(wrong, "not a checkpoint at all, just text");
+  CHECK(test::error_of([&] { nn::load_checkpoint(wrong); }) == wrong + ": not a warpnet checkpoint (bad magic)");
+
+  CHECK(test::error_of([&] { nn::load_checkpoint(fresh_path("absent.ckpt")); }).ends_with(": no such checkpoint file"));
+
+  // Weights of another shape: an MLP for 5 classes cannot take 3-class weights.
+  nn::Checkpoint ck = nn::load_checkpoint(path);
+  auto other = nn::make_model("mlp", {2}, 5, 1);
+  CHECK(test::error_of([&] { nn::restore(ck, *other, nullptr); }) ==
+        "checkpoint: fc3.weight is f32 (3,64) in the file but f32 (5,64) in the model");
+  // No temporary files are left beside the checkpoint.
+  for (const auto& entry : std::filesystem::directory_iterator(test::scratch_dir()))
+    CHECK(entry.path().filename().string().find(".tmp.") == std::string::npos);
+}

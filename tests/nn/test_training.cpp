@@ -1,0 +1,104 @@
+// Training end to end on synthetic sets, optimizers by hand, and the memory
+// split of a training step.
+#include <doctest/doctest.h>
+
+#include <cstdio>
+
+#include "cpu/ops.hpp"
+#include "datasets/synthetic.hpp"
+#include "nn/trainer.hpp"
+
+using namespace warpnet;
+
+TEST_CASE("an MLP learns the spirals") {
+  cpu::set_num_threads(1);
+  const data::Dataset train = data::make_spirals(1500, 3, 11);
+  const data::Dataset test = data::make_spirals(300, 3, 12);
+  nn::TrainOptions o;
+  o.model = "mlp";
+  o.epochs = 30;
+  o.batch_size = 32;
+  o.lr = 0.01;
+  o.seed = 5;
+  nn::Trainer trainer(o, train, test);
+  nn::EvalResult before = nn::evaluate(trainer.model(), test, 256);
+  std::vector<nn::EpochStats> history = trainer.run();
+  std::printf("spirals: test accuracy %.3f before, %.3f after 30 epochs\n", before.accuracy,
+              history.back().test_accuracy);
+  // Three classes: chance is 1/3. Three interleaved arms need a nonlinear
+  // boundary; a trained 128-64 MLP separates them almost perfectly.
+  CHECK(before.accuracy < 0.6);
+  CHECK(history.back().test_accuracy > 0.9);
+  CHECK(history.back().train_loss < history.front().train_loss);
+}
+
+TEST_CASE("LeNet-5 learns the bright-square images in one short epoch") {
+  cpu::set_num_threads(2);
+  const data::Dataset train = data::make_squares(1200, 4, 28, 21);
+  const data::Dataset test = data::make_squares(200, 4, 28, 22);
+  nn::TrainOptions o;
+  o.model = "lenet5";
+  o.epochs = 2;
+  o.batch_size = 32;
+  o.seed = 3;
+  nn::Trainer trainer(o, train, test);
+  std::vector<nn::EpochStats> history = trainer.run();
+  std::printf("squares: LeNet-5 test accuracy %.3f\n", history.back().test_accuracy);
+  // Four positions, chance 0.25: a convolutional net finds them at once.
+  CHECK(history.back().test_accuracy > 0.9);
+}
+
+TEST_CASE("SGD with momentum and Adam take the textbook steps") {
+  MemoryScope scope(MemTag::parameter, "p");
+  nn::Parameter p{"p.weight", ag::Var(Tensor::from<float>({2}, {1.0f, -2.0f}), true, "p.weight")};
+  SUBCASE("sgd") {
+    nn::Sgd sgd({&p}, 0.1, 0.9);
+    p.var.grad() = Tensor::from<float>({2}, {0.5f, 1.0f});
+    sgd.step();  // v = g; w -= 0.1·v
+    CHECK(p.var.value().item(0) == doctest::Approx(0.95));
+    CHECK(p.var.value().item(1) == doctest::Approx(-2.1));
+    sgd.step();  // v = 0.9·g + g = 1.9·g
+    CHECK(p.var.value().item(0) == doctest::Approx(0.95 - 0.1 * 1.9 * 0.5));
+  }
+  SUBCASE("adam") {
+    nn::Adam adam({&p}, 0.01);
+    p.var.grad() = Tensor::from<float>({2}, {0.5f, -3.0f});
+    adam.step();  // the first bias-corrected step is lr·sign(g)
+    CHECK(p.var.value().item(0) == doctest::Approx(1.0 - 0.01).epsilon(1e-5));
+    CHECK(p.var.value().item(1) == doctest::Approx(-2.0 + 0.01).epsilon(1e-5));
+    adam.zero_grad();
+    CHECK_FALSE(p.var.grad().defined());
+  }
+}
+
+TEST_CASE("a training step's memory splits into parameters, activations, gradients and optimizer state") {
+  cpu::set_num_threads(1);
+  MemoryTracker& tracker = MemoryTracker::instance();
+  const data::Dataset train = data::make_squares(64, 4, 28, 1);
+  nn::TrainOptions o;
+  o.model = "lenet5";
+  o.epochs = 1;
+  o.batch_size = 64;
+  const int64_t params_before = tracker.tag(MemTag::parameter).current;
+  const int64_t optim_before = tracker.tag(MemTag::optimizer).current;
+  tracker.reset_peaks();
+  nn::Trainer trainer(o, train, data::Dataset{});
+  const int64_t params = trainer.model().parameter_count();
+  CHECK(params == 61706 - 6 * 85);  // LeNet-5 has 61706 for 10 classes; 4 classes drop 6 rows of 84+1
+  CHECK(tracker.tag(MemTag::parameter).current - params_before == params * 4);
+  // Adam keeps two moments per parameter.
+  CHECK(tracker.tag(MemTag::optimizer).current - optim_before == 2 * params * 4);
+  trainer.run();
+  // The activations kept for backward: conv1's output alone is 64·6·28·28
+  // floats (1.2 MB); weights are 0.25 MB.
+  CHECK(tracker.tag(MemTag::activation).peak > 64 * 6 * 28 * 28 * 4);
+  CHECK(tracker.tag(MemTag::gradient).peak >= params * 4);
+  bool conv1_seen = false;
+  for (const MemRow& row : tracker.layers())
+    if (row.layer == "conv1") {
+      conv1_seen = true;
+      CHECK(row.by_tag[int(MemTag::parameter)].peak >= (6 * 25 + 6) * 4);
+      CHECK(row.by_tag[int(MemTag::activation)].peak >= 64 * 6 * 28 * 28 * 4);
+    }
+  CHECK(conv1_seen);
+}
