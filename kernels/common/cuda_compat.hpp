@@ -1,0 +1,67 @@
+// The one header every kernel includes. Under nvcc it is CUDA itself; under
+// g++ it is the SIMT emulator (src/simt/), so the same .cu file runs on a GPU
+// and, unchanged, on any CPU.
+#pragma once
+#include <cstddef>
+#include <cstdio>
+#include <cstdlib>
+#include <utility>
+
+#if defined(__CUDACC__)
+#include <cuda_runtime.h>
+#else
+#include "simt/cuda.hpp"
+#endif
+
+namespace warpnet {
+
+// Blocks needed to cover n items with `per_block` each.
+__host__ __device__ constexpr int ceil_div(int n, int per_block) { return (n + per_block - 1) / per_block; }
+
+// The block's dynamic shared memory (the third launch argument) as T*.
+// Kernels use this instead of `extern __shared__ T name[]`, which has no g++ spelling.
+template <class T>
+__device__ __forceinline__ T* dynamic_shared() {
+#if defined(__CUDACC__)
+  extern __shared__ __align__(16) unsigned char warpnet_dynamic_shared[];
+  return reinterpret_cast<T*>(warpnet_dynamic_shared);
+#else
+  return static_cast<T*>(::warpnet::simt::dynamic_shared_memory());
+#endif
+}
+
+// kernel<<<grid, block, shared_bytes>>>(args...) on both compilers. Errors
+// follow CUDA's model: check cudaGetLastError() afterwards (WARPNET_CUDA_CHECK).
+template <class... P, class... A>
+void launch_kernel(void (*kernel)(P...), dim3 grid, dim3 block, size_t shared_bytes, A&&... args) {
+#if defined(__CUDACC__)
+  kernel<<<grid, block, shared_bytes>>>(std::forward<A>(args)...);
+#else
+  ::warpnet::simt::launch_recording_errors(kernel, grid, block, shared_bytes, std::forward<A>(args)...);
+#endif
+}
+
+// The full story of the last error: on the emulator it names kernel, block,
+// thread and address; the CUDA runtime has only its generic string.
+inline const char* cuda_error_detail(cudaError_t error) {
+#if defined(__CUDACC__)
+  return cudaGetErrorString(error);
+#else
+  const std::string& message = ::warpnet::simt::last_error_message();
+  return message.empty() ? cudaGetErrorString(error) : message.c_str();
+#endif
+}
+
+}  // namespace warpnet
+
+// Aborts with file, line, the CUDA error name and its detail when a runtime
+// call or launch fails. For host code that wants exceptions, see src/device.
+#define WARPNET_CUDA_CHECK(expr)                                                                         \
+  do {                                                                                                   \
+    const cudaError_t warpnet_error_ = (expr);                                                           \
+    if (warpnet_error_ != cudaSuccess) {                                                                 \
+      std::fprintf(stderr, "%s:%d: %s failed: %s: %s\n", __FILE__, __LINE__, #expr,                      \
+                   cudaGetErrorName(warpnet_error_), ::warpnet::cuda_error_detail(warpnet_error_));      \
+      std::exit(EXIT_FAILURE);                                                                           \
+    }                                                                                                    \
+  } while (0)

@@ -1,0 +1,32 @@
+// The device allocations (cudaMalloc'ed buffers). A traced kernel's global
+// access outside all of them is out of bounds; cudaMemcpy checks its device
+// side against them as the CUDA runtime does.
+#pragma once
+#include <cstddef>
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <vector>
+
+namespace warpnet::simt {
+
+struct Allocation {
+  uintptr_t begin;
+  size_t bytes;
+  bool contains(uintptr_t address, size_t size) const { return address >= begin && address + size <= begin + bytes; }
+};
+
+void register_allocation(const void* begin, size_t bytes);
+bool unregister_allocation(const void* begin);
+
+// The allocation holding all of [address, address + bytes), if any.
+std::optional<Allocation> find_allocation(const void* address, size_t bytes);
+
+// All allocations, sorted: a launch looks accesses up here without a lock.
+std::vector<Allocation> allocation_snapshot();
+
+// "12 bytes past the end of a 4096-byte allocation at 0x7f..": where an
+// address lies relative to the nearest allocation in `sorted`.
+std::string describe_near(const std::vector<Allocation>& sorted, uintptr_t address, size_t bytes);
+
+}  // namespace warpnet::simt

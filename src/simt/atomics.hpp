@@ -1,0 +1,34 @@
+// CUDA atomics for g++. Out of line (atomics.cpp) so that a traced kernel's
+// atomic is one checked access, never mistaken for a racing load and store.
+// All are relaxed, like CUDA's atomics without a fence.
+#pragma once
+
+#define WARPNET_ATOMIC_DECL(name, T) T name(T* address, T value);
+#define WARPNET_ATOMIC_INTEGERS(name)          \
+  WARPNET_ATOMIC_DECL(name, int)               \
+  WARPNET_ATOMIC_DECL(name, unsigned int)      \
+  WARPNET_ATOMIC_DECL(name, unsigned long long)
+
+WARPNET_ATOMIC_INTEGERS(atomicAdd)
+WARPNET_ATOMIC_DECL(atomicAdd, float)
+WARPNET_ATOMIC_DECL(atomicAdd, double)
+WARPNET_ATOMIC_DECL(atomicSub, int)
+WARPNET_ATOMIC_DECL(atomicSub, unsigned int)
+WARPNET_ATOMIC_INTEGERS(atomicMax)
+WARPNET_ATOMIC_DECL(atomicMax, long long)
+WARPNET_ATOMIC_INTEGERS(atomicMin)
+WARPNET_ATOMIC_DECL(atomicMin, long long)
+WARPNET_ATOMIC_INTEGERS(atomicExch)
+WARPNET_ATOMIC_DECL(atomicExch, float)
+WARPNET_ATOMIC_INTEGERS(atomicAnd)
+WARPNET_ATOMIC_INTEGERS(atomicOr)
+WARPNET_ATOMIC_INTEGERS(atomicXor)
+#undef WARPNET_ATOMIC_INTEGERS
+#undef WARPNET_ATOMIC_DECL
+
+int atomicCAS(int* address, int compare, int value);
+unsigned int atomicCAS(unsigned int* address, unsigned int compare, unsigned int value);
+unsigned long long atomicCAS(unsigned long long* address, unsigned long long compare, unsigned long long value);
+// ((old >= limit) ? 0 : old + 1) and ((old == 0 || old > limit) ? limit : old - 1), as CUDA defines them.
+unsigned int atomicInc(unsigned int* address, unsigned int limit);
+unsigned int atomicDec(unsigned int* address, unsigned int limit);

@@ -1,0 +1,105 @@
+// The device builtins kernels call: indices, barriers, collectives. Each runs
+// on the calling lane's fiber and parks it when it must wait for others.
+#include <atomic>
+
+#include "simt/block.hpp"
+#include "simt/device.hpp"
+#include "simt/trace_hooks.hpp"
+
+namespace warpnet::simt {
+
+Lane& this_lane(const char* builtin) {
+  Lane* lane = current_lane;
+  if (!lane) fail(builtin, " called outside a kernel: device builtins work only in code the emulator launches");
+  return *lane;
+}
+
+uint3 thread_idx() { return this_lane("threadIdx").tid; }
+uint3 block_idx() {
+  this_lane("blockIdx");
+  return current_block->index();
+}
+dim3 block_dim() {
+  this_lane("blockDim");
+  return current_block->shape().block;
+}
+dim3 grid_dim() {
+  this_lane("gridDim");
+  return current_block->shape().grid;
+}
+void* dynamic_shared_memory() {
+  this_lane("dynamic shared memory");
+  return current_block->dynamic_shared();
+}
+
+namespace {
+
+// The library scope ends before park(): the flag belongs to the OS thread, and
+// the next lane to run on it is kernel code again.
+int barrier(BarrierKind kind, int predicate, const void* site) {
+  Lane* lane;
+  {
+    LibraryScope scope;
+    lane = &this_lane("__syncthreads");
+    lane->state = LaneState::at_barrier;
+    lane->barrier = kind;
+    lane->value = predicate != 0;
+    lane->site = site;
+  }
+  current_block->park(*lane);
+  return int(lane->result);
+}
+
+uint64_t collective(WarpOp op, unsigned mask, uint64_t value, int arg, int width, const void* site) {
+  Lane* lane;
+  {
+    LibraryScope scope;
+    lane = &this_lane(warp_op_name(op));
+    const Block& block = *current_block;
+    if (op != WarpOp::activemask && !(mask >> lane->lane & 1)) {
+      throw LaunchError(cudaErrorLaunchFailure,
+                        cat(block.where(*lane), ": ", warp_op_name(op), " with mask 0x", std::hex, mask, std::dec,
+                            " leaves out the calling lane ", lane->lane, " (on a GPU: undefined behaviour)"));
+    }
+    if (width < 1 || width > 32 || (width & (width - 1)) != 0) {
+      throw LaunchError(cudaErrorLaunchFailure, cat(block.where(*lane), ": ", warp_op_name(op), " width ", width,
+                                                    " is not a power of two in [1, 32]"));
+    }
+    lane->state = LaneState::at_warp_op;
+    lane->op = op;
+    lane->mask = mask;
+    lane->value = value;
+    lane->arg = arg;
+    lane->width = width;
+    lane->site = site;
+  }
+  current_block->park(*lane);
+  return lane->result;
+}
+
+}  // namespace
+
+uint64_t warp_collective(WarpOp op, unsigned mask, uint64_t value, int arg, int width) {
+  return collective(op, mask, value, arg, width, __builtin_return_address(0));
+}
+
+}  // namespace warpnet::simt
+
+using warpnet::simt::BarrierKind;
+
+// __builtin_return_address(0) is the kernel's call instruction: barriers reached
+// from different places in the source are told apart by it.
+void __syncthreads() { warpnet::simt::barrier(BarrierKind::plain, 0, __builtin_return_address(0)); }
+int __syncthreads_count(int p) { return warpnet::simt::barrier(BarrierKind::count, p, __builtin_return_address(0)); }
+int __syncthreads_and(int p) { return warpnet::simt::barrier(BarrierKind::all, p, __builtin_return_address(0)); }
+int __syncthreads_or(int p) { return warpnet::simt::barrier(BarrierKind::any, p, __builtin_return_address(0)); }
+
+// Blocks on different workers share memory through real threads; lanes of one
+// block run on one OS thread and need no fence between them.
+void __threadfence() { std::atomic_thread_fence(std::memory_order_seq_cst); }
+void __threadfence_block() {}
+
+unsigned __activemask() {
+  return unsigned(warpnet::simt::collective(warpnet::simt::WarpOp::activemask, 0, 0, 0, 32,
+                                            __builtin_return_address(0)));
+}

@@ -1,0 +1,244 @@
+#include "simt/checker.hpp"
+
+#include <algorithm>
+
+#include "simt/block.hpp"
+#include "simt/stacks.hpp"
+
+namespace warpnet::simt {
+
+namespace {
+
+std::string hex_address(uintptr_t a) { return cat("0x", std::hex, a); }
+const char* verb(bool write) { return write ? "writes" : "reads"; }
+
+}  // namespace
+
+Checker::Checker(Block& block, TraceSink& sink)
+    : block_(block), sink_(sink), allocations_(allocation_snapshot()), tls_(this_thread_tls()) {
+  // The kernel's own __shared__ variables at their addresses on this worker
+  // thread: its shared-memory window, as a GPU's bounds check sees it.
+  for (const SharedVariable& var : kernel_shared_variables(block.kernel()))
+    regions_.push_back({reinterpret_cast<uintptr_t>(tls_.begin) + var.offset, var.bytes, var.name, {}});
+  if (block.shape().dynamic_shared > 0) {
+    regions_.push_back({reinterpret_cast<uintptr_t>(block.dynamic_shared()), block.shape().dynamic_shared,
+                        "dynamic shared memory", {}});
+  }
+  std::sort(regions_.begin(), regions_.end(), [](auto& a, auto& b) { return a.begin < b.begin; });
+  start_block();
+}
+
+void Checker::start_block() {
+  ++generation_;  // every region's shadow is now stale: shared memory starts undefined
+  pending_.clear();
+  for (auto& warp : issued_) warp.clear();
+  uninitialized_.reset();
+}
+
+Checker::Region* Checker::shared_region(uintptr_t address) {
+  auto it = std::upper_bound(regions_.begin(), regions_.end(), address,
+                             [](uintptr_t a, const Region& r) { return a < r.begin; });
+  if (it == regions_.begin()) return nullptr;
+  --it;
+  return address < it->begin + it->bytes ? &*it : nullptr;
+}
+
+void Checker::access(const Lane& lane, uintptr_t address, size_t bytes, bool write, const void* pc) {
+  // The thread's own stack (locals) and the kernel's arguments are not device memory.
+  const StackSet& stacks = block_.stacks();
+  if (address >= uintptr_t(stacks.bottom(lane.linear)) && address < uintptr_t(stacks.top(lane.linear))) return;
+  const auto bound = reinterpret_cast<uintptr_t>(block_.call().bound);
+  if (address >= bound && address < bound + block_.call().bound_bytes) return;
+
+  if (Region* region = shared_region(address)) {
+    if (address + bytes > region->begin + region->bytes) out_of_bounds(lane, address, bytes, write, pc, true);
+    check_shared(lane, *region, address, bytes, write, pc);
+    record(lane, address, bytes, write, pc, Space::shared);
+    return;
+  }
+  auto it = std::upper_bound(allocations_.begin(), allocations_.end(), address,
+                             [](uintptr_t a, const Allocation& r) { return a < r.begin; });
+  if (it != allocations_.begin() && std::prev(it)->contains(address, bytes)) {
+    record(lane, address, bytes, write, pc, Space::global);
+    return;
+  }
+  if (in_program_image(address)) return;  // __constant__/__device__ variables and tables
+  // Static __shared__ lives in the TLS block, dynamic in the worker's own window.
+  const auto tls = reinterpret_cast<uintptr_t>(tls_.begin);
+  const auto window = reinterpret_cast<uintptr_t>(block_.dynamic_shared());
+  const bool in_window = address >= window && address < window + SharedWindow::kBytes;
+  out_of_bounds(lane, address, bytes, write, pc, (address >= tls && address < tls + tls_.bytes) || in_window);
+}
+
+void Checker::atomic(const Lane& lane, uintptr_t address, size_t bytes) {
+  if (Region* region = shared_region(address)) {
+    if (address + bytes > region->begin + region->bytes) out_of_bounds(lane, address, bytes, true, nullptr, true);
+    // Atomics do not race with each other, but they read the word first: it must
+    // have been written in this block.
+    const bool fresh = region->block_generation == generation_;
+    for (size_t i = 0; i < bytes; ++i) {
+      if (fresh && region->shadow[address - region->begin + i].writer >= 0) continue;
+      throw LaunchError(cudaErrorLaunchFailure,
+                        cat(block_.where(lane), ": an atomic on `", region->name, "`[byte ", address - region->begin,
+                            "] (address ", hex_address(address),
+                            ") reads shared memory no thread of this block has written yet (uninitialized shared memory)"));
+    }
+    return;
+  }
+  if (!std::any_of(allocations_.begin(), allocations_.end(), [&](auto& a) { return a.contains(address, bytes); }))
+    out_of_bounds(lane, address, bytes, true, nullptr, false);
+}
+
+bool Checker::ordered(int16_t other, uint32_t epoch, uint16_t sync, const Lane& lane) const {
+  // Two accesses are ordered when the same thread made both, a __syncthreads
+  // lies between them, or they come from one warp with a __syncwarp between.
+  if (other < 0 || other == int16_t(lane.linear) || epoch != block_.barrier_epoch()) return true;
+  return unsigned(other) / 32 == lane.warp && sync != uint16_t(block_.warp_epoch(lane.warp));
+}
+
+void Checker::check_shared(const Lane& lane, Region& region, uintptr_t address, size_t bytes, bool write,
+                           const void* pc) {
+  if (region.block_generation != generation_) {
+    region.shadow.assign(region.bytes, Shadow{});
+    region.block_generation = generation_;
+  }
+  const uint32_t epoch = block_.barrier_epoch();
+  const auto sync = uint16_t(block_.warp_epoch(lane.warp));
+  const auto where = [&](uintptr_t a) {
+    return cat("`", region.name, "`[byte ", a - region.begin, "] (address ", hex_address(a), ")");
+  };
+  const auto race = [&](uintptr_t a, bool other_wrote, int16_t other, const void* other_pc) {
+    const Lane& them = block_.lane(unsigned(other));
+    throw LaunchError(cudaErrorLaunchFailure,
+                      cat(block_.where(lane), ": shared-memory race on ", where(a), ": this thread ", verb(write),
+                          " it at ", describe_code(pc), " and thread ", format_dim(them.tid), " ",
+                          other_wrote ? "wrote" : "read", " it at ", describe_code(other_pc),
+                          " with no __syncthreads() between them"));
+  };
+  for (size_t i = 0; i < bytes; ++i) {
+    Shadow& s = region.shadow[address - region.begin + i];
+    // A read of a byte nobody wrote yet is a race if another thread writes it
+    // before the next barrier (threads run one after another here, a GPU could
+    // have run the writer first), otherwise an uninitialized read: decided at the barrier.
+    if (!write && s.writer < 0 && !uninitialized_)
+      uninitialized_ = UninitializedRead{&region, address + i - region.begin, lane.linear, pc};
+    if (!ordered(s.writer, s.write_epoch, s.writer_sync, lane)) race(address + i, true, s.writer, s.write_pc);
+    if (write) {
+      if (!ordered(s.reader, s.read_epoch, s.reader_sync, lane)) race(address + i, false, s.reader, s.read_pc);
+      s.writer = int16_t(lane.linear);
+      s.write_epoch = epoch;
+      s.writer_sync = sync;
+      s.write_pc = pc;
+      s.reader = -1;
+    } else if (s.reader < 0 || s.read_epoch != epoch || ordered(s.reader, s.read_epoch, s.reader_sync, lane)) {
+      // Keep a reader a later write could race with; an unordered one already
+      // recorded is as good as this one for that.
+      s.reader = int16_t(lane.linear);
+      s.read_epoch = epoch;
+      s.reader_sync = sync;
+      s.read_pc = pc;
+    }
+  }
+}
+
+void Checker::out_of_bounds(const Lane& lane, uintptr_t address, size_t bytes, bool write, const void* pc,
+                            bool shared) {
+  const std::string what = cat(pc ? "" : "atomic ", write ? "write" : "read", " of ", bytes, " bytes at ",
+                               hex_address(address), pc ? " at " + describe_code(pc) : std::string());
+  if (shared) {
+    throw LaunchError(cudaErrorIllegalAddress, cat(block_.where(lane), ": out-of-bounds shared-memory ", what, ": ",
+                                                   describe_shared(address, bytes)));
+  }
+  throw LaunchError(cudaErrorIllegalAddress, cat(block_.where(lane), ": out-of-bounds global-memory ", what, ": ",
+                                                 describe_near(allocations_, address, bytes)));
+}
+
+std::string Checker::describe_shared(uintptr_t address, size_t bytes) const {
+  // Relative to the nearest of the kernel's shared variables.
+  const Region* nearest = nullptr;
+  uintptr_t best = UINTPTR_MAX;
+  for (const Region& r : regions_) {
+    const uintptr_t end = r.begin + r.bytes;
+    if (address >= r.begin && address < end) return cat("crosses the end of `", r.name, "` (", r.bytes, " bytes)");
+    const uintptr_t distance = address >= end ? address - end : r.begin - address;
+    if (distance < best) best = distance, nearest = &r;
+  }
+  if (!nearest) return "the kernel declares no __shared__ variables (the checker knows only the kernel's own)";
+  return address >= nearest->begin ? cat(best, " bytes past the end of `", nearest->name, "` (", nearest->bytes, " bytes)")
+                                   : cat(best, " bytes before `", nearest->name, "`");
+}
+
+void Checker::record(const Lane& lane, uintptr_t address, size_t bytes, bool write, const void* pc, Space space) {
+  auto [it, fresh] = pending_.try_emplace(pc);
+  Pending& p = it->second;
+  if (fresh || p.warps.empty()) {
+    p.write = write;
+    p.space = space;
+    p.warps.resize((block_.shape().block.x * block_.shape().block.y * block_.shape().block.z + 31) / 32);
+  }
+  WarpPending& w = p.warps[lane.warp];
+  const uint32_t k = w.count[lane.lane]++;  // this lane's k-th execution joins the warp's k-th request
+  if (k >= w.requests.size()) {
+    w.requests.resize(k + 1, {0u, {}});
+    if (issued_.size() <= lane.warp) issued_.resize(lane.warp + 1);
+    issued_[lane.warp].emplace_back(pc, k);
+  }
+  w.requests[k].first |= 1u << lane.lane;
+  w.requests[k].second[lane.lane] = address;
+  p.bytes = unsigned(bytes);
+}
+
+void Checker::end_phase() {
+  if (uninitialized_) {
+    const UninitializedRead& u = *uninitialized_;
+    const uintptr_t a = u.region->begin + u.offset;
+    throw LaunchError(cudaErrorLaunchFailure,
+                      cat(block_.where(block_.lane(u.lane)), ": reads `", u.region->name, "`[byte ", u.offset,
+                          "] (address ", hex_address(a), ") at ", describe_code(u.pc),
+                          ", but no thread of this block has written it (uninitialized shared memory)"));
+  }
+  for (unsigned warp = 0; warp < issued_.size(); ++warp) {
+    for (const auto& [pc, k] : issued_[warp]) {
+      const Pending& p = pending_[pc];
+      const auto& [mask, addresses] = p.warps[warp].requests[k];
+      InstructionStats& s = stats_[pc];
+      s.pc = pc;
+      s.write = p.write;
+      s.space = p.space;
+      s.bytes = p.bytes;
+      WarpAccess a{block_.index(), warp, pc, p.write, p.space, p.bytes, mask, addresses, 0, 0};
+      ++s.requests;
+      s.active_lanes += unsigned(__builtin_popcount(mask));
+      if (p.space == Space::global) {
+        a.sectors = sectors_touched(addresses, mask, p.bytes);
+        s.sectors += a.sectors;
+        s.ideal_sectors += ideal_sectors(addresses, mask, p.bytes);
+      } else {
+        a.wavefronts = shared_wavefronts(addresses, mask, p.bytes);
+        s.wavefronts += a.wavefronts;
+        s.ideal_wavefronts += (unsigned(__builtin_popcount(mask)) * std::max(p.bytes, 4u) + 127) / 128;
+        s.worst_wavefronts = std::max(s.worst_wavefronts, a.wavefronts);
+      }
+      if (samples_.size() < KernelTrace::kMaxSamples) samples_.push_back(a);
+    }
+    issued_[warp].clear();
+  }
+  for (auto& [pc, p] : pending_) {
+    for (WarpPending& w : p.warps) {
+      w.requests.clear();
+      w.count.fill(0);
+    }
+  }
+}
+
+void Checker::end_block() {
+  end_phase();
+  std::vector<InstructionStats> stats;
+  stats.reserve(stats_.size());
+  for (auto& [pc, s] : stats_) stats.push_back(s);
+  sink_.add(stats, samples_);
+  stats_.clear();
+  samples_.clear();
+}
+
+}  // namespace warpnet::simt

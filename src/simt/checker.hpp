@@ -1,0 +1,90 @@
+// The checks and tracing of a traced kernel, for one block at a time on one
+// worker. Every load and store of the kernel arrives here (from the
+// instrumentation callbacks in hooks.cpp) with the lane that made it.
+#pragma once
+#include <array>
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <unordered_map>
+#include <vector>
+
+#include "simt/allocations.hpp"
+#include "simt/symbols.hpp"
+#include "simt/trace.hpp"
+
+namespace warpnet::simt {
+
+class Block;
+struct Lane;
+
+class Checker {
+ public:
+  Checker(Block& block, TraceSink& sink);
+
+  void start_block();
+  // One lane's access of `bytes` at `address` by the instruction `pc`; throws
+  // LaunchError for an out-of-bounds access, a race or an uninitialized read.
+  void access(const Lane& lane, uintptr_t address, size_t bytes, bool write, const void* pc);
+  void atomic(const Lane& lane, uintptr_t address, size_t bytes);
+  // At each barrier and at the end of the block: warp-level accesses are complete.
+  void end_phase();
+  void end_block();
+
+ private:
+  // Who last wrote and read one byte of shared memory, since which barrier.
+  struct Shadow {
+    const void* write_pc = nullptr;
+    const void* read_pc = nullptr;
+    uint32_t write_epoch = 0, read_epoch = 0;
+    int16_t writer = -1, reader = -1;
+    uint16_t writer_sync = 0, reader_sync = 0;
+  };
+  struct Region {
+    uintptr_t begin;
+    size_t bytes;
+    std::string name;
+    std::vector<Shadow> shadow;
+    unsigned block_generation = 0;  // shadow is stale when it differs from the checker's
+  };
+  struct WarpPending {
+    std::array<uint32_t, 32> count{};  // executions so far per lane: the k of the k-th request
+    std::vector<std::pair<unsigned, std::array<uintptr_t, 32>>> requests;  // mask, addresses
+  };
+  struct Pending {
+    bool write;
+    Space space;
+    unsigned bytes;
+    std::vector<WarpPending> warps;
+  };
+
+  struct UninitializedRead {
+    Region* region;
+    size_t offset;
+    unsigned lane;
+    const void* pc;
+  };
+
+  Region* shared_region(uintptr_t address);
+  std::string describe_shared(uintptr_t address, size_t bytes) const;
+  void check_shared(const Lane& lane, Region& region, uintptr_t address, size_t bytes, bool write, const void* pc);
+  bool ordered(int16_t other, uint32_t epoch, uint16_t sync, const Lane& lane) const;
+  [[noreturn]] void out_of_bounds(const Lane& lane, uintptr_t address, size_t bytes, bool write, const void* pc,
+                                  bool shared);
+  void record(const Lane& lane, uintptr_t address, size_t bytes, bool write, const void* pc, Space space);
+
+  Block& block_;
+  TraceSink& sink_;
+  std::vector<Allocation> allocations_;
+  TlsBlock tls_;
+  std::vector<Region> regions_;  // __shared__ variables and the dynamic shared buffer
+  unsigned generation_ = 0;
+  std::unordered_map<const void*, Pending> pending_;
+  // Per warp, its requests (pc, k) in the order the warp issued them.
+  std::vector<std::vector<std::pair<const void*, uint32_t>>> issued_;
+  std::unordered_map<const void*, InstructionStats> stats_;
+  std::vector<WarpAccess> samples_;
+  std::optional<UninitializedRead> uninitialized_;  // the phase's first read of a never-written byte
+};
+
+}  // namespace warpnet::simt

@@ -1,0 +1,159 @@
+// Warp collectives: shuffles, votes, __syncwarp and __activemask. Lanes run
+// one after another, so a collective is a rendezvous: each lane parks with its
+// operands, and once every lane its mask names has parked at a collective with
+// the same mask, all results are computed at once.
+#include <map>
+
+#include "simt/block.hpp"
+#include "simt/symbols.hpp"
+
+namespace warpnet::simt {
+
+const char* warp_op_name(WarpOp op) {
+  switch (op) {
+    case WarpOp::syncwarp: return "__syncwarp";
+    case WarpOp::shfl: return "__shfl_sync";
+    case WarpOp::shfl_up: return "__shfl_up_sync";
+    case WarpOp::shfl_down: return "__shfl_down_sync";
+    case WarpOp::shfl_xor: return "__shfl_xor_sync";
+    case WarpOp::ballot: return "__ballot_sync";
+    case WarpOp::any: return "__any_sync";
+    case WarpOp::all: return "__all_sync";
+    case WarpOp::activemask: return "__activemask";
+  }
+  return "?";
+}
+
+namespace {
+
+// The lane a shuffle reads, or `lane` itself where CUDA returns the caller's
+// own value (a source outside the lane's width-sized segment).
+unsigned shuffle_source(WarpOp op, unsigned lane, int arg, unsigned width) {
+  const unsigned segment = lane & ~(width - 1), offset = lane & (width - 1);
+  switch (op) {
+    case WarpOp::shfl: return segment + (unsigned(arg) & (width - 1));
+    case WarpOp::shfl_up: return offset >= unsigned(arg) ? lane - unsigned(arg) : lane;
+    case WarpOp::shfl_down: return offset + unsigned(arg) < width ? lane + unsigned(arg) : lane;
+    case WarpOp::shfl_xor: {
+      const unsigned source = lane ^ (unsigned(arg) & 31u);
+      return source < segment + width ? source : lane;  // earlier segments may be read, later ones not
+    }
+    default: return lane;
+  }
+}
+
+std::string hex(unsigned mask) { return cat("0x", std::hex, mask); }
+
+}  // namespace
+
+bool Block::resolve_warp_ops(unsigned warp) {
+  const unsigned begin = warp * 32, end = begin + lanes_in_warp(warp);
+  bool progressed = false, activemask = false;
+  for (unsigned i = begin; i < end; ++i) {
+    Lane& lane = lanes_[i];
+    if (lane.state != LaneState::at_warp_op) continue;
+    if (lane.op == WarpOp::activemask)
+      activemask = true;
+    else if (resolve_masked_group(warp, lane))
+      progressed = true;
+  }
+  // Lanes at __activemask see which lanes reached the same instruction. Only once
+  // nothing else can move does that set stop growing.
+  if (progressed || !activemask) return progressed;
+  resolve_activemask(warp);
+  return true;
+}
+
+bool Block::resolve_masked_group(unsigned warp, Lane& first) {
+  const unsigned count = lanes_in_warp(warp);
+  const unsigned exists = count == 32 ? ~0u : (1u << count) - 1;
+  const unsigned mask = first.mask & exists;  // lanes past the end of a partial warp do not exist
+  Lane* group = &lanes_[warp * 32];
+  for (unsigned l = 0; l < count; ++l) {
+    if (!(mask >> l & 1)) continue;
+    const Lane& other = group[l];
+    if (other.state == LaneState::done) {
+      throw LaunchError(cudaErrorLaunchFailure,
+                        cat(where(first), ": ", warp_op_name(first.op), " at ", describe_code(first.site),
+                            " names lane ", l, " in its mask ", hex(first.mask),
+                            ", but that thread has exited (on a GPU: undefined behaviour)"));
+    }
+    if (other.state != LaneState::at_warp_op || other.op == WarpOp::activemask || other.mask != first.mask)
+      return false;  // not there yet; if it never arrives, release_barrier() reports the deadlock
+    if (other.op != first.op) {
+      throw LaunchError(cudaErrorLaunchFailure,
+                        cat(where(first), ": lanes of warp ", warp, " disagree: this lane is in ",
+                            warp_op_name(first.op), " at ", describe_code(first.site), ", lane ", l, " in ",
+                            warp_op_name(other.op), " at ", describe_code(other.site), " with the same mask ",
+                            hex(first.mask)));
+    }
+  }
+  uint64_t votes = 0;
+  for (unsigned l = 0; l < count; ++l)
+    if ((mask >> l & 1) && group[l].value != 0) votes |= uint64_t(1) << l;
+  for (unsigned l = 0; l < count; ++l) {
+    if (!(mask >> l & 1)) continue;
+    Lane& lane = group[l];
+    switch (first.op) {
+      case WarpOp::syncwarp: lane.result = 0; break;
+      case WarpOp::ballot: lane.result = votes; break;
+      case WarpOp::any: lane.result = votes != 0; break;
+      case WarpOp::all: lane.result = votes == mask; break;
+      default: {
+        const unsigned source = shuffle_source(lane.op, l, lane.arg, unsigned(lane.width));
+        if (source != l && !(mask >> source & 1)) {
+          throw LaunchError(cudaErrorLaunchFailure,
+                            cat(where(lane), ": ", warp_op_name(lane.op), " at ", describe_code(lane.site),
+                                " reads lane ", source, ", which is not in the mask ", hex(lane.mask),
+                                source >= count ? " (the warp has only " + std::to_string(count) + " lanes)" : "",
+                                "; on a GPU the value is undefined"));
+        }
+        lane.result = group[source].value;
+      }
+    }
+  }
+  for (unsigned l = 0; l < count; ++l)
+    if (mask >> l & 1) group[l].state = LaneState::ready;
+  if (first.op == WarpOp::syncwarp) ++warp_epochs_[warp];
+  return true;
+}
+
+void Block::resolve_activemask(unsigned warp) {
+  std::map<const void*, unsigned> masks;  // instruction -> lanes parked there
+  const unsigned begin = warp * 32, end = begin + lanes_in_warp(warp);
+  for (unsigned i = begin; i < end; ++i)
+    if (lanes_[i].state == LaneState::at_warp_op && lanes_[i].op == WarpOp::activemask)
+      masks[lanes_[i].site] |= 1u << lanes_[i].lane;
+  for (unsigned i = begin; i < end; ++i) {
+    Lane& lane = lanes_[i];
+    if (lane.state != LaneState::at_warp_op || lane.op != WarpOp::activemask) continue;
+    lane.result = masks[lane.site];
+    lane.state = LaneState::ready;
+  }
+}
+
+void Block::deadlock() {
+  // A lane is parked in a collective that cannot complete: find a lane its mask
+  // names that is somewhere else, and say where.
+  for (const Lane& lane : lanes_) {
+    if (lane.state != LaneState::at_warp_op) continue;
+    const Lane* group = &lanes_[lane.warp * 32];
+    for (unsigned l = 0; l < lanes_in_warp(lane.warp); ++l) {
+      const Lane& other = group[l];
+      if (!(lane.mask >> l & 1) || (other.state == LaneState::at_warp_op && other.mask == lane.mask)) continue;
+      const std::string elsewhere =
+          other.state == LaneState::at_barrier
+              ? cat("waits at __syncthreads() (", describe_code(other.site), ")")
+              : cat("waits in ", warp_op_name(other.op), " with mask ", hex(other.mask), " (",
+                    describe_code(other.site), ")");
+      throw LaunchError(cudaErrorLaunchTimeout,
+                        cat(where(lane), ": deadlock: this thread waits in ", warp_op_name(lane.op), " (",
+                            describe_code(lane.site), ") for lane ", l, " of mask ", hex(lane.mask),
+                            ", but thread ", format_dim(other.tid), " ", elsewhere,
+                            " (on a GPU: a hang or undefined behaviour)"));
+    }
+  }
+  throw LaunchError(cudaErrorLaunchTimeout, cat(where(), ": deadlock: no thread can make progress"));
+}
+
+}  // namespace warpnet::simt

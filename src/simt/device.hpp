@@ -1,0 +1,100 @@
+// Device-side builtins for kernels compiled by g++: thread indices, barriers,
+// warp collectives, dynamic shared memory. Anything that touches emulator
+// state is an out-of-line call into the (never instrumented) library, so a
+// traced kernel's loads and stores are only its own.
+#pragma once
+#include <cstdint>
+#include <cstring>
+#include <type_traits>
+
+#include "simt/cuda_types.hpp"
+
+namespace warpnet::simt {
+
+// gnu::const: the value never changes while one emulated thread runs the kernel,
+// so the compiler may keep it in a register instead of calling again.
+[[gnu::const]] uint3 thread_idx();
+[[gnu::const]] uint3 block_idx();
+[[gnu::const]] dim3 block_dim();
+[[gnu::const]] dim3 grid_dim();
+
+// The block's dynamic shared memory (the third <<<>>> argument, in bytes).
+void* dynamic_shared_memory();
+
+enum class WarpOp : uint8_t { syncwarp, shfl, shfl_up, shfl_down, shfl_xor, ballot, any, all, activemask };
+
+// Parks the calling lane until every lane named in `mask` arrives at a
+// collective with the same mask, then returns this lane's result.
+uint64_t warp_collective(WarpOp op, unsigned mask, uint64_t value, int arg, int width);
+
+template <class T>
+uint64_t to_bits(T value) {
+  static_assert(std::is_trivially_copyable_v<T> && sizeof(T) <= 8, "warp shuffles move at most 8 bytes");
+  uint64_t bits = 0;
+  std::memcpy(&bits, &value, sizeof(T));
+  return bits;
+}
+template <class T>
+T from_bits(uint64_t bits) {
+  T value;
+  std::memcpy(&value, &bits, sizeof(T));
+  return value;
+}
+
+}  // namespace warpnet::simt
+
+#define threadIdx (::warpnet::simt::thread_idx())
+#define blockIdx (::warpnet::simt::block_idx())
+#define blockDim (::warpnet::simt::block_dim())
+#define gridDim (::warpnet::simt::grid_dim())
+inline constexpr int warpSize = 32;
+
+void __syncthreads();
+int __syncthreads_count(int predicate);
+int __syncthreads_and(int predicate);
+int __syncthreads_or(int predicate);
+void __threadfence();
+void __threadfence_block();
+
+// The lanes of the warp that reached this call together (the same instruction).
+unsigned __activemask();
+
+inline void __syncwarp(unsigned mask = 0xffffffffu) {
+  ::warpnet::simt::warp_collective(::warpnet::simt::WarpOp::syncwarp, mask, 0, 0, warpSize);
+}
+inline unsigned __ballot_sync(unsigned mask, int predicate) {
+  return unsigned(::warpnet::simt::warp_collective(::warpnet::simt::WarpOp::ballot, mask, predicate != 0, 0, warpSize));
+}
+inline int __any_sync(unsigned mask, int predicate) {
+  return int(::warpnet::simt::warp_collective(::warpnet::simt::WarpOp::any, mask, predicate != 0, 0, warpSize));
+}
+inline int __all_sync(unsigned mask, int predicate) {
+  return int(::warpnet::simt::warp_collective(::warpnet::simt::WarpOp::all, mask, predicate != 0, 0, warpSize));
+}
+
+template <class T>
+T __shfl_sync(unsigned mask, T var, int src_lane, int width = warpSize) {
+  using namespace ::warpnet::simt;
+  return from_bits<T>(warp_collective(WarpOp::shfl, mask, to_bits(var), src_lane, width));
+}
+template <class T>
+T __shfl_up_sync(unsigned mask, T var, unsigned delta, int width = warpSize) {
+  using namespace ::warpnet::simt;
+  return from_bits<T>(warp_collective(WarpOp::shfl_up, mask, to_bits(var), int(delta), width));
+}
+template <class T>
+T __shfl_down_sync(unsigned mask, T var, unsigned delta, int width = warpSize) {
+  using namespace ::warpnet::simt;
+  return from_bits<T>(warp_collective(WarpOp::shfl_down, mask, to_bits(var), int(delta), width));
+}
+template <class T>
+T __shfl_xor_sync(unsigned mask, T var, int lane_mask, int width = warpSize) {
+  using namespace ::warpnet::simt;
+  return from_bits<T>(warp_collective(WarpOp::shfl_xor, mask, to_bits(var), lane_mask, width));
+}
+
+// Read-only cache load: an ordinary load on the CPU.
+template <class T>
+inline T __ldg(const T* address) {
+  return *address;
+}

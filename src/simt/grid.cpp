@@ -1,0 +1,116 @@
+// A launch: check the configuration as the GPU would, then run the blocks,
+// spread over worker threads (or in order on the calling thread).
+#include <atomic>
+#include <cstdlib>
+#include <mutex>
+#include <thread>
+
+#include "simt/block.hpp"
+#include "simt/limits.hpp"
+#include "simt/stacks.hpp"
+#include "simt/symbols.hpp"
+#include "simt/trace.hpp"
+
+namespace warpnet::simt {
+
+namespace {
+
+std::atomic<int> configured_workers{-1};  // -1: not read from the environment yet
+
+void check_configuration(const std::string& name, const LaunchShape& shape, size_t static_shared,
+                         size_t dynamic_limit) {
+  const dim3 g = shape.grid, b = shape.block;
+  const auto invalid = [&](const std::string& why) {
+    throw LaunchError(cudaErrorInvalidConfiguration,
+                      cat("kernel ", name, " launched with grid ", format_dim(g), ", block ", format_dim(b), ": ",
+                          why, " (cudaErrorInvalidConfiguration)"));
+  };
+  if (g.x == 0 || g.y == 0 || g.z == 0 || b.x == 0 || b.y == 0 || b.z == 0)
+    invalid("every grid and block dimension must be at least 1");
+  const unsigned block_dims[3] = {b.x, b.y, b.z}, grid_dims[3] = {g.x, g.y, g.z};
+  for (int d = 0; d < 3; ++d) {
+    if (block_dims[d] > kMaxBlockDim[d])
+      invalid(cat("block dimension ", "xyz"[d], " is ", block_dims[d], ", the limit is ", kMaxBlockDim[d]));
+    if (grid_dims[d] > kMaxGridDim[d])
+      invalid(cat("grid dimension ", "xyz"[d], " is ", grid_dims[d], ", the limit is ", kMaxGridDim[d]));
+  }
+  const uint64_t threads = uint64_t(b.x) * b.y * b.z;
+  if (threads > kMaxThreadsPerBlock)
+    invalid(cat("a block has ", threads, " threads, the limit is ", kMaxThreadsPerBlock));
+  if (static_shared > kSharedPerBlock) {
+    throw LaunchError(cudaErrorInvalidValue, cat("kernel ", name, " declares ", static_shared,
+                                                 " bytes of static __shared__ memory, the limit is ", kSharedPerBlock,
+                                                 " (nvcc refuses to compile it)"));
+  }
+  if (shape.dynamic_shared > dynamic_limit) {
+    throw LaunchError(cudaErrorInvalidValue,
+                      cat("kernel ", name, " launched with ", shape.dynamic_shared,
+                          " bytes of dynamic shared memory; with its ", static_shared,
+                          " static bytes the limit is ", dynamic_limit,
+                          " (raise it up to ", kSharedPerBlockOptin - static_shared,
+                          " with cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, bytes))"
+                          " (cudaErrorInvalidValue)"));
+  }
+}
+
+uint3 block_index(uint64_t linear, dim3 grid) {
+  return {unsigned(linear % grid.x), unsigned(linear / grid.x % grid.y), unsigned(linear / (uint64_t(grid.x) * grid.y))};
+}
+
+}  // namespace
+
+void set_workers(int workers) { configured_workers = workers < 0 ? 0 : workers; }
+
+int workers() {
+  int n = configured_workers.load();
+  if (n < 0) {
+    const char* env = std::getenv("WARPNET_SIMT_WORKERS");
+    n = env ? std::max(0, std::atoi(env)) : 0;
+    configured_workers = n;
+  }
+  return n > 0 ? n : int(std::max(1u, std::thread::hardware_concurrency()));
+}
+
+std::string kernel_name(const void* kernel) { return function_name(kernel); }
+
+void run(const KernelCall& call, const LaunchShape& shape) {
+  const std::string name = kernel_name(call.kernel);
+  size_t static_shared = 0;
+  for (const SharedVariable& var : kernel_shared_variables(call.kernel)) static_shared += var.bytes;
+  const size_t optin = dynamic_shared_optin(call.kernel);
+  const size_t default_limit = static_shared < kSharedPerBlock ? kSharedPerBlock - static_shared : 0;
+  check_configuration(name, shape, static_shared, std::max(optin, default_limit));
+
+  const uint64_t blocks = uint64_t(shape.grid.x) * shape.grid.y * shape.grid.z;
+  const unsigned threads = std::min<uint64_t>(unsigned(workers()), blocks);
+  std::atomic<uint64_t> next{0};
+  std::atomic<bool> failed{false};
+  std::mutex error_mutex;
+  std::exception_ptr error;
+  TraceSink sink(name, shape);
+
+  const auto worker = [&] {
+    auto resources = borrow_worker_resources();
+    try {
+      Block block(call, shape, name, resources->stacks, resources->dynamic_shared.data(), sink);
+      for (uint64_t i; !failed && (i = next++) < blocks;) block.run(block_index(i, shape.grid));
+    } catch (...) {
+      std::lock_guard lock(error_mutex);
+      if (!error) error = std::current_exception();
+      failed = true;
+    }
+    return_worker_resources(std::move(resources));
+  };
+  if (threads == 1) {
+    worker();
+  } else {
+    std::vector<std::thread> pool;
+    for (unsigned t = 1; t < threads; ++t) pool.emplace_back(worker);
+    worker();
+    for (auto& thread : pool) thread.join();
+  }
+  if (error) std::rethrow_exception(error);
+  if (sink.traced()) sink.publish();
+}
+
+}  // namespace warpnet::simt

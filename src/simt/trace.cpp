@@ -1,0 +1,187 @@
+#include "simt/trace.hpp"
+
+#include <algorithm>
+#include <nlohmann/json.hpp>
+#include <set>
+
+#include "simt/symbols.hpp"
+
+namespace warpnet::simt {
+
+unsigned sectors_touched(const std::array<uintptr_t, 32>& addresses, unsigned mask, unsigned bytes) {
+  std::array<uintptr_t, 64> sectors;
+  unsigned n = 0;
+  for (unsigned l = 0; l < 32; ++l) {
+    if (!(mask >> l & 1)) continue;
+    for (uintptr_t s = addresses[l] / 32; s <= (addresses[l] + bytes - 1) / 32 && n < sectors.size(); ++s)
+      sectors[n++] = s;
+  }
+  std::sort(sectors.begin(), sectors.begin() + n);
+  return unsigned(std::unique(sectors.begin(), sectors.begin() + n) - sectors.begin());
+}
+
+unsigned ideal_sectors(const std::array<uintptr_t, 32>& addresses, unsigned mask, unsigned bytes) {
+  // The distinct bytes asked for (a broadcast asks for few), packed densely.
+  std::array<std::pair<uintptr_t, uintptr_t>, 32> ranges;
+  unsigned n = 0;
+  for (unsigned l = 0; l < 32; ++l)
+    if (mask >> l & 1) ranges[n++] = {addresses[l], addresses[l] + bytes};
+  std::sort(ranges.begin(), ranges.begin() + n);
+  uintptr_t distinct = 0, covered_to = 0;
+  for (unsigned i = 0; i < n; ++i) {
+    const uintptr_t from = std::max(ranges[i].first, covered_to);
+    if (ranges[i].second > from) distinct += ranges[i].second - from;
+    covered_to = std::max(covered_to, ranges[i].second);
+  }
+  return unsigned((distinct + 31) / 32);
+}
+
+unsigned shared_wavefronts(const std::array<uintptr_t, 32>& addresses, unsigned mask, unsigned bytes) {
+  // 32 banks of 4-byte words; lanes reading the same word share it (broadcast).
+  // Wider accesses are served a half (8 B) or quarter (16 B) warp per pass.
+  const unsigned words = std::max(1u, bytes / 4);
+  const unsigned lanes_per_pass = 32 / std::min(words, 4u);
+  unsigned total = 0;
+  for (unsigned first = 0; first < 32; first += lanes_per_pass) {
+    std::set<uintptr_t> per_bank[32];
+    bool any = false;
+    for (unsigned l = first; l < first + lanes_per_pass; ++l) {
+      if (!(mask >> l & 1)) continue;
+      any = true;
+      for (unsigned w = 0; w < words; ++w) {
+        const uintptr_t word = addresses[l] / 4 + w;
+        per_bank[word % 32].insert(word);
+      }
+    }
+    if (!any) continue;
+    size_t worst = 1;
+    for (const auto& bank : per_bank) worst = std::max(worst, bank.size());
+    total += unsigned(worst);
+  }
+  return total;
+}
+
+InstructionStats KernelTrace::total(Space space, bool write) const {
+  InstructionStats sum;
+  sum.space = space;
+  sum.write = write;
+  for (const InstructionStats& s : instructions) {
+    if (s.space != space || s.write != write) continue;
+    sum.requests += s.requests;
+    sum.active_lanes += s.active_lanes;
+    sum.sectors += s.sectors;
+    sum.ideal_sectors += s.ideal_sectors;
+    sum.wavefronts += s.wavefronts;
+    sum.ideal_wavefronts += s.ideal_wavefronts;
+    sum.worst_wavefronts = std::max(sum.worst_wavefronts, s.worst_wavefronts);
+  }
+  return sum;
+}
+
+namespace {
+
+const char* space_name(Space s) { return s == Space::global ? "global" : "shared"; }
+
+double ratio(uint64_t a, uint64_t b) { return b == 0 ? 0.0 : double(a) / double(b); }
+
+nlohmann::json summary(const InstructionStats& s) {
+  nlohmann::json j{{"requests", s.requests}, {"active_lanes_per_request", ratio(s.active_lanes, s.requests)}};
+  if (s.space == Space::global) {
+    j["sectors"] = s.sectors;
+    j["ideal_sectors"] = s.ideal_sectors;
+    j["sectors_per_request"] = ratio(s.sectors, s.requests);
+    j["efficiency"] = ratio(s.ideal_sectors, s.sectors);
+  } else {
+    j["wavefronts"] = s.wavefronts;
+    j["ideal_wavefronts"] = s.ideal_wavefronts;
+    j["conflict_degree"] = ratio(s.wavefronts, s.ideal_wavefronts);
+    j["worst_wavefronts"] = s.worst_wavefronts;
+  }
+  return j;
+}
+
+}  // namespace
+
+nlohmann::json KernelTrace::to_json() const {
+  const auto dim = [](dim3 d) { return nlohmann::json::array({d.x, d.y, d.z}); };
+  nlohmann::json j;
+  j["kernel"] = kernel;
+  j["grid"] = dim(shape.grid);
+  j["block"] = dim(shape.block);
+  j["dynamic_shared_bytes"] = shape.dynamic_shared;
+  j["warps"] = warps;
+  uint64_t requests = 0;
+  for (const auto& s : instructions) requests += s.requests;
+  j["memory_instructions_per_warp"] = ratio(requests, warps);
+  j["global_load"] = summary(total(Space::global, false));
+  j["global_store"] = summary(total(Space::global, true));
+  j["shared_load"] = summary(total(Space::shared, false));
+  j["shared_store"] = summary(total(Space::shared, true));
+  j["instructions"] = nlohmann::json::array();
+  for (const InstructionStats& s : instructions) {
+    nlohmann::json i = summary(s);
+    i["where"] = describe_code(s.pc);
+    i["space"] = space_name(s.space);
+    i["kind"] = s.write ? "store" : "load";
+    i["bytes"] = s.bytes;
+    j["instructions"].push_back(i);
+  }
+  j["samples"] = nlohmann::json::array();
+  for (const WarpAccess& a : samples) {
+    nlohmann::json lanes = nlohmann::json::array();
+    for (unsigned l = 0; l < 32; ++l) lanes.push_back(a.mask >> l & 1 ? nlohmann::json(a.addresses[l]) : nlohmann::json());
+    j["samples"].push_back({{"block", dim(a.block)}, {"warp", a.warp}, {"where", describe_code(a.pc)},
+                            {"space", space_name(a.space)}, {"kind", a.write ? "store" : "load"},
+                            {"bytes", a.bytes}, {"addresses", lanes}, {"sectors", a.sectors},
+                            {"wavefronts", a.wavefronts}});
+  }
+  return j;
+}
+
+namespace {
+std::mutex last_mutex;
+std::optional<KernelTrace> last;
+}  // namespace
+
+std::optional<KernelTrace> last_trace() {
+  std::lock_guard lock(last_mutex);
+  return last;
+}
+
+TraceSink::TraceSink(std::string kernel, const LaunchShape& shape) {
+  trace_.kernel = std::move(kernel);
+  trace_.shape = shape;
+  const uint64_t threads = uint64_t(shape.block.x) * shape.block.y * shape.block.z;
+  trace_.warps = (threads + 31) / 32 * shape.grid.x * shape.grid.y * shape.grid.z;
+}
+
+void TraceSink::add(const std::vector<InstructionStats>& stats, std::vector<WarpAccess>& samples) {
+  std::lock_guard lock(mutex_);
+  traced_ = true;
+  for (const InstructionStats& s : stats) {
+    auto it = std::lower_bound(trace_.instructions.begin(), trace_.instructions.end(), s.pc,
+                               [](const InstructionStats& a, const void* pc) { return a.pc < pc; });
+    if (it == trace_.instructions.end() || it->pc != s.pc) {
+      trace_.instructions.insert(it, s);
+      continue;
+    }
+    it->requests += s.requests;
+    it->active_lanes += s.active_lanes;
+    it->sectors += s.sectors;
+    it->ideal_sectors += s.ideal_sectors;
+    it->wavefronts += s.wavefronts;
+    it->ideal_wavefronts += s.ideal_wavefronts;
+    it->worst_wavefronts = std::max(it->worst_wavefronts, s.worst_wavefronts);
+  }
+  for (WarpAccess& a : samples) {
+    if (trace_.samples.size() >= KernelTrace::kMaxSamples) break;
+    trace_.samples.push_back(a);
+  }
+}
+
+void TraceSink::publish() {
+  std::lock_guard lock(last_mutex);
+  last = trace_;
+}
+
+}  // namespace warpnet::simt

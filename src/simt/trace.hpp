@@ -1,0 +1,83 @@
+// What a traced launch saw, per warp-level memory instruction: how many
+// 32-byte sectors its global accesses touched against the fewest possible,
+// how many shared-memory wavefronts (bank-conflict replays) it needed.
+// Kernels compiled with warpnet_simt_traced() fill it; others leave it empty.
+#pragma once
+#include <array>
+#include <cstdint>
+#include <nlohmann/json_fwd.hpp>
+#include <mutex>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "simt/launch.hpp"
+
+namespace warpnet::simt {
+
+enum class Space : uint8_t { global, shared };
+
+// One memory instruction of the kernel, summed over every warp that ran it.
+struct InstructionStats {
+  const void* pc = nullptr;  // the instruction (return address of its access callback)
+  bool write = false;
+  Space space = Space::global;
+  unsigned bytes = 0;          // per lane
+  uint64_t requests = 0;       // warp-level executions
+  uint64_t active_lanes = 0;   // summed over requests
+  uint64_t sectors = 0;        // global: distinct 32-byte sectors touched
+  uint64_t ideal_sectors = 0;  // global: the fewest that hold the bytes asked for
+  uint64_t wavefronts = 0;     // shared: passes through the 32 banks
+  uint64_t ideal_wavefronts = 0;
+  unsigned worst_wavefronts = 0;  // shared: the worst single request
+};
+
+// One warp-level access in full, for the visualizer and lessons.
+struct WarpAccess {
+  uint3 block{};
+  unsigned warp = 0;
+  const void* pc = nullptr;
+  bool write = false;
+  Space space = Space::global;
+  unsigned bytes = 0;
+  unsigned mask = 0;  // lanes that took part
+  std::array<uintptr_t, 32> addresses{};
+  unsigned sectors = 0, wavefronts = 0;
+};
+
+struct KernelTrace {
+  std::string kernel;
+  LaunchShape shape;
+  uint64_t warps = 0;                          // warps launched
+  std::vector<InstructionStats> instructions;  // sorted by pc
+  std::vector<WarpAccess> samples;             // the first kMaxSamples, in execution order
+  static constexpr size_t kMaxSamples = 256;
+
+  // Sums over instructions of one kind.
+  InstructionStats total(Space space, bool write) const;
+  nlohmann::json to_json() const;
+};
+
+// The trace of the most recent traced launch on any thread (nullopt before one).
+std::optional<KernelTrace> last_trace();
+
+// Sectors and wavefronts of one warp-level access (lanes in `mask`).
+unsigned sectors_touched(const std::array<uintptr_t, 32>& addresses, unsigned mask, unsigned bytes);
+unsigned ideal_sectors(const std::array<uintptr_t, 32>& addresses, unsigned mask, unsigned bytes);
+unsigned shared_wavefronts(const std::array<uintptr_t, 32>& addresses, unsigned mask, unsigned bytes);
+
+// Collects the blocks' statistics during a launch (workers add concurrently).
+class TraceSink {
+ public:
+  TraceSink(std::string kernel, const LaunchShape& shape);
+  void add(const std::vector<InstructionStats>& stats, std::vector<WarpAccess>& samples);
+  bool traced() const { return traced_; }
+  void publish();
+
+ private:
+  std::mutex mutex_;
+  KernelTrace trace_;
+  bool traced_ = false;
+};
+
+}  // namespace warpnet::simt

@@ -1,0 +1,27 @@
+// How library code reports memory accesses the compiler does not instrument
+// (atomics): to the checker of a traced block, or nowhere.
+#pragma once
+#include <cstddef>
+
+namespace warpnet::simt {
+
+void note_atomic(const void* address, size_t bytes);
+
+// Marks emulator code running on a lane's fiber. A traced file's copies of
+// inline library functions (std::string's, say) may be the ones the linker
+// keeps for the whole program, so the emulator's own work can reach the
+// access callbacks; inside this scope they ignore it.
+class LibraryScope {
+ public:
+  LibraryScope() : outer_(active) { active = true; }
+  ~LibraryScope() { active = outer_; }
+  LibraryScope(const LibraryScope&) = delete;
+  LibraryScope& operator=(const LibraryScope&) = delete;
+  static bool inside() { return active; }
+
+ private:
+  static thread_local bool active;
+  bool outer_;
+};
+
+}  // namespace warpnet::simt

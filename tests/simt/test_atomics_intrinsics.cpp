@@ -1,0 +1,101 @@
+// Atomics (contended across blocks on several workers), math and bit
+// intrinsics, vector types and dynamic shared memory.
+#include <doctest/doctest.h>
+
+#include <cmath>
+
+#include "tests/simt/device_buffer.hpp"
+
+namespace {
+
+// counters: [add, sub, max, min, exch-count, cas-count, inc, or]
+__global__ void contend(int* counters, unsigned* bits, float* fsum, unsigned* wrap) {
+  const int id = blockIdx.x * blockDim.x + threadIdx.x;
+  atomicAdd(&counters[0], 2);
+  atomicSub(&counters[1], 1);
+  atomicMax(&counters[2], id);
+  atomicMin(&counters[3], -id);
+  if (atomicExch(&counters[4], 1) == 0) atomicAdd(&counters[5], 1);  // exactly one thread sees 0
+  int old = atomicCAS(&counters[6], 0, id + 1);  // only the first succeeds
+  if (old == 0) atomicAdd(&counters[7], 1);
+  atomicOr(bits, 1u << (id % 32));
+  atomicAdd(fsum, 0.5f);
+  atomicInc(wrap, 9);  // counts 0..9 then wraps to 0
+}
+
+// out: (blockDim.x,) — each thread stores its value into dynamic shared
+// memory, then reads its neighbour's.
+__global__ void dynamic_neighbour(float* out) {
+  float* s = warpnet::dynamic_shared<float>();
+  const int t = threadIdx.x;
+  s[t] = float(t) * 1.5f;
+  __syncthreads();
+  out[t] = s[(t + 1) % blockDim.x];
+}
+
+// out: (2,) float4: one loaded as a whole, one built with make_float4.
+__global__ void vector_copy(const float4* in, float4* out) {
+  out[0] = __ldg(&in[0]);
+  out[1] = make_float4(in[0].w, in[0].z, in[0].y, in[0].x);
+}
+
+}  // namespace
+
+TEST_CASE("atomics on int, unsigned and float stay exact under contention") {
+  const int blocks = 8, threads = 128, n = blocks * threads;
+  DeviceBuffer<int> counters(std::vector<int>{0, 0, -1, 1, 0, 0, 0, 0});
+  DeviceBuffer<unsigned> bits(std::vector<unsigned>{0}), wrap(std::vector<unsigned>{0});
+  DeviceBuffer<float> fsum(std::vector<float>{0.0f});
+  warpnet::simt::set_workers(2);  // blocks on two OS threads really race
+  warpnet::simt::launch(contend, dim3(blocks), dim3(threads), 0, counters.get(), bits.get(), fsum.get(), wrap.get());
+  warpnet::simt::set_workers(0);
+  const auto c = counters.download();
+  CHECK(c[0] == 2 * n);
+  CHECK(c[1] == -n);
+  CHECK(c[2] == n - 1);
+  CHECK(c[3] == -(n - 1));
+  CHECK(c[5] == 1);
+  CHECK(c[6] >= 1);
+  CHECK(c[7] == 1);
+  CHECK(bits.download()[0] == 0xffffffffu);
+  CHECK(fsum.download()[0] == 0.5f * n);  // multiples of 0.5 up to 512 are exact in float
+  CHECK(wrap.download()[0] == unsigned(n % 10));
+}
+
+TEST_CASE("fast-math and bit intrinsics match their definitions") {
+  // __expf and friends are the exact libm functions here; a GPU's are within a
+  // few ulp, so kernels' tests must allow that, not rely on this.
+  CHECK(__expf(1.0f) == std::exp(1.0f));
+  CHECK(__fdividef(1.0f, 4.0f) == 0.25f);
+  CHECK(rsqrtf(4.0f) == 0.5f);
+  CHECK(fmaf(2.0f, 3.0f, 1.0f) == 7.0f);
+  CHECK(__saturatef(1.5f) == 1.0f);
+  CHECK(__saturatef(-0.5f) == 0.0f);
+  CHECK(__popc(0xf0f0u) == 8);
+  CHECK(__clz(1) == 31);
+  CHECK(__ffs(0) == 0);
+  CHECK(__ffs(8) == 4);
+  CHECK(__brev(1u) == 0x80000000u);
+  CHECK(__umulhi(0x80000000u, 4u) == 2u);
+  CHECK(__float_as_uint(1.0f) == 0x3f800000u);
+  CHECK(__int_as_float(0x40000000) == 2.0f);
+  CHECK(min(3, -2) == -2);
+  CHECK(max(2.5f, 1.0f) == 2.5f);
+  CHECK(warpnet::ceil_div(129, 32) == 5);
+}
+
+TEST_CASE("dynamic shared memory is per block and sized by the launch") {
+  DeviceBuffer<float> out(96);
+  warpnet::simt::launch(dynamic_neighbour, dim3(1), dim3(96), 96 * sizeof(float), out.get());
+  const auto v = out.download();
+  for (int t = 0; t < 96; ++t) CHECK(v[t] == float((t + 1) % 96) * 1.5f);
+}
+
+TEST_CASE("float4 keeps CUDA's size and alignment and copies whole") {
+  static_assert(sizeof(float4) == 16 && alignof(float4) == 16 && alignof(int2) == 8);
+  DeviceBuffer<float4> in(std::vector<float4>{make_float4(1, 2, 3, 4)}), out(2);
+  warpnet::simt::launch(vector_copy, dim3(1), dim3(1), 0, in.get(), out.get());
+  const auto v = out.download();
+  CHECK((v[0].x == 1 && v[0].y == 2 && v[0].z == 3 && v[0].w == 4));
+  CHECK((v[1].x == 4 && v[1].y == 3 && v[1].z == 2 && v[1].w == 1));
+}

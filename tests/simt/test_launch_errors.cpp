@@ -1,0 +1,103 @@
+// Launch configuration checks return the CUDA error a GPU would, and the
+// runtime API follows CUDA's error model (cudaGetLastError, sticky-until-sync).
+#include <doctest/doctest.h>
+
+#include <string>
+
+#include "tests/simt/device_buffer.hpp"
+
+using warpnet::simt::LaunchError;
+
+namespace {
+
+__global__ void noop(int*) {}
+
+__global__ void big_static_shared(float* out) {
+  __shared__ float tile[16 * 1024];  // 64 KiB: over the 48 KiB static limit
+  tile[threadIdx.x] = 1.0f;
+  out[threadIdx.x] = tile[threadIdx.x];
+}
+
+// The error code and message of a launch of `noop` with this shape.
+std::pair<cudaError_t, std::string> launch_noop(dim3 grid, dim3 block, size_t shared = 0) {
+  try {
+    warpnet::simt::launch(noop, grid, block, shared, nullptr);
+  } catch (const LaunchError& e) {
+    return {e.code(), e.what()};
+  }
+  return {cudaSuccess, ""};
+}
+
+}  // namespace
+
+TEST_CASE("invalid launch configurations are cudaErrorInvalidConfiguration") {
+  auto [code, message] = launch_noop(dim3(1), dim3(1025));
+  CHECK(code == cudaErrorInvalidConfiguration);
+  CHECK(message == "kernel noop launched with grid (1,1,1), block (1025,1,1): block dimension x is 1025, the limit is "
+                   "1024 (cudaErrorInvalidConfiguration)");
+  CHECK(launch_noop(dim3(1), dim3(32, 32, 2)).first == cudaErrorInvalidConfiguration);  // 2048 threads
+  CHECK(launch_noop(dim3(1), dim3(1, 1, 65)).first == cudaErrorInvalidConfiguration);   // z > 64
+  CHECK(launch_noop(dim3(0), dim3(32)).first == cudaErrorInvalidConfiguration);
+  CHECK(launch_noop(dim3(1, 65536), dim3(32)).first == cudaErrorInvalidConfiguration);
+  CHECK(launch_noop(dim3(1), dim3(1, 1, 0)).first == cudaErrorInvalidConfiguration);
+  CHECK(launch_noop(dim3(1), dim3(1024)).first == cudaSuccess);
+  CHECK(launch_noop(dim3(1), dim3(1, 1, 64)).first == cudaSuccess);
+}
+
+TEST_CASE("shared memory over the limit is cudaErrorInvalidValue until opted in") {
+  auto [code, message] = launch_noop(dim3(1), dim3(32), 64 * 1024);
+  CHECK(code == cudaErrorInvalidValue);
+  CHECK(message.find("65536 bytes of dynamic shared memory") != std::string::npos);
+  CHECK(cudaFuncSetAttribute(noop, cudaFuncAttributeMaxDynamicSharedMemorySize, 64 * 1024) == cudaSuccess);
+  CHECK(launch_noop(dim3(1), dim3(32), 64 * 1024).first == cudaSuccess);
+  CHECK(cudaFuncSetAttribute(noop, cudaFuncAttributeMaxDynamicSharedMemorySize, 300 * 1024) == cudaErrorInvalidValue);
+  cudaGetLastError();
+
+  DeviceBuffer<float> out(32);
+  CHECK_THROWS_WITH_AS(warpnet::simt::launch(big_static_shared, dim3(1), dim3(32), 0, out.get()),
+                       doctest::Contains("declares 65536 bytes of static __shared__ memory"), LaunchError);
+}
+
+TEST_CASE("CUDA-style launches leave their error for cudaGetLastError") {
+  CHECK(cudaGetLastError() == cudaSuccess);
+  warpnet::launch_kernel(noop, dim3(1), dim3(2048), 0, nullptr);
+  CHECK(cudaPeekAtLastError() == cudaErrorInvalidConfiguration);
+  CHECK(std::string(warpnet::cuda_error_detail(cudaErrorInvalidConfiguration)).find("2048") != std::string::npos);
+  CHECK(cudaGetLastError() == cudaErrorInvalidConfiguration);
+  CHECK(cudaGetLastError() == cudaSuccess);  // reading it resets it
+  CHECK(cudaDeviceSynchronize() == cudaSuccess);  // configuration errors are not faults
+  CHECK(std::string(cudaGetErrorString(cudaErrorInvalidConfiguration)) == "invalid configuration argument");
+}
+
+TEST_CASE("cudaMemcpy and cudaMemset check the device side of the copy") {
+  DeviceBuffer<float> buffer(100);
+  std::vector<float> host(101);
+  CHECK(cudaMemcpy(buffer.get(), host.data(), 100 * sizeof(float), cudaMemcpyHostToDevice) == cudaSuccess);
+  CHECK(cudaMemcpy(buffer.get(), host.data(), 101 * sizeof(float), cudaMemcpyHostToDevice) == cudaErrorInvalidValue);
+  CHECK(warpnet::simt::last_error_message().find("not inside a device allocation") != std::string::npos);
+  CHECK(cudaMemcpy(host.data(), host.data() + 1, 4, cudaMemcpyDeviceToHost) == cudaErrorInvalidValue);
+  CHECK(cudaMemset(buffer.get() + 50, 0, 51 * sizeof(float)) == cudaErrorInvalidValue);
+  CHECK(cudaFree(host.data()) == cudaErrorInvalidValue);
+  cudaGetLastError();
+}
+
+TEST_CASE("fresh device memory is poisoned, and events time a launch") {
+  DeviceBuffer<float> buffer(4);
+  CHECK(std::isnan(buffer.download()[0]));  // a kernel reading it before writing sees NaN
+  cudaEvent_t start, stop;
+  REQUIRE(cudaEventCreate(&start) == cudaSuccess);
+  REQUIRE(cudaEventCreate(&stop) == cudaSuccess);
+  cudaEventRecord(start);
+  warpnet::launch_kernel(noop, dim3(4), dim3(256), 0, nullptr);
+  cudaEventRecord(stop);
+  cudaEventSynchronize(stop);
+  float ms = -1.0f;
+  CHECK(cudaEventElapsedTime(&ms, start, stop) == cudaSuccess);
+  CHECK(ms >= 0.0f);
+  cudaEventDestroy(start);
+  cudaEventDestroy(stop);
+  cudaDeviceProp prop;
+  CHECK(cudaGetDeviceProperties(&prop, 0) == cudaSuccess);
+  CHECK(prop.maxThreadsPerBlock == 1024);
+  CHECK(prop.warpSize == 32);
+}

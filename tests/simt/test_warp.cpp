@@ -1,0 +1,101 @@
+// Warp collectives against their CUDA definitions, lane by lane.
+#include <doctest/doctest.h>
+
+#include "tests/simt/device_buffer.hpp"
+
+namespace {
+
+// out: (6, 64): for each lane of two warps the results of six shuffles.
+__global__ void shuffles(int* out) {
+  const int t = threadIdx.x, lane = t % 32, n = blockDim.x;
+  const int v = 100 + t;
+  out[0 * n + t] = __shfl_sync(0xffffffffu, v, 5);          // everyone reads lane 5 of its warp
+  out[1 * n + t] = __shfl_up_sync(0xffffffffu, v, 3);       // lanes 0-2 keep their own
+  out[2 * n + t] = __shfl_down_sync(0xffffffffu, v, 4);     // lanes 28-31 keep their own
+  out[3 * n + t] = __shfl_xor_sync(0xffffffffu, v, 1);      // swap neighbours
+  out[4 * n + t] = __shfl_down_sync(0xffffffffu, v, 2, 8);  // within segments of 8
+  out[5 * n + t] = __shfl_sync(0xffffffffu, v, lane + 1, 16);  // rotate within halves
+}
+
+// Tree reduction of one float per lane with __shfl_xor_sync; out: one sum per warp.
+__global__ void warp_sum(const float* in, float* out) {
+  float v = in[threadIdx.x];
+  for (int offset = 16; offset > 0; offset /= 2) v += __shfl_xor_sync(0xffffffffu, v, offset);
+  if (threadIdx.x % 32 == 0) out[threadIdx.x / 32] = v;
+}
+
+// out: (5, 32): ballot, any, all of (lane < 10), all of true, and __activemask
+// inside a branch taken by odd lanes only (even lanes leave 0).
+__global__ void votes(unsigned* out) {
+  const int lane = threadIdx.x;
+  out[lane] = __ballot_sync(0xffffffffu, lane < 10);
+  out[32 + lane] = unsigned(__any_sync(0xffffffffu, lane == 31));
+  out[64 + lane] = unsigned(__all_sync(0xffffffffu, lane < 10));
+  out[96 + lane] = unsigned(__all_sync(0xffffffffu, 1));
+  // Only one branch calls it: identical calls in both would be merged by the
+  // compiler. (After the branch the answer depends on whether the compiler
+  // duplicated the call into both paths, on a GPU too: CUDA promises no
+  // reconvergence, so the test does not ask.)
+  if (lane % 2 == 1) out[128 + lane] = __activemask();
+}
+
+// Odd and even lanes shuffle within their own half-warp groups (masks that
+// partition the warp), each with a different mask.
+__global__ void masked_groups(int* out) {
+  const int lane = threadIdx.x;
+  const unsigned odd = 0xaaaaaaaau, even = 0x55555555u;
+  if (lane % 2) {
+    out[lane] = __shfl_sync(odd, lane * 10, 1);  // lane 1's value
+  } else {
+    out[lane] = __shfl_sync(even, lane * 10, 30);  // lane 30's value
+  }
+  __syncwarp();
+}
+
+}  // namespace
+
+TEST_CASE("__shfl_sync, _up, _down, _xor with full and partial widths") {
+  DeviceBuffer<int> out(6 * 64);
+  warpnet::simt::launch(shuffles, dim3(1), dim3(64), 0, out.get());
+  const auto v = out.download();
+  for (int t = 0; t < 64; ++t) {
+    const int lane = t % 32, warp = t / 32, own = 100 + t, base = 100 + 32 * warp;
+    CHECK(v[t] == base + 5);
+    CHECK(v[64 + t] == (lane >= 3 ? own - 3 : own));
+    CHECK(v[128 + t] == (lane < 28 ? own + 4 : own));
+    CHECK(v[192 + t] == base + (lane ^ 1));
+    CHECK(v[256 + t] == (lane % 8 < 6 ? own + 2 : own));
+    CHECK(v[320 + t] == base + (lane / 16) * 16 + (lane + 1) % 16);
+  }
+}
+
+TEST_CASE("__shfl_xor_sync butterfly sums a warp") {
+  std::vector<float> in(64);
+  for (int i = 0; i < 64; ++i) in[i] = float(i);
+  DeviceBuffer<float> d_in(in), d_out(2);
+  warpnet::simt::launch(warp_sum, dim3(1), dim3(64), 0, d_in.get(), d_out.get());
+  // Sums of small integers are exact in float.
+  CHECK(d_out.download() == std::vector<float>{496.0f, 1520.0f});
+}
+
+TEST_CASE("__ballot_sync, __any_sync, __all_sync and __activemask in a divergent branch") {
+  DeviceBuffer<unsigned> out(5 * 32);
+  REQUIRE(cudaMemset(out.get(), 0, out.size() * sizeof(unsigned)) == cudaSuccess);
+  warpnet::simt::launch(votes, dim3(1), dim3(32), 0, out.get());
+  const auto v = out.download();
+  for (int lane = 0; lane < 32; ++lane) {
+    CHECK(v[lane] == 0x3ffu);
+    CHECK(v[32 + lane] == 1);
+    CHECK(v[64 + lane] == 0);
+    CHECK(v[96 + lane] == 1);
+    // The lanes that reached the same __activemask() call together.
+    CHECK(v[128 + lane] == (lane % 2 ? 0xaaaaaaaau : 0u));
+  }
+}
+
+TEST_CASE("collectives with disjoint masks complete independently") {
+  DeviceBuffer<int> out(32);
+  warpnet::simt::launch(masked_groups, dim3(1), dim3(32), 0, out.get());
+  const auto v = out.download();
+  for (int lane = 0; lane < 32; ++lane) CHECK(v[lane] == (lane % 2 ? 10 : 300));
+}

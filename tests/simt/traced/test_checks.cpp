@@ -1,0 +1,123 @@
+// The traced build's checks: out-of-bounds global and shared accesses, races,
+// uninitialized shared reads — each named with kernel, block, thread, address
+// and source line. Compiled with warpnet_simt_traced (see src/simt/CMakeLists.txt).
+#include <doctest/doctest.h>
+
+#include "tests/simt/device_buffer.hpp"
+
+// Wrapped so these traced copies never clash with the untraced copies of the
+// same kernels in other test files.
+namespace {
+#include "kernels/examples/bugs/missing_syncthreads.cu"
+#include "kernels/examples/bugs/off_by_one.cu"
+#include "kernels/examples/bugs/uninitialized_shared.cu"
+#include "kernels/matmul/02_smem_tiled.cu"
+}  // namespace
+
+using warpnet::simt::LaunchError;
+
+namespace {
+
+// The message of the LaunchError the launch throws, with its code checked.
+template <class... P, class... A>
+std::string launch_error(cudaError_t expected, void (*kernel)(P...), dim3 grid, dim3 block, A... args) {
+  try {
+    warpnet::simt::launch(kernel, grid, block, 0, args...);
+  } catch (const LaunchError& e) {
+    CHECK(e.code() == expected);
+    return e.what();
+  }
+  FAIL("the launch reported nothing");
+  return "";
+}
+
+}  // namespace
+
+TEST_CASE("traced: an off-by-one bounds check is an out-of-bounds global write") {
+  DeterministicScope deterministic;
+  DeviceBuffer<float> x(std::vector<float>(100, 1.0f));
+  const std::string message =
+      launch_error(cudaErrorIllegalAddress, scale_off_by_one, dim3(1), dim3(128), x.get(), 100, 2.0f);
+  INFO(message);
+  CHECK(message.starts_with("kernel scale_off_by_one, block (0,0,0), thread (100,0,0): out-of-bounds global-memory "
+                            "read of 4 bytes at 0x"));
+  CHECK(message.find("0 bytes past the end of a 400-byte allocation") != std::string::npos);
+  CHECK(message.find("off_by_one.cu:15") != std::string::npos);  // the source line, from the traced copy's -g
+}
+
+TEST_CASE("traced: writing past a __shared__ array is an out-of-bounds shared access") {
+  DeterministicScope deterministic;
+  DeviceBuffer<float> out(32);
+  const std::string message = launch_error(cudaErrorIllegalAddress, shared_off_by_one, dim3(1), dim3(32), out.get());
+  INFO(message);
+  CHECK(message.starts_with("kernel shared_off_by_one, block (0,0,0), thread (31,0,0): out-of-bounds shared-memory "
+                            "write of 4 bytes"));
+  CHECK(message.find("0 bytes past the end of `tile` (128 bytes)") != std::string::npos);
+}
+
+TEST_CASE("traced: a missing __syncthreads() is reported as a shared-memory race") {
+  DeterministicScope deterministic;
+  DeviceBuffer<float> in(std::vector<float>(64, 1.0f)), out(64);
+  const std::string message =
+      launch_error(cudaErrorLaunchFailure, reverse_missing_sync, dim3(1), dim3(64), in.get(), out.get());
+  INFO(message);
+  // Warp 0 runs first: thread 31 reads tile[32] before thread 32 (warp 1) writes
+  // it, and nothing orders the two.
+  CHECK(message.starts_with("kernel reverse_missing_sync, block (0,0,0), thread (32,0,0): shared-memory race on "
+                            "`tile`[byte 128]"));
+  CHECK(message.find("writes it at kernels/examples/bugs/missing_syncthreads.cu:16") != std::string::npos);
+  CHECK(message.find("and thread (31,0,0) read it at kernels/examples/bugs/missing_syncthreads.cu:18") !=
+        std::string::npos);
+  CHECK(message.find("with no __syncthreads() between them") != std::string::npos);
+}
+
+TEST_CASE("traced: reading shared memory no thread wrote is reported") {
+  DeterministicScope deterministic;
+  DeviceBuffer<float> out(64);
+  const std::string message = launch_error(cudaErrorLaunchFailure, uninitialized_shared, dim3(1), dim3(64), out.get());
+  INFO(message);
+  CHECK(message.starts_with("kernel uninitialized_shared, block (0,0,0), thread (1,0,0): reads `tile`[byte 4]"));
+  CHECK(message.find("uninitialized shared memory") != std::string::npos);
+}
+
+TEST_CASE("traced: a correct tiled SGEMM passes every check, in parallel too") {
+  const int M = 33, N = 47, K = 35;
+  std::vector<float> a(M * K, 0.5f), b(K * N, 2.0f);
+  DeviceBuffer<float> A(a), B(b), C(M * N);
+  const dim3 block(16, 16), grid(warpnet::ceil_div(N, 16), warpnet::ceil_div(M, 16));
+  for (int workers : {1, 2}) {
+    warpnet::simt::set_workers(workers);
+    CHECK_NOTHROW(warpnet::simt::launch(sgemm_smem_tiled<16>, grid, block, 0, M, N, K, A.get(), B.get(), C.get()));
+    for (float c : C.download()) REQUIRE(c == float(K));
+  }
+  warpnet::simt::set_workers(0);
+}
+
+namespace {
+
+// One warp swaps neighbouring values through shared memory. With __syncwarp()
+// between the store and the load the lanes are ordered; without it (the
+// pre-Volta "warp-synchronous" idiom) lane 0 may read s[1] before lane 1 wrote it.
+template <bool kSyncWarp>
+__global__ void warp_swap(const float* in, float* out) {
+  __shared__ float s[32];
+  const int lane = threadIdx.x;
+  s[lane] = in[lane];
+  if (kSyncWarp) __syncwarp();
+  out[lane] = s[lane ^ 1];
+}
+
+}  // namespace
+
+TEST_CASE("traced: __syncwarp orders shared accesses within a warp, its absence is a race") {
+  DeterministicScope deterministic;
+  std::vector<float> values(32);
+  for (int i = 0; i < 32; ++i) values[i] = float(i);
+  DeviceBuffer<float> in(values), out(32);
+  CHECK_NOTHROW(warpnet::simt::launch(warp_swap<true>, dim3(1), dim3(32), 0, in.get(), out.get()));
+  CHECK(out.download()[4] == 5.0f);
+  const std::string message =
+      launch_error(cudaErrorLaunchFailure, warp_swap<false>, dim3(1), dim3(32), in.get(), out.get());
+  INFO(message);
+  CHECK(message.starts_with("kernel warp_swap<false>, block (0,0,0), thread (1,0,0): shared-memory race on `s`[byte 4]"));
+}

@@ -1,0 +1,94 @@
+// The tracer's coalescing and bank-conflict figures for the access-pattern
+// kernels, and the JSON summary. Compiled with warpnet_simt_traced.
+#include <doctest/doctest.h>
+
+#include <nlohmann/json.hpp>
+
+#include "simt/trace.hpp"
+#include "tests/simt/device_buffer.hpp"
+
+namespace {
+#include "kernels/examples/access_patterns.cu"
+}  // namespace
+
+using warpnet::simt::KernelTrace;
+using warpnet::simt::Space;
+
+namespace {
+
+KernelTrace traced_launch_result() {
+  const auto trace = warpnet::simt::last_trace();
+  REQUIRE(trace.has_value());
+  return *trace;
+}
+
+}  // namespace
+
+TEST_CASE("trace: a coalesced float copy touches 4 sectors per warp load, stride 32 touches 32") {
+  DeterministicScope deterministic;
+  const int n = 256;
+  DeviceBuffer<float> in(std::vector<float>(n * 32, 1.0f)), out(n);
+
+  warpnet::simt::launch(copy_coalesced, dim3(n / 128), dim3(128), 0, in.get(), out.get(), n);
+  KernelTrace trace = traced_launch_result();
+  CHECK(trace.kernel == "copy_coalesced");
+  auto load = trace.total(Space::global, false);
+  CHECK(load.requests == n / 32);
+  CHECK(load.sectors == 4 * load.requests);
+  CHECK(load.ideal_sectors == load.sectors);
+  CHECK(trace.total(Space::global, true).sectors == 4 * (n / 32));
+
+  warpnet::simt::launch(copy_strided, dim3(n / 128), dim3(128), 0, in.get(), out.get(), n, 32);
+  trace = traced_launch_result();
+  load = trace.total(Space::global, false);
+  CHECK(load.requests == n / 32);
+  CHECK(load.sectors == 32 * load.requests);
+  CHECK(load.ideal_sectors == 4 * load.requests);  // 128 useful bytes per request: 12.5% efficiency
+  CHECK(trace.total(Space::global, true).sectors == 4 * (n / 32));
+}
+
+TEST_CASE("trace: a shared column read with stride 32 floats is a 32-way conflict, stride 33 none") {
+  DeterministicScope deterministic;
+  DeviceBuffer<float> out(32);
+
+  warpnet::simt::launch(shared_column_read<32>, dim3(1), dim3(32), 0, out.get());
+  auto load = traced_launch_result().total(Space::shared, false);
+  CHECK(load.requests == 1);
+  CHECK(load.wavefronts == 32);
+  CHECK(load.ideal_wavefronts == 1);
+  CHECK(out.download()[5] == 5.0f * 32);
+
+  warpnet::simt::launch(shared_column_read<33>, dim3(1), dim3(32), 0, out.get());
+  load = traced_launch_result().total(Space::shared, false);
+  CHECK(load.requests == 1);
+  CHECK(load.wavefronts == 1);
+  CHECK(out.download()[5] == 5.0f * 33);
+}
+
+TEST_CASE("trace: the JSON summary carries efficiency, conflicts and per-lane samples") {
+  DeterministicScope deterministic;
+  DeviceBuffer<float> in(std::vector<float>(64 * 32, 1.0f)), out(64);
+  warpnet::simt::launch(copy_strided, dim3(1), dim3(64), 0, in.get(), out.get(), 64, 32);
+  const nlohmann::json j = traced_launch_result().to_json();
+  CHECK(j["kernel"] == "copy_strided");
+  CHECK(j["warps"] == 2);
+  CHECK(j["global_load"]["sectors_per_request"] == 32.0);
+  CHECK(j["global_load"]["efficiency"] == 0.125);
+  CHECK(j["global_store"]["efficiency"] == 1.0);
+  const auto& first = j["samples"][0];
+  CHECK(first["kind"] == "load");
+  CHECK(first["addresses"].size() == 32);
+  CHECK(first["addresses"][1].get<uint64_t>() - first["addresses"][0].get<uint64_t>() == 128);
+  CHECK(first["where"].get<std::string>().find("access_patterns.cu") != std::string::npos);
+}
+
+TEST_CASE("trace: the stats are gathered when blocks run on several workers too") {
+  warpnet::simt::set_workers(2);
+  const int n = 1024;
+  DeviceBuffer<float> in(std::vector<float>(n, 1.0f)), out(n);
+  warpnet::simt::launch(copy_coalesced, dim3(n / 64), dim3(64), 0, in.get(), out.get(), n);
+  warpnet::simt::set_workers(0);
+  const auto load = traced_launch_result().total(Space::global, false);
+  CHECK(load.requests == n / 32);
+  CHECK(load.sectors == 4 * (n / 32));
+}
