@@ -1,0 +1,171 @@
+// Bias broadcast and the elementwise activations, each backward beside its
+// forward. Plain loops: the compiler vectorizes the cheap ones, and the
+// transcendental ones (tanh, exp) go through the C library so the reference
+// is accurate to the last bit or two rather than fast-approximate.
+#include <cmath>
+
+#include "core/tensor.hpp"
+#include "cpu/checks_impl.hpp"
+#include "cpu/ops.hpp"
+
+namespace warpnet::cpu {
+
+namespace {
+
+// y[i] = f(x[i]) for every element. x: any shape; y: like x
+template <class Fn>
+Tensor map_unary(const char* op, const Tensor& x, Fn&& fn) {
+  require_float_input(op, "x", x);
+  Tensor y = Tensor::empty(x.shape(), x.dtype());
+  dispatch_float(x.dtype(), op, [&](auto* tag) {
+    using T = elem_t<decltype(tag)>;
+    const T* px = x.data<T>();
+    T* py = y.data<T>();
+    const int64_t n = x.numel();
+#pragma omp parallel for schedule(static) if (n >= kParallelMinElements)
+    for (int64_t i = 0; i < n; ++i) py[i] = fn(px[i]);
+  });
+  return y;
+}
+
+// dx[i] = f(a[i], dy[i]), a being the forward input or output. a, dy, dx: same shape
+template <class Fn>
+Tensor map_binary(const char* op, const char* a_name, const Tensor& a, const Tensor& dy, Fn&& fn) {
+  require_float_input(op, a_name, a);
+  require_float_input(op, "dy", dy);
+  require_same_dtype(op, a_name, a, "dy", dy);
+  require_same_shape(op, a_name, a, "dy", dy);
+  Tensor dx = Tensor::empty(a.shape(), a.dtype());
+  dispatch_float(a.dtype(), op, [&](auto* tag) {
+    using T = elem_t<decltype(tag)>;
+    const T* pa = a.data<T>();
+    const T* pdy = dy.data<T>();
+    T* pdx = dx.data<T>();
+    const int64_t n = a.numel();
+#pragma omp parallel for schedule(static) if (n >= kParallelMinElements)
+    for (int64_t i = 0; i < n; ++i) pdx[i] = fn(pa[i], pdy[i]);
+  });
+  return dx;
+}
+
+// Spatial extent of a tensor whose axis 1 is channels: (N,C,...) -> Π of "...".
+int64_t spatial_size(const Tensor& t) {
+  int64_t s = 1;
+  for (int i = 2; i < t.rank(); ++i) s *= t.dim(i);
+  return s;
+}
+
+constexpr double kGeluScale = 0.7978845608028654;  // √(2/π)
+constexpr double kGeluCubic = 0.044715;
+
+}  // namespace
+
+// ---- bias -----------------------------------------------------------------
+
+// x: (N,C,...) any rank >= 2; b: (C). y: like x
+Tensor bias_add(const Tensor& x, const Tensor& b) {
+  require_float_input("bias_add", "x", x);
+  require_float_input("bias_add", "b", b);
+  require_same_dtype("bias_add", "x", x, "b", b);
+  WN_CHECK(x.rank() >= 2, "bias_add: x must have a channel axis (N,C,...), got ", x.describe());
+  WN_CHECK(b.rank() == 1 && b.dim(0) == x.dim(1), "bias_add: x is ", x.shape(), " but b is ", b.shape(),
+           ": expected (", x.dim(1), ")");
+  Tensor y = Tensor::empty(x.shape(), x.dtype());
+  dispatch_float(x.dtype(), "bias_add", [&](auto* tag) {
+    using T = elem_t<decltype(tag)>;
+    const T* px = x.data<T>();
+    const T* pb = b.data<T>();
+    T* py = y.data<T>();
+    const int64_t channels = x.dim(1), spatial = spatial_size(x), planes = x.dim(0) * channels;
+    // One (n,c) plane per iteration: its bias is a single value.
+#pragma omp parallel for schedule(static) if (x.numel() >= kParallelMinElements)
+    for (int64_t plane = 0; plane < planes; ++plane) {
+      const T bias = pb[plane % channels];
+      const T* xs = px + plane * spatial;
+      T* ys = py + plane * spatial;
+      for (int64_t i = 0; i < spatial; ++i) ys[i] = xs[i] + bias;
+    }
+  });
+  return y;
+}
+
+// dy: (N,C,...); returns db: (C). Each channel's sum is one thread's work, in
+// double, so the result does not depend on the thread count.
+Tensor bias_add_backward(const Tensor& dy) {
+  require_float_input("bias_add_backward", "dy", dy);
+  WN_CHECK(dy.rank() >= 2, "bias_add_backward: dy must have a channel axis (N,C,...), got ", dy.describe());
+  const int64_t batch = dy.dim(0), channels = dy.dim(1), spatial = spatial_size(dy);
+  Tensor db = Tensor::empty({channels}, dy.dtype());
+  dispatch_float(dy.dtype(), "bias_add_backward", [&](auto* tag) {
+    using T = elem_t<decltype(tag)>;
+    const T* pdy = dy.data<T>();
+    T* pdb = db.data<T>();
+#pragma omp parallel for schedule(static) if (dy.numel() >= kParallelMinElements)
+    for (int64_t c = 0; c < channels; ++c) {
+      double sum = 0;
+      for (int64_t n = 0; n < batch; ++n) {
+        const T* plane = pdy + (n * channels + c) * spatial;
+        for (int64_t i = 0; i < spatial; ++i) sum += plane[i];
+      }
+      pdb[c] = static_cast<T>(sum);
+    }
+  });
+  return db;
+}
+
+// ---- activations ------------------------------------------------------------
+
+Tensor relu(const Tensor& x) {
+  return map_unary("relu", x, [](auto v) { return v > 0 ? v : decltype(v)(0); });
+}
+
+// The kink at 0 takes gradient 0, as PyTorch does.
+Tensor relu_backward(const Tensor& x, const Tensor& dy) {
+  return map_binary("relu_backward", "x", x, dy, [](auto v, auto g) { return v > 0 ? g : decltype(g)(0); });
+}
+
+// y = 0.5·x·(1 + tanh(u)), u = √(2/π)·(x + 0.044715·x³)
+Tensor gelu(const Tensor& x) {
+  return map_unary("gelu", x, [](auto v) {
+    using T = decltype(v);
+    const T u = T(kGeluScale) * (v + T(kGeluCubic) * v * v * v);
+    return T(0.5) * v * (T(1) + std::tanh(u));
+  });
+}
+
+// dy/dx = 0.5·(1 + t) + 0.5·x·(1 − t²)·√(2/π)·(1 + 3·0.044715·x²), t = tanh(u)
+Tensor gelu_backward(const Tensor& x, const Tensor& dy) {
+  return map_binary("gelu_backward", "x", x, dy, [](auto v, auto g) {
+    using T = decltype(v);
+    const T u = T(kGeluScale) * (v + T(kGeluCubic) * v * v * v);
+    const T t = std::tanh(u);
+    const T du = T(kGeluScale) * (T(1) + T(3 * kGeluCubic) * v * v);
+    return g * (T(0.5) * (T(1) + t) + T(0.5) * v * (T(1) - t * t) * du);
+  });
+}
+
+// exp of a non-positive number only, so neither branch overflows.
+Tensor sigmoid(const Tensor& x) {
+  return map_unary("sigmoid", x, [](auto v) {
+    using T = decltype(v);
+    if (v >= 0) return T(1) / (T(1) + std::exp(-v));
+    const T e = std::exp(v);
+    return e / (T(1) + e);
+  });
+}
+
+// y = sigmoid(x): dy/dx = y·(1 − y)
+Tensor sigmoid_backward(const Tensor& y, const Tensor& dy) {
+  return map_binary("sigmoid_backward", "y", y, dy, [](auto s, auto g) { return g * s * (decltype(s)(1) - s); });
+}
+
+Tensor tanh(const Tensor& x) {
+  return map_unary("tanh", x, [](auto v) { return std::tanh(v); });
+}
+
+// y = tanh(x): dy/dx = 1 − y²
+Tensor tanh_backward(const Tensor& y, const Tensor& dy) {
+  return map_binary("tanh_backward", "y", y, dy, [](auto t, auto g) { return g * (decltype(t)(1) - t * t); });
+}
+
+}  // namespace warpnet::cpu

@@ -1,0 +1,187 @@
+// 2-D max and average pooling over square windows, forward and backward.
+// Every (n,c) plane is independent, so the OpenMP loop runs over planes and
+// each output (and each input gradient) is written by exactly one thread:
+// results do not depend on the thread count.
+#include <algorithm>
+#include <cmath>
+#include <limits>
+
+#include "core/tensor.hpp"
+#include "cpu/checks_impl.hpp"
+#include "cpu/ops.hpp"
+
+namespace warpnet::cpu {
+
+namespace {
+
+struct PoolGeometry {
+  int64_t n, c, h, w;  // x: (N,C,H,W)
+  int64_t p, q;        // y: (N,C,P,Q)
+  int64_t kernel, stride, pad;
+  int64_t planes() const { return n * c; }
+  int64_t hw() const { return h * w; }
+  int64_t pq() const { return p * q; }
+};
+
+// x_shape: (N,C,H,W)
+PoolGeometry pool_geometry(const char* op, const Shape& x_shape, const Pool2dParams& prm) {
+  WN_CHECK(x_shape.rank() == 4, op, ": x must be 4-D (N,C,H,W), got ", x_shape);
+  WN_CHECK(prm.kernel >= 1, op, ": kernel is ", prm.kernel, ", must be at least 1");
+  WN_CHECK(prm.stride >= 1, op, ": stride is ", prm.stride, ", must be at least 1");
+  WN_CHECK(prm.padding >= 0, op, ": padding is ", prm.padding, ", must not be negative");
+  // With more padding some window could cover padding only (PyTorch has the same rule).
+  WN_CHECK(prm.padding <= prm.kernel / 2, op, ": padding ", prm.padding, " is more than half the kernel ", prm.kernel);
+  PoolGeometry g{x_shape[0], x_shape[1], x_shape[2], x_shape[3], 0, 0, prm.kernel, prm.stride, prm.padding};
+  const Conv2dParams window{prm.stride, prm.padding, 1};
+  g.p = conv_out_size(g.h, g.kernel, window);
+  g.q = conv_out_size(g.w, g.kernel, window);
+  WN_CHECK(g.p > 0 && g.q > 0, op, ": output would be empty: input ", g.h, "x", g.w, ", kernel ", g.kernel,
+           ", padding ", g.pad);
+  return g;
+}
+
+// The rows (or columns) of window o inside the input: [begin, end).
+struct Span {
+  int64_t begin, end;
+};
+Span window_span(int64_t o, int64_t extent, const PoolGeometry& g) {
+  const int64_t start = o * g.stride - g.pad;
+  return {std::max<int64_t>(start, 0), std::min<int64_t>(start + g.kernel, extent)};
+}
+
+}  // namespace
+
+// ---- max ------------------------------------------------------------------
+
+// x: (N,C,H,W); returns y: (N,C,P,Q) and argmax: i32 (N,C,P,Q), an index into the H·W plane
+MaxPoolResult max_pool2d(const Tensor& x, const Pool2dParams& prm) {
+  require_float_input("max_pool2d", "x", x);
+  const PoolGeometry g = pool_geometry("max_pool2d", x.shape(), prm);
+  WN_CHECK(g.hw() <= std::numeric_limits<int32_t>::max(), "max_pool2d: plane of ", g.h, "x", g.w,
+           " does not fit an i32 argmax");
+  MaxPoolResult out;
+  out.y = Tensor::empty({g.n, g.c, g.p, g.q}, x.dtype());
+  out.argmax = Tensor::empty({g.n, g.c, g.p, g.q}, DType::i32);
+  dispatch_float(x.dtype(), "max_pool2d", [&](auto* tag) {
+    using T = elem_t<decltype(tag)>;
+    const T* px = x.data<T>();
+    T* py = out.y.data<T>();
+    int32_t* parg = out.argmax.data<int32_t>();
+#pragma omp parallel for schedule(static) if (x.numel() >= kParallelMinElements)
+    for (int64_t plane = 0; plane < g.planes(); ++plane) {
+      const T* xp = px + plane * g.hw();
+      for (int64_t p = 0; p < g.p; ++p) {
+        const Span rows = window_span(p, g.h, g);
+        for (int64_t q = 0; q < g.q; ++q) {
+          const Span cols = window_span(q, g.w, g);
+          // The first maximum wins ties; the first NaN wins over numbers, so
+          // it propagates as in PyTorch instead of vanishing.
+          int64_t best = rows.begin * g.w + cols.begin;
+          for (int64_t ih = rows.begin; ih < rows.end; ++ih) {
+            for (int64_t iw = cols.begin; iw < cols.end; ++iw) {
+              const T v = xp[ih * g.w + iw];
+              if (v > xp[best] || (std::isnan(v) && !std::isnan(xp[best]))) best = ih * g.w + iw;
+            }
+          }
+          const int64_t o = plane * g.pq() + p * g.q + q;
+          py[o] = xp[best];
+          parg[o] = static_cast<int32_t>(best);
+        }
+      }
+    }
+  });
+  return out;
+}
+
+// dy, argmax: (N,C,P,Q); x_shape: (N,C,H,W). dx[plane, argmax] += dy.
+Tensor max_pool2d_backward(const Tensor& dy, const Tensor& argmax, const Shape& x_shape) {
+  require_float_input("max_pool2d_backward", "dy", dy);
+  require_int32_input("max_pool2d_backward", "argmax", argmax);
+  require_rank("max_pool2d_backward", "dy", dy, 4, "(N,C,P,Q)");
+  require_same_shape("max_pool2d_backward", "dy", dy, "argmax", argmax);
+  WN_CHECK(x_shape.rank() == 4 && x_shape[0] == dy.dim(0) && x_shape[1] == dy.dim(1), "max_pool2d_backward: dy is ",
+           dy.shape(), " but x is ", x_shape, ": expected the same (N,C)");
+  const int64_t planes = dy.dim(0) * dy.dim(1), pq = dy.dim(2) * dy.dim(3), hw = x_shape[2] * x_shape[3];
+  const int32_t* parg = argmax.data<int32_t>();
+  for (int64_t i = 0; i < argmax.numel(); ++i) {
+    WN_CHECK(parg[i] >= 0 && parg[i] < hw, "max_pool2d_backward: argmax ", parg[i], " at flat index ", i,
+             " is outside the ", x_shape[2], "x", x_shape[3], " plane");
+  }
+  Tensor dx = Tensor::empty(x_shape, dy.dtype());
+  dispatch_float(dy.dtype(), "max_pool2d_backward", [&](auto* tag) {
+    using T = elem_t<decltype(tag)>;
+    const T* pdy = dy.data<T>();
+    T* pdx = dx.data<T>();
+#pragma omp parallel for schedule(static) if (dx.numel() >= kParallelMinElements)
+    for (int64_t plane = 0; plane < planes; ++plane) {
+      T* dxp = pdx + plane * hw;
+      std::fill(dxp, dxp + hw, T(0));
+      for (int64_t o = plane * pq; o < (plane + 1) * pq; ++o) dxp[parg[o]] += pdy[o];
+    }
+  });
+  return dx;
+}
+
+// ---- average ----------------------------------------------------------------
+
+// x: (N,C,H,W); returns y: (N,C,P,Q). Every window divides by kernel², padding
+// included: with floor-mode output sizes no window reaches past the padding.
+Tensor avg_pool2d(const Tensor& x, const Pool2dParams& prm) {
+  require_float_input("avg_pool2d", "x", x);
+  const PoolGeometry g = pool_geometry("avg_pool2d", x.shape(), prm);
+  Tensor y = Tensor::empty({g.n, g.c, g.p, g.q}, x.dtype());
+  dispatch_float(x.dtype(), "avg_pool2d", [&](auto* tag) {
+    using T = elem_t<decltype(tag)>;
+    const T* px = x.data<T>();
+    T* py = y.data<T>();
+    const T scale = T(1) / T(g.kernel * g.kernel);
+#pragma omp parallel for schedule(static) if (x.numel() >= kParallelMinElements)
+    for (int64_t plane = 0; plane < g.planes(); ++plane) {
+      const T* xp = px + plane * g.hw();
+      for (int64_t p = 0; p < g.p; ++p) {
+        const Span rows = window_span(p, g.h, g);
+        for (int64_t q = 0; q < g.q; ++q) {
+          const Span cols = window_span(q, g.w, g);
+          T sum = 0;
+          for (int64_t ih = rows.begin; ih < rows.end; ++ih)
+            for (int64_t iw = cols.begin; iw < cols.end; ++iw) sum += xp[ih * g.w + iw];
+          py[plane * g.pq() + p * g.q + q] = sum * scale;
+        }
+      }
+    }
+  });
+  return y;
+}
+
+// dy: (N,C,P,Q); x_shape: (N,C,H,W). Each input pixel gets dy/kernel² from
+// every window that covers it.
+Tensor avg_pool2d_backward(const Tensor& dy, const Shape& x_shape, const Pool2dParams& prm) {
+  require_float_input("avg_pool2d_backward", "dy", dy);
+  const PoolGeometry g = pool_geometry("avg_pool2d_backward", x_shape, prm);
+  const Shape y_shape{g.n, g.c, g.p, g.q};
+  WN_CHECK(dy.shape() == y_shape, "avg_pool2d_backward: dy is ", dy.shape(), " but the forward output is ", y_shape);
+  Tensor dx = Tensor::empty(x_shape, dy.dtype());
+  dispatch_float(dy.dtype(), "avg_pool2d_backward", [&](auto* tag) {
+    using T = elem_t<decltype(tag)>;
+    const T* pdy = dy.data<T>();
+    T* pdx = dx.data<T>();
+    const T scale = T(1) / T(g.kernel * g.kernel);
+#pragma omp parallel for schedule(static) if (dx.numel() >= kParallelMinElements)
+    for (int64_t plane = 0; plane < g.planes(); ++plane) {
+      T* dxp = pdx + plane * g.hw();
+      std::fill(dxp, dxp + g.hw(), T(0));
+      for (int64_t p = 0; p < g.p; ++p) {
+        const Span rows = window_span(p, g.h, g);
+        for (int64_t q = 0; q < g.q; ++q) {
+          const Span cols = window_span(q, g.w, g);
+          const T share = pdy[plane * g.pq() + p * g.q + q] * scale;
+          for (int64_t ih = rows.begin; ih < rows.end; ++ih)
+            for (int64_t iw = cols.begin; iw < cols.end; ++iw) dxp[ih * g.w + iw] += share;
+        }
+      }
+    }
+  });
+  return dx;
+}
+
+}  // namespace warpnet::cpu

@@ -1,0 +1,177 @@
+// conv2d (im2col + GEMM), conv2d_direct (the seven loops) and conv2d_backward:
+// both forwards against a naive loop written here, f32 against f64, every
+// gradient against central differences, and the shape errors.
+#include <doctest/doctest.h>
+
+#include <cmath>
+
+#include "core/memory.hpp"
+#include "cpu/ops.hpp"
+#include "op_test_util.hpp"
+
+using namespace warpnet;
+using namespace warpnet::test;
+
+namespace {
+
+struct ConvCase {
+  const char* name;
+  int64_t n, c, h, w, k, r, s;
+  cpu::Conv2dParams p;
+  bool bias;
+};
+
+// Odd sizes, every parameter off its default somewhere, N = 1 and N = 3.
+const ConvCase kCases[] = {
+    {"1x1 kernel", 1, 3, 7, 7, 5, 1, 1, {1, 0, 1}, true},
+    {"3x3 pad 1", 3, 3, 7, 9, 5, 3, 3, {1, 1, 1}, true},
+    {"3x3 stride 2 pad 1", 3, 3, 9, 7, 5, 3, 3, {2, 1, 1}, true},
+    {"3x3 dilation 2", 1, 2, 11, 9, 4, 3, 3, {1, 0, 2}, false},
+    {"3x3 stride 2 pad 2 dilation 2", 3, 3, 13, 11, 5, 3, 3, {2, 2, 2}, true},
+    {"2x3 kernel stride 3", 1, 3, 8, 10, 5, 2, 3, {3, 0, 1}, true},
+    {"LeNet-like 5x5 pad 2", 3, 1, 13, 13, 6, 5, 5, {1, 2, 1}, true},
+    {"kernel wider than the image, padded", 1, 1, 3, 3, 2, 5, 5, {1, 2, 1}, false},
+    {"single channel, single filter", 1, 1, 7, 1, 1, 3, 1, {1, 1, 1}, false},
+};
+
+// y(N,K,P,Q) by the definition in double, and Σ|x·w| per output, which
+// bounds the rounding error of any summation order.
+struct NaiveConv {
+  Tensor value, abs_sum;
+};
+NaiveConv naive_conv(const Tensor& x, const Tensor& w, const Tensor& b, const cpu::Conv2dParams& prm) {
+  const int64_t n = x.dim(0), c = x.dim(1), h = x.dim(2), wd = x.dim(3), k = w.dim(0), r = w.dim(2), s = w.dim(3);
+  const int64_t p = cpu::conv_out_size(h, r, prm), q = cpu::conv_out_size(wd, s, prm);
+  NaiveConv out{Tensor::zeros({n, k, p, q}, DType::f64), Tensor::zeros({n, k, p, q}, DType::f64)};
+  int64_t o = 0;
+  for (int64_t in = 0; in < n; ++in)
+    for (int64_t ik = 0; ik < k; ++ik)
+      for (int64_t ip = 0; ip < p; ++ip)
+        for (int64_t iq = 0; iq < q; ++iq, ++o) {
+          double sum = b.defined() ? b.item(ik) : 0.0, abs_sum = std::abs(sum);
+          for (int64_t ic = 0; ic < c; ++ic)
+            for (int64_t ir = 0; ir < r; ++ir)
+              for (int64_t is = 0; is < s; ++is) {
+                const int64_t hh = ip * prm.stride - prm.padding + ir * prm.dilation;
+                const int64_t ww = iq * prm.stride - prm.padding + is * prm.dilation;
+                if (hh < 0 || hh >= h || ww < 0 || ww >= wd) continue;
+                const double term = x.item(((in * c + ic) * h + hh) * wd + ww) * w.item(((ik * c + ic) * r + ir) * s + is);
+                sum += term;
+                abs_sum += std::abs(term);
+              }
+          out.value.set(o, sum);
+          out.abs_sum.set(o, abs_sum);
+        }
+  return out;
+}
+
+struct ConvInputs {
+  Tensor x, w, b;
+};
+ConvInputs make_inputs(const ConvCase& cc, DType dtype, Rng& rng) {
+  return {uniform_tensor({cc.n, cc.c, cc.h, cc.w}, dtype, rng), uniform_tensor({cc.k, cc.c, cc.r, cc.s}, dtype, rng),
+          cc.bias ? uniform_tensor({cc.k}, dtype, rng) : Tensor()};
+}
+
+}  // namespace
+
+TEST_CASE("conv2d and conv2d_direct match a naive loop") {
+  const uint64_t seed = 2001;
+  CAPTURE(seed);
+  Rng rng(seed);
+  for (DType dtype : {DType::f32, DType::f64}) {
+    for (const ConvCase& cc : kCases) {
+      INFO("case: ", std::string(cc.name));
+      const ConvInputs in = make_inputs(cc, dtype, rng);
+      const NaiveConv want = naive_conv(in.x, in.w, in.b, cc.p);
+      // C·R·S products and a bias: any summation order errs by at most
+      // (C·R·S + 2)·u·Σ|terms|; doubled because the f64 reference has the
+      // same bound when dtype is f64.
+      const double u = unit_roundoff(dtype);
+      const auto tol = [&](int64_t i) { return 2 * double(cc.c * cc.r * cc.s + 2) * u * want.abs_sum.item(i); };
+      const std::string what = cat(cc.name, " ", name_of(dtype));
+      check_close(cpu::conv2d(in.x, in.w, in.b, cc.p), want.value, tol, "conv2d " + what);
+      check_close(cpu::conv2d_direct(in.x, in.w, in.b, cc.p), want.value, tol, "conv2d_direct " + what);
+    }
+  }
+}
+
+TEST_CASE("conv2d in f32 agrees with f64 on the same inputs") {
+  const uint64_t seed = 2002;
+  CAPTURE(seed);
+  Rng rng(seed);
+  const ConvCase cc{"3x3 stride 2 pad 1, C=3, K=5", 3, 3, 33, 17, 5, 3, 3, {2, 1, 1}, true};
+  const ConvInputs in64 = make_inputs(cc, DType::f64, rng);
+  Tensor y64 = cpu::conv2d(in64.x, in64.w, in64.b, cc.p);
+  Tensor y32 = cpu::conv2d(in64.x.to(DType::f32), in64.w.to(DType::f32), in64.b.to(DType::f32), cc.p);
+  const NaiveConv bound = naive_conv(in64.x, in64.w, in64.b, cc.p);
+  // Rounding the inputs to f32 moves each term by at most 2u·|term| and the
+  // f32 sum adds (C·R·S + 2)·u·Σ|terms|: within (C·R·S + 4)·u·Σ|terms|, u = 2^-24.
+  const double u = unit_roundoff(DType::f32);
+  check_close(y32, y64, [&](int64_t i) { return double(cc.c * cc.r * cc.s + 4) * u * bound.abs_sum.item(i); },
+              "conv2d f32 vs f64");
+}
+
+TEST_CASE("conv2d_backward matches central differences for dx, dw and db") {
+  const uint64_t seed = 2003;
+  CAPTURE(seed);
+  Rng rng(seed);
+  // Small enough that every element can be perturbed: two forwards each.
+  const ConvCase cases[] = {
+      {"3x3 pad 1", 2, 3, 5, 6, 4, 3, 3, {1, 1, 1}, true},
+      {"3x3 stride 2 pad 1", 2, 2, 7, 5, 3, 3, 3, {2, 1, 1}, true},
+      {"2x3 stride 2 pad 2 dilation 2", 1, 3, 7, 8, 2, 2, 3, {2, 2, 2}, true},
+      {"1x1 kernel, no bias", 3, 2, 3, 5, 3, 1, 1, {1, 0, 1}, false},
+  };
+  for (const ConvCase& cc : cases) {
+    INFO("case: ", std::string(cc.name));
+    ConvInputs in = make_inputs(cc, DType::f64, rng);
+    const Tensor y = cpu::conv2d(in.x, in.w, in.b, cc.p);
+    const Tensor g = uniform_tensor(y.shape(), DType::f64, rng);  // dL/dy for L = Σ y ⊙ g
+    const auto loss = [&] { return dot(cpu::conv2d(in.x, in.w, in.b, cc.p), g); };
+    const cpu::Conv2dGrads grads = cpu::conv2d_backward(in.x, in.w, g, cc.p, cc.bias);
+    check_gradient(cat("dx, ", cc.name), in.x, grads.dx, loss);
+    check_gradient(cat("dw, ", cc.name), in.w, grads.dw, loss);
+    CHECK(grads.db.defined() == cc.bias);
+    if (cc.bias) check_gradient(cat("db, ", cc.name), in.b, grads.db, loss);
+  }
+}
+
+TEST_CASE("conv2d keeps its workspace off the caller's books once it returns") {
+  const uint64_t seed = 2004;
+  CAPTURE(seed);
+  Rng rng(seed);
+  const ConvInputs in = make_inputs(kCases[1], DType::f32, rng);
+  MemoryTracker& tracker = MemoryTracker::instance();
+  {
+    MemoryScope scope(MemTag::activation, "test.conv_memory");
+    Tensor y = cpu::conv2d(in.x, in.w, in.b, kCases[1].p);
+    const cpu::Conv2dGrads grads = cpu::conv2d_backward(in.x, in.w, y, kCases[1].p, true);
+    CHECK(y.storage()->tag() == MemTag::activation);
+    CHECK(grads.dw.storage()->layer() == "test.conv_memory");
+  }
+  for (const MemRow& row : tracker.layers()) {
+    if (row.layer != "test.conv_memory") continue;
+    const MemCounts ws = row.by_tag[static_cast<int>(MemTag::workspace)];
+    CHECK(ws.peak > 0);      // im2col buffers were charged to the layer as workspace
+    CHECK(ws.current == 0);  // and released before returning
+  }
+}
+
+TEST_CASE("conv2d errors name the shapes and values") {
+  const Tensor x = Tensor::zeros({2, 3, 8, 8});
+  CHECK_THROWS_WITH_AS(cpu::conv2d(x, Tensor::zeros({4, 2, 3, 3}), Tensor(), {}),
+                       "conv2d: x is (2,3,8,8) but w is (4,2,3,3): channels differ (3 vs 2)", Error);
+  CHECK_THROWS_WITH_AS(cpu::conv2d(Tensor::zeros({1, 1, 4, 4}), Tensor::zeros({1, 1, 5, 5}), Tensor(), {}),
+                       "conv2d: output would be empty: input 4, kernel 5, padding 0, dilation 1", Error);
+  CHECK_THROWS_WITH_AS(cpu::conv2d(x, Tensor::zeros({4, 3, 3, 3}), Tensor::zeros({5}), {}),
+                       "conv2d: bias is (5) but w is (4,3,3,3): expected (4)", Error);
+  CHECK_THROWS_WITH_AS(cpu::conv2d(Tensor::zeros({3, 8, 8}), Tensor::zeros({4, 3, 3, 3}), Tensor(), {}),
+                       "conv2d: x must be 4-D (N,C,H,W), got f32 (3,8,8)", Error);
+  CHECK_THROWS_WITH_AS(cpu::conv2d(x, Tensor::zeros({4, 3, 3, 3}), Tensor(), {0, 0, 1}),
+                       "conv2d: stride is 0, must be at least 1", Error);
+  CHECK_THROWS_WITH_AS(cpu::conv2d_direct(x, Tensor::zeros({4, 3, 3, 3}, DType::f64), Tensor(), {}),
+                       "conv2d_direct: x is f32 but w is f64", Error);
+  CHECK_THROWS_WITH_AS(cpu::conv2d_backward(x, Tensor::zeros({4, 3, 3, 3}), Tensor::zeros({2, 4, 5, 5}), {}, true),
+                       "conv2d_backward: dy is (2,4,5,5) but the forward output is (2,4,6,6)", Error);
+}

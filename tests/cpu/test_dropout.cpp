@@ -1,0 +1,76 @@
+// dropout: the mask's values and keep rate, reproducibility from the Rng
+// state, the backward against central differences, and the p checks.
+#include <doctest/doctest.h>
+
+#include <cmath>
+
+#include "cpu/ops.hpp"
+#include "op_test_util.hpp"
+
+using namespace warpnet;
+using namespace warpnet::test;
+
+TEST_CASE("dropout keeps about 1 − p of the values, scaled by 1/(1 − p)") {
+  const uint64_t seed = 6001;
+  CAPTURE(seed);
+  Rng data_rng(seed);
+  for (DType dtype : {DType::f32, DType::f64}) {
+    for (double p : {0.1, 0.5, 0.9}) {
+      CAPTURE(p);
+      const Tensor x = uniform_tensor({7, 1433}, dtype, data_rng);
+      Rng rng(seed + 1);
+      const cpu::DropoutResult out = cpu::dropout(x, p, rng);
+      int64_t kept = 0, bad_mask = 0, bad_y = 0;
+      for (int64_t i = 0; i < x.numel(); ++i) {
+        const double m = out.mask.item(i);
+        const bool keep = m != 0.0;
+        kept += keep;
+        // The scale is 1/(1−p) rounded to dtype; compare in that dtype.
+        bad_mask += keep && std::abs(m - 1.0 / (1.0 - p)) > unit_roundoff(dtype) * 2 * m;
+        bad_y += out.y.item(i) != (dtype == DType::f32 ? double(float(x.item(i)) * float(m)) : x.item(i) * m);
+      }
+      CHECK(bad_mask == 0);
+      CHECK(bad_y == 0);
+      // Kept count is Binomial(n, 1 − p): within 5 standard deviations.
+      const double n = double(x.numel()), sd = std::sqrt(n * p * (1 - p));
+      CHECK(std::abs(double(kept) - n * (1 - p)) < 5 * sd);
+    }
+  }
+}
+
+TEST_CASE("dropout reproduces its mask from the Rng state; p = 0 keeps everything") {
+  const uint64_t seed = 6002;
+  CAPTURE(seed);
+  Rng data_rng(seed);
+  const Tensor x = uniform_tensor({3, 33}, DType::f32, data_rng);
+  Rng a(seed), b(seed);
+  check_equal(cpu::dropout(x, 0.3, a).mask, cpu::dropout(x, 0.3, b).mask, "same seed, same mask");
+  Rng c(seed);
+  const cpu::DropoutResult none = cpu::dropout(x, 0.0, c);
+  check_equal(none.mask, Tensor::full(x.shape(), 1.0), "p = 0 mask");
+  check_equal(none.y, x, "p = 0 output");
+}
+
+TEST_CASE("dropout_backward matches central differences with the mask fixed") {
+  const uint64_t seed = 6003;
+  CAPTURE(seed);
+  Rng data_rng(seed);
+  Tensor x = uniform_tensor({7, 5}, DType::f64, data_rng);
+  const Tensor g = uniform_tensor(x.shape(), DType::f64, data_rng);
+  // Reseeding before every forward draws the same mask each time.
+  Rng rng(seed + 1);
+  const Tensor mask = cpu::dropout(x, 0.4, rng).mask;
+  check_gradient("dx", x, cpu::dropout_backward(g, mask), [&] {
+    rng.reseed(seed + 1);
+    return dot(cpu::dropout(x, 0.4, rng).y, g);
+  });
+}
+
+TEST_CASE("dropout checks p") {
+  Rng rng(1);
+  const Tensor x = Tensor::zeros({4});
+  CHECK_THROWS_WITH_AS(cpu::dropout(x, 1.0, rng), "dropout: p is 1, expected 0 <= p < 1", Error);
+  CHECK_THROWS_WITH_AS(cpu::dropout(x, -0.5, rng), "dropout: p is -0.5, expected 0 <= p < 1", Error);
+  CHECK_THROWS_WITH_AS(cpu::dropout_backward(x, Tensor::zeros({5})),
+                       "dropout_backward: dy is (4) but mask is (5): shapes differ", Error);
+}
