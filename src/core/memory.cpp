@@ -32,7 +32,7 @@ void MemoryTracker::add(int64_t delta, MemTag tag, const std::string& layer) {
   auto it = layer_index_.find(layer);
   if (it == layer_index_.end()) {
     it = layer_index_.emplace(layer, layers_.size()).first;
-    layers_.push_back(MemRow{.layer = layer});
+    layers_.emplace_back().layer = layer;
   }
   MemRow& row = layers_[it->second];
   bump(row.by_tag[static_cast<int>(tag)], delta);

@@ -50,7 +50,8 @@ class MemoryTracker {
  private:
   void add(int64_t delta, MemTag tag, const std::string& layer);
   mutable std::mutex mutex_;
-  MemRow total_{.layer = "total"};
+  MemoryTracker() { total_.layer = "total"; }
+  MemRow total_;
   std::vector<MemRow> layers_;
   std::map<std::string, size_t, std::less<>> layer_index_;
 };

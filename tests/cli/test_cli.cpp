@@ -1,0 +1,136 @@
+// The warpnet command end to end: `op` against the library it wraps, `train`
+// on a synthetic set with a report and a checkpoint, and bad input refused
+// with a message that names it.
+#include <doctest/doctest.h>
+
+#include <array>
+#include <cstdio>
+#include <cstdlib>
+#include <filesystem>
+#include <memory>
+
+#include "core/atomic_file.hpp"
+#include "core/npy.hpp"
+#include "cpu/ops.hpp"
+#include "tests/test_support.hpp"
+
+using namespace warpnet;
+
+namespace {
+
+struct Run {
+  int status;
+  std::string output;  // stdout and stderr together
+};
+
+// Runs the warpnet binary CTest points us at with `args`.
+Run warpnet_cli(const std::string& args) {
+  const char* bin = std::getenv("WARPNET_BIN");
+  REQUIRE_MESSAGE(bin, "WARPNET_BIN must name the warpnet binary (CTest sets it)");
+  const std::string command = std::string(bin) + " " + args + " 2>&1";
+  std::unique_ptr<FILE, int (*)(FILE*)> pipe(::popen(command.c_str(), "r"), ::pclose);
+  REQUIRE(pipe);
+  Run run{0, {}};
+  std::array<char, 4096> buf;
+  while (size_t n = std::fread(buf.data(), 1, buf.size(), pipe.get())) run.output.append(buf.data(), n);
+  run.status = ::pclose(pipe.release());
+  return run;
+}
+
+std::string path_of(const std::string& name) { return (test::scratch_dir() / name).string(); }
+
+Tensor random_tensor(const Shape& shape, Rng& rng) {
+  Tensor t = Tensor::empty(shape);
+  fill_uniform(t, rng, -1.0, 1.0);
+  return t;
+}
+
+void check_same(const Tensor& got, const Tensor& want) {
+  REQUIRE(got.shape() == want.shape());
+  // The CLI runs the very same function on the very same inputs: bit-identical.
+  for (int64_t i = 0; i < want.numel(); ++i) REQUIRE(got.item(i) == want.item(i));
+}
+
+}  // namespace
+
+TEST_CASE("warpnet op conv2d writes the output and both gradients") {
+  Rng rng(77);
+  const Tensor x = random_tensor({2, 3, 9, 7}, rng), w = random_tensor({4, 3, 3, 3}, rng);
+  const cpu::Conv2dParams p{2, 1, 1};
+  const Tensor y = cpu::conv2d(x, w, Tensor(), p);
+  const Tensor gy = random_tensor(y.shape(), rng);
+  write_npy(path_of("x.npy"), x);
+  write_npy(path_of("w.npy"), w);
+  write_npy(path_of("gy.npy"), gy);
+  Run run = warpnet_cli(cat("op conv2d --x ", path_of("x.npy"), " --w ", path_of("w.npy"),
+                            " --stride 2 --pad 1 --dilation 1 --out ", path_of("y.npy"), " --grad-out ",
+                            path_of("gy.npy")));
+  INFO(run.output);
+  REQUIRE(run.status == 0);
+  const cpu::Conv2dGrads g = cpu::conv2d_backward(x, w, gy, p, false);
+  check_same(read_npy(path_of("y.npy")), y);
+  check_same(read_npy(path_of("y.grad_x.npy")), g.dx);
+  check_same(read_npy(path_of("y.grad_w.npy")), g.dw);
+}
+
+TEST_CASE("warpnet op softmax-ce accepts int64 labels as PyTorch writes them") {
+  Rng rng(78);
+  const Tensor logits = random_tensor({3, 5}, rng);
+  write_npy(path_of("logits.npy"), logits);
+  write_npy(path_of("labels.npy"), Tensor::from<int64_t>({3}, {4, 0, 2}));
+  Run run = warpnet_cli(cat("op softmax-ce --x ", path_of("logits.npy"), " --labels ", path_of("labels.npy"),
+                            " --out ", path_of("loss.npy")));
+  INFO(run.output);
+  REQUIRE(run.status == 0);
+  const double expected = cpu::softmax_cross_entropy(logits, Tensor::from<int32_t>({3}, {4, 0, 2})).loss;
+  CHECK(read_npy(path_of("loss.npy")).item(0) == doctest::Approx(expected).epsilon(1e-6));
+}
+
+TEST_CASE("warpnet op names the bad input") {
+  Rng rng(79);
+  write_npy(path_of("a.npy"), random_tensor({3, 4}, rng));
+  write_npy(path_of("b.npy"), random_tensor({5, 2}, rng));
+  Run run = warpnet_cli(cat("op matmul --x ", path_of("a.npy"), " --w ", path_of("b.npy"), " --out ",
+                            path_of("c.npy")));
+  CHECK(run.status != 0);
+  CHECK(run.output.find("matmul: A is (3,4), B is (5,2): inner dimensions differ") != std::string::npos);
+  write_file_atomically(path_of("garbage.npy"), "this is not an array");
+  run = warpnet_cli(cat("op relu --x ", path_of("garbage.npy"), " --out ", path_of("r.npy")));
+  CHECK(run.status != 0);
+  CHECK(run.output.find("garbage.npy: not a .npy file") != std::string::npos);
+}
+
+TEST_CASE("warpnet train runs on a synthetic set, reports, checkpoints and resumes") {
+  const std::string ckpt = path_of("mlp.ckpt"), report = path_of("report.json");
+  std::filesystem::remove(ckpt);
+  Run run = warpnet_cli(cat("train --model mlp --data spirals --limit 600 --epochs 2 --batch-size 32 --lr 0.01 ",
+                            "--threads 1 --checkpoint ", ckpt, " --report ", report));
+  INFO(run.output);
+  REQUIRE(run.status == 0);
+  CHECK(run.output.find("epoch 2: train loss") != std::string::npos);
+  CHECK(run.output.find("memory by tag") != std::string::npos);
+  CHECK(std::filesystem::exists(ckpt));
+  CHECK(read_file(report).find("\"train_images_per_second\"") != std::string::npos);
+  run = warpnet_cli(cat("train --model mlp --data spirals --limit 600 --epochs 3 --batch-size 32 --lr 0.01 ",
+                        "--threads 1 --resume --checkpoint ", ckpt));
+  INFO(run.output);
+  REQUIRE(run.status == 0);
+  CHECK(run.output.find("resuming from") != std::string::npos);
+  CHECK(run.output.find("epoch 3: train loss") != std::string::npos);
+  CHECK(run.output.find("epoch 1: train loss") == std::string::npos);
+}
+
+TEST_CASE("warpnet train on a folder without Fashion-MNIST names the missing file") {
+  std::filesystem::create_directories(path_of("empty"));
+  Run run = warpnet_cli(cat("train --data-dir ", path_of("empty"), " --epochs 1"));
+  CHECK(run.status != 0);
+  CHECK(run.output.find("train-images-idx3-ubyte") != std::string::npos);
+}
+
+TEST_CASE("warpnet info describes the build") {
+  Run run = warpnet_cli("info");
+  INFO(run.output);
+  REQUIRE(run.status == 0);
+  CHECK(run.output.find("cpu: ") != std::string::npos);
+  CHECK(run.output.find("gpu: ") != std::string::npos);
+}
