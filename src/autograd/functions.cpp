@@ -63,8 +63,10 @@ Var conv2d(const Var& x, const Var& w, const Var& b, const cpu::Conv2dParams& p)
   if (grad) {
     record([x, w, b, y, p]() mutable {
       if (!y.grad().defined()) return;
-      cpu::Conv2dGrads g = cpu::conv2d_backward(x.value(), w.value(), y.grad(), p, b.defined());
-      x.accumulate(g.dx);
+      // The first layer's input (the images) needs no gradient: skip dx.
+      cpu::Conv2dGrads g =
+          cpu::conv2d_backward(x.value(), w.value(), y.grad(), p, b.defined(), x.requires_grad());
+      if (g.dx.defined()) x.accumulate(g.dx);
       w.accumulate(g.dw);
       if (b.defined()) b.accumulate(g.db);
     });

