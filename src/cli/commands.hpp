@@ -9,5 +9,6 @@ void add_tour_command(CLI::App& app);
 void add_train_command(CLI::App& app);
 void add_op_command(CLI::App& app);
 void add_info_command(CLI::App& app);
+void add_trace_command(CLI::App& app);
 
 }  // namespace warpnet::cli

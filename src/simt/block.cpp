@@ -8,6 +8,7 @@
 
 #include "simt/checker.hpp"
 #include "simt/stacks.hpp"
+#include "simt/stepper.hpp"
 #include "simt/symbols.hpp"
 
 namespace warpnet::simt {
@@ -70,6 +71,8 @@ std::string Block::where(const Lane& lane) const { return cat(where(), ", thread
 void Block::start_lanes() {
   for (Lane& lane : lanes_) {
     lane.state = LaneState::ready;
+    lane.async_copies.clear();
+    lane.async_groups = 0;
     ctx::stack_context stack;
     stack.sp = stacks_.top(lane.linear);
     stack.size = size_t(static_cast<char*>(stack.sp) - stacks_.bottom(lane.linear));
@@ -132,10 +135,15 @@ void Block::run(uint3 index) {
 
 void Block::run_warp(unsigned warp) {
   const unsigned begin = warp * 32, end = begin + lanes_in_warp(warp);
-  do {
+  Stepper* stepper = active_stepper();
+  for (;;) {
     for (unsigned i = begin; i < end; ++i)
       if (lanes_[i].state == LaneState::ready) resume(lanes_[i]);
-  } while (resolve_warp_ops(warp));
+    // A stepped warp shows its stop before collectives resolve: a lane held
+    // at a memory access could still join one.
+    if (stepper && stepper->pause(*this, warp)) continue;
+    if (!resolve_warp_ops(warp)) return;
+  }
 }
 
 void Block::release_barrier() {

@@ -11,6 +11,7 @@
 
 #include "simt/device.hpp"
 #include "simt/launch.hpp"
+#include "simt/trace.hpp"
 
 namespace warpnet::simt {
 
@@ -18,7 +19,18 @@ class StackSet;
 class Checker;
 class TraceSink;
 
-enum class LaneState : uint8_t { ready, at_barrier, at_warp_op, done };
+// at_memory: held by a Stepper before a memory access (see stepper.hpp).
+enum class LaneState : uint8_t { ready, at_barrier, at_warp_op, at_memory, done };
+
+// The access a lane held at_memory is about to make.
+struct PendingAccess {
+  const void* pc = nullptr;
+  uintptr_t address = 0;
+  unsigned bytes = 0;
+  bool write = false;
+  Space space = Space::global;
+  const std::string* variable = nullptr;  // shared: the __shared__ variable's name
+};
 
 enum class BarrierKind : uint8_t { plain, count, all, any };
 
@@ -39,6 +51,10 @@ struct Lane {
   uint64_t value = 0;
   int arg = 0, width = 32;
   uint64_t result = 0;  // what the barrier/collective returns to this lane
+  PendingAccess access;  // while at_memory
+  // cp.async copies this thread issued and has not yet waited for (async_copy.cpp).
+  std::vector<AsyncCopy> async_copies;
+  uint32_t async_groups = 0;  // cp.async.commit_group calls so far
 };
 
 class Block {
@@ -83,6 +99,7 @@ class Block {
   bool resolve_warp_ops(unsigned warp);
   bool resolve_masked_group(unsigned warp, Lane& first);
   void resolve_activemask(unsigned warp);
+  void run_matrix_op(unsigned warp, const Lane& first);
   void release_barrier();
   [[noreturn]] void deadlock();
   void destroy_fibers();

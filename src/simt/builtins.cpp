@@ -4,6 +4,7 @@
 
 #include "simt/block.hpp"
 #include "simt/device.hpp"
+#include "simt/symbols.hpp"
 #include "simt/trace_hooks.hpp"
 
 namespace warpnet::simt {
@@ -81,6 +82,20 @@ uint64_t collective(WarpOp op, unsigned mask, uint64_t value, int arg, int width
 
 uint64_t warp_collective(WarpOp op, unsigned mask, uint64_t value, int arg, int width) {
   return collective(op, mask, value, arg, width, __builtin_return_address(0));
+}
+
+void warp_matrix_op(const WarpMatrixOp& op) {
+  collective(WarpOp::matrix, ~0u, reinterpret_cast<uintptr_t>(&op), 0, 32, __builtin_return_address(0));
+}
+
+unsigned lane_id() { return this_lane("%laneid").lane; }
+
+void device_misuse(const char* instruction, const char* why, const void* address) {
+  LibraryScope scope;
+  const Lane& lane = this_lane(instruction);
+  throw LaunchError(cudaErrorLaunchFailure, cat(current_block->where(lane), ": ", instruction, " at ",
+                                                describe_code(__builtin_return_address(0)), ": ", why, " (address ",
+                                                address, "; on a GPU: undefined behaviour or a misaligned-address error)"));
 }
 
 }  // namespace warpnet::simt

@@ -43,26 +43,26 @@ Checker::Region* Checker::shared_region(uintptr_t address) {
   return address < it->begin + it->bytes ? &*it : nullptr;
 }
 
-void Checker::access(const Lane& lane, uintptr_t address, size_t bytes, bool write, const void* pc) {
+Touched Checker::access(const Lane& lane, uintptr_t address, size_t bytes, bool write, const void* pc) {
   // The thread's own stack (locals) and the kernel's arguments are not device memory.
   const StackSet& stacks = block_.stacks();
-  if (address >= uintptr_t(stacks.bottom(lane.linear)) && address < uintptr_t(stacks.top(lane.linear))) return;
+  if (address >= uintptr_t(stacks.bottom(lane.linear)) && address < uintptr_t(stacks.top(lane.linear))) return {};
   const auto bound = reinterpret_cast<uintptr_t>(block_.call().bound);
-  if (address >= bound && address < bound + block_.call().bound_bytes) return;
+  if (address >= bound && address < bound + block_.call().bound_bytes) return {};
 
   if (Region* region = shared_region(address)) {
     if (address + bytes > region->begin + region->bytes) out_of_bounds(lane, address, bytes, write, pc, true);
     check_shared(lane, *region, address, bytes, write, pc);
     record(lane, address, bytes, write, pc, Space::shared);
-    return;
+    return {true, Space::shared, &region->name};
   }
   auto it = std::upper_bound(allocations_.begin(), allocations_.end(), address,
                              [](uintptr_t a, const Allocation& r) { return a < r.begin; });
   if (it != allocations_.begin() && std::prev(it)->contains(address, bytes)) {
     record(lane, address, bytes, write, pc, Space::global);
-    return;
+    return {true, Space::global, nullptr};
   }
-  if (in_program_image(address)) return;  // __constant__/__device__ variables and tables
+  if (in_program_image(address)) return {};  // __constant__/__device__ variables and tables
   // Static __shared__ lives in the TLS block, dynamic in the worker's own window.
   const auto tls = reinterpret_cast<uintptr_t>(tls_.begin);
   const auto window = reinterpret_cast<uintptr_t>(block_.dynamic_shared());
@@ -209,6 +209,8 @@ void Checker::end_phase() {
       WarpAccess a{block_.index(), warp, pc, p.write, p.space, p.bytes, mask, addresses, 0, 0};
       ++s.requests;
       s.active_lanes += unsigned(__builtin_popcount(mask));
+      // Lanes past the end of a partial last warp do not exist: they are not inactive.
+      s.inactive_lanes += block_.lanes_in_warp(warp) - unsigned(__builtin_popcount(mask));
       if (p.space == Space::global) {
         a.sectors = sectors_touched(addresses, mask, p.bytes);
         s.sectors += a.sectors;

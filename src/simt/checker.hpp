@@ -18,6 +18,14 @@ namespace warpnet::simt {
 class Block;
 struct Lane;
 
+// What one access touched: device memory (global, or shared with the
+// variable's name) or not (the lane's stack, the kernel's arguments, constants).
+struct Touched {
+  bool device = false;
+  Space space = Space::global;
+  const std::string* variable = nullptr;  // shared: "As", "dynamic shared memory"
+};
+
 class Checker {
  public:
   Checker(Block& block, TraceSink& sink);
@@ -25,7 +33,7 @@ class Checker {
   void start_block();
   // One lane's access of `bytes` at `address` by the instruction `pc`; throws
   // LaunchError for an out-of-bounds access, a race or an uninitialized read.
-  void access(const Lane& lane, uintptr_t address, size_t bytes, bool write, const void* pc);
+  Touched access(const Lane& lane, uintptr_t address, size_t bytes, bool write, const void* pc);
   void atomic(const Lane& lane, uintptr_t address, size_t bytes);
   // At each barrier and at the end of the block: warp-level accesses are complete.
   void end_phase();

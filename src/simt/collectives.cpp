@@ -2,6 +2,7 @@
 // one after another, so a collective is a rendezvous: each lane parks with its
 // operands, and once every lane its mask names has parked at a collective with
 // the same mask, all results are computed at once.
+#include <cstring>
 #include <map>
 
 #include "simt/block.hpp"
@@ -20,6 +21,7 @@ const char* warp_op_name(WarpOp op) {
     case WarpOp::any: return "__any_sync";
     case WarpOp::all: return "__all_sync";
     case WarpOp::activemask: return "__activemask";
+    case WarpOp::matrix: return "a warp matrix instruction";
   }
   return "?";
 }
@@ -43,6 +45,8 @@ unsigned shuffle_source(WarpOp op, unsigned lane, int arg, unsigned width) {
 }
 
 std::string hex(unsigned mask) { return cat("0x", std::hex, mask); }
+
+const WarpMatrixOp& matrix_op(const Lane& lane) { return *reinterpret_cast<const WarpMatrixOp*>(lane.value); }
 
 }  // namespace
 
@@ -88,6 +92,10 @@ bool Block::resolve_masked_group(unsigned warp, Lane& first) {
                             hex(first.mask)));
     }
   }
+  if (first.op == WarpOp::matrix) {
+    run_matrix_op(warp, first);
+    return true;
+  }
   uint64_t votes = 0;
   for (unsigned l = 0; l < count; ++l)
     if ((mask >> l & 1) && group[l].value != 0) votes |= uint64_t(1) << l;
@@ -116,6 +124,37 @@ bool Block::resolve_masked_group(unsigned warp, Lane& first) {
     if (mask >> l & 1) group[l].state = LaneState::ready;
   if (first.op == WarpOp::syncwarp) ++warp_epochs_[warp];
   return true;
+}
+
+// Every lane of the warp is parked at a matrix instruction (mask 0xffffffff):
+// check that it is one instruction on a whole warp, then run it once for all.
+void Block::run_matrix_op(unsigned warp, const Lane& first) {
+  const WarpMatrixOp& op = matrix_op(first);
+  const unsigned count = lanes_in_warp(warp);
+  if (count != 32) {
+    throw LaunchError(cudaErrorLaunchFailure,
+                      cat(where(first), ": ", op.name, " at ", describe_code(first.site),
+                          " needs all 32 lanes of a warp, but warp ", warp, " has only ", count,
+                          " (the block size is not a multiple of 32; on a GPU: undefined behaviour)"));
+  }
+  Lane* group = &lanes_[warp * 32];
+  void* operands[32];
+  for (unsigned l = 0; l < 32; ++l) {
+    const WarpMatrixOp& other = matrix_op(group[l]);
+    if (other.run != op.run || std::strcmp(other.name, op.name) != 0) {
+      throw LaunchError(cudaErrorLaunchFailure,
+                        cat(where(first), ": lanes of warp ", warp, " disagree: this lane is in ", op.name, " at ",
+                            describe_code(first.site), ", lane ", l, " in ", other.name, " at ",
+                            describe_code(group[l].site), " (.sync.aligned: every lane must run the same one)"));
+    }
+    operands[l] = other.operands;
+  }
+  op.run(operands);
+  for (unsigned l = 0; l < 32; ++l) {
+    group[l].result = 0;
+    group[l].state = LaneState::ready;
+  }
+  ++warp_epochs_[warp];  // a .sync instruction orders the warp's shared-memory accesses, as __syncwarp does
 }
 
 void Block::resolve_activemask(unsigned warp) {

@@ -10,6 +10,7 @@
 #include "simt/device.hpp"
 #include "simt/intrinsics.hpp"
 #include "simt/launch.hpp"
+#include "simt/low_precision.hpp"
 
 // Qualifiers: every function is host code on the CPU.
 #define __global__

@@ -21,11 +21,47 @@ namespace warpnet::simt {
 // The block's dynamic shared memory (the third <<<>>> argument, in bytes).
 void* dynamic_shared_memory();
 
-enum class WarpOp : uint8_t { syncwarp, shfl, shfl_up, shfl_down, shfl_xor, ballot, any, all, activemask };
+enum class WarpOp : uint8_t { syncwarp, shfl, shfl_up, shfl_down, shfl_xor, ballot, any, all, activemask, matrix };
 
 // Parks the calling lane until every lane named in `mask` arrives at a
 // collective with the same mask, then returns this lane's result.
 uint64_t warp_collective(WarpOp op, unsigned mask, uint64_t value, int arg, int width);
+
+// A warp-wide matrix instruction (wmma::*_sync, mma.sync, ldmatrix): each of
+// the warp's 32 lanes parks with a pointer to its operands (on its own stack);
+// once all have arrived, `run` is called once with every lane's operands,
+// indexed by lane, and computes every lane's result. All 32 lanes must take
+// part (.sync.aligned): a partial warp or lanes in different instructions are errors.
+struct WarpMatrixOp {
+  const char* name;                    // "mma.sync.aligned.m16n8k16...", for messages
+  void (*run)(void* const* operands);  // out of line in the library: never instrumented
+  void* operands;                      // this lane's
+};
+void warp_matrix_op(const WarpMatrixOp& op);
+
+// cp.async, per thread: a copy is queued when issued and made when a
+// cp.async.wait_group waits for its group — the latest moment a GPU may make
+// it, so a kernel that reads the destination too early reads stale data here too.
+struct AsyncCopy {
+  void* dst;               // shared
+  const void* src;         // global
+  uint32_t bytes;          // 4, 8 or 16
+  uint32_t src_bytes;      // read from src; the rest of `bytes` is zero-filled
+  uint32_t group;          // 0 until cp.async.commit_group, then 1, 2, ...
+};
+void async_copy_issue(const char* instruction, void* dst, const void* src, unsigned bytes, unsigned src_bytes);
+void async_copy_commit();
+// Takes the next copy that `cp.async.wait_group pending` must complete (all
+// committed groups but the newest `pending`); false when none is left. The
+// caller (inline kernel code) makes the copy, so traced kernels see its accesses.
+bool async_copy_next(unsigned pending, AsyncCopy* copy);
+
+// The calling thread's lane in its warp (PTX %laneid).
+[[gnu::const]] unsigned lane_id();
+
+// Stops the launch with cudaErrorLaunchFailure and a message naming the thread:
+// for misuse a GPU leaves undefined (a misaligned ldmatrix row, a bad ldm).
+[[noreturn]] void device_misuse(const char* instruction, const char* why, const void* address);
 
 template <class T>
 uint64_t to_bits(T value) {

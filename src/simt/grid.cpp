@@ -8,6 +8,7 @@
 #include "simt/block.hpp"
 #include "simt/limits.hpp"
 #include "simt/stacks.hpp"
+#include "simt/stepper.hpp"
 #include "simt/symbols.hpp"
 #include "simt/trace.hpp"
 
@@ -82,7 +83,8 @@ void run(const KernelCall& call, const LaunchShape& shape) {
   check_configuration(name, shape, static_shared, std::max(optin, default_limit));
 
   const uint64_t blocks = uint64_t(shape.grid.x) * shape.grid.y * shape.grid.z;
-  const unsigned threads = std::min<uint64_t>(unsigned(workers()), blocks);
+  // A stepper runs the launch on its own fiber of this thread: the deterministic mode.
+  const unsigned threads = active_stepper() ? 1 : std::min<uint64_t>(unsigned(workers()), blocks);
   std::atomic<uint64_t> next{0};
   std::atomic<bool> failed{false};
   std::mutex error_mutex;

@@ -3,16 +3,24 @@
 // Outside a kernel, e.g. the host code of an instrumented file, they return at once.
 #include "simt/block.hpp"
 #include "simt/checker.hpp"
+#include "simt/stepper.hpp"
 #include "simt/trace_hooks.hpp"
 
 namespace warpnet::simt {
 namespace {
 
 inline void on_access(uintptr_t address, size_t bytes, bool write, const void* pc) {
-  const Lane* lane = current_lane;
+  Lane* lane = current_lane;
   if (!lane || LibraryScope::inside()) return;
-  LibraryScope scope;
-  current_block->checker().access(*lane, address, bytes, write, pc);
+  Touched touched;
+  {
+    LibraryScope scope;
+    touched = current_block->checker().access(*lane, address, bytes, write, pc);
+  }
+  // Held outside the scope: the other lanes run while this one is parked.
+  Stepper* stepper = active_stepper();
+  if (stepper && touched.device && stepper->watches(*current_block, lane->warp))
+    stepper->hold(*current_block, *lane, touched, address, bytes, write, pc);
 }
 
 }  // namespace

@@ -69,6 +69,7 @@ InstructionStats KernelTrace::total(Space space, bool write) const {
     if (s.space != space || s.write != write) continue;
     sum.requests += s.requests;
     sum.active_lanes += s.active_lanes;
+    sum.inactive_lanes += s.inactive_lanes;
     sum.sectors += s.sectors;
     sum.ideal_sectors += s.ideal_sectors;
     sum.wavefronts += s.wavefronts;
@@ -85,7 +86,9 @@ const char* space_name(Space s) { return s == Space::global ? "global" : "shared
 double ratio(uint64_t a, uint64_t b) { return b == 0 ? 0.0 : double(a) / double(b); }
 
 nlohmann::json summary(const InstructionStats& s) {
-  nlohmann::json j{{"requests", s.requests}, {"active_lanes_per_request", ratio(s.active_lanes, s.requests)}};
+  nlohmann::json j{{"requests", s.requests},
+                   {"active_lanes_per_request", ratio(s.active_lanes, s.requests)},
+                   {"inactive_lanes_per_request", ratio(s.inactive_lanes, s.requests)}};
   if (s.space == Space::global) {
     j["sectors"] = s.sectors;
     j["ideal_sectors"] = s.ideal_sectors;
@@ -113,6 +116,10 @@ nlohmann::json KernelTrace::to_json() const {
   uint64_t requests = 0;
   for (const auto& s : instructions) requests += s.requests;
   j["memory_instructions_per_warp"] = ratio(requests, warps);
+  // Divergence: the share of lane slots that sat out a warp's memory instruction.
+  uint64_t active = 0, inactive = 0;
+  for (const auto& s : instructions) active += s.active_lanes, inactive += s.inactive_lanes;
+  j["divergence"] = ratio(inactive, active + inactive);
   j["global_load"] = summary(total(Space::global, false));
   j["global_store"] = summary(total(Space::global, true));
   j["shared_load"] = summary(total(Space::shared, false));
@@ -167,6 +174,7 @@ void TraceSink::add(const std::vector<InstructionStats>& stats, std::vector<Warp
     }
     it->requests += s.requests;
     it->active_lanes += s.active_lanes;
+    it->inactive_lanes += s.inactive_lanes;
     it->sectors += s.sectors;
     it->ideal_sectors += s.ideal_sectors;
     it->wavefronts += s.wavefronts;

@@ -25,6 +25,7 @@ struct InstructionStats {
   unsigned bytes = 0;          // per lane
   uint64_t requests = 0;       // warp-level executions
   uint64_t active_lanes = 0;   // summed over requests
+  uint64_t inactive_lanes = 0;  // lanes of the warp that skipped the instruction (divergence), summed
   uint64_t sectors = 0;        // global: distinct 32-byte sectors touched
   uint64_t ideal_sectors = 0;  // global: the fewest that hold the bytes asked for
   uint64_t wavefronts = 0;     // shared: passes through the 32 banks

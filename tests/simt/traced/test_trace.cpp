@@ -92,3 +92,21 @@ TEST_CASE("trace: the stats are gathered when blocks run on several workers too"
   CHECK(load.requests == n / 32);
   CHECK(load.sectors == 4 * (n / 32));
 }
+
+TEST_CASE("trace: lanes that skip a memory instruction are counted as divergence") {
+  DeterministicScope deterministic;
+  // 40 of 64 threads in range: warp 0 has all 32 lanes active, warp 1 only 8.
+  const int n = 40;
+  DeviceBuffer<float> in(std::vector<float>(n, 1.0f)), out(n);
+  warpnet::simt::launch(copy_coalesced, dim3(1), dim3(64), 0, in.get(), out.get(), n);
+  const KernelTrace trace = traced_launch_result();
+  const auto load = trace.total(Space::global, false);
+  CHECK(load.requests == 2);
+  CHECK(load.active_lanes == 40);
+  CHECK(load.inactive_lanes == 24);
+  CHECK(trace.to_json()["divergence"] == doctest::Approx(48.0 / 128));  // loads and stores alike
+
+  // A partial warp (block of 40 threads) has no lanes past its end to count.
+  warpnet::simt::launch(copy_coalesced, dim3(1), dim3(40), 0, in.get(), out.get(), n);
+  CHECK(traced_launch_result().total(Space::global, false).inactive_lanes == 0);
+}

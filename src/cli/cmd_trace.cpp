@@ -1,0 +1,170 @@
+// warpnet trace KERNEL --size M,N,K: run a registered kernel's traced copy on
+// the emulator, check it against the CPU reference, print how its warps use
+// memory (coalescing, bank conflicts, divergence) and write the trace JSON the
+// visualizer reads. --block/--warp also records that warp stop by stop.
+#include <cstdio>
+#include <fstream>
+#include <map>
+#include <nlohmann/json.hpp>
+#include <optional>
+#include <sstream>
+#include <tuple>
+
+#include "cli/commands.hpp"
+#include "core/error.hpp"
+#include "device/registry.hpp"
+#include "device/run.hpp"
+#include "simt/launch.hpp"
+#include "simt/stepper.hpp"
+#include "simt/symbols.hpp"
+#include "simt/trace.hpp"
+
+namespace warpnet::cli {
+
+namespace {
+
+struct TraceOptions {
+  std::string kernel, sizes, json, block;
+  int warp = -1;
+  uint64_t seed = 1;
+};
+
+std::vector<int64_t> parse_list(const std::string& text, const char* what) {
+  std::vector<int64_t> out;
+  std::stringstream in(text);
+  for (std::string item; std::getline(in, item, ',');) {
+    size_t used = 0;
+    long long v = -1;
+    try {
+      v = std::stoll(item, &used);
+    } catch (const std::exception&) {
+    }
+    WN_CHECK(used == item.size() && v >= 0, "trace: ", what, " '", text, "' must be comma-separated whole numbers");
+    out.push_back(v);
+  }
+  return out;
+}
+
+double ratio(uint64_t a, uint64_t b) { return b ? double(a) / double(b) : 0.0; }
+
+void print_summary(const simt::KernelTrace& t) {
+  using simt::Space;
+  const auto g_load = t.total(Space::global, false), g_store = t.total(Space::global, true);
+  const auto s_load = t.total(Space::shared, false), s_store = t.total(Space::shared, true);
+  for (const auto* s : {&g_load, &g_store}) {
+    if (!s->requests) continue;
+    std::printf("  global %-6s  efficiency %5.1f%%   %5.2f sectors per request (%llu requests)\n",
+                s->write ? "stores" : "loads", 100 * ratio(s->ideal_sectors, s->sectors), ratio(s->sectors, s->requests),
+                (unsigned long long)s->requests);
+  }
+  for (const auto* s : {&s_load, &s_store}) {
+    if (!s->requests) continue;
+    std::printf("  shared %-6s  bank-conflict degree %.2f (worst request %u wavefronts, %llu requests)\n",
+                s->write ? "stores" : "loads", ratio(s->wavefronts, s->ideal_wavefronts), s->worst_wavefronts,
+                (unsigned long long)s->requests);
+  }
+  uint64_t requests = 0, active = 0, inactive = 0;
+  for (const auto& i : t.instructions) requests += i.requests, active += i.active_lanes, inactive += i.inactive_lanes;
+  std::printf("  memory instructions per warp %.1f; divergence: %.1f%% of lane slots sat out\n", ratio(requests, t.warps),
+              100 * ratio(inactive, active + inactive));
+  // The compiler may unroll a loop into many instructions: sum them per source line.
+  std::map<std::tuple<std::string, Space, bool>, simt::InstructionStats> lines;
+  for (const auto& i : t.instructions) {
+    simt::InstructionStats& l = lines[{simt::describe_code(i.pc), i.space, i.write}];
+    l.bytes = i.bytes;
+    l.requests += i.requests;
+    l.sectors += i.sectors;
+    l.wavefronts += i.wavefronts;
+    l.ideal_wavefronts += i.ideal_wavefronts;
+  }
+  std::printf("  per source line:\n");
+  for (const auto& [key, l] : lines) {
+    const auto& [where, space, write] = key;
+    std::printf("    %-6s %-5s %2u B  %8llu req  ", space == Space::global ? "global" : "shared", write ? "store" : "load",
+                l.bytes, (unsigned long long)l.requests);
+    if (space == Space::global)
+      std::printf("%5.2f sectors/req  ", ratio(l.sectors, l.requests));
+    else
+      std::printf("%5.2f-way conflict ", ratio(l.wavefronts, l.ideal_wavefronts));
+    std::printf(" %s\n", where.c_str());
+  }
+}
+
+void run_trace(const TraceOptions& o) {
+  const device::Kernel& kernel = device::find_kernel(o.kernel, /*traced=*/true);
+  const device::Op& op = device::op(kernel.op);
+  const device::Sizes sizes = parse_list(o.sizes, "--size");
+  std::string names;
+  for (const std::string& n : op.size_names) names += (names.empty() ? "" : ",") + n;
+  WN_CHECK(sizes.size() == op.size_names.size(), "trace: ", kernel.op, " takes --size ", names, ", got '", o.sizes, "'");
+  WN_CHECK(kernel.emulator, "trace: ", kernel.id(), " runs only on a GPU");
+  Rng rng(o.seed);
+  const auto inputs = op.make_inputs(sizes, rng);
+  const device::Launch shape = kernel.shape(sizes);
+
+  simt::set_workers(1);  // blocks in order: the samples and steps repeat exactly
+  Tensor out;
+  nlohmann::json steps = nlohmann::json::array();
+  if (o.warp >= 0 || !o.block.empty()) {
+    auto b = parse_list(o.block.empty() ? "0" : o.block, "--block");
+    b.resize(3, 0);
+    simt::Stepper stepper(uint3{unsigned(b[0]), unsigned(b[1]), unsigned(b[2])}, unsigned(std::max(o.warp, 0)),
+                          [&] { out = device::run_emulated(kernel, sizes, inputs); });
+    while (stepper.step()) steps.push_back(simt::to_json(stepper.stop()));
+  } else {
+    out = device::run_emulated(kernel, sizes, inputs);
+  }
+  const device::Comparison check = device::compare(op, inputs, out);
+  const auto trace = simt::last_trace();
+  WN_CHECK(trace.has_value(), "trace: ", kernel.id(), " made no traced memory access");
+
+  std::printf("%s (%s) at %s: grid (%u,%u,%u), block (%u,%u,%u), %llu warps, traced on the emulator\n",
+              kernel.id().c_str(), trace->kernel.c_str(), device::describe_sizes(op, sizes).c_str(), shape.grid.x,
+              shape.grid.y, shape.grid.z, shape.block.x, shape.block.y, shape.block.z,
+              (unsigned long long)trace->warps);
+  std::printf("  result: %s the CPU reference (%lld elements, worst error %.3g of the tolerance)\n",
+              check.mismatches ? "DIFFERS FROM" : "matches", (long long)check.checked, check.worst_ratio);
+  uint64_t global_bytes = 0;
+  for (const auto& i : trace->instructions)
+    if (i.space == simt::Space::global) global_bytes += i.active_lanes * i.bytes;
+  std::printf("  global bytes asked for: %.4g (registry formula %.4g); FLOPs %.4g\n", double(global_bytes),
+              kernel.bytes(sizes), kernel.flops(sizes));
+  print_summary(*trace);
+  if (!steps.empty())
+    std::printf("  block %s warp %d: %zu stops recorded\n", o.block.empty() ? "0" : o.block.c_str(),
+                std::max(o.warp, 0), steps.size());
+
+  if (!o.json.empty()) {
+    nlohmann::json j = trace->to_json();
+    j["id"] = kernel.id();
+    j["sizes"] = sizes;
+    j["size_names"] = op.size_names;
+    j["flops"] = kernel.flops(sizes);
+    j["bytes_formula"] = kernel.bytes(sizes);
+    j["global_bytes_requested"] = global_bytes;
+    j["matches_reference"] = check.mismatches == 0;
+    j["steps"] = steps;
+    std::ofstream file(o.json);
+    WN_CHECK(file && (file << j.dump(1) << '\n'), "trace: cannot write ", o.json);
+    std::printf("  wrote %s\n", o.json.c_str());
+  }
+  WN_CHECK(check.mismatches == 0, "trace: ", kernel.id(), " gave wrong results:\n", check.first);
+}
+
+}  // namespace
+
+void add_trace_command(CLI::App& app) {
+  auto opts = std::make_shared<TraceOptions>();
+  CLI::App* cmd = app.add_subcommand(
+      "trace", "Run a kernel on the emulator with tracing: coalescing, bank conflicts, divergence, JSON trace");
+  cmd->add_option("kernel", opts->kernel, "Kernel: id (matmul/02_smem_tiled), op/version (matmul/2) or name")
+      ->required();
+  cmd->add_option("--size", opts->sizes, "Problem sizes, comma-separated (matmul: M,N,K)")->required();
+  cmd->add_option("--json", opts->json, "Write the trace (summary, per-instruction statistics, samples, steps) here");
+  cmd->add_option("--block", opts->block, "Record one warp of this block stop by stop: x,y[,z]");
+  cmd->add_option("--warp", opts->warp, "The warp of --block to record (default 0)");
+  cmd->add_option("--seed", opts->seed, "Seed of the random inputs");
+  cmd->callback([opts] { run_trace(*opts); });
+}
+
+}  // namespace warpnet::cli

@@ -1,0 +1,68 @@
+#include "device/run.hpp"
+
+#include <cmath>
+#include <limits>
+
+#include "core/error.hpp"
+#include "kernels/common/cuda_compat.hpp"
+
+namespace warpnet::device {
+namespace {
+
+// One cudaMalloc'ed buffer, freed on every path.
+class DeviceMemory {
+ public:
+  explicit DeviceMemory(size_t bytes) {
+    WN_CHECK(cudaMalloc(&data_, bytes) == cudaSuccess, "emulator: cudaMalloc of ", bytes, " bytes failed");
+  }
+  ~DeviceMemory() { cudaFree(data_); }
+  DeviceMemory(const DeviceMemory&) = delete;
+  DeviceMemory& operator=(const DeviceMemory&) = delete;
+  void* get() const { return data_; }
+
+ private:
+  void* data_ = nullptr;
+};
+
+}  // namespace
+
+Tensor run_emulated(const Kernel& kernel, const Sizes& sizes, const std::vector<Tensor>& inputs) {
+  const Op& the_op = op(kernel.op);
+  std::vector<std::unique_ptr<DeviceMemory>> memory;
+  std::vector<void*> buffers;
+  for (const Tensor& input : inputs) {
+    const Tensor t = input.contiguous();
+    memory.push_back(std::make_unique<DeviceMemory>(size_t(t.nbytes())));
+    cudaMemcpy(memory.back()->get(), t.raw(), size_t(t.nbytes()), cudaMemcpyHostToDevice);
+    buffers.push_back(memory.back()->get());
+  }
+  Tensor out = Tensor::full(the_op.output_shape(sizes), std::numeric_limits<double>::quiet_NaN(), inputs.at(0).dtype());
+  memory.push_back(std::make_unique<DeviceMemory>(size_t(out.nbytes())));
+  cudaMemcpy(memory.back()->get(), out.raw(), size_t(out.nbytes()), cudaMemcpyHostToDevice);
+  buffers.push_back(memory.back()->get());
+
+  cudaGetLastError();  // a stale error from earlier host code is not this kernel's
+  kernel.launch(sizes, kernel.shape(sizes), buffers);
+  if (const cudaError_t error = cudaGetLastError(); error != cudaSuccess)
+    fail(kernel.id(), " at ", describe_sizes(the_op, sizes), ": ", cudaGetErrorName(error), ": ",
+         cuda_error_detail(error));
+  cudaMemcpy(out.raw(), buffers.back(), size_t(out.nbytes()), cudaMemcpyDeviceToHost);
+  return out;
+}
+
+Comparison compare(const Op& op, const std::vector<Tensor>& inputs, const Tensor& got) {
+  const Tensor want = op.reference(inputs), bound = op.tolerance(inputs);
+  WN_CHECK(got.shape() == want.shape(), op.name, ": output is ", got.describe(), ", the reference ", want.describe());
+  Comparison c;
+  c.checked = want.numel();
+  for (int64_t i = 0; i < want.numel(); ++i) {
+    const double error = std::abs(got.item(i) - want.item(i)), tolerance = bound.item(i);
+    c.worst_ratio = std::max(c.worst_ratio, tolerance > 0 ? error / tolerance : error);
+    if (error <= tolerance) continue;  // NaN fails here too
+    if (++c.mismatches <= 5)
+      c.first += cat("  [", i, "] got ", got.item(i), ", want ", want.item(i), " (tolerance ", tolerance, ")\n");
+  }
+  return c;
+}
+
+}  // namespace warpnet::device

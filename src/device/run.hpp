@@ -1,0 +1,26 @@
+// Running a registered kernel on the emulator and checking it against its op's
+// CPU reference: what the registry test and `warpnet trace` do with each kernel.
+#pragma once
+#include <string>
+#include <vector>
+
+#include "device/registry.hpp"
+
+namespace warpnet::device {
+
+// Uploads `inputs` to emulated device memory, poisons the output with NaN (so
+// an element the kernel never writes cannot pass), launches the kernel with
+// its registered shape and returns the output. Throws Error naming the kernel
+// with the emulator's message when the launch fails.
+Tensor run_emulated(const Kernel& kernel, const Sizes& sizes, const std::vector<Tensor>& inputs);
+
+struct Comparison {
+  int64_t checked = 0, mismatches = 0;
+  double worst_ratio = 0;  // max |got - want| / tolerance
+  std::string first;       // the first few mismatches, one per line
+};
+
+// Element-wise |got - reference| <= op.tolerance(inputs).
+Comparison compare(const Op& op, const std::vector<Tensor>& inputs, const Tensor& got);
+
+}  // namespace warpnet::device

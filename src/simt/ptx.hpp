@@ -1,0 +1,98 @@
+// The PTX wrappers of kernels/common/ptx.hpp as the emulator runs them: the
+// same names and signatures, CPU semantics. Included only under g++.
+//   mma.sync / ldmatrix: a warp rendezvous (WarpMatrixOp) with the PTX ISA's
+//     lane-to-element layouts (tensor_cores.hpp says which, and where from).
+//   ldmatrix: each address lane loads its own 16-byte row here, in the
+//     kernel's code, so traced builds check and count those shared loads.
+//   cp.async: queued per thread, made at the cp.async.wait_group that waits
+//     for it (device.hpp, AsyncCopy).
+#pragma once
+#include <cstdint>
+
+#include "simt/cuda_types.hpp"
+#include "simt/device.hpp"
+#include "simt/tensor_cores.hpp"
+
+namespace warpnet::ptx {
+
+// d (16,8) = a (16,16) @ b (16,8) + c, fp16 inputs, fp32 accumulation.
+inline void mma_m16n8k16_f16_f32(float (&d)[4], const uint32_t (&a)[4], const uint32_t (&b)[2], const float (&c)[4]) {
+  simt::MmaLane lane{a, b, c, d};
+  simt::warp_matrix_op({"mma.sync.aligned.m16n8k16.row.col.f32.f16.f16.f32", &simt::mma_m16n8k16_f16, &lane});
+}
+// The same with bf16 inputs.
+inline void mma_m16n8k16_bf16_f32(float (&d)[4], const uint32_t (&a)[4], const uint32_t (&b)[2], const float (&c)[4]) {
+  simt::MmaLane lane{a, b, c, d};
+  simt::warp_matrix_op({"mma.sync.aligned.m16n8k16.row.col.f32.bf16.bf16.f32", &simt::mma_m16n8k16_bf16, &lane});
+}
+
+namespace detail {
+template <int N, bool Trans>
+constexpr const char* ldmatrix_name() {
+  if constexpr (Trans) return N == 1 ? "ldmatrix.sync.aligned.m8n8.x1.trans.shared.b16"
+                              : N == 2 ? "ldmatrix.sync.aligned.m8n8.x2.trans.shared.b16"
+                                       : "ldmatrix.sync.aligned.m8n8.x4.trans.shared.b16";
+  else return N == 1 ? "ldmatrix.sync.aligned.m8n8.x1.shared.b16"
+              : N == 2 ? "ldmatrix.sync.aligned.m8n8.x2.shared.b16"
+                       : "ldmatrix.sync.aligned.m8n8.x4.shared.b16";
+}
+}  // namespace detail
+
+// N 8x8 matrices of 16-bit elements from shared memory: lanes 0..8N-1 each
+// give the address of one row (16 bytes, 16-byte aligned); r[m] is this
+// lane's fragment of matrix m. Trans: the matrices arrive transposed.
+template <int N, bool Trans = false>
+inline void ldmatrix_m8n8(uint32_t (&r)[N], const void* row_address) {
+  static_assert(N == 1 || N == 2 || N == 4, "ldmatrix loads 1, 2 or 4 matrices");
+  constexpr const char* name = detail::ldmatrix_name<N, Trans>();
+  simt::LdmatrixLane lane{{0, 0, 0, 0}, r};
+  if (simt::lane_id() < 8u * N) {  // the other lanes' addresses are not used
+    if (reinterpret_cast<uintptr_t>(row_address) % 16 != 0)
+      simt::device_misuse(name, "a row address must be 16-byte aligned", row_address);
+    const uint4 row = *static_cast<const uint4*>(row_address);  // one 16-byte shared load, as on the GPU
+    lane.row[0] = row.x, lane.row[1] = row.y, lane.row[2] = row.z, lane.row[3] = row.w;
+  }
+  simt::warp_matrix_op({name, &simt::ldmatrix_m8n8<N, Trans>, &lane});
+}
+
+// cp.async.ca.shared.global (Bytes = 4, 8, 16): copy global -> shared without
+// passing through registers; complete only after cp_async_wait<...>().
+// src_bytes < Bytes reads only that many and zero-fills the rest (guards edges).
+template <int Bytes>
+inline void cp_async_ca(void* shared_dst, const void* global_src, unsigned src_bytes = Bytes) {
+  static_assert(Bytes == 4 || Bytes == 8 || Bytes == 16, "cp.async.ca copies 4, 8 or 16 bytes");
+  simt::async_copy_issue("cp.async.ca.shared.global", shared_dst, global_src, Bytes, src_bytes);
+}
+// cp.async.cg.shared.global: 16 bytes, cached in L2 only (the same copy here).
+inline void cp_async_cg(void* shared_dst, const void* global_src, unsigned src_bytes = 16) {
+  simt::async_copy_issue("cp.async.cg.shared.global", shared_dst, global_src, 16, src_bytes);
+}
+// cp.async.commit_group: the copies issued since the last commit form a group.
+inline void cp_async_commit() { simt::async_copy_commit(); }
+// cp.async.wait_group Pending: wait until at most `Pending` of this thread's
+// newest committed groups are still in flight. Other threads' copies need a
+// __syncthreads() after their own wait, as on the GPU.
+template <int Pending>
+inline void cp_async_wait() {
+  simt::AsyncCopy copy;
+  while (simt::async_copy_next(unsigned(Pending), &copy)) {
+    if (copy.src_bytes == copy.bytes) {  // one access of the copy's size, as the tracer should count it
+      switch (copy.bytes) {
+        case 4: *static_cast<uint32_t*>(copy.dst) = *static_cast<const uint32_t*>(copy.src); break;
+        case 8: *static_cast<uint2*>(copy.dst) = *static_cast<const uint2*>(copy.src); break;
+        default: *static_cast<uint4*>(copy.dst) = *static_cast<const uint4*>(copy.src); break;
+      }
+    } else {
+      auto* dst = static_cast<unsigned char*>(copy.dst);
+      const auto* src = static_cast<const unsigned char*>(copy.src);
+      for (uint32_t i = 0; i < copy.bytes; ++i) dst[i] = i < copy.src_bytes ? src[i] : 0;
+    }
+  }
+}
+// cp.async.wait_all: commit, then wait for everything.
+inline void cp_async_wait_all() {
+  cp_async_commit();
+  cp_async_wait<0>();
+}
+
+}  // namespace warpnet::ptx

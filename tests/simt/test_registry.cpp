@@ -1,0 +1,59 @@
+// Every kernel in the registry, through the emulator, against its op's CPU
+// reference at the op's test sizes. A new kernel registers itself and is
+// checked here without any edit to this file.
+#include <doctest/doctest.h>
+
+#include <cstdio>
+
+#include "device/registry.hpp"
+#include "device/run.hpp"
+
+using namespace warpnet;
+
+namespace {
+constexpr uint64_t kSeed = 2026;
+}  // namespace
+
+TEST_CASE("registry: every emulatable kernel matches its CPU reference at awkward sizes") {
+  const auto all = device::kernels();
+  REQUIRE(!all.empty());
+  for (const device::Kernel* kernel : all) {
+    if (!kernel->emulator) continue;
+    const device::Op& op = device::op(kernel->op);
+    for (const device::Sizes& sizes : op.test_sizes) {
+      const std::string what = cat(kernel->id(), " at ", device::describe_sizes(op, sizes), ", seed ", kSeed);
+      INFO(what);
+      Rng rng(kSeed);
+      const auto inputs = op.make_inputs(sizes, rng);
+      const Tensor got = device::run_emulated(*kernel, sizes, inputs);
+      const device::Comparison c = device::compare(op, inputs, got);
+      if (c.mismatches) std::printf("%s: %lld of %lld wrong\n%s", what.c_str(), (long long)c.mismatches,
+                                    (long long)c.checked, c.first.c_str());
+      CHECK(c.mismatches == 0);
+      CHECK(c.checked == op.output_shape(sizes).numel());
+    }
+  }
+}
+
+TEST_CASE("registry: kernels are found by id, op/version and name, and both matmul versions are there") {
+  CHECK(device::find_kernel("matmul/01_naive").name == "naive");
+  CHECK(device::find_kernel("matmul/2").name == "smem_tiled");
+  CHECK(device::find_kernel("smem_tiled").version == 2);
+  CHECK_THROWS_WITH_AS(device::find_kernel("nope"), doctest::Contains("matmul/01_naive"), Error);
+  const device::Kernel& tiled = device::find_kernel("matmul/2");
+  const device::Sizes s{256, 256, 256};
+  CHECK(tiled.flops(s) == 2.0 * 256 * 256 * 256);
+  // Tiling by 16 divides the A and B traffic of the naive kernel by 16.
+  const double operands_v1 = device::find_kernel("naive").bytes(s) - 4.0 * 256 * 256;
+  CHECK(operands_v1 / (tiled.bytes(s) - 4.0 * 256 * 256) == doctest::Approx(16.0));
+}
+
+TEST_CASE("registry: a failing launch names the kernel, the sizes and the CUDA error") {
+  // 2^21 rows need 131072 blocks along grid y, past CUDA's 65535.
+  const device::Kernel& naive = device::find_kernel("naive");
+  const device::Sizes sizes{int64_t(1) << 21, 1, 1};
+  Rng rng(kSeed);
+  const auto inputs = device::op("matmul").make_inputs(sizes, rng);
+  CHECK_THROWS_WITH_AS(device::run_emulated(naive, sizes, inputs),
+                       doctest::Contains("matmul/01_naive at M=2097152 N=1 K=1: cudaErrorInvalidConfiguration"), Error);
+}
