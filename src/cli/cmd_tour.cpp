@@ -5,6 +5,7 @@
 #include "cli/commands.hpp"
 #include "cli/training_run.hpp"
 #include "core/build_info.hpp"
+#include "core/memory.hpp"
 #include "nn/summary.hpp"
 
 namespace warpnet::cli {
@@ -74,10 +75,13 @@ void add_tour_command(CLI::App& app) {
     const double ips = report["train_images_per_second"].get<double>();
     std::printf("\nLeNet-5 reached %.2f%% test accuracy after %d epoch(s) at %.0f images/s on the CPU.\n",
                 100 * report["test_accuracy"].get<double>(), args->epochs, ips);
+    const auto& peak = report["peak_bytes_by_tag"];
+    const double activations = peak["activations"].get<double>(), parameters = peak["parameters"].get<double>();
     std::printf(
-        "Activations kept for the backward pass outweigh the parameters: that is why batch size,\n"
-        "not model size, decides the memory of a small network's training step.\n\n"
-        "The chapters (lessons/):\n");
+        "At its peak the training step kept %s of activations for the backward pass, %.0f× the\n"
+        "%s of parameters: batch size, more than model size, decides a small network's memory.\n\n"
+        "The chapters (lessons/):\n",
+        format_bytes(int64_t(activations)).c_str(), activations / parameters, format_bytes(int64_t(parameters)).c_str());
     const std::string present = std::string(";") + build::lessons + ";";
     for (const Chapter& c : kChapters) {
       const bool ready = present.find(std::string(";") + c.folder + ";") != std::string::npos;

@@ -11,6 +11,7 @@
 namespace warpnet::cli {
 
 DataSplits load_data(const std::string& name, const std::string& dir, int64_t limit, uint64_t seed) {
+  MemoryScope scope(MemTag::other, "dataset");
   DataSplits d;
   if (name == "fashion-mnist") {
     const std::string root = dir.empty() ? data::fashion_mnist_dir() : dir;

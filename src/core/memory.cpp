@@ -100,14 +100,23 @@ std::string MemoryTracker::report() const {
   std::snprintf(line, sizeof line, "  %-12s %12s %12s\n", "total", format_bytes(total.total.current).c_str(),
                 format_bytes(total.total.peak).c_str());
   out += line;
-  out += "  peak by layer (parameters / activations / gradients / optimizer / workspace):\n";
+  out += "  peak by layer:\n";
+  std::snprintf(line, sizeof line, "  %-14s", "layer");
+  out += line;
+  for (int t = 0; t < kMemTagCount; ++t) {
+    std::snprintf(line, sizeof line, " %11s", std::string(name_of(MemTag(t))).c_str());
+    out += line;
+  }
+  out += "\n";
   for (const MemRow& row : rows) {
     if (row.total.peak == 0) continue;
-    std::snprintf(line, sizeof line, "  %-14s %10s %10s %10s %10s %10s\n", row.layer.c_str(),
-                  format_bytes(row.by_tag[0].peak).c_str(), format_bytes(row.by_tag[1].peak).c_str(),
-                  format_bytes(row.by_tag[2].peak).c_str(), format_bytes(row.by_tag[3].peak).c_str(),
-                  format_bytes(row.by_tag[4].peak).c_str());
+    std::snprintf(line, sizeof line, "  %-14s", row.layer.c_str());
     out += line;
+    for (int t = 0; t < kMemTagCount; ++t) {
+      std::snprintf(line, sizeof line, " %11s", format_bytes(row.by_tag[t].peak).c_str());
+      out += line;
+    }
+    out += "\n";
   }
   return out;
 }

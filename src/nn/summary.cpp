@@ -2,6 +2,8 @@
 
 #include <cstdio>
 
+#include "core/text.hpp"
+
 namespace warpnet::nn {
 
 std::vector<LayerSummary> summarize(Sequential& model, const Shape& input) {
@@ -30,8 +32,8 @@ std::string format_summary(const std::vector<LayerSummary>& rows) {
   int64_t params = 0;
   OpCost total;
   for (const LayerSummary& r : rows) {
-    std::snprintf(line, sizeof line, "  %-8s %-28s %-16s %10lld %10.2f %10.2f %8.2f\n", r.name.c_str(),
-                  r.description.c_str(), r.output.str().c_str(), static_cast<long long>(r.parameters),
+    std::snprintf(line, sizeof line, "  %-8s %s %-16s %10lld %10.2f %10.2f %8.2f\n", r.name.c_str(),
+                  pad_right(r.description, 28).c_str(), r.output.str().c_str(), static_cast<long long>(r.parameters),
                   r.forward.flops / 1e6, r.forward.bytes() / 1e6, r.forward.intensity());
     out += line;
     params += r.parameters;

@@ -4,6 +4,7 @@
 #include <filesystem>
 
 #include "autograd/functions.hpp"
+#include "core/memory.hpp"
 #include "core/timer.hpp"
 #include "nn/checkpoint.hpp"
 
@@ -43,9 +44,12 @@ EvalResult evaluate(Module& model, const data::Dataset& data, int64_t batch_size
   data::Batch batch;
   double loss_sum = 0;
   int64_t correct = 0;
+  MemoryScope batch_scope(MemTag::other, "batch");  // the copied-out inputs
   while (batches.next(batch)) {
     Tensor probs;
-    ag::Var loss = ag::softmax_cross_entropy(model(ag::Var(batch.inputs)), batch.labels, &probs);
+    ag::Var logits = model(ag::Var(batch.inputs));
+    MemoryScope loss_scope(MemTag::activation, "loss");
+    ag::Var loss = ag::softmax_cross_entropy(logits, batch.labels, &probs);
     loss_sum += loss.value().item(0) * double(batch.labels.dim(0));
     correct += count_correct(probs, batch.labels);
   }
@@ -80,11 +84,14 @@ std::vector<EpochStats> Trainer::run(const OnStep& on_step, const OnEpoch& on_ep
     double loss_sum = 0;
     int64_t seen = 0, correct = 0, index = 0;
     Timer timer;
+    MemoryScope batch_scope(MemTag::other, "batch");  // the copied-out inputs
     while (batches.next(batch)) {
       ag::Tape tape;
       ag::TapeScope recording(tape);
       Tensor probs;
-      ag::Var loss = ag::softmax_cross_entropy((*model_)(ag::Var(batch.inputs)), batch.labels, &probs);
+      ag::Var logits = (*model_)(ag::Var(batch.inputs));
+      MemoryScope loss_scope(MemTag::activation, "loss");
+      ag::Var loss = ag::softmax_cross_entropy(logits, batch.labels, &probs);
       const double value = loss.value().item(0);
       if (!std::isfinite(value))
         fail("train: the loss became ", value, " at epoch ", epoch, ", batch ", index + 1,
@@ -102,7 +109,8 @@ std::vector<EpochStats> Trainer::run(const OnStep& on_step, const OnEpoch& on_ep
                  double(seen) / std::max(timer.seconds(), 1e-9)});
     }
     const double seconds = timer.seconds();
-    EvalResult test = test_.size() > 0 ? evaluate(*model_, test_, 256) : EvalResult{};
+    // Evaluate at the training batch size so the memory peaks stay those of training.
+    EvalResult test = test_.size() > 0 ? evaluate(*model_, test_, options_.batch_size) : EvalResult{};
     EpochStats stats{epoch, loss_sum / double(seen), double(correct) / double(seen), test.loss, test.accuracy,
                      seconds, double(seen) / seconds};
     if (!options_.checkpoint.empty())
