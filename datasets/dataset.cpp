@@ -1,6 +1,7 @@
 #include "datasets/dataset.hpp"
 
 #include <algorithm>
+#include <cmath>
 #include <cstring>
 #include <numeric>
 
@@ -67,6 +68,34 @@ Dataset head(const Dataset& data, int64_t count) {
   out.name = cat(data.name, "[:", count, "]");
   out.inputs = gather_rows(data.inputs.contiguous(), rows.data(), count);
   out.labels = gather_rows(data.labels.contiguous(), rows.data(), count);
+  return out;
+}
+
+}  // namespace warpnet::data
+
+namespace warpnet::data {
+
+Standardization input_statistics(const Dataset& data) {
+  const Tensor& x = data.inputs;
+  WN_CHECK(x.defined() && x.numel() > 0, "input_statistics: data set '", data.name, "' is empty");
+  const float* p = x.data<float>();
+  // Two passes in double: stable for millions of values in [0,1].
+  double sum = 0;
+  for (int64_t i = 0; i < x.numel(); ++i) sum += p[i];
+  const double mean = sum / double(x.numel());
+  double sq = 0;
+  for (int64_t i = 0; i < x.numel(); ++i) sq += (p[i] - mean) * (p[i] - mean);
+  const double stddev = std::sqrt(sq / double(x.numel()));
+  WN_CHECK(stddev > 0, "input_statistics: every input of '", data.name, "' is ", mean, ": nothing to scale");
+  return {mean, stddev};
+}
+
+Dataset standardized(const Dataset& data, const Standardization& s) {
+  Dataset out = data;
+  out.inputs = data.inputs.clone();
+  float* p = out.inputs.data<float>();
+  const float mean = float(s.mean), inv = float(1.0 / s.stddev);
+  for (int64_t i = 0; i < out.inputs.numel(); ++i) p[i] = (p[i] - mean) * inv;
   return out;
 }
 

@@ -51,3 +51,18 @@ class Batches {
 Dataset head(const Dataset& data, int64_t count);
 
 }  // namespace warpnet::data
+
+namespace warpnet::data {
+
+// Shift and scale of the inputs, one value for the whole set.
+struct Standardization {
+  double mean = 0, stddev = 1;
+};
+
+// The mean and standard deviation of every input value of `data` (f32).
+Standardization input_statistics(const Dataset& data);
+// x ← (x − mean) / stddev on a copy of the inputs. Training and test sets use
+// the training set's statistics, so the test set tells nothing to training.
+Dataset standardized(const Dataset& data, const Standardization& s);
+
+}  // namespace warpnet::data

@@ -2,6 +2,7 @@
 #include <doctest/doctest.h>
 
 #include <algorithm>
+#include <cmath>
 
 #include "datasets/dataset.hpp"
 
@@ -103,4 +104,19 @@ TEST_CASE("head copies the first examples, or shares all of them") {
   CHECK(head(d, -1).size() == 6);
   CHECK(head(d, 100).inputs.storage() == d.inputs.storage());
   CHECK(head(d, 0).inputs.shape() == Shape{0, 3});
+}
+
+TEST_CASE("standardization uses the given statistics and leaves the source untouched") {
+  data::Dataset d{"four", Tensor::from<float>({4, 1}, {0.f, 1.f, 2.f, 3.f}), Tensor::from<int32_t>({4}, {0, 1, 0, 1}),
+                  2, {}};
+  const data::Standardization s = data::input_statistics(d);
+  CHECK(s.mean == doctest::Approx(1.5));
+  CHECK(s.stddev == doctest::Approx(std::sqrt(1.25)));  // population variance of 0..3
+  const data::Dataset z = data::standardized(d, s);
+  CHECK(z.inputs.item(0) == doctest::Approx(-1.5 / std::sqrt(1.25)));
+  CHECK(z.inputs.item(3) == doctest::Approx(1.5 / std::sqrt(1.25)));
+  CHECK(d.inputs.item(0) == 0.0);
+  data::Dataset flat{"flat", Tensor::full({3, 1}, 0.5), Tensor::zeros({3}, DType::i32), 1, {}};
+  CHECK_THROWS_WITH_AS(data::input_statistics(flat), "input_statistics: every input of 'flat' is 0.5: nothing to scale",
+                       Error);
 }
