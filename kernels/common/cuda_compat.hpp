@@ -9,6 +9,10 @@
 
 #if defined(__CUDACC__)
 #include <cuda_runtime.h>
+// The emulator's cuda.hpp offers half/bf16/fp8 to every kernel; so does this.
+#include <cuda_bf16.h>
+#include <cuda_fp16.h>
+#include <cuda_fp8.h>
 #else
 #include "simt/cuda.hpp"
 #endif

@@ -99,7 +99,7 @@ void run_trace(const TraceOptions& o) {
   WN_CHECK(sizes.size() == op.size_names.size(), "trace: ", kernel.op, " takes --size ", names, ", got '", o.sizes, "'");
   WN_CHECK(kernel.emulator, "trace: ", kernel.id(), " runs only on a GPU");
   Rng rng(o.seed);
-  const auto inputs = op.make_inputs(sizes, rng);
+  const auto inputs = device::make_inputs(kernel, sizes, rng);
   const device::Launch shape = kernel.shape(sizes);
 
   simt::set_workers(1);  // blocks in order: the samples and steps repeat exactly

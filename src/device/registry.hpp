@@ -11,6 +11,7 @@
 #include "core/rng.hpp"
 #include "core/tensor.hpp"
 #include "simt/cuda_types.hpp"
+#include "simt/minifloat.hpp"
 
 namespace warpnet::device {
 
@@ -54,6 +55,10 @@ struct Kernel {
   // cudaGetLastError(), as after <<<>>>.
   void (*launch)(const Sizes&, const Launch&, Buffers);
   bool traced = false;  // compiled with the tracer's instrumentation (a second copy)
+  // The narrower format the kernel converts its fp32 inputs to (fp16 for the
+  // tensor-core versions), or none. Checks round the inputs to it first, so
+  // the reference sees the values the kernel multiplies.
+  const simt::Minifloat* input_format = nullptr;
 
   std::string id() const;  // "matmul/02_smem_tiled", the kernel's file name
 };

@@ -7,6 +7,17 @@
 #include "kernels/common/cuda_compat.hpp"
 
 namespace warpnet::device {
+
+std::vector<Tensor> make_inputs(const Kernel& kernel, const Sizes& sizes, Rng& rng) {
+  std::vector<Tensor> inputs = op(kernel.op).make_inputs(sizes, rng);
+  if (!kernel.input_format) return inputs;
+  const simt::Minifloat format = *kernel.input_format;
+  for (Tensor& t : inputs) {
+    float* p = t.data<float>();
+    for (int64_t i = 0; i < t.numel(); ++i) p[i] = simt::decode(format, simt::encode(format, p[i], false));
+  }
+  return inputs;
+}
 namespace {
 
 // One cudaMalloc'ed buffer, freed on every path.

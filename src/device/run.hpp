@@ -8,6 +8,9 @@
 
 namespace warpnet::device {
 
+// The op's inputs for `sizes`, rounded to the kernel's input format if it has one.
+std::vector<Tensor> make_inputs(const Kernel& kernel, const Sizes& sizes, Rng& rng);
+
 // Uploads `inputs` to emulated device memory, poisons the output with NaN (so
 // an element the kernel never writes cannot pass), launches the kernel with
 // its registered shape and returns the output. Throws Error naming the kernel

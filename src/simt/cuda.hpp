@@ -12,14 +12,25 @@
 #include "simt/launch.hpp"
 #include "simt/low_precision.hpp"
 
-// Qualifiers: every function is host code on the CPU.
+// Qualifiers: every function is host code on the CPU. With the toolkit, CUDA's
+// host_defines.h (through vector_types.h) has defined them already, for nvcc.
+#undef __global__
+#undef __device__
+#undef __host__
+#undef __forceinline__
+#undef __noinline__
+#undef __launch_bounds__
+#undef __align__
+#undef __shared__
+#undef __constant__
 #define __global__
 #define __device__
 #define __host__
 #define __forceinline__ inline __attribute__((always_inline))
 #define __noinline__ __attribute__((noinline))
 #define __launch_bounds__(...)
-#define __align__(n) alignas(n)
+// A GNU attribute: CUDA writes it among the decl-specifiers (`__shared__ __align__(16) float s[]`), where alignas may not stand.
+#define __align__(n) __attribute__((aligned(n)))
 // One copy per OS thread, and each OS thread runs one block at a time: one
 // copy per running block, as on the GPU. Like real shared memory, it is not
 // reset between blocks.

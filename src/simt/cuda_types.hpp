@@ -4,6 +4,11 @@
 #pragma once
 #include <cstddef>
 
+#if WARPNET_SIMT_CUDA_HEADERS
+// The toolkit is installed: its own vector_types.h (plain structs, host-capable),
+// which CUDA's cuda_fp16.h & co. (low_precision.hpp) build on.
+#include <vector_types.h>
+#else
 struct uint3 {
   unsigned int x, y, z;
 };
@@ -15,18 +20,13 @@ struct dim3 {
   constexpr operator uint3() const { return {x, y, z}; }
 };
 
-// WARPNET_VECTOR_TYPES(name, scalar, align2, align4): name1..name4 with CUDA's alignment
-// (name3 is never over-aligned) and make_nameN helpers.
-#define WARPNET_VECTOR_TYPES(T, S, A2, A4)                                                       \
-  struct T##1 { S x; };                                                                         \
-  struct alignas(A2) T##2 { S x, y; };                                                          \
-  struct T##3 { S x, y, z; };                                                                   \
-  struct alignas(A4) T##4 { S x, y, z, w; };                                                    \
-  constexpr T##1 make_##T##1(S x) { return {x}; }                                               \
-  constexpr T##2 make_##T##2(S x, S y) { return {x, y}; }                                       \
-  constexpr T##3 make_##T##3(S x, S y, S z) { return {x, y, z}; }                               \
-  constexpr T##4 make_##T##4(S x, S y, S z, S w) { return {x, y, z, w}; }
-
+// WARPNET_VECTOR_TYPES(name, scalar, align2, align4): name1..name4 with CUDA's
+// alignment (name3 is never over-aligned).
+#define WARPNET_VECTOR_TYPES(T, S, A2, A4) \
+  struct T##1 { S x; };                    \
+  struct alignas(A2) T##2 { S x, y; };     \
+  struct T##3 { S x, y, z; };              \
+  struct alignas(A4) T##4 { S x, y, z, w; };
 WARPNET_VECTOR_TYPES(char, signed char, 2, 4)
 WARPNET_VECTOR_TYPES(uchar, unsigned char, 2, 4)
 WARPNET_VECTOR_TYPES(short, short, 4, 8)
@@ -37,15 +37,35 @@ WARPNET_VECTOR_TYPES(longlong, long long, 16, 16)
 WARPNET_VECTOR_TYPES(ulonglong, unsigned long long, 16, 16)
 WARPNET_VECTOR_TYPES(double, double, 16, 16)
 #undef WARPNET_VECTOR_TYPES
-
 // uint3 is declared above (threadIdx's type); the rest of the uint family here.
 struct uint1 { unsigned int x; };
 struct alignas(8) uint2 { unsigned int x, y; };
 struct alignas(16) uint4 { unsigned int x, y, z, w; };
-constexpr uint1 make_uint1(unsigned int x) { return {x}; }
-constexpr uint2 make_uint2(unsigned int x, unsigned int y) { return {x, y}; }
-constexpr uint3 make_uint3(unsigned int x, unsigned int y, unsigned int z) { return {x, y, z}; }
-constexpr uint4 make_uint4(unsigned int x, unsigned int y, unsigned int z, unsigned int w) { return {x, y, z, w}; }
+#endif
+
+// make_nameN helpers, as CUDA's vector_functions.h has them (that header is
+// never included here: it pulls in CUDA's runtime API, see low_precision.hpp).
+// CUDA 13 deprecates double4, longlong4, ulonglong4 (for _16a/_32a variants); a
+// kernel that uses them is warned, this definition is not.
+#pragma GCC diagnostic push
+#pragma GCC diagnostic ignored "-Wdeprecated-declarations"
+#define WARPNET_VECTOR_MAKERS(T, S)                                                             \
+  constexpr T##1 make_##T##1(S x) { return {x}; }                                               \
+  constexpr T##2 make_##T##2(S x, S y) { return {x, y}; }                                       \
+  constexpr T##3 make_##T##3(S x, S y, S z) { return {x, y, z}; }                               \
+  constexpr T##4 make_##T##4(S x, S y, S z, S w) { return {x, y, z, w}; }
+WARPNET_VECTOR_MAKERS(char, signed char)
+WARPNET_VECTOR_MAKERS(uchar, unsigned char)
+WARPNET_VECTOR_MAKERS(short, short)
+WARPNET_VECTOR_MAKERS(ushort, unsigned short)
+WARPNET_VECTOR_MAKERS(int, int)
+WARPNET_VECTOR_MAKERS(uint, unsigned int)
+WARPNET_VECTOR_MAKERS(float, float)
+WARPNET_VECTOR_MAKERS(longlong, long long)
+WARPNET_VECTOR_MAKERS(ulonglong, unsigned long long)
+WARPNET_VECTOR_MAKERS(double, double)
+#undef WARPNET_VECTOR_MAKERS
+#pragma GCC diagnostic pop
 
 static_assert(sizeof(float4) == 16 && alignof(float4) == 16);
 static_assert(sizeof(float2) == 8 && alignof(float2) == 8);

@@ -1,12 +1,32 @@
-// half, bfloat16 and fp8 for kernels compiled by g++: CUDA's names, storage
-// and rounding (round to nearest even; fp8 saturates to the largest finite
-// value, as CUDA's constructors do), with only conversions, no arithmetic.
+// half, bfloat16 and fp8 for kernels compiled by g++, with CUDA's names,
+// storage and rounding (round to nearest even; fp8 saturates to the largest
+// finite value, as CUDA's constructors do).
 //
-// Always warpnet's own, even with the toolkit installed: CUDA's cuda_fp16.h
-// includes vector_functions.h, which includes cuda_runtime_api.h, whose
-// extern "C" cudaMalloc & co. the emulator's runtime API would then redeclare
-// (and collide with libcudart in a binary that links both, like `warpnet`).
+// With the toolkit (WARPNET_SIMT_CUDA_HEADERS, set by src/simt/CMakeLists.txt):
+// CUDA's own cuda_fp16.h, cuda_bf16.h, cuda_fp8.h, all host-capable. They
+// reach CUDA's runtime API through vector_functions.h -> cuda_runtime_api.h,
+// whose extern "C" cudaMalloc & co. would clash in this translation unit with
+// the emulator's (cuda_runtime.hpp, C++ linkage, other types). Both headers'
+// include guards are defined first, so neither is read: the make_float2 & co.
+// they would give come from cuda_types.hpp, and the runtime API stays the
+// emulator's. (At link time there is no clash to fix: the emulator's functions
+// have C++ linkage, libcudart's C linkage — different symbols, so `warpnet`
+// links both and its GPU probe calls the real runtime.)
+// Without the toolkit: warpnet's own types below, conversions only.
 #pragma once
+#include "simt/cuda_types.hpp"
+
+#if WARPNET_SIMT_CUDA_HEADERS
+#ifndef __VECTOR_FUNCTIONS_H__
+#define __VECTOR_FUNCTIONS_H__
+#endif
+#ifndef __CUDA_RUNTIME_API_H__
+#define __CUDA_RUNTIME_API_H__
+#endif
+#include <cuda_bf16.h>
+#include <cuda_fp16.h>
+#include <cuda_fp8.h>
+#else
 #include "simt/minifloat.hpp"
 
 // A 16-bit pattern with no arithmetic: how bits enter and leave the types.
@@ -58,3 +78,4 @@ struct __nv_fp8_e5m2 {
   explicit operator float() const { return warpnet::simt::decode(warpnet::simt::kE5M2, __x); }
   __nv_fp8_storage_t __x;
 };
+#endif  // WARPNET_SIMT_CUDA_HEADERS

@@ -49,8 +49,7 @@ inline void ldmatrix_m8n8(uint32_t (&r)[N], const void* row_address) {
   if (simt::lane_id() < 8u * N) {  // the other lanes' addresses are not used
     if (reinterpret_cast<uintptr_t>(row_address) % 16 != 0)
       simt::device_misuse(name, "a row address must be 16-byte aligned", row_address);
-    const uint4 row = *static_cast<const uint4*>(row_address);  // one 16-byte shared load, as on the GPU
-    lane.row[0] = row.x, lane.row[1] = row.y, lane.row[2] = row.z, lane.row[3] = row.w;
+    lane.row = *static_cast<const uint4*>(row_address);  // one 16-byte shared load, as on the GPU
   }
   simt::warp_matrix_op({name, &simt::ldmatrix_m8n8<N, Trans>, &lane});
 }

@@ -84,7 +84,7 @@ void ldmatrix_m8n8(void* const* lanes) {
   uint16_t m[4][8][8];  // [matrix][row][col] as stored in shared memory
   for (int matrix = 0; matrix < N; ++matrix)
     for (int r = 0; r < 8; ++r)
-      std::memcpy(m[matrix][r], static_cast<const LdmatrixLane*>(lanes[8 * matrix + r])->row, 16);
+      std::memcpy(m[matrix][r], &static_cast<const LdmatrixLane*>(lanes[8 * matrix + r])->row, 16);
   for (unsigned l = 0; l < 32; ++l) {
     const LdmatrixLane& lane = *static_cast<const LdmatrixLane*>(lanes[l]);
     const int r = int(l / 4), c = int(l % 4) * 2;

@@ -14,6 +14,8 @@
 #pragma once
 #include <cstdint>
 
+#include "simt/cuda_types.hpp"
+
 namespace warpnet::simt {
 
 struct RowCol {
@@ -54,7 +56,7 @@ void mma_m16n8k16_bf16(void* const* lanes);
 // lanes 0..8N-1 each loaded one 16-byte row (matrix lane/8, row lane%8) into
 // `row`; every lane receives N registers in `out`.
 struct LdmatrixLane {
-  uint32_t row[4];
+  uint4 row;  // one 16-byte value, so the kernel's load of it is one 16-byte access
   uint32_t* out;
 };
 template <int N, bool Trans>

@@ -24,7 +24,7 @@ TEST_CASE("registry: every emulatable kernel matches its CPU reference at awkwar
       const std::string what = cat(kernel->id(), " at ", device::describe_sizes(op, sizes), ", seed ", kSeed);
       INFO(what);
       Rng rng(kSeed);
-      const auto inputs = op.make_inputs(sizes, rng);
+      const auto inputs = device::make_inputs(*kernel, sizes, rng);
       const Tensor got = device::run_emulated(*kernel, sizes, inputs);
       const device::Comparison c = device::compare(op, inputs, got);
       if (c.mismatches) std::printf("%s: %lld of %lld wrong\n%s", what.c_str(), (long long)c.mismatches,

@@ -4,7 +4,9 @@
 // the emulated result must equal the plain loop bit for bit.
 #include <doctest/doctest.h>
 
+#include <algorithm>
 #include <cstdio>
+#include <tuple>
 
 #include "kernels/common/ptx.hpp"
 #include "kernels/common/wmma.hpp"

@@ -72,8 +72,7 @@ const Registration wmma_fp16{Kernel{
     .op = "matmul",
     .version = 3,
     .name = "wmma",
-    // Exact on the op's test inputs, which are fp16-representable (ops/matmul.cpp);
-    // other fp32 inputs are rounded to fp16 first (relative error 2^-11 each).
+    // fp32 inputs are rounded to fp16 on the way into shared memory (relative error 2^-11 each).
     .precision = "fp16 inputs, fp32 accumulation (tensor cores)",
     .shape_text = "block (128) = 4 warps, grid (ceil(N/32), ceil(M/32)): a 32x32 C tile, one wmma 16x16x16 per warp per k-step",
     .shape = [](const Sizes& s) { return Launch{dim3(ceil_div(N(s), 32), ceil_div(M(s), 32)), dim3(128), 0}; },
@@ -89,6 +88,7 @@ const Registration wmma_fp16{Kernel{
                     out(b));
     },
     .traced = WARPNET_TRACED_COPY,
+    .input_format = &simt::kHalf,
 }};
 
 }  // namespace
