@@ -96,6 +96,9 @@ def main():
     torch.manual_seed(args.seed)
     train_x, train_y = load_split(args.data, "train")
     test_x, test_y = load_split(args.data, "t10k")
+    # Standardize with the training set's mean and deviation, as warpnet does.
+    mean, std = train_x.mean(), train_x.std(unbiased=False)
+    train_x, test_x = (train_x - mean) / std, (test_x - mean) / std
     n = train_x.shape[0]
     print("pytorch %s, %d threads, seed %d, %d train / %d test images"
           % (torch.__version__, args.threads, args.seed, n, test_x.shape[0]), file=sys.stderr)

@@ -3,44 +3,16 @@
 
 #include <Eigen/Core>
 #include <cstdio>
-#include <fstream>
-#include <set>
-#include <sstream>
 #include <thread>
 
 #include "cli/commands.hpp"
 #include "cli/gpu_probe.hpp"
+#include "cli/machine.hpp"
 #include "core/build_info.hpp"
 #include "datasets/idx.hpp"
 
 namespace warpnet::cli {
 
-namespace {
-
-struct CpuInfo {
-  std::string model = "unknown";
-  std::set<std::string> flags;
-};
-
-CpuInfo read_cpuinfo() {
-  CpuInfo info;
-  std::ifstream in("/proc/cpuinfo");
-  std::string line;
-  while (std::getline(in, line)) {
-    const auto colon = line.find(':');
-    if (colon == std::string::npos) continue;
-    std::string key = line.substr(0, line.find_last_not_of(" \t", colon - 1) + 1);
-    std::string value = colon + 2 <= line.size() ? line.substr(colon + 2) : "";
-    if (key == "model name" && info.model == "unknown") info.model = value;
-    if (key == "flags" && info.flags.empty()) {
-      std::istringstream words(value);
-      for (std::string w; words >> w;) info.flags.insert(w);
-    }
-  }
-  return info;
-}
-
-}  // namespace
 
 void add_info_command(CLI::App& app) {
   CLI::App* cmd = app.add_subcommand("info", "Show the build configuration, CPU features, CUDA toolkit and GPUs");

@@ -2,6 +2,7 @@
 
 #include <cstdio>
 
+#include "cli/machine.hpp"
 #include "cli/progress.hpp"
 #include "core/memory.hpp"
 #include "cpu/ops.hpp"
@@ -97,6 +98,7 @@ nlohmann::json run_training(const nn::TrainOptions& options, const DataSplits& d
   if (!options.checkpoint.empty()) std::printf("checkpoint: %s\n", options.checkpoint.c_str());
 
   nlohmann::json report;
+  report["machine"] = machine_record();
   report["model"] = options.model;
   report["data"] = data.train.name;
   report["batch_size"] = options.batch_size;

@@ -9,7 +9,8 @@
 
 namespace warpnet::cpu {
 
-// Threads used by every op (OpenMP and Eigen). 0 means all cores.
+// Threads used by every op (OpenMP and Eigen). 0 means all cores. The
+// team also flushes denormals to zero (why: parallel.cpp).
 void set_num_threads(int threads);
 int num_threads();
 
