@@ -30,17 +30,32 @@ Var matmul(const Var& a, const Var& b, bool trans_a, bool trans_b) {
   if (grad) {
     record([a, b, y, trans_a, trans_b]() mutable {
       if (!y.grad().defined()) return;
-      cpu::MatmulGrads g = cpu::matmul_backward(a.value(), b.value(), y.grad(), trans_a, trans_b);
-      a.accumulate(g.da);
-      b.accumulate(g.db);
+      cpu::MatmulGrads g = cpu::matmul_backward(a.value(), b.value(), y.grad(), trans_a, trans_b,
+                                                a.requires_grad(), b.requires_grad());
+      if (g.da.defined()) a.accumulate(g.da);
+      if (g.db.defined()) b.accumulate(g.db);
     });
   }
   return y;
 }
 
+// One tape entry, not matmul + bias_add: the product before the bias is a
+// temporary instead of an activation the tape keeps.
 Var linear(const Var& x, const Var& w, const Var& b) {
-  Var y = matmul(x, w, false, true);
-  return b.defined() ? bias_add(y, b) : y;
+  const bool grad = needs_grad({&x, &w, &b});
+  Tensor product = cpu::matmul(x.value(), w.value(), false, true);  // (N,out)
+  Var y = output(b.defined() ? cpu::bias_add(product, b.value()) : product, grad);
+  if (grad) {
+    record([x, w, b, y]() mutable {
+      if (!y.grad().defined()) return;
+      cpu::MatmulGrads g = cpu::matmul_backward(x.value(), w.value(), y.grad(), false, true, x.requires_grad(),
+                                                w.requires_grad());
+      if (g.da.defined()) x.accumulate(g.da);
+      if (g.db.defined()) w.accumulate(g.db);
+      if (b.requires_grad()) b.accumulate(cpu::bias_add_backward(y.grad()));
+    });
+  }
+  return y;
 }
 
 Var bias_add(const Var& x, const Var& b) {

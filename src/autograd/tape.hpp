@@ -50,9 +50,9 @@ class Tape {
   using Backward = std::function<void()>;
 
   void record(Backward fn) { entries_.push_back(std::move(fn)); }
-  // Seeds d(loss)/d(loss) = 1 (loss must hold one element), runs every
-  // recorded closure newest first, then clears the tape, freeing the
-  // activations the closures kept alive.
+  // Seeds d(loss)/d(loss) = 1 (loss must hold one element) and runs every
+  // recorded closure newest first, dropping each once it has run, so the
+  // activations it kept alive are freed along the way. Leaves the tape empty.
   void backward(Var& loss);
   void clear() { entries_.clear(); }
   size_t size() const { return entries_.size(); }

@@ -88,17 +88,20 @@ void matmul_into(const Tensor& a, const Tensor& b, Tensor& c, bool trans_a, bool
 // operand enters transposed, its gradient is the transpose of that, which is
 // again one matmul with the transposes moved onto the other factors.
 // a, b as in matmul; dc: (M,N); returns da shaped like a, db shaped like b
-MatmulGrads matmul_backward(const Tensor& a, const Tensor& b, const Tensor& dc, bool trans_a, bool trans_b) {
+MatmulGrads matmul_backward(const Tensor& a, const Tensor& b, const Tensor& dc, bool trans_a, bool trans_b,
+                            bool need_da, bool need_db) {
   const MatmulDims d = matmul_dims("matmul_backward", a, b, trans_a, trans_b);
   require_float_input("matmul_backward", "dC", dc);
   require_same_dtype("matmul_backward", "A", a, "dC", dc);
   WN_CHECK(dc.shape() == Shape({d.m, d.n}), "matmul_backward: dC is ", dc.shape(), " but op(A)·op(B) is (", d.m, ",",
            d.n, ")");
   MatmulGrads g;
-  g.da = trans_a ? matmul(b, dc, trans_b, true)     // dA(K,M) = op(B)·dCᵀ
-                 : matmul(dc, b, false, !trans_b);  // dA(M,K) = dC·op(B)ᵀ
-  g.db = trans_b ? matmul(dc, a, true, trans_a)     // dB(N,K) = dCᵀ·op(A)
-                 : matmul(a, dc, !trans_a, false);  // dB(K,N) = op(A)ᵀ·dC
+  if (need_da)
+    g.da = trans_a ? matmul(b, dc, trans_b, true)     // dA(K,M) = op(B)·dCᵀ
+                   : matmul(dc, b, false, !trans_b);  // dA(M,K) = dC·op(B)ᵀ
+  if (need_db)
+    g.db = trans_b ? matmul(dc, a, true, trans_a)     // dB(N,K) = dCᵀ·op(A)
+                   : matmul(a, dc, !trans_a, false);  // dB(K,N) = op(A)ᵀ·dC
   return g;
 }
 

@@ -24,8 +24,10 @@ void matmul_into(const Tensor& a, const Tensor& b, Tensor& c, bool trans_a, bool
 struct MatmulGrads {
   Tensor da, db;  // shaped like a and b
 };
+// need_da / need_db false leave that gradient undefined and skip its product
+// (the first layer's input needs none).
 MatmulGrads matmul_backward(const Tensor& a, const Tensor& b, const Tensor& dc, bool trans_a = false,
-                            bool trans_b = false);
+                            bool trans_b = false, bool need_da = true, bool need_db = true);
 
 // ---- bias ---------------------------------------------------------------
 // x: (N,C) or (N,C,H,W); b: (C). y = x + b broadcast along axis 1.

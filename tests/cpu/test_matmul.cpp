@@ -142,3 +142,19 @@ TEST_CASE("matmul errors name the shapes") {
   CHECK_THROWS_WITH_AS(cpu::matmul_backward(a, Tensor::zeros({4, 2}), Tensor::zeros({2, 3})),
                        "matmul_backward: dC is (2,3) but op(A)·op(B) is (3,2)", Error);
 }
+
+TEST_CASE("matmul_backward skips the gradients nobody needs") {
+  Rng rng(31);
+  Tensor a = Tensor::empty({4, 3}), b = Tensor::empty({3, 5}), dc = Tensor::empty({4, 5});
+  fill_uniform(a, rng, -1, 1);
+  fill_uniform(b, rng, -1, 1);
+  fill_uniform(dc, rng, -1, 1);
+  const cpu::MatmulGrads both = cpu::matmul_backward(a, b, dc);
+  const cpu::MatmulGrads only_b = cpu::matmul_backward(a, b, dc, false, false, false, true);
+  CHECK_FALSE(only_b.da.defined());
+  REQUIRE(only_b.db.defined());
+  for (int64_t i = 0; i < both.db.numel(); ++i) CHECK(only_b.db.item(i) == both.db.item(i));
+  const cpu::MatmulGrads only_a = cpu::matmul_backward(a, b, dc, false, false, true, false);
+  CHECK_FALSE(only_a.db.defined());
+  for (int64_t i = 0; i < both.da.numel(); ++i) CHECK(only_a.da.item(i) == both.da.item(i));
+}

@@ -1,0 +1,141 @@
+// Lesson 03 — SIMT: threads, warps and blocks.
+//
+// 1. Who am I: a grid of blocks of threads; warp and lane from the thread index.
+// 2. SIMT: one warp stepped through a branch on the emulator; half its lanes sit out.
+// 3. Coalescing: a warp's 32 loads served as 32-byte sectors, 4 or 32 of them.
+// 4. Bank conflicts: a column of a 32x32 shared array in one bank, and padded.
+// Every figure comes from the emulator's own trace of the kernels in
+// kernels/examples/; the program exits non-zero if one differs from what the
+// lesson says.
+//
+// Run: build/bin/lesson03
+#include <cstdio>
+#include <thread>
+#include <vector>
+
+// Before cuda_compat.hpp: its __noinline__ macro (CUDA's spelling) would break
+// the __attribute__((__noinline__)) of headers included after it.
+#include "simt/stepper.hpp"
+#include "simt/trace.hpp"
+
+#include "kernels/common/cuda_compat.hpp"
+
+namespace {
+#include "kernels/examples/access_patterns.cu"
+#include "kernels/examples/simt_basics.cu"
+}  // namespace
+
+using namespace warpnet;
+using simt::Space;
+
+namespace {
+
+int failures = 0;
+void expect(bool ok, const char* what) {
+  if (!ok) std::printf("  !! expected: %s\n", what), ++failures;
+}
+
+template <class T>
+struct Device {
+  explicit Device(size_t n) : n(n) { WARPNET_CUDA_CHECK(cudaMalloc(&p, n * sizeof(T))); }
+  ~Device() { cudaFree(p); }
+  std::vector<T> get() const {
+    std::vector<T> v(n);
+    WARPNET_CUDA_CHECK(cudaMemcpy(v.data(), p, n * sizeof(T), cudaMemcpyDeviceToHost));
+    return v;
+  }
+  T* p = nullptr;
+  size_t n;
+};
+
+void who_am_i() {
+  std::printf("1. A grid of 2 blocks of 64 threads: each thread computes who it is\n");
+  Device<int> ids(2 * 64 * 4);
+  launch_kernel(whoami, dim3(2), dim3(64), 0, ids.p);
+  WARPNET_CUDA_CHECK(cudaGetLastError());
+  const auto v = ids.get();
+  std::printf("   global  blockIdx.x  threadIdx.x  warp  lane\n");
+  for (int g : {0, 1, 31, 32, 33, 63, 64, 127}) {
+    std::printf("   %6d  %10d  %11d  %4d  %4d\n", g, v[4 * g], v[4 * g + 1], v[4 * g + 2], v[4 * g + 3]);
+    expect(v[4 * g + 2] == (g % 64) / 32 && v[4 * g + 3] == g % 32, "warp = threadIdx/32, lane = threadIdx%32");
+  }
+}
+
+void simt_branch() {
+  std::printf("\n2. SIMT: warp 0 of block 0 stepped through `if (i %% 2 == 0) evens[i/2] = ... else odds[i/2] = ...`\n");
+  const int n = 64;
+  Device<float> evens(n / 2), odds(n / 2);
+  simt::Stepper stepper(uint3{0, 0, 0}, 0, [&] { simt::launch(divergent_halves, dim3(1), dim3(n), 0, evens.p, odds.p, n); });
+  int stop = 0;
+  while (stepper.step()) {
+    const simt::WarpStop& s = stepper.stop();
+    unsigned at_first = 0;
+    for (const auto& lane : s.lanes) at_first += lane.where == s.lanes[0].where;
+    std::printf("   stop %d: lane 0 is at %s (%u lanes there); lane 1 is at %s\n", ++stop, s.lanes[0].where.c_str(),
+                at_first, s.lanes[1].where.c_str());
+    expect(s.lanes[0].where != s.lanes[1].where, "even and odd lanes at different stores");
+  }
+  const auto trace = simt::last_trace();
+  const auto stores = trace->total(Space::global, true);
+  std::printf("   the trace: %llu warp-level stores, %.0f of 32 lanes active in each, divergence %.0f%%\n",
+              (unsigned long long)stores.requests, double(stores.active_lanes) / double(stores.requests),
+              100.0 * double(stores.inactive_lanes) / double(stores.active_lanes + stores.inactive_lanes));
+  expect(stores.requests == 4 && stores.active_lanes == 64, "2 warps x 2 branches, 16 lanes each");
+}
+
+void coalescing() {
+  std::printf("\n3. Coalescing: 256 threads copy floats, reading in[i] or in[32*i]\n");
+  const int n = 256;
+  Device<float> in(n * 32), out(n);
+  WARPNET_CUDA_CHECK(cudaMemset(in.p, 0, n * 32 * sizeof(float)));
+  for (int stride : {1, 32}) {
+    if (stride == 1)
+      simt::launch(copy_coalesced, dim3(n / 128), dim3(128), 0, in.p, out.p, n);
+    else
+      simt::launch(copy_strided, dim3(n / 128), dim3(128), 0, in.p, out.p, n, stride);
+    const auto trace = simt::last_trace();
+    const auto load = trace->total(Space::global, false);
+    const simt::WarpAccess& a = trace->samples.front();
+    std::printf("   stride %2d: lanes 0..3 read byte offsets %lu %lu %lu %lu -> %.0f sectors per warp load, "
+                "efficiency %.1f%%\n",
+                stride, (unsigned long)(a.addresses[0] - uintptr_t(in.p)), (unsigned long)(a.addresses[1] - uintptr_t(in.p)),
+                (unsigned long)(a.addresses[2] - uintptr_t(in.p)), (unsigned long)(a.addresses[3] - uintptr_t(in.p)),
+                double(load.sectors) / double(load.requests), 100.0 * double(load.ideal_sectors) / double(load.sectors));
+    expect(load.sectors == (stride == 1 ? 4u : 32u) * load.requests, "4 sectors per request coalesced, 32 strided");
+  }
+}
+
+void bank_conflicts() {
+  std::printf("\n4. Bank conflicts: 32 lanes read column 0 of a shared tile[32][W]\n");
+  Device<float> out(32);
+  for (int width : {32, 33}) {
+    if (width == 32)
+      simt::launch(shared_column_read<32>, dim3(1), dim3(32), 0, out.p);
+    else
+      simt::launch(shared_column_read<33>, dim3(1), dim3(32), 0, out.p);
+    const auto trace = simt::last_trace();
+    const auto load = trace->total(Space::shared, false);
+    const simt::WarpAccess* a = nullptr;
+    for (const auto& s : trace->samples)
+      if (s.space == Space::shared && !s.write) a = &s;
+    std::printf("   W = %d: lanes 0..3 hit banks (lane 0's = 0)", width);
+    for (int l = 0; l < 4; ++l) std::printf(" %lu", (unsigned long)((a->addresses[l] - a->addresses[0]) / 4 % 32));
+    std::printf(" ... -> %llu wavefront(s) for one warp load\n", (unsigned long long)load.wavefronts);
+    expect(load.wavefronts == (width == 32 ? 32u : 1u), "32-way conflict unpadded, none padded");
+  }
+}
+
+}  // namespace
+
+int main() {
+  simt::set_workers(1);  // blocks in order: the same output every run
+  std::printf("Lesson 03 on the SIMT emulator (this CPU: %u hardware threads, the chefs; an H200: 132 SMs x 128 "
+              "FP32 lanes = 16896 helpers)\n\n",
+              std::thread::hardware_concurrency());
+  who_am_i();
+  simt_branch();
+  coalescing();
+  bank_conflicts();
+  if (failures) std::printf("\n%d figure(s) differ from the lesson\n", failures);
+  return failures ? 1 : 0;
+}
