@@ -6,7 +6,9 @@
 //   consecutive floats need 4 sectors; a stride of 32 floats needs 32. Lanes
 //   reading a column of a 32-float-wide shared array all hit one bank (32
 //   passes); padding each row to 33 floats spreads them over all 32 banks.
-// Changed: first version.
+//   `out[i] += in[i]` is two loads and a store: a read-modify-write costs its
+//   sectors twice.
+// Changed: first version; accumulate added (the tracer counts a `+=`'s store).
 // Measured: not yet measured on a GPU (the emulator's trace: 4 vs 32 sectors
 //   per request, 32-way vs 1-way conflicts).
 // Run: build/bin/test_simt -tc="trace*"
@@ -16,6 +18,12 @@
 __global__ void copy_coalesced(const float* __restrict__ in, float* __restrict__ out, int n) {
   const int i = blockIdx.x * blockDim.x + threadIdx.x;
   if (i < n) out[i] = in[i];
+}
+
+// in, out: (n,) floats. out[i] += in[i]: loads of in[i] and out[i], then a store of out[i].
+__global__ void accumulate(const float* __restrict__ in, float* __restrict__ out, int n) {
+  const int i = blockIdx.x * blockDim.x + threadIdx.x;
+  if (i < n) out[i] += in[i];
 }
 
 // in: (n * stride,) floats, out: (n,). Thread i reads element i * stride: with

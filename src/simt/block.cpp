@@ -4,6 +4,8 @@
 // block barrier is released, or nothing ever can and that is reported.
 #include "simt/block.hpp"
 
+#include <cstring>
+
 #include <boost/context/detail/exception.hpp>
 
 #include "simt/checker.hpp"
@@ -14,6 +16,13 @@
 namespace warpnet::simt {
 
 namespace ctx = boost::context;
+
+// One kernel's calls share their file's string (one literal per translation
+// unit); two translation units' copies of an inline kernel may not.
+bool SourcePlace::operator==(const SourcePlace& o) const {
+  return line == o.line && column == o.column &&
+         (file == o.file || (file && o.file && std::strcmp(file, o.file) == 0));
+}
 
 thread_local Lane* current_lane = nullptr;
 thread_local Block* current_block = nullptr;
@@ -156,7 +165,7 @@ void Block::release_barrier() {
     if (lane.state != LaneState::at_barrier) continue;
     if (!waiting) {
       waiting = &lane;
-    } else if (lane.site != waiting->site || lane.barrier != waiting->barrier) {
+    } else if (!(lane.place == waiting->place) || lane.barrier != waiting->barrier) {
       throw LaunchError(cudaErrorLaunchTimeout,
                         cat(where(lane), ": barrier divergence: this thread waits at ", describe_code(lane.site),
                             " while thread ", format_dim(waiting->tid), " waits at ",

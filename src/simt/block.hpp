@@ -6,6 +6,7 @@
 #include <cstdint>
 #include <exception>
 #include <memory>
+#include <source_location>
 #include <string>
 #include <vector>
 
@@ -20,6 +21,14 @@ class Checker;
 class TraceSink;
 
 // at_memory: held by a Stepper before a memory access (see stepper.hpp).
+// Where a __syncthreads() is in the source (the call's std::source_location).
+struct SourcePlace {
+  const char* file = nullptr;
+  unsigned line = 0, column = 0;
+  static SourcePlace of(const std::source_location& s) { return {s.file_name(), s.line(), s.column()}; }
+  bool operator==(const SourcePlace& o) const;
+};
+
 enum class LaneState : uint8_t { ready, at_barrier, at_warp_op, at_memory, done };
 
 // The access a lane held at_memory is about to make.
@@ -44,6 +53,7 @@ struct Lane {
   unsigned lane = 0, warp = 0;
   LaneState state = LaneState::ready;
   const void* site = nullptr;  // return address of the barrier/collective: the instruction
+  SourcePlace place;  // at a barrier: which __syncthreads() of the source
   // Parked at a barrier or collective: the operation and this lane's operands.
   BarrierKind barrier = BarrierKind::plain;
   WarpOp op = WarpOp::syncwarp;

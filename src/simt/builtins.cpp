@@ -37,7 +37,7 @@ namespace {
 
 // The library scope ends before park(): the flag belongs to the OS thread, and
 // the next lane to run on it is kernel code again.
-int barrier(BarrierKind kind, int predicate, const void* site) {
+int barrier(BarrierKind kind, int predicate, const void* site, SourcePlace place) {
   Lane* lane;
   {
     LibraryScope scope;
@@ -46,6 +46,7 @@ int barrier(BarrierKind kind, int predicate, const void* site) {
     lane->barrier = kind;
     lane->value = predicate != 0;
     lane->site = site;
+    lane->place = place;
   }
   current_block->park(*lane);
   return int(lane->result);
@@ -101,13 +102,24 @@ void device_misuse(const char* instruction, const char* why, const void* address
 }  // namespace warpnet::simt
 
 using warpnet::simt::BarrierKind;
+using warpnet::simt::SourcePlace;
 
-// __builtin_return_address(0) is the kernel's call instruction: barriers reached
-// from different places in the source are told apart by it.
-void __syncthreads() { warpnet::simt::barrier(BarrierKind::plain, 0, __builtin_return_address(0)); }
-int __syncthreads_count(int p) { return warpnet::simt::barrier(BarrierKind::count, p, __builtin_return_address(0)); }
-int __syncthreads_and(int p) { return warpnet::simt::barrier(BarrierKind::all, p, __builtin_return_address(0)); }
-int __syncthreads_or(int p) { return warpnet::simt::barrier(BarrierKind::any, p, __builtin_return_address(0)); }
+// Barriers reached from different places in the source are told apart by the
+// caller's file, line and column (device.hpp's default argument), which stay
+// the same when the compiler duplicates the call; __builtin_return_address(0),
+// the call instruction, names it in messages.
+void __syncthreads(std::source_location place) {
+  warpnet::simt::barrier(BarrierKind::plain, 0, __builtin_return_address(0), SourcePlace::of(place));
+}
+int __syncthreads_count(int p, std::source_location place) {
+  return warpnet::simt::barrier(BarrierKind::count, p, __builtin_return_address(0), SourcePlace::of(place));
+}
+int __syncthreads_and(int p, std::source_location place) {
+  return warpnet::simt::barrier(BarrierKind::all, p, __builtin_return_address(0), SourcePlace::of(place));
+}
+int __syncthreads_or(int p, std::source_location place) {
+  return warpnet::simt::barrier(BarrierKind::any, p, __builtin_return_address(0), SourcePlace::of(place));
+}
 
 // Blocks on different workers share memory through real threads; lanes of one
 // block run on one OS thread and need no fence between them.

@@ -20,6 +20,8 @@ Checker::Checker(Block& block, TraceSink& sink)
   // thread: its shared-memory window, as a GPU's bounds check sees it.
   for (const SharedVariable& var : kernel_shared_variables(block.kernel()))
     regions_.push_back({reinterpret_cast<uintptr_t>(tls_.begin) + var.offset, var.bytes, var.name, {}});
+  for (size_t offset : kernel_guard_variables(block.kernel()))
+    guards_.push_back(reinterpret_cast<uintptr_t>(tls_.begin) + offset);
   if (block.shape().dynamic_shared > 0) {
     regions_.push_back({reinterpret_cast<uintptr_t>(block.dynamic_shared()), block.shape().dynamic_shared,
                         "dynamic shared memory", {}});
@@ -63,6 +65,10 @@ Touched Checker::access(const Lane& lane, uintptr_t address, size_t bytes, bool 
     return {true, Space::global, nullptr};
   }
   if (in_program_image(address)) return {};  // __constant__/__device__ variables and tables
+  // The one-byte guard a `static thread_local` of class type is read (and set)
+  // through on entry: the compiler's, not the kernel's, access. Only that exact
+  // byte: a kernel's wider access overrunning an array into a guard is still out of bounds.
+  if (bytes == 1 && std::find(guards_.begin(), guards_.end(), address) != guards_.end()) return {};
   // Static __shared__ lives in the TLS block, dynamic in the worker's own window.
   const auto tls = reinterpret_cast<uintptr_t>(tls_.begin);
   const auto window = reinterpret_cast<uintptr_t>(block_.dynamic_shared());

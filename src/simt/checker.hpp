@@ -86,6 +86,7 @@ class Checker {
   std::vector<Allocation> allocations_;
   TlsBlock tls_;
   std::vector<Region> regions_;  // __shared__ variables and the dynamic shared buffer
+  std::vector<uintptr_t> guards_;  // guard bytes of the kernel's dynamically initialized __shared__ variables
   unsigned generation_ = 0;
   std::unordered_map<const void*, Pending> pending_;
   // Per warp, its requests (pc, k) in the order the warp issued them.

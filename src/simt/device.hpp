@@ -5,6 +5,7 @@
 #pragma once
 #include <cstdint>
 #include <cstring>
+#include <source_location>
 #include <type_traits>
 
 #include "simt/cuda_types.hpp"
@@ -85,10 +86,14 @@ T from_bits(uint64_t bits) {
 #define gridDim (::warpnet::simt::grid_dim())
 inline constexpr int warpSize = 32;
 
-void __syncthreads();
-int __syncthreads_count(int predicate);
-int __syncthreads_and(int predicate);
-int __syncthreads_or(int predicate);
+// The default arguments name the call's place in the source: that, not the
+// call instruction, is which __syncthreads() a thread waits at. g++ may copy
+// one call into both arms of a branch (-O3's path splitting, loop unswitching)
+// and the copies, reached by different threads, are still one barrier.
+void __syncthreads(std::source_location place = std::source_location::current());
+int __syncthreads_count(int predicate, std::source_location place = std::source_location::current());
+int __syncthreads_and(int predicate, std::source_location place = std::source_location::current());
+int __syncthreads_or(int predicate, std::source_location place = std::source_location::current());
 void __threadfence();
 void __threadfence_block();
 

@@ -1,4 +1,4 @@
-// The callbacks GCC's kernel-address instrumentation calls before every load
+// The callbacks GCC's thread-sanitizer instrumentation calls before every load
 // and store of a traced kernel (see warpnet_simt_traced in CMakeLists.txt).
 // Outside a kernel, e.g. the host code of an instrumented file, they return at once.
 #include "simt/block.hpp"
@@ -40,11 +40,23 @@ void note_atomic(const void* address, size_t bytes) {
 
 using warpnet::simt::on_access;
 
-// The return address is the traced instruction: it identifies the access
-// across lanes and names its source line.
-#define WARPNET_ACCESS_HOOKS(n)                                                                       \
-  extern "C" void __asan_load##n##_noabort(uintptr_t a) { on_access(a, n, false, __builtin_return_address(0)); } \
-  extern "C" void __asan_store##n##_noabort(uintptr_t a) { on_access(a, n, true, __builtin_return_address(0)); }
+// GCC's -fsanitize=thread instrumentation (ThreadSanitizer's callback ABI,
+// libsanitizer/tsan/tsan_interface.h; no TSan runtime is linked). It calls a
+// hook before every load and store, reads and writes apart, with no
+// per-basic-block deduplication: `s[i] += x` is a read4 and a write4. The
+// return address is the traced instruction: it identifies the access across
+// lanes and names its source line.
+#define WARPNET_ACCESS_HOOKS(n)                                                                              \
+  extern "C" void __tsan_read##n(void* a) { on_access(uintptr_t(a), n, false, __builtin_return_address(0)); }  \
+  extern "C" void __tsan_write##n(void* a) { on_access(uintptr_t(a), n, true, __builtin_return_address(0)); }  \
+  extern "C" void __tsan_unaligned_read##n(void* a) {                                                        \
+    on_access(uintptr_t(a), n, false, __builtin_return_address(0));                                          \
+  }                                                                                                          \
+  extern "C" void __tsan_unaligned_write##n(void* a) {                                                       \
+    on_access(uintptr_t(a), n, true, __builtin_return_address(0));                                           \
+  }                                                                                                          \
+  extern "C" void __tsan_volatile_read##n(void* a) { on_access(uintptr_t(a), n, false, __builtin_return_address(0)); } \
+  extern "C" void __tsan_volatile_write##n(void* a) { on_access(uintptr_t(a), n, true, __builtin_return_address(0)); }
 WARPNET_ACCESS_HOOKS(1)
 WARPNET_ACCESS_HOOKS(2)
 WARPNET_ACCESS_HOOKS(4)
@@ -52,10 +64,51 @@ WARPNET_ACCESS_HOOKS(8)
 WARPNET_ACCESS_HOOKS(16)
 #undef WARPNET_ACCESS_HOOKS
 
-extern "C" void __asan_loadN_noabort(uintptr_t a, size_t n) { on_access(a, n, false, __builtin_return_address(0)); }
-extern "C" void __asan_storeN_noabort(uintptr_t a, size_t n) { on_access(a, n, true, __builtin_return_address(0)); }
-// Emitted before calls that never return (throw); there is no shadow stack to clean.
-extern "C" void __asan_handle_no_return() {}
-// Bracket a file's dynamic initializers (ASan's init-order check); nothing to do.
-extern "C" void __asan_before_dynamic_init(const char*) {}
-extern "C" void __asan_after_dynamic_init() {}
+// Other sizes (float3, structs, bit-fields, unaligned memcpy): a range.
+extern "C" void __tsan_read_range(void* a, unsigned long n) { on_access(uintptr_t(a), n, false, __builtin_return_address(0)); }
+extern "C" void __tsan_write_range(void* a, unsigned long n) { on_access(uintptr_t(a), n, true, __builtin_return_address(0)); }
+
+// A traced file's constructor calls __tsan_init; function entry and exit are
+// off (--param tsan-instrument-func-entry-exit=0) but defined should a file
+// be compiled without that param. Vtable pointers are the emulator's business.
+extern "C" void __tsan_init() {}
+extern "C" void __tsan_func_entry(void*) {}
+extern "C" void __tsan_func_exit() {}
+extern "C" void __tsan_vptr_update(void**, void*) {}
+extern "C" void __tsan_vptr_read(void**) {}
+
+// std::atomic and __atomic/__sync builtins in a traced file become these calls:
+// they must do the operation. Every order is done as seq_cst (never weaker than
+// asked for). Kernels' CUDA atomics are out of line (atomics.cpp), so these
+// are library code (shared_ptr counts, std::atomic members), not checked.
+#define WARPNET_TSAN_ATOMICS(bits, T)                                                                        \
+  extern "C" T __tsan_atomic##bits##_load(const volatile T* a, int) { return __atomic_load_n(a, __ATOMIC_SEQ_CST); } \
+  extern "C" void __tsan_atomic##bits##_store(volatile T* a, T v, int) { __atomic_store_n(a, v, __ATOMIC_SEQ_CST); } \
+  extern "C" T __tsan_atomic##bits##_exchange(volatile T* a, T v, int) {                                    \
+    return __atomic_exchange_n(a, v, __ATOMIC_SEQ_CST);                                                      \
+  }                                                                                                          \
+  extern "C" T __tsan_atomic##bits##_fetch_add(volatile T* a, T v, int) { return __atomic_fetch_add(a, v, __ATOMIC_SEQ_CST); } \
+  extern "C" T __tsan_atomic##bits##_fetch_sub(volatile T* a, T v, int) { return __atomic_fetch_sub(a, v, __ATOMIC_SEQ_CST); } \
+  extern "C" T __tsan_atomic##bits##_fetch_and(volatile T* a, T v, int) { return __atomic_fetch_and(a, v, __ATOMIC_SEQ_CST); } \
+  extern "C" T __tsan_atomic##bits##_fetch_or(volatile T* a, T v, int) { return __atomic_fetch_or(a, v, __ATOMIC_SEQ_CST); }   \
+  extern "C" T __tsan_atomic##bits##_fetch_xor(volatile T* a, T v, int) { return __atomic_fetch_xor(a, v, __ATOMIC_SEQ_CST); } \
+  extern "C" T __tsan_atomic##bits##_fetch_nand(volatile T* a, T v, int) {                                  \
+    return __atomic_fetch_nand(a, v, __ATOMIC_SEQ_CST);                                                      \
+  }                                                                                                          \
+  extern "C" int __tsan_atomic##bits##_compare_exchange_strong(volatile T* a, T* expected, T v, int, int) {  \
+    return __atomic_compare_exchange_n(a, expected, v, false, __ATOMIC_SEQ_CST, __ATOMIC_SEQ_CST);           \
+  }                                                                                                          \
+  extern "C" int __tsan_atomic##bits##_compare_exchange_weak(volatile T* a, T* expected, T v, int, int) {    \
+    return __atomic_compare_exchange_n(a, expected, v, true, __ATOMIC_SEQ_CST, __ATOMIC_SEQ_CST);            \
+  }                                                                                                          \
+  extern "C" T __tsan_atomic##bits##_compare_exchange_val(volatile T* a, T expected, T v, int, int) {       \
+    __atomic_compare_exchange_n(a, &expected, v, false, __ATOMIC_SEQ_CST, __ATOMIC_SEQ_CST);                 \
+    return expected;                                                                                         \
+  }
+WARPNET_TSAN_ATOMICS(8, char)
+WARPNET_TSAN_ATOMICS(16, short)
+WARPNET_TSAN_ATOMICS(32, int)
+WARPNET_TSAN_ATOMICS(64, long)
+#undef WARPNET_TSAN_ATOMICS
+extern "C" void __tsan_atomic_thread_fence(int) { __atomic_thread_fence(__ATOMIC_SEQ_CST); }
+extern "C" void __tsan_atomic_signal_fence(int) { __atomic_signal_fence(__ATOMIC_SEQ_CST); }

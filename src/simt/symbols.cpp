@@ -40,6 +40,7 @@ struct Symbols {
   std::vector<std::pair<uintptr_t, uintptr_t>> image;  // runtime [begin, end) of each loaded segment
   std::vector<Function> functions;  // sorted by begin
   std::vector<std::pair<std::string, SharedVariable>> locals;  // mangled name -> TLS local static
+  std::vector<std::pair<std::string, size_t>> guards;  // mangled name -> TLS offset of a local's guard
 };
 
 std::string demangle(const std::string& mangled) {
@@ -115,6 +116,10 @@ void read_symbol_table(Symbols& s) {
           SharedVariable var{scope == std::string::npos ? full : full.substr(scope + 2), sym[k].st_value,
                               sym[k].st_size};
           s.locals.emplace_back(name, var);
+        } else if (std::strncmp(name, "_ZGVZ", 5) == 0) {
+          // The guard of a function-local thread_local with dynamic initialization
+          // (a __shared__ array of a class type): _ZGV + the variable's name minus _Z.
+          s.guards.emplace_back(name, sym[k].st_value);
         }
       }
     }
@@ -183,6 +188,17 @@ std::vector<SharedVariable> kernel_shared_variables(const void* kernel) {
   std::vector<SharedVariable> out;
   for (const auto& [name, var] : symbols().locals)
     if (name.starts_with(prefix)) out.push_back(var);
+  return out;
+}
+
+std::vector<size_t> kernel_guard_variables(const void* kernel) {
+  const Function* f = function_at(reinterpret_cast<uintptr_t>(kernel));
+  if (!f) return {};
+  const std::string prefix = f->mangled.starts_with("_Z") ? "_ZGVZ" + f->mangled.substr(2) + "E"
+                                                           : cat("_ZGVZ", f->mangled.size(), f->mangled, "E");
+  std::vector<size_t> out;
+  for (const auto& [name, offset] : symbols().guards)
+    if (name.starts_with(prefix)) out.push_back(offset);
   return out;
 }
 

@@ -22,6 +22,12 @@ std::string function_name(const void* address);
 // The __shared__ variables declared in this kernel's body.
 std::vector<SharedVariable> kernel_shared_variables(const void* kernel);
 
+// The TLS offsets of the guard variables of those of them that have a dynamic
+// initializer (arrays of a class type): the kernel reads a guard's first byte
+// on entry (and the first lane on a worker sets it) to run the initializer once
+// per OS thread.
+std::vector<size_t> kernel_guard_variables(const void* kernel);
+
 // The calling OS thread's TLS block: [begin, begin + bytes).
 struct TlsBlock {
   char* begin;

@@ -11,13 +11,16 @@ void note_atomic(const void* address, size_t bytes);
 // inline library functions (std::string's, say) may be the ones the linker
 // keeps for the whole program, so the emulator's own work can reach the
 // access callbacks; inside this scope they ignore it.
+// Always inlined: a traced file's out-of-line copy would report its own
+// thread_local flag to the callbacks that ask it (the -fsanitize=thread
+// instrumentation sees thread_locals), and they would ask it again.
 class LibraryScope {
  public:
-  LibraryScope() : outer_(active) { active = true; }
-  ~LibraryScope() { active = outer_; }
+  [[gnu::always_inline]] LibraryScope() : outer_(active) { active = true; }
+  [[gnu::always_inline]] ~LibraryScope() { active = outer_; }
   LibraryScope(const LibraryScope&) = delete;
   LibraryScope& operator=(const LibraryScope&) = delete;
-  static bool inside() { return active; }
+  [[gnu::always_inline]] static bool inside() { return active; }
 
  private:
   static thread_local bool active;
