@@ -10,10 +10,12 @@
 #include <cstdint>
 
 #include "simt/cuda_types.hpp"
+#include "simt/copy_namespace.hpp"
 #include "simt/device.hpp"
 #include "simt/tensor_cores.hpp"
 
 namespace warpnet::ptx {
+inline namespace WARPNET_SIMT_COPY {
 
 // d (16,8) = a (16,16) @ b (16,8) + c, fp16 inputs, fp32 accumulation.
 inline void mma_m16n8k16_f16_f32(float (&d)[4], const uint32_t (&a)[4], const uint32_t (&b)[2], const float (&c)[4]) {
@@ -94,4 +96,5 @@ inline void cp_async_wait_all() {
   cp_async_wait<0>();
 }
 
+}  // inline namespace WARPNET_SIMT_COPY
 }  // namespace warpnet::ptx

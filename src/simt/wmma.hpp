@@ -13,11 +13,13 @@
 #include <cstdint>
 #include <type_traits>
 
+#include "simt/copy_namespace.hpp"
 #include "simt/device.hpp"
 #include "simt/low_precision.hpp"
 #include "simt/tensor_cores.hpp"
 
 namespace nvcuda::wmma {
+inline namespace WARPNET_SIMT_COPY {
 
 struct matrix_a {};
 struct matrix_b {};
@@ -117,4 +119,5 @@ inline void mma_sync(fragment<accumulator, 16, 16, 16, float>& d, const fragment
     warpnet::simt::warp_matrix_op({"wmma::mma_sync (bf16)", &warpnet::simt::wmma_m16n16k16_bf16, &lane});
 }
 
+}  // inline namespace WARPNET_SIMT_COPY
 }  // namespace nvcuda::wmma

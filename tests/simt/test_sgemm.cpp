@@ -7,8 +7,11 @@
 #include <random>
 
 #include "tests/simt/device_buffer.hpp"
+// Anonymous: traced test files compile the same kernels.
+namespace {
 #include "kernels/matmul/01_naive.cu"
 #include "kernels/matmul/02_smem_tiled.cu"
+}  // namespace
 
 namespace {
 
