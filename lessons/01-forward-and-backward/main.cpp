@@ -12,7 +12,6 @@
 #include <algorithm>
 #include <cmath>
 #include <cstdio>
-#include <cstring>
 #include <functional>
 #include <string>
 #include <utility>
@@ -24,6 +23,7 @@
 #include "datasets/synthetic.hpp"
 #include "nn/models.hpp"
 #include "nn/optim.hpp"
+#include "lessons/lesson_args.hpp"
 #include "nn/trainer.hpp"
 
 using namespace warpnet;
@@ -412,15 +412,9 @@ bool train_spirals(bool quick) {
 }  // namespace
 
 int main(int argc, char** argv) {
-  bool quick = false;
-  for (int i = 1; i < argc; ++i) {
-    if (std::strcmp(argv[i], "--quick") == 0) {
-      quick = true;
-    } else {
-      std::fprintf(stderr, "usage: %s [--quick]\n", argv[0]);
-      return 2;
-    }
-  }
+  const std::optional<bool> args = warpnet::lesson::parse_quick(argc, argv);
+  if (!args) return 2;
+  const bool quick = *args;
   try {
     std::printf("Lesson 01 — forward and backward\n================================\n\n");
     Net net = tiny_net();

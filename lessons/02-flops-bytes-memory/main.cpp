@@ -14,7 +14,6 @@
 // Run: build/bin/lesson02            (--quick: smaller sizes, for the test)
 #include <algorithm>
 #include <cstdio>
-#include <cstring>
 #include <string>
 #include <vector>
 
@@ -26,6 +25,7 @@
 #include "nn/models.hpp"
 #include "nn/optim.hpp"
 #include "nn/summary.hpp"
+#include "lessons/lesson_args.hpp"
 
 using namespace warpnet;
 
@@ -313,15 +313,9 @@ bool training_memory() {
 }  // namespace
 
 int main(int argc, char** argv) {
-  bool quick = false;
-  for (int i = 1; i < argc; ++i) {
-    if (std::strcmp(argv[i], "--quick") == 0) {
-      quick = true;
-    } else {
-      std::fprintf(stderr, "usage: %s [--quick]\n", argv[0]);
-      return 2;
-    }
-  }
+  const std::optional<bool> args = warpnet::lesson::parse_quick(argc, argv);
+  if (!args) return 2;
+  const bool quick = *args;
   try {
     std::printf("Lesson 02 — FLOPs, bytes and memory\n===================================\n\n");
     bool ok = count_flops();
