@@ -9,6 +9,7 @@
 #include <boost/context/detail/exception.hpp>
 
 #include "simt/checker.hpp"
+#include "simt/fiber_sanitizer.hpp"
 #include "simt/stacks.hpp"
 #include "simt/stepper.hpp"
 #include "simt/symbols.hpp"
@@ -82,39 +83,75 @@ void Block::start_lanes() {
     lane.state = LaneState::ready;
     lane.async_copies.clear();
     lane.async_groups = 0;
+    lane.started = false;
     ctx::stack_context stack;
     stack.sp = stacks_.top(lane.linear);
     stack.size = size_t(static_cast<char*>(stack.sp) - stacks_.bottom(lane.linear));
+    asan_unpoison(stacks_.bottom(lane.linear), stack.size);
     lane.fiber = ctx::fiber(std::allocator_arg, ctx::preallocated(stack.sp, stack.size, stack), KeepStack{},
                             [this, &lane](ctx::fiber&& scheduler) {
+                              asan_finish_switch(nullptr, &scheduler_stack_, &scheduler_stack_size_);
                               lane.scheduler = std::move(scheduler);
+                              lane.started = true;
                               try {
-                                call_.invoke(call_.bound);
+                                if (!tearing_down_) call_.invoke(call_.bound);
                               } catch (const ctx::detail::forced_unwind&) {
-                                throw;  // the block is being torn down: let Boost unwind this stack
+                                // The block is being torn down: Boost unwinds this
+                                // stack and switches back to the destroyer.
+                                asan_start_switch(nullptr, scheduler_stack_, scheduler_stack_size_);
+                                throw;
                               } catch (...) {
                                 if (!error_) error_ = std::current_exception();
                               }
                               lane.state = LaneState::done;
+                              asan_start_switch(nullptr, scheduler_stack_, scheduler_stack_size_);
                               return std::move(lane.scheduler);
                             });
   }
 }
 
 void Block::destroy_fibers() {
-  // Destroying a parked fiber unwinds its stack (Boost throws forced_unwind in it).
-  for (Lane& lane : lanes_) lane.fiber = {};
+  // Destroying a parked fiber unwinds its stack: Boost throws forced_unwind in
+  // it. A fiber that never ran is resumed instead and returns at once, so that
+  // every switch passes through code that tells AddressSanitizer about it
+  // (Boost's own unwinding of an unstarted fiber would not).
+  tearing_down_ = true;
+  for (Lane& lane : lanes_) {
+    if (!lane.fiber) continue;
+    void* fake_stack = nullptr;
+    asan_start_switch(&fake_stack, stacks_.bottom(lane.linear), stack_bytes(lane));
+    if (lane.started)
+      lane.fiber = {};
+    else
+      lane.fiber = std::move(lane.fiber).resume();
+    asan_finish_switch(fake_stack, nullptr, nullptr);
+  }
+  tearing_down_ = false;
+}
+
+size_t Block::stack_bytes(const Lane& lane) const {
+  return size_t(static_cast<char*>(stacks_.top(lane.linear)) - stacks_.bottom(lane.linear));
 }
 
 void Block::resume(Lane& lane) {
   current_lane = &lane;
+  void* fake_stack = nullptr;
+  asan_start_switch(&fake_stack, stacks_.bottom(lane.linear), stack_bytes(lane));
   lane.fiber = std::move(lane.fiber).resume();
+  asan_finish_switch(fake_stack, nullptr, nullptr);
   current_lane = nullptr;
   if (lane.state == LaneState::done) ++done_;
   if (error_) std::rethrow_exception(error_);
 }
 
 void Block::park(Lane& lane) {
+  asan_start_switch(&lane.asan_fake_stack, scheduler_stack_, scheduler_stack_size_);
+  // Finished on every way back: a normal resume, and the forced_unwind that
+  // resume() throws when the block is torn down.
+  struct FinishSwitch {
+    Lane& lane;
+    ~FinishSwitch() { asan_finish_switch(lane.asan_fake_stack, nullptr, nullptr); }
+  } finish{lane};
   lane.scheduler = std::move(lane.scheduler).resume();
 }
 

@@ -65,6 +65,8 @@ struct Lane {
   // cp.async copies this thread issued and has not yet waited for (async_copy.cpp).
   std::vector<AsyncCopy> async_copies;
   uint32_t async_groups = 0;  // cp.async.commit_group calls so far
+  bool started = false;  // the fiber has run; until then it holds no kernel frames
+  void* asan_fake_stack = nullptr;  // fiber_sanitizer.hpp; unused outside the asan preset
 };
 
 class Block {
@@ -113,11 +115,17 @@ class Block {
   void release_barrier();
   [[noreturn]] void deadlock();
   void destroy_fibers();
+  size_t stack_bytes(const Lane& lane) const;  // the lane's fiber stack
 
   const KernelCall& call_;
   LaunchShape shape_;
   std::string kernel_name_;
   StackSet& stacks_;
+  // The scheduler's stack, as AddressSanitizer reports it when a fiber starts
+  // (fiber_sanitizer.hpp); unused outside the asan preset.
+  bool tearing_down_ = false;  // destroy_fibers: fibers that never ran return at once
+  const void* scheduler_stack_ = nullptr;
+  size_t scheduler_stack_size_ = 0;
   void* dynamic_shared_;
   uint3 index_{};
   std::vector<Lane> lanes_;
