@@ -24,6 +24,15 @@ float* out(Buffers b) { return static_cast<float*>(b[2]); }
 
 double matmul_flops(const Sizes& s) { return 2.0 * double(M(s)) * N(s) * K(s); }
 
+// Global bytes of a kernel that stages tile x tile blocks of A and B in shared
+// memory: A is read once per column of C tiles, B once per row of C tiles, C
+// written once. Loads past the edges are skipped, so off tile multiples this
+// is an upper bound.
+double tiled_bytes(const Sizes& s, int tile) {
+  return 4.0 * (double(M(s)) * K(s) * ceil_div(N(s), tile) + double(K(s)) * N(s) * ceil_div(M(s), tile) +
+                double(M(s)) * N(s));
+}
+
 // One thread per C element on a 16x16 block, the grid covering C.
 Launch one_thread_per_output(const Sizes& s) {
   return {dim3(ceil_div(N(s), 16), ceil_div(M(s), 16)), dim3(16, 16), 0};
@@ -54,12 +63,8 @@ const Registration smem_tiled{Kernel{
     .shape_text = "block (16,16), grid (ceil(N/16), ceil(M/16)): 16x16 tiles of A and B in shared memory",
     .shape = one_thread_per_output,
     .flops = matmul_flops,
-    // A is read once per block column, B once per block row (16x fewer than v1);
-    // loads past the edges are skipped, so this is an upper bound off tile multiples.
-    .bytes = [](const Sizes& s) {
-      return 4.0 * (double(M(s)) * K(s) * ceil_div(N(s), 16) + double(K(s)) * N(s) * ceil_div(M(s), 16) +
-                    double(M(s)) * N(s));
-    },
+    // 16x fewer reads than v1 (see tiled_bytes).
+    .bytes = [](const Sizes& s) { return tiled_bytes(s, 16); },
     .emulator = true,
     .launch = [](const Sizes& s, const Launch& l, Buffers b) {
       launch_kernel(sgemm_smem_tiled<16>, l.grid, l.block, l.dynamic_shared, M(s), N(s), K(s), in(b, 0), in(b, 1),
@@ -77,11 +82,8 @@ const Registration wmma_fp16{Kernel{
     .shape_text = "block (128) = 4 warps, grid (ceil(N/32), ceil(M/32)): a 32x32 C tile, one wmma 16x16x16 per warp per k-step",
     .shape = [](const Sizes& s) { return Launch{dim3(ceil_div(N(s), 32), ceil_div(M(s), 32)), dim3(128), 0}; },
     .flops = matmul_flops,
-    // Like v2 with 32-wide tiles: A read once per 32-column block, B once per 32-row block.
-    .bytes = [](const Sizes& s) {
-      return 4.0 * (double(M(s)) * K(s) * ceil_div(N(s), 32) + double(K(s)) * N(s) * ceil_div(M(s), 32) +
-                    double(M(s)) * N(s));
-    },
+    // Like v2 with 32-wide tiles (see tiled_bytes).
+    .bytes = [](const Sizes& s) { return tiled_bytes(s, 32); },
     .emulator = true,
     .launch = [](const Sizes& s, const Launch& l, Buffers b) {
       launch_kernel(sgemm_wmma<__half>, l.grid, l.block, l.dynamic_shared, M(s), N(s), K(s), in(b, 0), in(b, 1),
