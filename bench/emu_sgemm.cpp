@@ -16,7 +16,7 @@
 
 #include "kernels/common/cuda_compat.hpp"
 #include "kernels/matmul/01_naive.cu"
-#include "kernels/matmul/02_smem_tiled.cu"
+#include "kernels/matmul/03_smem_tiled.cu"
 
 namespace {
 
@@ -93,7 +93,7 @@ int main(int argc, char** argv) {
   {  // naive SGEMM 128^3
     Matrices m(128);
     const dim3 block(16, 16), grid(8, 8);
-    const auto run = [&] { warpnet::launch_kernel(sgemm_naive, grid, block, 0, 128, 128, 128, m.dA, m.dB, m.dC); };
+    const auto run = [&] { warpnet::launch_kernel(sgemm_naive<>, grid, block, 0, 128, 128, 128, m.dA, m.dB, m.dC); };
     run();
     WARPNET_CUDA_CHECK(cudaGetLastError());
     const float error = m.max_error();

@@ -13,11 +13,19 @@
 #include <cuda_bf16.h>
 #include <cuda_fp16.h>
 #include <cuda_fp8.h>
+#define WARPNET_KERNEL_COPY cuda_copy
 #else
+#include "simt/copy_namespace.hpp"
 #include "simt/cuda.hpp"
+#define WARPNET_KERNEL_COPY WARPNET_SIMT_COPY
 #endif
 
 namespace warpnet {
+// One program may hold the emulator's copies of the kernels and nvcc's; the
+// helpers below differ between them (launch_kernel is <<<>>> in one, the
+// emulator in the other) under the same signatures, so each copy gets its own
+// inline namespace and the linker never merges them (see simt/copy_namespace.hpp).
+inline namespace WARPNET_KERNEL_COPY {
 
 // Blocks needed to cover n items with `per_block` each.
 __host__ __device__ constexpr int ceil_div(int n, int per_block) { return (n + per_block - 1) / per_block; }
@@ -56,7 +64,18 @@ inline const char* cuda_error_detail(cudaError_t error) {
 #endif
 }
 
+}  // namespace WARPNET_KERNEL_COPY
 }  // namespace warpnet
+
+// Index of element (r, c) of a rows x cols matrix operand sits: row-major, or,
+// when Transposed, stored as its transpose (cols x rows, row-major). Backprop
+// multiplies by transposes (dX = dY @ W^T, dW = X^T @ dY); kernels read the
+// stored matrix this way instead of copying a transposed one.
+// Global like CUDA's own built-ins: kernels sit outside any namespace.
+template <bool Transposed>
+__host__ __device__ __forceinline__ constexpr int index_of(int r, int c, int rows, int cols) {
+  return Transposed ? c * rows + r : r * cols + c;
+}
 
 // Aborts with file, line, the CUDA error name and its detail when a runtime
 // call or launch fails. For host code that wants exceptions, see src/device.

@@ -1,22 +1,26 @@
 // SGEMM v1 — naive: one thread computes one element of C.
 //
-// Idea: thread (x, y) walks row y of A and column x of B. threadIdx.x maps to
-//   the column, so the 32 lanes of a warp read 32 consecutive floats of B and
-//   write 32 consecutive floats of C (coalesced), while all of them read the
-//   same element of A (a broadcast).
+// Idea: thread (x, y) of the grid computes C[x, y]: it walks row x of A and
+//   column y of B. This is the loop a CPU programmer writes first, with the
+//   two outer loops handed to threads. threadIdx.x picks the row, so with
+//   16x16 blocks a warp covers 16 rows x 2 columns of C: each load of A
+//   touches 16 rows (16 32-byte sectors for 16 floats) and each store of C
+//   writes 32 floats spread over 16 sectors, where 4 would hold them.
 // Changed: first version.
-// Measured: not yet measured on a GPU. Emulator (CPU): see bench/emu_sgemm.
-// Run: build/bin/test_simt -tc="sgemm*"
+// Measured: not yet measured on a GPU. Emulator: `warpnet trace matmul/01_naive --size 128,128,128`.
+// Run: build/bin/test_simt -tc="registry*"
 #include "kernels/common/cuda_compat.hpp"
 
-// A: (M,K) row-major; B: (K,N) row-major; C: (M,N) row-major. C = A @ B.
-// Launch: block (16,16); grid (ceil(N/16), ceil(M/16)).
+// A: (M,K) row-major, or (K,M) when TA; B: (K,N) row-major, or (N,K) when TB;
+// C: (M,N) row-major. C = op(A) @ op(B), op = transpose when the flag is set.
+// Launch: block (16,16); grid (ceil(M/16), ceil(N/16)).
+template <bool TA = false, bool TB = false>
 __global__ void sgemm_naive(int M, int N, int K, const float* __restrict__ A, const float* __restrict__ B,
                             float* __restrict__ C) {
-  const int col = blockIdx.x * blockDim.x + threadIdx.x;
-  const int row = blockIdx.y * blockDim.y + threadIdx.y;
+  const int row = blockIdx.x * blockDim.x + threadIdx.x;  // consecutive lanes: consecutive rows
+  const int col = blockIdx.y * blockDim.y + threadIdx.y;
   if (row >= M || col >= N) return;
   float acc = 0.0f;
-  for (int k = 0; k < K; ++k) acc += A[row * K + k] * B[k * N + col];
+  for (int k = 0; k < K; ++k) acc += A[index_of<TA>(row, k, M, K)] * B[index_of<TB>(k, col, K, N)];
   C[row * N + col] = acc;
 }

@@ -91,12 +91,9 @@ void print_summary(const simt::KernelTrace& t) {
 }
 
 void run_trace(const TraceOptions& o) {
-  const device::Kernel& kernel = device::find_kernel(o.kernel, /*traced=*/true);
+  const device::Kernel& kernel = device::find_kernel(o.kernel, device::Copy::traced);
   const device::Op& op = device::op(kernel.op);
-  const device::Sizes sizes = parse_list(o.sizes, "--size");
-  std::string names;
-  for (const std::string& n : op.size_names) names += (names.empty() ? "" : ",") + n;
-  WN_CHECK(sizes.size() == op.size_names.size(), "trace: ", kernel.op, " takes --size ", names, ", got '", o.sizes, "'");
+  const device::Sizes sizes = device::complete_sizes(op, parse_list(o.sizes, "--size"));
   WN_CHECK(kernel.emulator, "trace: ", kernel.id(), " runs only on a GPU");
   Rng rng(o.seed);
   const auto inputs = device::make_inputs(kernel, sizes, rng);
@@ -114,7 +111,7 @@ void run_trace(const TraceOptions& o) {
   } else {
     out = device::run_emulated(kernel, sizes, inputs);
   }
-  const device::Comparison check = device::compare(op, inputs, out);
+  const device::Comparison check = device::compare(op, sizes, inputs, out);
   const auto trace = simt::last_trace();
   WN_CHECK(trace.has_value(), "trace: ", kernel.id(), " made no traced memory access");
 
@@ -157,7 +154,7 @@ void add_trace_command(CLI::App& app) {
   auto opts = std::make_shared<TraceOptions>();
   CLI::App* cmd = app.add_subcommand(
       "trace", "Run a kernel on the emulator with tracing: coalescing, bank conflicts, divergence, JSON trace");
-  cmd->add_option("kernel", opts->kernel, "Kernel: id (matmul/02_smem_tiled), op/version (matmul/2) or name")
+  cmd->add_option("kernel", opts->kernel, "Kernel: id (matmul/03_smem_tiled), op/version (matmul/3) or name")
       ->required();
   cmd->add_option("--size", opts->sizes, "Problem sizes, comma-separated (matmul: M,N,K)")->required();
   cmd->add_option("--json", opts->json, "Write the trace (summary, per-instruction statistics, samples, steps) here");

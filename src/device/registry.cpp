@@ -22,6 +22,15 @@ std::map<std::string, Op>& op_map() {
 
 }  // namespace
 
+const char* to_string(Copy copy) {
+  switch (copy) {
+    case Copy::emulator: return "emulator";
+    case Copy::traced: return "traced emulator";
+    case Copy::cuda: return "cuda";
+  }
+  return "?";
+}
+
 std::string Kernel::id() const {
   char number[16];
   std::snprintf(number, sizeof number, "%02d", version);
@@ -31,10 +40,10 @@ std::string Kernel::id() const {
 Registration::Registration(Kernel kernel) { kernel_list().push_back(std::move(kernel)); }
 Registration::Registration(Op op) { op_map().emplace(op.name, std::move(op)); }
 
-std::vector<const Kernel*> kernels(bool traced) {
+std::vector<const Kernel*> kernels(Copy copy) {
   std::vector<const Kernel*> out;
   for (const Kernel& k : kernel_list())
-    if (k.traced == traced) out.push_back(&k);
+    if (k.copy == copy) out.push_back(&k);
   std::sort(out.begin(), out.end(), [](auto* a, auto* b) { return std::tie(a->op, a->version) < std::tie(b->op, b->version); });
   return out;
 }
@@ -45,8 +54,8 @@ const Op& op(const std::string& name) {
   return it->second;
 }
 
-const Kernel& find_kernel(const std::string& key, bool traced) {
-  const auto all = kernels(traced);
+const Kernel& find_kernel(const std::string& key, Copy copy) {
+  const auto all = kernels(copy);
   std::vector<const Kernel*> hits;
   for (const Kernel* k : all)
     if (k->id() == key || cat(k->op, "/", k->version) == key || k->name == key) hits.push_back(k);
@@ -54,7 +63,17 @@ const Kernel& find_kernel(const std::string& key, bool traced) {
   std::string known;
   for (const Kernel* k : all) known += cat(known.empty() ? "" : ", ", k->id());
   fail("kernel registry: ", hits.empty() ? "no kernel matches '" : "more than one kernel matches '", key,
-       "'; registered", traced ? " (traced)" : "", ": ", known.empty() ? "none" : known);
+       "'; registered (", to_string(copy), "): ", known.empty() ? "none" : known);
+}
+
+Sizes complete_sizes(const Op& op, const Sizes& given) {
+  std::string names;
+  for (const std::string& n : op.size_names) names += cat(names.empty() ? "" : ",", n);
+  WN_CHECK(!given.empty() && given.size() <= op.defaults.size(), op.name, " takes 1 to ", op.defaults.size(),
+           " sizes (", names, "), got ", given.size());
+  Sizes out = given;
+  out.insert(out.end(), op.defaults.begin() + std::ptrdiff_t(given.size()), op.defaults.end());
+  return out;
 }
 
 std::string describe_sizes(const Op& op, const Sizes& sizes) {

@@ -10,25 +10,37 @@
 
 #include "core/rng.hpp"
 #include "core/tensor.hpp"
-#include "simt/cuda_types.hpp"
 #include "simt/minifloat.hpp"
+#if defined(__CUDACC__)
+#include <vector_types.h>  // dim3; the registration files of the GPU copy are compiled by nvcc
+#else
+#include "simt/cuda_types.hpp"
+#endif
 
 namespace warpnet::device {
 
-// An op's problem sizes, in the order Op::size_names gives ({M, N, K} for matmul).
+// An op's problem sizes, in the order Op::size_names gives ({M, N, K, trans_a,
+// trans_b} for matmul: the layout is part of the problem).
 using Sizes = std::vector<int64_t>;
+
+// Which compilation of the kernel sources a registration launches. Each
+// registration file is compiled three times: for the emulator, for the
+// emulator with the tracer's instrumentation, and by nvcc for a real GPU.
+enum class Copy { emulator, traced, cuda };
+const char* to_string(Copy copy);
 
 // What a kernel computes, independent of how: the CPU side of every check.
 struct Op {
   std::string name;                     // "matmul"
   std::vector<std::string> size_names;  // {"M", "N", "K"}
   std::vector<Sizes> test_sizes;        // every kernel of the op is checked at each
+  Sizes defaults;                       // fills sizes a user leaves out (complete_sizes)
   std::vector<Tensor> (*make_inputs)(const Sizes&, Rng&);
   Shape (*output_shape)(const Sizes&);
-  Tensor (*reference)(const std::vector<Tensor>& inputs);
+  Tensor (*reference)(const Sizes&, const std::vector<Tensor>& inputs);
   // The largest error allowed for each output element, from the precision and
   // the reduction length (the reasoning sits beside each op's definition).
-  Tensor (*tolerance)(const std::vector<Tensor>& inputs);
+  Tensor (*tolerance)(const Sizes&, const std::vector<Tensor>& inputs);
 };
 
 struct Launch {
@@ -54,13 +66,13 @@ struct Kernel {
   // Launches the kernel with `launch` on `buffers`; errors are left for
   // cudaGetLastError(), as after <<<>>>.
   void (*launch)(const Sizes&, const Launch&, Buffers);
-  bool traced = false;  // compiled with the tracer's instrumentation (a second copy)
+  Copy copy = Copy::emulator;  // set from WARPNET_KERNEL_COPY (device/kernels/copy.hpp)
   // The narrower format the kernel converts its fp32 inputs to (fp16 for the
   // tensor-core versions), or none. Checks round the inputs to it first, so
   // the reference sees the values the kernel multiplies.
   const simt::Minifloat* input_format = nullptr;
 
-  std::string id() const;  // "matmul/02_smem_tiled", the kernel's file name
+  std::string id() const;  // "matmul/03_smem_tiled", the kernel's file name
 };
 
 // Registers at static-initialization time: `const Registration r{kernel};`.
@@ -69,13 +81,18 @@ struct Registration {
   explicit Registration(Op op);
 };
 
-// Every registered kernel of one build (plain or traced copy), by op then version.
-std::vector<const Kernel*> kernels(bool traced = false);
+// Every registered kernel of one copy, by op then version.
+std::vector<const Kernel*> kernels(Copy copy = Copy::emulator);
 const Op& op(const std::string& name);
-// By id ("matmul/02_smem_tiled"), by "op/version" ("matmul/2") or by unique name ("smem_tiled").
-const Kernel& find_kernel(const std::string& key, bool traced = false);
+// By id ("matmul/03_smem_tiled"), by "op/version" ("matmul/3") or by unique name ("smem_tiled").
+const Kernel& find_kernel(const std::string& key, Copy copy = Copy::emulator);
 
-// "M=127 N=129 K=65".
+// `given` followed by the op's defaults for the sizes it leaves out
+// ({256, 256, 256} -> {256, 256, 256, 0, 0} for matmul). Throws naming the op's
+// sizes when there are too many or too few.
+Sizes complete_sizes(const Op& op, const Sizes& given);
+
+// "M=127 N=129 K=65 trans_a=0 trans_b=1".
 std::string describe_sizes(const Op& op, const Sizes& sizes);
 
 }  // namespace warpnet::device

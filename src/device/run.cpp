@@ -61,8 +61,8 @@ Tensor run_emulated(const Kernel& kernel, const Sizes& sizes, const std::vector<
   return out;
 }
 
-Comparison compare(const Op& op, const std::vector<Tensor>& inputs, const Tensor& got) {
-  const Tensor want = op.reference(inputs), bound = op.tolerance(inputs);
+Comparison compare(const Op& op, const Sizes& sizes, const std::vector<Tensor>& inputs, const Tensor& got) {
+  const Tensor want = op.reference(sizes, inputs), bound = op.tolerance(sizes, inputs);
   WN_CHECK(got.shape() == want.shape(), op.name, ": output is ", got.describe(), ", the reference ", want.describe());
   Comparison c;
   c.checked = want.numel();

@@ -23,7 +23,7 @@ struct Comparison {
   std::string first;       // the first few mismatches, one per line
 };
 
-// Element-wise |got - reference| <= op.tolerance(inputs).
-Comparison compare(const Op& op, const std::vector<Tensor>& inputs, const Tensor& got);
+// Element-wise |got - reference| <= op.tolerance(sizes, inputs).
+Comparison compare(const Op& op, const Sizes& sizes, const std::vector<Tensor>& inputs, const Tensor& got);
 
 }  // namespace warpnet::device

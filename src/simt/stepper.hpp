@@ -30,7 +30,7 @@ struct LaneView {
   unsigned lane = 0;
   uint3 thread{};
   State state = State::exited;
-  std::string where;  // "kernels/matmul/02_smem_tiled.cu:27 (sgemm_smem_tiled<16>)"; empty once exited
+  std::string where;  // "kernels/matmul/03_smem_tiled.cu:27 (sgemm_smem_tiled<16>)"; empty once exited
   // State::memory: the access the lane makes when it goes on.
   uintptr_t address = 0;
   unsigned bytes = 0;

@@ -137,22 +137,22 @@ TEST_CASE("warpnet info describes the build") {
 
 TEST_CASE("warpnet trace runs a registered kernel traced, prints its memory summary and writes the JSON") {
   const std::string json = path_of("trace.json");
-  Run run = warpnet_cli(cat("trace matmul/2 --size 33,17,40 --json ", json, " --block 1,0 --warp 1"));
+  Run run = warpnet_cli(cat("trace matmul/3 --size 33,17,40 --json ", json, " --block 1,0 --warp 1"));
   INFO(run.output);
   REQUIRE(run.status == 0);
   CHECK(run.output.find("matches the CPU reference") != std::string::npos);
   CHECK(run.output.find("bank-conflict degree 1.00") != std::string::npos);
-  CHECK(run.output.find("kernels/matmul/02_smem_tiled.cu:27") != std::string::npos);
+  CHECK(run.output.find("kernels/matmul/03_smem_tiled.cu:32") != std::string::npos);
   const std::string text = read_file(json);
-  CHECK(text.find("\"id\": \"matmul/02_smem_tiled\"") != std::string::npos);
-  CHECK(text.find("\"kernel\": \"sgemm_smem_tiled<16>\"") != std::string::npos);
+  CHECK(text.find("\"id\": \"matmul/03_smem_tiled\"") != std::string::npos);
+  CHECK(text.find("\"kernel\": \"sgemm_smem_tiled<16, false, false>\"") != std::string::npos);
   CHECK(text.find("\"matches_reference\": true") != std::string::npos);
   CHECK(text.find("\"at_barrier\": true") != std::string::npos);  // the recorded warp's stops
 
   Run unknown = warpnet_cli("trace matmul/99 --size 4,4,4");
   CHECK(unknown.status != 0);
-  CHECK(unknown.output.find("matmul/01_naive, matmul/02_smem_tiled") != std::string::npos);
-  Run bad_size = warpnet_cli("trace naive --size 4,4");
+  CHECK(unknown.output.find("matmul/01_naive, matmul/02_coalesced, matmul/03_smem_tiled") != std::string::npos);
+  Run bad_size = warpnet_cli("trace naive --size 4,4,4,0,0,1");
   CHECK(bad_size.status != 0);
-  CHECK(bad_size.output.find("takes --size M,N,K") != std::string::npos);
+  CHECK(bad_size.output.find("matmul takes 1 to 5 sizes (M,N,K,trans_a,trans_b), got 6") != std::string::npos);
 }

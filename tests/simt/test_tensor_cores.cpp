@@ -14,7 +14,7 @@
 
 namespace {
 #include "kernels/examples/tensor_cores/mma_layout.cu"
-#include "kernels/matmul/03_wmma.cu"
+#include "kernels/matmul/11_wmma.cu"
 
 constexpr uint64_t kSeed = 7;  // small integer inputs from a fixed LCG
 

@@ -10,7 +10,7 @@
 //   16x16 quarter of C. Edges: 16-byte chunks that are out of range are
 //   zero-filled (src-size 0); when K or N is not a multiple of 8, rows are
 //   not 16-byte aligned and the chunks are copied element by element instead.
-// Changed from kernels/matmul/03_wmma.cu: PTX instead of wmma, fp16 inputs in
+// Changed from kernels/matmul/11_wmma.cu: PTX instead of wmma, fp16 inputs in
 //   memory (no conversion), asynchronous copies, a two-stage pipeline.
 // Measured: not measured on a GPU yet.
 // Run: build/bin/test_simt -tc="tensor cores*"; nvcc -arch=sm_90 -c kernels/examples/tensor_cores/hgemm_mma.cu -I. -Isrc

@@ -1,4 +1,7 @@
-// The matmul op: C (M,N) = A (M,K) @ B (K,N), all row-major fp32.
+// The matmul op: C (M,N) = op(A) @ op(B) in fp32, where op transposes an
+// operand whose flag is set: A is stored (M,K), or (K,M) when trans_a; B is
+// stored (K,N), or (N,K) when trans_b. Backprop needs both transposed forms
+// (dX = dY @ W^T, dW = X^T @ dY), so every kernel version handles all of them.
 #include <cmath>
 
 #include "cpu/ops.hpp"
@@ -6,6 +9,9 @@
 
 namespace warpnet::device {
 namespace {
+
+bool trans_a(const Sizes& s) { return s[3] != 0; }
+bool trans_b(const Sizes& s) { return s[4] != 0; }
 
 // Uniform in [-1, 1]. Kernels that read fp16 get these rounded to fp16
 // (device::make_inputs), so the products stay exact and the fp32-summation
@@ -16,10 +22,17 @@ Tensor uniform(Shape shape, Rng& rng) {
   return t;
 }
 
-std::vector<Tensor> inputs(const Sizes& s, Rng& rng) { return {uniform({s[0], s[2]}, rng), uniform({s[2], s[1]}, rng)}; }
+std::vector<Tensor> inputs(const Sizes& s, Rng& rng) {
+  const int64_t M = s[0], N = s[1], K = s[2];
+  Tensor a = trans_a(s) ? uniform({K, M}, rng) : uniform({M, K}, rng);
+  Tensor b = trans_b(s) ? uniform({N, K}, rng) : uniform({K, N}, rng);
+  return {std::move(a), std::move(b)};
+}
 
 // In double, so the reference's own rounding is negligible against the bound.
-Tensor reference(const std::vector<Tensor>& in) { return cpu::matmul(in[0].to(DType::f64), in[1].to(DType::f64)); }
+Tensor reference(const Sizes& s, const std::vector<Tensor>& in) {
+  return cpu::matmul(in[0].to(DType::f64), in[1].to(DType::f64), trans_a(s), trans_b(s));
+}
 
 Tensor absolute(const Tensor& t) {
   Tensor out = t.to(DType::f64);
@@ -30,9 +43,9 @@ Tensor absolute(const Tensor& t) {
 
 // An fp32 K-term dot product, summed in any order, with or without FMA, errs
 // by at most about K·eps·Σ|a·b| (the classic bound; eps = 2^-23 ≈ 1.2e-7).
-Tensor tolerance(const std::vector<Tensor>& in) {
-  Tensor bound = cpu::matmul(absolute(in[0]), absolute(in[1]));
-  const double k_eps = double(in[0].dim(1)) * 1.2e-7;
+Tensor tolerance(const Sizes& s, const std::vector<Tensor>& in) {
+  Tensor bound = cpu::matmul(absolute(in[0]), absolute(in[1]), trans_a(s), trans_b(s));
+  const double k_eps = double(s[2]) * 1.2e-7;
   double* p = bound.data<double>();
   for (int64_t i = 0; i < bound.numel(); ++i) p[i] = k_eps * p[i] + 1e-30;
   return bound;
@@ -40,9 +53,22 @@ Tensor tolerance(const std::vector<Tensor>& in) {
 
 const Registration matmul{Op{
     .name = "matmul",
-    .size_names = {"M", "N", "K"},
-    // 1 and 7 are below any tile, 33 just past two, 127x129x65 odd in every direction.
-    .test_sizes = {{1, 1, 1}, {7, 7, 7}, {33, 33, 33}, {127, 129, 65}},
+    .size_names = {"M", "N", "K", "trans_a", "trans_b"},
+    // 1 and 7 are below any tile, 33 just past two, 127x129x65 odd in every
+    // direction; 128^3 and 64x192x96 are tile multiples. Both transposed
+    // forms run at the odd sizes.
+    .test_sizes = {{1, 1, 1, 0, 0},
+                   {7, 7, 7, 0, 0},
+                   {33, 33, 33, 0, 0},
+                   {127, 129, 65, 0, 0},
+                   {128, 128, 128, 0, 0},
+                   {64, 192, 96, 0, 0},
+                   {7, 7, 7, 1, 0},
+                   {127, 129, 65, 1, 0},
+                   {7, 7, 7, 0, 1},
+                   {127, 129, 65, 0, 1},
+                   {33, 31, 35, 1, 1}},
+    .defaults = {256, 256, 256, 0, 0},
     .make_inputs = inputs,
     .output_shape = [](const Sizes& s) { return Shape{s[0], s[1]}; },
     .reference = reference,

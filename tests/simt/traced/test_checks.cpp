@@ -11,7 +11,7 @@ namespace {
 #include "kernels/examples/bugs/missing_syncthreads.cu"
 #include "kernels/examples/bugs/off_by_one.cu"
 #include "kernels/examples/bugs/uninitialized_shared.cu"
-#include "kernels/matmul/02_smem_tiled.cu"
+#include "kernels/matmul/03_smem_tiled.cu"
 }  // namespace
 
 using warpnet::simt::LaunchError;

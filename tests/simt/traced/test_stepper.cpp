@@ -10,7 +10,7 @@
 #include "tests/simt/device_buffer.hpp"
 
 namespace {
-#include "kernels/matmul/02_smem_tiled.cu"
+#include "kernels/matmul/03_smem_tiled.cu"
 }  // namespace
 
 using warpnet::simt::LaneView;
@@ -95,13 +95,13 @@ TEST_CASE("stepper: a warp of the tiled SGEMM stops at its loads, its shared sto
   }
   // The load of A and the store to As are one source line; each lane names it.
   const std::string as_line = file_line(store_as->lanes[0].where);
-  CHECK(as_line.find("kernels/matmul/02_smem_tiled.cu:") == 0);
+  CHECK(as_line.find("kernels/matmul/03_smem_tiled.cu:") == 0);
   CHECK(file_line(load_a->lanes[31].where) == as_line);
   CHECK(file_line(store_bs->lanes[0].where) != as_line);
 
   REQUIRE(barrier.at_barrier);
   CHECK(every_lane(barrier, [](const LaneView& v) { return v.state == LaneView::State::barrier; }));
-  CHECK(file_line(barrier.lanes[0].where).find("02_smem_tiled.cu:") != std::string::npos);
+  CHECK(file_line(barrier.lanes[0].where).find("03_smem_tiled.cu:") != std::string::npos);
   CHECK(file_line(barrier.lanes[0].where) != as_line);
 
   // Past the barrier: As[ty][k] is one word for the 16 lanes of a row (a broadcast).

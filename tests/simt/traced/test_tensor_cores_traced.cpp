@@ -13,7 +13,7 @@
 
 namespace {
 #include "kernels/examples/tensor_cores/hgemm_mma.cu"
-#include "kernels/matmul/03_wmma.cu"
+#include "kernels/matmul/11_wmma.cu"
 }  // namespace
 
 using warpnet::simt::Space;

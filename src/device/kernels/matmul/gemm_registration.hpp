@@ -1,0 +1,50 @@
+// What the matmul registrations share: reading the sizes {M, N, K, trans_a,
+// trans_b} and the buffers {A, B, C}, the FLOP and byte formulas, and
+// launching the kernel template's instance for the problem's layout.
+// An anonymous namespace although this is a header: it is private to the
+// registration files, each compiled as three copies (plain, traced, nvcc;
+// see ../copy.hpp) whose helpers must not be merged by the linker.
+#pragma once
+#include "device/kernels/copy.hpp"
+#include "kernels/common/cuda_compat.hpp"
+
+namespace warpnet::device::gemm {
+namespace {
+
+inline int M(const Sizes& s) { return int(s[0]); }
+inline int N(const Sizes& s) { return int(s[1]); }
+inline int K(const Sizes& s) { return int(s[2]); }
+
+inline double flops(const Sizes& s) { return 2.0 * double(M(s)) * N(s) * K(s); }
+
+// Global bytes of a kernel that stages BM x BK tiles of A and BK x BN tiles
+// of B in shared memory (or registers): A is read once per column of C tiles,
+// B once per row of C tiles, C written once. Loads past the edges are
+// skipped, so off tile multiples this is an upper bound.
+inline double tiled_bytes(const Sizes& s, int bm, int bn) {
+  return 4.0 * (double(M(s)) * K(s) * ceil_div(N(s), bn) + double(K(s)) * N(s) * ceil_div(M(s), bm) +
+                double(M(s)) * N(s));
+}
+
+// The C-covering grid for a block that owns a BM x BN tile of C.
+inline dim3 tile_grid(const Sizes& s, int bm, int bn) { return dim3(ceil_div(N(s), bn), ceil_div(M(s), bm)); }
+
+// Every fp32 matmul kernel: (M, N, K, A, B, C).
+using GemmKernel = void (*)(int, int, int, const float*, const float*, float*);
+
+// Launches `instance.template operator()<TA, TB>()` — a generic lambda
+// returning the kernel template's instance for one layout — for the layout in
+// the sizes, on buffers {A, B, C}. Errors are left for cudaGetLastError().
+template <class Instance>
+void launch_gemm(const Sizes& s, const Launch& l, Buffers b, Instance instance) {
+  const bool ta = s[3] != 0, tb = s[4] != 0;
+  const GemmKernel kernel = ta ? (tb ? instance.template operator()<true, true>()
+                                     : instance.template operator()<true, false>())
+                               : (tb ? instance.template operator()<false, true>()
+                                     : instance.template operator()<false, false>());
+  launch_kernel(kernel, l.grid, l.block, l.dynamic_shared, M(s), N(s), K(s), static_cast<const float*>(b[0]),
+                static_cast<const float*>(b[1]), static_cast<float*>(b[2]));
+}
+
+}  // namespace
+}  // namespace warpnet::device::gemm
