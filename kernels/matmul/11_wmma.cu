@@ -1,24 +1,24 @@
-// SGEMM v11 — tensor cores through nvcuda::wmma: fp16 (or bf16) inputs, fp32 accumulation.
+// GEMM v11 — tensor cores through nvcuda::wmma: fp16 (or bf16) inputs, fp32 accumulation.
 //
 // Idea: a tensor core multiplies a 16x16 by a 16x16 tile in one warp-wide
 //   instruction (4096 multiply-adds). A block of 4 warps owns a 32x32 tile of
 //   C; per 16-wide step of K it stages A (32x16) and B (16x32) in shared
-//   memory, converted to fp16, and each warp issues one wmma::mma_sync on its
-//   16x16 quarter. The result goes through shared memory so the edges of C can
-//   be guarded: any M, N, K works (tiles are zero-padded).
-// Changed from v3 (the shared-memory tiling it builds on): the inner product runs on tensor cores; inputs are rounded
-//   to fp16 (relative error 2^-11 per element; exact on the registry's
-//   fp16-representable test inputs), products are exact, sums fp32.
+//   memory and each warp issues one wmma::mma_sync on its 16x16 quarter. The
+//   result goes through shared memory so the edges of C can be guarded: any
+//   M, N, K works (tiles are zero-padded).
+// Changed from v3 (the shared-memory tiling it builds on): A and B are 16-bit
+//   in memory (half the bytes of fp32); the inner product runs on tensor
+//   cores, products exact, sums in fp32.
 // Measured: not measured on a GPU yet. Emulator: the registry test runs it.
-// Run: build/bin/test_simt -tc="registry*"; nvcc -arch=sm_90 -c kernels/matmul/11_wmma.cu -I. -Isrc
+// Run: build/bin/test_simt -tc="registry*"
 #include "kernels/common/wmma.hpp"
 
-// A: (M,K) row-major fp32, or (K,M) when TA; B: (K,N) row-major fp32, or (N,K)
+// A: (M,K) row-major T, or (K,M) when TA; B: (K,N) row-major T, or (N,K)
 // when TB; C: (M,N) row-major fp32. C = op(A) @ op(B).
 // Launch: block (128); grid (ceil(N/32), ceil(M/32)). T: __half or __nv_bfloat16.
 template <class T, bool TA = false, bool TB = false>
-__global__ void sgemm_wmma(int M, int N, int K, const float* __restrict__ A, const float* __restrict__ B,
-                           float* __restrict__ C) {
+__global__ void gemm_wmma(int M, int N, int K, const T* __restrict__ A, const T* __restrict__ B,
+                          float* __restrict__ C) {
   namespace wmma = nvcuda::wmma;
   constexpr int TILE = 32, STEP = 16;
   // Rows padded by 8 elements (16 bytes): wmma wants ldm a multiple of 16 bytes
@@ -37,8 +37,8 @@ __global__ void sgemm_wmma(int M, int N, int K, const float* __restrict__ A, con
       // row-major A, along rows for a stored-transposed one (likewise for B).
       const int ar = TA ? i % TILE : i / STEP, ak = TA ? i / TILE : i % STEP;
       const int bk = TB ? i % STEP : i / TILE, bc = TB ? i / STEP : i % TILE;
-      As[ar][ak] = T(row0 + ar < M && k0 + ak < K ? A[index_of<TA>(row0 + ar, k0 + ak, M, K)] : 0.0f);
-      Bs[bk][bc] = T(k0 + bk < K && col0 + bc < N ? B[index_of<TB>(k0 + bk, col0 + bc, K, N)] : 0.0f);
+      As[ar][ak] = row0 + ar < M && k0 + ak < K ? A[index_of<TA>(row0 + ar, k0 + ak, M, K)] : T(0.0f);
+      Bs[bk][bc] = k0 + bk < K && col0 + bc < N ? B[index_of<TB>(k0 + bk, col0 + bc, K, N)] : T(0.0f);
     }
     __syncthreads();  // the tiles are complete before any warp loads fragments
     wmma::fragment<wmma::matrix_a, 16, 16, 16, T, wmma::row_major> a;

@@ -67,9 +67,10 @@ struct Kernel {
   // cudaGetLastError(), as after <<<>>>.
   void (*launch)(const Sizes&, const Launch&, Buffers);
   Copy copy = Copy::emulator;  // set from WARPNET_KERNEL_COPY (device/kernels/copy.hpp)
-  // The narrower format the kernel converts its fp32 inputs to (fp16 for the
-  // tensor-core versions), or none. Checks round the inputs to it first, so
-  // the reference sees the values the kernel multiplies.
+  // The format the kernel's inputs are stored in on the device (fp16 or bf16
+  // for the tensor-core versions), or fp32 when null. Checks round the op's
+  // fp32 inputs to it, so the reference sees the values the kernel
+  // multiplies, and the runners upload them encoded (device_bytes, run.hpp).
   const simt::Minifloat* input_format = nullptr;
 
   std::string id() const;  // "matmul/03_smem_tiled", the kernel's file name

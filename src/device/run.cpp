@@ -18,6 +18,24 @@ std::vector<Tensor> make_inputs(const Kernel& kernel, const Sizes& sizes, Rng& r
   }
   return inputs;
 }
+std::vector<uint8_t> device_bytes(const Kernel& kernel, const Tensor& input) {
+  const Tensor t = input.contiguous();
+  WN_CHECK(t.dtype() == DType::f32, kernel.id(), ": inputs are fp32 on the host, got ", t.describe());
+  const float* p = t.data<float>();
+  if (!kernel.input_format) {
+    const auto* bytes = reinterpret_cast<const uint8_t*>(p);
+    return {bytes, bytes + t.nbytes()};
+  }
+  const simt::Minifloat format = *kernel.input_format;
+  const int width = (1 + format.exponent + format.mantissa) / 8;  // bytes per element
+  std::vector<uint8_t> out(size_t(t.numel()) * width);
+  for (int64_t i = 0; i < t.numel(); ++i) {
+    const uint32_t bits = simt::encode(format, p[i], false);
+    for (int b = 0; b < width; ++b) out[size_t(i) * width + b] = uint8_t(bits >> (8 * b));  // little-endian
+  }
+  return out;
+}
+
 namespace {
 
 // One cudaMalloc'ed buffer, freed on every path.
@@ -42,9 +60,9 @@ Tensor run_emulated(const Kernel& kernel, const Sizes& sizes, const std::vector<
   std::vector<std::unique_ptr<DeviceMemory>> memory;
   std::vector<void*> buffers;
   for (const Tensor& input : inputs) {
-    const Tensor t = input.contiguous();
-    memory.push_back(std::make_unique<DeviceMemory>(size_t(t.nbytes())));
-    cudaMemcpy(memory.back()->get(), t.raw(), size_t(t.nbytes()), cudaMemcpyHostToDevice);
+    const std::vector<uint8_t> bytes = device_bytes(kernel, input);
+    memory.push_back(std::make_unique<DeviceMemory>(bytes.size()));
+    cudaMemcpy(memory.back()->get(), bytes.data(), bytes.size(), cudaMemcpyHostToDevice);
     buffers.push_back(memory.back()->get());
   }
   Tensor out = Tensor::full(the_op.output_shape(sizes), std::numeric_limits<double>::quiet_NaN(), inputs.at(0).dtype());

@@ -11,6 +11,10 @@ namespace warpnet::device {
 // The op's inputs for `sizes`, rounded to the kernel's input format if it has one.
 std::vector<Tensor> make_inputs(const Kernel& kernel, const Sizes& sizes, Rng& rng);
 
+// An input as the kernel reads it from device memory: the fp32 bytes, or each
+// element encoded in the kernel's input format (2 bytes for fp16/bf16, 1 for fp8).
+std::vector<uint8_t> device_bytes(const Kernel& kernel, const Tensor& input);
+
 // Uploads `inputs` to emulated device memory, poisons the output with NaN (so
 // an element the kernel never writes cannot pass), launches the kernel with
 // its registered shape and returns the output. Throws Error naming the kernel

@@ -142,16 +142,24 @@ TEST_CASE("tensor cores: wmma accumulator load col-major, store row-major transp
     for (int c = 0; c < 16; ++c) CHECK(out[r * 16 + c] == in[c * 16 + r]);
 }
 
-TEST_CASE("tensor cores: the wmma SGEMM (fp16 and bf16) equals a plain loop at sizes off the 16/32 grid") {
+// Small integers are exact in fp16 and bf16, and so are their products and sums.
+template <class T>
+std::vector<T> narrowed(const std::vector<float>& v) {
+  return std::vector<T>(v.begin(), v.end());
+}
+
+TEST_CASE("tensor cores: the wmma GEMM (fp16 and bf16) equals a plain loop at sizes off the 16/32 grid") {
   for (const auto& [M, N, K] : {std::tuple{1, 1, 1}, {33, 17, 40}, {50, 70, 19}}) {
     INFO("M=", M, " N=", N, " K=", K, " seed ", kSeed);
     const auto a = small_integers(size_t(M) * K, kSeed), b = small_integers(size_t(K) * N, kSeed + 1);
-    DeviceBuffer<float> d_a(a), d_b(b), d_c(size_t(M) * N);
+    DeviceBuffer<__half> h_a(narrowed<__half>(a)), h_b(narrowed<__half>(b));
+    DeviceBuffer<__nv_bfloat16> b_a(narrowed<__nv_bfloat16>(a)), b_b(narrowed<__nv_bfloat16>(b));
+    DeviceBuffer<float> d_c(size_t(M) * N);
     const dim3 grid((N + 31) / 32, (M + 31) / 32);
     const auto want = plain_matmul(a, b, M, N, K);
-    warpnet::simt::launch(sgemm_wmma<__half>, grid, dim3(128), 0, M, N, K, d_a.get(), d_b.get(), d_c.get());
+    warpnet::simt::launch(gemm_wmma<__half>, grid, dim3(128), 0, M, N, K, h_a.get(), h_b.get(), d_c.get());
     CHECK(d_c.download() == want);
-    warpnet::simt::launch(sgemm_wmma<__nv_bfloat16>, grid, dim3(128), 0, M, N, K, d_a.get(), d_b.get(), d_c.get());
+    warpnet::simt::launch(gemm_wmma<__nv_bfloat16>, grid, dim3(128), 0, M, N, K, b_a.get(), b_b.get(), d_c.get());
     CHECK(d_c.download() == want);
   }
 }

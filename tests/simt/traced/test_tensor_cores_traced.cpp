@@ -44,10 +44,12 @@ TEST_CASE("trace: the cp.async + ldmatrix + mma.sync HGEMM is clean, its 16-byte
   CHECK(copy_requests > 0);
 }
 
-TEST_CASE("trace: the wmma SGEMM runs clean under the checker at an awkward size") {
+TEST_CASE("trace: the wmma GEMM runs clean under the checker at an awkward size") {
   DeterministicScope deterministic;
   const int M = 33, N = 17, K = 20;
-  DeviceBuffer<float> d_a(std::vector<float>(M * K, 1.0f)), d_b(std::vector<float>(K * N, 2.0f)), d_c(M * N);
-  warpnet::simt::launch(sgemm_wmma<__half>, dim3(1, 2), dim3(128), 0, M, N, K, d_a.get(), d_b.get(), d_c.get());
+  DeviceBuffer<__half> d_a(std::vector<__half>(M * K, __float2half(1.0f)));
+  DeviceBuffer<__half> d_b(std::vector<__half>(K * N, __float2half(2.0f)));
+  DeviceBuffer<float> d_c(M * N);
+  warpnet::simt::launch(gemm_wmma<__half>, dim3(1, 2), dim3(128), 0, M, N, K, d_a.get(), d_b.get(), d_c.get());
   CHECK(d_c.download() == std::vector<float>(M * N, 40.0f));
 }

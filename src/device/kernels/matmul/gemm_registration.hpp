@@ -19,31 +19,33 @@ inline double flops(const Sizes& s) { return 2.0 * double(M(s)) * N(s) * K(s); }
 
 // Global bytes of a kernel that stages BM x BK tiles of A and BK x BN tiles
 // of B in shared memory (or registers): A is read once per column of C tiles,
-// B once per row of C tiles, C written once. Loads past the edges are
-// skipped, so off tile multiples this is an upper bound.
-inline double tiled_bytes(const Sizes& s, int bm, int bn) {
-  return 4.0 * (double(M(s)) * K(s) * ceil_div(N(s), bn) + double(K(s)) * N(s) * ceil_div(M(s), bm) +
-                double(M(s)) * N(s));
+// B once per row of C tiles (`in_bytes` per element), C written once in fp32.
+// Loads past the edges are skipped, so off tile multiples this is an upper bound.
+inline double tiled_bytes(const Sizes& s, int bm, int bn, int in_bytes = 4) {
+  return in_bytes * (double(M(s)) * K(s) * ceil_div(N(s), bn) + double(K(s)) * N(s) * ceil_div(M(s), bm)) +
+         4.0 * M(s) * N(s);
 }
 
 // The C-covering grid for a block that owns a BM x BN tile of C.
 inline dim3 tile_grid(const Sizes& s, int bm, int bn) { return dim3(ceil_div(N(s), bn), ceil_div(M(s), bm)); }
 
-// Every fp32 matmul kernel: (M, N, K, A, B, C).
-using GemmKernel = void (*)(int, int, int, const float*, const float*, float*);
+// Every matmul kernel: (M, N, K, A, B, C), A and B of element type In
+// (float, or the 16/8-bit format of Kernel::input_format), C fp32.
+template <class In = float>
+using GemmKernel = void (*)(int, int, int, const In*, const In*, float*);
 
 // Launches `instance.template operator()<TA, TB>()` — a generic lambda
 // returning the kernel template's instance for one layout — for the layout in
 // the sizes, on buffers {A, B, C}. Errors are left for cudaGetLastError().
-template <class Instance>
+template <class In = float, class Instance>
 void launch_gemm(const Sizes& s, const Launch& l, Buffers b, Instance instance) {
   const bool ta = s[3] != 0, tb = s[4] != 0;
-  const GemmKernel kernel = ta ? (tb ? instance.template operator()<true, true>()
+  const GemmKernel<In> kernel = ta ? (tb ? instance.template operator()<true, true>()
                                      : instance.template operator()<true, false>())
                                : (tb ? instance.template operator()<false, true>()
                                      : instance.template operator()<false, false>());
-  launch_kernel(kernel, l.grid, l.block, l.dynamic_shared, M(s), N(s), K(s), static_cast<const float*>(b[0]),
-                static_cast<const float*>(b[1]), static_cast<float*>(b[2]));
+  launch_kernel(kernel, l.grid, l.block, l.dynamic_shared, M(s), N(s), K(s), static_cast<const In*>(b[0]),
+                static_cast<const In*>(b[1]), static_cast<float*>(b[2]));
 }
 
 }  // namespace
