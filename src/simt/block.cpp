@@ -89,9 +89,11 @@ void Block::start_lanes() {
     stack.size = size_t(static_cast<char*>(stack.sp) - stacks_.bottom(lane.linear));
     asan_unpoison(stacks_.bottom(lane.linear), stack.size);
     lane.fiber = ctx::fiber(std::allocator_arg, ctx::preallocated(stack.sp, stack.size, stack), KeepStack{},
-                            [this, &lane](ctx::fiber&& scheduler) {
-                              asan_finish_switch(nullptr, &scheduler_stack_, &scheduler_stack_size_);
-                              lane.scheduler = std::move(scheduler);
+                            [this, &lane](ctx::fiber&& resumer) {
+                              const bool from_scheduler = resumer_ == &scheduler_;
+                              asan_finish_switch(nullptr, from_scheduler ? &scheduler_stack_ : nullptr,
+                                                 from_scheduler ? &scheduler_stack_size_ : nullptr);
+                              *resumer_ = std::move(resumer);
                               lane.started = true;
                               try {
                                 if (!tearing_down_) call_.invoke(call_.bound);
@@ -104,8 +106,16 @@ void Block::start_lanes() {
                                 if (!error_) error_ = std::current_exception();
                               }
                               lane.state = LaneState::done;
-                              asan_start_switch(nullptr, scheduler_stack_, scheduler_stack_size_);
-                              return std::move(lane.scheduler);
+                              ++done_;
+                              // An error goes straight to the scheduler, which rethrows it.
+                              Lane* next = error_ || tearing_down_ ? nullptr : next_ready(lane);
+                              if (next)
+                                asan_start_switch(nullptr, stacks_.bottom(next->linear), stack_bytes(*next));
+                              else
+                                asan_start_switch(nullptr, scheduler_stack_, scheduler_stack_size_);
+                              current_lane = next;
+                              resumer_ = &lane.fiber;  // lands empty: this fiber has ended
+                              return std::move(next ? next->fiber : scheduler_);
                             });
   }
 }
@@ -118,14 +128,16 @@ void Block::destroy_fibers() {
   tearing_down_ = true;
   for (Lane& lane : lanes_) {
     if (!lane.fiber) continue;
-    void* fake_stack = nullptr;
-    asan_start_switch(&fake_stack, stacks_.bottom(lane.linear), stack_bytes(lane));
-    if (lane.started)
+    if (lane.started) {
+      void* fake_stack = nullptr;
+      asan_start_switch(&fake_stack, stacks_.bottom(lane.linear), stack_bytes(lane));
       lane.fiber = {};
-    else
-      lane.fiber = std::move(lane.fiber).resume();
-    asan_finish_switch(fake_stack, nullptr, nullptr);
+      asan_finish_switch(fake_stack, nullptr, nullptr);
+    } else {
+      enter_from_scheduler(lane);
+    }
   }
+  current_lane = nullptr;
   tearing_down_ = false;
 }
 
@@ -133,32 +145,71 @@ size_t Block::stack_bytes(const Lane& lane) const {
   return size_t(static_cast<char*>(stacks_.top(lane.linear)) - stacks_.bottom(lane.linear));
 }
 
-void Block::resume(Lane& lane) {
+// The scheduler's side of a switch: runs `lane` and every ready lane after it
+// in its warp, until one of them switches back.
+void Block::enter_from_scheduler(Lane& lane) {
   current_lane = &lane;
   void* fake_stack = nullptr;
   asan_start_switch(&fake_stack, stacks_.bottom(lane.linear), stack_bytes(lane));
-  lane.fiber = std::move(lane.fiber).resume();
+  resumer_ = &scheduler_;
+  ctx::fiber back = std::move(lane.fiber).resume();
   asan_finish_switch(fake_stack, nullptr, nullptr);
+  *resumer_ = std::move(back);
+}
+
+void Block::resume(Lane& lane) {
+  enter_from_scheduler(lane);
   current_lane = nullptr;
-  if (lane.state == LaneState::done) ++done_;
   if (error_) std::rethrow_exception(error_);
 }
 
-void Block::park(Lane& lane) {
-  asan_start_switch(&lane.asan_fake_stack, scheduler_stack_, scheduler_stack_size_);
+// The ready lane the scheduler's pass over this warp would resume after `lane`.
+Lane* Block::next_ready(const Lane& lane) {
+  const unsigned end = lane.warp * 32 + lanes_in_warp(lane.warp);
+  for (unsigned i = lane.linear + 1; i < end; ++i)
+    if (lanes_[i].state == LaneState::ready) return &lanes_[i];
+  return nullptr;
+}
+
+void Block::park(Lane& lane) { switch_away(lane, next_ready(lane)); }
+
+// A lane's side of a switch: to `next`, or to the scheduler when null.
+void Block::switch_away(Lane& lane, Lane* next) {
+  if (next)
+    asan_start_switch(&lane.asan_fake_stack, stacks_.bottom(next->linear), stack_bytes(*next));
+  else
+    asan_start_switch(&lane.asan_fake_stack, scheduler_stack_, scheduler_stack_size_);
   // Finished on every way back: a normal resume, and the forced_unwind that
   // resume() throws when the block is torn down.
   struct FinishSwitch {
     Lane& lane;
     ~FinishSwitch() { asan_finish_switch(lane.asan_fake_stack, nullptr, nullptr); }
   } finish{lane};
-  lane.scheduler = std::move(lane.scheduler).resume();
+  current_lane = next;
+  resumer_ = &lane.fiber;
+  ctx::fiber back = std::move(next ? next->fiber : scheduler_).resume();
+  *resumer_ = std::move(back);
+}
+
+int Block::arrive(Lane& lane) {
+  lane.state = LaneState::at_barrier;
+  if (arrived_++ == 0) {
+    barrier_place_ = lane.place;
+    barrier_kind_ = lane.barrier;
+  } else if (!(lane.place == barrier_place_) || lane.barrier != barrier_kind_) {
+    diverged_ = true;
+  }
+  votes_ += lane.value != 0;
+  park(lane);
+  return barrier_result_;
 }
 
 void Block::run(uint3 index) {
   index_ = index;
   done_ = 0;
   barrier_epoch_ = 0;
+  arrived_ = votes_ = 0;
+  diverged_ = false;
   std::fill(warp_epochs_.begin(), warp_epochs_.end(), 0u);
   error_ = nullptr;
   current_block = this;
@@ -183,8 +234,12 @@ void Block::run_warp(unsigned warp) {
   const unsigned begin = warp * 32, end = begin + lanes_in_warp(warp);
   Stepper* stepper = active_stepper();
   for (;;) {
+    // The first ready lane runs the others in turn (switch_away).
     for (unsigned i = begin; i < end; ++i)
-      if (lanes_[i].state == LaneState::ready) resume(lanes_[i]);
+      if (lanes_[i].state == LaneState::ready) {
+        resume(lanes_[i]);
+        break;
+      }
     // A stepped warp shows its stop before collectives resolve: a lane held
     // at a memory access could still join one.
     if (stepper && stepper->pause(*this, warp)) continue;
@@ -193,7 +248,25 @@ void Block::run_warp(unsigned warp) {
 }
 
 void Block::release_barrier() {
-  // No lane can run: each live one waits at __syncthreads or in a warp collective.
+  // No lane can run. Unless every one waits at the same __syncthreads(), the
+  // block is stuck: barrier_failure() says why.
+  if (arrived_ != lanes_.size() || diverged_) barrier_failure();
+  switch (barrier_kind_) {
+    case BarrierKind::plain: barrier_result_ = 0; break;
+    case BarrierKind::count: barrier_result_ = votes_; break;
+    case BarrierKind::all: barrier_result_ = votes_ == lanes_.size(); break;
+    case BarrierKind::any: barrier_result_ = votes_ != 0; break;
+  }
+  for (Lane& lane : lanes_) lane.state = LaneState::ready;
+  arrived_ = votes_ = 0;
+  if (checker_) checker_->end_phase();  // before the epoch moves: requests of this phase are complete
+  ++barrier_epoch_;
+}
+
+// Each live lane waits at __syncthreads or in a warp collective, and not all
+// at one __syncthreads(): the first lane (in block order) that shows it names
+// the error.
+void Block::barrier_failure() {
   const Lane* waiting = nullptr;
   const Lane* exited = nullptr;
   for (const Lane& lane : lanes_) {
@@ -211,7 +284,7 @@ void Block::release_barrier() {
                             "(on a GPU: a hang or undefined behaviour)"));
     }
   }
-  if (exited) {
+  if (exited && waiting) {
     throw LaunchError(cudaErrorLaunchTimeout,
                       cat(where(*waiting), ": deadlock: this thread and ", lanes_.size() - done_ - 1,
                           " others wait at __syncthreads() (", describe_code(waiting->site), ") but thread ",
@@ -219,21 +292,7 @@ void Block::release_barrier() {
                           " others have exited and can never arrive; a __syncthreads() inside a branch not "
                           "every thread takes never completes (on a GPU: a hang or undefined behaviour)"));
   }
-  unsigned count = 0;
-  for (const Lane& lane : lanes_) count += lane.value != 0;
-  uint64_t result = 0;
-  switch (waiting->barrier) {
-    case BarrierKind::plain: result = 0; break;
-    case BarrierKind::count: result = count; break;
-    case BarrierKind::all: result = count == lanes_.size(); break;
-    case BarrierKind::any: result = count != 0; break;
-  }
-  for (Lane& lane : lanes_) {
-    lane.result = result;
-    lane.state = LaneState::ready;
-  }
-  if (checker_) checker_->end_phase();  // before the epoch moves: requests of this phase are complete
-  ++barrier_epoch_;
+  deadlock();
 }
 
 }  // namespace warpnet::simt

@@ -45,22 +45,24 @@ enum class BarrierKind : uint8_t { plain, count, all, any };
 
 const char* warp_op_name(WarpOp op);
 
-struct Lane {
-  boost::context::fiber fiber;      // the emulated thread, while parked
-  boost::context::fiber scheduler;  // where the thread returns to when it parks
-  uint3 tid{};
+// What a switch and a barrier touch comes first, in one cache line: a
+// 1024-thread block's lanes do not fit in L1, and each lane passing a barrier
+// reads its own line and the next lane's.
+struct alignas(64) Lane {
+  boost::context::fiber fiber;  // the emulated thread, while parked
   unsigned linear = 0;  // x + y*bx + z*bx*by: the thread's rank in the block
   unsigned lane = 0, warp = 0;
   LaneState state = LaneState::ready;
-  const void* site = nullptr;  // return address of the barrier/collective: the instruction
-  SourcePlace place;  // at a barrier: which __syncthreads() of the source
   // Parked at a barrier or collective: the operation and this lane's operands.
   BarrierKind barrier = BarrierKind::plain;
+  const void* site = nullptr;  // return address of the barrier/collective: the instruction
+  SourcePlace place;  // at a barrier: which __syncthreads() of the source
+  uint64_t value = 0;
+  uint3 tid{};
   WarpOp op = WarpOp::syncwarp;
   unsigned mask = 0;
-  uint64_t value = 0;
   int arg = 0, width = 32;
-  uint64_t result = 0;  // what the barrier/collective returns to this lane
+  uint64_t result = 0;  // what the collective returns to this lane
   PendingAccess access;  // while at_memory
   // cp.async copies this thread issued and has not yet waited for (async_copy.cpp).
   std::vector<AsyncCopy> async_copies;
@@ -80,7 +82,12 @@ class Block {
   // Runs every thread of block `index` to completion; throws LaunchError.
   void run(uint3 index);
 
-  // Called from a lane's fiber: parks it until the scheduler resumes it.
+  // Called from a lane's fiber with its barrier, predicate (value), site and
+  // place set: parks it at that __syncthreads() (counted here, so releasing the
+  // barrier need not look at every lane); returns the barrier's result once it
+  // is released.
+  int arrive(Lane& lane);
+  // Called from a lane's fiber: parks it until it is resumed.
   void park(Lane& lane);
 
   uint3 index() const { return index_; }
@@ -107,12 +114,16 @@ class Block {
  private:
   void start_lanes();
   void resume(Lane& lane);
+  void enter_from_scheduler(Lane& lane);
+  Lane* next_ready(const Lane& lane);
+  void switch_away(Lane& lane, Lane* next);
   void run_warp(unsigned warp);
   bool resolve_warp_ops(unsigned warp);
   bool resolve_masked_group(unsigned warp, Lane& first);
   void resolve_activemask(unsigned warp);
   void run_matrix_op(unsigned warp, const Lane& first);
   void release_barrier();
+  [[noreturn]] void barrier_failure();
   [[noreturn]] void deadlock();
   void destroy_fibers();
   size_t stack_bytes(const Lane& lane) const;  // the lane's fiber stack
@@ -121,9 +132,16 @@ class Block {
   LaunchShape shape_;
   std::string kernel_name_;
   StackSet& stacks_;
+  // A lane that parks or exits switches straight to the next ready lane of its
+  // warp, in the order the scheduler would resume them (one switch per lane,
+  // not two); the last one switches back to the scheduler. Whoever switches
+  // leaves in `resumer_` where its own continuation is to be kept (its lane's
+  // fiber, or scheduler_), and the side that lands puts it there.
+  boost::context::fiber scheduler_;
+  boost::context::fiber* resumer_ = nullptr;
+  bool tearing_down_ = false;  // destroy_fibers: fibers that never ran return at once
   // The scheduler's stack, as AddressSanitizer reports it when a fiber starts
   // (fiber_sanitizer.hpp); unused outside the asan preset.
-  bool tearing_down_ = false;  // destroy_fibers: fibers that never ran return at once
   const void* scheduler_stack_ = nullptr;
   size_t scheduler_stack_size_ = 0;
   void* dynamic_shared_;
@@ -133,6 +151,13 @@ class Block {
   unsigned warps_ = 0;
   unsigned done_ = 0;
   unsigned barrier_epoch_ = 0;  // __syncthreads generations, for the race checker
+  // This phase's arrivals at __syncthreads(): how many, how many with a true
+  // predicate, where the first waits, and whether any waits elsewhere.
+  unsigned arrived_ = 0, votes_ = 0;
+  SourcePlace barrier_place_;
+  BarrierKind barrier_kind_ = BarrierKind::plain;
+  bool diverged_ = false;
+  int barrier_result_ = 0;  // what the last released barrier returns
   std::exception_ptr error_;    // thrown inside a fiber, rethrown by run()
   TraceSink& sink_;
   std::unique_ptr<Checker> checker_;

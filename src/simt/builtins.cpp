@@ -35,21 +35,18 @@ void* dynamic_shared_memory() {
 
 namespace {
 
-// The library scope ends before park(): the flag belongs to the OS thread, and
-// the next lane to run on it is kernel code again.
+// No LibraryScope: the access callbacks ignore code that runs where no lane
+// does (this_lane's error), and arrive() parks: the next lane to run on this
+// OS thread is kernel code again. arrive() is the last call, and a tail call:
+// a parked lane resumes with one return to the kernel, not two (returns after
+// a fiber switch are mispredicted, and they are most of a barrier's cost).
 int barrier(BarrierKind kind, int predicate, const void* site, SourcePlace place) {
-  Lane* lane;
-  {
-    LibraryScope scope;
-    lane = &this_lane("__syncthreads");
-    lane->state = LaneState::at_barrier;
-    lane->barrier = kind;
-    lane->value = predicate != 0;
-    lane->site = site;
-    lane->place = place;
-  }
-  current_block->park(*lane);
-  return int(lane->result);
+  Lane& lane = this_lane("__syncthreads");
+  lane.barrier = kind;
+  lane.value = predicate != 0;
+  lane.site = site;
+  lane.place = place;
+  return current_block->arrive(lane);
 }
 
 uint64_t collective(WarpOp op, unsigned mask, uint64_t value, int arg, int width, const void* site) {

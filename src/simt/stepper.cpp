@@ -5,6 +5,7 @@
 
 #include "simt/block.hpp"
 #include "simt/checker.hpp"
+#include "simt/fiber_sanitizer.hpp"
 #include "simt/symbols.hpp"
 
 namespace warpnet::simt {
@@ -19,12 +20,20 @@ constexpr size_t kLauncherStack = size_t(1) << 20;
 
 Stepper* active_stepper() { return active; }
 
+// The launcher's stack is allocated here, not by the fiber, so that its
+// bounds are known: AddressSanitizer is told of every switch between it and
+// the host, as block.cpp does for lanes (fiber_sanitizer.hpp).
 Stepper::Stepper(uint3 block, unsigned warp, std::function<void()> launch)
     : block_(block), warp_(warp), launch_(std::move(launch)) {
   if (active) throw Error("simt::Stepper: this thread already has a stepper");
   active = this;
-  launcher_ = ctx::fiber(std::allocator_arg, ctx::protected_fixedsize_stack(kLauncherStack),
+  ctx::protected_fixedsize_stack allocator(kLauncherStack);
+  const ctx::stack_context stack = allocator.allocate();
+  launcher_bottom_ = static_cast<char*>(stack.sp) - stack.size;
+  launcher_size_ = stack.size;
+  launcher_ = ctx::fiber(std::allocator_arg, ctx::preallocated(stack.sp, stack.size, stack), allocator,
                          [this](ctx::fiber&& host) {
+                           asan_finish_switch(nullptr, &host_bottom_, &host_size_);
                            host_ = std::move(host);
                            try {
                              launch_();
@@ -32,19 +41,27 @@ Stepper::Stepper(uint3 block, unsigned warp, std::function<void()> launch)
                              error_ = std::current_exception();
                            }
                            finished_ = true;
+                           asan_start_switch(nullptr, host_bottom_, host_size_);
                            return std::move(host_);
                          });
 }
 
 Stepper::~Stepper() {
   detached_ = true;  // pause() no longer stops
-  if (!finished_) launcher_ = std::move(launcher_).resume();
+  if (!finished_) to_launcher();
   active = nullptr;
+}
+
+void Stepper::to_launcher() {
+  void* fake_stack = nullptr;
+  asan_start_switch(&fake_stack, launcher_bottom_, launcher_size_);
+  launcher_ = std::move(launcher_).resume();
+  asan_finish_switch(fake_stack, nullptr, nullptr);
 }
 
 bool Stepper::step() {
   if (finished_) return false;
-  launcher_ = std::move(launcher_).resume();
+  to_launcher();
   if (!finished_) return true;
   if (error_) std::rethrow_exception(std::exchange(error_, nullptr));
   return false;
@@ -111,7 +128,10 @@ void Stepper::show(Block& block, unsigned warp, bool at_barrier) {
     }
     stop_.lanes.push_back(std::move(v));
   }
+  void* fake_stack = nullptr;
+  asan_start_switch(&fake_stack, host_bottom_, host_size_);
   host_ = std::move(host_).resume();  // back to step(); returns at the next step()
+  asan_finish_switch(fake_stack, nullptr, nullptr);
 }
 
 nlohmann::json to_json(const WarpStop& stop) {

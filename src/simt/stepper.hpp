@@ -71,11 +71,16 @@ class Stepper {
 
  private:
   void show(Block& block, unsigned warp, bool at_barrier);
+  void to_launcher();
 
   uint3 block_;
   unsigned warp_;
   std::function<void()> launch_;
   boost::context::fiber launcher_, host_;
+  // Both sides' stacks, for AddressSanitizer (fiber_sanitizer.hpp); unused outside the asan preset.
+  const void* launcher_bottom_ = nullptr;
+  const void* host_bottom_ = nullptr;
+  size_t launcher_size_ = 0, host_size_ = 0;
   bool finished_ = false, detached_ = false;
   unsigned shown_barrier_ = ~0u;  // the barrier epoch whose stop was shown
   std::exception_ptr error_;
