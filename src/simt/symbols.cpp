@@ -30,6 +30,7 @@ namespace {
 struct Function {
   uintptr_t begin, size;  // link-time address
   std::string mangled;
+  int file = -1;  // the object file of a local (internal-linkage) symbol, else -1
 };
 
 struct Symbols {
@@ -39,9 +40,26 @@ struct Symbols {
   bool have_anchor = false;
   std::vector<std::pair<uintptr_t, uintptr_t>> image;  // runtime [begin, end) of each loaded segment
   std::vector<Function> functions;  // sorted by begin
-  std::vector<std::pair<std::string, SharedVariable>> locals;  // mangled name -> TLS local static
-  std::vector<std::pair<std::string, size_t>> guards;  // mangled name -> TLS offset of a local's guard
+  // Mangled name -> TLS local static, and -> TLS offset of a local's guard, each
+  // with its object file as in Function: a kernel in an anonymous namespace
+  // included by several files has one copy of its statics per file, all under
+  // one name, and only its own file's copy is its shared memory.
+  struct Local {
+    std::string mangled;
+    SharedVariable var;
+    int file;
+  };
+  struct Guard {
+    std::string mangled;
+    size_t offset;
+    int file;
+  };
+  std::vector<Local> locals;
+  std::vector<Guard> guards;
 };
+
+// Whether a local static of file `file` can belong to function f.
+bool same_file(const Function& f, int file) { return f.file < 0 || file < 0 || f.file == file; }
 
 std::string demangle(const std::string& mangled) {
   int status = 0;
@@ -100,11 +118,14 @@ void read_symbol_table(Symbols& s) {
     const char* strings = file + sections[sections[i].sh_link].sh_offset;
     const auto* sym = reinterpret_cast<const Elf64_Sym*>(file + sections[i].sh_offset);
     const size_t count = sections[i].sh_size / sizeof(Elf64_Sym);
+    int objects = 0, object = -1;  // local symbols follow an STT_FILE symbol naming their object file
     for (size_t k = 0; k < count; ++k) {
       const int type = ELF64_ST_TYPE(sym[k].st_info);
       const char* name = strings + sym[k].st_name;
+      if (type == STT_FILE) object = objects++;
+      const int group = ELF64_ST_BIND(sym[k].st_info) == STB_LOCAL ? object : -1;
       if (type == STT_FUNC && sym[k].st_value != 0) {
-        s.functions.push_back({sym[k].st_value, sym[k].st_size, name});
+        s.functions.push_back({sym[k].st_value, sym[k].st_size, name, group});
       } else if (type == STT_TLS) {
         if (std::strcmp(name, "warpnet_simt_tls_anchor") == 0) {
           s.anchor_value = sym[k].st_value;
@@ -115,11 +136,11 @@ void read_symbol_table(Symbols& s) {
           const size_t scope = full.rfind("::");
           SharedVariable var{scope == std::string::npos ? full : full.substr(scope + 2), sym[k].st_value,
                               sym[k].st_size};
-          s.locals.emplace_back(name, var);
+          s.locals.push_back({name, var, group});
         } else if (std::strncmp(name, "_ZGVZ", 5) == 0) {
           // The guard of a function-local thread_local with dynamic initialization
           // (a __shared__ array of a class type): _ZGV + the variable's name minus _Z.
-          s.guards.emplace_back(name, sym[k].st_value);
+          s.guards.push_back({name, sym[k].st_value, group});
         }
       }
     }
@@ -186,8 +207,8 @@ std::vector<SharedVariable> kernel_shared_variables(const void* kernel) {
   const std::string prefix = f->mangled.starts_with("_Z") ? "_ZZ" + f->mangled.substr(2) + "E"
                                                            : cat("_ZZ", f->mangled.size(), f->mangled, "E");
   std::vector<SharedVariable> out;
-  for (const auto& [name, var] : symbols().locals)
-    if (name.starts_with(prefix)) out.push_back(var);
+  for (const auto& local : symbols().locals)
+    if (local.mangled.starts_with(prefix) && same_file(*f, local.file)) out.push_back(local.var);
   return out;
 }
 
@@ -197,8 +218,8 @@ std::vector<size_t> kernel_guard_variables(const void* kernel) {
   const std::string prefix = f->mangled.starts_with("_Z") ? "_ZGVZ" + f->mangled.substr(2) + "E"
                                                            : cat("_ZGVZ", f->mangled.size(), f->mangled, "E");
   std::vector<size_t> out;
-  for (const auto& [name, offset] : symbols().guards)
-    if (name.starts_with(prefix)) out.push_back(offset);
+  for (const auto& guard : symbols().guards)
+    if (guard.mangled.starts_with(prefix) && same_file(*f, guard.file)) out.push_back(guard.offset);
   return out;
 }
 
