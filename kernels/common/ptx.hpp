@@ -4,6 +4,7 @@
 // mma.m16n8k16", "ldmatrix", "cp.async"; summarized in src/simt/tensor_cores.hpp).
 //
 //   mma_m16n8k16_f16_f32 / _bf16_f32   d (16,8) = a (16,16) @ b (16,8) + c
+//   mma_m16n8k32_e4m3_f32              d (16,8) = a (16,32) @ b (32,8) + c, fp8 (sm_89+)
 //   ldmatrix_m8n8<N, Trans>            N = 1, 2, 4 8x8 b16 matrices from shared memory
 //   cp_async_ca<4|8|16>, cp_async_cg   global -> shared copies, zero-fill past src_bytes
 //   cp_async_commit, cp_async_wait<N>, cp_async_wait_all
@@ -31,6 +32,21 @@ __device__ __forceinline__ void mma_m16n8k16_bf16_f32(float (&d)[4], const uint3
       "mma.sync.aligned.m16n8k16.row.col.f32.bf16.bf16.f32 {%0,%1,%2,%3}, {%4,%5,%6,%7}, {%8,%9}, {%10,%11,%12,%13};\n"
       : "=f"(d[0]), "=f"(d[1]), "=f"(d[2]), "=f"(d[3])
       : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b[0]), "r"(b[1]), "f"(c[0]), "f"(c[1]), "f"(c[2]), "f"(c[3]));
+}
+
+// fp8 e4m3 inputs, sm_89+: a: a0..a15 in 4 registers, b: b0..b7 in 2 (four 8-bit elements each,
+// lowest index in the lowest byte), c/d: 4 floats. Device code for sm_80 gets a trap instead.
+__device__ __forceinline__ void mma_m16n8k32_e4m3_f32(float (&d)[4], const uint32_t (&a)[4], const uint32_t (&b)[2],
+                                                      const float (&c)[4]) {
+#if !defined(__CUDA_ARCH__) || __CUDA_ARCH__ >= 890
+  asm volatile(
+      "mma.sync.aligned.m16n8k32.row.col.f32.e4m3.e4m3.f32 {%0,%1,%2,%3}, {%4,%5,%6,%7}, {%8,%9}, {%10,%11,%12,%13};\n"
+      : "=f"(d[0]), "=f"(d[1]), "=f"(d[2]), "=f"(d[3])
+      : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b[0]), "r"(b[1]), "f"(c[0]), "f"(c[1]), "f"(c[2]), "f"(c[3]));
+#else
+  asm volatile("trap;");
+  d[0] = c[0], d[1] = c[1], d[2] = c[2], d[3] = c[3];
+#endif
 }
 
 // Lanes 0..8N-1 give one 16-byte-aligned row address each (matrix lane/8, row lane%8).

@@ -1,6 +1,6 @@
 // The PTX wrappers of kernels/common/ptx.hpp as the emulator runs them: the
 // same names and signatures, CPU semantics. Included only under g++.
-//   mma.sync / ldmatrix: a warp rendezvous (WarpMatrixOp) with the PTX ISA's
+//   mma.sync (m16n8k16 f16/bf16, m16n8k32 e4m3) / ldmatrix: a warp rendezvous (WarpMatrixOp) with the PTX ISA's
 //     lane-to-element layouts (tensor_cores.hpp says which, and where from).
 //   ldmatrix: each address lane loads its own 16-byte row here, in the
 //     kernel's code, so traced builds check and count those shared loads.
@@ -26,6 +26,12 @@ inline void mma_m16n8k16_f16_f32(float (&d)[4], const uint32_t (&a)[4], const ui
 inline void mma_m16n8k16_bf16_f32(float (&d)[4], const uint32_t (&a)[4], const uint32_t (&b)[2], const float (&c)[4]) {
   simt::MmaLane lane{a, b, c, d};
   simt::warp_matrix_op({"mma.sync.aligned.m16n8k16.row.col.f32.bf16.bf16.f32", &simt::mma_m16n8k16_bf16, &lane});
+}
+
+// d (16,8) = a (16,32) @ b (32,8) + c, fp8 e4m3 inputs (four per register), fp32 accumulation.
+inline void mma_m16n8k32_e4m3_f32(float (&d)[4], const uint32_t (&a)[4], const uint32_t (&b)[2], const float (&c)[4]) {
+  simt::MmaLane lane{a, b, c, d};
+  simt::warp_matrix_op({"mma.sync.aligned.m16n8k32.row.col.f32.e4m3.e4m3.f32", &simt::mma_m16n8k32_e4m3, &lane});
 }
 
 namespace detail {

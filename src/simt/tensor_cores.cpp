@@ -44,6 +44,35 @@ void mma_m16n8k16(void* const* lanes) {
   }
 }
 
+// e4m3 products are exact in double (4-bit significands), like fp16's.
+void mma_m16n8k32_e4m3_impl(void* const* lanes) {
+  float a[16][32], b[32][8], c[16][8];
+  for (unsigned l = 0; l < 32; ++l) {
+    const MmaLane& lane = *static_cast<const MmaLane*>(lanes[l]);
+    for (int i = 0; i < 16; ++i) {
+      const RowCol e = mma_a8_element(l, i);
+      a[e.row][e.col] = decode(kE4M3, (lane.a[i / 4] >> (8 * (i % 4))) & 0xffu);
+    }
+    for (int i = 0; i < 8; ++i) {
+      const RowCol e = mma_b8_element(l, i);
+      b[e.row][e.col] = decode(kE4M3, (lane.b[i / 4] >> (8 * (i % 4))) & 0xffu);
+    }
+    for (int i = 0; i < 4; ++i) {
+      const RowCol e = mma_c_element(l, i);
+      c[e.row][e.col] = lane.c[i];
+    }
+  }
+  for (unsigned l = 0; l < 32; ++l) {
+    const MmaLane& lane = *static_cast<const MmaLane*>(lanes[l]);
+    for (int i = 0; i < 4; ++i) {
+      const RowCol e = mma_c_element(l, i);
+      double sum = c[e.row][e.col];
+      for (int k = 0; k < 32; ++k) sum += double(a[e.row][k]) * double(b[k][e.col]);
+      lane.d[i] = float(sum);
+    }
+  }
+}
+
 template <MmaInput type>
 void wmma_m16n16k16(void* const* lanes) {
   float a[16][16], b[16][16], c[16][16];
@@ -71,6 +100,7 @@ void wmma_m16n16k16(void* const* lanes) {
 
 void mma_m16n8k16_f16(void* const* lanes) { mma_m16n8k16<MmaInput::f16>(lanes); }
 void mma_m16n8k16_bf16(void* const* lanes) { mma_m16n8k16<MmaInput::bf16>(lanes); }
+void mma_m16n8k32_e4m3(void* const* lanes) { mma_m16n8k32_e4m3_impl(lanes); }
 void wmma_m16n16k16_f16(void* const* lanes) { wmma_m16n16k16<MmaInput::f16>(lanes); }
 void wmma_m16n16k16_bf16(void* const* lanes) { wmma_m16n16k16<MmaInput::bf16>(lanes); }
 void warp_rendezvous(void* const*) {}

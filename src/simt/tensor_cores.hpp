@@ -38,6 +38,22 @@ constexpr RowCol mma_c_element(unsigned lane, int i) {
   return {group + 8 * (i >> 1), in_group * 2 + (i & 1)};
 }
 
+// m16n8k32 with 8-bit inputs (.e4m3; PTX ISA, "Matrix Fragments for
+// mma.m16n8k32", the .u8/.s8/.e4m3/.e5m2 figures): four elements per register,
+// the lowest index in the lowest byte.
+//   A (16x32, .row): row = groupID for a0..a3, a8..a11, groupID + 8 otherwise;
+//                    col = threadID_in_group*4 + (i & 3), + 16 for i >= 8
+//   B (32x8, .col):  row = threadID_in_group*4 + (i & 3), + 16 for i >= 4; col = groupID
+//   C/D: as for m16n8k16.
+constexpr RowCol mma_a8_element(unsigned lane, int i) {
+  const int group = int(lane >> 2), in_group = int(lane % 4);
+  return {group + 8 * ((i >> 2) & 1), in_group * 4 + (i & 3) + 16 * (i >> 3)};
+}
+constexpr RowCol mma_b8_element(unsigned lane, int i) {
+  const int group = int(lane >> 2), in_group = int(lane % 4);
+  return {in_group * 4 + (i & 3) + 16 * (i >> 2), group};
+}
+
 // The element types tensor cores multiply, as 16-bit patterns.
 enum class MmaInput : uint8_t { f16, bf16 };
 
@@ -51,6 +67,9 @@ struct MmaLane {
 };
 void mma_m16n8k16_f16(void* const* lanes);   // MmaLane* per lane
 void mma_m16n8k16_bf16(void* const* lanes);
+// mma.sync.aligned.m16n8k32.row.col.f32.e4m3.e4m3.f32 (sm_89+): the same
+// MmaLane, a holding a0..a15 and b holding b0..b7 as fp8 e4m3 bytes.
+void mma_m16n8k32_e4m3(void* const* lanes);
 
 // One lane's operands of ldmatrix.sync.aligned.m8n8.xN{.trans}.shared.b16:
 // lanes 0..8N-1 each loaded one 16-byte row (matrix lane/8, row lane%8) into
