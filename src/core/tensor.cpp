@@ -1,5 +1,7 @@
 #include "core/tensor.hpp"
 
+#include "core/device_memory.hpp"
+
 #include <malloc.h>
 
 #include <cstdlib>
@@ -29,7 +31,12 @@ void keep_freed_memory_in_process() {
 
 Storage::Storage(int64_t bytes, Device device, MemTag tag, std::string layer)
     : bytes_(bytes), device_(device), tag_(tag), layer_(std::move(layer)) {
-  WN_CHECK(device == Device::cpu, "storage: ", name_of(device), " storage is not available in this build");
+  if (device != Device::cpu) {
+    data_ = device_memory(device).allocate(static_cast<size_t>(bytes));
+    if (!data_) fail("storage: out of ", name_of(device), " memory allocating ", format_bytes(bytes), " for ", layer_);
+    MemoryTracker::instance().on_alloc(bytes_, tag_, layer_);
+    return;
+  }
   keep_freed_memory_in_process();
   size_t rounded = (static_cast<size_t>(bytes) + kAlignment - 1) / kAlignment * kAlignment;
   data_ = std::aligned_alloc(kAlignment, rounded == 0 ? kAlignment : rounded);
@@ -39,7 +46,10 @@ Storage::Storage(int64_t bytes, Device device, MemTag tag, std::string layer)
 
 Storage::~Storage() {
   MemoryTracker::instance().on_free(bytes_, tag_, layer_);
-  std::free(data_);
+  if (device_ == Device::cpu)
+    std::free(data_);
+  else
+    device_memory(device_).release(data_);
 }
 
 void Storage::retag(MemTag tag, std::string layer) {
@@ -49,11 +59,11 @@ void Storage::retag(MemTag tag, std::string layer) {
   MemoryTracker::instance().on_alloc(bytes_, tag_, layer_);
 }
 
-Tensor Tensor::empty(const Shape& shape, DType dtype) {
+Tensor Tensor::empty(const Shape& shape, DType dtype, Device device) {
   for (int64_t d : shape) WN_CHECK(d >= 0, "tensor: negative extent in shape ", shape);
   Tensor t;
   const MemContext& ctx = current_mem_context();
-  t.storage_ = std::make_shared<Storage>(shape.numel() * static_cast<int64_t>(size_of(dtype)), Device::cpu,
+  t.storage_ = std::make_shared<Storage>(shape.numel() * static_cast<int64_t>(size_of(dtype)), device,
                                          ctx.tag, ctx.layer);
   t.shape_ = shape;
   t.strides_ = contiguous_strides(shape);
@@ -150,6 +160,19 @@ Tensor Tensor::transpose(int a, int b) const {
   return t;
 }
 
+Tensor Tensor::to(Device device) const {
+  if (device == this->device()) return *this;
+  if (this->device() != Device::cpu && device != Device::cpu) return to(Device::cpu).to(device);
+  const Tensor src = this->device() == Device::cpu ? contiguous() : *this;  // device tensors are contiguous
+  Tensor out = empty(shape_, dtype_, device);
+  const size_t bytes = static_cast<size_t>(nbytes());
+  if (device == Device::cpu)
+    device_memory(this->device()).to_host(out.raw(), src.raw(), bytes);
+  else
+    device_memory(device).to_device(out.raw(), src.raw(), bytes);
+  return out;
+}
+
 Tensor Tensor::contiguous() const {
   if (is_contiguous()) return *this;
   return clone();
@@ -196,7 +219,8 @@ Tensor Tensor::to(DType dtype) const {
 
 std::string Tensor::describe() const {
   if (!defined()) return "undefined tensor";
-  return cat(name_of(dtype_), " ", shape_.str());
+  if (device() == Device::cpu) return cat(name_of(dtype_), " ", shape_.str());
+  return cat(name_of(dtype_), " ", shape_.str(), " on ", name_of(device()));
 }
 
 }  // namespace warpnet

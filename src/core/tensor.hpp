@@ -4,6 +4,7 @@
 #include <cstdint>
 #include <memory>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "core/dtype.hpp"
@@ -43,8 +44,9 @@ class Tensor {
  public:
   Tensor() = default;  // an undefined tensor: defined() is false
 
-  // Uninitialized storage, tagged from the current MemoryScope.
-  static Tensor empty(const Shape& shape, DType dtype = DType::f32);
+  // Uninitialized storage, tagged from the current MemoryScope; on another
+  // device through the backend registered for it (core/device_memory.hpp).
+  static Tensor empty(const Shape& shape, DType dtype = DType::f32, Device device = Device::cpu);
   static Tensor zeros(const Shape& shape, DType dtype = DType::f32);
   static Tensor full(const Shape& shape, double value, DType dtype = DType::f32);
   // Copies host values into a new tensor of the matching dtype.
@@ -63,9 +65,11 @@ class Tensor {
   bool is_contiguous() const;
   const Storage* storage() const { return storage_.get(); }
 
-  // Typed access; throws if T does not match dtype().
+  // Typed host access; throws if T does not match dtype() or the tensor is on
+  // a device (copy it with to(Device::cpu) first).
   template <class T> T* data();
   template <class T> const T* data() const;
+  // The first element's address, host or device: what kernels are handed.
   void* raw() { return static_cast<char*>(storage_->data()) + offset_ * size_of(dtype_); }
   const void* raw() const { return static_cast<const char*>(storage_->data()) + offset_ * size_of(dtype_); }
 
@@ -80,12 +84,13 @@ class Tensor {
   // Copies.
   Tensor contiguous() const;
   Tensor clone() const;
-  Tensor to(DType dtype) const;  // converts element type (a copy)
+  Tensor to(DType dtype) const;    // converts element type (a copy, on the CPU)
+  Tensor to(Device device) const;  // the same values on another device (a copy; itself if already there)
 
   void fill(double value);
   void retag(MemTag tag, const std::string& layer) { storage_->retag(tag, layer); }
 
-  std::string describe() const;  // "f32 (64,1,28,28)"
+  std::string describe() const;  // "f32 (64,1,28,28)", "f32 (64,10) on cuda"
 
  private:
   std::shared_ptr<Storage> storage_;
@@ -97,15 +102,14 @@ class Tensor {
 
 template <class T>
 T* Tensor::data() {
-  WN_CHECK(defined(), "tensor: access to an undefined tensor");
-  WN_CHECK(dtype_ == dtype_v<T>, "tensor: asked for ", name_of(dtype_v<T>), " data of a ", describe());
-  return static_cast<T*>(raw());
+  return const_cast<T*>(std::as_const(*this).data<T>());
 }
 
 template <class T>
 const T* Tensor::data() const {
   WN_CHECK(defined(), "tensor: access to an undefined tensor");
   WN_CHECK(dtype_ == dtype_v<T>, "tensor: asked for ", name_of(dtype_v<T>), " data of a ", describe());
+  WN_CHECK(device() == Device::cpu, "tensor: host access to a ", describe(), "; copy it with .to(Device::cpu) first");
   return static_cast<const T*>(raw());
 }
 

@@ -8,13 +8,6 @@
 
 namespace warpnet::cpu {
 
-namespace {
-
-struct MatmulDims {
-  int64_t m, n, k;
-};
-
-// a: (M,K) or (K,M) when trans_a; b: (K,N) or (N,K) when trans_b.
 MatmulDims matmul_dims(const char* op, const Tensor& a, const Tensor& b, bool trans_a, bool trans_b) {
   require_float_input(op, "A", a);
   require_float_input(op, "B", b);
@@ -29,6 +22,8 @@ MatmulDims matmul_dims(const char* op, const Tensor& a, const Tensor& b, bool tr
            trans_b ? " transposed" : "", ": inner dimensions differ");
   return {m, n, ka};
 }
+
+namespace {
 
 // C = alpha·op(A)·op(B) + beta·C with op chosen at compile time, so each of the
 // four transpose combinations is its own Eigen product expression.

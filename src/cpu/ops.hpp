@@ -15,6 +15,14 @@ void set_num_threads(int threads);
 int num_threads();
 
 // ---- matmul -------------------------------------------------------------
+// The problem sizes of op(A)·op(B) for a: (M,K), or (K,M) when trans_a, and
+// b: (K,N), or (N,K) when trans_b. Throws naming `op` and the shapes when
+// they are not f32/f64 matrices of one dtype with equal inner dimensions.
+struct MatmulDims {
+  int64_t m, n, k;
+};
+MatmulDims matmul_dims(const char* op, const Tensor& a, const Tensor& b, bool trans_a, bool trans_b);
+
 // C = op(A) · op(B), op(X) = X or Xᵀ.  A: (M,K), or (K,M) when trans_a.
 // B: (K,N), or (N,K) when trans_b.  C: (M,N).
 Tensor matmul(const Tensor& a, const Tensor& b, bool trans_a = false, bool trans_b = false);

@@ -58,7 +58,9 @@ const Kernel& find_kernel(const std::string& key, Copy copy) {
   const auto all = kernels(copy);
   std::vector<const Kernel*> hits;
   for (const Kernel* k : all)
-    if (k->id() == key || cat(k->op, "/", k->version) == key || k->name == key) hits.push_back(k);
+    if (k->id() == key || k->id().substr(0, k->op.size() + 3) == key || cat(k->op, "/", k->version) == key ||
+        k->name == key)  // "matmul/03_smem_tiled", "matmul/03", "matmul/3", "smem_tiled"
+      hits.push_back(k);
   if (hits.size() == 1) return *hits.front();
   std::string known;
   for (const Kernel* k : all) known += cat(known.empty() ? "" : ", ", k->id());

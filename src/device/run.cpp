@@ -55,6 +55,14 @@ class DeviceMemory {
 
 }  // namespace
 
+void launch(const Kernel& kernel, const Sizes& sizes, Buffers buffers) {
+  try {
+    kernel.launch(sizes, kernel.shape(sizes), buffers);
+  } catch (const Error& e) {
+    fail(kernel.id(), " at ", describe_sizes(op(kernel.op), sizes), ": ", e.what());
+  }
+}
+
 Tensor run_emulated(const Kernel& kernel, const Sizes& sizes, const std::vector<Tensor>& inputs) {
   const Op& the_op = op(kernel.op);
   std::vector<std::unique_ptr<DeviceMemory>> memory;
@@ -71,10 +79,7 @@ Tensor run_emulated(const Kernel& kernel, const Sizes& sizes, const std::vector<
   buffers.push_back(memory.back()->get());
 
   cudaGetLastError();  // a stale error from earlier host code is not this kernel's
-  kernel.launch(sizes, kernel.shape(sizes), buffers);
-  if (const cudaError_t error = cudaGetLastError(); error != cudaSuccess)
-    fail(kernel.id(), " at ", describe_sizes(the_op, sizes), ": ", cudaGetErrorName(error), ": ",
-         cuda_error_detail(error));
+  launch(kernel, sizes, buffers);
   cudaMemcpy(out.raw(), buffers.back(), size_t(out.nbytes()), cudaMemcpyDeviceToHost);
   return out;
 }

@@ -15,6 +15,10 @@ std::vector<Tensor> make_inputs(const Kernel& kernel, const Sizes& sizes, Rng& r
 // element encoded in the kernel's input format (2 bytes for fp16/bf16, 1 for fp8).
 std::vector<uint8_t> device_bytes(const Kernel& kernel, const Tensor& input);
 
+// kernel.launch with its registered shape; a failure is rethrown as
+// "matmul/03_smem_tiled at M=.. N=..: cudaErrorInvalidConfiguration: ...".
+void launch(const Kernel& kernel, const Sizes& sizes, Buffers buffers);
+
 // Uploads `inputs` to emulated device memory, poisons the output with NaN (so
 // an element the kernel never writes cannot pass), launches the kernel with
 // its registered shape and returns the output. Throws Error naming the kernel

@@ -1,0 +1,30 @@
+#include "core/device_memory.hpp"
+
+#include <array>
+
+#include "core/error.hpp"
+
+namespace warpnet {
+namespace {
+
+// A function-local static: backends register during static initialization,
+// in whatever order the linker put the files.
+std::array<const DeviceMemory*, 3>& registered() {
+  static std::array<const DeviceMemory*, 3> table{};
+  return table;
+}
+
+}  // namespace
+
+void register_device_memory(Device device, DeviceMemory memory) {
+  registered()[size_t(device)] = new DeviceMemory(memory);  // lives as long as the program
+}
+
+const DeviceMemory& device_memory(Device device) {
+  const DeviceMemory* memory = registered()[size_t(device)];
+  WN_CHECK(memory, "tensor: no ", name_of(device), " backend is linked into this program (link warpnet_kernels",
+           device == Device::cuda ? "_cuda, built when the CUDA toolkit is found)" : ")");
+  return *memory;
+}
+
+}  // namespace warpnet

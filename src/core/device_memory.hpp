@@ -1,0 +1,25 @@
+// How a Storage gets bytes on a device other than the CPU. core knows no
+// device API: the device layer registers one DeviceMemory per device it
+// supports (the emulator's in src/device/emu_memory.cpp, CUDA's in
+// src/device/cuda/), and a program that links no backend for a device gets
+// a clear error instead of a crash.
+#pragma once
+#include <cstddef>
+
+#include "core/dtype.hpp"
+
+namespace warpnet {
+
+struct DeviceMemory {
+  void* (*allocate)(size_t bytes);  // nullptr when out of device memory
+  void (*release)(void* pointer);
+  void (*to_device)(void* device_dst, const void* host_src, size_t bytes);  // throws Error on failure
+  void (*to_host)(void* host_dst, const void* device_src, size_t bytes);    // throws Error on failure
+};
+
+// Called at static initialization by a backend.
+void register_device_memory(Device device, DeviceMemory memory);
+// Throws naming the device when no backend for it is linked into the program.
+const DeviceMemory& device_memory(Device device);
+
+}  // namespace warpnet

@@ -1,0 +1,34 @@
+// The emulator backend (Device::emu): tests/backend_checks.hpp, and what is
+// particular to choosing kernels and refusing bad inputs.
+#include "tests/backend_checks.hpp"
+
+using namespace warpnet;
+
+namespace {
+constexpr uint64_t kSeed = 77;
+}  // namespace
+
+TEST_CASE("backend emu: a tensor goes to the emulator and back unchanged; host access to it is refused") {
+  backend_checks::round_trip(Device::emu, kSeed);
+}
+
+TEST_CASE("backend emu: matmul and its gradients match the CPU, every layout") {
+  backend_checks::matmul_and_gradients(Device::emu, kSeed);
+}
+
+TEST_CASE("backend emu: the default kernel is the best fp32 version; bad inputs are named") {
+  const device::Kernel& best = device::best_kernel("matmul", Device::emu);
+  CHECK(best.input_format == nullptr);
+  for (const device::Kernel* k : device::kernels())
+    if (k->op == "matmul" && !k->input_format && k->emulator) CHECK(k->version <= best.version);
+
+  Rng rng(kSeed);
+  const Tensor a = backend_checks::random({4, 3}, rng).to(Device::emu);
+  const Tensor b = backend_checks::random({5, 2}, rng).to(Device::emu);
+  CHECK_THROWS_WITH_AS(device::matmul(a, b), doctest::Contains("inner dimensions differ"), Error);
+  const Tensor host_b = backend_checks::random({3, 2}, rng);
+  CHECK_THROWS_WITH_AS(device::matmul(a, host_b), doctest::Contains("both must be on one device"), Error);
+  // K = 0: an empty sum, zeros without a launch.
+  const Tensor empty_k = device::matmul(Tensor::empty({2, 0}).to(Device::emu), Tensor::empty({0, 3}).to(Device::emu));
+  CHECK(empty_k.to(Device::cpu).item(5) == 0.0);
+}
