@@ -12,10 +12,13 @@ using namespace warpnet;
 
 namespace {
 constexpr uint64_t kSeed = 2026;
-}  // namespace
 
-TEST_CASE("registry: every emulatable kernel matches its CPU reference at awkward sizes") {
-  const auto all = device::kernels();
+// Runs every emulatable kernel of `copy` at its op's test sizes against the
+// CPU reference. The traced copy also runs the emulator's checker: an
+// out-of-bounds access, a shared-memory race or a read of uninitialized shared
+// memory fails the launch (run_emulated throws, naming kernel and sizes).
+void check_every_kernel(device::Copy copy) {
+  const auto all = device::kernels(copy);
   REQUIRE(!all.empty());
   for (const device::Kernel* kernel : all) {
     if (!kernel->emulator) continue;
@@ -25,7 +28,8 @@ TEST_CASE("registry: every emulatable kernel matches its CPU reference at awkwar
       INFO(what);
       Rng rng(kSeed);
       const auto inputs = device::make_inputs(*kernel, sizes, rng);
-      const Tensor got = device::run_emulated(*kernel, sizes, inputs);
+      Tensor got;
+      REQUIRE_NOTHROW(got = device::run_emulated(*kernel, sizes, inputs));
       const device::Comparison c = device::compare(op, sizes, inputs, got);
       if (c.mismatches) std::printf("%s: %lld of %lld wrong\n%s", what.c_str(), (long long)c.mismatches,
                                     (long long)c.checked, c.first.c_str());
@@ -35,9 +39,27 @@ TEST_CASE("registry: every emulatable kernel matches its CPU reference at awkwar
   }
 }
 
+}  // namespace
+
+TEST_CASE("registry: every emulatable kernel matches its CPU reference at awkward sizes") {
+  check_every_kernel(device::Copy::emulator);
+}
+
+TEST_CASE("registry: every kernel's traced copy runs clean under the checker and matches too") {
+  check_every_kernel(device::Copy::traced);
+}
+
+TEST_CASE("registry: the plain and traced copies register the same kernels") {
+  std::vector<std::string> plain, traced;
+  for (const device::Kernel* k : device::kernels(device::Copy::emulator)) plain.push_back(k->id());
+  for (const device::Kernel* k : device::kernels(device::Copy::traced)) traced.push_back(k->id());
+  CHECK(plain == traced);
+}
+
 TEST_CASE("registry: kernels are found by id, op/version and name") {
   CHECK(device::find_kernel("matmul/01_naive").name == "naive");
   CHECK(device::find_kernel("matmul/3").name == "smem_tiled");
+  CHECK(device::find_kernel("matmul/03").name == "smem_tiled");
   CHECK(device::find_kernel("smem_tiled").version == 3);
   CHECK_THROWS_WITH_AS(device::find_kernel("nope"), doctest::Contains("matmul/01_naive"), Error);
   const device::Kernel& tiled = device::find_kernel("matmul/3");

@@ -6,7 +6,13 @@
 // see ../copy.hpp) whose helpers must not be merged by the linker.
 #pragma once
 #include "device/kernels/copy.hpp"
+// Every kernels/common header, here, before the registration files include a
+// kernel file inside an anonymous namespace: a header seen first in there
+// would declare its own {anonymous}::warpnet, apart from the real one.
 #include "kernels/common/cuda_compat.hpp"
+#include "kernels/common/float4_rows.hpp"
+#include "kernels/common/ptx.hpp"
+#include "kernels/common/wmma.hpp"
 
 namespace warpnet::device::gemm {
 namespace {
@@ -36,7 +42,7 @@ using GemmKernel = void (*)(int, int, int, const In*, const In*, float*);
 
 // Launches `instance.template operator()<TA, TB>()` — a generic lambda
 // returning the kernel template's instance for one layout — for the layout in
-// the sizes, on buffers {A, B, C}. Errors are left for cudaGetLastError().
+// the sizes, on buffers {A, B, C}. Throws when the launch fails.
 template <class In = float, class Instance>
 void launch_gemm(const Sizes& s, const Launch& l, Buffers b, Instance instance) {
   const bool ta = s[3] != 0, tb = s[4] != 0;
@@ -46,6 +52,7 @@ void launch_gemm(const Sizes& s, const Launch& l, Buffers b, Instance instance) 
                                      : instance.template operator()<false, false>());
   launch_kernel(kernel, l.grid, l.block, l.dynamic_shared, M(s), N(s), K(s), static_cast<const In*>(b[0]),
                 static_cast<const In*>(b[1]), static_cast<float*>(b[2]));
+  check_launch();
 }
 
 }  // namespace

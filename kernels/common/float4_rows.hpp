@@ -1,0 +1,73 @@
+// 16-byte global loads and stores along the rows of a row-major matrix, with a
+// 4-byte fallback where 16-byte ones are not allowed. Used by the vectorized
+// matmul versions (kernels/matmul/06_*, 07_*).
+//
+// A float4 access must be 16-byte aligned (a GPU faults otherwise). Element
+// (r, c) of a rows x cols row-major matrix sits at base + (r*cols + c)*4 bytes,
+// so every (r, c) with c % 4 == 0 is 16-byte aligned exactly when the base is
+// and cols % 4 == 0 — then the four elements c..c+3 are also all inside the row
+// or all past its end. `float4_rows` checks that once per launch; when it
+// fails (odd widths, a pointer into the middle of a buffer) the helpers fall
+// back to four guarded 4-byte accesses, the same bytes in four instructions.
+#pragma once
+#include "kernels/common/cuda_compat.hpp"
+
+namespace warpnet {
+inline namespace WARPNET_KERNEL_COPY {
+
+// One 16-byte load (store) at a 16-byte-aligned address, global or shared.
+// nvcc: the plain float4 dereference, one ld.v4 (st.v4). g++: GCC's scalar
+// replacement of aggregates splits `float4 v = *p` into four 4-byte loads when
+// only v's fields are used (and a float4 stored from four scalars into four
+// stores) before the tracer's instrumentation runs, so the trace would count
+// four requests where a GPU issues one; a 16-byte memcpy stays one access.
+__device__ __forceinline__ float4 load_float4(const float* p) {
+#if defined(__CUDACC__)
+  return *reinterpret_cast<const float4*>(p);
+#else
+  float4 v;
+  __builtin_memcpy(&v, p, sizeof v);
+  return v;
+#endif
+}
+__device__ __forceinline__ void store_float4(float* p, float4 v) {
+#if defined(__CUDACC__)
+  *reinterpret_cast<float4*>(p) = v;
+#else
+  __builtin_memcpy(p, &v, sizeof v);
+#endif
+}
+
+// Whether 16-byte accesses at (r, c), c % 4 == 0, of a matrix with `cols`
+// columns stored at `base` are aligned (see above).
+__host__ __device__ __forceinline__ bool float4_rows(const void* base, int cols) {
+  return cols % 4 == 0 && reinterpret_cast<size_t>(base) % 16 == 0;
+}
+
+// Elements (r, c..c+3) of a rows x cols row-major matrix, zeros past its
+// edges. c % 4 == 0. `vector`: float4_rows(m, cols) held.
+__device__ __forceinline__ float4 load_row4(const float* m, int rows, int cols, int r, int c, bool vector) {
+  if (r >= rows) return make_float4(0.0f, 0.0f, 0.0f, 0.0f);
+  if (vector) return c < cols ? load_float4(m + size_t(r) * cols + c) : make_float4(0.0f, 0.0f, 0.0f, 0.0f);
+  const float* p = m + size_t(r) * cols;
+  return make_float4(c + 0 < cols ? p[c + 0] : 0.0f, c + 1 < cols ? p[c + 1] : 0.0f,
+                     c + 2 < cols ? p[c + 2] : 0.0f, c + 3 < cols ? p[c + 3] : 0.0f);
+}
+
+// Writes the elements of v that fall inside a rows x cols row-major matrix to
+// (r, c..c+3). c % 4 == 0. `vector`: float4_rows(m, cols) held.
+__device__ __forceinline__ void store_row4(float* m, int rows, int cols, int r, int c, float4 v, bool vector) {
+  if (r >= rows || c >= cols) return;
+  float* p = m + size_t(r) * cols + c;
+  if (vector) {
+    store_float4(p, v);
+    return;
+  }
+  p[0] = v.x;
+  if (c + 1 < cols) p[1] = v.y;
+  if (c + 2 < cols) p[2] = v.z;
+  if (c + 3 < cols) p[3] = v.w;
+}
+
+}  // namespace WARPNET_KERNEL_COPY
+}  // namespace warpnet

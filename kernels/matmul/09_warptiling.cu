@@ -1,0 +1,102 @@
+// SGEMM v9 — warp tiling: block tile -> warp tiles -> thread tiles, the
+// hierarchy CUTLASS's SIMT GEMMs use, on top of v8's double buffering.
+//
+// Idea: v8 lays its 256 threads over the 128x128 block tile as a 16x16 grid,
+//   so a warp (2 rows of 16 threads) spans 16 rows and all 128 columns of C
+//   and its lanes read, per k, 16 distinct floats of A and 128 of B. Here the
+//   block tile (BM x BN) is cut into warp tiles (WM x WN, one per warp), each
+//   warp tile into WMITER x WNITER sub-tiles, and a sub-tile among the warp's
+//   32 lanes as thread tiles of TM x TN. Registered shape: 128x128 block,
+//   8 warps of 64x32, 2x2 sub-tiles of 32x16, lanes 8x4 with 4x4 each. Per k a
+//   warp now reads 64 distinct floats of A and 32 of B (96 instead of 144) for
+//   the same 2048 products; each float read is used 8 times from a register,
+//   as in v8. A quarter warp's float4 reads of A hit 32 contiguous bytes (two
+//   row pieces, the other lanes broadcast) and of B 64 contiguous bytes: no
+//   bank conflicts. Every level is a template parameter, so v10 can try other
+//   shapes (128x64, 256x128, one-warp blocks...) with the same code.
+// Changed from v8: the thread -> C mapping goes through warps and sub-tiles;
+//   BK = 16 (two k-tiles in 33 KiB), so one barrier per 16 k instead of per 8;
+//   the global -> shared copies are v8's (sgemm_v8::stage_tile: 16-byte
+//   cp.async where the layout allows it, 4-byte transposing ones otherwise),
+//   double buffered with one __syncthreads() per k-step.
+// Measured: not yet measured on a GPU.
+// Run: build/bin/test_simt -tc="registry*"; build/bin/warpnet trace matmul/09 --size 128,128,128
+#include "kernels/matmul/08_double_buffered.cu"  // sgemm_v8::stage_tile, the cp.async copies
+
+// A: (M,K) row-major, or (K,M) when TA; B: (K,N) row-major, or (N,K) when TB;
+// C: (M,N) row-major. C = op(A) @ op(B).
+// Launch: block ((BM/WM) * (BN/WN) * 32); grid (ceil(N/BN), ceil(M/BM)).
+template <int BM, int BN, int BK, int WM, int WN, int WMITER, int WNITER, int TM, int TN, bool TA = false,
+          bool TB = false>
+__global__ void __launch_bounds__((BM / WM) * (BN / WN) * 32)
+    sgemm_warptiling(int M, int N, int K, const float* __restrict__ A, const float* __restrict__ B,
+                     float* __restrict__ C) {
+  constexpr int WARPS_N = BN / WN, THREADS = (BM / WM) * WARPS_N * 32;
+  constexpr int WSUBM = WM / WMITER, WSUBN = WN / WNITER;    // one sub-iteration's piece of the warp tile
+  constexpr int LANES_M = WSUBM / TM, LANES_N = WSUBN / TN;  // the lanes laid over that piece
+  using warpnet::load_float4, warpnet::store_float4;  // 16-byte accesses the tracer sees whole (float4_rows.hpp)
+  constexpr int PAD = 4;  // rows stay 16-byte aligned; transposing copies spread over the banks (v8)
+  static_assert(BM % WM == 0 && BN % WN == 0, "warp tiles cover the block tile");
+  static_assert(WM % WMITER == 0 && WN % WNITER == 0 && WSUBM % TM == 0 && WSUBN % TN == 0,
+                "sub-tiles cover the warp tile, thread tiles the sub-tile");
+  static_assert(LANES_M * LANES_N == 32, "a sub-tile is exactly one thread tile per lane");
+  static_assert(TM % 4 == 0 && TN % 4 == 0, "thread tiles are read from shared memory as float4s");
+  static_assert(THREADS <= 1024, "at most 1024 threads per block");
+  static_assert(2 * BK * (BM + BN + 2 * PAD) * 4 <= 48 * 1024, "two stages fit in 48 KiB of static shared memory");
+
+  __shared__ __align__(16) float As[2][BK][BM + PAD];  // As[s][k][m] = op(A)[row0 + m, k0 + k]: (BK, BM) transposed A tile, stage s
+  __shared__ __align__(16) float Bs[2][BK][BN + PAD];  // Bs[s][k][n] = op(B)[k0 + k, col0 + n]: (BK, BN) B tile, stage s
+  const int t = threadIdx.x, warp = t / 32, lane = t % 32;
+  const int row0 = blockIdx.y * BM, col0 = blockIdx.x * BN;
+  const int wm0 = (warp / WARPS_N) * WM, wn0 = (warp % WARPS_N) * WN;  // the warp tile, within the block tile
+  const int lm = (lane / LANES_N) * TM, ln = (lane % LANES_N) * TN;     // the thread tile, within a sub-tile
+  const bool a_vec = TA && M % 4 == 0 && sgemm_v8::aligned16(A);
+  const bool b_vec = !TB && N % 4 == 0 && sgemm_v8::aligned16(B);
+
+  auto stage = [&](int s, int k0) {
+    sgemm_v8::stage_tile<BK, BM, BM + PAD, THREADS, TA>(&As[s][0][0], A, row0, k0, M, K, t, a_vec);
+    sgemm_v8::stage_tile<BK, BN, BN + PAD, THREADS, !TB>(&Bs[s][0][0], B, col0, k0, N, K, t, b_vec);
+    warpnet::ptx::cp_async_commit();
+  };
+
+  // acc[i][j]: C at row wm0 + (i/TM)*WSUBM + lm + i%TM, column wn0 + (j/TN)*WSUBN + ln + j%TN
+  // of the block tile: WMITER x WNITER thread tiles of TM x TN, in registers.
+  float acc[WMITER * TM][WNITER * TN] = {};
+  const int steps = (K + BK - 1) / BK;
+  if (steps > 0) stage(0, 0);
+  for (int step = 0; step < steps; ++step) {
+    const int s = step % 2;
+    warpnet::ptx::cp_async_wait<0>();  // this thread's copies into stage s have landed
+    __syncthreads();                   // everyone's have; everyone is done with stage 1-s (v8)
+    if (step + 1 < steps) stage(1 - s, (step + 1) * BK);
+    for (int k = 0; k < BK; ++k) {
+      float a[WMITER * TM], b[WNITER * TN];  // the warp-tile column of op(A) and row of op(B) this lane needs
+      for (int i = 0; i < WMITER * TM; i += 4) {
+        const float4 v = load_float4(&As[s][k][wm0 + (i / TM) * WSUBM + lm + i % TM]);
+        a[i] = v.x, a[i + 1] = v.y, a[i + 2] = v.z, a[i + 3] = v.w;
+      }
+      for (int j = 0; j < WNITER * TN; j += 4) {
+        const float4 v = load_float4(&Bs[s][k][wn0 + (j / TN) * WSUBN + ln + j % TN]);
+        b[j] = v.x, b[j + 1] = v.y, b[j + 2] = v.z, b[j + 3] = v.w;
+      }
+      for (int i = 0; i < WMITER * TM; ++i)
+        for (int j = 0; j < WNITER * TN; ++j) acc[i][j] += a[i] * b[j];
+    }
+  }
+
+  // float4 stores where a row is whole float4s; guarded scalar stores at the edges.
+  const bool c_vec = N % 4 == 0 && sgemm_v8::aligned16(C);
+  for (int i = 0; i < WMITER * TM; ++i) {
+    const int r = row0 + wm0 + (i / TM) * WSUBM + lm + i % TM;
+    for (int j = 0; j < WNITER * TN && r < M; j += 4) {
+      const int c = col0 + wn0 + (j / TN) * WSUBN + ln + j % TN;
+      const float* v = &acc[i][j];
+      if (c_vec && c + 3 < N) {
+        store_float4(&C[size_t(r) * N + c], make_float4(v[0], v[1], v[2], v[3]));
+      } else {
+        for (int q = 0; q < 4; ++q)
+          if (c + q < N) C[size_t(r) * N + c + q] = v[q];
+      }
+    }
+  }
+}

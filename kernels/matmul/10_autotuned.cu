@@ -1,0 +1,86 @@
+// SGEMM v10 — autotuned: v9's warptiling kernel, with the tile shape chosen
+// per problem from a fixed list of candidates.
+//
+// Idea: no tile shape is best everywhere. Big tiles reuse each loaded float
+//   more (a BM x BN tile reads BM + BN floats per k for BM * BN products) but
+//   give few blocks: at 1024x1024, 128x128 tiles are 64 blocks for an H200's
+//   132 SMs, and half the chip idles. Small tiles fill the chip and waste
+//   bandwidth. v9 made every level of the tiling a template parameter; this
+//   version instantiates a few shapes (kCandidates, below) and picks one.
+// How the choice is made:
+//   1. By measurement, on a GPU: device::autotune_matmul(sizes)
+//      (src/device/kernels/matmul/autotune.hpp; compiled only into the CUDA
+//      copy) times every candidate on the problem with CUDA events, checks the
+//      fastest one's output against a CPU dot product at sampled elements, and
+//      caches the winner per sizes (M, N, K and layout). The registered
+//      kernel launches the cached winner when there is one.
+//   2. Otherwise, from the tuning table (sgemm_v10::table_choice): the largest
+//      tile that still gives at least one block per SM of an H200 (132), else
+//      the smallest tile. On the emulator (and for untuned sizes) this is the
+//      only rule; it is a starting point, not a measurement.
+//   Every candidate is checked against the CPU reference on the emulator at
+//   awkward sizes and all four layouts (tests/simt/traced/test_matmul_autotune.cpp),
+//   so whichever one a GPU picks has been checked.
+// Changed from v9: nothing in the kernel; the launch picks its instance.
+//   All candidates keep thread tiles of 4x4 and two stages in static shared
+//   memory under 48 KiB, so each is valid on sm_80, sm_89 and sm_90 without
+//   opting in to more shared memory.
+// Measured: not yet measured on a GPU.
+// Run: build/bin/test_simt -tc="autotune*"; build/bin/warpnet trace matmul/10 --size 128,128,128
+#include "kernels/matmul/09_warptiling.cu"
+
+namespace sgemm_v10 {
+
+// One candidate: sgemm_warptiling's tile parameters (thread tiles 4x4).
+template <int BM_, int BN_, int BK_, int WM_, int WN_, int WMITER_, int WNITER_>
+struct Tiles {
+  static constexpr int BM = BM_, BN = BN_, BK = BK_, WM = WM_, WN = WN_, WMITER = WMITER_, WNITER = WNITER_;
+  static constexpr int threads = (BM / WM) * (BN / WN) * 32;
+  static constexpr int shared_bytes = 2 * BK * (BM + BN + 8) * 4;  // two stages, rows padded by 4 floats
+  template <bool TA, bool TB>
+  static constexpr auto kernel() {
+    return sgemm_warptiling<BM, BN, BK, WM, WN, WMITER, WNITER, 4, 4, TA, TB>;
+  }
+};
+
+// The candidates, largest tile first (the table's search order).
+//           block (BM x BN x BK)  warp tile   sub-tiles  threads  shared
+using C0 = Tiles<256, 128, 8, 64, 64, 2, 4>;    //  4x2 warps 32x16     256  24.5 KiB
+using C1 = Tiles<128, 128, 16, 64, 32, 2, 2>;   //  2x4 warps 32x16     256  33.0 KiB (v9)
+using C2 = Tiles<128, 64, 16, 64, 32, 2, 2>;    //  2x2 warps 32x16     128  25.0 KiB
+using C3 = Tiles<64, 64, 16, 32, 32, 1, 2>;     //  2x2 warps 32x16     128  17.0 KiB
+using C4 = Tiles<32, 32, 32, 32, 32, 1, 2>;     //  1 warp    32x16      32  18.0 KiB
+constexpr int kCandidates = 5;
+
+// visit.template operator()<Ci>() for candidate i (0 <= i < kCandidates).
+template <class Visit>
+auto with_candidate(int i, Visit&& visit) {
+  switch (i) {
+    case 0: return visit.template operator()<C0>();
+    case 1: return visit.template operator()<C1>();
+    case 2: return visit.template operator()<C2>();
+    case 3: return visit.template operator()<C3>();
+    default: return visit.template operator()<C4>();
+  }
+}
+
+// "256x128x8, warps 64x64": how listings and the autotuner name candidate i.
+inline const char* candidate_name(int i) {
+  static const char* const names[kCandidates] = {"256x128x8, warps 64x64", "128x128x16, warps 64x32",
+                                                 "128x64x16, warps 64x32", "64x64x16, warps 32x32",
+                                                 "32x32x32, one warp"};
+  return names[i < 0 || i >= kCandidates ? kCandidates - 1 : i];
+}
+
+// The tuning table's rule: the first (largest) candidate whose grid has at
+// least kSMs blocks, so every SM of an H200 gets work; else the smallest.
+constexpr int kSMs = 132;
+inline int table_choice(int M, int N) {
+  for (int i = 0; i < kCandidates; ++i) {
+    const int blocks = with_candidate(i, [&]<class T>() { return ::warpnet::ceil_div(M, T::BM) * ::warpnet::ceil_div(N, T::BN); });
+    if (blocks >= kSMs) return i;
+  }
+  return kCandidates - 1;
+}
+
+}  // namespace sgemm_v10

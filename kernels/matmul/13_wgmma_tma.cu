@@ -1,0 +1,336 @@
+// GEMM v13 — Hopper (sm_90a): TMA copies, an mbarrier pipeline, wgmma from
+// 128-byte-swizzled shared memory. bf16 inputs, fp32 accumulation.
+//
+// Idea: on Hopper the tensor cores outrun anything a warp can feed by hand.
+//   Three things take the feeding off the threads:
+//   - TMA (cp.async.bulk.tensor): one thread asks the copy engine for a whole
+//     2-D box of A or B (described on the host by a CUtensorMap); the engine
+//     writes it into shared memory already swizzled, zero-fills whatever lies
+//     outside the matrix, and counts the bytes on an mbarrier.
+//   - mbarriers: a 4-stage ring. Stage s has a "full" barrier (the producer
+//     arms it with the bytes to expect; TMA completes it) and an "empty" one
+//     (every consumer thread arrives when its wgmmas are done with the stage;
+//     the producer waits on it before refilling). Phases alternate, so waits
+//     are on a parity bit: round r of stage s waits for parity r & 1.
+//   - wgmma.mma_async: a warpgroup (4 warps, 128 threads) multiplies a 64x16
+//     slice of A by a 16x128 slice of B, both read straight from shared memory
+//     through 64-bit descriptors (start address, leading/stride byte offsets,
+//     swizzle mode); the 64x128 fp32 accumulator lives in registers, 64 per
+//     thread. No ldmatrix, no register staging of operands.
+//   Block: 3 warpgroups = 384 threads. Warpgroup 0 is the producer (one of
+//   its threads issues the copies); warpgroups 1 and 2 each own 64 rows of
+//   the block's 128x128 C tile. k-steps of 64 (one 128-byte swizzle row).
+// Layouts: wgmma reads bf16 operands either K-major or MN-major (the
+//   imm-trans-a/b bits; 16-bit types only), and TMA copies boxes as they are
+//   stored, so no transposition happens anywhere: row-major A and stored-
+//   transposed B (k contiguous) are K-major tiles, trans bit 0; stored-
+//   transposed A and row-major B (m or n contiguous) are MN-major tiles,
+//   loaded as 64-wide boxes, trans bit 1. Descriptors (wgmma_v13::Operand):
+//     K-major, 128B swizzle: rows of 128 bytes (64 k); SBO = 1024 between
+//       groups of 8 rows; LBO unused; the k16 step advances the start by 32 bytes
+//       (the hardware applies the XOR swizzle to the final address, so the
+//       tile base must be 1024-byte aligned).
+//     MN-major, 128B swizzle: rows of 128 bytes hold 64 m (or n) of one k;
+//       SBO = 1024 between groups of 8 k; LBO = 8192 between 64-wide boxes; the
+//       k16 step advances by 2048 bytes.
+// Edges: TMA zero-fills boxes past M, N, K; the epilogue guards every store.
+//   TMA needs every row stride a multiple of 16 bytes (the contiguous
+//   dimension of A and of B a multiple of 8); other shapes are launched as v12
+//   by the registration (13_wgmma_tma.cpp), which says so in its shape text.
+// Emulator: none of this runs there (no TMA, mbarrier or wgmma model), so the
+//   registry has `.emulator = false`. tests/simt/test_wgmma_layout.cpp checks
+//   on the CPU what can be checked without a GPU: the swizzle, the descriptor
+//   bit fields, that every (row, k) a wgmma reads through the kernel's
+//   descriptors is the element TMA put there (by the canonical layouts as
+//   read from the PTX ISA), and the accumulator-to-(row, col) map of the
+//   epilogue. Not checked until a GPU runs it: the PTX itself, the hardware's
+//   reading of those layouts, barrier phases, the tensor maps.
+// Changed from v12: TMA instead of cp.async; an mbarrier ring of 4 stages
+//   instead of 2 __syncthreads()-separated buffers; a producer warpgroup;
+//   wgmma m64n128k16 from descriptors instead of ldmatrix + mma.sync m16n8k16;
+//   swizzled instead of padded shared tiles.
+// Not yet: a persistent grid, 2-CTA clusters with TMA multicast, setmaxnreg
+//   for the consumers, a 128x256 tile, a TMA store epilogue — the usual steps
+//   from here toward cuBLAS.
+// Measured: not yet measured on a GPU.
+// Build: sm_90a only (nvcc -gencode=arch=compute_90a,code=sm_90a): the CUDA
+//   copy compiles this registration for that target alone (src/device/
+//   CMakeLists.txt), so on any other GPU the launch fails with
+//   cudaErrorNoKernelImageForDevice. Run: warpnet bench on an H100/H200.
+#include "kernels/common/cuda_compat.hpp"
+#if defined(__CUDACC__)
+#include <cudaTypedefs.h>  // CUtensorMap, PFN_cuTensorMapEncodeTiled: declarations only, no -lcuda
+#endif
+#include <cstdint>
+
+namespace wgmma_v13 {
+
+constexpr int BM = 128, BN = 128, BK = 64, STAGES = 4;
+constexpr int CONSUMERS = 2, THREADS = (CONSUMERS + 1) * 128;  // warpgroup 0 produces
+constexpr int WG_M = 64, WG_N = BN, WGMMA_K = 16;              // one wgmma: m64 n128 k16
+static_assert(BM == CONSUMERS * WG_M && BK * 2 == 128, "a consumer per 64 rows; a k-step is one 128-byte row");
+
+// The 128-byte swizzle (CU_TENSOR_MAP_SWIZZLE_128B, wgmma layout type 1) on a
+// byte offset from a 1024-byte-aligned base: the 16-byte chunk c of 128-byte
+// row r moves to chunk c ^ (r % 8). Eight rows read at one chunk index land
+// in eight different 16-byte bank groups.
+__host__ __device__ constexpr uint32_t swizzle128(uint32_t offset) { return offset ^ (((offset >> 7) & 7u) << 4); }
+
+// A wgmma shared-memory matrix descriptor (PTX ISA, "Matrix Descriptor
+// Format"): bits 0-13 start address >> 4, 16-29 leading byte offset >> 4,
+// 32-45 stride byte offset >> 4, 49-51 base offset (0: the swizzle pattern
+// starts at a 1024-byte boundary), 62-63 swizzle mode (1 = 128 bytes).
+__host__ __device__ constexpr uint64_t descriptor(uint32_t shared_address, uint32_t lbo, uint32_t sbo) {
+  return uint64_t((shared_address & 0x3FFFFu) >> 4) | uint64_t((lbo & 0x3FFFFu) >> 4) << 16 |
+         uint64_t((sbo & 0x3FFFFu) >> 4) << 32 | uint64_t(1) << 62;
+}
+
+// One operand's tile in a stage: ROWS = its m (or n) extent, BK its k extent.
+// MN_MAJOR: m/n is the contiguous dimension (stored-transposed A, row-major B).
+template <bool MN_MAJOR, int ROWS>
+struct Operand {
+  static_assert(ROWS % 64 == 0, "whole 64-wide boxes and 8-row groups");
+  // TMA boxes, innermost dimension first: K-major {64 k, ROWS}; MN-major {64 m/n, BK k}, ROWS/64 of them.
+  static constexpr int BOX_INNER = 64, BOX_OUTER = MN_MAJOR ? BK : ROWS, BOXES = MN_MAJOR ? ROWS / 64 : 1;
+  static constexpr uint32_t BOX_BYTES = BOX_INNER * BOX_OUTER * 2, BYTES = BOX_BYTES * BOXES;
+  static constexpr uint32_t SBO = 1024;                   // between groups of 8 rows of 128 bytes
+  static constexpr uint32_t LBO = MN_MAJOR ? BOX_BYTES : 16;  // MN-major: between 64-wide boxes; K-major: unused
+  // Byte offset (before swizzling) where TMA puts element (mn, k) of the tile.
+  static constexpr uint32_t stored(int mn, int k) {
+    return MN_MAJOR ? (mn / 64) * BOX_BYTES + k * 128 + (mn % 64) * 2 : mn * 128 + k * 2;
+  }
+  // The descriptor start for the wgmma reading rows mn0.. and k0..k0+15 of the tile.
+  static constexpr uint32_t start(int mn0, int k0) { return stored(mn0, k0); }
+  // Byte offset (before swizzling) at which wgmma reads element (mn, k) of its
+  // operand (mn < 64 or 128, k < 16) from a descriptor starting at `s`: the
+  // canonical 128B-swizzle layouts (PTX ISA "Shared Memory Matrix Layout"; as
+  // CUTLASS writes them, K-major ((8,m),(8,2)):((64,SBO),(1,8)) and MN-major
+  // ((8,8,m),(8,k)):((1,8,LBO),(64,SBO)) in bf16 elements).
+  static constexpr uint32_t read(uint32_t s, int mn, int k) {
+    return MN_MAJOR ? s + (mn / 64) * LBO + (k / 8) * SBO + (k % 8) * 128 + (mn % 64) * 2
+                    : s + (mn / 8) * SBO + (mn % 8) * 128 + k * 2;
+  }
+};
+template <bool TA>
+using OperandA = Operand<TA, BM>;  // A stored (K,M) when TA: m contiguous
+template <bool TB>
+using OperandB = Operand<!TB, BN>;  // B stored (K,N) unless TB: n contiguous
+
+template <bool TA, bool TB>
+constexpr uint32_t kStageBytes = OperandA<TA>::BYTES + OperandB<TB>::BYTES;
+// Dynamic shared memory: the stages, 1024 bytes to align them, the 2 x STAGES mbarriers.
+template <bool TA, bool TB>
+constexpr size_t kSharedBytes = size_t(STAGES) * kStageBytes<TA, TB> + 1024 + 2 * STAGES * 8;
+
+// Accumulator element i (0..63) of thread t (0..127) of a warpgroup, for
+// wgmma m64nNk16 with fp32 D: (row, col) of the 64xN tile (PTX ISA, "WGMMA
+// .m64nNk16 register fragment layout for accumulator matrix D": warp w holds
+// rows 16w..16w+15, each 8-column block laid out as mma.m16n8's C fragment).
+__host__ __device__ constexpr int acc_row(int t, int i) { return 16 * (t / 32) + (t % 32) / 4 + 8 * ((i >> 1) & 1); }
+__host__ __device__ constexpr int acc_col(int t, int i) { return 8 * (i >> 2) + 2 * (t % 4) + (i & 1); }
+
+}  // namespace wgmma_v13
+
+#if defined(__CUDACC__)
+namespace wgmma_v13 {
+#if defined(__CUDA_ARCH_FEAT_SM90_ALL)
+__device__ __forceinline__ uint32_t shared_address(const void* p) { return uint32_t(__cvta_generic_to_shared(p)); }
+
+__device__ __forceinline__ void mbarrier_init(uint32_t bar, uint32_t count) {
+  asm volatile("mbarrier.init.shared::cta.b64 [%0], %1;\n" ::"r"(bar), "r"(count) : "memory");
+}
+// Arrive once and raise the bytes the current phase waits for.
+__device__ __forceinline__ void mbarrier_arrive_expect_tx(uint32_t bar, uint32_t bytes) {
+  asm volatile("mbarrier.arrive.expect_tx.shared::cta.b64 _, [%0], %1;\n" ::"r"(bar), "r"(bytes) : "memory");
+}
+__device__ __forceinline__ void mbarrier_arrive(uint32_t bar) {
+  asm volatile("mbarrier.arrive.shared::cta.b64 _, [%0];\n" ::"r"(bar) : "memory");
+}
+// Spin until the phase with this parity has completed.
+__device__ __forceinline__ void mbarrier_wait(uint32_t bar, uint32_t parity) {
+  asm volatile(
+      "{\n"
+      ".reg .pred done;\n"
+      "WAIT:\n"
+      "mbarrier.try_wait.parity.shared::cta.b64 done, [%0], %1;\n"
+      "@!done bra WAIT;\n"
+      "}\n" ::"r"(bar),
+      "r"(parity)
+      : "memory");
+}
+// TMA: the box at coordinates (c0 innermost, c1) of `map` into shared `dst`, completing on `bar`.
+__device__ __forceinline__ void tma_load_2d(uint32_t dst, const CUtensorMap* map, int c0, int c1, uint32_t bar) {
+  asm volatile(
+      "cp.async.bulk.tensor.2d.shared::cluster.global.tile.mbarrier::complete_tx::bytes [%0], [%1, {%2, %3}], [%4];\n" ::
+          "r"(dst),
+      "l"(reinterpret_cast<uint64_t>(map)), "r"(c0), "r"(c1), "r"(bar)
+      : "memory");
+}
+__device__ __forceinline__ void wgmma_fence() { asm volatile("wgmma.fence.sync.aligned;\n" ::: "memory"); }
+__device__ __forceinline__ void wgmma_commit() { asm volatile("wgmma.commit_group.sync.aligned;\n" ::: "memory"); }
+template <int Pending>
+__device__ __forceinline__ void wgmma_wait() {
+  asm volatile("wgmma.wait_group.sync.aligned %0;\n" ::"n"(Pending) : "memory");
+}
+
+// d (64,128) += a (64,16) @ b (16,128), bf16 from shared memory through descriptors,
+// fp32 in registers (64 per thread, laid out as acc_row/acc_col say).
+// TransA/TransB: 1 when the operand's tile is MN-major.
+template <int TransA, int TransB>
+__device__ __forceinline__ void wgmma_m64n128k16(float (&d)[64], uint64_t desc_a, uint64_t desc_b) {
+  asm volatile(
+      "wgmma.mma_async.sync.aligned.m64n128k16.f32.bf16.bf16 "
+      "{%0, %1, %2, %3, %4, %5, %6, %7, %8, %9, %10, %11, %12, %13, %14, %15, "
+      "%16, %17, %18, %19, %20, %21, %22, %23, %24, %25, %26, %27, %28, %29, %30, %31, "
+      "%32, %33, %34, %35, %36, %37, %38, %39, %40, %41, %42, %43, %44, %45, %46, %47, "
+      "%48, %49, %50, %51, %52, %53, %54, %55, %56, %57, %58, %59, %60, %61, %62, %63}, "
+      "%64, %65, 1, 1, 1, %66, %67;\n"  // scale-d 1: d += a @ b; imm-scale-a/b 1
+      : "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3]), "+f"(d[4]), "+f"(d[5]), "+f"(d[6]), "+f"(d[7]), "+f"(d[8]),
+        "+f"(d[9]), "+f"(d[10]), "+f"(d[11]), "+f"(d[12]), "+f"(d[13]), "+f"(d[14]), "+f"(d[15]), "+f"(d[16]),
+        "+f"(d[17]), "+f"(d[18]), "+f"(d[19]), "+f"(d[20]), "+f"(d[21]), "+f"(d[22]), "+f"(d[23]), "+f"(d[24]),
+        "+f"(d[25]), "+f"(d[26]), "+f"(d[27]), "+f"(d[28]), "+f"(d[29]), "+f"(d[30]), "+f"(d[31]), "+f"(d[32]),
+        "+f"(d[33]), "+f"(d[34]), "+f"(d[35]), "+f"(d[36]), "+f"(d[37]), "+f"(d[38]), "+f"(d[39]), "+f"(d[40]),
+        "+f"(d[41]), "+f"(d[42]), "+f"(d[43]), "+f"(d[44]), "+f"(d[45]), "+f"(d[46]), "+f"(d[47]), "+f"(d[48]),
+        "+f"(d[49]), "+f"(d[50]), "+f"(d[51]), "+f"(d[52]), "+f"(d[53]), "+f"(d[54]), "+f"(d[55]), "+f"(d[56]),
+        "+f"(d[57]), "+f"(d[58]), "+f"(d[59]), "+f"(d[60]), "+f"(d[61]), "+f"(d[62]), "+f"(d[63])
+      : "l"(desc_a), "l"(desc_b), "n"(TransA), "n"(TransB)
+      : "memory");
+}
+#endif  // __CUDA_ARCH_FEAT_SM90_ALL
+}  // namespace wgmma_v13
+
+// map_a: A, (M,K) row-major bf16, or (K,M) when TA; map_b: B, (K,N) row-major
+// bf16, or (N,K) when TB (CUtensorMaps made by wgmma_v13::make_maps);
+// C: (M,N) row-major fp32. C = op(A) @ op(B).
+// Launch: block (384) = producer + 2 consumer warpgroups; grid (ceil(N/128),
+// ceil(M/128)); dynamic shared kSharedBytes<TA, TB>. sm_90a only.
+template <bool TA = false, bool TB = false>
+__global__ void __launch_bounds__(wgmma_v13::THREADS, 1)
+    gemm_wgmma_tma(int M, int N, int K, const __grid_constant__ CUtensorMap map_a,
+                   const __grid_constant__ CUtensorMap map_b, float* __restrict__ C) {
+#if defined(__CUDA_ARCH_FEAT_SM90_ALL)
+  using namespace wgmma_v13;
+  using OpA = OperandA<TA>;
+  using OpB = OperandB<TB>;
+  constexpr uint32_t STAGE = kStageBytes<TA, TB>;
+  // Stage s: A tile at base + s*STAGE (OpA::BYTES), B tile right after; then full[STAGES], empty[STAGES].
+  unsigned char* raw = warpnet::dynamic_shared<unsigned char>();
+  const uint32_t raw_address = shared_address(raw);
+  const uint32_t base = (raw_address + 1023) & ~1023u;  // the swizzle pattern repeats every 1024 bytes
+  const uint32_t full = base + STAGES * STAGE, empty = full + STAGES * 8;
+  const int wg = threadIdx.x / 128, t = threadIdx.x % 128;
+  const int row0 = blockIdx.y * BM, col0 = blockIdx.x * BN;
+  const int k_steps = (K + BK - 1) / BK;
+
+  if (threadIdx.x == 0) {
+    for (int s = 0; s < STAGES; ++s) {
+      mbarrier_init(full + 8 * s, 1);                // the producer's arrive.expect_tx; TMA adds the bytes
+      mbarrier_init(empty + 8 * s, CONSUMERS * 128);  // every consumer thread
+    }
+    asm volatile("fence.mbarrier_init.release.cluster;\n" ::: "memory");  // visible to the copy engine
+  }
+  __syncthreads();
+
+  if (wg == 0) {  // producer: one thread keeps the ring full
+    if (t == 0) {
+      for (int step = 0; step < k_steps; ++step) {
+        const int s = step % STAGES, k0 = step * BK;
+        if (step >= STAGES) mbarrier_wait(empty + 8 * s, (step / STAGES - 1) & 1);  // round r-1 released it
+        const uint32_t a = base + s * STAGE, b = a + OpA::BYTES, bar = full + 8 * s;
+        mbarrier_arrive_expect_tx(bar, STAGE);  // whole boxes count, zero-filled parts included
+        for (int box = 0; box < OpA::BOXES; ++box)
+          if constexpr (TA) tma_load_2d(a + box * OpA::BOX_BYTES, &map_a, row0 + 64 * box, k0, bar);  // map {M, K}
+          else tma_load_2d(a, &map_a, k0, row0, bar);                                      // map {K, M}
+        for (int box = 0; box < OpB::BOXES; ++box)
+          if constexpr (TB) tma_load_2d(b, &map_b, k0, col0, bar);                                    // map {K, N}
+          else tma_load_2d(b + box * OpB::BOX_BYTES, &map_b, col0 + 64 * box, k0, bar);     // map {N, K}
+      }
+    }
+  } else {  // consumer wg: rows m0..m0+63 of the block tile
+    const int m0 = (wg - 1) * WG_M;
+    float acc[64] = {};
+    for (int step = 0; step < k_steps; ++step) {
+      const int s = step % STAGES;
+      mbarrier_wait(full + 8 * s, (step / STAGES) & 1);  // TMA's bytes of round step/STAGES have landed
+      const uint32_t a = base + s * STAGE, b = a + OpA::BYTES;
+      wgmma_fence();  // the accumulators' earlier register writes are ordered before the wgmmas
+#pragma unroll
+      for (int kk = 0; kk < BK; kk += WGMMA_K)
+        wgmma_m64n128k16<TA ? 1 : 0, TB ? 0 : 1>(acc, descriptor(a + OpA::start(m0, kk), OpA::LBO, OpA::SBO),
+                                                  descriptor(b + OpB::start(0, kk), OpB::LBO, OpB::SBO));
+      wgmma_commit();
+      // Keep this step's group in flight; the previous one is done, so its stage is free.
+      wgmma_wait<1>();
+      if (step > 0) mbarrier_arrive(empty + 8 * ((step - 1) % STAGES));
+    }
+    wgmma_wait<0>();
+    // Epilogue: straight from the accumulators, pairs of adjacent columns.
+#pragma unroll
+    for (int i = 0; i < 64; i += 2) {
+      const int r = row0 + m0 + acc_row(t, i), c = col0 + acc_col(t, i);
+      if (r >= M) continue;
+      float* out = C + size_t(r) * N + c;
+      if (N % 2 == 0 && c + 1 < N) {
+        *reinterpret_cast<float2*>(out) = make_float2(acc[i], acc[i + 1]);
+      } else {
+        if (c < N) out[0] = acc[i];
+        if (c + 1 < N) out[1] = acc[i + 1];
+      }
+    }
+  }
+#elif defined(__CUDA_ARCH__)
+  __trap();  // compiled for a GPU without wgmma/TMA (sm_80/89/90, plain sm_90): never a silent wrong answer
+#endif
+}
+
+namespace wgmma_v13 {
+
+// cuTensorMapEncodeTiled from the driver, found through the runtime: the
+// program needs no -lcuda. Null when the driver lacks it.
+inline PFN_cuTensorMapEncodeTiled_v12000 encode_tiled() {
+  static const PFN_cuTensorMapEncodeTiled_v12000 fn = [] {
+    void* p = nullptr;
+    cudaDriverEntryPointQueryResult found{};
+    if (cudaGetDriverEntryPointByVersion("cuTensorMapEncodeTiled", &p, 12000, cudaEnableDefault, &found) !=
+            cudaSuccess ||
+        found != cudaDriverEntryPointSuccess)
+      p = nullptr;
+    return reinterpret_cast<PFN_cuTensorMapEncodeTiled_v12000>(p);
+  }();
+  return fn;
+}
+
+// TMA's layout rules this kernel's maps must meet: the base 16-byte aligned,
+// the row pitch (inner * 2 bytes) a multiple of 16.
+inline bool tma_describable(const void* base, int64_t inner) {
+  return reinterpret_cast<uintptr_t>(base) % 16 == 0 && inner % 8 == 0;
+}
+
+// A row-major (outer, inner) bf16 matrix as a 2-D tensor map: boxes of
+// 64 x box_outer, 128-byte swizzle, zeros outside.
+inline bool make_map(CUtensorMap* map, const void* base, int64_t inner, int64_t outer, int box_outer) {
+  const PFN_cuTensorMapEncodeTiled_v12000 encode = encode_tiled();
+  if (!encode || !tma_describable(base, inner)) return false;
+  const cuuint64_t dims[2] = {cuuint64_t(inner), cuuint64_t(outer)}, strides[1] = {cuuint64_t(inner) * 2};
+  const cuuint32_t box[2] = {64, cuuint32_t(box_outer)}, element_strides[2] = {1, 1};
+  return encode(map, CU_TENSOR_MAP_DATA_TYPE_BFLOAT16, 2, const_cast<void*>(base), dims, strides, box,
+                element_strides, CU_TENSOR_MAP_INTERLEAVE_NONE, CU_TENSOR_MAP_SWIZZLE_128B,
+                CU_TENSOR_MAP_L2_PROMOTION_L2_256B, CU_TENSOR_MAP_FLOAT_OOB_FILL_NONE) == CUDA_SUCCESS;
+}
+
+// Makes both maps and launches; false (nothing launched) when TMA cannot
+// describe the operands or the driver has no tensor maps.
+template <bool TA, bool TB>
+bool launch(dim3 grid, int M, int N, int K, const __nv_bfloat16* A, const __nv_bfloat16* B, float* C) {
+  CUtensorMap map_a, map_b;
+  const bool made_a = TA ? make_map(&map_a, A, M, K, OperandA<TA>::BOX_OUTER) : make_map(&map_a, A, K, M, OperandA<TA>::BOX_OUTER);
+  const bool made_b = TB ? make_map(&map_b, B, K, N, OperandB<TB>::BOX_OUTER) : make_map(&map_b, B, N, K, OperandB<TB>::BOX_OUTER);
+  if (!made_a || !made_b) return false;
+  constexpr size_t shared = kSharedBytes<TA, TB>;
+  cudaFuncSetAttribute(gemm_wgmma_tma<TA, TB>, cudaFuncAttributeMaxDynamicSharedMemorySize, int(shared));
+  warpnet::launch_kernel(gemm_wgmma_tma<TA, TB>, grid, dim3(THREADS), shared, M, N, K, map_a, map_b, C);
+  return true;
+}
+
+}  // namespace wgmma_v13
+#endif  // __CUDACC__

@@ -1,0 +1,60 @@
+#include "core/error.hpp"
+#include "device/kernels/matmul/gemm_registration.hpp"
+
+namespace {
+#include "kernels/matmul/12_mma_sync.cu"  // for shapes TMA cannot describe
+#include "kernels/matmul/13_wgmma_tma.cu"
+}  // namespace
+
+namespace warpnet::device::gemm {
+namespace {
+
+#if defined(__CUDACC__)
+// v12 with its registered tiles, for operands whose row pitch is not a multiple of 16 bytes.
+void launch_v12(const Sizes& s, Buffers b) {
+  launch_gemm<__nv_bfloat16>(s, Launch{tile_grid(s, 128, 128), dim3(256), 0}, b,
+                             []<bool TA, bool TB>() { return gemm_mma_sync<128, 128, 32, 64, 32, TA, TB>; });
+}
+#endif
+
+const Registration wgmma_tma{Kernel{
+    .op = "matmul",
+    .version = 13,
+    .name = "wgmma_tma",
+    // Inputs stored as bf16 (relative error 2^-8 each against fp32); products exact, sums fp32.
+    .precision = "bf16 inputs, fp32 accumulation (wgmma, sm_90a)",
+    .shape_text = "block (384) = TMA producer + 2 consumer warpgroups, grid (ceil(N/128), ceil(M/128)): a 128x128 C "
+                  "tile, wgmma m64n128k16 per consumer, 4-stage mbarrier ring of 64-wide k-steps, 128B swizzle; "
+                  "when A's or B's contiguous dimension is not a multiple of 8, v12 runs instead",
+    .shape = [](const Sizes& s) {
+      return Launch{tile_grid(s, 128, 128), dim3(wgmma_v13::THREADS), wgmma_v13::kSharedBytes<false, false>};
+    },
+    .flops = flops,
+    // 128x128 tiles of 2-byte inputs, fetched once each by TMA (see tiled_bytes).
+    .bytes = [](const Sizes& s) { return tiled_bytes(s, 128, 128, 2); },
+    // No TMA, mbarrier or wgmma model in the emulator (see the kernel's header).
+    .emulator = false,
+    .launch = [](const Sizes& s, const Launch& l, Buffers b) {
+#if defined(__CUDACC__)
+      WN_CHECK(wgmma_v13::encode_tiled(), "matmul/13_wgmma_tma: the driver has no cuTensorMapEncodeTiled");
+      const auto* A = static_cast<const __nv_bfloat16*>(b[0]);
+      const auto* B = static_cast<const __nv_bfloat16*>(b[1]);
+      auto* C = static_cast<float*>(b[2]);
+      const bool ta = s[3] != 0, tb = s[4] != 0;
+      const bool launched = ta ? (tb ? wgmma_v13::launch<true, true>(l.grid, M(s), N(s), K(s), A, B, C)
+                                     : wgmma_v13::launch<true, false>(l.grid, M(s), N(s), K(s), A, B, C))
+                               : (tb ? wgmma_v13::launch<false, true>(l.grid, M(s), N(s), K(s), A, B, C)
+                                     : wgmma_v13::launch<false, false>(l.grid, M(s), N(s), K(s), A, B, C));
+      if (launched) check_launch();
+      else launch_v12(s, b);  // launch_gemm checks its own launch
+#else
+      (void)s, (void)l, (void)b;
+      fail("matmul/13_wgmma_tma runs only on an sm_90a GPU (wgmma, TMA), not on the emulator");
+#endif
+    },
+    .copy = kThisCopy,
+    .input_format = &simt::kBfloat16,
+}};
+
+}  // namespace
+}  // namespace warpnet::device::gemm

@@ -1,0 +1,26 @@
+// The matmul autotuner of kernels/matmul/10_autotuned.cu, for a benchmark
+// harness on a real GPU. Defined only in the CUDA copy of the registrations
+// (link warpnet_kernels_cuda); the emulator copies use the tuning table alone.
+#pragma once
+#include <string>
+#include <vector>
+
+#include "device/registry.hpp"
+
+namespace warpnet::device {
+
+struct MatmulTuning {
+  std::string chosen;              // the winner, as sgemm_v10::candidate_name gives it
+  std::vector<std::string> names;  // every candidate, in kernels/matmul/10_autotuned.cu's order
+  std::vector<double> ms;          // its mean time per launch; NaN where it could not be launched
+};
+
+// Times every candidate tile shape of matmul/10_autotuned on `sizes` ({M, N,
+// K[, trans_a, trans_b]}, uniform [-1, 1] inputs, fixed seed) with CUDA events
+// on the current device, checks the fastest one's output (every element
+// finite, 256 sampled elements against a CPU dot product within the op's
+// tolerance), and caches it: from then on the registered matmul/10 launches
+// it for these sizes. Throws Error naming the CUDA call or the wrong element.
+MatmulTuning autotune_matmul(const Sizes& sizes);
+
+}  // namespace warpnet::device
