@@ -10,5 +10,6 @@ void add_train_command(CLI::App& app);
 void add_op_command(CLI::App& app);
 void add_info_command(CLI::App& app);
 void add_trace_command(CLI::App& app);
+void add_bench_command(CLI::App& app);
 
 }  // namespace warpnet::cli

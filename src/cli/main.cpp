@@ -15,6 +15,7 @@ int main(int argc, char** argv) {
   warpnet::cli::add_op_command(app);
   warpnet::cli::add_info_command(app);
   warpnet::cli::add_trace_command(app);
+  warpnet::cli::add_bench_command(app);
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {

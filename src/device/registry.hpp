@@ -41,6 +41,14 @@ struct Op {
   // The largest error allowed for each output element, from the precision and
   // the reduction length (the reasoning sits beside each op's definition).
   Tensor (*tolerance)(const Sizes&, const std::vector<Tensor>& inputs);
+  // For `warpnet bench`: the sizes it times when given none, and the length
+  // of the sums behind each output element (K for matmul), from which it
+  // derives the bound on the relative error of a whole output (bench.hpp).
+  std::vector<Sizes> bench_sizes = {};
+  int64_t (*reduction_length)(const Sizes&) = nullptr;
+  // warpnet's own CPU path in fp32 (the op's CPU version 0, Eigen for
+  // matmul): what the bench times on the CPU and sets the GPU against.
+  Tensor (*cpu_fp32)(const Sizes&, const std::vector<Tensor>& inputs) = nullptr;
 };
 
 struct Launch {
@@ -63,8 +71,10 @@ struct Kernel {
   // before any cache: what the tracer counts, and what tiling reduces.
   double (*bytes)(const Sizes&);
   bool emulator = true;  // false for kernels only a GPU runs (wgmma, TMA)
-  // Launches the kernel with `launch` on `buffers`; errors are left for
-  // cudaGetLastError(), as after <<<>>>.
+  // Launches the kernel with `launch` on `buffers`; throws Error with the
+  // CUDA error's name and detail when the launch fails (check_launch in
+  // device/kernels/copy.hpp). On a GPU the launch is asynchronous: a fault
+  // during execution surfaces at the next synchronizing call.
   void (*launch)(const Sizes&, const Launch&, Buffers);
   Copy copy = Copy::emulator;  // set from WARPNET_KERNEL_COPY (device/kernels/copy.hpp)
   // The format the kernel's inputs are stored in on the device (fp16 or bf16
@@ -85,7 +95,7 @@ struct Registration {
 // Every registered kernel of one copy, by op then version.
 std::vector<const Kernel*> kernels(Copy copy = Copy::emulator);
 const Op& op(const std::string& name);
-// By id ("matmul/03_smem_tiled"), by "op/version" ("matmul/3") or by unique name ("smem_tiled").
+// By id ("matmul/03_smem_tiled"), by "op/version" ("matmul/03" or "matmul/3") or by unique name ("smem_tiled").
 const Kernel& find_kernel(const std::string& key, Copy copy = Copy::emulator);
 
 // `given` followed by the op's defaults for the sizes it leaves out

@@ -1,0 +1,73 @@
+#!/usr/bin/env bash
+# Packs what a bare GPU machine lacks into .gpu-deps/ (ignored by git), for
+# scripts/gpu-check.sh to build with there: that machine has nvcc, CMake,
+# ninja and a compiler but no package registry (DESIGN "Measuring"; the
+# device tool's README). Run it here, on a machine where scripts/setup.sh has
+# installed the Debian packages; then name .gpu-deps in the run's `carry`.
+#
+#   header-only: Eigen, doctest, CLI11, nlohmann-json, the Boost headers that
+#                Boost.Context needs (found by asking g++, not all 160 MB)
+#   static:      libboost_context.a, libz.a (+ zlib.h)
+#   CMake:       each package's config files, laid out as under /usr so their
+#                relative paths hold (doctest's, which names /usr, is rewritten)
+#
+# The whole working tree plus carried paths must stay under 64 MiB; this
+# prints the bundle's size and fails past 40 MiB.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+out=.gpu-deps
+arch=$(gcc -print-multiarch 2>/dev/null || echo x86_64-linux-gnu)
+rm -rf "$out"
+mkdir -p "$out/include" "$out/lib/$arch/cmake" "$out/lib/cmake" "$out/share/cmake"
+
+need() { [ -e "$1" ] || { echo "gpu-bundle: missing $1 (run scripts/setup.sh)" >&2; exit 1; }; }
+for f in /usr/include/eigen3 /usr/include/doctest /usr/include/CLI /usr/include/nlohmann /usr/include/zlib.h \
+         /usr/lib/$arch/libboost_context.a /usr/lib/$arch/libz.a /usr/lib/$arch/cmake/Boost-1.74.0; do
+  need "$f"
+done
+
+# Header-only libraries and their CMake config files.
+cp -r /usr/include/eigen3 /usr/include/doctest /usr/include/CLI /usr/include/nlohmann "$out/include/"
+cp /usr/include/zlib.h /usr/include/zconf.h "$out/include/"
+mkdir -p "$out/share/eigen3"
+cp -r /usr/share/eigen3/cmake "$out/share/eigen3/"
+cp -r /usr/share/cmake/CLI11 /usr/share/cmake/nlohmann_json "$out/share/cmake/"
+cp -r /usr/lib/cmake/doctest "$out/lib/cmake/"
+# doctest's targets file says `set(_IMPORT_PREFIX "/usr")`: make it relative.
+sed -i 's|^set(_IMPORT_PREFIX "/usr")|get_filename_component(_IMPORT_PREFIX "${CMAKE_CURRENT_LIST_DIR}/../../.." ABSOLUTE)|' \
+  "$out/lib/cmake/doctest/doctestTargets.cmake"
+grep -q 'CMAKE_CURRENT_LIST_DIR}/../../..' "$out/lib/cmake/doctest/doctestTargets.cmake" ||
+  { echo "gpu-bundle: could not make doctest's CMake files relocatable" >&2; exit 1; }
+
+# Boost: the headers the emulator's includes pull in, transitively.
+probe=$(mktemp --suffix=.cpp)
+printf '#include <boost/context/fiber.hpp>\n#include <boost/context/protected_fixedsize_stack.hpp>\n#include <boost/context/detail/exception.hpp>\n' >"$probe"
+g++ -std=c++20 -M "$probe" | tr ' \\' '\n\n' | grep '^/usr/include/boost/' | sort -u |
+  while read -r h; do
+    dest="$out/include/${h#/usr/include/}"
+    mkdir -p "$(dirname "$dest")"
+    cp "$h" "$dest"
+  done
+# Whole config/ and predef/: another compiler there may pick other headers of them.
+cp -r /usr/include/boost/config /usr/include/boost/predef "$out/include/boost/"
+cp /usr/include/boost/config.hpp /usr/include/boost/predef.h "$out/include/boost/"
+# Check: with the bundle first on the include path, no Boost header may come from /usr.
+if g++ -std=c++20 -O2 -march=native -DNDEBUG -I"$out/include" -M "$probe" | tr ' \\' '\n\n' | grep -q '^/usr/include/boost/'; then
+  echo "gpu-bundle: some Boost header is missing from the bundle" >&2
+  exit 1
+fi
+rm -f "$probe"
+# Boost.Context, static, with its CMake files (only the static variant: the
+# build links it with -DBoost_USE_STATIC_LIBS=ON).
+cp /usr/lib/$arch/libboost_context.a /usr/lib/$arch/libz.a "$out/lib/$arch/"
+for d in Boost-1.74.0 boost_context-1.74.0 boost_headers-1.74.0 BoostDetectToolset-1.74.0.cmake; do
+  cp -r /usr/lib/$arch/cmake/$d "$out/lib/$arch/cmake/"
+done
+rm -f "$out/lib/$arch/cmake/boost_context-1.74.0/libboost_context-variant-shared.cmake"
+
+size_kb=$(du -sk "$out" | cut -f1)
+echo "gpu-bundle: $out is $((size_kb / 1024)) MiB ($size_kb KiB) in $(find "$out" -type f | wc -l) files"
+if [ "$size_kb" -gt $((40 * 1024)) ]; then
+  echo "gpu-bundle: too large to carry beside the working tree (64 MiB in all)" >&2
+  exit 1
+fi

@@ -1,0 +1,55 @@
+// `warpnet bench`: what its two halves share. cmd_bench.cpp is the command
+// (the CPU half, the table, the JSON record); bench_gpu.cpp is the GPU half,
+// run in a worker process so that a kernel that faults or hangs costs only
+// itself: the command records it and starts a new worker for the rest.
+#pragma once
+#include <nlohmann/json.hpp>
+#include <string>
+#include <vector>
+
+#include "device/cuda/gpu.hpp"
+#include "device/registry.hpp"
+
+namespace warpnet::cli::bench {
+
+struct Settings {
+  int runs = 20;          // most timed runs per version (the median is reported)
+  int min_runs = 3;       // fewest, however long a run takes
+  double budget_s = 2.0;  // stop timing a version after this much timed kernel time
+  double timeout_s = 60;  // a launch still running after this is reported hung
+  uint64_t seed = 1;
+  int threads = 0;  // CPU threads (0: all)
+};
+
+// Bound on ‖out − ref‖_F / ‖ref‖_F for an output whose elements are fp32
+// sums of `op.reduction_length(sizes)` products (see bench_gpu.cpp).
+double relative_bound(const device::Op& op, const device::Sizes& sizes);
+
+struct Deviation {
+  double relative = 0;    // ‖got − ref‖ / ‖ref‖, NaN when anything is not finite
+  int64_t not_finite = 0;  // NaN/inf elements in got: unwritten (poison) or overflowed
+};
+Deviation deviation(const Tensor& got, const Tensor& ref);
+
+// Median, min and max of timed runs, in ms.
+nlohmann::json timing_json(std::vector<double> ms);
+
+// "fp32", "fp16", "bf16", "e4m3", "e5m2": the format a kernel reads its inputs in.
+std::string input_format_name(const device::Kernel& kernel);
+
+// The device's peak rate for the kernel's precision, with its basis in words:
+// {"tflops": 66.9, "basis": "..."}, or null when there is no table entry.
+nlohmann::json peak(const device::gpu::Info& info, const device::Kernel& kernel);
+
+nlohmann::json info_json(const device::gpu::Info& info);
+
+// The GPU half for one op and size, in this process: version 0 (the vendor
+// library) of each input format first, checked against the CPU reference at
+// the op's test sizes; then every kernel checked (test sizes, and the bench
+// size against the CPU or its version 0) and timed. Writes one JSON line per
+// event to `out_path` ({"type": "start"|"result"|"check"|"device"}). Returns
+// the exit code: 0, or 3 when the CUDA context was lost.
+int gpu_worker(const std::string& op, const device::Sizes& sizes, const std::vector<std::string>& kernel_ids,
+               const Settings& settings, const std::string& out_path);
+
+}  // namespace warpnet::cli::bench

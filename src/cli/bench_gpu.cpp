@@ -1,0 +1,265 @@
+// The GPU half of `warpnet bench` (bench.hpp), and the figures both halves
+// share: error bounds, peaks, timing summaries.
+#include <algorithm>
+#include <cmath>
+#include <cstdio>
+#include <fstream>
+#include <map>
+
+#include "cli/bench.hpp"
+#include "device/run.hpp"
+#include "simt/minifloat.hpp"
+
+namespace warpnet::cli::bench {
+
+// Every output element is an fp32 sum of R products. The inputs are rounded
+// to the kernel's format before the reference sees them, so the products are
+// exact and only the summation errs. Its classic worst case per element is
+// R·2^-24·Σ|a·b|; rounding errors of random sign grow like sqrt(R) instead,
+// about 2^-24·sqrt(R) of the norm (4e-6 at R=4096), and tensor cores that
+// truncate while accumulating stay within R·2^-24. We allow R·2^-23: twice
+// the worst-case coefficient, taken on the norm. A real bug costs far more:
+// one product left out of each sum is already 1/sqrt(R) (0.016 at R=4096),
+// thirty times this bound. (Hopper's fp8 tensor cores accumulate with fewer
+// bits; the fp8 version will need its own term here.)
+double relative_bound(const device::Op& op, const device::Sizes& sizes) {
+  const double r = op.reduction_length ? double(op.reduction_length(sizes)) : 1.0;
+  return std::max(r, 4.0) * std::ldexp(1.0, -23);
+}
+
+Deviation deviation(const Tensor& got, const Tensor& ref) {
+  WN_CHECK(got.numel() == ref.numel(), "bench: output has ", got.numel(), " elements, the reference ", ref.numel());
+  const Tensor g = got.to(DType::f64), r = ref.to(DType::f64);
+  const double *pg = g.data<double>(), *pr = r.data<double>();
+  double diff2 = 0, ref2 = 0;
+  Deviation d;
+  for (int64_t i = 0; i < g.numel(); ++i) {
+    if (!std::isfinite(pg[i])) {
+      ++d.not_finite;
+      continue;
+    }
+    diff2 += (pg[i] - pr[i]) * (pg[i] - pr[i]);
+    ref2 += pr[i] * pr[i];
+  }
+  d.relative = d.not_finite ? NAN : std::sqrt(diff2 / std::max(ref2, 1e-300));
+  return d;
+}
+
+nlohmann::json timing_json(std::vector<double> ms) {
+  if (ms.empty()) return nullptr;
+  std::sort(ms.begin(), ms.end());
+  const size_t n = ms.size();
+  const double median = n % 2 ? ms[n / 2] : 0.5 * (ms[n / 2 - 1] + ms[n / 2]);
+  return {{"median_ms", median}, {"min_ms", ms.front()}, {"max_ms", ms.back()}, {"runs", n}};
+}
+
+std::string input_format_name(const device::Kernel& kernel) {
+  const simt::Minifloat* f = kernel.input_format;
+  if (!f) return "fp32";
+  auto same = [&](const simt::Minifloat& g) { return f->exponent == g.exponent && f->mantissa == g.mantissa; };
+  if (same(simt::kHalf)) return "fp16";
+  if (same(simt::kBfloat16)) return "bf16";
+  if (same(simt::kE4M3)) return "e4m3";
+  if (same(simt::kE5M2)) return "e5m2";
+  return cat("e", f->exponent, "m", f->mantissa);
+}
+
+namespace {
+
+// Dense FLOP per clock per multiprocessor, by compute capability. FP32: two
+// FLOP per FMA lane. Tensor cores: dense (no sparsity), fp32 accumulation;
+// each figure is a datasheet rate divided by SMs and the datasheet's clock.
+struct PeakRow {
+  int major, minor;
+  double fp32, tensor16, fp8;
+  const char* source;
+};
+constexpr PeakRow kPeaks[] = {
+    {7, 0, 128, 1024, 0, "V100 SXM2: 15.7 TFLOP/s fp32, 125 fp16 = 80 SMs x 1.53 GHz x 128 / 1024"},
+    {8, 0, 128, 2048, 0, "A100 SXM: 19.5 TFLOP/s fp32, 312 bf16 = 108 SMs x 1.41 GHz x 128 / 2048"},
+    {8, 6, 256, 1024, 0, "A10: 31.2 TFLOP/s fp32, 125 fp16 = 72 SMs x 1.695 GHz x 256 / 1024 (GeForce parts: half the tensor rate with fp32 accumulation)"},
+    {8, 9, 256, 1024, 2048, "L40S: 91.6 TFLOP/s fp32, 362 bf16, 733 fp8 = 142 SMs x 2.52 GHz x 256 / 1024 / 2048"},
+    {9, 0, 256, 4096, 8192, "H100/H200 SXM: 67 TFLOP/s fp32 = 132 SMs x 1.98 GHz x 256; 989.4 bf16 and 1979 fp8 dense = 132 SMs x 1.83 GHz x 4096 / 8192"},
+};
+
+}  // namespace
+
+nlohmann::json peak(const device::gpu::Info& info, const device::Kernel& kernel) {
+  const PeakRow* row = nullptr;
+  for (const PeakRow& r : kPeaks)
+    if (r.major == info.cc_major && r.minor == info.cc_minor) row = &r;
+  const std::string format = input_format_name(kernel);
+  const bool fp8 = format == "e4m3" || format == "e5m2";
+  const char* unit = format == "fp32" ? "FP32 FMA lanes" : fp8 ? "fp8 tensor cores, dense" : "16-bit tensor cores, dense";
+  if (!row) return {{"tflops", nullptr}, {"basis", cat("no peak table entry for sm_", info.cc_major, info.cc_minor)}};
+  const double per_clock = format == "fp32" ? row->fp32 : fp8 ? row->fp8 : row->tensor16;
+  if (per_clock == 0) return {{"tflops", nullptr}, {"basis", cat("no ", unit, " rate for sm_", info.cc_major, info.cc_minor)}};
+  const double tflops = info.multiprocessors * info.clock_ghz * 1e9 * per_clock * 1e-12;
+  char basis[512];
+  std::snprintf(basis, sizeof basis,
+                "%d SMs x %.3f GHz (the device's reported peak clock) x %.0f FLOP/clk/SM (%s, sm_%d%d; from %s)",
+                info.multiprocessors, info.clock_ghz, per_clock, unit, info.cc_major, info.cc_minor, row->source);
+  return {{"tflops", tflops}, {"basis", basis}};
+}
+
+nlohmann::json info_json(const device::gpu::Info& info) {
+  if (!info.usable) return {{"usable", false}, {"why_not", info.why_not}};
+  return {{"usable", true},
+          {"name", info.name},
+          {"compute_capability", cat(info.cc_major, ".", info.cc_minor)},
+          {"multiprocessors", info.multiprocessors},
+          {"clock_ghz", info.clock_ghz},
+          {"l2_bytes", info.l2_bytes},
+          {"memory_gib", info.memory_gib},
+          {"memory_peak_gbps_from_bus", info.memory_bus_gbps},
+          {"driver", info.driver},
+          {"runtime", info.runtime},
+          {"cublas", info.cublas}};
+}
+
+namespace {
+
+// One JSON object per line, flushed at once: the parent reads the file while
+// we run, and whatever we wrote survives a crash.
+class Events {
+ public:
+  explicit Events(const std::string& path) : file_(std::fopen(path.c_str(), "a")) {
+    WN_CHECK(file_, "bench worker: cannot write ", path);
+  }
+  ~Events() { std::fclose(file_); }
+  void emit(const nlohmann::json& j) {
+    const std::string line = j.dump() + "\n";
+    std::fwrite(line.data(), 1, line.size(), file_);
+    std::fflush(file_);
+  }
+
+ private:
+  FILE* file_;
+};
+
+uint64_t mix(uint64_t seed, const std::string& text) {
+  uint64_t h = seed ^ 0x9E3779B97F4A7C15ull;
+  for (unsigned char c : text) h = (h ^ c) * 0x100000001B3ull;
+  return h;
+}
+
+// The kernel against the CPU reference at every test size of its op (every
+// layout included): what tests/gpu does, repeated here so a record never
+// holds a timing of a kernel that computes something else.
+nlohmann::json check_test_sizes(const device::Kernel& kernel, const Settings& s) {
+  const device::Op& op = device::op(kernel.op);
+  nlohmann::json j = {{"sizes_checked", 0}, {"failed", 0}, {"worst_ratio", 0.0}};
+  for (const device::Sizes& sizes : op.test_sizes) {
+    Rng rng(mix(s.seed, kernel.id() + device::describe_sizes(op, sizes)));
+    const auto inputs = device::make_inputs(kernel, sizes, rng);
+    const Tensor got = device::gpu::run(kernel, sizes, inputs, s.timeout_s);
+    const device::Comparison c = device::compare(op, sizes, inputs, got);
+    j["sizes_checked"] = j["sizes_checked"].get<int>() + 1;
+    j["worst_ratio"] = std::max(j["worst_ratio"].get<double>(), c.worst_ratio);
+    if (c.mismatches && j["failed"].get<int>() == 0)
+      j["first_failure"] = cat(device::describe_sizes(op, sizes), ": ", c.mismatches, " of ", c.checked, " wrong\n", c.first);
+    if (c.mismatches) j["failed"] = j["failed"].get<int>() + 1;
+  }
+  return j;
+}
+
+struct Group {  // the kernels that read one input format, version 0 first
+  const simt::Minifloat* format;
+  std::vector<const device::Kernel*> kernels;
+};
+
+}  // namespace
+
+int gpu_worker(const std::string& op_name, const device::Sizes& sizes, const std::vector<std::string>& kernel_ids,
+               const Settings& s, const std::string& out_path) {
+  Events events(out_path);
+  const device::gpu::Info info = device::gpu::probe();
+  events.emit({{"type", "device"}, {"device", info_json(info)}});
+  if (!info.usable) return 0;
+  const device::Op& op = device::op(op_name);
+  std::vector<Group> groups;
+  for (const std::string& id : kernel_ids) {
+    const device::Kernel* k = &device::find_kernel(id, device::Copy::cuda);
+    auto g = std::find_if(groups.begin(), groups.end(), [&](const Group& g) { return g.format == k->input_format; });
+    if (g == groups.end()) g = groups.insert(groups.end(), Group{k->input_format, {}});
+    g->kernels.push_back(k);
+  }
+  for (Group& g : groups)
+    std::stable_sort(g.kernels.begin(), g.kernels.end(), [](auto* a, auto* b) { return a->version < b->version; });
+
+  const double flops = groups.empty() ? 0 : groups.front().kernels.front()->flops(sizes);
+  // Past about 1024^3 the float64 CPU reference takes too long: compare with
+  // version 0 on the same inputs instead (itself checked at the test sizes).
+  const bool cpu_reference = flops <= 2.2e9;
+  const double bound = relative_bound(op, sizes);
+
+  for (Group& g : groups) {
+    Rng rng(mix(s.seed, "bench inputs " + input_format_name(*g.kernels.front())));
+    const std::vector<Tensor> inputs = device::make_inputs(*g.kernels.front(), sizes, rng);
+    const Tensor reference = cpu_reference ? op.reference(sizes, inputs) : Tensor();
+    Tensor vendor;  // version 0's output, once checked
+    std::string vendor_id;
+    std::unique_ptr<device::gpu::Problem> made;
+    try {
+      made = std::make_unique<device::gpu::Problem>(*g.kernels.front(), sizes, inputs);
+    } catch (const device::gpu::Failure& f) {  // out of memory, say: every kernel of the group fails
+      for (const device::Kernel* k : g.kernels)
+        events.emit({{"type", "result"}, {"kernel", k->id()}, {"status", "failed"}, {"error", f.what()},
+                     {"context_lost", f.context_lost}});
+      if (f.context_lost) return 3;
+      continue;
+    }
+    device::gpu::Problem& problem = *made;
+    for (const device::Kernel* k : g.kernels) {
+      events.emit({{"type", "start"}, {"kernel", k->id()}});
+      nlohmann::json r = {{"type", "result"}, {"kernel", k->id()}, {"status", "failed"}};
+      try {
+        nlohmann::json verify = {{"test_sizes", check_test_sizes(*k, s)}};
+        const double wall = problem.run(*k, s.timeout_s);
+        const Tensor out = problem.output();
+        bool ok = verify["test_sizes"]["failed"].get<int>() == 0;
+        if (cpu_reference || !vendor_id.empty()) {
+          const Deviation d = deviation(out, cpu_reference ? reference : vendor);
+          // Two fp32 results each within `bound` of the truth differ by at most twice it.
+          const double limit = cpu_reference ? bound : 2 * bound;
+          verify["reference"] = cpu_reference ? "CPU float64 reference, same inputs"
+                                               : vendor_id + " on the same inputs (checked against the CPU at the test sizes)";
+          verify["relative_error"] = std::isnan(d.relative) ? nlohmann::json(nullptr) : nlohmann::json(d.relative);
+          verify["bound"] = limit;
+          verify["not_finite"] = d.not_finite;
+          ok = ok && d.not_finite == 0 && d.relative <= limit;
+        } else {
+          const Deviation d = deviation(out, out);
+          verify["reference"] = "none at this size (checked against the CPU at the test sizes; every element written)";
+          verify["not_finite"] = d.not_finite;
+          ok = ok && d.not_finite == 0;
+        }
+        verify["ok"] = ok;
+        r["verify"] = verify;
+        if (k->version == 0 && ok && vendor_id.empty()) vendor = out, vendor_id = k->id();
+        if (!ok) {
+          r["status"] = "wrong";
+          r["error"] = "not timed: the result does not match the reference";
+        } else {
+          // Warm-up: a few runs for short kernels, none past the first for
+          // long ones (the check above already ran it once).
+          const int warmup = wall > 0.25 ? 0 : std::clamp(int(0.05 / std::max(wall, 1e-5)), 1, 10);
+          r["timing"] = timing_json(problem.time(*k, warmup, s.runs, s.min_runs, s.budget_s, s.timeout_s));
+          r["status"] = "ok";
+        }
+      } catch (const device::gpu::Failure& f) {
+        r["error"] = f.what();
+        r["context_lost"] = f.context_lost;
+        events.emit(r);
+        if (f.context_lost) return 3;
+        continue;
+      } catch (const std::exception& e) {
+        r["error"] = e.what();
+      }
+      events.emit(r);
+    }
+  }
+  return 0;
+}
+
+}  // namespace warpnet::cli::bench

@@ -1,0 +1,508 @@
+// warpnet bench [OP...] [--size M,N,K[,ta,tb]] [--runs N] [--json FILE] [--kernels LIST]
+//
+// The one benchmark harness (docs: DESIGN "Measuring", STYLE habit 7). For
+// each op (every op in the registry when none is named) and each size:
+//   CPU  the op's own fp32 CPU path (warpnet's CPU version 0: Eigen for
+//        matmul) and, when the build found it, a peer library (OpenBLAS),
+//        median of timed runs after a cache flush;
+//   GPU  every registered CUDA version, version 0 (cuBLAS) of each input
+//        format first. Each is checked before it is timed: at the op's test
+//        sizes against the CPU reference, and at the bench size against the
+//        CPU (small sizes) or version 0 on the same inputs (large ones), on
+//        fresh random inputs with a NaN-poisoned output. Then warm-up, an L2
+//        flush before every run, CUDA events, the median of many runs.
+// Reported per version: ms, TFLOP/s, % of version 0 of its input format (same
+// run), % of the device's peak (basis stated), and the speed-up over the CPU.
+// A table on screen; --json writes the record (machine, GPU, every figure).
+//
+// The GPU half runs in a worker process (`--gpu-worker`, bench_gpu.cpp): a
+// kernel that faults leaves the CUDA context unusable, one that hangs never
+// returns; either way only that kernel is lost, recorded as failed, and a new
+// worker goes on with the rest. Without a usable GPU the CPU half still runs
+// and the record says why the GPU half was skipped.
+#include <poll.h>
+#include <signal.h>
+#include <spawn.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <chrono>
+#include <cmath>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <fstream>
+#include <map>
+#include <set>
+#include <sstream>
+#include <thread>
+
+#include "cli/bench.hpp"
+#include "cli/commands.hpp"
+#include "cli/machine.hpp"
+#include "core/build_info.hpp"
+#include "cpu/ops.hpp"
+#include "device/run.hpp"
+
+#if WARPNET_HAS_OPENBLAS
+#include <cblas.h>
+#endif
+
+extern char** environ;
+
+namespace warpnet::cli {
+namespace {
+
+using nlohmann::json;
+using bench::Settings;
+
+struct BenchOptions {
+  std::vector<std::string> ops;
+  std::vector<std::string> sizes;  // each "M,N,K[,ta,tb]"
+  std::string json_path, kernels, worker_out;
+  bool no_cpu = false;
+  Settings settings;
+};
+
+std::vector<int64_t> parse_sizes(const std::string& text) {
+  std::vector<int64_t> out;
+  std::stringstream in(text);
+  for (std::string item; std::getline(in, item, ',');) {
+    size_t used = 0;
+    long long v = -1;
+    try {
+      v = std::stoll(item, &used);
+    } catch (const std::exception&) {
+    }
+    WN_CHECK(used == item.size() && v >= 0, "bench: --size '", text, "' must be comma-separated whole numbers");
+    out.push_back(v);
+  }
+  return out;
+}
+
+std::string join(const std::vector<std::string>& items, const char* sep = ",") {
+  std::string out;
+  for (const std::string& s : items) out += (out.empty() ? "" : sep) + s;
+  return out;
+}
+
+std::string join_sizes(const device::Sizes& sizes) {
+  std::vector<std::string> parts;
+  for (int64_t v : sizes) parts.push_back(std::to_string(v));
+  return join(parts);
+}
+
+double now_s() {
+  return std::chrono::duration<double>(std::chrono::steady_clock::now().time_since_epoch()).count();
+}
+
+// Every op that has a kernel in any copy, by name.
+std::vector<std::string> all_ops() {
+  std::set<std::string> names;
+  for (device::Copy c : {device::Copy::emulator, device::Copy::cuda})
+    for (const device::Kernel* k : device::kernels(c)) names.insert(k->op);
+  return {names.begin(), names.end()};
+}
+
+// The CUDA versions of `op` to run: those --kernels names (all when empty),
+// plus version 0 of each input format among them, which the ratios need.
+std::vector<const device::Kernel*> gpu_kernels(const std::string& op, const std::string& list) {
+  std::vector<const device::Kernel*> all, chosen;
+  for (const device::Kernel* k : device::kernels(device::Copy::cuda))
+    if (k->op == op) all.push_back(k);
+  if (list.empty()) return all;
+  std::stringstream in(list);
+  for (std::string key; std::getline(in, key, ',');) {
+    const device::Kernel& k = device::find_kernel(key, device::Copy::cuda);
+    if (k.op == op) chosen.push_back(&k);
+  }
+  for (const device::Kernel* k : all)
+    if (k->version == 0 && std::any_of(chosen.begin(), chosen.end(), [&](auto* c) { return c->input_format == k->input_format; }))
+      chosen.push_back(k);
+  std::sort(chosen.begin(), chosen.end(), [](auto* a, auto* b) { return std::tie(a->version, a->name) < std::tie(b->version, b->name); });
+  chosen.erase(std::unique(chosen.begin(), chosen.end()), chosen.end());
+  return chosen;
+}
+
+// ---- the CPU half -----------------------------------------------------------
+
+// Writing a buffer larger than the last-level cache before each timed run
+// pushes the operands out of it, as bench_sgemm does.
+class CacheFlusher {
+ public:
+  void flush() {
+    ++pass_;
+    std::fill(buf_.begin(), buf_.end(), pass_);
+    sink_ = sink_ + buf_[pass_ % buf_.size()];
+  }
+
+ private:
+  std::vector<unsigned char> buf_ = std::vector<unsigned char>(size_t(512) << 20);
+  unsigned char pass_ = 0;
+  volatile unsigned sink_ = 0;
+};
+
+template <class F>
+json time_cpu(F&& run, const Settings& s, CacheFlusher& flusher) {
+  std::this_thread::sleep_for(std::chrono::milliseconds(200));  // let the other library's threads go idle
+  run();  // warm-up
+  std::vector<double> ms;
+  double spent = 0;
+  while (int(ms.size()) < s.runs) {
+    flusher.flush();
+    const double t0 = now_s();
+    run();
+    ms.push_back((now_s() - t0) * 1e3);
+    spent += ms.back() * 1e-3;
+    if (int(ms.size()) >= s.min_runs && spent >= s.budget_s) break;
+  }
+  return bench::timing_json(ms);
+}
+
+// A peer library for an op on the CPU: only a benchmark peer, never a
+// dependency (src/cli/CMakeLists.txt links it when pkg-config finds it).
+struct CpuPeer {
+  const char* op;
+  const char* library;
+  json (*about)();
+  Tensor (*run)(const device::Sizes&, const std::vector<Tensor>&);
+};
+
+#if WARPNET_HAS_OPENBLAS
+json openblas_about() {
+  const char* coretype = std::getenv("OPENBLAS_CORETYPE");
+  // Debian's OpenBLAS picks its kernel from CPUID; on a VM that hides the CPU
+  // model it can fall back to an SSE3 one while Eigen uses AVX-512
+  // (bench/README.md): quote the ratio with the kernel it used.
+  return {{"corename", openblas_get_corename()},
+          {"config", openblas_get_config()},
+          {"OPENBLAS_CORETYPE", coretype ? json(coretype) : json(nullptr)}};
+}
+Tensor openblas_sgemm(const device::Sizes& s, const std::vector<Tensor>& in) {
+  const int M = int(s[0]), N = int(s[1]), K = int(s[2]);
+  const bool ta = s[3] != 0, tb = s[4] != 0;
+  Tensor c = Tensor::empty({M, N});
+  cblas_sgemm(CblasRowMajor, ta ? CblasTrans : CblasNoTrans, tb ? CblasTrans : CblasNoTrans, M, N, K, 1.0f,
+              in[0].data<float>(), ta ? M : K, in[1].data<float>(), tb ? K : N, 0.0f, c.data<float>(), N);
+  return c;
+}
+constexpr CpuPeer kPeers[] = {{"matmul", "openblas", openblas_about, openblas_sgemm}};
+#else
+constexpr CpuPeer kPeers[] = {{"", "", nullptr, nullptr}};
+#endif
+
+json cpu_half(const device::Op& op, const device::Sizes& sizes, const Settings& s) {
+  if (!op.cpu_fp32) return {{"skipped", cat("the op '", op.name, "' registers no CPU fp32 path")}};
+  cpu::set_num_threads(s.threads);
+#if WARPNET_HAS_OPENBLAS
+  openblas_set_num_threads(cpu::num_threads());
+#endif
+  Rng rng(s.seed);
+  const std::vector<Tensor> inputs = op.make_inputs(sizes, rng);
+  CacheFlusher flusher;
+  json rows = json::array();
+  const Tensor mine = op.cpu_fp32(sizes, inputs);
+  json row = {{"library", "warpnet"},
+              {"what", "the op's CPU version 0 in fp32 (Eigen for matmul)"},
+              {"timing", time_cpu([&] { op.cpu_fp32(sizes, inputs); }, s, flusher)}};
+  rows.push_back(row);
+  bool peer_found = false;
+  for (const CpuPeer& peer : kPeers) {
+    if (op.name != peer.op) continue;
+    peer_found = true;
+    const bench::Deviation d = bench::deviation(peer.run(sizes, inputs), mine);
+    json p = {{"library", peer.library},
+              {"about", peer.about()},
+              {"relative_difference_from_warpnet", std::isnan(d.relative) ? json(nullptr) : json(d.relative)},
+              {"timing", time_cpu([&] { peer.run(sizes, inputs); }, s, flusher)}};
+    rows.push_back(p);
+  }
+  json out = {{"threads", cpu::num_threads()}, {"inputs", "fp32 uniform(-1,1)"}, {"rows", rows}};
+  if (!peer_found)
+    out["peer"] = WARPNET_HAS_OPENBLAS ? "no peer library for this op"
+                                       : "OpenBLAS not built in (pkg-config found no openblas when configuring)";
+  return out;
+}
+
+// ---- the GPU half: workers ---------------------------------------------------
+
+// Starts this program again as a worker; returns its pid.
+pid_t spawn_worker(const std::string& op, const device::Sizes& sizes, const std::vector<std::string>& ids,
+                   const Settings& s, const std::string& out_path) {
+  std::vector<std::string> args = {"warpnet",    "bench",       op,
+                                   "--size",     join_sizes(sizes), "--kernels", join(ids),
+                                   "--runs",     std::to_string(s.runs), "--budget", std::to_string(s.budget_s),
+                                   "--timeout",  std::to_string(s.timeout_s), "--seed", std::to_string(s.seed),
+                                   "--threads",  std::to_string(s.threads), "--gpu-worker", out_path};
+  std::vector<char*> argv;
+  for (std::string& a : args) argv.push_back(a.data());
+  argv.push_back(nullptr);
+  pid_t pid = 0;
+  std::fflush(stdout);
+  const int err = posix_spawn(&pid, "/proc/self/exe", nullptr, nullptr, argv.data(), environ);
+  WN_CHECK(err == 0, "bench: cannot start a GPU worker: ", std::strerror(err));
+  return pid;
+}
+
+std::string describe_exit(int status) {
+  if (WIFEXITED(status)) return cat("exited with code ", WEXITSTATUS(status));
+  if (WIFSIGNALED(status)) return cat("was killed by signal ", WTERMSIG(status), " (", strsignal(WTERMSIG(status)), ")");
+  return "ended";
+}
+
+// Runs the kernels in workers until each has a result. `device` receives the
+// worker's view of the GPU.
+json gpu_half(const std::string& op, const device::Sizes& sizes, const std::vector<const device::Kernel*>& kernels,
+              const Settings& s) {
+  std::vector<std::string> ids;
+  for (const device::Kernel* k : kernels) ids.push_back(k->id());
+  std::map<std::string, json> results;
+  json device_info;
+  // A worker that sends nothing for this long is stuck outside a kernel wait (which times out itself).
+  const double silence_limit = std::max(4 * s.timeout_s, 240.0);
+  for (int attempt = 0; attempt <= int(ids.size()); ++attempt) {
+    std::vector<std::string> todo;
+    for (const std::string& id : ids)
+      if (!results.count(id)) todo.push_back(id);
+    if (todo.empty()) break;
+    // Version 0 runs again in each new worker: the others' checks at large sizes need its output.
+    for (const device::Kernel* k : kernels)
+      if (k->version == 0 && std::find(todo.begin(), todo.end(), k->id()) == todo.end()) todo.insert(todo.begin(), k->id());
+    char path[] = "/tmp/warpnet-bench-XXXXXX";
+    const int fd = mkstemp(path);
+    WN_CHECK(fd >= 0, "bench: cannot make a temporary file in /tmp");
+    close(fd);
+    const pid_t pid = spawn_worker(op, sizes, todo, s, path);
+    std::string current, pending;
+    size_t offset = 0;
+    double last_news = now_s();
+    int status = 0;
+    bool killed = false;
+    for (bool running = true; running;) {
+      const pid_t done = waitpid(pid, &status, WNOHANG);
+      running = done == 0;
+      std::ifstream in(path, std::ios::binary);
+      in.seekg(std::streamoff(offset));
+      std::string chunk((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+      offset += chunk.size();
+      pending += chunk;
+      for (size_t nl; (nl = pending.find('\n')) != std::string::npos;) {
+        const json event = json::parse(pending.substr(0, nl));
+        pending.erase(0, nl + 1);
+        last_news = now_s();
+        const std::string type = event.value("type", "");
+        if (type == "device" && device_info.is_null()) device_info = event["device"];
+        if (type == "start") {
+          current = event["kernel"];
+          std::printf("  gpu: %s ...\n", current.c_str());
+          std::fflush(stdout);
+        }
+        if (type == "result") {
+          const std::string id = event["kernel"];
+          current.clear();
+          if (!results.count(id)) results[id] = event;
+          if (event["status"] != "ok")
+            std::printf("  gpu: %s %s: %s\n", id.c_str(), event["status"].get<std::string>().c_str(),
+                        event.value("error", "").c_str());
+        }
+      }
+      if (running && now_s() - last_news > silence_limit) {
+        kill(pid, SIGKILL);
+        killed = true;
+      }
+      if (running) std::this_thread::sleep_for(std::chrono::milliseconds(50));
+    }
+    std::remove(path);
+    if (!device_info.is_null() && !device_info.value("usable", false)) break;
+    if (!current.empty() && !results.count(current))
+      results[current] = {{"kernel", current},
+                          {"status", "failed"},
+                          {"context_lost", true},
+                          {"error", killed ? cat("the worker sent nothing for ", silence_limit, " s while running it and was killed")
+                                           : cat("the worker ", describe_exit(status), " while running it")}};
+    else if (!(WIFEXITED(status) && (WEXITSTATUS(status) == 0 || WEXITSTATUS(status) == 3))) {
+      // Died between kernels (or before the first): give the rest one more worker, then stop.
+      std::printf("  gpu: the worker %s outside any kernel\n", describe_exit(status).c_str());
+      if (attempt > 0) break;
+    }
+  }
+  json rows = json::array();
+  for (const device::Kernel* k : kernels) {
+    json r = results.count(k->id()) ? results[k->id()]
+                                    : json{{"kernel", k->id()}, {"status", "not run"}, {"error", "no worker reached it"}};
+    r.erase("type");
+    r["version"] = k->version;
+    r["name"] = k->name;
+    r["precision"] = k->precision;
+    r["input_format"] = bench::input_format_name(*k);
+    r["flops"] = k->flops(sizes);
+    r["bytes_formula"] = k->bytes(sizes);
+    rows.push_back(r);
+  }
+  return {{"device", device_info}, {"kernels", rows}};
+}
+
+// ---- figures, table, record ---------------------------------------------------
+
+// Adds TFLOP/s, % of version 0, % of peak and the speed-up over the CPU to each row.
+void add_ratios(json& gpu, const device::gpu::Info& info, const json& cpu, double flops) {
+  double cpu_ms = 0;
+  if (cpu.contains("rows") && !cpu["rows"].empty() && cpu["rows"][0]["timing"].is_object())
+    cpu_ms = cpu["rows"][0]["timing"]["median_ms"];
+  for (json& r : gpu["kernels"]) {
+    if (r["status"] != "ok") continue;
+    const double ms = r["timing"]["median_ms"];
+    r["tflops"] = flops / (ms * 1e-3) * 1e-12;
+    for (const json& v : gpu["kernels"])
+      if (v["version"] == 0 && v["input_format"] == r["input_format"] && v["status"] == "ok") {
+        r["vendor"] = v["kernel"];
+        r["percent_of_vendor"] = 100.0 * v["timing"]["median_ms"].get<double>() / ms;
+      }
+    const device::Kernel& k = device::find_kernel(r["kernel"].get<std::string>(), device::Copy::cuda);
+    const json p = bench::peak(info, k);
+    r["peak"] = p;
+    if (p["tflops"].is_number()) r["percent_of_peak"] = 100.0 * r["tflops"].get<double>() / p["tflops"].get<double>();
+    if (cpu_ms > 0) r["speedup_over_cpu"] = cpu_ms / ms;
+  }
+}
+
+std::string fmt(const json& j, const char* format, const char* missing = "-") {
+  if (!j.is_number()) return missing;
+  char buf[64];
+  std::snprintf(buf, sizeof buf, format, j.get<double>());
+  return buf;
+}
+
+void print_table(const json& rec, double flops) {
+  std::printf("\n  %-24s %-5s %-22s %10s %9s %8s %7s %8s\n", "version", "input", "check", "median ms", "TFLOP/s",
+              "% vendor", "% peak", "x CPU");
+  if (rec["gpu"].contains("kernels")) {
+    for (const json& r : rec["gpu"]["kernels"]) {
+      std::string check = r["status"] == "ok" ? "ok" : r["status"].get<std::string>();
+      if (r.contains("verify")) {
+        const json& v = r["verify"];
+        const std::string ref = !v.contains("reference") ? "" : v["reference"].get<std::string>().rfind("CPU", 0) == 0 ? " cpu" : v.contains("relative_error") ? " v0" : " poison";
+        check += (v.contains("relative_error") ? " " + fmt(v["relative_error"], "%.1e", "NaN") : "") + ref;
+      }
+      const json t = r.value("timing", json());
+      std::printf("  %-24s %-5s %-22s %10s %9s %8s %7s %8s\n", r["kernel"].get<std::string>().c_str(),
+                  r["input_format"].get<std::string>().c_str(), check.c_str(),
+                  fmt(t.is_object() ? t["median_ms"] : json(), "%.3f").c_str(), fmt(r.value("tflops", json()), "%.2f").c_str(),
+                  fmt(r.value("percent_of_vendor", json()), "%.1f").c_str(), fmt(r.value("percent_of_peak", json()), "%.1f").c_str(),
+                  fmt(r.value("speedup_over_cpu", json()), "%.1f").c_str());
+    }
+  } else {
+    std::printf("  GPU: skipped: %s\n", rec["gpu"].value("skipped", std::string("?")).c_str());
+  }
+  if (rec["cpu"].contains("rows")) {
+    for (const json& r : rec["cpu"]["rows"]) {
+      std::string name = cat("cpu ", r["library"].get<std::string>());
+      if (r.contains("about")) name += cat(" (", r["about"]["corename"].get<std::string>(), ")");
+      const json& t = r["timing"];
+      std::printf("  %-24s %-5s %-22s %10s %9s   (%d threads)\n", name.c_str(), "fp32",
+                  r.contains("relative_difference_from_warpnet") ? cat("vs warpnet ", fmt(r["relative_difference_from_warpnet"], "%.1e")).c_str() : "",
+                  fmt(t["median_ms"], "%.3f").c_str(), fmt(json(flops / (t["median_ms"].get<double>() * 1e-3) * 1e-12), "%.3f").c_str(),
+                  rec["cpu"]["threads"].get<int>());
+    }
+    if (rec["cpu"].contains("peer")) std::printf("  cpu peer: %s\n", rec["cpu"]["peer"].get<std::string>().c_str());
+  } else {
+    std::printf("  CPU: skipped: %s\n", rec["cpu"].value("skipped", std::string("?")).c_str());
+  }
+}
+
+void run_bench(BenchOptions& o) {
+  Settings& s = o.settings;
+  if (!o.worker_out.empty()) {
+    WN_CHECK(o.ops.size() == 1 && o.sizes.size() == 1, "bench: a GPU worker takes one op and one --size");
+    const device::Op& op = device::op(o.ops[0]);
+    std::vector<std::string> ids;
+    std::stringstream in(o.kernels);
+    for (std::string id; std::getline(in, id, ',');) ids.push_back(id);
+    const int code = bench::gpu_worker(op.name, device::complete_sizes(op, parse_sizes(o.sizes[0])), ids, s, o.worker_out);
+    std::fflush(stdout);
+    std::_Exit(code);  // no static destructors: after a fault or hang they could wait on the GPU
+  }
+  if (o.ops.empty()) o.ops = all_ops();
+  WN_CHECK(o.sizes.empty() || o.ops.size() == 1, "bench: --size applies to one op; name it (warpnet bench matmul --size ...)");
+
+  const device::gpu::Info info = device::gpu::probe();
+  std::printf("warpnet bench: seed %llu, at most %d timed runs or %.1f s per version, %s\n",
+              (unsigned long long)s.seed, s.runs, s.budget_s,
+              info.usable ? cat("GPU ", info.name, " (sm_", info.cc_major, info.cc_minor, ", ", info.multiprocessors, " SMs, ",
+                                info.clock_ghz, " GHz, driver ", info.driver, ", cuBLAS ", info.cublas, ")").c_str()
+                          : cat("GPU part SKIPPED: ", info.why_not).c_str());
+
+  json record = machine_record();
+  record["benchmark"] = "warpnet bench";
+  record["warpnet"] = {{"version", build::version}, {"build_type", build::build_type}, {"compiler", build::compiler},
+                       {"cuda_toolkit", build::cuda_toolkit}, {"cuda_version", build::cuda_version},
+                       {"cuda_architectures", build::cuda_architectures}};
+  record["hardware_threads"] = std::thread::hardware_concurrency();
+  record["gpu"] = bench::info_json(info);
+  const char* tf32 = std::getenv("NVIDIA_TF32_OVERRIDE");
+  record["NVIDIA_TF32_OVERRIDE"] = tf32 ? json(tf32) : json(nullptr);
+  record["seed"] = s.seed;
+  record["settings"] = {{"max_runs", s.runs}, {"min_runs", s.min_runs}, {"budget_s", s.budget_s}, {"timeout_s", s.timeout_s},
+                        {"timing", "GPU: CUDA events around the launch, the L2 flushed (a 2xL2 buffer written) before each run; "
+                                   "CPU: wall clock, a 512 MiB buffer written before each run; median reported"}};
+  record["ops"] = json::array();
+  bool all_ok = true;
+  for (const std::string& name : o.ops) {
+    const device::Op& op = device::op(name);
+    std::vector<device::Sizes> sizes;
+    for (const std::string& text : o.sizes) sizes.push_back(device::complete_sizes(op, parse_sizes(text)));
+    if (sizes.empty()) sizes = op.bench_sizes.empty() ? std::vector<device::Sizes>{op.defaults} : op.bench_sizes;
+    const auto kernels = gpu_kernels(op.name, o.kernels);
+    for (const device::Sizes& size : sizes) {
+      const double flops = kernels.empty() ? 0 : kernels.front()->flops(size);
+      std::printf("\n%s %s (%.4g GFLOP)\n", op.name.c_str(), device::describe_sizes(op, size).c_str(), flops * 1e-9);
+      json rec = {{"op", op.name}, {"size_names", op.size_names}, {"sizes", size}, {"flops", flops},
+                  {"relative_error_bound", bench::relative_bound(op, size)}};
+      rec["cpu"] = o.no_cpu ? json{{"skipped", "--no-cpu"}} : cpu_half(op, size, s);
+      if (!info.usable) rec["gpu"] = {{"skipped", info.why_not}};
+      else if (kernels.empty()) rec["gpu"] = {{"skipped", cat("no CUDA version of ", op.name, " is registered")}};
+      else rec["gpu"] = gpu_half(op.name, size, kernels, s);
+      if (rec["gpu"].contains("kernels")) {
+        add_ratios(rec["gpu"], info, rec["cpu"], flops);
+        for (const json& r : rec["gpu"]["kernels"]) all_ok = all_ok && r["status"] == "ok";
+      }
+      print_table(rec, flops);
+      record["ops"].push_back(rec);
+      // Rewritten after every size: a run cut short (a time limit) keeps what it measured.
+      if (!o.json_path.empty()) {
+        std::ofstream file(o.json_path);
+        WN_CHECK(file && (file << record.dump(1) << '\n'), "bench: cannot write ", o.json_path);
+        std::printf("\nwrote %s\n", o.json_path.c_str());
+      }
+    }
+  }
+  if (!info.usable) std::printf("\nGPU part skipped: %s\n", info.why_not.c_str());
+  WN_CHECK(all_ok, "bench: some GPU versions failed or gave wrong results (see the table and the record)");
+}
+
+}  // namespace
+
+void add_bench_command(CLI::App& app) {
+  auto o = std::make_shared<BenchOptions>();
+  o->settings.seed = uint64_t(std::chrono::system_clock::now().time_since_epoch().count()) % 1000000007ull;
+  CLI::App* cmd = app.add_subcommand("bench", "Check and time every kernel version of an op on the GPU and the CPU");
+  cmd->add_option("op", o->ops, "ops to run (default: every op in the registry)");
+  cmd->add_option("--size", o->sizes, "problem sizes, comma-separated (matmul: M,N,K[,trans_a,trans_b]); repeatable")
+      ;
+  cmd->add_option("--runs", o->settings.runs, "most timed runs per version; the median is reported")
+      ->check(CLI::PositiveNumber);
+  cmd->add_option("--budget", o->settings.budget_s, "seconds of timed runs per version before stopping (at least 3 runs)")
+      ->check(CLI::PositiveNumber);
+  cmd->add_option("--timeout", o->settings.timeout_s, "a GPU launch still running after this many seconds is reported hung")
+      ->check(CLI::PositiveNumber);
+  cmd->add_option("--kernels", o->kernels, "only these CUDA versions, comma-separated ids or names (version 0 always runs)");
+  cmd->add_option("--seed", o->settings.seed, "seed of the random inputs (default: from the clock; printed)");
+  cmd->add_option("--threads", o->settings.threads, "CPU threads (0: all cores)")->check(CLI::NonNegativeNumber);
+  cmd->add_flag("--no-cpu", o->no_cpu, "skip the CPU half");
+  cmd->add_option("--json", o->json_path, "write the record (machine, GPU, every figure) here");
+  cmd->add_option("--gpu-worker", o->worker_out, "internal: run the GPU half here, events to this file")->group("");
+  cmd->callback([o] { run_bench(*o); });
+}
+
+}  // namespace warpnet::cli

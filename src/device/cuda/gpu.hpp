@@ -1,0 +1,84 @@
+// The real GPU, seen from plain C++: which device there is, running a
+// registered kernel of the CUDA copy (Copy::cuda) once, and timing it. No CUDA
+// type appears here, so g++ code (`warpnet bench`, tests/gpu) can include it
+// while the emulator's own CUDA API is in the same program; the
+// implementation (runtime.cu) is compiled by nvcc. Without the toolkit the
+// same functions exist (no_cuda.cpp) and probe() says why there is no GPU.
+//
+// Every CUDA and cuBLAS call is checked; a failure throws gpu::Failure naming
+// the kernel, the call and the CUDA error. Nothing waits forever: a kernel
+// that runs past its time limit is reported as hung.
+#pragma once
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "core/error.hpp"
+#include "device/registry.hpp"
+
+namespace warpnet::device::gpu {
+
+struct Info {
+  bool usable = false;
+  std::string why_not;  // "no usable GPU: cudaErrorInsufficientDriver: ..." when not usable
+  std::string name;     // "NVIDIA H200"
+  int cc_major = 0, cc_minor = 0;
+  int multiprocessors = 0;
+  double clock_ghz = 0;  // the peak SM clock the device reports
+  int64_t l2_bytes = 0;
+  double memory_gib = 0;
+  double memory_bus_gbps = 0;  // peak DRAM bandwidth from the reported bus width and memory clock, 0 if unknown
+  std::string driver, runtime, cublas;  // versions, "13.0"
+};
+
+// Asks the CUDA runtime for device 0. Never throws: no driver (as on CI) or
+// no device is an answer, given in why_not.
+Info probe();
+
+// A failed CUDA or cuBLAS call, or a kernel past its time limit.
+// context_lost: the error is sticky (an illegal address, a hang): no later
+// CUDA work in this process can succeed, so the caller must stop using the GPU.
+class Failure : public Error {
+ public:
+  Failure(const std::string& message, bool context_lost) : Error(message), context_lost(context_lost) {}
+  bool context_lost;
+};
+
+// An op's inputs on the device, encoded in one kernel's input format
+// (device_bytes, run.hpp), and one output buffer. Kernels of the same op and
+// input format run on the same Problem: a kernel and its vendor baseline see
+// the very same inputs.
+class Problem {
+ public:
+  // Uploads `inputs` as `kernel` reads them.
+  Problem(const Kernel& kernel, const Sizes& sizes, const std::vector<Tensor>& inputs);
+  ~Problem();
+  Problem(const Problem&) = delete;
+  Problem& operator=(const Problem&) = delete;
+
+  // Poisons the output with NaN (an element the kernel never writes cannot
+  // pass a check), launches `kernel` with its registered shape and waits, at
+  // most `timeout_s` seconds. Returns the seconds waited (launch included).
+  // Throws Failure.
+  double run(const Kernel& kernel, double timeout_s = 60);
+  // The output as fp32, downloaded.
+  Tensor output() const;
+
+  // Times `kernel` with CUDA events around the launch alone: `warmup` untimed
+  // runs, then up to `runs` timed runs, each after writing a buffer twice
+  // the L2 size (so no run finds the last one's operands in L2); stops early
+  // once `budget_s` of kernel time is spent, after at least `min_runs`.
+  // Returns the milliseconds of each timed run. Throws Failure.
+  std::vector<double> time(const Kernel& kernel, int warmup, int runs, int min_runs, double budget_s,
+                           double timeout_s = 60);
+
+ private:
+  struct Impl;
+  std::unique_ptr<Impl> impl_;
+};
+
+// One run on fresh device buffers: Problem(kernel, sizes, inputs).run(kernel) and the output.
+Tensor run(const Kernel& kernel, const Sizes& sizes, const std::vector<Tensor>& inputs, double timeout_s = 60);
+
+}  // namespace warpnet::device::gpu

@@ -1,0 +1,267 @@
+// The GPU runtime behind gpu.hpp: device properties, device buffers, one
+// checked run of a registered kernel, and event timing with an L2 flush.
+// Compiled by nvcc (it calls the real CUDA runtime, whose API is extern "C";
+// the emulator's same-named C++ functions live in g++ code elsewhere).
+#include <algorithm>
+#include <chrono>
+#include <cstring>
+#include <thread>
+
+#include "device/cuda/check.cuh"
+#include "device/run.hpp"
+
+namespace warpnet::device::gpu {
+
+const char* cublas_status_name(cublasStatus_t s) {
+  switch (s) {
+    case CUBLAS_STATUS_SUCCESS: return "CUBLAS_STATUS_SUCCESS";
+    case CUBLAS_STATUS_NOT_INITIALIZED: return "CUBLAS_STATUS_NOT_INITIALIZED (no usable GPU or driver?)";
+    case CUBLAS_STATUS_ALLOC_FAILED: return "CUBLAS_STATUS_ALLOC_FAILED";
+    case CUBLAS_STATUS_INVALID_VALUE: return "CUBLAS_STATUS_INVALID_VALUE (a size or leading dimension)";
+    case CUBLAS_STATUS_ARCH_MISMATCH: return "CUBLAS_STATUS_ARCH_MISMATCH (not on this GPU)";
+    case CUBLAS_STATUS_MAPPING_ERROR: return "CUBLAS_STATUS_MAPPING_ERROR";
+    case CUBLAS_STATUS_EXECUTION_FAILED: return "CUBLAS_STATUS_EXECUTION_FAILED";
+    case CUBLAS_STATUS_INTERNAL_ERROR: return "CUBLAS_STATUS_INTERNAL_ERROR";
+    case CUBLAS_STATUS_NOT_SUPPORTED: return "CUBLAS_STATUS_NOT_SUPPORTED (this type or layout)";
+    case CUBLAS_STATUS_LICENSE_ERROR: return "CUBLAS_STATUS_LICENSE_ERROR";
+  }
+  return "an unknown cuBLAS status";
+}
+
+cublasHandle_t cublas_handle() {
+  // Never destroyed: at exit the driver may already be gone (or the context
+  // lost after a faulty kernel), and cublasDestroy would then fail or wait.
+  static cublasHandle_t handle = [] {
+    cublasHandle_t h = nullptr;
+    WN_CUBLAS(cublasCreate(&h), "creating the cuBLAS handle");
+    WN_CUBLAS(cublasSetMathMode(h, CUBLAS_DEFAULT_MATH), "cuBLAS math mode");
+    return h;
+  }();
+  return handle;
+}
+
+namespace {
+
+std::string version_text(int v) { return cat(v / 1000, ".", (v % 1000) / 10); }
+
+// Polls instead of cudaEventSynchronize so that a kernel that never ends
+// (a bad loop bound, a barrier some threads never reach) is reported as hung
+// after `timeout_s` instead of stopping the whole benchmark.
+void wait_for(cudaEvent_t event, double timeout_s, const std::string& where) {
+  const auto start = std::chrono::steady_clock::now();
+  for (;;) {
+    const cudaError_t e = cudaEventQuery(event);
+    if (e == cudaSuccess) return;
+    if (e != cudaErrorNotReady) throw_cuda(e, "the kernel (seen by cudaEventQuery)", where);
+    const double waited = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+    if (waited > timeout_s)
+      throw Failure(cat(where, ": still running after ", timeout_s,
+                        " s, treated as hung; no further CUDA work can run in this process"),
+                    true);
+    std::this_thread::sleep_for(std::chrono::microseconds(waited < 0.01 ? 20 : 500));
+  }
+}
+
+struct DeviceBuffer {
+  void* data = nullptr;
+  size_t bytes = 0;
+  DeviceBuffer(size_t n, const std::string& where) : bytes(n) {
+    WN_CUDA(cudaMalloc(&data, std::max<size_t>(n, 1)), cat(where, " (", n, " bytes)"));
+  }
+  ~DeviceBuffer() {
+    if (data) cudaFree(data);  // after a sticky error this fails too; nothing more to do then
+  }
+  DeviceBuffer(const DeviceBuffer&) = delete;
+  DeviceBuffer& operator=(const DeviceBuffer&) = delete;
+};
+
+struct Event {
+  cudaEvent_t e = nullptr;
+  explicit Event(const std::string& where) { WN_CUDA(cudaEventCreate(&e), where); }
+  ~Event() {
+    if (e) cudaEventDestroy(e);
+  }
+  Event(const Event&) = delete;
+  Event& operator=(const Event&) = delete;
+};
+
+// A buffer twice the L2 (at least 64 MiB): writing it before a timed run
+// evicts the previous run's A, B and C, so each run reads them from DRAM.
+DeviceBuffer& l2_flush_buffer() {
+  static DeviceBuffer buffer = [] {
+    int device = 0, l2 = 0;
+    WN_CUDA(cudaGetDevice(&device), "L2 flush buffer");
+    WN_CUDA(cudaDeviceGetAttribute(&l2, cudaDevAttrL2CacheSize, device), "L2 flush buffer");
+    return DeviceBuffer(std::max<size_t>(size_t(2) * size_t(l2), size_t(64) << 20), "L2 flush buffer");
+  }();
+  return buffer;
+}
+
+}  // namespace
+
+Info probe() {
+  Info info;
+  try {
+    int count = 0;
+    if (const cudaError_t e = cudaGetDeviceCount(&count); e != cudaSuccess) {
+      // cudaErrorInsufficientDriver (CI: toolkit, no driver), cudaErrorNoDevice.
+      info.why_not = cat("no usable GPU: ", cudaGetErrorName(e), ": ", cudaGetErrorString(e));
+      return info;
+    }
+    if (count == 0) {
+      info.why_not = "no usable GPU: the CUDA runtime reports no device";
+      return info;
+    }
+    WN_CUDA(cudaSetDevice(0), "device 0");
+    WN_CUDA(cudaFree(nullptr), "creating a context on device 0");  // fails now rather than mid-benchmark
+    cudaDeviceProp p{};
+    WN_CUDA(cudaGetDeviceProperties(&p, 0), "device 0");
+    int clock_khz = 0, mem_khz = 0, bus_bits = 0, driver = 0, runtime = 0;
+    WN_CUDA(cudaDeviceGetAttribute(&clock_khz, cudaDevAttrClockRate, 0), "device 0");
+    // Memory clock and bus width may be unreported (0) on some platforms; only a lead anyway.
+    if (cudaDeviceGetAttribute(&mem_khz, cudaDevAttrMemoryClockRate, 0) != cudaSuccess) mem_khz = 0;
+    if (cudaDeviceGetAttribute(&bus_bits, cudaDevAttrGlobalMemoryBusWidth, 0) != cudaSuccess) bus_bits = 0;
+    WN_CUDA(cudaDriverGetVersion(&driver), "driver version");
+    WN_CUDA(cudaRuntimeGetVersion(&runtime), "runtime version");
+    int cb_major = 0, cb_minor = 0, cb_patch = 0;
+    WN_CUBLAS(cublasGetProperty(MAJOR_VERSION, &cb_major), "cuBLAS version");
+    WN_CUBLAS(cublasGetProperty(MINOR_VERSION, &cb_minor), "cuBLAS version");
+    WN_CUBLAS(cublasGetProperty(PATCH_LEVEL, &cb_patch), "cuBLAS version");
+
+    info.name = p.name;
+    info.cc_major = p.major;
+    info.cc_minor = p.minor;
+    info.multiprocessors = p.multiProcessorCount;
+    info.clock_ghz = clock_khz * 1e-6;
+    info.l2_bytes = p.l2CacheSize;
+    info.memory_gib = double(p.totalGlobalMem) / double(1ull << 30);
+    info.memory_bus_gbps = 2.0 * mem_khz * 1e3 * (bus_bits / 8.0) * 1e-9;  // double data rate
+    info.driver = version_text(driver);
+    info.runtime = version_text(runtime);
+    info.cublas = cat(cb_major, ".", cb_minor, ".", cb_patch);
+    info.usable = true;
+  } catch (const std::exception& e) {
+    info.usable = false;
+    info.why_not = cat("no usable GPU: ", e.what());
+  }
+  return info;
+}
+
+struct Problem::Impl {
+  const Op* op = nullptr;
+  const Kernel* owner = nullptr;  // fixes the op and input format
+  Sizes sizes;
+  Shape out_shape;
+  std::vector<std::unique_ptr<DeviceBuffer>> memory;  // inputs, then the output
+  std::vector<void*> buffers;
+
+  std::string where(const Kernel& k) const { return cat(k.id(), " at ", describe_sizes(*op, sizes)); }
+
+  void check_compatible(const Kernel& k) const {
+    WN_CHECK(k.copy == Copy::cuda, k.id(), ": only the CUDA copy of a kernel runs on the GPU, this is the ",
+             to_string(k.copy), " copy");
+    WN_CHECK(k.op == owner->op && k.input_format == owner->input_format, k.id(),
+             " cannot run on a problem uploaded for ", owner->id(), " (another op or input format)");
+  }
+
+  // Launches once; the caller waits. A registration's launch throws Error
+  // when the launch fails (check_launch, device/kernels/copy.hpp; cuBLAS
+  // throws Failure): rethrown as Failure, sticky when the context is gone.
+  void launch(const Kernel& k) {
+    const std::string at = where(k);
+    cudaGetLastError();  // a stale, non-sticky error is not this kernel's
+    try {
+      k.launch(sizes, k.shape(sizes), buffers);
+    } catch (const Failure&) {
+      throw;
+    } catch (const std::exception& e) {
+      // Nothing of ours is running at a launch (every run is waited for), so
+      // this cannot block on a hung kernel; it tells a sticky error apart.
+      const cudaError_t after = cudaDeviceSynchronize();
+      throw Failure(cat(at, " (launch): ", e.what()), is_sticky(after));
+    }
+    WN_CUDA(cudaGetLastError(), at + " (launch)");
+  }
+};
+
+Problem::Problem(const Kernel& kernel, const Sizes& sizes, const std::vector<Tensor>& inputs)
+    : impl_(std::make_unique<Impl>()) {
+  impl_->op = &op(kernel.op);
+  impl_->owner = &kernel;
+  impl_->sizes = sizes;
+  impl_->out_shape = impl_->op->output_shape(sizes);
+  impl_->check_compatible(kernel);
+  const std::string at = impl_->where(kernel);
+  for (const Tensor& input : inputs) {
+    const std::vector<uint8_t> bytes = device_bytes(kernel, input);
+    impl_->memory.push_back(std::make_unique<DeviceBuffer>(bytes.size(), at + ": cudaMalloc for an input"));
+    WN_CUDA(cudaMemcpy(impl_->memory.back()->data, bytes.data(), bytes.size(), cudaMemcpyHostToDevice),
+            at + ": uploading an input");
+    impl_->buffers.push_back(impl_->memory.back()->data);
+  }
+  int64_t out_elements = 1;
+  for (int64_t d : impl_->out_shape) out_elements *= d;
+  impl_->memory.push_back(
+      std::make_unique<DeviceBuffer>(size_t(out_elements) * sizeof(float), at + ": cudaMalloc for the output"));
+  impl_->buffers.push_back(impl_->memory.back()->data);
+}
+
+Problem::~Problem() = default;
+
+double Problem::run(const Kernel& kernel, double timeout_s) {
+  impl_->check_compatible(kernel);
+  const std::string at = impl_->where(kernel);
+  DeviceBuffer& out = *impl_->memory.back();
+  // 0xFF bytes are a NaN in fp32: an element the kernel never writes fails every check.
+  WN_CUDA(cudaMemset(out.data, 0xFF, out.bytes), at + ": poisoning the output");
+  Event done(at);
+  const auto start = std::chrono::steady_clock::now();
+  impl_->launch(kernel);
+  WN_CUDA(cudaEventRecord(done.e), at);
+  wait_for(done.e, timeout_s, at);
+  return std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+}
+
+Tensor Problem::output() const {
+  Tensor out = Tensor::empty(impl_->out_shape);
+  const DeviceBuffer& buffer = *impl_->memory.back();
+  WN_CUDA(cudaMemcpy(out.raw(), buffer.data, buffer.bytes, cudaMemcpyDeviceToHost),
+          impl_->where(*impl_->owner) + ": downloading the output");
+  return out;
+}
+
+std::vector<double> Problem::time(const Kernel& kernel, int warmup, int runs, int min_runs, double budget_s,
+                                  double timeout_s) {
+  impl_->check_compatible(kernel);
+  const std::string at = impl_->where(kernel);
+  Event start(at), stop(at);
+  for (int i = 0; i < warmup; ++i) {
+    impl_->launch(kernel);
+    WN_CUDA(cudaEventRecord(stop.e), at);
+    wait_for(stop.e, timeout_s, at + " (warm-up)");
+  }
+  DeviceBuffer& flush = l2_flush_buffer();
+  std::vector<double> ms;
+  double spent = 0;
+  for (int i = 0; i < runs; ++i) {
+    WN_CUDA(cudaMemsetAsync(flush.data, i & 0xFF, flush.bytes), at + ": flushing L2");
+    WN_CUDA(cudaEventRecord(start.e), at);
+    impl_->launch(kernel);
+    WN_CUDA(cudaEventRecord(stop.e), at);
+    wait_for(stop.e, timeout_s, at + " (timed run)");
+    float t = 0;
+    WN_CUDA(cudaEventElapsedTime(&t, start.e, stop.e), at);
+    ms.push_back(t);
+    spent += t * 1e-3;
+    if (int(ms.size()) >= min_runs && spent >= budget_s) break;
+  }
+  return ms;
+}
+
+Tensor run(const Kernel& kernel, const Sizes& sizes, const std::vector<Tensor>& inputs, double timeout_s) {
+  Problem problem(kernel, sizes, inputs);
+  problem.run(kernel, timeout_s);
+  return problem.output();
+}
+
+}  // namespace warpnet::device::gpu

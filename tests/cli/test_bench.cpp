@@ -1,0 +1,69 @@
+// `warpnet bench` end to end at a small size. Without a usable GPU (CI: the
+// toolkit but no driver) the CPU half must still run and the output and the
+// record must say the GPU half was skipped and why; with one, every GPU
+// version must be checked and timed.
+#include <doctest/doctest.h>
+
+#include <array>
+#include <cstdio>
+#include <cstdlib>
+#include <fstream>
+#include <memory>
+#include <nlohmann/json.hpp>
+
+#include "tests/test_support.hpp"
+
+namespace {
+
+struct Run {
+  int status;
+  std::string output;
+};
+
+Run bench(const std::string& args) {
+  const char* bin = std::getenv("WARPNET_BIN");
+  REQUIRE_MESSAGE(bin, "WARPNET_BIN must name the warpnet binary (CTest sets it)");
+  std::unique_ptr<FILE, int (*)(FILE*)> pipe(::popen((std::string(bin) + " bench " + args + " 2>&1").c_str(), "r"), ::pclose);
+  REQUIRE(pipe);
+  Run run{0, {}};
+  std::array<char, 4096> buf;
+  while (size_t n = std::fread(buf.data(), 1, buf.size(), pipe.get())) run.output.append(buf.data(), n);
+  run.status = ::pclose(pipe.release());
+  return run;
+}
+
+}  // namespace
+
+TEST_CASE("warpnet bench matmul runs the CPU half and records the GPU half or why it was skipped") {
+  const std::string path = (warpnet::test::scratch_dir() / "bench.json").string();
+  const Run run = bench("matmul --size 48,40,32,1,0 --runs 3 --budget 0.01 --seed 5 --threads 1 --json " + path);
+  INFO(run.output);
+  CHECK(run.status == 0);
+  CHECK(run.output.find("cpu warpnet") != std::string::npos);
+  std::ifstream file(path);
+  REQUIRE(file);
+  const nlohmann::json rec = nlohmann::json::parse(file);
+  CHECK(rec.contains("cpu"));  // machine_record()
+  CHECK(rec["seed"] == 5);
+  REQUIRE(rec["ops"].size() == 1);
+  const nlohmann::json& op = rec["ops"][0];
+  CHECK(op["sizes"] == nlohmann::json({48, 40, 32, 1, 0}));
+  CHECK(op["relative_error_bound"].get<double>() > 0);
+  CHECK(op["cpu"]["rows"][0]["timing"]["median_ms"].get<double>() > 0);
+  if (!rec["gpu"]["usable"].get<bool>()) {
+    CHECK(run.output.find("GPU part SKIPPED: no usable GPU") != std::string::npos);
+    CHECK(op["gpu"]["skipped"].get<std::string>().find("no usable GPU") == 0);
+  } else {
+    for (const auto& k : op["gpu"]["kernels"]) {
+      CHECK(k["status"] == "ok");
+      CHECK(k["verify"]["reference"].get<std::string>().find("CPU") == 0);
+    }
+  }
+}
+
+TEST_CASE("warpnet bench refuses a malformed size and an unknown op") {
+  CHECK(bench("matmul --size 4,x --no-cpu").status != 0);
+  const Run unknown = bench("convolution --no-cpu");
+  CHECK(unknown.status != 0);
+  CHECK(unknown.output.find("no op named 'convolution'") != std::string::npos);
+}
