@@ -40,6 +40,7 @@
 
 #include "cli/bench.hpp"
 #include "cli/commands.hpp"
+#include "cli/number_list.hpp"
 #include "cli/machine.hpp"
 #include "core/build_info.hpp"
 #include "cpu/ops.hpp"
@@ -64,22 +65,6 @@ struct BenchOptions {
   bool no_cpu = false;
   Settings settings;
 };
-
-std::vector<int64_t> parse_sizes(const std::string& text) {
-  std::vector<int64_t> out;
-  std::stringstream in(text);
-  for (std::string item; std::getline(in, item, ',');) {
-    size_t used = 0;
-    long long v = -1;
-    try {
-      v = std::stoll(item, &used);
-    } catch (const std::exception&) {
-    }
-    WN_CHECK(used == item.size() && v >= 0, "bench: --size '", text, "' must be comma-separated whole numbers");
-    out.push_back(v);
-  }
-  return out;
-}
 
 std::string join(const std::vector<std::string>& items, const char* sep = ",") {
   std::string out;
@@ -419,7 +404,8 @@ void run_bench(BenchOptions& o) {
     std::vector<std::string> ids;
     std::stringstream in(o.kernels);
     for (std::string id; std::getline(in, id, ',');) ids.push_back(id);
-    const int code = bench::gpu_worker(op.name, device::complete_sizes(op, parse_sizes(o.sizes[0])), ids, s, o.worker_out);
+    const device::Sizes sizes = device::complete_sizes(op, parse_number_list(o.sizes[0], "bench: --size"));
+    const int code = bench::gpu_worker(op.name, sizes, ids, s, o.worker_out);
     std::fflush(stdout);
     std::_Exit(code);  // no static destructors: after a fault or hang they could wait on the GPU
   }
@@ -451,7 +437,7 @@ void run_bench(BenchOptions& o) {
   for (const std::string& name : o.ops) {
     const device::Op& op = device::op(name);
     std::vector<device::Sizes> sizes;
-    for (const std::string& text : o.sizes) sizes.push_back(device::complete_sizes(op, parse_sizes(text)));
+    for (const std::string& text : o.sizes) sizes.push_back(device::complete_sizes(op, parse_number_list(text, "bench: --size")));
     if (sizes.empty()) sizes = op.bench_sizes.empty() ? std::vector<device::Sizes>{op.defaults} : op.bench_sizes;
     const auto kernels = gpu_kernels(op.name, o.kernels);
     for (const device::Sizes& size : sizes) {

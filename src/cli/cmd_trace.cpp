@@ -7,10 +7,10 @@
 #include <map>
 #include <nlohmann/json.hpp>
 #include <optional>
-#include <sstream>
 #include <tuple>
 
 #include "cli/commands.hpp"
+#include "cli/number_list.hpp"
 #include "core/error.hpp"
 #include "device/registry.hpp"
 #include "device/run.hpp"
@@ -28,22 +28,6 @@ struct TraceOptions {
   int warp = -1;
   uint64_t seed = 1;
 };
-
-std::vector<int64_t> parse_list(const std::string& text, const char* what) {
-  std::vector<int64_t> out;
-  std::stringstream in(text);
-  for (std::string item; std::getline(in, item, ',');) {
-    size_t used = 0;
-    long long v = -1;
-    try {
-      v = std::stoll(item, &used);
-    } catch (const std::exception&) {
-    }
-    WN_CHECK(used == item.size() && v >= 0, "trace: ", what, " '", text, "' must be comma-separated whole numbers");
-    out.push_back(v);
-  }
-  return out;
-}
 
 double ratio(uint64_t a, uint64_t b) { return b ? double(a) / double(b) : 0.0; }
 
@@ -93,7 +77,7 @@ void print_summary(const simt::KernelTrace& t) {
 void run_trace(const TraceOptions& o) {
   const device::Kernel& kernel = device::find_kernel(o.kernel, device::Copy::traced);
   const device::Op& op = device::op(kernel.op);
-  const device::Sizes sizes = device::complete_sizes(op, parse_list(o.sizes, "--size"));
+  const device::Sizes sizes = device::complete_sizes(op, parse_number_list(o.sizes, "trace: --size"));
   WN_CHECK(kernel.emulator, "trace: ", kernel.id(), " runs only on a GPU");
   Rng rng(o.seed);
   const auto inputs = device::make_inputs(kernel, sizes, rng);
@@ -103,7 +87,7 @@ void run_trace(const TraceOptions& o) {
   Tensor out;
   nlohmann::json steps = nlohmann::json::array();
   if (o.warp >= 0 || !o.block.empty()) {
-    auto b = parse_list(o.block.empty() ? "0" : o.block, "--block");
+    auto b = parse_number_list(o.block.empty() ? "0" : o.block, "trace: --block");
     b.resize(3, 0);
     simt::Stepper stepper(uint3{unsigned(b[0]), unsigned(b[1]), unsigned(b[2])}, unsigned(std::max(o.warp, 0)),
                           [&] { out = device::run_emulated(kernel, sizes, inputs); });
