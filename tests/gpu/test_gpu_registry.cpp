@@ -48,8 +48,9 @@ TEST_CASE("gpu: every CUDA kernel matches its CPU reference at the op's test siz
   }
 }
 
-TEST_CASE("gpu: version 0 of matmul is cuBLAS for fp32, fp16 and bf16 inputs") {
+TEST_CASE("gpu: version 0 of matmul is cuBLAS for fp32, fp16 and bf16 inputs, cuBLASLt for fp8 e4m3") {
   CHECK(device::find_kernel("matmul/00_cublas", device::Copy::cuda).input_format == nullptr);
   CHECK(device::find_kernel("matmul/00_cublas_fp16", device::Copy::cuda).input_format == &simt::kHalf);
   CHECK(device::find_kernel("matmul/00_cublas_bf16", device::Copy::cuda).input_format == &simt::kBfloat16);
+  CHECK(device::find_kernel("matmul/00_cublaslt_fp8", device::Copy::cuda).input_format == &simt::kE4M3);
 }
