@@ -1,0 +1,73 @@
+// What the conv2d registrations share: reading the sizes {N, C, H, W, K, R, S,
+// stride, pad, dilation} into the kernels' ConvShape, the buffers {x, w, y},
+// the FLOP formula, and a cudaMalloc'ed workspace for versions that need one.
+// An anonymous namespace although this is a header: it is private to the
+// registration files, each compiled as three copies (plain, traced, nvcc;
+// see ../copy.hpp) whose helpers must not be merged by the linker.
+#pragma once
+#include "device/kernels/copy.hpp"
+// Every kernels/common header, here, before the registration files include a
+// kernel file inside an anonymous namespace: a header seen first in there
+// would declare its own {anonymous}::warpnet, apart from the real one.
+#include "kernels/common/cuda_compat.hpp"
+#include "kernels/common/float4_rows.hpp"
+#include "kernels/common/ptx.hpp"
+#include "kernels/common/wmma.hpp"
+
+// ConvShape in the same anonymous namespace the kernel files are included
+// into (their own #include of it is then skipped), so the helpers below and
+// the kernels name one type.
+namespace {
+#include "kernels/conv/conv_shape.hpp"
+}  // namespace
+
+namespace warpnet::device::conv {
+namespace {
+
+// The output extent along one axis (cpu::conv_out_size, which this copy does
+// not link): the filter spans dil·(R − 1) + 1 input pixels.
+inline int out_size(int64_t in, int64_t filter, int64_t stride, int64_t pad, int64_t dil) {
+  const int64_t span = in + 2 * pad, extent = dil * (filter - 1) + 1;
+  return span < extent ? 0 : int((span - extent) / stride + 1);
+}
+
+// Sizes {N, C, H, W, K, R, S, stride, pad, dilation} as the kernels see them.
+inline ConvShape shape_of(const Sizes& s) {
+  ConvShape g{int(s[0]), int(s[1]), int(s[2]), int(s[3]), int(s[4]), int(s[5]), int(s[6]),
+              int(s[7]), int(s[8]), int(s[9]), 0, 0};
+  g.P = out_size(g.H, g.R, g.stride, g.pad, g.dil);
+  g.Q = out_size(g.W, g.S, g.stride, g.pad, g.dil);
+  return g;
+}
+
+// Output elements N·K·P·Q, each a sum of C·R·S products (padding taps counted:
+// the work a dense GEMM would do, as cuDNN's FLOP counts assume).
+inline double outputs(const ConvShape& g) { return double(g.N) * g.K * g.P * g.Q; }
+inline double flops(const Sizes& s) { return 2.0 * outputs(shape_of(s)) * shape_of(s).crs(); }
+
+// Every conv2d kernel's buffers: x, w in, y out.
+inline const float* x_of(Buffers b) { return static_cast<const float*>(b[0]); }
+inline const float* w_of(Buffers b) { return static_cast<const float*>(b[1]); }
+inline float* y_of(Buffers b) { return static_cast<float*>(b[2]); }
+
+// Device scratch memory for one launch, freed on every path (a failed launch
+// throws). Kernel::launch gets only the op's buffers, so a version that needs
+// a workspace (im2col's column matrix) allocates it itself. On a GPU cudaFree
+// waits for the device: the time includes that synchronization.
+class Workspace {
+ public:
+  explicit Workspace(size_t bytes) {
+    const cudaError_t error = cudaMalloc(&data_, bytes);
+    if (error != cudaSuccess) fail("workspace of ", bytes, " bytes: ", cudaGetErrorName(error));
+  }
+  ~Workspace() { cudaFree(data_); }
+  Workspace(const Workspace&) = delete;
+  Workspace& operator=(const Workspace&) = delete;
+  float* floats() const { return static_cast<float*>(data_); }
+
+ private:
+  void* data_ = nullptr;
+};
+
+}  // namespace
+}  // namespace warpnet::device::conv

@@ -1,0 +1,182 @@
+// The conv2d op: y (N,K,P,Q) = x (N,C,H,W) convolved with w (K,C,R,S), fp32,
+// NCHW, cross-correlation as every framework computes it:
+//   y[n,k,p,q] = sum over c,r,s of x[n, c, p·stride − pad + r·dil, q·stride − pad + s·dil] · w[k,c,r,s]
+// (taps outside the image read zero padding). Stride, padding and dilation are
+// square (the same along H and W): that covers the networks warpnet trains and
+// keeps the sizes at ten. There is no bias: adding one is an elementwise kernel
+// (issue 5, item 3), as cuDNN keeps it apart from the convolution too.
+#include <cmath>
+
+#include "cpu/ops.hpp"
+#include "device/registry.hpp"
+
+namespace warpnet::device {
+namespace {
+
+// Sizes: {N, C, H, W, K, R, S, stride, pad, dilation}.
+cpu::Conv2dParams params(const Sizes& s) {
+  return cpu::Conv2dParams{.stride = int(s[7]), .padding = int(s[8]), .dilation = int(s[9])};
+}
+Shape x_shape(const Sizes& s) { return {s[0], s[1], s[2], s[3]}; }
+Shape w_shape(const Sizes& s) { return {s[4], s[1], s[5], s[6]}; }
+Shape y_shape(const Sizes& s) {
+  return {s[0], s[4], cpu::conv_out_size(s[2], s[5], params(s)), cpu::conv_out_size(s[3], s[6], params(s))};
+}
+
+// Uniform in [-1, 1], as matmul's inputs.
+Tensor uniform(Shape shape, Rng& rng) {
+  Tensor t = Tensor::empty(std::move(shape));
+  fill_uniform(t, rng, -1.0, 1.0);
+  return t;
+}
+
+std::vector<Tensor> inputs(const Sizes& s, Rng& rng) {
+  Tensor x = uniform(x_shape(s), rng);
+  Tensor w = uniform(w_shape(s), rng);
+  return {std::move(x), std::move(w)};
+}
+
+// In double, so the reference's own rounding is negligible against the bound.
+Tensor reference(const Sizes& s, const std::vector<Tensor>& in) {
+  return cpu::conv2d(in[0].to(DType::f64), in[1].to(DType::f64), Tensor{}, params(s));
+}
+
+Tensor absolute(const Tensor& t) {
+  Tensor out = t.to(DType::f64);
+  double* p = out.data<double>();
+  for (int64_t i = 0; i < out.numel(); ++i) p[i] = std::abs(p[i]);
+  return out;
+}
+
+// The bound on an fp32 sum of `length` products summed in any order, with or
+// without FMA: about length·eps·Σ|a·b| (the classic bound for a dot product;
+// eps = 2^-23 ≈ 1.2e-7), given Σ|a·b| as `abs_sums`.
+Tensor scaled(Tensor abs_sums, double length) {
+  double* p = abs_sums.data<double>();
+  for (int64_t i = 0; i < abs_sums.numel(); ++i) p[i] = length * 1.2e-7 * p[i] + 1e-30;
+  return abs_sums;
+}
+
+// Each output is an fp32 sum of C·R·S products (fewer where taps fall in the
+// padding, which only shrinks the error). Direct loops, im2col + GEMM and
+// implicit GEMM all order it differently; the bound holds for each: matmul's
+// with K = C·R·S. Σ|x·w| is the convolution of |x| with |w|.
+Tensor tolerance(const Sizes& s, const std::vector<Tensor>& in) {
+  return scaled(cpu::conv2d(absolute(in[0]), absolute(in[1]), Tensor{}, params(s)), double(s[1] * s[5] * s[6]));
+}
+
+// Small but awkward: the emulator runs a fiber per thread, and every kernel
+// runs at every size twice (plain and traced). Odd batches, C = 3 (an RGB
+// input), K = 5, H and W of 7 and 13 (no tile multiple), 3x3, 5x5 and
+// non-square 3x5 filters, stride 2, padding 1 and 2, dilation 2, 1x1 filters
+// (a pure GEMM), 1x1 outputs (a 7x7 filter over a 7x7 image, and 1x1x1x1),
+// and one case with K and C·R·S past a 64-wide tile. The backward ops use
+// the same sizes.
+std::vector<Sizes> conv_test_sizes() {
+  return {{1, 1, 1, 1, 1, 1, 1, 1, 0, 1},  {3, 3, 7, 7, 5, 3, 3, 1, 1, 1},   {3, 3, 13, 13, 5, 5, 5, 2, 2, 1},
+          {1, 3, 13, 7, 5, 3, 3, 1, 2, 2}, {3, 5, 7, 13, 5, 1, 1, 1, 0, 1},  {3, 3, 13, 13, 5, 1, 1, 2, 0, 1},
+          {5, 3, 7, 7, 5, 7, 7, 1, 0, 1},  {1, 3, 9, 11, 5, 3, 5, 2, 1, 1},  {2, 8, 9, 9, 70, 3, 3, 1, 1, 1}};
+}
+
+// Issue 5's target layers: ResNet-style 3x3, pad 1, N = 64, C = K from 64 at
+// 56x56 down to 256 at 14x14.
+std::vector<Sizes> conv_bench_sizes() {
+  return {{64, 64, 56, 56, 64, 3, 3, 1, 1, 1},
+          {64, 128, 28, 28, 128, 3, 3, 1, 1, 1},
+          {64, 256, 14, 14, 256, 3, 3, 1, 1, 1}};
+}
+
+const Registration conv2d{Op{
+    .name = "conv2d",
+    .size_names = {"N", "C", "H", "W", "K", "R", "S", "stride", "pad", "dilation"},
+    .test_sizes = conv_test_sizes(),
+    .defaults = {64, 64, 56, 56, 64, 3, 3, 1, 1, 1},
+    .make_inputs = inputs,
+    .output_shape = y_shape,
+    .reference = reference,
+    .tolerance = tolerance,
+    .bench_sizes = conv_bench_sizes(),
+    .reduction_length = [](const Sizes& s) { return s[1] * s[5] * s[6]; },
+    .cpu_fp32 = [](const Sizes& s, const std::vector<Tensor>& in) {
+      return cpu::conv2d(in[0], in[1], Tensor{}, params(s));
+    },
+}};
+
+// ---- backward ---------------------------------------------------------------
+// conv2d_dgrad: dx (N,C,H,W) from dy (N,K,P,Q) and w (K,C,R,S);
+// conv2d_wgrad: dw (K,C,R,S) from x (N,C,H,W) and dy (N,K,P,Q). Same sizes as
+// the forward. References: cpu::conv2d_backward in double (its x only gives
+// dgrad the shape: dx does not depend on x).
+Shape dy_shape(const Sizes& s) { return y_shape(s); }
+
+std::vector<Tensor> dgrad_inputs(const Sizes& s, Rng& rng) {
+  Tensor dy = uniform(dy_shape(s), rng);
+  Tensor w = uniform(w_shape(s), rng);
+  return {std::move(dy), std::move(w)};
+}
+std::vector<Tensor> wgrad_inputs(const Sizes& s, Rng& rng) {
+  Tensor x = uniform(x_shape(s), rng);
+  Tensor dy = uniform(dy_shape(s), rng);
+  return {std::move(x), std::move(dy)};
+}
+
+Tensor dgrad_of(const Sizes& s, const Tensor& dy, const Tensor& w) {
+  const Tensor x = Tensor::zeros(x_shape(s), DType::f64);
+  return cpu::conv2d_backward(x, w, dy, params(s), false, true).dx;
+}
+Tensor wgrad_of(const Sizes& s, const Tensor& x, const Tensor& dy) {
+  const Tensor w = Tensor::zeros(w_shape(s), DType::f64);
+  return cpu::conv2d_backward(x, w, dy, params(s), false, false).dw;
+}
+
+// The forward's bound: dx[n,c,h,w] sums at most K·R·S products dy·w,
+// dw[k,c,r,s] at most N·P·Q products x·dy; the sums of their absolute values
+// are the same backward applied to |dy|, |w|, |x|.
+int64_t dgrad_length(const Sizes& s) { return s[4] * s[5] * s[6]; }
+int64_t wgrad_length(const Sizes& s) {
+  const Shape y = y_shape(s);
+  return y[0] * y[2] * y[3];
+}
+
+const Registration conv2d_dgrad{Op{
+    .name = "conv2d_dgrad",
+    .size_names = {"N", "C", "H", "W", "K", "R", "S", "stride", "pad", "dilation"},
+    .test_sizes = conv_test_sizes(),
+    .defaults = {64, 64, 56, 56, 64, 3, 3, 1, 1, 1},
+    .make_inputs = dgrad_inputs,
+    .output_shape = x_shape,
+    .reference = [](const Sizes& s, const std::vector<Tensor>& in) {
+      return dgrad_of(s, in[0].to(DType::f64), in[1].to(DType::f64));
+    },
+    .tolerance = [](const Sizes& s, const std::vector<Tensor>& in) {
+      return scaled(dgrad_of(s, absolute(in[0]), absolute(in[1])), double(dgrad_length(s)));
+    },
+    .bench_sizes = conv_bench_sizes(),
+    .reduction_length = dgrad_length,
+    .cpu_fp32 = [](const Sizes& s, const std::vector<Tensor>& in) {
+      return cpu::conv2d_backward(Tensor::zeros(x_shape(s)), in[1], in[0], params(s), false, true).dx;
+    },
+}};
+
+const Registration conv2d_wgrad{Op{
+    .name = "conv2d_wgrad",
+    .size_names = {"N", "C", "H", "W", "K", "R", "S", "stride", "pad", "dilation"},
+    .test_sizes = conv_test_sizes(),
+    .defaults = {64, 64, 56, 56, 64, 3, 3, 1, 1, 1},
+    .make_inputs = wgrad_inputs,
+    .output_shape = w_shape,
+    .reference = [](const Sizes& s, const std::vector<Tensor>& in) {
+      return wgrad_of(s, in[0].to(DType::f64), in[1].to(DType::f64));
+    },
+    .tolerance = [](const Sizes& s, const std::vector<Tensor>& in) {
+      return scaled(wgrad_of(s, absolute(in[0]), absolute(in[1])), double(wgrad_length(s)));
+    },
+    .bench_sizes = conv_bench_sizes(),
+    .reduction_length = wgrad_length,
+    .cpu_fp32 = [](const Sizes& s, const std::vector<Tensor>& in) {
+      return cpu::conv2d_backward(in[0], Tensor::zeros(w_shape(s)), in[1], params(s), false, false).dw;
+    },
+}};
+
+}  // namespace
+}  // namespace warpnet::device
