@@ -152,7 +152,7 @@ TEST_CASE("warpnet trace runs a registered kernel traced, prints its memory summ
   Run unknown = warpnet_cli("trace matmul/99 --size 4,4,4");
   CHECK(unknown.status != 0);
   CHECK(unknown.output.find("matmul/01_naive, matmul/02_coalesced, matmul/03_smem_tiled") != std::string::npos);
-  Run bad_size = warpnet_cli("trace naive --size 4,4,4,0,0,1");
+  Run bad_size = warpnet_cli("trace matmul/01 --size 4,4,4,0,0,1");
   CHECK(bad_size.status != 0);
   CHECK(bad_size.output.find("matmul takes 1 to 5 sizes (M,N,K,trans_a,trans_b), got 6") != std::string::npos);
 }

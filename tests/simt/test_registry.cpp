@@ -62,11 +62,13 @@ TEST_CASE("registry: kernels are found by id, op/version and name") {
   CHECK(device::find_kernel("matmul/03").name == "smem_tiled");
   CHECK(device::find_kernel("smem_tiled").version == 3);
   CHECK_THROWS_WITH_AS(device::find_kernel("nope"), doctest::Contains("matmul/01_naive"), Error);
+  // A name several ops share must be asked for by id.
+  CHECK_THROWS_WITH_AS(device::find_kernel("naive"), doctest::Contains("more than one kernel matches 'naive'"), Error);
   const device::Kernel& tiled = device::find_kernel("matmul/3");
   const device::Sizes s{256, 256, 256, 0, 0};
   CHECK(tiled.flops(s) == 2.0 * 256 * 256 * 256);
   // Tiling by 16 divides the A and B traffic of the naive kernel by 16.
-  const double operands_v1 = device::find_kernel("naive").bytes(s) - 4.0 * 256 * 256;
+  const double operands_v1 = device::find_kernel("matmul/01_naive").bytes(s) - 4.0 * 256 * 256;
   CHECK(operands_v1 / (tiled.bytes(s) - 4.0 * 256 * 256) == doctest::Approx(16.0));
 }
 
