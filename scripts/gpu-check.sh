@@ -17,9 +17,10 @@
 # failing phase is reported and the script goes on where it can.
 #
 # Settings (environment):
-#   WARPNET_CUDA_ARCHS  CMAKE_CUDA_ARCHITECTURES, default "90" (H100/H200).
-#                       Kernels that use wgmma/setmaxnreg need sm_90a: "90;90a"
-#                       or what src/device/CMakeLists.txt asks for.
+#   WARPNET_CUDA_ARCHS  CMAKE_CUDA_ARCHITECTURES, default "90a": H100/H200's
+#                       arch-specific target, a superset of sm_90 that runs on
+#                       exactly those GPUs (wgmma/TMA files are built for it
+#                       whatever this says, src/device/CMakeLists.txt).
 #   BUILD               build folder, default /tmp/warpnet-gpu-build
 #   BENCH_ARGS          extra arguments for `warpnet bench` (e.g. "matmul --size 4096,4096,4096")
 #   JOBS                build jobs, default all cores
@@ -39,7 +40,7 @@ phase() { echo; echo "== [$(($(date +%s) - t0)) s] $*"; }
 status=()  # "phase: result" lines for the closing table
 note() { status+=("$1"); }
 
-ARCHS=${WARPNET_CUDA_ARCHS:-90}
+ARCHS=${WARPNET_CUDA_ARCHS:-90a}
 BUILD=${BUILD:-/tmp/warpnet-gpu-build}
 JOBS=${JOBS:-$(nproc)}
 TIME_SCALE=${TIME_SCALE:-1}
