@@ -6,13 +6,7 @@
 // see ../copy.hpp) whose helpers must not be merged by the linker.
 #pragma once
 #include "device/kernels/copy.hpp"
-// Every kernels/common header, here, before the registration files include a
-// kernel file inside an anonymous namespace: a header seen first in there
-// would declare its own {anonymous}::warpnet, apart from the real one.
-#include "kernels/common/cuda_compat.hpp"
-#include "kernels/common/float4_rows.hpp"
-#include "kernels/common/ptx.hpp"
-#include "kernels/common/wmma.hpp"
+#include "kernels/common/all.hpp"  // before any kernel file is included (see there)
 
 // ConvShape in the same anonymous namespace the kernel files are included
 // into (their own #include of it is then skipped), so the helpers below and
