@@ -1,6 +1,7 @@
 // 16-byte global loads and stores along the rows of a row-major matrix, with a
-// 4-byte fallback where 16-byte ones are not allowed. Used by the vectorized
-// matmul versions (kernels/matmul/06_*, 07_*).
+// 4-byte fallback where 16-byte ones are not allowed, and the vector accesses
+// (float4, float2) every kernel uses so the tracer sees them whole. Used by
+// the vectorized matmul versions (kernels/matmul/06_* and later) and others.
 //
 // A float4 access must be 16-byte aligned (a GPU faults otherwise). Element
 // (r, c) of a rows x cols row-major matrix sits at base + (r*cols + c)*4 bytes,
@@ -34,6 +35,18 @@ __device__ __forceinline__ void store_float4(float* p, float4 v) {
 #if defined(__CUDACC__)
   *reinterpret_cast<float4*>(p) = v;
 #else
+  __builtin_memcpy(p, &v, sizeof v);
+#endif
+}
+
+// Two adjacent floats in one 8-byte store (p 8-byte aligned): st.v2 on a GPU.
+// Under g++ a float2 built from two scalars is stored as two 4-byte stores
+// before the tracer sees it; an 8-byte memcpy stays one access.
+__device__ __forceinline__ void store_float2(float* p, float x, float y) {
+#if defined(__CUDACC__)
+  *reinterpret_cast<float2*>(p) = make_float2(x, y);
+#else
+  const float2 v = make_float2(x, y);
   __builtin_memcpy(p, &v, sizeof v);
 #endif
 }

@@ -38,21 +38,10 @@
 //   instructions per warp.
 // Measured: not yet measured on a GPU.
 // Run: build/bin/test_simt -tc="registry*"; build/bin/warpnet trace matmul/12 --size 128,128,128
+#include "kernels/common/float4_rows.hpp"
 #include "kernels/common/ptx.hpp"
 
 namespace mma_sync_v12 {
-
-// Two adjacent fp32 outputs in one 8-byte store (p 8-byte aligned). Under g++
-// a float2 built from two scalars is stored as two 4-byte stores before the
-// tracer sees it; an 8-byte memcpy stays one access, as st.v2 is on a GPU.
-__device__ __forceinline__ void store_pair(float* p, float x, float y) {
-#if defined(__CUDACC__)
-  *reinterpret_cast<float2*>(p) = make_float2(x, y);
-#else
-  const float2 v = make_float2(x, y);
-  __builtin_memcpy(p, &v, sizeof v);
-#endif
-}
 
 // Copies an R x CC tile of a row-major rows x cols matrix of 16-bit elements
 // (top-left element (r0, c0); CC along the contiguous dimension) to shared
@@ -180,7 +169,7 @@ __global__ void __launch_bounds__((BM / WM) * (BN / WN) * 32)
         if (r >= M) continue;
         float* out = C + size_t(r) * N + c;
         if (N % 2 == 0 && c + 1 < N) {  // c even: an 8-byte aligned pair
-          mma_sync_v12::store_pair(out, acc[i][j][2 * h], acc[i][j][2 * h + 1]);
+          warpnet::store_float2(out, acc[i][j][2 * h], acc[i][j][2 * h + 1]);
         } else {
           if (c < N) out[0] = acc[i][j][2 * h];
           if (c + 1 < N) out[1] = acc[i][j][2 * h + 1];

@@ -48,21 +48,10 @@
 //   instructions per warp; both operands (TA with row-major B): 216.
 // Measured: not yet measured on a GPU.
 // Run: build/bin/test_simt -tc="registry*"; build/bin/warpnet trace matmul/14 --size 128,128,128,0,1
+#include "kernels/common/float4_rows.hpp"
 #include "kernels/common/ptx.hpp"
 
 namespace fp8_v14 {
-
-// Two adjacent fp32 outputs in one 8-byte store (p 8-byte aligned). Under g++
-// a float2 built from two scalars is stored as two 4-byte stores before the
-// tracer sees it; an 8-byte memcpy stays one access, as st.v2 is on a GPU.
-__device__ __forceinline__ void store_pair(float* p, float x, float y) {
-#if defined(__CUDACC__)
-  *reinterpret_cast<float2*>(p) = make_float2(x, y);
-#else
-  const float2 v = make_float2(x, y);
-  __builtin_memcpy(p, &v, sizeof v);
-#endif
-}
 
 // Copies the (R, BK) k-contiguous tile at rows r0.., k0.. of a k-contiguous
 // rows x K byte matrix (`src`, row-major) into shared `dst` (row pitch
@@ -193,7 +182,7 @@ __global__ void __launch_bounds__((BM / WM) * (BN / WN) * 32)
         if (r >= M) continue;
         float* out = C + size_t(r) * N + c;
         if (N % 2 == 0 && c + 1 < N) {
-          fp8_v14::store_pair(out, acc[i][j][2 * h], acc[i][j][2 * h + 1]);
+          warpnet::store_float2(out, acc[i][j][2 * h], acc[i][j][2 * h + 1]);
         } else {
           if (c < N) out[0] = acc[i][j][2 * h];
           if (c + 1 < N) out[1] = acc[i][j][2 * h + 1];
