@@ -7,8 +7,9 @@
 #include <cstdio>
 #include <tuple>
 
-#include "kernels/common/ptx.hpp"
+#include "kernels/common/all.hpp"  // before the kernel files (see there)
 #include "tests/simt/device_buffer.hpp"
+#include "tests/simt/small_integers.hpp"
 
 // A named namespace, not an anonymous one: the registration includes the same
 // kernels, and the emulator adds up the __shared__ variables of every kernel
@@ -19,15 +20,6 @@ namespace gemms_test {
 
 constexpr uint64_t kSeed = 11;  // small integers from a fixed LCG
 
-// Integers in [-4, 4] from a fixed sequence (exact in e4m3: 3 bits of mantissa hold them).
-std::vector<float> small_integers(size_t n, uint64_t seed) {
-  std::vector<float> v(n);
-  for (float& x : v) {
-    seed = seed * 6364136223846793005ull + 1442695040888963407ull;
-    x = float(int(seed >> 33) % 9 - 4);
-  }
-  return v;
-}
 
 unsigned char e4m3_bits(float f) { return __nv_fp8_e4m3(f).__x; }
 

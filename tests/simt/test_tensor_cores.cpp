@@ -11,6 +11,7 @@
 #include "kernels/common/ptx.hpp"
 #include "kernels/common/wmma.hpp"
 #include "tests/simt/device_buffer.hpp"
+#include "tests/simt/small_integers.hpp"
 
 namespace {
 #include "kernels/examples/tensor_cores/mma_layout.cu"
@@ -21,15 +22,6 @@ constexpr uint64_t kSeed = 7;  // small integer inputs from a fixed LCG
 unsigned short half_bits(float f) { return __half_raw(__float2half(f)).x; }
 unsigned short bf16_bits(float f) { return __nv_bfloat16_raw(__float2bfloat16(f)).x; }
 
-// Integers in [-4, 4] from a fixed sequence.
-std::vector<float> small_integers(size_t n, uint64_t seed) {
-  std::vector<float> v(n);
-  for (float& x : v) {
-    seed = seed * 6364136223846793005ull + 1442695040888963407ull;
-    x = float(int(seed >> 33) % 9 - 4);
-  }
-  return v;
-}
 
 // C (M,N) = A (M,K) @ B (K,N), all row-major.
 std::vector<float> plain_matmul(const std::vector<float>& A, const std::vector<float>& B, int M, int N, int K) {

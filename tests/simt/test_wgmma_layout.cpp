@@ -16,8 +16,9 @@
 
 #include <set>
 
-#include "kernels/common/ptx.hpp"
+#include "kernels/common/all.hpp"  // before the kernel files (see there)
 #include "tests/simt/device_buffer.hpp"
+#include "tests/simt/small_integers.hpp"
 
 // A named namespace, not an anonymous one: the registration includes the same
 // kernels, and the emulator adds up the __shared__ variables of every kernel
@@ -28,15 +29,6 @@ namespace wgmma_layout_test {
 using namespace wgmma_v13;
 constexpr uint64_t kSeed = 13;
 
-// Integers in [-4, 4] from a fixed sequence: exact in bf16, sums exact in fp32.
-std::vector<float> small_integers(size_t n, uint64_t seed) {
-  std::vector<float> v(n);
-  for (float& x : v) {
-    seed = seed * 6364136223846793005ull + 1442695040888963407ull;
-    x = float(int(seed >> 33) % 9 - 4);
-  }
-  return v;
-}
 
 // Every element of a ROWS x BK operand tile: TMA's offset and the offset each
 // wgmma reads it at, through the kernel's descriptor starts.

@@ -13,8 +13,7 @@
 #include <string>
 #include <vector>
 
-#include "kernels/common/float4_rows.hpp"
-#include "kernels/common/ptx.hpp"
+#include "kernels/common/all.hpp"  // before the kernel files (see there)
 #include "tests/simt/device_buffer.hpp"
 
 namespace {

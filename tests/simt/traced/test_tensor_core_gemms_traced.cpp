@@ -7,7 +7,7 @@
 // Before the kernel headers (see test_tensor_cores_traced.cpp).
 #include "simt/trace.hpp"
 
-#include "kernels/common/ptx.hpp"
+#include "kernels/common/all.hpp"  // before the kernel files (see there)
 #include "tests/simt/device_buffer.hpp"
 
 // A named namespace, not an anonymous one: the registration includes the same
