@@ -5,6 +5,7 @@
 // references are the CPU's own functions (src/cpu/elementwise.cpp), in double
 // from the same fp32 values the kernels read.
 #include <cmath>
+#include <string>
 
 #include "cpu/ops.hpp"
 #include "device/registry.hpp"
@@ -46,37 +47,35 @@ const std::vector<Sizes> kBenchSizes = {{64 << 20}};
 // No sums: each output comes from one element.
 int64_t one(const Sizes&) { return 1; }
 
-const Registration relu{Op{
-    .name = "relu",
-    .size_names = {"n"},
-    .test_sizes = kTestSizes,
-    .defaults = {1 << 20},
-    .make_inputs = unary_inputs,
-    .output_shape = flat,
-    .reference = [](const Sizes&, const std::vector<Tensor>& in) { return cpu::relu(in[0].to(DType::f64)); },
-    .tolerance = exact,
-    .bench_sizes = kBenchSizes,
-    .reduction_length = one,
-    .cpu_fp32 = [](const Sizes&, const std::vector<Tensor>& in) { return cpu::relu(in[0]); },
-}};
+using OpFunction = Tensor (*)(const Sizes&, const std::vector<Tensor>&);
 
-const Registration relu_backward{Op{
-    .name = "relu_backward",
-    .size_names = {"n"},
-    .test_sizes = kTestSizes,
-    .defaults = {1 << 20},
-    .make_inputs = binary_inputs,
-    .output_shape = flat,
-    .reference =
-        [](const Sizes&, const std::vector<Tensor>& in) {
-          return cpu::relu_backward(in[0].to(DType::f64), in[1].to(DType::f64));
-        },
-    .tolerance = exact,
-    .bench_sizes = kBenchSizes,
-    .reduction_length = one,
-    .cpu_fp32 = [](const Sizes&, const std::vector<Tensor>& in) { return cpu::relu_backward(in[0], in[1]); },
-}};
+// An activation op over n elements (forward: {x}; backward: {x, dy}): what
+// differs between them is the inputs, the reference, the bound and the CPU path.
+Op activation_op(std::string name, std::vector<Tensor> (*inputs)(const Sizes&, Rng&), OpFunction reference,
+                 OpFunction tolerance, OpFunction cpu_fp32) {
+  return Op{.name = std::move(name),
+            .size_names = {"n"},
+            .test_sizes = kTestSizes,
+            .defaults = {1 << 20},
+            .make_inputs = inputs,
+            .output_shape = flat,
+            .reference = reference,
+            .tolerance = tolerance,
+            .bench_sizes = kBenchSizes,
+            .reduction_length = one,
+            .cpu_fp32 = cpu_fp32};
+}
 
+const Registration relu{activation_op(
+    "relu", unary_inputs, [](const Sizes&, const std::vector<Tensor>& in) { return cpu::relu(in[0].to(DType::f64)); },
+    exact, [](const Sizes&, const std::vector<Tensor>& in) { return cpu::relu(in[0]); })};
+
+const Registration relu_backward{activation_op(
+    "relu_backward", binary_inputs,
+    [](const Sizes&, const std::vector<Tensor>& in) {
+      return cpu::relu_backward(in[0].to(DType::f64), in[1].to(DType::f64));
+    },
+    exact, [](const Sizes&, const std::vector<Tensor>& in) { return cpu::relu_backward(in[0], in[1]); })};
 
 // ---- GELU --------------------------------------------------------------------
 // The kernels evaluate the tanh form in fp32 (kernels/common/activations.hpp):
@@ -129,37 +128,16 @@ Tensor gelu_backward_tolerance(const Sizes& s, const std::vector<Tensor>& in) {
   return tol;
 }
 
-const Registration gelu{Op{
-    .name = "gelu",
-    .size_names = {"n"},
-    .test_sizes = kTestSizes,
-    .defaults = {1 << 20},
-    .make_inputs = unary_inputs,
-    .output_shape = flat,
-    .reference = [](const Sizes&, const std::vector<Tensor>& in) { return cpu::gelu(in[0].to(DType::f64)); },
-    .tolerance = gelu_tolerance,
-    .bench_sizes = kBenchSizes,
-    .reduction_length = one,
-    .cpu_fp32 = [](const Sizes&, const std::vector<Tensor>& in) { return cpu::gelu(in[0]); },
-}};
+const Registration gelu{activation_op(
+    "gelu", unary_inputs, [](const Sizes&, const std::vector<Tensor>& in) { return cpu::gelu(in[0].to(DType::f64)); },
+    gelu_tolerance, [](const Sizes&, const std::vector<Tensor>& in) { return cpu::gelu(in[0]); })};
 
-const Registration gelu_backward{Op{
-    .name = "gelu_backward",
-    .size_names = {"n"},
-    .test_sizes = kTestSizes,
-    .defaults = {1 << 20},
-    .make_inputs = binary_inputs,
-    .output_shape = flat,
-    .reference =
-        [](const Sizes&, const std::vector<Tensor>& in) {
-          return cpu::gelu_backward(in[0].to(DType::f64), in[1].to(DType::f64));
-        },
-    .tolerance = gelu_backward_tolerance,
-    .bench_sizes = kBenchSizes,
-    .reduction_length = one,
-    .cpu_fp32 = [](const Sizes&, const std::vector<Tensor>& in) { return cpu::gelu_backward(in[0], in[1]); },
-}};
-
+const Registration gelu_backward{activation_op(
+    "gelu_backward", binary_inputs,
+    [](const Sizes&, const std::vector<Tensor>& in) {
+      return cpu::gelu_backward(in[0].to(DType::f64), in[1].to(DType::f64));
+    },
+    gelu_backward_tolerance, [](const Sizes&, const std::vector<Tensor>& in) { return cpu::gelu_backward(in[0], in[1]); })};
 
 // ---- bias_add ------------------------------------------------------------------
 // y = x + b broadcast along axis 1; sizes {N, C, S}: x and y (N,C,S), S = H·W
