@@ -55,7 +55,7 @@ struct Figures {
 Figures trace(const device::Kernel& kernel, const device::Sizes& sizes) {
   Rng rng(4);
   const auto inputs = device::make_inputs(kernel, sizes, rng);
-  const Tensor out = device::run_emulated(kernel, sizes, inputs);
+  const std::vector<Tensor> out = device::run_emulated(kernel, sizes, inputs);
   const auto check = device::compare(device::op(kernel.op), sizes, inputs, out);
   const auto t = simt::last_trace();
   WN_CHECK(t.has_value(), kernel.id(), " left no trace");

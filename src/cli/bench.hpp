@@ -29,7 +29,9 @@ struct Deviation {
   double relative = 0;    // ‖got − ref‖ / ‖ref‖, NaN when anything is not finite
   int64_t not_finite = 0;  // NaN/inf elements in got: unwritten (poison) or overflowed
 };
-Deviation deviation(const Tensor& got, const Tensor& ref);
+// Over an op's outputs: the worst output's relative deviation, and the
+// non-finite elements of all of them.
+Deviation deviation(const std::vector<Tensor>& got, const std::vector<Tensor>& ref);
 
 // Median, min and max of timed runs, in ms.
 nlohmann::json timing_json(std::vector<double> ms);

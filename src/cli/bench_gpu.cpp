@@ -27,21 +27,26 @@ double relative_bound(const device::Op& op, const device::Sizes& sizes) {
   return std::max(r, 4.0) * std::ldexp(1.0, -23);
 }
 
-Deviation deviation(const Tensor& got, const Tensor& ref) {
-  WN_CHECK(got.numel() == ref.numel(), "bench: output has ", got.numel(), " elements, the reference ", ref.numel());
-  const Tensor g = got.to(DType::f64), r = ref.to(DType::f64);
-  const double *pg = g.data<double>(), *pr = r.data<double>();
-  double diff2 = 0, ref2 = 0;
+Deviation deviation(const std::vector<Tensor>& got, const std::vector<Tensor>& ref) {
+  WN_CHECK(got.size() == ref.size(), "bench: ", got.size(), " outputs, the reference has ", ref.size());
   Deviation d;
-  for (int64_t i = 0; i < g.numel(); ++i) {
-    if (!std::isfinite(pg[i])) {
-      ++d.not_finite;
-      continue;
+  for (size_t o = 0; o < got.size(); ++o) {
+    WN_CHECK(got[o].numel() == ref[o].numel(), "bench: output ", o, " has ", got[o].numel(), " elements, the reference ",
+             ref[o].numel());
+    const Tensor g = got[o].to(DType::f64), r = ref[o].to(DType::f64);
+    const double *pg = g.data<double>(), *pr = r.data<double>();
+    double diff2 = 0, ref2 = 0;
+    for (int64_t i = 0; i < g.numel(); ++i) {
+      if (!std::isfinite(pg[i])) {
+        ++d.not_finite;
+        continue;
+      }
+      diff2 += (pg[i] - pr[i]) * (pg[i] - pr[i]);
+      ref2 += pr[i] * pr[i];
     }
-    diff2 += (pg[i] - pr[i]) * (pg[i] - pr[i]);
-    ref2 += pr[i] * pr[i];
+    d.relative = std::max(d.relative, std::sqrt(diff2 / std::max(ref2, 1e-300)));
   }
-  d.relative = d.not_finite ? NAN : std::sqrt(diff2 / std::max(ref2, 1e-300));
+  if (d.not_finite) d.relative = NAN;
   return d;
 }
 
@@ -152,7 +157,7 @@ nlohmann::json check_test_sizes(const device::Kernel& kernel, const Settings& s)
   for (const device::Sizes& sizes : op.test_sizes) {
     Rng rng(mix(s.seed, kernel.id() + device::describe_sizes(op, sizes)));
     const auto inputs = device::make_inputs(kernel, sizes, rng);
-    const Tensor got = device::gpu::run(kernel, sizes, inputs, s.timeout_s);
+    const std::vector<Tensor> got = device::gpu::run(kernel, sizes, inputs, s.timeout_s);
     const device::Comparison c = device::compare(op, sizes, inputs, got);
     j["sizes_checked"] = j["sizes_checked"].get<int>() + 1;
     j["worst_ratio"] = std::max(j["worst_ratio"].get<double>(), c.worst_ratio);
@@ -196,8 +201,8 @@ int gpu_worker(const std::string& op_name, const device::Sizes& sizes, const std
   for (Group& g : groups) {
     Rng rng(mix(s.seed, "bench inputs " + input_format_name(*g.kernels.front())));
     const std::vector<Tensor> inputs = device::make_inputs(*g.kernels.front(), sizes, rng);
-    const Tensor reference = cpu_reference ? op.reference(sizes, inputs) : Tensor();
-    Tensor vendor;  // version 0's output, once checked
+    const std::vector<Tensor> reference = cpu_reference ? op.reference(sizes, inputs) : std::vector<Tensor>{};
+    std::vector<Tensor> vendor;  // version 0's outputs, once checked
     std::string vendor_id;
     std::unique_ptr<device::gpu::Problem> made;
     try {
@@ -216,7 +221,7 @@ int gpu_worker(const std::string& op_name, const device::Sizes& sizes, const std
       try {
         nlohmann::json verify = {{"test_sizes", check_test_sizes(*k, s)}};
         const double wall = problem.run(*k, s.timeout_s);
-        const Tensor out = problem.output();
+        const std::vector<Tensor> out = problem.outputs();
         bool ok = verify["test_sizes"]["failed"].get<int>() == 0;
         if (cpu_reference || !vendor_id.empty()) {
           const Deviation d = deviation(out, cpu_reference ? reference : vendor);

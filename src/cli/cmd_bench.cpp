@@ -187,7 +187,7 @@ json cpu_half(const device::Op& op, const device::Sizes& sizes, const Settings& 
   const std::vector<Tensor> inputs = op.make_inputs(sizes, rng);
   CacheFlusher flusher;
   json rows = json::array();
-  const Tensor mine = op.cpu_fp32(sizes, inputs);
+  const Tensor mine = op.cpu_fp32(sizes, inputs).at(0);
   json row = {{"library", "warpnet"},
               {"what", "the op's CPU version 0 in fp32 (Eigen for matmul)"},
               {"timing", time_cpu([&] { op.cpu_fp32(sizes, inputs); }, s, flusher)}};
@@ -196,7 +196,7 @@ json cpu_half(const device::Op& op, const device::Sizes& sizes, const Settings& 
   for (const CpuPeer& peer : kPeers) {
     if (op.name != peer.op) continue;
     peer_found = true;
-    const bench::Deviation d = bench::deviation(peer.run(sizes, inputs), mine);
+    const bench::Deviation d = bench::deviation({peer.run(sizes, inputs)}, {mine});
     json p = {{"library", peer.library},
               {"about", peer.about()},
               {"relative_difference_from_warpnet", std::isnan(d.relative) ? json(nullptr) : json(d.relative)},

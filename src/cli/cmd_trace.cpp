@@ -84,7 +84,7 @@ void run_trace(const TraceOptions& o) {
   const device::Launch shape = kernel.shape(sizes);
 
   simt::set_workers(1);  // blocks in order: the samples and steps repeat exactly
-  Tensor out;
+  std::vector<Tensor> out;
   nlohmann::json steps = nlohmann::json::array();
   if (o.warp >= 0 || !o.block.empty()) {
     auto b = parse_number_list(o.block.empty() ? "0" : o.block, "trace: --block");

@@ -35,12 +35,18 @@ struct Op {
   std::vector<std::string> size_names;  // {"M", "N", "K"}
   std::vector<Sizes> test_sizes;        // every kernel of the op is checked at each
   Sizes defaults;                       // fills sizes a user leaves out (complete_sizes)
+  // The inputs for `sizes`, in the order the kernels take them: f32 tensors,
+  // or i32 ones for indices (class labels), which are uploaded as they are.
   std::vector<Tensor> (*make_inputs)(const Sizes&, Rng&);
-  Shape (*output_shape)(const Sizes&);
-  Tensor (*reference)(const Sizes&, const std::vector<Tensor>& inputs);
-  // The largest error allowed for each output element, from the precision and
-  // the reduction length (the reasoning sits beside each op's definition).
-  Tensor (*tolerance)(const Sizes&, const std::vector<Tensor>& inputs);
+  // The shape of each output, in order; every output is fp32. Most ops have
+  // one; the fused ones more (softmax + cross-entropy: the loss and the
+  // probabilities; an optimizer: every tensor it updates).
+  std::vector<Shape> (*output_shapes)(const Sizes&);
+  // One tensor per output: the expected values (in double) and
+  std::vector<Tensor> (*reference)(const Sizes&, const std::vector<Tensor>& inputs);
+  // the largest error allowed for each element, from the precision and the
+  // reduction length (the reasoning sits beside each op's definition).
+  std::vector<Tensor> (*tolerance)(const Sizes&, const std::vector<Tensor>& inputs);
   // For `warpnet bench`: the sizes it times when given none, and the length
   // of the sums behind each output element (K for matmul), from which it
   // derives the bound on the relative error of a whole output (bench.hpp).
@@ -48,7 +54,7 @@ struct Op {
   int64_t (*reduction_length)(const Sizes&) = nullptr;
   // warpnet's own CPU path in fp32 (the op's CPU version 0, Eigen for
   // matmul): what the bench times on the CPU and sets the GPU against.
-  Tensor (*cpu_fp32)(const Sizes&, const std::vector<Tensor>& inputs) = nullptr;
+  std::vector<Tensor> (*cpu_fp32)(const Sizes&, const std::vector<Tensor>& inputs) = nullptr;
 };
 
 struct Launch {
@@ -56,7 +62,7 @@ struct Launch {
   size_t dynamic_shared = 0;  // bytes
 };
 
-// Device pointers: the op's inputs in order, then its output.
+// Device pointers: the op's inputs in order, then its outputs in order.
 using Buffers = std::span<void* const>;
 
 struct Kernel {

@@ -13,6 +13,7 @@ std::vector<Tensor> make_inputs(const Kernel& kernel, const Sizes& sizes, Rng& r
   if (!kernel.input_format) return inputs;
   const simt::Minifloat format = *kernel.input_format;
   for (Tensor& t : inputs) {
+    if (t.dtype() != DType::f32) continue;  // indices keep their values
     float* p = t.data<float>();
     for (int64_t i = 0; i < t.numel(); ++i) p[i] = simt::decode(format, simt::encode(format, p[i], false));
   }
@@ -20,12 +21,13 @@ std::vector<Tensor> make_inputs(const Kernel& kernel, const Sizes& sizes, Rng& r
 }
 std::vector<uint8_t> device_bytes(const Kernel& kernel, const Tensor& input) {
   const Tensor t = input.contiguous();
-  WN_CHECK(t.dtype() == DType::f32, kernel.id(), ": inputs are fp32 on the host, got ", t.describe());
-  const float* p = t.data<float>();
-  if (!kernel.input_format) {
-    const auto* bytes = reinterpret_cast<const uint8_t*>(p);
+  WN_CHECK(t.dtype() == DType::f32 || t.dtype() == DType::i32, kernel.id(),
+           ": inputs are fp32 or i32 on the host, got ", t.describe());
+  if (!kernel.input_format || t.dtype() == DType::i32) {
+    const auto* bytes = static_cast<const uint8_t*>(t.raw());
     return {bytes, bytes + t.nbytes()};
   }
+  const float* p = t.data<float>();
   const simt::Minifloat format = *kernel.input_format;
   const int width = (1 + format.exponent + format.mantissa) / 8;  // bytes per element
   std::vector<uint8_t> out(size_t(t.numel()) * width);
@@ -55,6 +57,12 @@ class DeviceMemory {
 
 }  // namespace
 
+int64_t total_elements(const std::vector<Shape>& shapes) {
+  int64_t n = 0;
+  for (const Shape& s : shapes) n += s.numel();
+  return n;
+}
+
 void launch(const Kernel& kernel, const Sizes& sizes, Buffers buffers) {
   try {
     kernel.launch(sizes, kernel.shape(sizes), buffers);
@@ -63,38 +71,52 @@ void launch(const Kernel& kernel, const Sizes& sizes, Buffers buffers) {
   }
 }
 
-Tensor run_emulated(const Kernel& kernel, const Sizes& sizes, const std::vector<Tensor>& inputs) {
+std::vector<Tensor> run_emulated(const Kernel& kernel, const Sizes& sizes, const std::vector<Tensor>& inputs) {
   const Op& the_op = op(kernel.op);
   std::vector<std::unique_ptr<DeviceMemory>> memory;
   std::vector<void*> buffers;
+  auto upload = [&](const void* data, size_t bytes) {
+    memory.push_back(std::make_unique<DeviceMemory>(bytes));
+    cudaMemcpy(memory.back()->get(), data, bytes, cudaMemcpyHostToDevice);
+    buffers.push_back(memory.back()->get());
+  };
   for (const Tensor& input : inputs) {
     const std::vector<uint8_t> bytes = device_bytes(kernel, input);
-    memory.push_back(std::make_unique<DeviceMemory>(bytes.size()));
-    cudaMemcpy(memory.back()->get(), bytes.data(), bytes.size(), cudaMemcpyHostToDevice);
-    buffers.push_back(memory.back()->get());
+    upload(bytes.data(), bytes.size());
   }
-  Tensor out = Tensor::full(the_op.output_shape(sizes), std::numeric_limits<double>::quiet_NaN(), inputs.at(0).dtype());
-  memory.push_back(std::make_unique<DeviceMemory>(size_t(out.nbytes())));
-  cudaMemcpy(memory.back()->get(), out.raw(), size_t(out.nbytes()), cudaMemcpyHostToDevice);
-  buffers.push_back(memory.back()->get());
+  std::vector<Tensor> outputs;
+  for (const Shape& shape : the_op.output_shapes(sizes)) {
+    outputs.push_back(Tensor::full(shape, std::numeric_limits<double>::quiet_NaN(), DType::f32));
+    upload(outputs.back().raw(), size_t(outputs.back().nbytes()));
+  }
 
   cudaGetLastError();  // a stale error from earlier host code is not this kernel's
   launch(kernel, sizes, buffers);
-  cudaMemcpy(out.raw(), buffers.back(), size_t(out.nbytes()), cudaMemcpyDeviceToHost);
-  return out;
+  for (size_t i = 0; i < outputs.size(); ++i)
+    cudaMemcpy(outputs[i].raw(), buffers[inputs.size() + i], size_t(outputs[i].nbytes()), cudaMemcpyDeviceToHost);
+  return outputs;
 }
 
-Comparison compare(const Op& op, const Sizes& sizes, const std::vector<Tensor>& inputs, const Tensor& got) {
-  const Tensor want = op.reference(sizes, inputs), bound = op.tolerance(sizes, inputs);
-  WN_CHECK(got.shape() == want.shape(), op.name, ": output is ", got.describe(), ", the reference ", want.describe());
+Comparison compare(const Op& op, const Sizes& sizes, const std::vector<Tensor>& inputs,
+                   const std::vector<Tensor>& got) {
+  const std::vector<Tensor> want = op.reference(sizes, inputs), bound = op.tolerance(sizes, inputs);
+  WN_CHECK(got.size() == want.size() && bound.size() == want.size(), op.name, ": ", got.size(), " outputs, the reference has ",
+           want.size(), " and the tolerance ", bound.size());
   Comparison c;
-  c.checked = want.numel();
-  for (int64_t i = 0; i < want.numel(); ++i) {
-    const double error = std::abs(got.item(i) - want.item(i)), tolerance = bound.item(i);
-    c.worst_ratio = std::max(c.worst_ratio, tolerance > 0 ? error / tolerance : error);
-    if (error <= tolerance) continue;  // NaN fails here too
-    if (++c.mismatches <= 5)
-      c.first += cat("  [", i, "] got ", got.item(i), ", want ", want.item(i), " (tolerance ", tolerance, ")\n");
+  for (size_t o = 0; o < want.size(); ++o) {
+    WN_CHECK(got[o].shape() == want[o].shape(), op.name, ": output ", o, " is ", got[o].describe(), ", the reference ",
+             want[o].describe());
+    // Name the output only when there are several.
+    const std::string which = want.size() > 1 ? cat("output ", o, " ") : "";
+    c.checked += want[o].numel();
+    for (int64_t i = 0; i < want[o].numel(); ++i) {
+      const double error = std::abs(got[o].item(i) - want[o].item(i)), tolerance = bound[o].item(i);
+      c.worst_ratio = std::max(c.worst_ratio, tolerance > 0 ? error / tolerance : error);
+      if (error <= tolerance) continue;  // NaN fails here too
+      if (++c.mismatches <= 5)
+        c.first += cat("  ", which, "[", i, "] got ", got[o].item(i), ", want ", want[o].item(i), " (tolerance ",
+                       tolerance, ")\n");
+    }
   }
   return c;
 }

@@ -8,22 +8,27 @@
 
 namespace warpnet::device {
 
-// The op's inputs for `sizes`, rounded to the kernel's input format if it has one.
+// The op's inputs for `sizes`, the f32 ones rounded to the kernel's input
+// format if it has one.
 std::vector<Tensor> make_inputs(const Kernel& kernel, const Sizes& sizes, Rng& rng);
 
-// An input as the kernel reads it from device memory: the fp32 bytes, or each
-// element encoded in the kernel's input format (2 bytes for fp16/bf16, 1 for fp8).
+// An input as the kernel reads it from device memory: the fp32 (or i32)
+// bytes, or each fp32 element encoded in the kernel's input format (2 bytes
+// for fp16/bf16, 1 for fp8).
 std::vector<uint8_t> device_bytes(const Kernel& kernel, const Tensor& input);
+
+// The elements of several outputs together: what compare() checks.
+int64_t total_elements(const std::vector<Shape>& shapes);
 
 // kernel.launch with its registered shape; a failure is rethrown as
 // "matmul/03_smem_tiled at M=.. N=..: cudaErrorInvalidConfiguration: ...".
 void launch(const Kernel& kernel, const Sizes& sizes, Buffers buffers);
 
-// Uploads `inputs` to emulated device memory, poisons the output with NaN (so
-// an element the kernel never writes cannot pass), launches the kernel with
-// its registered shape and returns the output. Throws Error naming the kernel
-// with the emulator's message when the launch fails.
-Tensor run_emulated(const Kernel& kernel, const Sizes& sizes, const std::vector<Tensor>& inputs);
+// Uploads `inputs` to emulated device memory, poisons the outputs with NaN
+// (so an element the kernel never writes cannot pass), launches the kernel
+// with its registered shape and returns the outputs. Throws Error naming the
+// kernel with the emulator's message when the launch fails.
+std::vector<Tensor> run_emulated(const Kernel& kernel, const Sizes& sizes, const std::vector<Tensor>& inputs);
 
 struct Comparison {
   int64_t checked = 0, mismatches = 0;
@@ -31,7 +36,9 @@ struct Comparison {
   std::string first;       // the first few mismatches, one per line
 };
 
-// Element-wise |got - reference| <= op.tolerance(sizes, inputs).
-Comparison compare(const Op& op, const Sizes& sizes, const std::vector<Tensor>& inputs, const Tensor& got);
+// Element-wise |got - reference| <= op.tolerance(sizes, inputs), over every
+// output; `checked` counts the elements of all outputs together.
+Comparison compare(const Op& op, const Sizes& sizes, const std::vector<Tensor>& inputs,
+                   const std::vector<Tensor>& got);
 
 }  // namespace warpnet::device

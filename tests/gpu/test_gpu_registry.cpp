@@ -27,7 +27,7 @@ TEST_CASE("gpu: every CUDA kernel matches its CPU reference at the op's test siz
       INFO(what);
       Rng rng(kSeed);
       const auto inputs = device::make_inputs(*kernel, sizes, rng);
-      Tensor got;
+      std::vector<Tensor> got;
       try {
         got = device::gpu::run(*kernel, sizes, inputs, 30);
       } catch (const device::gpu::Failure& f) {
@@ -41,7 +41,7 @@ TEST_CASE("gpu: every CUDA kernel matches its CPU reference at the op's test siz
         std::printf("%s: %lld of %lld wrong\n%s", what.c_str(), (long long)c.mismatches, (long long)c.checked,
                     c.first.c_str());
       CHECK(c.mismatches == 0);
-      CHECK(c.checked == op.output_shape(sizes).numel());
+      CHECK(c.checked == device::total_elements(op.output_shapes(sizes)));
       passed += c.mismatches == 0;
     }
     std::printf("%-28s %2d of %zu test sizes match\n", kernel->id().c_str(), passed, op.test_sizes.size());

@@ -46,7 +46,7 @@ class Failure : public Error {
 };
 
 // An op's inputs on the device, encoded in one kernel's input format
-// (device_bytes, run.hpp), and one output buffer. Kernels of the same op and
+// (device_bytes, run.hpp), and its output buffers. Kernels of the same op and
 // input format run on the same Problem: a kernel and its vendor baseline see
 // the very same inputs.
 class Problem {
@@ -57,13 +57,13 @@ class Problem {
   Problem(const Problem&) = delete;
   Problem& operator=(const Problem&) = delete;
 
-  // Poisons the output with NaN (an element the kernel never writes cannot
+  // Poisons the outputs with NaN (an element the kernel never writes cannot
   // pass a check), launches `kernel` with its registered shape and waits, at
   // most `timeout_s` seconds. Returns the seconds waited (launch included).
   // Throws Failure.
   double run(const Kernel& kernel, double timeout_s = 60);
-  // The output as fp32, downloaded.
-  Tensor output() const;
+  // The outputs as fp32, downloaded.
+  std::vector<Tensor> outputs() const;
 
   // Times `kernel` with CUDA events around the launch alone: `warmup` untimed
   // runs, then up to `runs` timed runs, each after writing a buffer twice
@@ -78,7 +78,7 @@ class Problem {
   std::unique_ptr<Impl> impl_;
 };
 
-// One run on fresh device buffers: Problem(kernel, sizes, inputs).run(kernel) and the output.
-Tensor run(const Kernel& kernel, const Sizes& sizes, const std::vector<Tensor>& inputs, double timeout_s = 60);
+// One run on fresh device buffers: Problem(kernel, sizes, inputs).run(kernel) and the outputs.
+std::vector<Tensor> run(const Kernel& kernel, const Sizes& sizes, const std::vector<Tensor>& inputs, double timeout_s = 60);
 
 }  // namespace warpnet::device::gpu

@@ -17,13 +17,14 @@ Problem::Problem(const Kernel& kernel, const Sizes&, const std::vector<Tensor>&)
 }
 Problem::~Problem() = default;
 double Problem::run(const Kernel&, double) { return 0; }
-Tensor Problem::output() const { return {}; }
+std::vector<Tensor> Problem::outputs() const { return {}; }
 std::vector<double> Problem::time(const Kernel&, int, int, int, double, double) { return {}; }
 
-Tensor run(const Kernel& kernel, const Sizes& sizes, const std::vector<Tensor>& inputs, double timeout_s) {
+std::vector<Tensor> run(const Kernel& kernel, const Sizes& sizes, const std::vector<Tensor>& inputs,
+                        double timeout_s) {
   Problem problem(kernel, sizes, inputs);
   problem.run(kernel, timeout_s);
-  return problem.output();
+  return problem.outputs();
 }
 
 }  // namespace warpnet::device::gpu

@@ -151,8 +151,9 @@ struct Problem::Impl {
   const Op* op = nullptr;
   const Kernel* owner = nullptr;  // fixes the op and input format
   Sizes sizes;
-  Shape out_shape;
-  std::vector<std::unique_ptr<DeviceBuffer>> memory;  // inputs, then the output
+  std::vector<Shape> out_shapes;
+  size_t first_output = 0;                            // index of the first output in memory
+  std::vector<std::unique_ptr<DeviceBuffer>> memory;  // inputs, then the outputs
   std::vector<void*> buffers;
 
   std::string where(const Kernel& k) const { return cat(k.id(), " at ", describe_sizes(*op, sizes)); }
@@ -189,7 +190,7 @@ Problem::Problem(const Kernel& kernel, const Sizes& sizes, const std::vector<Ten
   impl_->op = &op(kernel.op);
   impl_->owner = &kernel;
   impl_->sizes = sizes;
-  impl_->out_shape = impl_->op->output_shape(sizes);
+  impl_->out_shapes = impl_->op->output_shapes(sizes);
   impl_->check_compatible(kernel);
   const std::string at = impl_->where(kernel);
   for (const Tensor& input : inputs) {
@@ -199,11 +200,12 @@ Problem::Problem(const Kernel& kernel, const Sizes& sizes, const std::vector<Ten
             at + ": uploading an input");
     impl_->buffers.push_back(impl_->memory.back()->data);
   }
-  int64_t out_elements = 1;
-  for (int64_t d : impl_->out_shape) out_elements *= d;
-  impl_->memory.push_back(
-      std::make_unique<DeviceBuffer>(size_t(out_elements) * sizeof(float), at + ": cudaMalloc for the output"));
-  impl_->buffers.push_back(impl_->memory.back()->data);
+  impl_->first_output = impl_->memory.size();
+  for (const Shape& shape : impl_->out_shapes) {
+    impl_->memory.push_back(
+        std::make_unique<DeviceBuffer>(size_t(shape.numel()) * sizeof(float), at + ": cudaMalloc for an output"));
+    impl_->buffers.push_back(impl_->memory.back()->data);
+  }
 }
 
 Problem::~Problem() = default;
@@ -211,9 +213,9 @@ Problem::~Problem() = default;
 double Problem::run(const Kernel& kernel, double timeout_s) {
   impl_->check_compatible(kernel);
   const std::string at = impl_->where(kernel);
-  DeviceBuffer& out = *impl_->memory.back();
   // 0xFF bytes are a NaN in fp32: an element the kernel never writes fails every check.
-  WN_CUDA(cudaMemset(out.data, 0xFF, out.bytes), at + ": poisoning the output");
+  for (size_t i = impl_->first_output; i < impl_->memory.size(); ++i)
+    WN_CUDA(cudaMemset(impl_->memory[i]->data, 0xFF, impl_->memory[i]->bytes), at + ": poisoning an output");
   Event done(at);
   const auto start = std::chrono::steady_clock::now();
   impl_->launch(kernel);
@@ -222,11 +224,14 @@ double Problem::run(const Kernel& kernel, double timeout_s) {
   return std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
 }
 
-Tensor Problem::output() const {
-  Tensor out = Tensor::empty(impl_->out_shape);
-  const DeviceBuffer& buffer = *impl_->memory.back();
-  WN_CUDA(cudaMemcpy(out.raw(), buffer.data, buffer.bytes, cudaMemcpyDeviceToHost),
-          impl_->where(*impl_->owner) + ": downloading the output");
+std::vector<Tensor> Problem::outputs() const {
+  std::vector<Tensor> out;
+  for (size_t i = 0; i < impl_->out_shapes.size(); ++i) {
+    out.push_back(Tensor::empty(impl_->out_shapes[i]));
+    const DeviceBuffer& buffer = *impl_->memory[impl_->first_output + i];
+    WN_CUDA(cudaMemcpy(out.back().raw(), buffer.data, buffer.bytes, cudaMemcpyDeviceToHost),
+            impl_->where(*impl_->owner) + ": downloading an output");
+  }
   return out;
 }
 
@@ -258,10 +263,11 @@ std::vector<double> Problem::time(const Kernel& kernel, int warmup, int runs, in
   return ms;
 }
 
-Tensor run(const Kernel& kernel, const Sizes& sizes, const std::vector<Tensor>& inputs, double timeout_s) {
+std::vector<Tensor> run(const Kernel& kernel, const Sizes& sizes, const std::vector<Tensor>& inputs,
+                        double timeout_s) {
   Problem problem(kernel, sizes, inputs);
   problem.run(kernel, timeout_s);
-  return problem.output();
+  return problem.outputs();
 }
 
 }  // namespace warpnet::device::gpu

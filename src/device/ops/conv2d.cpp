@@ -37,8 +37,8 @@ std::vector<Tensor> inputs(const Sizes& s, Rng& rng) {
 }
 
 // In double, so the reference's own rounding is negligible against the bound.
-Tensor reference(const Sizes& s, const std::vector<Tensor>& in) {
-  return cpu::conv2d(in[0].to(DType::f64), in[1].to(DType::f64), Tensor{}, params(s));
+std::vector<Tensor> reference(const Sizes& s, const std::vector<Tensor>& in) {
+  return {cpu::conv2d(in[0].to(DType::f64), in[1].to(DType::f64), Tensor{}, params(s))};
 }
 
 Tensor absolute(const Tensor& t) {
@@ -61,8 +61,8 @@ Tensor scaled(Tensor abs_sums, double length) {
 // padding, which only shrinks the error). Direct loops, im2col + GEMM and
 // implicit GEMM all order it differently; the bound holds for each: matmul's
 // with K = C·R·S. Σ|x·w| is the convolution of |x| with |w|.
-Tensor tolerance(const Sizes& s, const std::vector<Tensor>& in) {
-  return scaled(cpu::conv2d(absolute(in[0]), absolute(in[1]), Tensor{}, params(s)), double(s[1] * s[5] * s[6]));
+std::vector<Tensor> tolerance(const Sizes& s, const std::vector<Tensor>& in) {
+  return {scaled(cpu::conv2d(absolute(in[0]), absolute(in[1]), Tensor{}, params(s)), double(s[1] * s[5] * s[6]))};
 }
 
 // Small but awkward: the emulator runs a fiber per thread, and every kernel
@@ -92,13 +92,13 @@ const Registration conv2d{Op{
     .test_sizes = conv_test_sizes(),
     .defaults = {64, 64, 56, 56, 64, 3, 3, 1, 1, 1},
     .make_inputs = inputs,
-    .output_shape = y_shape,
+    .output_shapes = [](const Sizes& s) { return std::vector<Shape>{y_shape(s)}; },
     .reference = reference,
     .tolerance = tolerance,
     .bench_sizes = conv_bench_sizes(),
     .reduction_length = [](const Sizes& s) { return s[1] * s[5] * s[6]; },
-    .cpu_fp32 = [](const Sizes& s, const std::vector<Tensor>& in) {
-      return cpu::conv2d(in[0], in[1], Tensor{}, params(s));
+    .cpu_fp32 = [](const Sizes& s, const std::vector<Tensor>& in) -> std::vector<Tensor> {
+      return {cpu::conv2d(in[0], in[1], Tensor{}, params(s))};
     },
 }};
 
@@ -144,17 +144,17 @@ const Registration conv2d_dgrad{Op{
     .test_sizes = conv_test_sizes(),
     .defaults = {64, 64, 56, 56, 64, 3, 3, 1, 1, 1},
     .make_inputs = dgrad_inputs,
-    .output_shape = x_shape,
-    .reference = [](const Sizes& s, const std::vector<Tensor>& in) {
-      return dgrad_of(s, in[0].to(DType::f64), in[1].to(DType::f64));
+    .output_shapes = [](const Sizes& s) { return std::vector<Shape>{x_shape(s)}; },
+    .reference = [](const Sizes& s, const std::vector<Tensor>& in) -> std::vector<Tensor> {
+      return {dgrad_of(s, in[0].to(DType::f64), in[1].to(DType::f64))};
     },
-    .tolerance = [](const Sizes& s, const std::vector<Tensor>& in) {
-      return scaled(dgrad_of(s, absolute(in[0]), absolute(in[1])), double(dgrad_length(s)));
+    .tolerance = [](const Sizes& s, const std::vector<Tensor>& in) -> std::vector<Tensor> {
+      return {scaled(dgrad_of(s, absolute(in[0]), absolute(in[1])), double(dgrad_length(s)))};
     },
     .bench_sizes = conv_bench_sizes(),
     .reduction_length = dgrad_length,
-    .cpu_fp32 = [](const Sizes& s, const std::vector<Tensor>& in) {
-      return cpu::conv2d_backward(Tensor::zeros(x_shape(s)), in[1], in[0], params(s), false, true).dx;
+    .cpu_fp32 = [](const Sizes& s, const std::vector<Tensor>& in) -> std::vector<Tensor> {
+      return {cpu::conv2d_backward(Tensor::zeros(x_shape(s)), in[1], in[0], params(s), false, true).dx};
     },
 }};
 
@@ -164,17 +164,17 @@ const Registration conv2d_wgrad{Op{
     .test_sizes = conv_test_sizes(),
     .defaults = {64, 64, 56, 56, 64, 3, 3, 1, 1, 1},
     .make_inputs = wgrad_inputs,
-    .output_shape = w_shape,
-    .reference = [](const Sizes& s, const std::vector<Tensor>& in) {
-      return wgrad_of(s, in[0].to(DType::f64), in[1].to(DType::f64));
+    .output_shapes = [](const Sizes& s) { return std::vector<Shape>{w_shape(s)}; },
+    .reference = [](const Sizes& s, const std::vector<Tensor>& in) -> std::vector<Tensor> {
+      return {wgrad_of(s, in[0].to(DType::f64), in[1].to(DType::f64))};
     },
-    .tolerance = [](const Sizes& s, const std::vector<Tensor>& in) {
-      return scaled(wgrad_of(s, absolute(in[0]), absolute(in[1])), double(wgrad_length(s)));
+    .tolerance = [](const Sizes& s, const std::vector<Tensor>& in) -> std::vector<Tensor> {
+      return {scaled(wgrad_of(s, absolute(in[0]), absolute(in[1])), double(wgrad_length(s)))};
     },
     .bench_sizes = conv_bench_sizes(),
     .reduction_length = wgrad_length,
-    .cpu_fp32 = [](const Sizes& s, const std::vector<Tensor>& in) {
-      return cpu::conv2d_backward(in[0], Tensor::zeros(w_shape(s)), in[1], params(s), false, false).dw;
+    .cpu_fp32 = [](const Sizes& s, const std::vector<Tensor>& in) -> std::vector<Tensor> {
+      return {cpu::conv2d_backward(in[0], Tensor::zeros(w_shape(s)), in[1], params(s), false, false).dw};
     },
 }};
 

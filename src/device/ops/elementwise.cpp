@@ -34,7 +34,7 @@ Shape flat(const Sizes& s) { return Shape{s[0]}; }
 
 // ReLU and its backward pick one of their inputs or 0: exact in any
 // precision, so zero tolerance; one wrong element is a bug.
-Tensor exact(const Sizes& s, const std::vector<Tensor>&) { return Tensor::zeros({s[0]}, DType::f64); }
+std::vector<Tensor> exact(const Sizes& s, const std::vector<Tensor>&) { return {Tensor::zeros({s[0]}, DType::f64)}; }
 
 // n: 1, 7, 33 (not whole float4s, and past a warp), 1000 (whole float4s, no
 // tail), 1031 and 4099 (a tail of 3, several blocks), and one past the grid
@@ -47,7 +47,7 @@ const std::vector<Sizes> kBenchSizes = {{64 << 20}};
 // No sums: each output comes from one element.
 int64_t one(const Sizes&) { return 1; }
 
-using OpFunction = Tensor (*)(const Sizes&, const std::vector<Tensor>&);
+using OpFunction = std::vector<Tensor> (*)(const Sizes&, const std::vector<Tensor>&);
 
 // An activation op over n elements (forward: {x}; backward: {x, dy}): what
 // differs between them is the inputs, the reference, the bound and the CPU path.
@@ -58,7 +58,7 @@ Op activation_op(std::string name, std::vector<Tensor> (*inputs)(const Sizes&, R
             .test_sizes = kTestSizes,
             .defaults = {1 << 20},
             .make_inputs = inputs,
-            .output_shape = flat,
+            .output_shapes = [](const Sizes& s) { return std::vector<Shape>{flat(s)}; },
             .reference = reference,
             .tolerance = tolerance,
             .bench_sizes = kBenchSizes,
@@ -67,15 +67,15 @@ Op activation_op(std::string name, std::vector<Tensor> (*inputs)(const Sizes&, R
 }
 
 const Registration relu{activation_op(
-    "relu", unary_inputs, [](const Sizes&, const std::vector<Tensor>& in) { return cpu::relu(in[0].to(DType::f64)); },
-    exact, [](const Sizes&, const std::vector<Tensor>& in) { return cpu::relu(in[0]); })};
+    "relu", unary_inputs, [](const Sizes&, const std::vector<Tensor>& in) -> std::vector<Tensor> { return {cpu::relu(in[0].to(DType::f64))}; },
+    exact, [](const Sizes&, const std::vector<Tensor>& in) -> std::vector<Tensor> { return {cpu::relu(in[0])}; })};
 
 const Registration relu_backward{activation_op(
     "relu_backward", binary_inputs,
-    [](const Sizes&, const std::vector<Tensor>& in) {
-      return cpu::relu_backward(in[0].to(DType::f64), in[1].to(DType::f64));
+    [](const Sizes&, const std::vector<Tensor>& in) -> std::vector<Tensor> {
+      return {cpu::relu_backward(in[0].to(DType::f64), in[1].to(DType::f64))};
     },
-    exact, [](const Sizes&, const std::vector<Tensor>& in) { return cpu::relu_backward(in[0], in[1]); })};
+    exact, [](const Sizes&, const std::vector<Tensor>& in) -> std::vector<Tensor> { return {cpu::relu_backward(in[0], in[1])}; })};
 
 // ---- GELU --------------------------------------------------------------------
 // The kernels evaluate the tanh form in fp32 (kernels/common/activations.hpp):
@@ -102,17 +102,17 @@ const Registration relu_backward{activation_op(
 // a zero bound.
 constexpr double kU = 0x1p-24, kGeluScale = 0.7978845608028654, kGeluCubic = 0.044715;
 
-Tensor gelu_tolerance(const Sizes& s, const std::vector<Tensor>& in) {
+std::vector<Tensor> gelu_tolerance(const Sizes& s, const std::vector<Tensor>& in) {
   const Tensor y = cpu::gelu(in[0].to(DType::f64));
   Tensor tol = Tensor::empty({s[0]}, DType::f64);
   const float* x = in[0].data<float>();
   const double* py = y.data<double>();
   double* pt = tol.data<double>();
   for (int64_t i = 0; i < s[0]; ++i) pt[i] = (8.0 * std::abs(double(x[i])) + 4.0 * std::abs(py[i])) * kU;
-  return tol;
+  return {tol};
 }
 
-Tensor gelu_backward_tolerance(const Sizes& s, const std::vector<Tensor>& in) {
+std::vector<Tensor> gelu_backward_tolerance(const Sizes& s, const std::vector<Tensor>& in) {
   const Tensor dx = cpu::gelu_backward(in[0].to(DType::f64), in[1].to(DType::f64));
   Tensor tol = Tensor::empty({s[0]}, DType::f64);
   const float* px = in[0].data<float>();
@@ -125,19 +125,19 @@ Tensor gelu_backward_tolerance(const Sizes& s, const std::vector<Tensor>& in) {
     const double g = std::abs(double(pg[i]));
     pt[i] = (g * (8.0 + 16.0 * std::abs(x) * du + 16.0 * std::abs(b)) + 4.0 * std::abs(pdx[i])) * kU;
   }
-  return tol;
+  return {tol};
 }
 
 const Registration gelu{activation_op(
-    "gelu", unary_inputs, [](const Sizes&, const std::vector<Tensor>& in) { return cpu::gelu(in[0].to(DType::f64)); },
-    gelu_tolerance, [](const Sizes&, const std::vector<Tensor>& in) { return cpu::gelu(in[0]); })};
+    "gelu", unary_inputs, [](const Sizes&, const std::vector<Tensor>& in) -> std::vector<Tensor> { return {cpu::gelu(in[0].to(DType::f64))}; },
+    gelu_tolerance, [](const Sizes&, const std::vector<Tensor>& in) -> std::vector<Tensor> { return {cpu::gelu(in[0])}; })};
 
 const Registration gelu_backward{activation_op(
     "gelu_backward", binary_inputs,
-    [](const Sizes&, const std::vector<Tensor>& in) {
-      return cpu::gelu_backward(in[0].to(DType::f64), in[1].to(DType::f64));
+    [](const Sizes&, const std::vector<Tensor>& in) -> std::vector<Tensor> {
+      return {cpu::gelu_backward(in[0].to(DType::f64), in[1].to(DType::f64))};
     },
-    gelu_backward_tolerance, [](const Sizes&, const std::vector<Tensor>& in) { return cpu::gelu_backward(in[0], in[1]); })};
+    gelu_backward_tolerance, [](const Sizes&, const std::vector<Tensor>& in) -> std::vector<Tensor> { return {cpu::gelu_backward(in[0], in[1])}; })};
 
 // ---- bias_add ------------------------------------------------------------------
 // y = x + b broadcast along axis 1; sizes {N, C, S}: x and y (N,C,S), S = H·W
@@ -151,11 +151,11 @@ std::vector<Tensor> bias_inputs(const Sizes& s, Rng& rng) {
 
 // One fp32 add of two fp32 values, rounded to nearest: within 2^-24·|x + b|
 // of the exact sum (the unit roundoff; exact when it lands in the denormals).
-Tensor bias_tolerance(const Sizes&, const std::vector<Tensor>& in) {
+std::vector<Tensor> bias_tolerance(const Sizes&, const std::vector<Tensor>& in) {
   Tensor tol = cpu::bias_add(in[0].to(DType::f64), in[1].to(DType::f64));
   double* p = tol.data<double>();
   for (int64_t i = 0; i < tol.numel(); ++i) p[i] = std::abs(p[i]) * kU;
-  return tol;
+  return {tol};
 }
 
 const Registration bias_add{Op{
@@ -169,16 +169,16 @@ const Registration bias_add{Op{
                    {2, 3, 7}, {3, 7, 49}, {4, 64, 16}, {1, 1031, 1049}},
     .defaults = {64, 256, 1024},
     .make_inputs = bias_inputs,
-    .output_shape = [](const Sizes& s) { return Shape{s[0], s[1], s[2]}; },
+    .output_shapes = [](const Sizes& s) { return std::vector<Shape>{Shape{s[0], s[1], s[2]}}; },
     .reference =
-        [](const Sizes&, const std::vector<Tensor>& in) {
-          return cpu::bias_add(in[0].to(DType::f64), in[1].to(DType::f64));
+        [](const Sizes&, const std::vector<Tensor>& in) -> std::vector<Tensor> {
+          return {cpu::bias_add(in[0].to(DType::f64), in[1].to(DType::f64))};
         },
     .tolerance = bias_tolerance,
     // A ResNet-like activation, 64x256x64x64: 64M elements, 256 MiB.
     .bench_sizes = {{64, 256, 4096}},
     .reduction_length = one,
-    .cpu_fp32 = [](const Sizes&, const std::vector<Tensor>& in) { return cpu::bias_add(in[0], in[1]); },
+    .cpu_fp32 = [](const Sizes&, const std::vector<Tensor>& in) -> std::vector<Tensor> { return {cpu::bias_add(in[0], in[1])}; },
 }};
 
 }  // namespace

@@ -30,8 +30,8 @@ std::vector<Tensor> inputs(const Sizes& s, Rng& rng) {
 }
 
 // In double, so the reference's own rounding is negligible against the bound.
-Tensor reference(const Sizes& s, const std::vector<Tensor>& in) {
-  return cpu::matmul(in[0].to(DType::f64), in[1].to(DType::f64), trans_a(s), trans_b(s));
+std::vector<Tensor> reference(const Sizes& s, const std::vector<Tensor>& in) {
+  return {cpu::matmul(in[0].to(DType::f64), in[1].to(DType::f64), trans_a(s), trans_b(s))};
 }
 
 Tensor absolute(const Tensor& t) {
@@ -43,12 +43,12 @@ Tensor absolute(const Tensor& t) {
 
 // An fp32 K-term dot product, summed in any order, with or without FMA, errs
 // by at most about K·eps·Σ|a·b| (the classic bound; eps = 2^-23 ≈ 1.2e-7).
-Tensor tolerance(const Sizes& s, const std::vector<Tensor>& in) {
+std::vector<Tensor> tolerance(const Sizes& s, const std::vector<Tensor>& in) {
   Tensor bound = cpu::matmul(absolute(in[0]), absolute(in[1]), trans_a(s), trans_b(s));
   const double k_eps = double(s[2]) * 1.2e-7;
   double* p = bound.data<double>();
   for (int64_t i = 0; i < bound.numel(); ++i) p[i] = k_eps * p[i] + 1e-30;
-  return bound;
+  return {bound};
 }
 
 const Registration matmul{Op{
@@ -70,15 +70,15 @@ const Registration matmul{Op{
                    {33, 31, 35, 1, 1}},
     .defaults = {256, 256, 256, 0, 0},
     .make_inputs = inputs,
-    .output_shape = [](const Sizes& s) { return Shape{s[0], s[1]}; },
+    .output_shapes = [](const Sizes& s) { return std::vector<Shape>{Shape{s[0], s[1]}}; },
     .reference = reference,
     .tolerance = tolerance,
     // 4096^3 for the FP32 ladder and 8192^3 for the tensor-core versions:
     // both fill an H200 (issue 4's targets are stated at these sizes).
     .bench_sizes = {{4096, 4096, 4096, 0, 0}, {8192, 8192, 8192, 0, 0}},
     .reduction_length = [](const Sizes& s) { return s[2]; },
-    .cpu_fp32 = [](const Sizes& s, const std::vector<Tensor>& in) {
-      return cpu::matmul(in[0], in[1], trans_a(s), trans_b(s));
+    .cpu_fp32 = [](const Sizes& s, const std::vector<Tensor>& in) -> std::vector<Tensor> {
+      return {cpu::matmul(in[0], in[1], trans_a(s), trans_b(s))};
     },
 }};
 

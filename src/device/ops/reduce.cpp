@@ -47,17 +47,17 @@ float maximum(const float* begin, const float* end) { return *std::max_element(b
 
 // An fp32 sum of C terms, in any order, errs by at most about C·eps·Σ|x|
 // (eps = 2^-23 ≈ 1.2e-7: twice the unit roundoff, the same bound as matmul's).
-Tensor sum_tolerance(const Sizes& s, const std::vector<Tensor>& in) {
+std::vector<Tensor> sum_tolerance(const Sizes& s, const std::vector<Tensor>& in) {
   const double c_eps = double(s[1]) * 1.2e-7;
-  return per_row<double>(s, in[0], [&](const float* begin, const float* end) {
+  return {per_row<double>(s, in[0], [&](const float* begin, const float* end) {
     double abs_sum = 0;
     for (const float* p = begin; p != end; ++p) abs_sum += std::abs(double(*p));
     return c_eps * abs_sum + 1e-30;
-  });
+  })};
 }
 
 // The maximum is one of the inputs, whatever the order: exact, zero tolerance.
-Tensor max_tolerance(const Sizes& s, const std::vector<Tensor>&) { return Tensor::zeros({s[0]}, DType::f64); }
+std::vector<Tensor> max_tolerance(const Sizes& s, const std::vector<Tensor>&) { return {Tensor::zeros({s[0]}, DType::f64)}; }
 
 // C: 1, 7, 31 and 33 around a warp, 100, 1000, 1031 (not a multiple of 4:
 // the float4 version's scalar path). N: 1, 3 (one row per shift), 17.
@@ -72,13 +72,13 @@ const Registration sum_rows{Op{
     .test_sizes = kTestSizes,
     .defaults = {4096, 1024},
     .make_inputs = inputs,
-    .output_shape = [](const Sizes& s) { return Shape{s[0]}; },
-    .reference = [](const Sizes& s, const std::vector<Tensor>& in) { return per_row<double>(s, in[0], sum<double>); },
+    .output_shapes = [](const Sizes& s) { return std::vector<Shape>{Shape{s[0]}}; },
+    .reference = [](const Sizes& s, const std::vector<Tensor>& in) -> std::vector<Tensor> { return {per_row<double>(s, in[0], sum<double>)}; },
     .tolerance = sum_tolerance,
     .bench_sizes = kBenchSizes,
     .reduction_length = [](const Sizes& s) { return s[1]; },
     // The plain fp32 loop, in row order: warpnet's CPU has no row-sum op.
-    .cpu_fp32 = [](const Sizes& s, const std::vector<Tensor>& in) { return per_row<float>(s, in[0], sum<float>); },
+    .cpu_fp32 = [](const Sizes& s, const std::vector<Tensor>& in) -> std::vector<Tensor> { return {per_row<float>(s, in[0], sum<float>)}; },
 }};
 
 const Registration max_rows{Op{
@@ -87,12 +87,12 @@ const Registration max_rows{Op{
     .test_sizes = kTestSizes,
     .defaults = {4096, 1024},
     .make_inputs = inputs,
-    .output_shape = [](const Sizes& s) { return Shape{s[0]}; },
-    .reference = [](const Sizes& s, const std::vector<Tensor>& in) { return per_row<double>(s, in[0], maximum); },
+    .output_shapes = [](const Sizes& s) { return std::vector<Shape>{Shape{s[0]}}; },
+    .reference = [](const Sizes& s, const std::vector<Tensor>& in) -> std::vector<Tensor> { return {per_row<double>(s, in[0], maximum)}; },
     .tolerance = max_tolerance,
     .bench_sizes = kBenchSizes,
     .reduction_length = [](const Sizes& s) { return s[1]; },
-    .cpu_fp32 = [](const Sizes& s, const std::vector<Tensor>& in) { return per_row<float>(s, in[0], maximum); },
+    .cpu_fp32 = [](const Sizes& s, const std::vector<Tensor>& in) -> std::vector<Tensor> { return {per_row<float>(s, in[0], maximum)}; },
 }};
 
 }  // namespace

@@ -36,7 +36,7 @@ std::vector<Tensor> inputs(const Sizes& s, Rng& rng) {
 }
 
 // In double, from the same fp32 logits the kernels read.
-Tensor reference(const Sizes&, const std::vector<Tensor>& in) { return cpu::softmax(in[0].to(DType::f64)); }
+Tensor probabilities(const std::vector<Tensor>& in) { return cpu::softmax(in[0].to(DType::f64)); }
 
 // The error of an fp32 softmax, relative to P[i,j], in units of u = 2^-24:
 //  - d = Z[i,j] - m rounded to fp32 errs by |d|·u, which exp turns into a
@@ -53,9 +53,9 @@ Tensor reference(const Sizes&, const std::vector<Tensor>& in) { return cpu::soft
 // that drops or doubles one term errs by about that term's share of the row
 // sum, which for the largest term is ~1 — far above the bound at every test C.
 // An absolute 1e-37 floor covers probabilities in the denormal range.
-Tensor tolerance(const Sizes& s, const std::vector<Tensor>& in) {
+std::vector<Tensor> tolerance(const Sizes& s, const std::vector<Tensor>& in) {
   const int64_t N = s[0], C = s[1];
-  Tensor p = reference(s, in);
+  Tensor p = probabilities(in);
   const float* z = in[0].data<float>();
   double* b = p.data<double>();
   const double u = std::ldexp(1.0, -24);
@@ -64,7 +64,7 @@ Tensor tolerance(const Sizes& s, const std::vector<Tensor>& in) {
     const double R = double(*hi) - double(*lo);
     for (int64_t j = 0; j < C; ++j) b[i * C + j] = (8.0 * double(C) + 4.0 * R + 32.0) * u * b[i * C + j] + 1e-37;
   }
-  return p;
+  return {p};
 }
 
 const Registration softmax{Op{
@@ -77,15 +77,15 @@ const Registration softmax{Op{
                    {17, 33}, {1, 100}, {17, 100}, {3, 1000}, {17, 1000}, {1, 1031}, {17, 1031}},
     .defaults = {4096, 1024},
     .make_inputs = inputs,
-    .output_shape = [](const Sizes& s) { return Shape{s[0], s[1]}; },
-    .reference = reference,
+    .output_shapes = [](const Sizes& s) { return std::vector<Shape>{Shape{s[0], s[1]}}; },
+    .reference = [](const Sizes&, const std::vector<Tensor>& in) -> std::vector<Tensor> { return {probabilities(in)}; },
     .tolerance = tolerance,
     // Memory-bound shapes: many short rows (a classifier or attention over
     // 1024 keys, 256 MiB in) and fewer long ones (a vocabulary, 1 GiB in).
     .bench_sizes = {{65536, 1024}, {8192, 32768}},
     // Each probability divides by a sum of C terms.
     .reduction_length = [](const Sizes& s) { return s[1]; },
-    .cpu_fp32 = [](const Sizes&, const std::vector<Tensor>& in) { return cpu::softmax(in[0]); },
+    .cpu_fp32 = [](const Sizes&, const std::vector<Tensor>& in) -> std::vector<Tensor> { return {cpu::softmax(in[0])}; },
 }};
 
 }  // namespace
