@@ -1,8 +1,10 @@
 // The elementwise activations and their local backwards, as functor types an
 // elementwise kernel takes as a template parameter (kernels/elementwise/): one
 // loop per access pattern, any activation inside it. Each backward sits beside
-// its forward and takes the forward's input x, as the CPU's does
-// (src/cpu/elementwise.cpp).
+// its forward and takes what the CPU's does (src/cpu/elementwise.cpp): the
+// forward's input x for ReLU and GELU, its output y for sigmoid and tanh,
+// whose derivatives are cheapest from y. Mul, the product of two tensors (the
+// backward of dropout, dy ⊙ mask), is a functor of two operands like them.
 #pragma once
 #include <cmath>
 
@@ -37,6 +39,43 @@ struct GeluBackward {
     const float du = Gelu::kScale * (1.0f + 3.0f * Gelu::kCubic * x * x);
     return dy * (0.5f * (1.0f + t) + 0.5f * x * (1.0f - t * t) * du);
   }
+};
+
+// The logistic function y = 1/(1 + e^-x), with the CPU's two forms: with
+// e = e^-|x| <= 1, y = 1/(1 + e) for x >= 0 and e/(1 + e) for x < 0, so
+// nothing overflows (e^-x alone is inf for x < -88.7 in fp32). Written
+// without branches around one expf and one division, so the lanes of a warp
+// holding x of both signs run the same instructions (the CPU's two branches
+// give the same values: e^-|x| is its expf(-x) or expf(x)). The numerator,
+// 1 or e, is max(e, [x >= 0]) as e <= 1: a max, where a ?: of two values
+// g++ compiles (for the emulator) into two paths, each with its own store.
+struct Sigmoid {
+  __device__ __forceinline__ float operator()(float x) const {
+    const float e = expf(-fabsf(x));
+    return fmaxf(e, x >= 0.0f ? 1.0f : 0.0f) / (1.0f + e);
+  }
+};
+// dx = dy·y·(1 − y), from the forward's output y.
+struct SigmoidBackward {
+  __device__ __forceinline__ float operator()(float y, float dy) const { return dy * y * (1.0f - y); }
+};
+
+// y = tanh(x).
+struct Tanh {
+  __device__ __forceinline__ float operator()(float x) const { return tanhf(x); }
+};
+// dx = dy·(1 − y²), from the forward's output y.
+struct TanhBackward {
+  __device__ __forceinline__ float operator()(float y, float dy) const { return dy * (1.0f - y * y); }
+};
+
+// The elementwise product a·b: one correctly rounded multiply.
+struct Mul {
+  __device__ __forceinline__ float operator()(float a, float b) const { return a * b; }
+};
+// The elementwise sum a + b (gradients accumulating): one correctly rounded add.
+struct Add {
+  __device__ __forceinline__ float operator()(float a, float b) const { return a + b; }
 };
 
 }  // namespace WARPNET_KERNEL_COPY

@@ -5,6 +5,7 @@
 // A new header in kernels/common is added here.
 #pragma once
 #include "kernels/common/activations.hpp"
+#include "kernels/common/counter_hash.hpp"
 #include "kernels/common/cuda_compat.hpp"
 #include "kernels/common/float4_rows.hpp"
 #include "kernels/common/ptx.hpp"

@@ -11,7 +11,7 @@
 //   tensor is not 262144 blocks that each live for one load, and the same
 //   kernel is correct for any n and any grid.
 // Changed: first version. F is the activation (kernels/common/activations.hpp),
-//   so ReLU, GELU and their backwards share this one loop.
+//   so ReLU, GELU, sigmoid, tanh, their backwards and mul share this one loop.
 // Measured: not yet measured on a GPU. Emulator: `warpnet trace relu/01 --size 1031`.
 // Run: build/bin/test_simt -tc="registry*"
 #include "kernels/common/activations.hpp"
@@ -27,7 +27,8 @@ __global__ void unary_grid_stride(int n, const float* __restrict__ x, float* __r
   for (size_t i = size_t(blockIdx.x) * BLOCK + threadIdx.x; i < size_t(n); i += stride) y[i] = f(x[i]);
 }
 
-// x, dy, dx: (n) fp32; dx = f(x, dy), the backward of an activation at x.
+// x, dy, dx: (n) fp32; dx = f(x, dy), the backward of an activation at x
+// (x is the forward's output y for sigmoid and tanh; for mul, f(a, b) = a·b).
 // Launch: as unary_grid_stride.
 template <int BLOCK, class F>
 __global__ void binary_grid_stride(int n, const float* __restrict__ x, const float* __restrict__ dy,

@@ -36,7 +36,8 @@ __global__ void unary_vectorized(int n, const float* __restrict__ x, float* __re
   for (size_t i = n4 + t; i < size_t(n); i += stride) y[i] = f(x[i]);
 }
 
-// x, dy, dx: (n) fp32; dx = f(x, dy). Launch: as unary_vectorized.
+// x, dy, dx: (n) fp32; dx = f(x, dy) (x is y for sigmoid's and tanh's
+// backward; a for mul). Launch: as unary_vectorized.
 template <int BLOCK, class F>
 __global__ void binary_vectorized(int n, const float* __restrict__ x, const float* __restrict__ dy,
                                   float* __restrict__ dx) {

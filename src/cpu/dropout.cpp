@@ -1,16 +1,20 @@
 // Inverted dropout: each element is kept with probability 1 − p and scaled
 // by 1/(1 − p), so the expected output equals the input and evaluation needs
-// no rescaling. The mask is drawn on the calling thread in element order,
-// so the same Rng state gives the same mask whatever the thread count.
+// no rescaling. The mask is counter-based (kernels/common/counter_hash.hpp):
+// one 64-bit seed per call, and element i is kept iff counter_hash(seed, i)
+// >= floor(p·2^32). Each decision depends on (seed, i) alone, so the mask is
+// the same for any thread count, on the CPU and in the device kernel
+// (kernels/dropout/01_counter_hash.cu), bit for bit.
 #include "core/rng.hpp"
 #include "core/tensor.hpp"
 #include "cpu/checks_impl.hpp"
 #include "cpu/ops.hpp"
+#include "kernels/common/counter_hash.hpp"
 
 namespace warpnet::cpu {
 
 // x: any shape; returns y and mask, both like x
-DropoutResult dropout(const Tensor& x, double p, Rng& rng) {
+DropoutResult dropout(const Tensor& x, double p, uint64_t seed) {
   require_float_input("dropout", "x", x);
   WN_CHECK(p >= 0.0 && p < 1.0, "dropout: p is ", p, ", expected 0 <= p < 1");
   DropoutResult out;
@@ -22,13 +26,19 @@ DropoutResult dropout(const Tensor& x, double p, Rng& rng) {
     T* py = out.y.data<T>();
     T* pm = out.mask.data<T>();
     const T keep_scale = static_cast<T>(1.0 / (1.0 - p));
+    const uint32_t threshold = dropout_threshold(p);
     const int64_t n = x.numel();
-    // p = 0 keeps everything and draws nothing from the generator.
-    for (int64_t i = 0; i < n; ++i) pm[i] = (p == 0.0 || rng.uniform() >= p) ? keep_scale : T(0);
-    for (int64_t i = 0; i < n; ++i) py[i] = px[i] * pm[i];
+#pragma omp parallel for schedule(static) if (n >= kParallelMinElements)
+    for (int64_t i = 0; i < n; ++i) {
+      pm[i] = dropout_keeps(seed, uint64_t(i), threshold) ? keep_scale : T(0);
+      py[i] = px[i] * pm[i];
+    }
   });
   return out;
 }
+
+// One seed from the generator per call; p = 0 keeps everything and draws nothing.
+DropoutResult dropout(const Tensor& x, double p, Rng& rng) { return dropout(x, p, p == 0.0 ? 0 : rng.next_u64()); }
 
 // dy, mask: same shape; returns dx = dy ⊙ mask
 Tensor dropout_backward(const Tensor& dy, const Tensor& mask) {

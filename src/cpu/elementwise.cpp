@@ -113,6 +113,22 @@ Tensor bias_add_backward(const Tensor& dy) {
   return db;
 }
 
+// dst, src: one shape and dtype; dst += src in place
+void add_into(Tensor& dst, const Tensor& src) {
+  require_float_input("add_into", "dst", dst);
+  require_float_input("add_into", "src", src);
+  require_same_dtype("add_into", "dst", dst, "src", src);
+  require_same_shape("add_into", "dst", dst, "src", src);
+  dispatch_float(dst.dtype(), "add_into", [&](auto* tag) {
+    using T = elem_t<decltype(tag)>;
+    T* d = dst.data<T>();
+    const T* s = src.data<T>();
+    const int64_t n = dst.numel();
+#pragma omp parallel for schedule(static) if (n >= kParallelMinElements)
+    for (int64_t i = 0; i < n; ++i) d[i] += s[i];
+  });
+}
+
 // ---- activations ------------------------------------------------------------
 
 Tensor relu(const Tensor& x) {

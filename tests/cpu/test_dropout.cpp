@@ -1,5 +1,6 @@
-// dropout: the mask's values and keep rate, reproducibility from the Rng
-// state, the backward against central differences, and the p checks.
+// dropout: the mask's values and keep rate, reproducibility from the seed
+// (and the Rng state), the counter-based mask (element i depends on seed and
+// i alone), the backward against central differences, and the p checks.
 #include <doctest/doctest.h>
 
 #include <cmath>
@@ -45,10 +46,69 @@ TEST_CASE("dropout reproduces its mask from the Rng state; p = 0 keeps everythin
   const Tensor x = uniform_tensor({3, 33}, DType::f32, data_rng);
   Rng a(seed), b(seed);
   check_equal(cpu::dropout(x, 0.3, a).mask, cpu::dropout(x, 0.3, b).mask, "same seed, same mask");
-  Rng c(seed);
-  const cpu::DropoutResult none = cpu::dropout(x, 0.0, c);
+  // The Rng overload draws one 64-bit seed per call.
+  Rng c(seed), d(seed);
+  check_equal(cpu::dropout(x, 0.3, c).mask, cpu::dropout(x, 0.3, d.next_u64()).mask, "one seed per call");
+  Rng e(seed);
+  const cpu::DropoutResult none = cpu::dropout(x, 0.0, e);
   check_equal(none.mask, Tensor::full(x.shape(), 1.0), "p = 0 mask");
   check_equal(none.y, x, "p = 0 output");
+  CHECK(e.next_u64() == Rng(seed).next_u64());  // p = 0 drew nothing
+}
+
+TEST_CASE("dropout's mask is counter-based: element i depends on (seed, i) only") {
+  const uint64_t seed = 6004;
+  CAPTURE(seed);
+  Rng data_rng(seed);
+  const Tensor big = uniform_tensor({4099}, DType::f32, data_rng);
+  const double p = 0.5;
+  const Tensor mask = cpu::dropout(big, p, seed).mask;
+  // A prefix of the tensor gets the prefix of the mask (the decisions do not
+  // depend on n), and a 2-D view of the same elements the same mask.
+  const Tensor small = uniform_tensor({33}, DType::f32, data_rng);
+  const Tensor small_mask = cpu::dropout(small, p, seed).mask;
+  int64_t prefix_diffs = 0;
+  for (int64_t i = 0; i < 33; ++i) prefix_diffs += small_mask.item(i) != mask.item(i);
+  CHECK(prefix_diffs == 0);
+  check_equal(cpu::dropout(big.reshape({1, 4099}), p, seed).mask.reshape({4099}), mask, "same elements, 2-D");
+  // Different seeds: about half the decisions differ (each element agrees
+  // with probability p² + (1−p)² = 1/2 at p = 0.5): within 5 sd of n/2.
+  for (uint64_t other : {seed + 1, seed ^ (uint64_t(1) << 63), uint64_t(0)}) {
+    CAPTURE(other);
+    const Tensor m2 = cpu::dropout(big, p, other).mask;
+    int64_t differ = 0;
+    for (int64_t i = 0; i < big.numel(); ++i) differ += m2.item(i) != mask.item(i);
+    const double n = double(big.numel());
+    CHECK(std::abs(double(differ) - n / 2) < 5 * std::sqrt(n / 4));
+  }
+  // Neighbouring elements are not correlated: among kept elements the next
+  // one is kept about 1 − p of the time (Binomial, within 5 sd).
+  int64_t kept = 0, kept_then_kept = 0;
+  for (int64_t i = 0; i + 1 < big.numel(); ++i) {
+    if (mask.item(i) == 0.0) continue;
+    ++kept;
+    kept_then_kept += mask.item(i + 1) != 0.0;
+  }
+  CHECK(std::abs(double(kept_then_kept) - kept * (1 - p)) < 5 * std::sqrt(kept * p * (1 - p)));
+}
+
+TEST_CASE("dropout's mask does not depend on the thread count") {
+  const uint64_t seed = 6005;
+  CAPTURE(seed);
+  Rng data_rng(seed);
+  // Past kParallelMinElements, so the loop runs on the whole team.
+  const Tensor x = uniform_tensor({3, 40000}, DType::f32, data_rng);
+  cpu::DropoutResult one, four;
+  {
+    ThreadCountScope threads(1);
+    one = cpu::dropout(x, 0.25, seed);
+  }
+  {
+    ThreadCountScope threads(4);
+    four = cpu::dropout(x, 0.25, seed);
+  }
+  check_equal(four.mask, one.mask, "mask");
+  check_equal(four.y, one.y, "y");
 }
 
 TEST_CASE("dropout_backward matches central differences with the mask fixed") {

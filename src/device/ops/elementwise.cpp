@@ -1,7 +1,8 @@
-// The elementwise ops. The activations relu, gelu and their backwards work on
-// a flat tensor of n elements (an activation does not care about shape): a
-// forward takes x (n) to y (n); a backward takes x (n), the forward's input,
-// and dy (n) to dx (n). bias_add adds b (C) along axis 1 of x (N,C,S). The
+// The elementwise ops. The activations relu, gelu, sigmoid, tanh and their
+// backwards work on a flat tensor of n elements (an activation does not care
+// about shape): a forward takes x (n) to y (n); a backward takes x (n), the
+// forward's input — its output y for sigmoid and tanh — and dy (n) to dx (n).
+// mul and add take a (n), b (n) to a ⊙ b and a + b. bias_add adds b (C) along axis 1 of x (N,C,S). The
 // references are the CPU's own functions (src/cpu/elementwise.cpp), in double
 // from the same fp32 values the kernels read.
 #include <cmath>
@@ -138,6 +139,155 @@ const Registration gelu_backward{activation_op(
       return {cpu::gelu_backward(in[0].to(DType::f64), in[1].to(DType::f64))};
     },
     gelu_backward_tolerance, [](const Sizes&, const std::vector<Tensor>& in) -> std::vector<Tensor> { return {cpu::gelu_backward(in[0], in[1])}; })};
+
+// ---- sigmoid, tanh -------------------------------------------------------------
+// Their backwards take the forward's OUTPUT y, as the CPU's do:
+// sigmoid_backward(y, dy) = dy·y·(1 − y), tanh_backward(y, dy) = dy·(1 − y²).
+// The test's y is the CPU's fp32 forward of the activation input above (y in
+// (0, 1) for sigmoid, (−1, 1) for tanh, with y = 1/2 and 0 at x = 0), dy
+// uniform in [−1, 1].
+std::vector<Tensor> output_and_dy(const Sizes& s, Rng& rng, Tensor (*forward)(const Tensor&)) {
+  std::vector<Tensor> in = binary_inputs(s, rng);
+  in[0] = forward(in[0]);
+  return in;
+}
+std::vector<Tensor> sigmoid_backward_inputs(const Sizes& s, Rng& rng) { return output_and_dy(s, rng, cpu::sigmoid); }
+std::vector<Tensor> tanh_backward_inputs(const Sizes& s, Rng& rng) { return output_and_dy(s, rng, cpu::tanh); }
+
+// |reference|·factor·u per element, for bounds relative to the result.
+std::vector<Tensor> relative(Tensor reference, double factor) {
+  double* p = reference.data<double>();
+  for (int64_t i = 0; i < reference.numel(); ++i) p[i] = std::abs(p[i]) * factor * kU;
+  return {std::move(reference)};
+}
+
+// Errors in units of u = 2^-24. expf and tanhf err by at most 2 ulp (CUDA's
+// documented bounds, glibc's are lower), and an ulp of v is at most 2u·|v|:
+// 4u relative. x itself is exact (the kernel reads the fp32 x the reference
+// converts).
+//  - sigmoid, x >= 0: e = expf(−x) <= 1 errs 4u·e; 1 + e adds u, and e's
+//    error is at most e/(1 + e) <= 1/2 of the sum: 3u; the division u more:
+//    4u·|y|. x < 0: e = expf(x), the same 3u for 1 + e, plus e's own 4u in
+//    the numerator and the division's u: 8u·|y|. We allow 16u·|y|.
+//  - tanh: tanhf's 4u·|y|; we allow 8u·|y| (y = 0 exactly at x = 0).
+// Dropping the sign split (1/(1 + e^−x) throughout) would still pass here
+// — the inputs stop at |x| = 6, where it only overflows past x < −88 — but a
+// wrong formula (1 − y for y, a missing exp sign) is off by O(1).
+std::vector<Tensor> sigmoid_tolerance(const Sizes&, const std::vector<Tensor>& in) {
+  return relative(cpu::sigmoid(in[0].to(DType::f64)), 16.0);
+}
+std::vector<Tensor> tanh_tolerance(const Sizes&, const std::vector<Tensor>& in) {
+  return relative(cpu::tanh(in[0].to(DType::f64)), 8.0);
+}
+
+// sigmoid_backward: dx = (dy·y)·(1 − y) from fp32 y and dy. 1 − y is exact
+// for y >= 1/2 (Sterbenz) and rounds by u otherwise; the two products u
+// each: 3u·|dx|. We allow 6u·|dx|.
+std::vector<Tensor> sigmoid_backward_tolerance(const Sizes&, const std::vector<Tensor>& in) {
+  return relative(cpu::sigmoid_backward(in[0].to(DType::f64), in[1].to(DType::f64)), 6.0);
+}
+
+// tanh_backward: dx = dy·(1 − y²). y² rounds by u·y², which 1 − y² does not
+// shrink: near |y| = 1 the difference cancels and that error is absolute,
+// u·y²·|dy| in dx. The subtraction and the product add u·|dx| each (a fused
+// multiply-add, as nvcc may emit for 1 − y·y, only removes y²'s rounding).
+// |Δdx| <= u·y²·|dy| + 2u·|dx|; we allow twice: 2u·y²·|dy| + 4u·|dx|.
+std::vector<Tensor> tanh_backward_tolerance(const Sizes& s, const std::vector<Tensor>& in) {
+  std::vector<Tensor> tol = relative(cpu::tanh_backward(in[0].to(DType::f64), in[1].to(DType::f64)), 4.0);
+  const float* y = in[0].data<float>();
+  const float* dy = in[1].data<float>();
+  double* pt = tol[0].data<double>();
+  for (int64_t i = 0; i < s[0]; ++i) pt[i] += 2.0 * double(y[i]) * double(y[i]) * std::abs(double(dy[i])) * kU;
+  return tol;
+}
+
+const Registration sigmoid{activation_op(
+    "sigmoid", unary_inputs,
+    [](const Sizes&, const std::vector<Tensor>& in) -> std::vector<Tensor> {
+      return {cpu::sigmoid(in[0].to(DType::f64))};
+    },
+    sigmoid_tolerance,
+    [](const Sizes&, const std::vector<Tensor>& in) -> std::vector<Tensor> { return {cpu::sigmoid(in[0])}; })};
+
+const Registration sigmoid_backward{activation_op(
+    "sigmoid_backward", sigmoid_backward_inputs,
+    [](const Sizes&, const std::vector<Tensor>& in) -> std::vector<Tensor> {
+      return {cpu::sigmoid_backward(in[0].to(DType::f64), in[1].to(DType::f64))};
+    },
+    sigmoid_backward_tolerance,
+    [](const Sizes&, const std::vector<Tensor>& in) -> std::vector<Tensor> {
+      return {cpu::sigmoid_backward(in[0], in[1])};
+    })};
+
+const Registration tanh_op{activation_op(
+    "tanh", unary_inputs,
+    [](const Sizes&, const std::vector<Tensor>& in) -> std::vector<Tensor> {
+      return {cpu::tanh(in[0].to(DType::f64))};
+    },
+    tanh_tolerance, [](const Sizes&, const std::vector<Tensor>& in) -> std::vector<Tensor> { return {cpu::tanh(in[0])}; })};
+
+const Registration tanh_backward{activation_op(
+    "tanh_backward", tanh_backward_inputs,
+    [](const Sizes&, const std::vector<Tensor>& in) -> std::vector<Tensor> {
+      return {cpu::tanh_backward(in[0].to(DType::f64), in[1].to(DType::f64))};
+    },
+    tanh_backward_tolerance,
+    [](const Sizes&, const std::vector<Tensor>& in) -> std::vector<Tensor> {
+      return {cpu::tanh_backward(in[0], in[1])};
+    })};
+
+// ---- mul -------------------------------------------------------------------------
+// c = a ⊙ b over n elements: dropout's backward, dy ⊙ mask (ops/dropout.cpp).
+// a uniform in [−1, 1]; b uniform in [−2, 2] with every 4th element 0, as a
+// mask's dropped ones.
+std::vector<Tensor> mul_inputs(const Sizes& s, Rng& rng) {
+  Tensor a = Tensor::empty({s[0]}), b = Tensor::empty({s[0]});
+  fill_uniform(a, rng, -1.0, 1.0);
+  fill_uniform(b, rng, -2.0, 2.0);
+  float* pb = b.data<float>();
+  for (int64_t i = 0; i < s[0]; i += 4) pb[i] = 0.0f;
+  return {std::move(a), std::move(b)};
+}
+// The product of two fp32 values is exact in double (24 + 24 significant
+// bits), and an IEEE multiply rounds it once to nearest: every conforming
+// fp32 multiply returns the same bits. So the reference is the CPU's fp32
+// product (cpu::dropout_backward, dy ⊙ mask) and the tolerance zero, where a
+// double product would be off by up to u·|c|.
+std::vector<Tensor> mul_fp32(const Sizes&, const std::vector<Tensor>& in) {
+  return {cpu::dropout_backward(in[0], in[1])};
+}
+
+const Registration mul{activation_op(
+    "mul", mul_inputs,
+    [](const Sizes& s, const std::vector<Tensor>& in) -> std::vector<Tensor> {
+      return {mul_fp32(s, in)[0].to(DType::f64)};
+    },
+    exact, mul_fp32)};
+
+// ---- add -------------------------------------------------------------------------
+// c = a + b over n elements: a gradient arriving at a value that already has
+// one (autograd's +=, dispatch::add_into). a and b uniform in [−1, 1].
+std::vector<Tensor> add_inputs(const Sizes& s, Rng& rng) {
+  Tensor a = Tensor::empty({s[0]}), b = Tensor::empty({s[0]});
+  fill_uniform(a, rng, -1.0, 1.0);
+  fill_uniform(b, rng, -1.0, 1.0);
+  return {std::move(a), std::move(b)};
+}
+// As for mul: the sum of two fp32 values is exact in double, and an IEEE add
+// rounds it once to nearest, so every conforming fp32 add returns the same
+// bits: the CPU's fp32 sum (cpu::add_into) is the reference, zero tolerance.
+std::vector<Tensor> add_fp32(const Sizes&, const std::vector<Tensor>& in) {
+  Tensor c = in[0].clone();
+  cpu::add_into(c, in[1]);
+  return {c};
+}
+
+const Registration add{activation_op(
+    "add", add_inputs,
+    [](const Sizes& s, const std::vector<Tensor>& in) -> std::vector<Tensor> {
+      return {add_fp32(s, in)[0].to(DType::f64)};
+    },
+    exact, add_fp32)};
 
 // ---- bias_add ------------------------------------------------------------------
 // y = x + b broadcast along axis 1; sizes {N, C, S}: x and y (N,C,S), S = H·W

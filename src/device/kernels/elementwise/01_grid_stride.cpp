@@ -29,6 +29,34 @@ const Registration gelu_backward{binary_kernel(
       launch_binary(s, l, b, binary_grid_stride<kBlock, GeluBackward>);
     })};
 
+const Registration sigmoid{unary_kernel(
+    "sigmoid", 1, "grid_stride", kShapeText, shape, [](const Sizes& s) { return kSigmoidFlops * n(s); },
+    [](const Sizes& s, const Launch& l, Buffers b) { launch_unary(s, l, b, unary_grid_stride<kBlock, Sigmoid>); })};
+const Registration sigmoid_backward{binary_kernel(
+    "sigmoid_backward", 1, "grid_stride", kShapeText, shape, [](const Sizes& s) { return kSigmoidBackwardFlops * n(s); },
+    [](const Sizes& s, const Launch& l, Buffers b) {
+      launch_binary(s, l, b, binary_grid_stride<kBlock, SigmoidBackward>);
+    })};
+
+const Registration tanh_op{unary_kernel(
+    "tanh", 1, "grid_stride", kShapeText, shape, [](const Sizes& s) { return kTanhFlops * n(s); },
+    [](const Sizes& s, const Launch& l, Buffers b) { launch_unary(s, l, b, unary_grid_stride<kBlock, Tanh>); })};
+const Registration tanh_backward{binary_kernel(
+    "tanh_backward", 1, "grid_stride", kShapeText, shape, [](const Sizes& s) { return kTanhBackwardFlops * n(s); },
+    [](const Sizes& s, const Launch& l, Buffers b) {
+      launch_binary(s, l, b, binary_grid_stride<kBlock, TanhBackward>);
+    })};
+
+// mul: c = a ⊙ b, buffers {a, b, c}; the backward of dropout (dy ⊙ mask).
+const Registration mul{binary_kernel(
+    "mul", 1, "grid_stride", kShapeText, shape, [](const Sizes& s) { return kMulFlops * n(s); },
+    [](const Sizes& s, const Launch& l, Buffers b) { launch_binary(s, l, b, binary_grid_stride<kBlock, Mul>); })};
+
+// add: c = a + b, buffers {a, b, c}; gradients accumulating (autograd's +=).
+const Registration add{binary_kernel(
+    "add", 1, "grid_stride", kShapeText, shape, [](const Sizes& s) { return kAddFlops * n(s); },
+    [](const Sizes& s, const Launch& l, Buffers b) { launch_binary(s, l, b, binary_grid_stride<kBlock, Add>); })};
+
 const Registration bias_add{Kernel{
     .op = "bias_add",
     .version = 1,

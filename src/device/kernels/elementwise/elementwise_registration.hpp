@@ -1,6 +1,7 @@
 // What the elementwise registrations share: the size {n} ({N, C, S} for
-// bias_add), the buffers ({x, y} for a forward, {x, dy, dx} for a backward,
-// {x, b, y} for bias_add), the byte formulas, the capped grid (over
+// bias_add), the buffers ({x, y} for a forward, {x, dy, dx} for a backward —
+// {y, dy, dx} for sigmoid's and tanh's, {a, b, c} for mul — {x, b, y} for
+// bias_add), the byte formulas, the capped grid (over
 // n = N·C·S elements for bias_add), and one Kernel per activation op from a
 // kernel template on the activation. An anonymous namespace although this is
 // a header: it is private to the registration files, each compiled as three
@@ -54,8 +55,12 @@ inline void launch_binary(const Sizes& s, const Launch& l, Buffers b, BinaryKern
 
 // FLOPs per element, for listings only (these kernels are bound by memory):
 // ReLU's compare (a select) and its backward's; GELU's 5 multiplies and adds
-// for u, a tanh counted as one, and 3 more; its backward's 14.
+// for u, a tanh counted as one, and 3 more; its backward's 14. Sigmoid: the
+// sign test, an exp counted as one, an add and a divide; its backward y·(1−y)·dy
+// 3; tanh 1; its backward dy·(1 − y²) 3; mul 1.
 constexpr double kReluFlops = 1, kReluBackwardFlops = 1, kGeluFlops = 9, kGeluBackwardFlops = 14;
+constexpr double kSigmoidFlops = 4, kSigmoidBackwardFlops = 3, kTanhFlops = 1, kTanhBackwardFlops = 3, kMulFlops = 1,
+                 kAddFlops = 1;
 
 // One registration's Kernel for `op`: what differs between the ops of one
 // version is only the op's name, its FLOPs and the bytes (unary or binary).

@@ -1,0 +1,51 @@
+#include <algorithm>
+
+#include "device/kernels/copy.hpp"
+#include "device/ops/dropout_sizes.hpp"
+#include "kernels/common/all.hpp"  // before any kernel file is included (see there)
+
+namespace {
+#include "kernels/dropout/01_counter_hash.cu"
+}  // namespace
+
+namespace warpnet::device {
+namespace {
+
+constexpr int kBlock = 256;
+// As the elementwise versions (elementwise_registration.hpp): about one wave
+// of resident threads on an H200, 132 SMs x 2048 threads.
+constexpr int kMaxBlocks = 1056;
+
+// Buffers {x, y, mask}.
+const Registration dropout{Kernel{
+    .op = "dropout",
+    .version = 1,
+    .name = "counter_hash",
+    .precision = "fp32",
+    .shape_text = "block (256), grid (min(ceil(n/256), 1056)): grid-stride loop, one element per thread per "
+                  "iteration, its keep decided by hashing (seed, i)",
+    .shape = [](const Sizes& s) {
+      check_dropout_sizes(s);
+      const int64_t blocks = std::clamp<int64_t>((dropout_n(s) + kBlock - 1) / kBlock, 1, kMaxBlocks);
+      return Launch{dim3(unsigned(blocks)), dim3(kBlock), 0};
+    },
+    // The multiply x·mask (the hash's ~10 integer operations are not FLOPs).
+    .flops = [](const Sizes& s) { return double(dropout_n(s)); },
+    // x read, y and mask written, 4 bytes each.
+    .bytes = [](const Sizes& s) { return 12.0 * double(dropout_n(s)); },
+    .launch = [](const Sizes& s, const Launch& l, Buffers b) {
+      check_dropout_sizes(s);
+      const double p = dropout_p(s);
+      // The CPU's threshold and scale, from the same p (src/cpu/dropout.cpp).
+      const uint32_t threshold = dropout_threshold(p);
+      const float keep_scale = static_cast<float>(1.0 / (1.0 - p));
+      launch_kernel(dropout_counter_hash<kBlock>, l.grid, l.block, l.dynamic_shared, int(dropout_n(s)),
+                    dropout_seed(s), threshold, keep_scale, static_cast<const float*>(b[0]), static_cast<float*>(b[1]),
+                    static_cast<float*>(b[2]));
+      check_launch();
+    },
+    .copy = kThisCopy,
+}};
+
+}  // namespace
+}  // namespace warpnet::device
