@@ -43,6 +43,9 @@ Tensor bias_add(const Tensor& x, const Tensor& b);
 // db(C) = Σ dy over every axis but 1.
 Tensor bias_add_backward(const Tensor& dy);
 
+// dst += src elementwise, in place; one shape and dtype (gradients accumulating).
+void add_into(Tensor& dst, const Tensor& src);
+
 // ---- activations (elementwise, any shape) --------------------------------
 Tensor relu(const Tensor& x);
 Tensor relu_backward(const Tensor& x, const Tensor& dy);
@@ -96,6 +99,7 @@ Tensor avg_pool2d_backward(const Tensor& dy, const Shape& x_shape, const Pool2dP
 struct SoftmaxCrossEntropy {
   double loss = 0;  // mean over the batch
   Tensor probs;     // (N,C) softmax, kept for backward
+  Tensor row_loss;  // (N) each row's loss, logits' dtype: what `loss` averages
 };
 SoftmaxCrossEntropy softmax_cross_entropy(const Tensor& logits, const Tensor& labels);
 // dlogits = dloss · (probs − onehot(labels)) / N.
@@ -107,7 +111,21 @@ struct DropoutResult {
   Tensor y;
   Tensor mask;  // same dtype as x: 0 or 1/(1−p)
 };
+// Element i (flat) is kept iff counter_hash(seed, i) >= floor(p·2^32)
+// (kernels/common/counter_hash.hpp): the device kernel's mask, bit for bit.
+DropoutResult dropout(const Tensor& x, double p, uint64_t seed);
+// The same with one seed drawn from `rng` (none when p = 0).
 DropoutResult dropout(const Tensor& x, double p, Rng& rng);
 Tensor dropout_backward(const Tensor& dy, const Tensor& mask);
+
+// ---- optimizer updates (in place, element by element; src/cpu/optim.cpp) ---
+// The arithmetic of nn::Sgd::step and nn::Adam::step, and the reference of
+// the device kernels: w and its slots share one shape and dtype, g too.
+// v ← μ·v + g + wd·w;  w ← w − lr·v.
+void sgd_momentum_update(Tensor& w, Tensor& v, const Tensor& g, double lr, double momentum, double weight_decay);
+// m ← β1·m + (1−β1)·g;  v ← β2·v + (1−β2)·g²;  w ← w − step_size·m / (√v + eps_hat).
+// step_size and eps_hat carry the bias corrections (folded as nn::Adam::step does).
+void adam_update(Tensor& w, Tensor& m, Tensor& v, const Tensor& g, double step_size, double beta1, double beta2,
+                 double eps_hat);
 
 }  // namespace warpnet::cpu

@@ -56,6 +56,7 @@ SoftmaxCrossEntropy softmax_cross_entropy(const Tensor& logits, const Tensor& la
   const int64_t rows = logits.dim(0), classes = logits.dim(1);
   SoftmaxCrossEntropy out;
   out.probs = Tensor::empty(logits.shape(), logits.dtype());
+  out.row_loss = Tensor::empty({rows}, logits.dtype());
   std::vector<double> row_loss(static_cast<size_t>(rows));
   dispatch_float(logits.dtype(), "softmax_cross_entropy", [&](auto* tag) {
     using T = elem_t<decltype(tag)>;
@@ -67,6 +68,8 @@ SoftmaxCrossEntropy softmax_cross_entropy(const Tensor& logits, const Tensor& la
       const T* z = pz + i * classes;
       row_loss[i] = softmax_row(z, classes, pp + i * classes) - double(z[pl[i]]);
     }
+    T* pr = out.row_loss.data<T>();
+    for (int64_t i = 0; i < rows; ++i) pr[i] = static_cast<T>(row_loss[i]);
   });
   double total = 0;
   for (double l : row_loss) total += l;

@@ -1,12 +1,15 @@
 // The row reductions: sum_rows and max_rows take X (N,C) to Y (N), Y[i] the
 // sum (the maximum) of row i. What softmax does twice per row, alone: the
 // reduce ladder (kernels/reduce/) teaches the reductions, the softmax ladder
-// what it costs to do them over the same row.
+// what it costs to do them over the same row. bias_add_backward (at the
+// end) sums dY (N,C,S) per channel over N and S: the same question along
+// another axis.
 #include <algorithm>
 #include <cmath>
 #include <limits>
 #include <type_traits>
 
+#include "cpu/ops.hpp"
 #include "device/registry.hpp"
 
 namespace warpnet::device {
@@ -93,6 +96,64 @@ const Registration max_rows{Op{
     .bench_sizes = kBenchSizes,
     .reduction_length = [](const Sizes& s) { return s[1]; },
     .cpu_fp32 = [](const Sizes& s, const std::vector<Tensor>& in) -> std::vector<Tensor> { return {per_row<float>(s, in[0], maximum)}; },
+}};
+
+
+// ---- bias_add_backward -----------------------------------------------------------
+// dY (N,C,S) → db (C), db[c] = Σ over n and s of dY[n][c][s]: the gradient of
+// bias_add's b (S = H·W, 1 for a linear layer). It sits in this family, not
+// with bias_add among the elementwise ops: each output is a sum of N·S
+// terms, C outputs from N·C·S inputs, and what its versions teach is how
+// threads share a sum and which of them read adjacent addresses — the reduce
+// ladder's questions — where an elementwise kernel only streams bytes.
+
+// dY uniform in [-1, 1]: mixed signs, so a sum's cancellation shows.
+std::vector<Tensor> bias_backward_inputs(const Sizes& s, Rng& rng) {
+  Tensor dy = Tensor::empty({s[0], s[1], s[2]});
+  fill_uniform(dy, rng, -1.0, 1.0);
+  return {std::move(dy)};
+}
+
+// An fp32 sum of L = N·S terms, in any order, errs by at most about
+// L·eps·Σ|dY| (eps = 2^-23: sum_rows' bound, with the channel's N·S terms
+// as its row).
+std::vector<Tensor> bias_backward_tolerance(const Sizes& s, const std::vector<Tensor>& in) {
+  const int64_t N = s[0], C = s[1], S = s[2];
+  const double l_eps = double(N * S) * 1.2e-7;
+  Tensor tol = Tensor::zeros({C}, DType::f64);
+  const float* dy = in[0].data<float>();
+  double* t = tol.data<double>();
+  for (int64_t n = 0; n < N; ++n)
+    for (int64_t c = 0; c < C; ++c)
+      for (int64_t i = 0; i < S; ++i) t[c] += std::abs(double(dy[(n * C + c) * S + i]));
+  for (int64_t c = 0; c < C; ++c) t[c] = l_eps * t[c] + 1e-30;
+  return {std::move(tol)};
+}
+
+const Registration bias_add_backward{Op{
+    .name = "bias_add_backward",
+    .size_names = {"N", "C", "S"},
+    // (N,C) matrices (S = 1): 1x1, a column of 7, 33x7, 1031 channels (past
+    // v1's 128-thread block), 300 rows of 129 channels; small maps (S = 7,
+    // 49: a warp's 32 terms straddle planes); 4x64x16 (S a multiple of 4);
+    // 5x3x1031 and 1x2x4099 (a channel's terms pass v2's 256 threads several
+    // times, ending mid-sweep).
+    .test_sizes = {{1, 1, 1}, {7, 1, 1}, {33, 7, 1}, {1, 1031, 1}, {300, 129, 1},
+                   {2, 3, 7}, {3, 7, 49}, {4, 64, 16}, {5, 3, 1031}, {1, 2, 4099}},
+    .defaults = {64, 256, 1024},
+    .make_inputs = bias_backward_inputs,
+    .output_shapes = [](const Sizes& s) { return std::vector<Shape>{Shape{s[1]}}; },
+    .reference = [](const Sizes&, const std::vector<Tensor>& in) -> std::vector<Tensor> {
+      return {cpu::bias_add_backward(in[0].to(DType::f64))};
+    },
+    .tolerance = bias_backward_tolerance,
+    // A conv layer's gradient (64x256x64x64, bias_add's bench shape, 256 MiB)
+    // and a linear layer's (65536 rows of 1024).
+    .bench_sizes = {{64, 256, 4096}, {65536, 1024, 1}},
+    .reduction_length = [](const Sizes& s) { return s[0] * s[2]; },
+    .cpu_fp32 = [](const Sizes&, const std::vector<Tensor>& in) -> std::vector<Tensor> {
+      return {cpu::bias_add_backward(in[0])};
+    },
 }};
 
 }  // namespace

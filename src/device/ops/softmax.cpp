@@ -3,13 +3,13 @@
 // Every kernel version subtracts the row maximum (the inputs below overflow
 // fp32 otherwise); the versions differ in passes and memory traffic.
 //
-// Why no "softmax_ce" (the fused softmax + cross-entropy forward and backward)
-// here: it has two outputs, the loss per row (N) and dlogits (N,C), where an
-// Op has one; and an int32 label vector among its inputs, where the registry
-// uploads fp32 tensors only (device_bytes). Packing the loss as an extra
-// column or labels as floats would make every check and trace speak of a
-// shape the op does not have. The registry needs multiple outputs and typed
-// inputs first.
+// The fused softmax + cross-entropy ops live here too (below): the forward
+// softmax_cross_entropy, logits Z (N,C) f32 and labels (N) i32 → the loss of
+// each row (N) and P (N,C), and its backward, P, labels and the upstream
+// gradient dloss (1) → dZ (N,C). They waited for the registry to take several
+// outputs and i32 inputs: packing the loss as an extra column or the labels
+// as floats would have made every check and trace speak of a shape the op
+// does not have.
 #include <algorithm>
 #include <cmath>
 
@@ -67,14 +67,17 @@ std::vector<Tensor> tolerance(const Sizes& s, const std::vector<Tensor>& in) {
   return {p};
 }
 
+// C: 1 (a row of one), 7, 31 and 33 around a warp, 100, 1000 and 1031
+// (not a multiple of 4, so the float4 version takes its scalar path, and
+// past a 256-thread block's first sweep). N: 1, 3 (one row per shift), 17.
+const std::vector<Sizes> kSoftmaxTestSizes = {{1, 1},    {3, 1},    {17, 1},   {1, 7},     {17, 7},
+                                              {3, 31},   {17, 31},  {3, 33},   {17, 33},   {1, 100},
+                                              {17, 100}, {3, 1000}, {17, 1000}, {1, 1031}, {17, 1031}};
+
 const Registration softmax{Op{
     .name = "softmax",
     .size_names = {"N", "C"},
-    // C: 1 (a row of one), 7, 31 and 33 around a warp, 100, 1000 and 1031
-    // (not a multiple of 4, so the float4 version takes its scalar path, and
-    // past a 256-thread block's first sweep). N: 1, 3 (one row per shift), 17.
-    .test_sizes = {{1, 1},   {3, 1},   {17, 1},  {1, 7},    {17, 7},    {3, 31},   {17, 31}, {3, 33},
-                   {17, 33}, {1, 100}, {17, 100}, {3, 1000}, {17, 1000}, {1, 1031}, {17, 1031}},
+    .test_sizes = kSoftmaxTestSizes,
     .defaults = {4096, 1024},
     .make_inputs = inputs,
     .output_shapes = [](const Sizes& s) { return std::vector<Shape>{Shape{s[0], s[1]}}; },
@@ -86,6 +89,147 @@ const Registration softmax{Op{
     // Each probability divides by a sum of C terms.
     .reduction_length = [](const Sizes& s) { return s[1]; },
     .cpu_fp32 = [](const Sizes&, const std::vector<Tensor>& in) -> std::vector<Tensor> { return {cpu::softmax(in[0])}; },
+}};
+
+
+// ---- softmax_cross_entropy -------------------------------------------------------
+// Z (N,C) f32, labels (N) i32 in [0,C) → loss (N), each row's −log softmax(z)[label]
+// = logsumexp(z) − z[label], and P (N,C). The batch mean is the caller's (a
+// sum of N values), so the op stays a pure row kernel.
+
+// A label per row, uniform in [0, C), from the rng: i32 (N).
+Tensor random_labels(const Sizes& s, Rng& rng) {
+  Tensor labels = Tensor::empty({s[0]}, DType::i32);
+  int32_t* p = labels.data<int32_t>();
+  for (int64_t i = 0; i < s[0]; ++i) p[i] = int32_t(rng.below(uint64_t(s[1])));
+  return labels;
+}
+
+// The softmax op's logits (row shifts of +100, -100, 0: the overflow test),
+// a label per row from the rng, and in rows 2, 6, 10, ... (i % 4 == 2) the
+// label's logit moved 150 below where it was: its probability, about
+// e^-150, underflows fp32 (whose smallest denormal is e^-103) to 0. A kernel
+// that took −log of the rounded probability would write inf there; the
+// stable (m − z[label]) + log s gives the true ~150.
+std::vector<Tensor> ce_inputs(const Sizes& s, Rng& rng) {
+  const int64_t N = s[0], C = s[1];
+  Tensor z = inputs(s, rng)[0], labels = random_labels(s, rng);
+  float* pz = z.data<float>();
+  const int32_t* pl = labels.data<int32_t>();
+  for (int64_t i = 2; i < N; i += 4) pz[i * C + pl[i]] -= 150.0f;
+  return {std::move(z), std::move(labels)};
+}
+
+// In double from the CPU's own fused op, cpu::softmax_cross_entropy: its
+// row_loss (each row's log Σ exp(z − m) + m − z[label]; the op's `loss` is
+// their mean) and its probabilities (the cpu::softmax the softmax op is
+// checked against).
+std::vector<Tensor> ce_reference(const Sizes&, const std::vector<Tensor>& in) {
+  cpu::SoftmaxCrossEntropy out = cpu::softmax_cross_entropy(in[0].to(DType::f64), in[1]);
+  return {std::move(out.row_loss), std::move(out.probs)};
+}
+
+// P: the softmax op's bound (tolerance above), for the same passes. The
+// loss, computed as (m − z[label]) + log s with s = Σ exp(z − m) in [1, C],
+// in units of u:
+//  - s: relative error at most (6C + 2R + 4)·u (the softmax derivation above
+//    without the final 1/s and product: each term's R + 4, the C − 1 adds,
+//    and for the online version the rescales' 5C + R), which log turns into
+//    the same absolute error;
+//  - logf: at most 1 ulp (CUDA's documented bound; glibc's is below), <= 2u·log C;
+//  - m − z[label]: one rounding, at most R·u (exact when both lie within a
+//    factor of 2 of each other, as in most of the ±100-shifted rows);
+//  - the final add: u·|loss|.
+// (6C + 3R + 4 + 2·log C)·u lies under the softmax allowance (8C + 4R + 32)·u,
+// to which we add 2u·|loss| (twice the last rounding). −log of a rounded
+// probability is inf in the far-label rows (ce_inputs), far outside.
+std::vector<Tensor> ce_tolerance(const Sizes& s, const std::vector<Tensor>& in) {
+  const int64_t N = s[0], C = s[1];
+  std::vector<Tensor> bounds = {ce_reference(s, in)[0], tolerance(s, in)[0]};
+  const float* z = in[0].data<float>();
+  double* b = bounds[0].data<double>();
+  const double u = std::ldexp(1.0, -24);
+  for (int64_t i = 0; i < N; ++i) {
+    const auto [lo, hi] = std::minmax_element(z + i * C, z + (i + 1) * C);
+    const double R = double(*hi) - double(*lo);
+    b[i] = (8.0 * double(C) + 4.0 * R + 32.0 + 2.0 * std::abs(b[i])) * u;
+  }
+  return bounds;
+}
+
+const Registration softmax_cross_entropy{Op{
+    .name = "softmax_cross_entropy",
+    .size_names = {"N", "C"},
+    // The softmax op's sizes; C = 1 is a row whose loss is 0 exactly.
+    .test_sizes = kSoftmaxTestSizes,
+    .defaults = {4096, 1024},
+    .make_inputs = ce_inputs,
+    .output_shapes = [](const Sizes& s) { return std::vector<Shape>{Shape{s[0]}, Shape{s[0], s[1]}}; },
+    .reference = ce_reference,
+    .tolerance = ce_tolerance,
+    // A classifier's batch (1000 classes) and a language model's (a 32k vocabulary).
+    .bench_sizes = {{65536, 1000}, {8192, 32768}},
+    // Each loss and probability rests on a sum of C terms.
+    .reduction_length = [](const Sizes& s) { return s[1]; },
+    .cpu_fp32 = [](const Sizes&, const std::vector<Tensor>& in) -> std::vector<Tensor> {
+      cpu::SoftmaxCrossEntropy out = cpu::softmax_cross_entropy(in[0], in[1]);
+      return {std::move(out.row_loss), std::move(out.probs)};
+    },
+}};
+
+// ---- softmax_cross_entropy_backward -------------------------------------------
+// P (N,C) f32, labels (N) i32, dloss (1) f32 → dZ (N,C) = dloss·(P − onehot(label))/N,
+// the gradient of the batch-mean loss (cpu::softmax_cross_entropy_backward).
+
+// P: the fp32 softmax (cpu::softmax) of the softmax op's logits, so rows sum
+// to 1 as the forward leaves them; labels from the rng; dloss in [0.25, 4]
+// (1 for a plain loss; other values under loss scaling).
+std::vector<Tensor> ce_backward_inputs(const Sizes& s, Rng& rng) {
+  Tensor p = cpu::softmax(inputs(s, rng)[0]);
+  Tensor labels = random_labels(s, rng);
+  return {std::move(p), std::move(labels), Tensor::from<float>({1}, {float(rng.uniform(0.25, 4.0))})};
+}
+
+std::vector<Tensor> ce_backward_reference(const Sizes&, const std::vector<Tensor>& in) {
+  return {cpu::softmax_cross_entropy_backward(in[0].to(DType::f64), in[1], in[2].item(0))};
+}
+
+// The kernel computes (dloss / N)·(P − onehot) in fp32: the scale rounds once
+// (N converts exactly below 2^24), P − 1 once (exactly when P >= 1/2), the
+// product once: |ΔdZ| <= 3u·|dZ|, relative, no cancellation left (the
+// scale·P − scale form would err by u·scale where P ≈ 1). We allow 6u·|dZ|,
+// and 1e-37 absolute for products in fp32's denormal range. A wrong label
+// column, a missing 1/N or a sign flip is wrong by the whole value.
+std::vector<Tensor> ce_backward_tolerance(const Sizes& s, const std::vector<Tensor>& in) {
+  Tensor tol = ce_backward_reference(s, in)[0];
+  double* b = tol.data<double>();
+  const double u = std::ldexp(1.0, -24);
+  for (int64_t i = 0; i < tol.numel(); ++i) b[i] = 6.0 * u * std::abs(b[i]) + 1e-37;
+  return {std::move(tol)};
+}
+
+const Registration softmax_cross_entropy_backward{Op{
+    .name = "softmax_cross_entropy_backward",
+    .size_names = {"N", "C"},
+    // The forward's sizes, and 263 x 1031 = 271153 elements: past the grid
+    // cap (1056 blocks of 256 = 270336 threads), so the grid-stride loop
+    // comes round.
+    .test_sizes = [] {
+      std::vector<Sizes> sizes = kSoftmaxTestSizes;
+      sizes.push_back({263, 1031});
+      return sizes;
+    }(),
+    .defaults = {4096, 1024},
+    .make_inputs = ce_backward_inputs,
+    .output_shapes = [](const Sizes& s) { return std::vector<Shape>{Shape{s[0], s[1]}}; },
+    .reference = ce_backward_reference,
+    .tolerance = ce_backward_tolerance,
+    .bench_sizes = {{65536, 1000}, {8192, 32768}},
+    // No sums: each element comes from one probability.
+    .reduction_length = [](const Sizes&) { return int64_t(1); },
+    .cpu_fp32 = [](const Sizes&, const std::vector<Tensor>& in) -> std::vector<Tensor> {
+      return {cpu::softmax_cross_entropy_backward(in[0], in[1], in[2].item(0))};
+    },
 }};
 
 }  // namespace
