@@ -64,4 +64,100 @@ inline void matmul_and_gradients(Device device, uint64_t seed) {
   }
 }
 
+// The layer ops of device/backend.hpp against their CPU twins at small,
+// awkward shapes. The registry tests check each kernel against its reference
+// with a derived bound; this checks what the backend adds: sizes, buffer
+// order, and ops made of several kernels (a convolution with its bias, its
+// three gradients). Bounds: check_close's n²·eps for sums of n products of
+// values in [-1, 1]; n = 4 (a few roundings) for the elementwise ops.
+inline void layer_ops(Device device, uint64_t seed) {
+  INFO(name_of(device), " seed ", seed);
+  Rng rng(seed);
+  auto there = [&](const Tensor& t) { return t.to(device); };
+  auto back = [](const Tensor& t) { return t.to(Device::cpu); };
+
+  // Convolution: C = 3, K = 5, 9x7 input, 3x3 filter, stride 2, padding 1.
+  const cpu::Conv2dParams p{2, 1, 1};
+  const Tensor x = random({2, 3, 9, 7}, rng), w = random({5, 3, 3, 3}, rng), b = random({5}, rng);
+  const Tensor y = cpu::conv2d(x, w, b, p);
+  const Tensor dy = random(y.shape(), rng);
+  check_close(back(device::conv2d(there(x), there(w), there(b), p)), y, 27 + 1);
+  const cpu::Conv2dGrads want = cpu::conv2d_backward(x, w, dy, p, true);
+  const cpu::Conv2dGrads got = device::conv2d_backward(there(x), there(w), there(dy), p, true);
+  check_close(back(got.dx), want.dx, 5 * 9);                           // K·R·S terms at most
+  check_close(back(got.dw), want.dw, y.dim(0) * y.dim(2) * y.dim(3));  // N·P·Q
+  check_close(back(got.db), want.db, y.dim(0) * y.dim(2) * y.dim(3));
+  CHECK_FALSE(device::conv2d_backward(there(x), there(w), there(dy), p, false, false).dx.defined());
+
+  // A linear layer's bias: (N, C) with S = 1.
+  const Tensor m = random({7, 11}, rng), mb = random({11}, rng);
+  check_close(back(device::bias_add(there(m), there(mb))), cpu::bias_add(m, mb), 1);
+  check_close(back(device::bias_add_backward(there(m))), cpu::bias_add_backward(m), 7);
+
+  // Activations, on the convolution's output (negative and positive values).
+  const Tensor a = y;
+  check_close(back(device::relu(there(a))), cpu::relu(a), 1);
+  check_close(back(device::relu_backward(there(a), there(dy))), cpu::relu_backward(a, dy), 1);
+  check_close(back(device::gelu(there(a))), cpu::gelu(a), 4);
+  check_close(back(device::gelu_backward(there(a), there(dy))), cpu::gelu_backward(a, dy), 4);
+  const Tensor s = cpu::sigmoid(a), t = cpu::tanh(a);
+  check_close(back(device::sigmoid(there(a))), s, 4);
+  check_close(back(device::sigmoid_backward(there(s), there(dy))), cpu::sigmoid_backward(s, dy), 4);
+  check_close(back(device::tanh(there(a))), t, 4);
+  check_close(back(device::tanh_backward(there(t), there(dy))), cpu::tanh_backward(t, dy), 4);
+
+  // Pooling: overlapping 3x3 windows, stride 2, padding 1, so a gradient
+  // element may sum up to four windows.
+  const cpu::Pool2dParams pool{3, 2, 1};
+  const cpu::MaxPoolResult mp = cpu::max_pool2d(x, pool);
+  const Tensor dp = random(mp.y.shape(), rng);
+  check_close(back(device::max_pool2d(there(x), pool)), mp.y, 1);
+  check_close(back(device::max_pool2d_backward(there(x), there(dp), pool)),
+              cpu::max_pool2d_backward(dp, mp.argmax, x.shape()), 4);
+  check_close(back(device::avg_pool2d(there(x), pool)), cpu::avg_pool2d(x, pool), 9);
+  check_close(back(device::avg_pool2d_backward(there(dp), x.shape(), pool)), cpu::avg_pool2d_backward(dp, x.shape(), pool),
+              4 * 9);
+
+  // Dropout: the same generator state gives the same mask on every device.
+  Rng cpu_rng(seed), device_rng(seed);
+  const cpu::DropoutResult dc = cpu::dropout(x, 0.3, cpu_rng);
+  const cpu::DropoutResult dd = device::dropout(there(x), 0.3, device_rng);
+  check_close(back(dd.mask), dc.mask, 1);
+  check_close(back(dd.y), dc.y, 1);
+  const Tensor dx_in = random(x.shape(), rng);
+  check_close(back(device::dropout_backward(there(dx_in), dd.mask)), cpu::dropout_backward(dx_in, dc.mask), 1);
+
+  // Softmax + cross-entropy over 10 classes, labels from the generator.
+  const Tensor logits = random({13, 10}, rng);
+  Tensor labels = Tensor::empty({13}, DType::i32);
+  for (int64_t i = 0; i < 13; ++i) labels.data<int32_t>()[i] = int32_t(rng.below(10));
+  const cpu::SoftmaxCrossEntropy ce = cpu::softmax_cross_entropy(logits, labels);
+  const cpu::SoftmaxCrossEntropy ce_dev = device::softmax_cross_entropy(there(logits), there(labels));
+  CHECK(ce_dev.loss == doctest::Approx(ce.loss).epsilon(1e-6));
+  check_close(back(ce_dev.probs), ce.probs, 10);
+  check_close(back(device::softmax_cross_entropy_backward(ce_dev.probs, there(labels), 0.5)),
+              cpu::softmax_cross_entropy_backward(ce.probs, labels, 0.5), 10);
+
+  // Gradient accumulation and the optimizers' in-place updates.
+  Tensor acc = there(m);
+  device::add_into(acc, there(m));
+  Tensor twice = m.clone();
+  cpu::add_into(twice, m);
+  check_close(back(acc), twice, 1);
+  const Tensor g = random(w.shape(), rng);
+  Tensor w_cpu = w.clone(), v_cpu = random(w.shape(), rng);
+  Tensor w_dev = there(w_cpu), v_dev = there(v_cpu);
+  cpu::sgd_momentum_update(w_cpu, v_cpu, g, 0.1, 0.9, 1e-4);
+  device::sgd_momentum_update(w_dev, v_dev, there(g), 0.1, 0.9, 1e-4);
+  check_close(back(w_dev), w_cpu, 4);
+  check_close(back(v_dev), v_cpu, 4);
+  Tensor m1 = Tensor::zeros(w.shape()), v1 = Tensor::zeros(w.shape());
+  Tensor w1 = w.clone(), w1_dev = there(w1), m1_dev = there(m1), v1_dev = there(v1);
+  cpu::adam_update(w1, m1, v1, g, 1e-3, 0.9, 0.999, 1e-8);
+  device::adam_update(w1_dev, m1_dev, v1_dev, there(g), 1e-3, 0.9, 0.999, 1e-8);
+  check_close(back(w1_dev), w1, 4);
+  check_close(back(m1_dev), m1, 4);
+  check_close(back(v1_dev), v1, 4);
+}
+
 }  // namespace warpnet::backend_checks

@@ -3,6 +3,7 @@
 #include <utility>
 
 #include "core/memory.hpp"
+#include "device/dispatch.hpp"
 
 namespace warpnet::ag {
 
@@ -26,11 +27,11 @@ Var output(Tensor value, bool grad) { return Var(std::move(value), grad); }
 
 Var matmul(const Var& a, const Var& b, bool trans_a, bool trans_b) {
   const bool grad = needs_grad({&a, &b});
-  Var y = output(cpu::matmul(a.value(), b.value(), trans_a, trans_b), grad);
+  Var y = output(dispatch::matmul(a.value(), b.value(), trans_a, trans_b), grad);
   if (grad) {
     record([a, b, y, trans_a, trans_b]() mutable {
       if (!y.grad().defined()) return;
-      cpu::MatmulGrads g = cpu::matmul_backward(a.value(), b.value(), y.grad(), trans_a, trans_b,
+      cpu::MatmulGrads g = dispatch::matmul_backward(a.value(), b.value(), y.grad(), trans_a, trans_b,
                                                 a.requires_grad(), b.requires_grad());
       if (g.da.defined()) a.accumulate(g.da);
       if (g.db.defined()) b.accumulate(g.db);
@@ -43,16 +44,16 @@ Var matmul(const Var& a, const Var& b, bool trans_a, bool trans_b) {
 // temporary instead of an activation the tape keeps.
 Var linear(const Var& x, const Var& w, const Var& b) {
   const bool grad = needs_grad({&x, &w, &b});
-  Tensor product = cpu::matmul(x.value(), w.value(), false, true);  // (N,out)
-  Var y = output(b.defined() ? cpu::bias_add(product, b.value()) : product, grad);
+  Tensor product = dispatch::matmul(x.value(), w.value(), false, true);  // (N,out)
+  Var y = output(b.defined() ? dispatch::bias_add(product, b.value()) : product, grad);
   if (grad) {
     record([x, w, b, y]() mutable {
       if (!y.grad().defined()) return;
-      cpu::MatmulGrads g = cpu::matmul_backward(x.value(), w.value(), y.grad(), false, true, x.requires_grad(),
+      cpu::MatmulGrads g = dispatch::matmul_backward(x.value(), w.value(), y.grad(), false, true, x.requires_grad(),
                                                 w.requires_grad());
       if (g.da.defined()) x.accumulate(g.da);
       if (g.db.defined()) w.accumulate(g.db);
-      if (b.requires_grad()) b.accumulate(cpu::bias_add_backward(y.grad()));
+      if (b.requires_grad()) b.accumulate(dispatch::bias_add_backward(y.grad()));
     });
   }
   return y;
@@ -60,11 +61,11 @@ Var linear(const Var& x, const Var& w, const Var& b) {
 
 Var bias_add(const Var& x, const Var& b) {
   const bool grad = needs_grad({&x, &b});
-  Var y = output(cpu::bias_add(x.value(), b.value()), grad);
+  Var y = output(dispatch::bias_add(x.value(), b.value()), grad);
   if (grad) {
     record([x, b, y]() mutable {
       if (!y.grad().defined()) return;
-      if (b.requires_grad()) b.accumulate(cpu::bias_add_backward(y.grad()));
+      if (b.requires_grad()) b.accumulate(dispatch::bias_add_backward(y.grad()));
       // dx = dy: hand over the tensor; y's gradient is consumed already.
       x.accumulate(y.grad());
     });
@@ -74,13 +75,13 @@ Var bias_add(const Var& x, const Var& b) {
 
 Var conv2d(const Var& x, const Var& w, const Var& b, const cpu::Conv2dParams& p) {
   const bool grad = needs_grad({&x, &w, &b});
-  Var y = output(cpu::conv2d(x.value(), w.value(), b.defined() ? b.value() : Tensor(), p), grad);
+  Var y = output(dispatch::conv2d(x.value(), w.value(), b.defined() ? b.value() : Tensor(), p), grad);
   if (grad) {
     record([x, w, b, y, p]() mutable {
       if (!y.grad().defined()) return;
       // The first layer's input (the images) needs no gradient: skip dx.
       cpu::Conv2dGrads g =
-          cpu::conv2d_backward(x.value(), w.value(), y.grad(), p, b.defined(), x.requires_grad());
+          dispatch::conv2d_backward(x.value(), w.value(), y.grad(), p, b.defined(), x.requires_grad());
       if (g.dx.defined()) x.accumulate(g.dx);
       w.accumulate(g.dw);
       if (b.defined()) b.accumulate(g.db);
@@ -116,32 +117,34 @@ Var unary_from_output(const Var& x, Forward forward, Backward backward) {
 }
 
 Var relu(const Var& x) {
-  return unary_from_input(x, [](const Tensor& v) { return cpu::relu(v); },
-                          [](const Tensor& v, const Tensor& dy) { return cpu::relu_backward(v, dy); });
+  return unary_from_input(x, [](const Tensor& v) { return dispatch::relu(v); },
+                          [](const Tensor& v, const Tensor& dy) { return dispatch::relu_backward(v, dy); });
 }
 
 Var gelu(const Var& x) {
-  return unary_from_input(x, [](const Tensor& v) { return cpu::gelu(v); },
-                          [](const Tensor& v, const Tensor& dy) { return cpu::gelu_backward(v, dy); });
+  return unary_from_input(x, [](const Tensor& v) { return dispatch::gelu(v); },
+                          [](const Tensor& v, const Tensor& dy) { return dispatch::gelu_backward(v, dy); });
 }
 
 Var sigmoid(const Var& x) {
-  return unary_from_output(x, [](const Tensor& v) { return cpu::sigmoid(v); },
-                           [](const Tensor& y, const Tensor& dy) { return cpu::sigmoid_backward(y, dy); });
+  return unary_from_output(x, [](const Tensor& v) { return dispatch::sigmoid(v); },
+                           [](const Tensor& y, const Tensor& dy) { return dispatch::sigmoid_backward(y, dy); });
 }
 
 Var tanh(const Var& x) {
-  return unary_from_output(x, [](const Tensor& v) { return cpu::tanh(v); },
-                           [](const Tensor& y, const Tensor& dy) { return cpu::tanh_backward(y, dy); });
+  return unary_from_output(x, [](const Tensor& v) { return dispatch::tanh(v); },
+                           [](const Tensor& y, const Tensor& dy) { return dispatch::tanh_backward(y, dy); });
 }
 
 Var max_pool2d(const Var& x, const cpu::Pool2dParams& p) {
   const bool grad = needs_grad({&x});
-  cpu::MaxPoolResult r = cpu::max_pool2d(x.value(), p);
+  cpu::MaxPoolResult r = dispatch::max_pool2d(x.value(), p);
   Var y = output(r.y, grad);
   if (grad) {
-    record([x, y, argmax = r.argmax]() mutable {
-      if (y.grad().defined()) x.accumulate(cpu::max_pool2d_backward(y.grad(), argmax, x.shape()));
+    // The CPU keeps the winners' indices; a device finds them again from x.
+    record([x, y, argmax = r.argmax, p]() mutable {
+      if (y.grad().defined())
+        x.accumulate(dispatch::max_pool2d_backward(x.value(), {y.value(), argmax}, y.grad(), p));
     });
   }
   return y;
@@ -149,10 +152,10 @@ Var max_pool2d(const Var& x, const cpu::Pool2dParams& p) {
 
 Var avg_pool2d(const Var& x, const cpu::Pool2dParams& p) {
   const bool grad = needs_grad({&x});
-  Var y = output(cpu::avg_pool2d(x.value(), p), grad);
+  Var y = output(dispatch::avg_pool2d(x.value(), p), grad);
   if (grad) {
     record([x, y, p]() mutable {
-      if (y.grad().defined()) x.accumulate(cpu::avg_pool2d_backward(y.grad(), x.shape(), p));
+      if (y.grad().defined()) x.accumulate(dispatch::avg_pool2d_backward(y.grad(), x.shape(), p));
     });
   }
   return y;
@@ -173,11 +176,11 @@ Var flatten(const Var& x) {
 Var dropout(const Var& x, double p, Rng& rng, bool training) {
   if (!training || p == 0.0) return x;
   const bool grad = needs_grad({&x});
-  cpu::DropoutResult r = cpu::dropout(x.value(), p, rng);
+  cpu::DropoutResult r = dispatch::dropout(x.value(), p, rng);
   Var y = output(r.y, grad);
   if (grad) {
     record([x, y, mask = r.mask]() mutable {
-      if (y.grad().defined()) x.accumulate(cpu::dropout_backward(y.grad(), mask));
+      if (y.grad().defined()) x.accumulate(dispatch::dropout_backward(y.grad(), mask));
     });
   }
   return y;
@@ -185,13 +188,13 @@ Var dropout(const Var& x, double p, Rng& rng, bool training) {
 
 Var softmax_cross_entropy(const Var& logits, const Tensor& labels, Tensor* probs) {
   const bool grad = needs_grad({&logits});
-  cpu::SoftmaxCrossEntropy r = cpu::softmax_cross_entropy(logits.value(), labels);
+  cpu::SoftmaxCrossEntropy r = dispatch::softmax_cross_entropy(logits.value(), labels);
   if (probs) *probs = r.probs;
   Var loss = output(Tensor::full({1}, r.loss, logits.value().dtype()), grad);
   if (grad) {
     record([logits, loss, labels, p = r.probs]() mutable {
       if (!loss.grad().defined()) return;
-      logits.accumulate(cpu::softmax_cross_entropy_backward(p, labels, loss.grad().item(0)));
+      logits.accumulate(dispatch::softmax_cross_entropy_backward(p, labels, loss.grad().item(0)));
     });
   }
   return loss;

@@ -1,5 +1,7 @@
-// Differentiable ops: each forward calls the CPU reference op and records,
-// right beside it, the backward that the chain rule asks for.
+// Differentiable ops: each forward runs the op on the device its inputs
+// live on (device/dispatch.hpp: the CPU reference, or the registry's kernels
+// on emu and cuda) and records, right beside it, the backward that the chain
+// rule asks for.
 #pragma once
 #include "autograd/tape.hpp"
 #include "cpu/ops.hpp"

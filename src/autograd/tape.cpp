@@ -1,6 +1,7 @@
 #include "autograd/tape.hpp"
 
 #include "core/memory.hpp"
+#include "device/dispatch.hpp"
 
 namespace warpnet::ag {
 
@@ -8,19 +9,6 @@ namespace {
 Tape*& active_tape() {
   thread_local Tape* tape = nullptr;
   return tape;
-}
-
-// dst += src elementwise, both contiguous and of one shape and dtype.
-void add_into(Tensor& dst, const Tensor& src) {
-  WN_CHECK(dst.shape() == src.shape() && dst.dtype() == src.dtype(), "autograd: gradient ", src.describe(),
-           " does not match the accumulated ", dst.describe());
-  dispatch_float(dst.dtype(), "autograd", [&](auto* tag) {
-    using T = std::remove_pointer_t<decltype(tag)>;
-    T* d = dst.data<T>();
-    const T* s = src.data<T>();
-    const int64_t n = dst.numel();
-    for (int64_t i = 0; i < n; ++i) d[i] += s[i];
-  });
 }
 }  // namespace
 
@@ -37,7 +25,7 @@ void Var::accumulate(const Tensor& g) const {
   if (!data_->grad.defined()) {
     data_->grad = g.contiguous();
   } else {
-    add_into(data_->grad, g.contiguous());
+    dispatch::add_into(data_->grad, g.contiguous());
   }
 }
 

@@ -5,6 +5,7 @@
 #include "cli/commands.hpp"
 #include "cli/training_run.hpp"
 #include "core/atomic_file.hpp"
+#include "device/cuda/gpu.hpp"
 #include "nn/models.hpp"
 
 namespace warpnet::cli {
@@ -17,9 +18,10 @@ void add_train_command(CLI::App& app) {
     int64_t limit = 0;
     int threads = 0;
     std::string report;
+    std::string device = "cpu";
   };
   auto args = std::make_shared<Args>();
-  CLI::App* cmd = app.add_subcommand("train", "Train a model (LeNet-5, mini-AlexNet or an MLP) on the CPU");
+  CLI::App* cmd = app.add_subcommand("train", "Train a model (LeNet-5, mini-AlexNet or an MLP) on the CPU, the emulator or a GPU");
   cmd->add_option("--model", args->train.model, "Model")
       ->check(CLI::IsMember(nn::model_names()))
       ->capture_default_str();
@@ -42,10 +44,26 @@ void add_train_command(CLI::App& app) {
   cmd->add_option("--momentum", args->train.momentum, "SGD momentum")->check(CLI::Range(0.0, 0.999))->capture_default_str();
   cmd->add_option("--seed", args->train.seed, "Seed for weights and shuffling")->capture_default_str();
   cmd->add_option("--threads", args->threads, "CPU threads (0 = all cores)")->check(CLI::Range(0, 1024))->capture_default_str();
+  cmd->add_option("--device", args->device,
+                  "Where to train: cpu (Eigen), emu (warpnet's kernels on the CUDA emulator: slow, use --limit) or "
+                  "cuda (the same kernels on a GPU)")
+      ->check(CLI::IsMember({"cpu", "emu", "cuda"}))
+      ->capture_default_str();
+  cmd->add_option("--kernels", args->train.kernels,
+                  "Kernel versions on emu/cuda: best, a version N (each op's highest version <= N), or op=N pairs "
+                  "such as matmul=3,conv2d=1 (`warpnet info --kernels` lists them)")
+      ->capture_default_str();
   cmd->add_option("--checkpoint", args->train.checkpoint, "Write a checkpoint here after every epoch");
   cmd->add_flag("--resume", args->train.resume, "Continue from --checkpoint when it exists");
   cmd->add_option("--report", args->report, "Write a JSON report of the run here");
   cmd->callback([args] {
+    args->train.device = args->device == "emu" ? Device::emu : args->device == "cuda" ? Device::cuda : Device::cpu;
+    WN_CHECK(args->train.device != Device::cpu || args->train.kernels == "best",
+             "train: --kernels chooses kernel versions for --device emu or cuda; the CPU runs Eigen");
+    if (args->train.device == Device::cuda) {
+      const device::gpu::Info gpu = device::gpu::probe();
+      WN_CHECK(gpu.usable, "train --device cuda: ", gpu.why_not, " (--device emu runs the same kernels on the CPU)");
+    }
     DataSplits data = load_data(args->data, args->data_dir, args->limit, args->train.seed);
     nlohmann::json report = run_training(args->train, data, args->threads);
     if (!args->report.empty()) {

@@ -6,6 +6,7 @@
 #include "cli/progress.hpp"
 #include "core/memory.hpp"
 #include "cpu/ops.hpp"
+#include "device/backend.hpp"
 #include "datasets/idx.hpp"
 #include "datasets/synthetic.hpp"
 
@@ -61,6 +62,12 @@ nlohmann::json run_training(const nn::TrainOptions& options, const DataSplits& d
               static_cast<long long>(data.test.size()), static_cast<long long>(options.batch_size),
               options.optimizer.c_str(), options.lr, static_cast<unsigned long long>(options.seed),
               cpu::num_threads());
+  if (options.device != Device::cpu)
+    std::printf("device %s: warpnet's kernels (--kernels %s)%s\n", std::string(name_of(options.device)).c_str(),
+                options.kernels.c_str(),
+                options.device == Device::emu ? " on the CUDA emulator: every GPU thread is a CPU fiber, so expect "
+                                                "seconds per batch"
+                                              : "");
   if (trainer.first_epoch() > 1)
     std::printf("resuming from %s after epoch %d\n", options.checkpoint.c_str(), trainer.first_epoch() - 1);
 
@@ -95,6 +102,12 @@ nlohmann::json run_training(const nn::TrainOptions& options, const DataSplits& d
   std::vector<nn::EpochStats> history = trainer.run(on_step, on_epoch);
 
   std::printf("memory by tag (current and peak during training):\n%s", MemoryTracker::instance().report().c_str());
+  const std::vector<std::string> kernels = device::kernels_launched();
+  if (!kernels.empty()) {
+    std::printf("kernels launched:");
+    for (const std::string& id : kernels) std::printf(" %s", id.c_str());
+    std::printf("\n");
+  }
   if (!options.checkpoint.empty()) std::printf("checkpoint: %s\n", options.checkpoint.c_str());
 
   nlohmann::json report;
@@ -106,6 +119,11 @@ nlohmann::json run_training(const nn::TrainOptions& options, const DataSplits& d
   report["lr"] = options.lr;
   report["seed"] = options.seed;
   report["threads"] = cpu::num_threads();
+  report["device"] = name_of(options.device);
+  if (options.device != Device::cpu) {
+    report["kernels"] = options.kernels;
+    report["kernels_launched"] = kernels;
+  }
   report["epochs"] = epochs;
   nlohmann::json seconds = nlohmann::json::array();
   double images = 0, total_seconds = 0;

@@ -165,12 +165,28 @@ Tensor Tensor::to(Device device) const {
   if (this->device() != Device::cpu && device != Device::cpu) return to(Device::cpu).to(device);
   const Tensor src = this->device() == Device::cpu ? contiguous() : *this;  // device tensors are contiguous
   Tensor out = empty(shape_, dtype_, device);
-  const size_t bytes = static_cast<size_t>(nbytes());
-  if (device == Device::cpu)
-    device_memory(this->device()).to_host(out.raw(), src.raw(), bytes);
-  else
-    device_memory(device).to_device(out.raw(), src.raw(), bytes);
+  out.retag(storage_->tag(), storage_->layer());
+  out.copy_from(src);
   return out;
+}
+
+void Tensor::copy_from(const Tensor& src) {
+  WN_CHECK(defined() && src.defined() && shape_ == src.shape_ && dtype_ == src.dtype_, "tensor: cannot copy ",
+           src.describe(), " into ", describe());
+  WN_CHECK(is_contiguous() && src.is_contiguous(), "tensor: copy_from needs contiguous tensors, got ", src.describe(),
+           " into ", describe());
+  const size_t bytes = static_cast<size_t>(nbytes());
+  if (bytes == 0) return;
+  const Device from = src.device(), to = device();
+  if (from == Device::cpu && to == Device::cpu) {
+    std::memcpy(raw(), src.raw(), bytes);
+  } else if (from == Device::cpu) {
+    device_memory(to).to_device(raw(), src.raw(), bytes);
+  } else if (to == Device::cpu) {
+    device_memory(from).to_host(raw(), src.raw(), bytes);
+  } else {
+    copy_from(src.to(Device::cpu));  // device to device through the host: rare, and never timed
+  }
 }
 
 Tensor Tensor::contiguous() const {

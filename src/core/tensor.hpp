@@ -85,7 +85,12 @@ class Tensor {
   Tensor contiguous() const;
   Tensor clone() const;
   Tensor to(DType dtype) const;    // converts element type (a copy, on the CPU)
-  Tensor to(Device device) const;  // the same values on another device (a copy; itself if already there)
+  // The same values on another device (a copy, charged to the same tag and
+  // layer as this one; itself if already there).
+  Tensor to(Device device) const;
+  // Overwrites this tensor's values with src's, across devices; one shape
+  // and dtype, both contiguous. The storage (and its tag) stays this one's.
+  void copy_from(const Tensor& src);
 
   void fill(double value);
   void retag(MemTag tag, const std::string& layer) { storage_->retag(tag, layer); }

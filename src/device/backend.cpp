@@ -1,6 +1,9 @@
 #include "device/backend.hpp"
 
 #include <array>
+#include <map>
+#include <set>
+#include <vector>
 
 #include "core/error.hpp"
 #include "device/run.hpp"
@@ -12,14 +15,132 @@ Copy copy_for(Device device) {
   return device == Device::emu ? Copy::emulator : Copy::cuda;
 }
 
-const Kernel& best_kernel(const std::string& op, Device device) {
+namespace {
+
+// The runnable fp32 kernels of `op` on `device`, by version.
+std::vector<const Kernel*> fp32_kernels(const std::string& op, Device device) {
   const Copy copy = copy_for(device);
-  const Kernel* best = nullptr;
-  for (const Kernel* k : kernels(copy))
-    if (k->op == op && !k->input_format && (copy == Copy::cuda || k->emulator)) best = k;  // sorted by version
-  WN_CHECK(best, "device backend: no fp32 ", op, " kernel is registered for ", name_of(device),
+  std::vector<const Kernel*> out;
+  for (const Kernel* k : kernels(copy))  // sorted by op, then version
+    if (k->op == op && !k->input_format && (copy == Copy::cuda || k->emulator)) out.push_back(k);
+  return out;
+}
+
+struct KernelChoice {
+  std::string text = "best";
+  int every = -1;                   // a version limit for every op; -1: best
+  std::map<std::string, int> ops;   // op -> exact version
+};
+KernelChoice& choice() {
+  static KernelChoice c;
+  return c;
+}
+
+std::set<std::string>& launched() {
+  static std::set<std::string> ids;
+  return ids;
+}
+
+}  // namespace
+
+const Kernel& best_kernel(const std::string& op, Device device) {
+  const std::vector<const Kernel*> all = fp32_kernels(op, device);
+  WN_CHECK(!all.empty(), "device backend: no fp32 ", op, " kernel is registered for ", name_of(device),
            device == Device::cuda ? " (this build has no CUDA copy of the kernels)" : "");
-  return *best;
+  return *all.back();
+}
+
+void set_kernel_choice(const std::string& text) {
+  KernelChoice c;
+  c.text = text;
+  auto version = [&](const std::string& v) {
+    size_t used = 0;
+    int n = -1;
+    try {
+      n = std::stoi(v, &used);
+    } catch (const std::exception&) {
+    }
+    WN_CHECK(used == v.size() && n >= 0, "--kernels: '", v, "' is not a version number (in '", text,
+             "'; expected best, a version such as 1, or op=version pairs such as matmul=3,conv2d=1)");
+    return n;
+  };
+  if (text != "best" && text.find('=') == std::string::npos) {
+    c.every = version(text);
+  } else if (text != "best") {
+    size_t start = 0;
+    while (start <= text.size()) {
+      const size_t comma = std::min(text.find(',', start), text.size());
+      const std::string pair = text.substr(start, comma - start);
+      const size_t eq = pair.find('=');
+      WN_CHECK(eq != std::string::npos, "--kernels: '", pair, "' is not op=version (in '", text, "')");
+      const std::string name = pair.substr(0, eq);
+      op(name);  // throws naming the registered ops when there is no such op
+      c.ops[name] = version(pair.substr(eq + 1));
+      start = comma + 1;
+    }
+  }
+  choice() = std::move(c);
+}
+
+const std::string& kernel_choice() { return choice().text; }
+
+std::vector<std::string> kernels_launched() { return {launched().begin(), launched().end()}; }
+
+const Kernel& chosen_kernel(const std::string& op, Device device) {
+  const KernelChoice& c = choice();
+  const auto exact = c.ops.find(op);
+  if (exact == c.ops.end() && c.every < 0) return best_kernel(op, device);
+  const std::vector<const Kernel*> all = fp32_kernels(op, device);
+  WN_CHECK(!all.empty(), "device backend: no fp32 ", op, " kernel is registered for ", name_of(device));
+  if (exact != c.ops.end()) {
+    for (const Kernel* k : all)
+      if (k->version == exact->second) return *k;
+    std::string have;
+    for (const Kernel* k : all) have += cat(have.empty() ? "" : ", ", k->version);
+    fail("--kernels ", c.text, ": ", op, " has no fp32 version ", exact->second, " that runs on ", name_of(device),
+         " (it has ", have, ")");
+  }
+  // Every op at its highest version <= N; an op whose ladder starts above N at its first.
+  const Kernel* pick = all.front();
+  for (const Kernel* k : all)
+    if (k->version <= c.every) pick = k;
+  return *pick;
+}
+
+void launch_op(const std::string& op_name, const Sizes& sizes, std::initializer_list<const Tensor*> inputs,
+               std::initializer_list<Tensor*> outputs) {
+  WN_CHECK(inputs.size() > 0, "device backend: ", op_name, " launched with no inputs");
+  const Device device = (*inputs.begin())->device();
+  const Kernel& kernel = chosen_kernel(op_name, device);
+  const std::vector<Shape> shapes = op(op_name).output_shapes(sizes);
+  WN_CHECK(shapes.size() == outputs.size(), "device backend: ", op_name, " has ", shapes.size(), " outputs, given ",
+           outputs.size());
+  std::vector<void*> buffers;
+  auto check = [&](const Tensor& t, const char* role) {
+    WN_CHECK(t.device() == device && t.is_contiguous(), "device backend: ", op_name, ": an ", role, " is ",
+             t.describe(), "; every tensor must be contiguous and on ", name_of(device));
+    WN_CHECK(t.dtype() == DType::f32 || t.dtype() == DType::i32, "device backend: ", op_name, ": an ", role, " is ",
+             t.describe(), "; the kernels take f32 (and i32 indices)");
+  };
+  for (const Tensor* t : inputs) {
+    check(*t, "input");
+    buffers.push_back(const_cast<void*>(t->raw()));
+  }
+  int64_t elements = 0;
+  size_t i = 0;
+  for (Tensor* t : outputs) {
+    check(*t, "output");
+    // Kernels see flat buffers: an (N,C,H,W) activation is the {n} of an
+    // elementwise op, so the element counts must agree, not the shapes.
+    WN_CHECK(t->numel() == shapes[i].numel(), "device backend: ", op_name, ": output ", i, " is ", t->describe(),
+             ", the op makes ", shapes[i], " at ", describe_sizes(op(op_name), sizes));
+    elements += t->numel();
+    buffers.push_back(t->raw());
+    ++i;
+  }
+  if (elements == 0) return;  // nothing to write; a kernel need not handle empty grids
+  launch(kernel, sizes, buffers);
+  launched().insert(kernel.id());
 }
 
 Tensor matmul(const Tensor& a, const Tensor& b, bool trans_a, bool trans_b, const Kernel* kernel) {
@@ -27,7 +148,7 @@ Tensor matmul(const Tensor& a, const Tensor& b, bool trans_a, bool trans_b, cons
   WN_CHECK(a.dtype() == DType::f32, "device::matmul: the kernels take f32, got ", a.describe());
   WN_CHECK(a.device() == b.device() && a.device() != Device::cpu, "device::matmul: A is ", a.describe(), ", B is ",
            b.describe(), "; both must be on one device (emu or cuda)");
-  const Kernel& k = kernel ? *kernel : best_kernel("matmul", a.device());
+  const Kernel& k = kernel ? *kernel : chosen_kernel("matmul", a.device());
   WN_CHECK(k.op == "matmul" && k.copy == copy_for(a.device()) && !k.input_format, "device::matmul: ", k.id(),
            " (", to_string(k.copy), ", ", k.precision, ") cannot run an fp32 matmul on ", name_of(a.device()));
   Tensor c = Tensor::empty({d.m, d.n}, DType::f32, a.device());
@@ -36,6 +157,7 @@ Tensor matmul(const Tensor& a, const Tensor& b, bool trans_a, bool trans_b, cons
   const Sizes sizes{d.m, d.n, d.k, trans_a, trans_b};
   const std::array<void*, 3> buffers{const_cast<void*>(a.raw()), const_cast<void*>(b.raw()), c.raw()};
   launch(k, sizes, buffers);
+  launched().insert(k.id());
   return c;
 }
 

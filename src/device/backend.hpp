@@ -2,7 +2,9 @@
 // kernel registry's versions: what layers call when a model runs on a device.
 // The tensors live on the device (Tensor::to(Device)); results stay there.
 #pragma once
+#include <initializer_list>
 #include <string>
+#include <vector>
 
 #include "core/tensor.hpp"
 #include "cpu/ops.hpp"
@@ -18,15 +20,86 @@ Copy copy_for(Device device);
 // inputs to 16 bits and are chosen explicitly). Throws if the op has none.
 const Kernel& best_kernel(const std::string& op, Device device);
 
-// C = op(A) @ op(B) on A's device with `kernel` (default: best_kernel). A and
-// B are f32, contiguous and on the same device; shapes follow cpu::matmul.
+// Which version each op runs with on a device (`warpnet train --kernels`):
+//   "best"               every op's best_kernel (the default);
+//   "N"                  every op's highest fp32 version <= N, so "1" runs each
+//                        op's first, simplest version;
+//   "matmul=3,conv2d=1"  those ops at those versions, the others best.
+// Throws naming the op or the version when the choice names one that is not
+// registered.
+void set_kernel_choice(const std::string& choice);
+const std::string& kernel_choice();
+// The kernel `op` runs with on `device` under the current choice.
+const Kernel& chosen_kernel(const std::string& op, Device device);
+// The ids of the kernels launch_op has launched in this process, sorted:
+// what a training run reports it ran on.
+std::vector<std::string> kernels_launched();
+
+// Launches the chosen kernel of `op` at `sizes` on tensors of one device:
+// the op's inputs, then its outputs (allocated by the caller with the shapes
+// of op.output_shapes). Checks that every tensor is contiguous and on the
+// device, and each output's shape.
+void launch_op(const std::string& op, const Sizes& sizes, std::initializer_list<const Tensor*> inputs,
+               std::initializer_list<Tensor*> outputs);
+
+// The ops below mirror cpu/ops.hpp (same arguments, same results) for f32
+// tensors on Device::emu or Device::cuda; each is one or a few kernel
+// launches of the chosen versions. Where a device op differs from its CPU
+// twin, the comment says how.
+
+// C = op(A) @ op(B) on A's device with `kernel` (default: chosen_kernel). A
+// and B are f32, contiguous and on the same device; shapes follow cpu::matmul.
 Tensor matmul(const Tensor& a, const Tensor& b, bool trans_a = false, bool trans_b = false,
               const Kernel* kernel = nullptr);
 
 // The gradients of C = op(A) @ op(B), as cpu::matmul_backward, each one
 // matmul on the device with the transposed layouts the kernels take.
 cpu::MatmulGrads matmul_backward(const Tensor& a, const Tensor& b, const Tensor& dc, bool trans_a = false,
-                            bool trans_b = false, bool need_da = true, bool need_db = true,
-                            const Kernel* kernel = nullptr);
+                                 bool trans_b = false, bool need_da = true, bool need_db = true,
+                                 const Kernel* kernel = nullptr);
+
+Tensor bias_add(const Tensor& x, const Tensor& b);
+Tensor bias_add_backward(const Tensor& dy);
+
+Tensor relu(const Tensor& x);
+Tensor relu_backward(const Tensor& x, const Tensor& dy);
+Tensor gelu(const Tensor& x);
+Tensor gelu_backward(const Tensor& x, const Tensor& dy);
+Tensor sigmoid(const Tensor& x);
+Tensor sigmoid_backward(const Tensor& y, const Tensor& dy);
+Tensor tanh(const Tensor& x);
+Tensor tanh_backward(const Tensor& y, const Tensor& dy);
+
+// The convolution kernel, then bias_add when `bias` is defined.
+Tensor conv2d(const Tensor& x, const Tensor& w, const Tensor& bias, const cpu::Conv2dParams& p);
+// dx by the dgrad kernel, dw by the wgrad kernel, db by bias_add_backward.
+cpu::Conv2dGrads conv2d_backward(const Tensor& x, const Tensor& w, const Tensor& dy, const cpu::Conv2dParams& p,
+                                 bool has_bias, bool needs_dx = true);
+
+// y only: the backward finds each window's winner again from x (as cuDNN's
+// pooling backward does), so no argmax tensor is kept.
+Tensor max_pool2d(const Tensor& x, const cpu::Pool2dParams& p);
+Tensor max_pool2d_backward(const Tensor& x, const Tensor& dy, const cpu::Pool2dParams& p);
+Tensor avg_pool2d(const Tensor& x, const cpu::Pool2dParams& p);
+Tensor avg_pool2d_backward(const Tensor& dy, const Shape& x_shape, const cpu::Pool2dParams& p);
+
+// The same mask as cpu::dropout for the same generator state (both draw one
+// seed from `rng` and hash it with each element's index).
+cpu::DropoutResult dropout(const Tensor& x, double p, Rng& rng);
+// dy ⊙ mask.
+Tensor dropout_backward(const Tensor& dy, const Tensor& mask);
+
+// labels: i32 (N) on the device. The loss per row comes back to the host,
+// where it is averaged in double (one (N) download per batch).
+cpu::SoftmaxCrossEntropy softmax_cross_entropy(const Tensor& logits, const Tensor& labels);
+Tensor softmax_cross_entropy_backward(const Tensor& probs, const Tensor& labels, double dloss = 1.0);
+
+// dst += src (gradient accumulation), in place.
+void add_into(Tensor& dst, const Tensor& src);
+
+// The optimizer updates of cpu/ops.hpp, in place on the device.
+void sgd_momentum_update(Tensor& w, Tensor& v, const Tensor& g, double lr, double momentum, double weight_decay);
+void adam_update(Tensor& w, Tensor& m, Tensor& v, const Tensor& g, double step_size, double beta1, double beta2,
+                 double eps_hat);
 
 }  // namespace warpnet::device

@@ -149,17 +149,28 @@ Checkpoint load_checkpoint(const std::string& path) {
   return ck;
 }
 
+namespace {
+// What a checkpoint holds of a tensor: itself on the CPU, a host copy of one
+// on a device, charged to "other" rather than counted twice as a parameter.
+Tensor on_host(const Tensor& t) {
+  if (t.device() == Device::cpu) return t;
+  Tensor h = t.to(Device::cpu);
+  h.retag(MemTag::other, "checkpoint");
+  return h;
+}
+}  // namespace
+
 Checkpoint capture(const std::string& model_name, Module& model, const Optimizer* optimizer, int64_t epoch,
                    uint64_t seed) {
   Checkpoint ck;
   ck.model = model_name;
   ck.epoch = epoch;
   ck.seed = seed;
-  for (Parameter* p : model.parameters()) ck.tensors["param/" + p->name] = p->var.value();
+  for (Parameter* p : model.parameters()) ck.tensors["param/" + p->name] = on_host(p->var.value());
   if (optimizer) {
     ck.optimizer = optimizer->name();
     ck.steps = optimizer->steps();
-    for (const auto& [key, t] : optimizer->state()) ck.tensors["optim/" + key] = t;
+    for (const auto& [key, t] : optimizer->state()) ck.tensors["optim/" + key] = on_host(t);
   }
   return ck;
 }
@@ -172,7 +183,7 @@ void restore(const Checkpoint& ck, Module& model, Optimizer* optimizer) {
     Tensor& dst = p->var.value();
     WN_CHECK(it->second.shape() == dst.shape() && it->second.dtype() == dst.dtype(), "checkpoint: ", p->name,
              " is ", it->second.describe(), " in the file but ", dst.describe(), " in the model");
-    std::memcpy(dst.raw(), it->second.raw(), static_cast<size_t>(dst.nbytes()));
+    dst.copy_from(it->second);
   }
   if (!optimizer) return;
   WN_CHECK(ck.optimizer == optimizer->name(), "checkpoint: saved with optimizer '", ck.optimizer,

@@ -15,6 +15,10 @@ int64_t Module::parameter_count() {
   return n;
 }
 
+void Module::to(Device device) {
+  for (Parameter* p : parameters()) p->var.value() = p->var.value().to(device);  // keeps the parameter tag
+}
+
 Parameter Module::make_parameter(const std::string& suffix, const Shape& shape) {
   MemoryScope scope(MemTag::parameter, name_);
   std::string full = name_ + "." + suffix;

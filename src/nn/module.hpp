@@ -30,6 +30,10 @@ class Module {
   virtual std::vector<Parameter*> parameters() { return {}; }
   int64_t parameter_count();
 
+  // Moves every parameter to `device` (their gradients follow, as they are
+  // computed where the values are); optimizers are made after the move.
+  void to(Device device);
+
   virtual void set_training(bool training) { training_ = training; }
   bool training() const { return training_; }
 

@@ -1,9 +1,9 @@
 #include "nn/optim.hpp"
 
 #include <cmath>
-#include <cstring>
 
 #include "core/memory.hpp"
+#include "device/dispatch.hpp"
 
 namespace warpnet::nn {
 
@@ -11,17 +11,14 @@ namespace {
 // The layer a parameter belongs to: "conv1.weight" → "conv1".
 std::string layer_of(const Parameter& p) { return p.name.substr(0, p.name.rfind('.')); }
 
-// Calls fn(T* w, const T* g, int64_t n, size_t index) for every parameter
+// Calls fn(Tensor& w, const Tensor& g, size_t index) for every parameter
 // with a gradient; parameters that got none (unused in the graph) are skipped.
 template <class Fn>
 void for_each_update(const std::vector<Parameter*>& params, Fn&& fn) {
   for (size_t i = 0; i < params.size(); ++i) {
     ag::Var& var = params[i]->var;
     if (!var.grad().defined()) continue;
-    dispatch_float(var.value().dtype(), "optimizer", [&](auto* tag) {
-      using T = std::remove_pointer_t<decltype(tag)>;
-      fn(var.value().template data<T>(), var.grad().template data<T>(), var.value().numel(), i);
-    });
+    fn(var.value(), var.grad(), i);
   }
 }
 }  // namespace
@@ -32,7 +29,7 @@ void Optimizer::zero_grad() {
 
 Tensor Optimizer::make_slot(const Parameter& p) {
   MemoryScope scope(MemTag::optimizer, layer_of(p));
-  return Tensor::zeros(p.var.shape(), p.var.value().dtype());
+  return Tensor::zeros(p.var.shape(), p.var.value().dtype()).to(p.var.value().device());  // the tag carries over
 }
 
 void Optimizer::restore_slot(const std::map<std::string, Tensor>& state, const std::string& key, Tensor& slot) {
@@ -40,7 +37,7 @@ void Optimizer::restore_slot(const std::map<std::string, Tensor>& state, const s
   WN_CHECK(it != state.end(), "optimizer: the checkpoint has no state '", key, "'");
   WN_CHECK(it->second.shape() == slot.shape() && it->second.dtype() == slot.dtype(), "optimizer: state '", key,
            "' is ", it->second.describe(), " in the checkpoint but ", slot.describe(), " here");
-  std::memcpy(slot.raw(), it->second.raw(), static_cast<size_t>(slot.nbytes()));
+  slot.copy_from(it->second);
 }
 
 // ---- SGD ------------------------------------------------------------------
@@ -50,15 +47,11 @@ Sgd::Sgd(std::vector<Parameter*> params, double lr, double momentum, double weig
   for (Parameter* p : params_) velocity_.push_back(make_slot(*p));
 }
 
+// The update itself is dispatch::sgd_momentum_update: cpu::sgd_momentum_update
+// (the device kernels' reference too) or the kernel, where the weights live.
 void Sgd::step() {
-  for_each_update(params_, [&](auto* w, const auto* g, int64_t n, size_t i) {
-    using T = std::remove_pointer_t<decltype(w)>;
-    T* v = velocity_[i].template data<T>();
-    const T mu = T(momentum_), wd = T(weight_decay_), lr = T(lr_);
-    for (int64_t j = 0; j < n; ++j) {
-      v[j] = mu * v[j] + g[j] + wd * w[j];
-      w[j] -= lr * v[j];
-    }
+  for_each_update(params_, [&](Tensor& w, const Tensor& g, size_t i) {
+    dispatch::sgd_momentum_update(w, velocity_[i], g, lr_, momentum_, weight_decay_);
   });
   ++steps_;
 }
@@ -91,16 +84,9 @@ void Adam::step() {
   const double c2 = 1.0 - std::pow(beta2_, double(steps_));
   const double step_size = lr_ * std::sqrt(c2) / c1;
   const double eps_hat = eps_ * std::sqrt(c2);
-  for_each_update(params_, [&](auto* w, const auto* g, int64_t n, size_t i) {
-    using T = std::remove_pointer_t<decltype(w)>;
-    T* m = m_[i].template data<T>();
-    T* v = v_[i].template data<T>();
-    const T b1 = T(beta1_), b2 = T(beta2_), a = T(step_size), e = T(eps_hat);
-    for (int64_t j = 0; j < n; ++j) {
-      m[j] = b1 * m[j] + (T(1) - b1) * g[j];
-      v[j] = b2 * v[j] + (T(1) - b2) * g[j] * g[j];
-      w[j] -= a * m[j] / (std::sqrt(v[j]) + e);
-    }
+  // The update itself is dispatch::adam_update, as for SGD.
+  for_each_update(params_, [&](Tensor& w, const Tensor& g, size_t i) {
+    dispatch::adam_update(w, m_[i], v_[i], g, step_size, beta1_, beta2_, eps_hat);
   });
 }
 

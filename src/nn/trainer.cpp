@@ -6,6 +6,7 @@
 #include "autograd/functions.hpp"
 #include "core/memory.hpp"
 #include "core/timer.hpp"
+#include "device/backend.hpp"
 #include "nn/checkpoint.hpp"
 
 namespace warpnet::nn {
@@ -28,6 +29,12 @@ int64_t count_correct(const Tensor& probs, const Tensor& labels) {
   return correct;
 }
 
+// Where a model runs: where its parameters are.
+Device device_of(Module& model) {
+  const std::vector<Parameter*> params = model.parameters();
+  return params.empty() ? Device::cpu : params.front()->var.value().device();
+}
+
 Shape example_shape(const data::Dataset& data) {
   std::vector<int64_t> dims(data.inputs.shape().begin() + 1, data.inputs.shape().end());
   return Shape(dims);
@@ -44,14 +51,15 @@ EvalResult evaluate(Module& model, const data::Dataset& data, int64_t batch_size
   data::Batch batch;
   double loss_sum = 0;
   int64_t correct = 0;
+  const Device device = device_of(model);
   MemoryScope batch_scope(MemTag::other, "batch");  // the copied-out inputs
   while (batches.next(batch)) {
     Tensor probs;
-    ag::Var logits = model(ag::Var(batch.inputs));
+    ag::Var logits = model(ag::Var(batch.inputs.to(device)));
     MemoryScope loss_scope(MemTag::activation, "loss");
-    ag::Var loss = ag::softmax_cross_entropy(logits, batch.labels, &probs);
+    ag::Var loss = ag::softmax_cross_entropy(logits, batch.labels.to(device), &probs);
     loss_sum += loss.value().item(0) * double(batch.labels.dim(0));
-    correct += count_correct(probs, batch.labels);
+    correct += count_correct(probs.to(Device::cpu), batch.labels);
   }
   model.set_training(was_training);
   return {loss_sum / double(data.size()), double(correct) / double(data.size())};
@@ -63,6 +71,10 @@ Trainer::Trainer(TrainOptions options, const data::Dataset& train, const data::D
   WN_CHECK(options_.batch_size >= 1, "train: batch size must be at least 1, got ", options_.batch_size);
   WN_CHECK(train_.size() > 0, "train: the training set '", train_.name, "' is empty");
   model_ = make_model(options_.model, example_shape(train_), train_.num_classes, options_.seed);
+  if (options_.device != Device::cpu) {
+    device::set_kernel_choice(options_.kernels);
+    model_->to(options_.device);  // before the optimizer, whose state is made beside each parameter
+  }
   optimizer_ = make_optimizer(options_.optimizer, model_->parameters(), options_.lr, options_.momentum);
   if (options_.resume && !options_.checkpoint.empty() && std::filesystem::exists(options_.checkpoint)) {
     Checkpoint ck = load_checkpoint(options_.checkpoint);
@@ -89,9 +101,9 @@ std::vector<EpochStats> Trainer::run(const OnStep& on_step, const OnEpoch& on_ep
       ag::Tape tape;
       ag::TapeScope recording(tape);
       Tensor probs;
-      ag::Var logits = (*model_)(ag::Var(batch.inputs));
+      ag::Var logits = (*model_)(ag::Var(batch.inputs.to(options_.device)));
       MemoryScope loss_scope(MemTag::activation, "loss");
-      ag::Var loss = ag::softmax_cross_entropy(logits, batch.labels, &probs);
+      ag::Var loss = ag::softmax_cross_entropy(logits, batch.labels.to(options_.device), &probs);
       const double value = loss.value().item(0);
       if (!std::isfinite(value))
         fail("train: the loss became ", value, " at epoch ", epoch, ", batch ", index + 1,
@@ -101,7 +113,7 @@ std::vector<EpochStats> Trainer::run(const OnStep& on_step, const OnEpoch& on_ep
       optimizer_->step();
       const int64_t b = batch.labels.dim(0);
       loss_sum += value * double(b);
-      correct += count_correct(probs, batch.labels);
+      correct += count_correct(probs.to(Device::cpu), batch.labels);
       seen += b;
       ++index;
       if (on_step)

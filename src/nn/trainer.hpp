@@ -22,6 +22,11 @@ struct TrainOptions {
   uint64_t seed = 1;
   std::string checkpoint;  // written after every epoch when not empty
   bool resume = false;     // start from `checkpoint` when it exists
+  // Where the model trains: cpu (Eigen), emu (the kernels on the emulator) or
+  // cuda (the kernels on a GPU), and with which kernel versions on a device
+  // (device::set_kernel_choice: "best", "1", "matmul=3,conv2d=1").
+  Device device = Device::cpu;
+  std::string kernels = "best";
 };
 
 struct StepProgress {
@@ -46,7 +51,8 @@ struct EpochStats {
   double images_per_second;
 };
 
-// Accuracy and mean loss over a data set, without recording gradients.
+// Accuracy and mean loss over a data set, without recording gradients, on
+// the device the model's parameters are on.
 EvalResult evaluate(Module& model, const data::Dataset& data, int64_t batch_size);
 
 class Trainer {

@@ -16,3 +16,7 @@ TEST_CASE("backend cuda: matmul and its gradients match the CPU, every layout") 
   INFO("kernel: ", device::best_kernel("matmul", Device::cuda).id());
   backend_checks::matmul_and_gradients(Device::cuda, kSeed);
 }
+
+TEST_CASE("backend cuda: every layer op matches its CPU twin (conv, pooling, activations, dropout, loss, optimizers)") {
+  backend_checks::layer_ops(Device::cuda, kSeed);
+}

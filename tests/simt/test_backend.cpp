@@ -32,3 +32,24 @@ TEST_CASE("backend emu: the default kernel is the best fp32 version; bad inputs 
   const Tensor empty_k = device::matmul(Tensor::empty({2, 0}).to(Device::emu), Tensor::empty({0, 3}).to(Device::emu));
   CHECK(empty_k.to(Device::cpu).item(5) == 0.0);
 }
+
+TEST_CASE("backend emu: every layer op matches its CPU twin (conv, pooling, activations, dropout, loss, optimizers)") {
+  backend_checks::layer_ops(Device::emu, kSeed);
+}
+
+TEST_CASE("backend emu: --kernels chooses versions; a choice naming nothing registered is refused") {
+  const std::string before = device::kernel_choice();
+  device::set_kernel_choice("1");
+  CHECK(device::chosen_kernel("matmul", Device::emu).version == 1);
+  CHECK(device::chosen_kernel("conv2d", Device::emu).version == 1);
+  device::set_kernel_choice("matmul=3,conv2d=2");
+  CHECK(device::chosen_kernel("matmul", Device::emu).id() == "matmul/03_smem_tiled");
+  CHECK(device::chosen_kernel("conv2d", Device::emu).version == 2);
+  CHECK(&device::chosen_kernel("relu", Device::emu) == &device::best_kernel("relu", Device::emu));
+  device::set_kernel_choice("matmul=99");
+  CHECK_THROWS_WITH_AS(device::chosen_kernel("matmul", Device::emu), doctest::Contains("matmul has no fp32 version 99"),
+                       Error);
+  CHECK_THROWS_WITH_AS(device::set_kernel_choice("nonsense=1"), doctest::Contains("nonsense"), Error);
+  CHECK_THROWS_WITH_AS(device::set_kernel_choice("fast"), doctest::Contains("'fast' is not a version number"), Error);
+  device::set_kernel_choice(before);
+}

@@ -1,0 +1,188 @@
+// The layer ops of device/backend.hpp: each turns tensor shapes into the
+// registry op's sizes, allocates the outputs on the device and launches the
+// chosen kernel (launch_op). The arithmetic is the kernels'; what is here is
+// bookkeeping, and the few places where a device op is composed of several
+// kernels (a convolution with a bias, the gradients of one).
+#include <cmath>
+
+#include "core/error.hpp"
+#include "device/backend.hpp"
+
+namespace warpnet::device {
+
+namespace {
+
+Tensor empty_like(const Shape& shape, const Tensor& on) { return Tensor::empty(shape, DType::f32, on.device()); }
+
+// An activation op over the n elements of x (or of x and a second tensor of its shape).
+Tensor unary(const char* op, const Tensor& x) {
+  Tensor y = empty_like(x.shape(), x);
+  launch_op(op, {x.numel()}, {&x}, {&y});
+  return y;
+}
+Tensor binary(const char* op, const Tensor& a, const Tensor& b) {
+  WN_CHECK(a.shape() == b.shape(), "device::", op, ": ", a.describe(), " and ", b.describe(), " differ in shape");
+  Tensor c = empty_like(a.shape(), a);
+  launch_op(op, {a.numel()}, {&a, &b}, {&c});
+  return c;
+}
+
+// {N, C, S}: x viewed as (N, C, H·W), S = 1 for an (N, C) matrix.
+Sizes channel_sizes(const char* op, const Tensor& x) {
+  WN_CHECK(x.rank() == 2 || x.rank() == 4, "device::", op, ": needs (N,C) or (N,C,H,W), got ", x.describe());
+  return {x.dim(0), x.dim(1), x.rank() == 4 ? x.dim(2) * x.dim(3) : 1};
+}
+
+// The conv ops' sizes {N, C, H, W, K, R, S, stride, pad, dilation}.
+Sizes conv_sizes(const char* op, const Shape& x, const Shape& w, const cpu::Conv2dParams& p) {
+  WN_CHECK(x.rank() == 4 && w.rank() == 4 && x[1] == w[1], "device::", op, ": x ", x, " and w ", w,
+           " are not (N,C,H,W) and (K,C,R,S) with one C");
+  return {x[0], x[1], x[2], x[3], w[0], w[2], w[3], p.stride, p.padding, p.dilation};
+}
+
+// The pool ops' sizes {N, C, H, W, kernel, stride, padding}.
+Sizes pool_sizes(const char* op, const Shape& x, const cpu::Pool2dParams& p) {
+  WN_CHECK(x.rank() == 4, "device::", op, ": needs (N,C,H,W), got ", x);
+  return {x[0], x[1], x[2], x[3], p.kernel, p.stride, p.padding};
+}
+
+Shape pooled(const Shape& x, const cpu::Pool2dParams& p) {
+  const cpu::Conv2dParams as_conv{p.stride, p.padding, 1};
+  return {x[0], x[1], cpu::conv_out_size(x[2], p.kernel, as_conv), cpu::conv_out_size(x[3], p.kernel, as_conv)};
+}
+
+// A device scalar: what the fused kernels read their hyperparameters from.
+Tensor device_vector(std::initializer_list<double> values, Device device) {
+  Tensor t = Tensor::empty({int64_t(values.size())});
+  int64_t i = 0;
+  for (double v : values) t.set(i++, v);
+  return t.to(device);
+}
+
+}  // namespace
+
+Tensor bias_add(const Tensor& x, const Tensor& b) {
+  const Sizes s = channel_sizes("bias_add", x);
+  WN_CHECK(b.rank() == 1 && b.dim(0) == s[1], "device::bias_add: b is ", b.describe(), ", x has ", s[1], " channels");
+  Tensor y = empty_like(x.shape(), x);
+  launch_op("bias_add", s, {&x, &b}, {&y});
+  return y;
+}
+
+Tensor bias_add_backward(const Tensor& dy) {
+  const Sizes s = channel_sizes("bias_add_backward", dy);
+  Tensor db = empty_like({s[1]}, dy);
+  launch_op("bias_add_backward", s, {&dy}, {&db});
+  return db;
+}
+
+Tensor relu(const Tensor& x) { return unary("relu", x); }
+Tensor relu_backward(const Tensor& x, const Tensor& dy) { return binary("relu_backward", x, dy); }
+Tensor gelu(const Tensor& x) { return unary("gelu", x); }
+Tensor gelu_backward(const Tensor& x, const Tensor& dy) { return binary("gelu_backward", x, dy); }
+Tensor sigmoid(const Tensor& x) { return unary("sigmoid", x); }
+Tensor sigmoid_backward(const Tensor& y, const Tensor& dy) { return binary("sigmoid_backward", y, dy); }
+Tensor tanh(const Tensor& x) { return unary("tanh", x); }
+Tensor tanh_backward(const Tensor& y, const Tensor& dy) { return binary("tanh_backward", y, dy); }
+
+Tensor conv2d(const Tensor& x, const Tensor& w, const Tensor& bias, const cpu::Conv2dParams& p) {
+  const Sizes s = conv_sizes("conv2d", x.shape(), w.shape(), p);
+  const int64_t P = cpu::conv_out_size(s[2], s[5], p), Q = cpu::conv_out_size(s[3], s[6], p);
+  WN_CHECK(P > 0 && Q > 0, "device::conv2d: a ", s[5], "x", s[6], " filter does not fit x ", x.shape(),
+           " with padding ", p.padding, " and dilation ", p.dilation);
+  Tensor y = empty_like({s[0], s[4], P, Q}, x);
+  launch_op("conv2d", s, {&x, &w}, {&y});
+  return bias.defined() ? bias_add(y, bias) : y;
+}
+
+cpu::Conv2dGrads conv2d_backward(const Tensor& x, const Tensor& w, const Tensor& dy, const cpu::Conv2dParams& p,
+                                 bool has_bias, bool needs_dx) {
+  const Sizes s = conv_sizes("conv2d_backward", x.shape(), w.shape(), p);
+  cpu::Conv2dGrads g;
+  if (needs_dx) {
+    g.dx = empty_like(x.shape(), x);
+    launch_op("conv2d_dgrad", s, {&dy, &w}, {&g.dx});
+  }
+  g.dw = empty_like(w.shape(), w);
+  launch_op("conv2d_wgrad", s, {&x, &dy}, {&g.dw});
+  if (has_bias) g.db = bias_add_backward(dy);
+  return g;
+}
+
+Tensor max_pool2d(const Tensor& x, const cpu::Pool2dParams& p) {
+  Tensor y = empty_like(pooled(x.shape(), p), x);
+  launch_op("max_pool2d", pool_sizes("max_pool2d", x.shape(), p), {&x}, {&y});
+  return y;
+}
+
+Tensor max_pool2d_backward(const Tensor& x, const Tensor& dy, const cpu::Pool2dParams& p) {
+  Tensor dx = empty_like(x.shape(), x);
+  launch_op("max_pool2d_backward", pool_sizes("max_pool2d_backward", x.shape(), p), {&x, &dy}, {&dx});
+  return dx;
+}
+
+Tensor avg_pool2d(const Tensor& x, const cpu::Pool2dParams& p) {
+  Tensor y = empty_like(pooled(x.shape(), p), x);
+  launch_op("avg_pool2d", pool_sizes("avg_pool2d", x.shape(), p), {&x}, {&y});
+  return y;
+}
+
+Tensor avg_pool2d_backward(const Tensor& dy, const Shape& x_shape, const cpu::Pool2dParams& p) {
+  Tensor dx = empty_like(x_shape, dy);
+  launch_op("avg_pool2d_backward", pool_sizes("avg_pool2d_backward", x_shape, p), {&dy}, {&dx});
+  return dx;
+}
+
+cpu::DropoutResult dropout(const Tensor& x, double p, Rng& rng) {
+  // The op takes p in millionths (device/ops/dropout_sizes.hpp): exact for
+  // every p a user types with six decimals or fewer.
+  const int64_t millionths = std::llround(p * 1e6);
+  WN_CHECK(p >= 0.0 && p < 1.0 && double(millionths) / 1e6 == p, "device::dropout: p = ", p,
+           " must be in [0, 1) with at most six decimals (the kernel takes it in millionths)");
+  // One seed per call, as cpu::dropout draws it: the same mask on every device.
+  const uint64_t seed = p == 0.0 ? 0 : rng.next_u64();
+  cpu::DropoutResult r{empty_like(x.shape(), x), empty_like(x.shape(), x)};
+  launch_op("dropout", {x.numel(), millionths, int64_t(seed & 0xFFFFFFFFu), int64_t(seed >> 32)}, {&x}, {&r.y, &r.mask});
+  return r;
+}
+
+Tensor dropout_backward(const Tensor& dy, const Tensor& mask) { return binary("mul", dy, mask); }
+
+cpu::SoftmaxCrossEntropy softmax_cross_entropy(const Tensor& logits, const Tensor& labels) {
+  WN_CHECK(logits.rank() == 2 && labels.rank() == 1 && labels.dim(0) == logits.dim(0) && labels.dtype() == DType::i32,
+           "device::softmax_cross_entropy: logits ", logits.describe(), " and labels ", labels.describe(),
+           " are not (N,C) and i32 (N)");
+  const int64_t N = logits.dim(0), C = logits.dim(1);
+  Tensor loss = empty_like({N}, logits);
+  cpu::SoftmaxCrossEntropy out;
+  out.probs = empty_like({N, C}, logits);
+  launch_op("softmax_cross_entropy", {N, C}, {&logits, &labels}, {&loss, &out.probs});
+  const Tensor rows = loss.to(Device::cpu);
+  double sum = 0;
+  for (int64_t i = 0; i < N; ++i) sum += rows.item(i);
+  out.loss = N ? sum / double(N) : 0.0;
+  return out;
+}
+
+Tensor softmax_cross_entropy_backward(const Tensor& probs, const Tensor& labels, double dloss) {
+  const Tensor scale = device_vector({dloss}, probs.device());
+  Tensor dlogits = empty_like(probs.shape(), probs);
+  launch_op("softmax_cross_entropy_backward", {probs.dim(0), probs.dim(1)}, {&probs, &labels, &scale}, {&dlogits});
+  return dlogits;
+}
+
+void add_into(Tensor& dst, const Tensor& src) { dst = binary("add", dst, src); }
+
+void sgd_momentum_update(Tensor& w, Tensor& v, const Tensor& g, double lr, double momentum, double weight_decay) {
+  const Tensor hyper = device_vector({lr, momentum, weight_decay}, w.device());
+  // In place: the kernel reads each element before it writes it (kernels/optim).
+  launch_op("sgd_momentum", {w.numel()}, {&w, &v, &g, &hyper}, {&w, &v});
+}
+
+void adam_update(Tensor& w, Tensor& m, Tensor& v, const Tensor& g, double step_size, double beta1, double beta2,
+                 double eps_hat) {
+  const Tensor hyper = device_vector({step_size, beta1, beta2, eps_hat}, w.device());
+  launch_op("adam", {w.numel()}, {&w, &m, &v, &g, &hyper}, {&w, &m, &v});
+}
+
+}  // namespace warpnet::device

@@ -1,0 +1,58 @@
+// Every op on the device its tensors live on: cpu:: (Eigen, f32 and f64)
+// for Device::cpu, device:: (the registry's kernels, f32) for Device::emu and
+// Device::cuda. Autograd and the optimizers call these, so one model trains
+// on any backend (`warpnet train --device cpu|emu|cuda`) with no branch of
+// its own. Arguments and results follow cpu/ops.hpp; the exceptions say so.
+#pragma once
+#include "core/rng.hpp"
+#include "core/tensor.hpp"
+#include "cpu/ops.hpp"
+
+namespace warpnet::dispatch {
+
+Tensor matmul(const Tensor& a, const Tensor& b, bool trans_a = false, bool trans_b = false);
+cpu::MatmulGrads matmul_backward(const Tensor& a, const Tensor& b, const Tensor& dc, bool trans_a, bool trans_b,
+                                 bool need_da, bool need_db);
+
+Tensor bias_add(const Tensor& x, const Tensor& b);
+Tensor bias_add_backward(const Tensor& dy);
+
+Tensor relu(const Tensor& x);
+Tensor relu_backward(const Tensor& x, const Tensor& dy);
+Tensor gelu(const Tensor& x);
+Tensor gelu_backward(const Tensor& x, const Tensor& dy);
+Tensor sigmoid(const Tensor& x);
+Tensor sigmoid_backward(const Tensor& y, const Tensor& dy);
+Tensor tanh(const Tensor& x);
+Tensor tanh_backward(const Tensor& y, const Tensor& dy);
+
+Tensor conv2d(const Tensor& x, const Tensor& w, const Tensor& bias, const cpu::Conv2dParams& p);
+cpu::Conv2dGrads conv2d_backward(const Tensor& x, const Tensor& w, const Tensor& dy, const cpu::Conv2dParams& p,
+                                 bool has_bias, bool needs_dx);
+
+// On the CPU, argmax holds each window's winner; on a device it is left
+// undefined and the backward finds the winners again from x.
+cpu::MaxPoolResult max_pool2d(const Tensor& x, const cpu::Pool2dParams& p);
+Tensor max_pool2d_backward(const Tensor& x, const cpu::MaxPoolResult& forward, const Tensor& dy,
+                           const cpu::Pool2dParams& p);
+Tensor avg_pool2d(const Tensor& x, const cpu::Pool2dParams& p);
+Tensor avg_pool2d_backward(const Tensor& dy, const Shape& x_shape, const cpu::Pool2dParams& p);
+
+// The same mask on every device for the same generator state.
+cpu::DropoutResult dropout(const Tensor& x, double p, Rng& rng);
+Tensor dropout_backward(const Tensor& dy, const Tensor& mask);
+
+// labels: i32 (N), on the logits' device.
+cpu::SoftmaxCrossEntropy softmax_cross_entropy(const Tensor& logits, const Tensor& labels);
+Tensor softmax_cross_entropy_backward(const Tensor& probs, const Tensor& labels, double dloss);
+
+// dst += src (gradients accumulating), one shape and dtype.
+void add_into(Tensor& dst, const Tensor& src);
+
+// In place: v ← μ·v + g + wd·w; w ← w − lr·v.
+void sgd_momentum_update(Tensor& w, Tensor& v, const Tensor& g, double lr, double momentum, double weight_decay);
+// In place: m ← β1·m + (1−β1)·g; v ← β2·v + (1−β2)·g²; w ← w − a·m/(√v + ε̂).
+void adam_update(Tensor& w, Tensor& m, Tensor& v, const Tensor& g, double step_size, double beta1, double beta2,
+                 double eps_hat);
+
+}  // namespace warpnet::dispatch
