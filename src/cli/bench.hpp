@@ -54,4 +54,16 @@ nlohmann::json info_json(const device::gpu::Info& info);
 int gpu_worker(const std::string& op, const device::Sizes& sizes, const std::vector<std::string>& kernel_ids,
                const Settings& settings, const std::string& out_path);
 
+// `warpnet bench train`: which model, at what batch, over how many images.
+struct TrainSettings {
+  std::string model = "lenet5";
+  int64_t batch = 64;
+  int64_t images = 8192;
+};
+
+// Training images/s of `model` on the CPU and, when `info` says a GPU is
+// usable, on it (Device::cuda, the best kernels), with the speed-up: one
+// record entry ({"op": "train", ...}). Prints a short table.
+nlohmann::json bench_train(const TrainSettings& train, const Settings& settings, const device::gpu::Info& info);
+
 }  // namespace warpnet::cli::bench

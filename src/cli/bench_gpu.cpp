@@ -181,6 +181,12 @@ int gpu_worker(const std::string& op_name, const device::Sizes& sizes, const std
   const device::gpu::Info info = device::gpu::probe();
   events.emit({{"type", "device"}, {"device", info_json(info)}});
   if (!info.usable) return 0;
+  try {
+    events.emit({{"type", "copy"}, {"gbps", device::gpu::copy_bandwidth_gbps()}});
+  } catch (const device::gpu::Failure& f) {
+    events.emit({{"type", "copy"}, {"error", f.what()}});
+    if (f.context_lost) return 3;
+  }
   const device::Op& op = device::op(op_name);
   std::vector<Group> groups;
   for (const std::string& id : kernel_ids) {
@@ -201,6 +207,11 @@ int gpu_worker(const std::string& op_name, const device::Sizes& sizes, const std
   for (Group& g : groups) {
     Rng rng(mix(s.seed, "bench inputs " + input_format_name(*g.kernels.front())));
     const std::vector<Tensor> inputs = device::make_inputs(*g.kernels.front(), sizes, rng);
+    // The least any version moves: each input read once and each output
+    // written once, in the group's input format.
+    double bytes_least = 0;
+    for (const Tensor& t : inputs) bytes_least += double(device::device_bytes(*g.kernels.front(), t).size());
+    for (const Shape& shape : op.output_shapes(sizes)) bytes_least += 4.0 * double(shape.numel());
     const std::vector<Tensor> reference = cpu_reference ? op.reference(sizes, inputs) : std::vector<Tensor>{};
     std::vector<Tensor> vendor;  // version 0's outputs, once checked
     std::string vendor_id;
@@ -217,7 +228,7 @@ int gpu_worker(const std::string& op_name, const device::Sizes& sizes, const std
     device::gpu::Problem& problem = *made;
     for (const device::Kernel* k : g.kernels) {
       events.emit({{"type", "start"}, {"kernel", k->id()}});
-      nlohmann::json r = {{"type", "result"}, {"kernel", k->id()}, {"status", "failed"}};
+      nlohmann::json r = {{"type", "result"}, {"kernel", k->id()}, {"status", "failed"}, {"bytes_least", bytes_least}};
       try {
         nlohmann::json verify = {{"test_sizes", check_test_sizes(*k, s)}};
         const double wall = problem.run(*k, s.timeout_s);

@@ -64,6 +64,7 @@ struct BenchOptions {
   std::string json_path, kernels, worker_out;
   bool no_cpu = false;
   Settings settings;
+  bench::TrainSettings train;
 };
 
 std::string join(const std::vector<std::string>& items, const char* sep = ",") {
@@ -88,6 +89,25 @@ std::vector<std::string> all_ops() {
   for (device::Copy c : {device::Copy::emulator, device::Copy::cuda})
     for (const device::Kernel* k : device::kernels(c)) names.insert(k->op);
   return {names.begin(), names.end()};
+}
+
+// What the names on the command line ask for: "train", an op, or a family
+// of ops by prefix ("conv": conv2d, conv2d_dgrad, ...).
+std::vector<std::string> expand_names(const std::vector<std::string>& names) {
+  const std::vector<std::string> ops = all_ops();
+  std::vector<std::string> out;
+  for (const std::string& name : names) {
+    const size_t before = out.size();
+    if (name == "train" || std::find(ops.begin(), ops.end(), name) != ops.end()) {
+      out.push_back(name);
+      continue;
+    }
+    for (const std::string& op : ops)
+      if (op.rfind(name, 0) == 0) out.push_back(op);
+    WN_CHECK(out.size() > before, "bench: '", name, "' is neither an op, the start of one, nor train (ops: ",
+             join(ops, ", "), ")");
+  }
+  return out;
 }
 
 // The CUDA versions of `op` to run: those --kernels names (all when empty),
@@ -243,7 +263,7 @@ json gpu_half(const std::string& op, const device::Sizes& sizes, const std::vect
   std::vector<std::string> ids;
   for (const device::Kernel* k : kernels) ids.push_back(k->id());
   std::map<std::string, json> results;
-  json device_info;
+  json device_info, copy;
   // A worker that sends nothing for this long is stuck outside a kernel wait (which times out itself).
   const double silence_limit = std::max(4 * s.timeout_s, 240.0);
   for (int attempt = 0; attempt <= int(ids.size()); ++attempt) {
@@ -278,6 +298,7 @@ json gpu_half(const std::string& op, const device::Sizes& sizes, const std::vect
         last_news = now_s();
         const std::string type = event.value("type", "");
         if (type == "device" && device_info.is_null()) device_info = event["device"];
+        if (type == "copy" && copy.is_null()) copy = event;
         if (type == "start") {
           current = event["kernel"];
           std::printf("  gpu: %s ...\n", current.c_str());
@@ -325,13 +346,17 @@ json gpu_half(const std::string& op, const device::Sizes& sizes, const std::vect
     r["bytes_formula"] = k->bytes(sizes);
     rows.push_back(r);
   }
-  return {{"device", device_info}, {"kernels", rows}};
+  if (copy.is_object()) copy.erase("type");
+  return {{"device", device_info}, {"copy", copy}, {"kernels", rows}};
 }
 
 // ---- figures, table, record ---------------------------------------------------
 
-// Adds TFLOP/s, % of version 0, % of peak and the speed-up over the CPU to each row.
+// Adds TFLOP/s, % of version 0, % of peak, the speed-up over the CPU and,
+// from the least bytes the op moves, GB/s and % of the in-run copy rate to
+// each row.
 void add_ratios(json& gpu, const device::gpu::Info& info, const json& cpu, double flops) {
+  const double copy_gbps = gpu["copy"].is_object() ? gpu["copy"].value("gbps", 0.0) : 0.0;
   double cpu_ms = 0;
   if (cpu.contains("rows") && !cpu["rows"].empty() && cpu["rows"][0]["timing"].is_object())
     cpu_ms = cpu["rows"][0]["timing"]["median_ms"];
@@ -349,6 +374,10 @@ void add_ratios(json& gpu, const device::gpu::Info& info, const json& cpu, doubl
     r["peak"] = p;
     if (p["tflops"].is_number()) r["percent_of_peak"] = 100.0 * r["tflops"].get<double>() / p["tflops"].get<double>();
     if (cpu_ms > 0) r["speedup_over_cpu"] = cpu_ms / ms;
+    if (r.contains("bytes_least")) {
+      r["gbps"] = r["bytes_least"].get<double>() / (ms * 1e-3) * 1e-9;
+      if (copy_gbps > 0) r["percent_of_copy"] = 100.0 * r["gbps"].get<double>() / copy_gbps;
+    }
   }
 }
 
@@ -360,9 +389,13 @@ std::string fmt(const json& j, const char* format, const char* missing = "-") {
 }
 
 void print_table(const json& rec, double flops) {
-  std::printf("\n  %-24s %-5s %-22s %10s %9s %8s %7s %8s\n", "version", "input", "check", "median ms", "TFLOP/s",
-              "% vendor", "% peak", "x CPU");
+  std::printf("\n  %-24s %-5s %-22s %10s %9s %8s %7s %8s %8s %7s\n", "version", "input", "check", "median ms", "TFLOP/s",
+              "% vendor", "% peak", "x CPU", "GB/s", "% copy");
   if (rec["gpu"].contains("kernels")) {
+    const json& copy = rec["gpu"]["copy"];
+    if (copy.is_object() && copy.contains("gbps"))
+      std::printf("  (GB/s: each input read and each output written once; %% copy: of the in-run device-to-device "
+                  "copy, %.0f GB/s)\n", copy["gbps"].get<double>());
     for (const json& r : rec["gpu"]["kernels"]) {
       std::string check = r["status"] == "ok" ? "ok" : r["status"].get<std::string>();
       if (r.contains("verify")) {
@@ -371,12 +404,17 @@ void print_table(const json& rec, double flops) {
         check += (v.contains("relative_error") ? " " + fmt(v["relative_error"], "%.1e", "NaN") : "") + ref;
       }
       const json t = r.value("timing", json());
-      std::printf("  %-24s %-5s %-22s %10s %9s %8s %7s %8s\n", r["kernel"].get<std::string>().c_str(),
+      std::printf("  %-24s %-5s %-22s %10s %9s %8s %7s %8s %8s %7s\n", r["kernel"].get<std::string>().c_str(),
                   r["input_format"].get<std::string>().c_str(), check.c_str(),
                   fmt(t.is_object() ? t["median_ms"] : json(), "%.3f").c_str(), fmt(r.value("tflops", json()), "%.2f").c_str(),
                   fmt(r.value("percent_of_vendor", json()), "%.1f").c_str(), fmt(r.value("percent_of_peak", json()), "%.1f").c_str(),
-                  fmt(r.value("speedup_over_cpu", json()), "%.1f").c_str());
+                  fmt(r.value("speedup_over_cpu", json()), "%.1f").c_str(), fmt(r.value("gbps", json()), "%.0f").c_str(),
+                  fmt(r.value("percent_of_copy", json()), "%.1f").c_str());
     }
+    const json& rows = rec["gpu"]["kernels"];
+    if (!rows.empty() && std::none_of(rows.begin(), rows.end(), [](const json& r) { return r["version"] == 0; }))
+      std::printf("  (no version 0 for %s in this build, so no %% vendor: the conv ops' cuDNN baseline is compiled "
+                  "only where CMake finds cuDNN)\n", rec["op"].get<std::string>().c_str());
   } else {
     std::printf("  GPU: skipped: %s\n", rec["gpu"].value("skipped", std::string("?")).c_str());
   }
@@ -409,7 +447,7 @@ void run_bench(BenchOptions& o) {
     std::fflush(stdout);
     std::_Exit(code);  // no static destructors: after a fault or hang they could wait on the GPU
   }
-  if (o.ops.empty()) o.ops = all_ops();
+  o.ops = o.ops.empty() ? all_ops() : expand_names(o.ops);
   WN_CHECK(o.sizes.empty() || o.ops.size() == 1, "bench: --size applies to one op; name it (warpnet bench matmul --size ...)");
 
   const device::gpu::Info info = device::gpu::probe();
@@ -435,6 +473,14 @@ void run_bench(BenchOptions& o) {
   record["ops"] = json::array();
   bool all_ok = true;
   for (const std::string& name : o.ops) {
+    if (name == "train") {
+      record["ops"].push_back(bench::bench_train(o.train, s, info));
+      if (!o.json_path.empty()) {
+        std::ofstream file(o.json_path);
+        WN_CHECK(file && (file << record.dump(1) << '\n'), "bench: cannot write ", o.json_path);
+      }
+      continue;
+    }
     const device::Op& op = device::op(name);
     std::vector<device::Sizes> sizes;
     for (const std::string& text : o.sizes) sizes.push_back(device::complete_sizes(op, parse_number_list(text, "bench: --size")));
@@ -473,7 +519,9 @@ void add_bench_command(CLI::App& app) {
   auto o = std::make_shared<BenchOptions>();
   o->settings.seed = uint64_t(std::chrono::system_clock::now().time_since_epoch().count()) % 1000000007ull;
   CLI::App* cmd = app.add_subcommand("bench", "Check and time every kernel version of an op on the GPU and the CPU");
-  cmd->add_option("op", o->ops, "ops to run (default: every op in the registry)");
+  cmd->add_option("op", o->ops,
+                  "ops to run: names (matmul), the start of several (conv), or train (images/s of a training "
+                  "run); default: every op in the registry");
   cmd->add_option("--size", o->sizes, "problem sizes, comma-separated (matmul: M,N,K[,trans_a,trans_b]); repeatable")
       ;
   cmd->add_option("--runs", o->settings.runs, "most timed runs per version; the median is reported")
@@ -486,6 +534,9 @@ void add_bench_command(CLI::App& app) {
   cmd->add_option("--seed", o->settings.seed, "seed of the random inputs (default: from the clock; printed)");
   cmd->add_option("--threads", o->settings.threads, "CPU threads (0: all cores)")->check(CLI::NonNegativeNumber);
   cmd->add_flag("--no-cpu", o->no_cpu, "skip the CPU half");
+  cmd->add_option("--model", o->train.model, "train: the model")->check(CLI::IsMember({"mlp", "lenet5", "alexnet"}));
+  cmd->add_option("--batch", o->train.batch, "train: images per batch")->check(CLI::Range(1, 65536));
+  cmd->add_option("--images", o->train.images, "train: images per timed epoch")->check(CLI::Range(1, 1 << 24));
   cmd->add_option("--json", o->json_path, "write the record (machine, GPU, every figure) here");
   cmd->add_option("--gpu-worker", o->worker_out, "internal: run the GPU half here, events to this file")->group("");
   cmd->callback([o] { run_bench(*o); });

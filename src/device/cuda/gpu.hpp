@@ -78,6 +78,13 @@ class Problem {
   std::unique_ptr<Impl> impl_;
 };
 
+// The device-to-device copy rate in this process, GB/s counting each byte
+// read and written (2·bytes per copy): the practical ceiling of a
+// memory-bound kernel, against which `warpnet bench` rates softmax, the
+// reductions and the elementwise ops. The median of `runs` cudaMemcpy's of
+// `bytes` (1 GiB: far past L2), timed with CUDA events. Throws Failure.
+double copy_bandwidth_gbps(size_t bytes = size_t(1) << 30, int runs = 10);
+
 // One run on fresh device buffers: Problem(kernel, sizes, inputs).run(kernel) and the outputs.
 std::vector<Tensor> run(const Kernel& kernel, const Sizes& sizes, const std::vector<Tensor>& inputs, double timeout_s = 60);
 

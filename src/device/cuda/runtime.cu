@@ -263,6 +263,25 @@ std::vector<double> Problem::time(const Kernel& kernel, int warmup, int runs, in
   return ms;
 }
 
+double copy_bandwidth_gbps(size_t bytes, int runs) {
+  const std::string at = cat("copy bandwidth (", bytes, " bytes)");
+  DeviceBuffer from(bytes, at), to(bytes, at);
+  WN_CUDA(cudaMemset(from.data, 1, bytes), at);
+  Event start(at), stop(at);
+  std::vector<float> ms;
+  for (int i = 0; i <= runs; ++i) {  // the first is a warm-up
+    WN_CUDA(cudaEventRecord(start.e), at);
+    WN_CUDA(cudaMemcpyAsync(to.data, from.data, bytes, cudaMemcpyDeviceToDevice), at);
+    WN_CUDA(cudaEventRecord(stop.e), at);
+    wait_for(stop.e, 60, at);
+    float t = 0;
+    WN_CUDA(cudaEventElapsedTime(&t, start.e, stop.e), at);
+    if (i > 0) ms.push_back(t);
+  }
+  std::sort(ms.begin(), ms.end());
+  return 2.0 * double(bytes) / (double(ms[ms.size() / 2]) * 1e-3) * 1e-9;
+}
+
 std::vector<Tensor> run(const Kernel& kernel, const Sizes& sizes, const std::vector<Tensor>& inputs,
                         double timeout_s) {
   Problem problem(kernel, sizes, inputs);

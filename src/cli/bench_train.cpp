@@ -1,0 +1,79 @@
+// `warpnet bench train`: training throughput, images per second, of one
+// model on the CPU (Eigen) and on the GPU (warpnet's best kernels), and the
+// speed-up, measured in one run.
+#include <cstdio>
+
+#include "cli/bench.hpp"
+#include "cpu/ops.hpp"
+#include "datasets/synthetic.hpp"
+#include "nn/trainer.hpp"
+
+namespace warpnet::cli::bench {
+
+namespace {
+
+// Fashion-MNIST's training set: what an epoch is.
+constexpr int64_t kEpochImages = 60000;
+
+// Two epochs over `images` 28x28 images with SGD; the second epoch's rate
+// (the first pays for warm-up: allocations, library handles, caches).
+nlohmann::json train_rate(const TrainSettings& t, Device device, uint64_t seed) {
+  // The pixel values do not change the time a step takes: synthetic images
+  // of Fashion-MNIST's shape keep the bench free of the data set.
+  const data::Dataset train = data::make_squares(t.images, 10, 28, seed), none;
+  nn::TrainOptions o;
+  o.model = t.model;
+  o.batch_size = t.batch;
+  o.epochs = 2;
+  o.optimizer = "sgd";
+  o.lr = 0.01;
+  o.seed = seed;
+  o.device = device;
+  try {
+    nn::Trainer trainer(o, train, none);
+    const std::vector<nn::EpochStats> epochs = trainer.run();
+    const double rate = epochs.back().images_per_second;
+    return {{"images_per_second", rate},
+            {"seconds", epochs.back().seconds},
+            {"images", t.images},
+            {"epoch_seconds_computed", double(kEpochImages) / rate}};
+  } catch (const std::exception& e) {
+    return {{"error", e.what()}};
+  }
+}
+
+}  // namespace
+
+nlohmann::json bench_train(const TrainSettings& t, const Settings& s, const device::gpu::Info& info) {
+  cpu::set_num_threads(s.threads);
+  nlohmann::json rec = {{"op", "train"},
+                        {"model", t.model},
+                        {"batch_size", t.batch},
+                        {"optimizer", "sgd"},
+                        {"timing", "the second of two epochs over the images, wall clock, evaluation excluded"}};
+  std::printf("\ntrain %s, batch %lld, %lld synthetic 28x28 images per epoch\n", t.model.c_str(), (long long)t.batch,
+              (long long)t.images);
+  rec["cpu"] = train_rate(t, Device::cpu, s.seed);
+  rec["cpu"]["threads"] = cpu::num_threads();
+  if (!info.usable)
+    rec["gpu"] = {{"skipped", info.why_not}};
+  else
+    rec["gpu"] = train_rate(t, Device::cuda, s.seed);
+  const double cpu_rate = rec["cpu"].value("images_per_second", 0.0), gpu_rate = rec["gpu"].value("images_per_second", 0.0);
+  if (cpu_rate > 0 && gpu_rate > 0) rec["gpu_speedup_over_cpu"] = gpu_rate / cpu_rate;
+
+  for (const char* where : {"cpu", "gpu"}) {
+    const nlohmann::json& r = rec[where];
+    if (r.contains("images_per_second"))
+      std::printf("  %-4s %10.0f images/s   a %lld-image epoch in %.1f s (computed from the rate)\n", where,
+                  r["images_per_second"].get<double>(), (long long)kEpochImages, r["epoch_seconds_computed"].get<double>());
+    else
+      std::printf("  %-4s %s\n", where, r.contains("skipped") ? ("skipped: " + r["skipped"].get<std::string>()).c_str()
+                                                          : ("failed: " + r.value("error", std::string("?"))).c_str());
+  }
+  if (rec.contains("gpu_speedup_over_cpu"))
+    std::printf("  GPU over CPU: %.1fx\n", rec["gpu_speedup_over_cpu"].get<double>());
+  return rec;
+}
+
+}  // namespace warpnet::cli::bench
