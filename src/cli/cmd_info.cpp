@@ -2,7 +2,9 @@
 #include <omp.h>
 
 #include <Eigen/Core>
+#include <algorithm>
 #include <cstdio>
+#include <memory>
 #include <thread>
 
 #include "cli/commands.hpp"
@@ -10,13 +12,44 @@
 #include "cli/machine.hpp"
 #include "core/build_info.hpp"
 #include "datasets/idx.hpp"
+#include "device/registry.hpp"
 
 namespace warpnet::cli {
 
+namespace {
+
+// Every registered kernel, op by op: what `train --kernels` and `trace` take.
+void print_kernels() {
+  const std::vector<const device::Kernel*> emulated = device::kernels(device::Copy::emulator);
+  std::vector<const device::Kernel*> all = emulated;
+  // Versions only the CUDA copy has (version 0: the vendor libraries).
+  for (const device::Kernel* k : device::kernels(device::Copy::cuda))
+    if (k->version == 0) all.push_back(k);
+  std::stable_sort(all.begin(), all.end(), [](auto* a, auto* b) {
+    return a->op != b->op ? a->op < b->op : a->version < b->version;
+  });
+  size_t width = 0;
+  for (const device::Kernel* k : all) width = std::max(width, k->id().size());
+  std::string op;
+  for (const device::Kernel* k : all) {
+    if (k->op != op) {
+      op = k->op;
+      std::printf("%s (%s)\n", op.c_str(), device::describe_sizes(device::op(op), device::op(op).defaults).c_str());
+    }
+    const bool emulated = k->copy != device::Copy::cuda && k->emulator;
+    std::printf("  %-*s  %-11s  %s\n", int(width), k->id().c_str(), emulated ? "emu and gpu" : "gpu only",
+                k->precision.c_str());
+  }
+}
+
+}  // namespace
 
 void add_info_command(CLI::App& app) {
   CLI::App* cmd = app.add_subcommand("info", "Show the build configuration, CPU features, CUDA toolkit and GPUs");
-  cmd->callback([] {
+  auto list_kernels = std::make_shared<bool>(false);
+  cmd->add_flag("--kernels", *list_kernels, "List every registered kernel version, op by op, and stop");
+  cmd->callback([list_kernels] {
+    if (*list_kernels) return print_kernels();
     std::printf("warpnet %s (%s, %s%s)\n", build::version, build::build_type, build::compiler,
                 build::native ? ", -march=native" : "");
     const CpuInfo cpu = read_cpuinfo();
