@@ -7,6 +7,7 @@
 #include <cmath>
 #include <vector>
 
+#include "core/memory.hpp"
 #include "core/tensor.hpp"
 #include "cpu/checks_impl.hpp"
 #include "cpu/ops.hpp"
@@ -56,7 +57,13 @@ SoftmaxCrossEntropy softmax_cross_entropy(const Tensor& logits, const Tensor& la
   const int64_t rows = logits.dim(0), classes = logits.dim(1);
   SoftmaxCrossEntropy out;
   out.probs = Tensor::empty(logits.shape(), logits.dtype());
-  out.row_loss = Tensor::empty({rows}, logits.dtype());
+  {
+    // Workspace to the tracker: autograd drops the row losses at once (it
+    // keeps the mean), so they are no activation; the registry's reference
+    // returns them as the fused kernel's output.
+    MemoryScope scope(MemTag::workspace);
+    out.row_loss = Tensor::empty({rows}, logits.dtype());
+  }
   std::vector<double> row_loss(static_cast<size_t>(rows));
   dispatch_float(logits.dtype(), "softmax_cross_entropy", [&](auto* tag) {
     using T = elem_t<decltype(tag)>;
