@@ -22,7 +22,10 @@
 #                       exactly those GPUs (wgmma/TMA files are built for it
 #                       whatever this says, src/device/CMakeLists.txt).
 #   BUILD               build folder, default /tmp/warpnet-gpu-build
-#   BENCH_ARGS          extra arguments for `warpnet bench` (e.g. "matmul --size 4096,4096,4096")
+#   BENCH_ARGS          arguments for `warpnet bench`, default "matmul conv2d softmax train":
+#                       the ops the issues set targets for, in that order, so a
+#                       run cut short by the time limit keeps the first ones
+#                       (e.g. "matmul --size 4096,4096,4096"; "" for every op)
 #   JOBS                build jobs, default all cores
 #   TIME_SCALE          multiplies every phase's time limit (default 1; a dry
 #                       run on a 2-core machine without a GPU needs ~10)
@@ -112,6 +115,7 @@ else
   note "ctest -L gpu: not run (no test_gpu)"
 fi
 
+BENCH_ARGS=${BENCH_ARGS-matmul conv2d softmax train}
 phase "warpnet bench ${BENCH_ARGS:-(every op)} -> $record"
 if [ -x "$BUILD/bin/warpnet" ]; then
   left=$(($(limit 470) - ($(date +%s) - t0)))
@@ -137,12 +141,18 @@ print(f"{g.get('name', 'no GPU')}  driver {g.get('driver', '-')}  cuBLAS {g.get(
 def f(v, spec):
     return format(v, spec) if isinstance(v, (int, float)) else "-"
 for op in rec["ops"]:
+    if op["op"] == "train":
+        rates = {w: op[w].get("images_per_second") for w in ("cpu", "gpu")}
+        print(f"train {op['model']} batch {op['batch_size']}: cpu {f(rates['cpu'], '.0f')} img/s, "
+              f"gpu {f(rates['gpu'], '.0f')} img/s, speed-up {f(op.get('gpu_speedup_over_cpu'), '.1f')}x")
+        continue
     size = "x".join(str(s) for s in op["sizes"][:3]) + ("" if not any(op["sizes"][3:]) else " T" + "".join(str(s) for s in op["sizes"][3:]))
     print(f"{op['op']} {size}")
     for r in op["gpu"].get("kernels", []):
         t = (r.get("timing") or {}).get("median_ms")
         print(f"  {r['kernel']:<26} {r['input_format']:<5} {r['status']:<7} {f(t, '9.3f')} ms {f(r.get('tflops'), '7.1f')} TFLOP/s "
-              f"{f(r.get('percent_of_vendor'), '6.1f')}% vendor {f(r.get('percent_of_peak'), '5.1f')}% peak")
+              f"{f(r.get('percent_of_vendor'), '6.1f')}% vendor {f(r.get('percent_of_peak'), '5.1f')}% peak "
+              f"{f(r.get('percent_of_copy'), '5.1f')}% copy")
     if "skipped" in op["gpu"]:
         print(f"  GPU skipped: {op['gpu']['skipped']}")
     for r in op["cpu"].get("rows", []):

@@ -65,5 +65,35 @@ TEST_CASE("warpnet bench refuses a malformed size and an unknown op") {
   CHECK(bench("matmul --size 4,x --no-cpu").status != 0);
   const Run unknown = bench("convolution --no-cpu");
   CHECK(unknown.status != 0);
-  CHECK(unknown.output.find("no op named 'convolution'") != std::string::npos);
+  CHECK(unknown.output.find("'convolution' is neither an op, the start of one, nor train") != std::string::npos);
+}
+
+TEST_CASE("warpnet bench takes the start of op names for a family of ops") {
+  const Run run = bench("sum --no-cpu");
+  INFO(run.output);
+  CHECK(run.status == 0);
+  CHECK(run.output.find("sum_rows N=") != std::string::npos);
+}
+
+TEST_CASE("warpnet bench train times training on the CPU and records the GPU rate or why it was skipped") {
+  const std::string path = (warpnet::test::scratch_dir() / "bench-train.json").string();
+  const Run run = bench("train --images 96 --batch 32 --threads 1 --seed 3 --json " + path);
+  INFO(run.output);
+  CHECK(run.status == 0);
+  std::ifstream file(path);
+  REQUIRE(file);
+  const nlohmann::json rec = nlohmann::json::parse(file);
+  REQUIRE(rec["ops"].size() == 1);
+  const nlohmann::json& op = rec["ops"][0];
+  CHECK(op["op"] == "train");
+  CHECK(op["model"] == "lenet5");
+  CHECK(op["cpu"]["images_per_second"].get<double>() > 0);
+  CHECK(op["cpu"]["images"] == 96);
+  if (!rec["gpu"]["usable"].get<bool>()) {
+    CHECK(op["gpu"]["skipped"].get<std::string>().find("no usable GPU") == 0);
+    CHECK_FALSE(op.contains("gpu_speedup_over_cpu"));
+  } else {
+    CHECK(op["gpu"]["images_per_second"].get<double>() > 0);
+    CHECK(op["gpu_speedup_over_cpu"].get<double>() > 0);
+  }
 }

@@ -120,6 +120,36 @@ TEST_CASE("warpnet train runs on a synthetic set, reports, checkpoints and resum
   CHECK(run.output.find("epoch 1: train loss") == std::string::npos);
 }
 
+TEST_CASE("warpnet train --device emu trains on the kernels, names them, checkpoints from the device and resumes") {
+  const std::string ckpt = path_of("emu.ckpt"), report = path_of("emu.json");
+  std::filesystem::remove(ckpt);
+  Run run = warpnet_cli(cat("train --model lenet5 --data squares --limit 96 --epochs 1 --batch-size 32 --device emu ",
+                            "--checkpoint ", ckpt, " --report ", report));
+  INFO(run.output);
+  REQUIRE(run.status == 0);
+  CHECK(run.output.find("device emu: warpnet's kernels (--kernels best)") != std::string::npos);
+  CHECK(run.output.find("kernels launched: ") != std::string::npos);
+  CHECK(run.output.find("conv2d/") != std::string::npos);
+  CHECK(read_file(report).find("\"device\": \"emu\"") != std::string::npos);
+  run = warpnet_cli(cat("train --model lenet5 --data squares --limit 96 --epochs 2 --batch-size 32 --device emu ",
+                        "--kernels 1 --resume --checkpoint ", ckpt));
+  INFO(run.output);
+  REQUIRE(run.status == 0);
+  CHECK(run.output.find("resuming from") != std::string::npos);
+  CHECK(run.output.find("epoch 2: train loss") != std::string::npos);
+  CHECK(run.output.find("matmul/01_naive") != std::string::npos);  // --kernels 1: every op's first version
+}
+
+TEST_CASE("warpnet train refuses --kernels on the CPU, and --device cuda without a GPU says why") {
+  Run run = warpnet_cli("train --model mlp --data spirals --limit 64 --kernels 3");
+  CHECK(run.status != 0);
+  CHECK(run.output.find("--kernels chooses kernel versions for --device emu or cuda") != std::string::npos);
+  run = warpnet_cli("train --model mlp --data spirals --limit 64 --device cuda --kernels nonsense=2");
+  CHECK(run.status != 0);
+  // Without a GPU the probe's reason comes first; with one, the bad choice is named.
+  CHECK((run.output.find("no usable GPU") != std::string::npos || run.output.find("nonsense") != std::string::npos));
+}
+
 TEST_CASE("warpnet train on a folder without Fashion-MNIST names the missing file") {
   std::filesystem::create_directories(path_of("empty"));
   Run run = warpnet_cli(cat("train --data-dir ", path_of("empty"), " --epochs 1"));
