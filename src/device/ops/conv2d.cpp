@@ -178,5 +178,66 @@ const Registration conv2d_wgrad{Op{
     },
 }};
 
+// ---- NHWC ---------------------------------------------------------------------
+// conv2d_nhwc: the same convolution with the channels innermost, x (N,H,W,C),
+// w (K,R,S,C), y (N,P,Q,K), as cuDNN's NHWC format and PyTorch's channels_last
+// store it; the same ten sizes. A layout is part of an op (its buffers have
+// one), so this is an op of its own rather than a conv2d kernel that
+// transposes (kernels/conv/06_nhwc_vectorized.cu says why). Reference and
+// bound: conv2d's, on the tensors permuted to NCHW and the result permuted back.
+
+// (N,H,W,C) -> (N,C,H,W): transpose(1,3) gives (N,C,W,H), transpose(2,3) (N,C,H,W).
+// The same moves take w from (K,R,S,C) to (K,C,R,S).
+Tensor to_nchw(const Tensor& t) { return t.transpose(1, 3).transpose(2, 3).contiguous(); }
+// (N,C,H,W) -> (N,H,W,C): transpose(1,3) gives (N,W,H,C), transpose(1,2) (N,H,W,C).
+Tensor to_nhwc(const Tensor& t) { return t.transpose(1, 3).transpose(1, 2).contiguous(); }
+
+std::vector<Tensor> nhwc_inputs(const Sizes& s, Rng& rng) {
+  Tensor x = uniform({s[0], s[2], s[3], s[1]}, rng);
+  Tensor w = uniform({s[4], s[5], s[6], s[1]}, rng);
+  return {std::move(x), std::move(w)};
+}
+
+// conv2d's sizes exercise the scalar fallback (C = 1, 3, 5) and, once, the
+// float4 path (C = 8, K = 70: y stored element by element). These add C and
+// K multiples of 4 (float4 taps and float4 stores of y), C·R·S = 36 (a 4-tap
+// tail after the last 8-tap step), stride 2 with dilation 2, K past the
+// 64-wide tile, and a 1x1 filter.
+std::vector<Sizes> nhwc_test_sizes() {
+  std::vector<Sizes> sizes = conv_test_sizes();
+  for (Sizes s : std::vector<Sizes>{{3, 4, 7, 7, 8, 3, 3, 1, 1, 1},
+                                    {2, 12, 9, 11, 20, 3, 3, 2, 1, 2},
+                                    {1, 16, 7, 9, 68, 3, 3, 1, 1, 1},
+                                    {2, 8, 5, 5, 12, 1, 1, 1, 0, 1}})
+    sizes.push_back(s);
+  return sizes;
+}
+
+const Registration conv2d_nhwc{Op{
+    .name = "conv2d_nhwc",
+    .size_names = {"N", "C", "H", "W", "K", "R", "S", "stride", "pad", "dilation"},
+    .test_sizes = nhwc_test_sizes(),
+    .defaults = {64, 64, 56, 56, 64, 3, 3, 1, 1, 1},
+    .make_inputs = nhwc_inputs,
+    .output_shapes = [](const Sizes& s) {
+      const Shape y = y_shape(s);
+      return std::vector<Shape>{Shape{y[0], y[2], y[3], y[1]}};
+    },
+    .reference = [](const Sizes& s, const std::vector<Tensor>& in) -> std::vector<Tensor> {
+      return {to_nhwc(cpu::conv2d(to_nchw(in[0]).to(DType::f64), to_nchw(in[1]).to(DType::f64), Tensor{}, params(s)))};
+    },
+    // conv2d's bound (C·R·S products per output), permuted like the output.
+    .tolerance = [](const Sizes& s, const std::vector<Tensor>& in) -> std::vector<Tensor> {
+      const Tensor abs_sums = cpu::conv2d(absolute(to_nchw(in[0])), absolute(to_nchw(in[1])), Tensor{}, params(s));
+      return {to_nhwc(scaled(abs_sums, double(s[1] * s[5] * s[6])))};
+    },
+    .bench_sizes = conv_bench_sizes(),
+    .reduction_length = [](const Sizes& s) { return s[1] * s[5] * s[6]; },
+    // warpnet's CPU convolution is NCHW: the permutations are part of its time.
+    .cpu_fp32 = [](const Sizes& s, const std::vector<Tensor>& in) -> std::vector<Tensor> {
+      return {to_nhwc(cpu::conv2d(to_nchw(in[0]), to_nchw(in[1]), Tensor{}, params(s)))};
+    },
+}};
+
 }  // namespace
 }  // namespace warpnet::device

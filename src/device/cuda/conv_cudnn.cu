@@ -1,0 +1,259 @@
+// Version 0 of the convolution ops on the GPU: cuDNN, the yardstick the conv
+// ladder is measured against ("% of cuDNN", taken in the same run).
+//
+//   conv2d/00_cudnn        cudnnConvolutionForward         x, w -> y     NCHW
+//   conv2d_dgrad/00_cudnn  cudnnConvolutionBackwardData    dy, w -> dx   NCHW
+//   conv2d_wgrad/00_cudnn  cudnnConvolutionBackwardFilter  x, dy -> dw   NCHW
+//   conv2d_nhwc/00_cudnn   cudnnConvolutionForward         x, w -> y     NHWC (w as KRSC)
+//
+// All fp32 in, fp32 out, fp32 compute (CUDNN_DATA_FLOAT), cross-correlation
+// (what every framework calls convolution; CUDNN_CONVOLUTION would flip the
+// filter), square stride, padding and dilation from the op's sizes.
+//
+// No TF32: the math type is CUDNN_FMA_MATH. Unlike cuBLAS, whose default math
+// mode keeps SGEMM on CUDA cores, cuDNN's CUDNN_DEFAULT_MATH permits TF32
+// tensor-core kernels for fp32 data on sm_80 and later (frameworks switch to
+// CUDNN_FMA_MATH when TF32 is turned off: Paddle's conv does exactly that);
+// TF32 rounds the inputs to 10 mantissa bits, which the fp32 ladder's error
+// bound would not cover. The algorithms cudnnFind* returns with a tensor-op
+// math type are skipped as well. A TF32 baseline is issue 6's business.
+//
+// The algorithm: cudnnFind*Algorithm — cuDNN times every algorithm on
+// buffers of its own — once per problem size, the fastest that succeeded
+// and uses no tensor-op math, deterministic or not (cuDNN's fastest wgrad
+// algorithms may add with atomics; warpnet's wgrad v2 is deterministic by
+// design, see kernels/conv/wgrad_02_implicit_gemm.cu). Its workspace is a
+// process-lifetime buffer grown to the largest plan. Both happen at a size's
+// first launch, which the bench runs untimed (a version is checked before it
+// is timed); a later launch is the cuDNN call alone.
+//
+// Compiled only when CMake finds cuDNN (src/device/cuda/CMakeLists.txt);
+// without it the conv ops have no version 0 and the bench's "% vendor" stays
+// empty for them. Registered in the CUDA copy only, like matmul_cublas.cu.
+// Not yet run on a GPU: compiled and linked against cuDNN 9.19 only.
+#include <cudnn.h>
+
+#include <map>
+#include <tuple>
+
+#include "device/cuda/check.cuh"
+#include "device/kernels/conv/conv_registration.hpp"
+
+// WN_CUDNN(call, where): like WN_CUBLAS. Execution failures (cuDNN 9's 5000
+// series) may leave the context unusable, so they count as sticky.
+#define WN_CUDNN(call, where)                                                                              \
+  do {                                                                                                     \
+    const cudnnStatus_t wn_cudnn_status_ = (call);                                                         \
+    if (wn_cudnn_status_ != CUDNN_STATUS_SUCCESS)                                                          \
+      throw ::warpnet::device::gpu::Failure(                                                               \
+          ::warpnet::cat(std::string(where).empty() ? "" : std::string(where) + ": ", #call, " failed: ", \
+                         cudnnGetErrorString(wn_cudnn_status_)),                                           \
+          wn_cudnn_status_ / 1000 == CUDNN_STATUS_EXECUTION_FAILED / 1000);                                \
+  } while (0)
+
+namespace warpnet::device::conv {
+namespace {
+
+enum class Pass { forward, dgrad, wgrad };
+
+const char* op_name(Pass pass, cudnnTensorFormat_t format) {
+  if (format == CUDNN_TENSOR_NHWC) return "conv2d_nhwc";
+  return pass == Pass::forward ? "conv2d" : pass == Pass::dgrad ? "conv2d_dgrad" : "conv2d_wgrad";
+}
+
+std::string where(Pass pass, cudnnTensorFormat_t format, const Sizes& s) {
+  const ConvShape g = shape_of(s);
+  return cat(op_name(pass, format), "/00_cudnn at N=", g.N, " C=", g.C, " H=", g.H, " W=", g.W, " K=", g.K,
+             " R=", g.R, " S=", g.S, " stride=", g.stride, " pad=", g.pad, " dilation=", g.dil);
+}
+
+// The process's cuDNN handle, never destroyed (as cublas_handle()); it works
+// on the default stream, as every warpnet launch does.
+cudnnHandle_t cudnn_handle() {
+  static cudnnHandle_t handle = [] {
+    cudnnHandle_t h = nullptr;
+    WN_CUDNN(cudnnCreate(&h), "creating the cuDNN handle");
+    return h;
+  }();
+  return handle;
+}
+
+// Everything about one problem that needs no data, made once per (pass,
+// layout, sizes): the descriptors, the chosen algorithm and its workspace.
+struct Plan {
+  cudnnTensorDescriptor_t x = nullptr, y = nullptr;  // x or dx; y or dy
+  cudnnFilterDescriptor_t w = nullptr;                // w or dw
+  cudnnConvolutionDescriptor_t conv = nullptr;
+  int algo = 0;  // a cudnnConvolution{Fwd,BwdData,BwdFilter}Algo_t
+  size_t workspace = 0;
+};
+
+// The first (fastest) of cudnnFind's results that ran and uses no tensor-op math.
+template <class Perf>
+const Perf* fastest_fp32(const Perf* perf, int count) {
+  for (int i = 0; i < count; ++i)
+    if (perf[i].status == CUDNN_STATUS_SUCCESS && perf[i].mathType != CUDNN_TENSOR_OP_MATH &&
+        perf[i].mathType != CUDNN_TENSOR_OP_MATH_ALLOW_CONVERSION)
+      return &perf[i];
+  return nullptr;
+}
+
+const Plan& plan_of(Pass pass, cudnnTensorFormat_t format, const Sizes& s) {
+  static std::map<std::tuple<Pass, cudnnTensorFormat_t, Sizes>, Plan> plans;  // kept for the process
+  const auto key = std::make_tuple(pass, format, s);
+  if (const auto it = plans.find(key); it != plans.end()) return it->second;
+  const std::string at = where(pass, format, s);
+  const ConvShape g = shape_of(s);
+  Plan p;
+  WN_CUDNN(cudnnCreateTensorDescriptor(&p.x), at);
+  WN_CUDNN(cudnnCreateTensorDescriptor(&p.y), at);
+  WN_CUDNN(cudnnCreateFilterDescriptor(&p.w), at);
+  WN_CUDNN(cudnnCreateConvolutionDescriptor(&p.conv), at);
+  // Sizes are given in NCHW order whatever the format; the format says how
+  // they are stored (NHWC: x (N,H,W,C), y (N,P,Q,K), w (K,R,S,C)).
+  WN_CUDNN(cudnnSetTensor4dDescriptor(p.x, format, CUDNN_DATA_FLOAT, g.N, g.C, g.H, g.W), at);
+  WN_CUDNN(cudnnSetTensor4dDescriptor(p.y, format, CUDNN_DATA_FLOAT, g.N, g.K, g.P, g.Q), at);
+  WN_CUDNN(cudnnSetFilter4dDescriptor(p.w, CUDNN_DATA_FLOAT, format, g.K, g.C, g.R, g.S), at);
+  WN_CUDNN(cudnnSetConvolution2dDescriptor(p.conv, g.pad, g.pad, g.stride, g.stride, g.dil, g.dil,
+                                           CUDNN_CROSS_CORRELATION, CUDNN_DATA_FLOAT),
+           at);
+  WN_CUDNN(cudnnSetConvolutionMathType(p.conv, CUDNN_FMA_MATH), at);  // no TF32 (header)
+  const cudnnHandle_t h = cudnn_handle();
+  int found = 0;
+  bool chosen = false;
+  if (pass == Pass::forward) {
+    cudnnConvolutionFwdAlgoPerf_t perf[CUDNN_CONVOLUTION_FWD_ALGO_COUNT];
+    WN_CUDNN(cudnnFindConvolutionForwardAlgorithm(h, p.x, p.w, p.conv, p.y, CUDNN_CONVOLUTION_FWD_ALGO_COUNT, &found,
+                                                  perf),
+             at);
+    if (const auto* best = fastest_fp32(perf, found)) p.algo = best->algo, p.workspace = best->memory, chosen = true;
+  } else if (pass == Pass::dgrad) {
+    cudnnConvolutionBwdDataAlgoPerf_t perf[CUDNN_CONVOLUTION_BWD_DATA_ALGO_COUNT];
+    WN_CUDNN(cudnnFindConvolutionBackwardDataAlgorithm(h, p.w, p.y, p.conv, p.x, CUDNN_CONVOLUTION_BWD_DATA_ALGO_COUNT,
+                                                       &found, perf),
+             at);
+    if (const auto* best = fastest_fp32(perf, found)) p.algo = best->algo, p.workspace = best->memory, chosen = true;
+  } else {
+    cudnnConvolutionBwdFilterAlgoPerf_t perf[CUDNN_CONVOLUTION_BWD_FILTER_ALGO_COUNT];
+    WN_CUDNN(cudnnFindConvolutionBackwardFilterAlgorithm(h, p.x, p.y, p.conv, p.w,
+                                                         CUDNN_CONVOLUTION_BWD_FILTER_ALGO_COUNT, &found, perf),
+             at);
+    if (const auto* best = fastest_fp32(perf, found)) p.algo = best->algo, p.workspace = best->memory, chosen = true;
+  }
+  if (!chosen) throw gpu::Failure(at + ": cudnnFind found no fp32 (non-tensor-op) algorithm that runs", false);
+  return plans.emplace(key, p).first->second;
+}
+
+// The workspace: device memory kept for the process, grown when a plan needs more.
+void* workspace_for(size_t needed, const std::string& at) {
+  static void* data = nullptr;
+  static size_t bytes = 0;
+  if (needed > bytes) {
+    if (data) WN_CUDA(cudaFree(data), at + ": freeing the cuDNN workspace");
+    data = nullptr, bytes = 0;
+    WN_CUDA(cudaMalloc(&data, needed), cat(at, ": cuDNN workspace of ", needed, " bytes"));
+    bytes = needed;
+  }
+  return data;
+}
+
+// Buffers as the ops order them: conv2d {x, w, y}, conv2d_dgrad {dy, w, dx},
+// conv2d_wgrad {x, dy, dw}. alpha = 1, beta = 0: the output is only written.
+template <Pass pass, cudnnTensorFormat_t format>
+void run(const Sizes& s, const Launch&, Buffers b) {
+  const Plan& p = plan_of(pass, format, s);
+  // Made only on failure and at a size's first launch (inside WN_* and plan_of).
+  void* ws = p.workspace ? workspace_for(p.workspace, where(pass, format, s)) : nullptr;
+  const float one = 1.0f, zero = 0.0f;
+  const cudnnHandle_t h = cudnn_handle();
+  if constexpr (pass == Pass::forward) {
+    // The plain loop this stands for: conv/01_direct.cu.
+    WN_CUDNN(cudnnConvolutionForward(h, &one, p.x, b[0], p.w, b[1], p.conv, cudnnConvolutionFwdAlgo_t(p.algo), ws,
+                                     p.workspace, &zero, p.y, b[2]),
+             where(pass, format, s));
+  } else if constexpr (pass == Pass::dgrad) {
+    WN_CUDNN(cudnnConvolutionBackwardData(h, &one, p.w, b[1], p.y, b[0], p.conv,
+                                          cudnnConvolutionBwdDataAlgo_t(p.algo), ws, p.workspace, &zero, p.x, b[2]),
+             where(pass, format, s));
+  } else {
+    WN_CUDNN(cudnnConvolutionBackwardFilter(h, &one, p.x, b[0], p.y, b[1], p.conv,
+                                            cudnnConvolutionBwdFilterAlgo_t(p.algo), ws, p.workspace, &zero, p.w, b[2]),
+             where(pass, format, s));
+  }
+}
+
+// What any convolution pass must move at least: its two inputs read once,
+// its output written once — x, w and y in every pass. What cuDNN's kernels
+// really ask for is theirs to know.
+double compulsory_bytes(const Sizes& s) {
+  const ConvShape g = shape_of(s);
+  return 4.0 * (double(g.N) * g.C * g.H * g.W + double(g.K) * g.crs() + outputs(g));
+}
+
+// No launch shape of ours: cuDNN picks its kernels and grids.
+Launch library_shape(const Sizes&) { return Launch{dim3(1), dim3(1), 0}; }
+
+constexpr const char* kPrecision = "fp32 (CUDA cores: CUDNN_FMA_MATH, no TF32)";
+
+const Registration cudnn_forward{Kernel{
+    .op = "conv2d",
+    .version = 0,
+    .name = "cudnn",
+    .precision = kPrecision,
+    .shape_text = "cuDNN chooses: cudnnConvolutionForward, NCHW fp32, cross-correlation, the fastest FMA-math "
+                  "algorithm cudnnFindConvolutionForwardAlgorithm measured (once per size)",
+    .shape = library_shape,
+    .flops = flops,
+    .bytes = compulsory_bytes,
+    .emulator = false,
+    .launch = run<Pass::forward, CUDNN_TENSOR_NCHW>,
+    .copy = Copy::cuda,
+}};
+
+const Registration cudnn_dgrad{Kernel{
+    .op = "conv2d_dgrad",
+    .version = 0,
+    .name = "cudnn",
+    .precision = kPrecision,
+    .shape_text = "cuDNN chooses: cudnnConvolutionBackwardData, NCHW fp32, the fastest FMA-math algorithm "
+                  "cudnnFindConvolutionBackwardDataAlgorithm measured (once per size)",
+    .shape = library_shape,
+    .flops = flops,
+    .bytes = compulsory_bytes,
+    .emulator = false,
+    .launch = run<Pass::dgrad, CUDNN_TENSOR_NCHW>,
+    .copy = Copy::cuda,
+}};
+
+const Registration cudnn_wgrad{Kernel{
+    .op = "conv2d_wgrad",
+    .version = 0,
+    .name = "cudnn",
+    .precision = kPrecision,
+    .shape_text = "cuDNN chooses: cudnnConvolutionBackwardFilter, NCHW fp32, the fastest FMA-math algorithm "
+                  "cudnnFindConvolutionBackwardFilterAlgorithm measured (once per size; it may be non-deterministic)",
+    .shape = library_shape,
+    .flops = flops,
+    .bytes = compulsory_bytes,
+    .emulator = false,
+    .launch = run<Pass::wgrad, CUDNN_TENSOR_NCHW>,
+    .copy = Copy::cuda,
+}};
+
+const Registration cudnn_nhwc{Kernel{
+    .op = "conv2d_nhwc",
+    .version = 0,
+    .name = "cudnn",
+    .precision = kPrecision,
+    .shape_text = "cuDNN chooses: cudnnConvolutionForward, NHWC x and y, KRSC w (CUDNN_TENSOR_NHWC) fp32, the "
+                  "fastest FMA-math algorithm cudnnFindConvolutionForwardAlgorithm measured (once per size)",
+    .shape = library_shape,
+    .flops = flops,
+    .bytes = compulsory_bytes,
+    .emulator = false,
+    .launch = run<Pass::forward, CUDNN_TENSOR_NHWC>,
+    .copy = Copy::cuda,
+}};
+
+}  // namespace
+}  // namespace warpnet::device::conv

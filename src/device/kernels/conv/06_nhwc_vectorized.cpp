@@ -1,0 +1,46 @@
+#include "device/kernels/conv/conv_registration.hpp"
+
+namespace {
+#include "kernels/conv/06_nhwc_vectorized.cu"
+}  // namespace
+
+namespace warpnet::device::conv {
+namespace {
+
+// v4's block tile (128 pixels x 64 output channels, 8 taps deep, 8x4 per
+// thread), so the difference from v4 is the layout and the float4s alone.
+constexpr int BM = 128, BN = 64, BK = 8, TM = 8, TN = 4;
+
+// The op conv2d_nhwc (src/device/ops/conv2d.cpp): x (N,H,W,C), w (K,R,S,C),
+// y (N,P,Q,K); the same sizes and ConvShape as conv2d.
+const Registration nhwc_vectorized{Kernel{
+    .op = "conv2d_nhwc",
+    .version = 6,
+    .name = "nhwc_vectorized",
+    .precision = "fp32",
+    .shape_text = "block (256), grid (ceil(N*P*Q/128), ceil(K/64)): v4's 128 (pixels) x 64 (channels) tile over "
+                  "NHWC x and KRSC w, 8 taps (channels innermost) per step as float4s, 8x4 outputs per thread "
+                  "stored as float4s along K",
+    .shape = [](const Sizes& s) {
+      const ConvShape g = shape_of(s);
+      return Launch{dim3(ceil_div(g.gemm_m(), BM), ceil_div(g.K, BN)), dim3((BM / TM) * (BN / TN)), 0};
+    },
+    .flops = flops,
+    // v4's formula (the layout changes how the bytes are asked for, not how
+    // many): the virtual A read once per column of tiles (an upper bound:
+    // padding taps are not read), w once per row of tiles, y written once.
+    .bytes = [](const Sizes& s) {
+      const ConvShape g = shape_of(s);
+      const double M = g.gemm_m(), N = g.K, K = g.crs();
+      return 4.0 * (M * K * ceil_div(g.K, BN) + K * N * ceil_div(g.gemm_m(), BM) + M * N);
+    },
+    .launch = [](const Sizes& s, const Launch& l, Buffers b) {
+      launch_kernel(conv2d_nhwc_vectorized<BM, BN, BK, TM, TN>, l.grid, l.block, l.dynamic_shared, shape_of(s),
+                    x_of(b), w_of(b), y_of(b));
+      check_launch();
+    },
+    .copy = kThisCopy,
+}};
+
+}  // namespace
+}  // namespace warpnet::device::conv

@@ -1,0 +1,87 @@
+#include <algorithm>
+
+#include "device/kernels/conv/conv_registration.hpp"
+
+namespace {
+#include "kernels/conv/wgrad_02_implicit_gemm.cu"
+}  // namespace
+
+namespace warpnet::device::conv {
+namespace {
+
+// 64 (k) x 64 (crs) per block, 32 pixels per step; 4x4 per thread.
+constexpr int BM = 64, BN = 64, BK = 32, TM = 4, TN = 4;
+constexpr int SUM_BLOCK = 256;
+// Splits: enough blocks to fill the GPU (two per SM of an H200, 132 SMs),
+// never a slice shorter than 4 steps (128 pixels), which would make the
+// partial tiles' traffic rival the slice's own loads.
+constexpr int kTargetBlocks = 264, kMinSteps = 4;
+
+struct Split {
+  int splits, slice;  // slice: pixels per split, a multiple of BK
+};
+// Depends on the sizes alone, so a given problem is always summed the same way.
+Split split_of(const ConvShape& g) {
+  const int L = std::max(1, g.N * g.P * g.Q);
+  const int tiles = ceil_div(g.K, BM) * ceil_div(g.crs(), BN);
+  const int want = std::min(ceil_div(kTargetBlocks, tiles), ceil_div(L, kMinSteps * BK));
+  const int slice = ceil_div(ceil_div(L, std::max(1, want)), BK) * BK;
+  return Split{ceil_div(L, slice), slice};  // no empty slices
+}
+
+const Registration wgrad_implicit_gemm{Kernel{
+    .op = "conv2d_wgrad",
+    .version = 2,
+    .name = "wgrad_implicit_gemm",
+    .precision = "fp32",
+    .shape_text = "block (256), grid (ceil(C*R*S/64), ceil(K/64), splits): a 64 (k) x 64 (c,r,s) tile of dW = dy @ "
+                  "gather(x) per block over one slice of the N*P*Q pixels, 32 per step, 4x4 outputs per thread, "
+                  "into a partial tile; splits = about 264 blocks / tiles (slices of at least 128 pixels); then, "
+                  "when splits > 1, block (256), grid (ceil(K*C*R*S/256)): the partials added in order",
+    // The GEMM's launch; the ordered sum's is derived in .launch.
+    .shape = [](const Sizes& s) {
+      const ConvShape g = shape_of(s);
+      return Launch{dim3(ceil_div(g.crs(), BN), ceil_div(g.K, BM), split_of(g).splits), dim3((BM / TM) * (BN / TN)),
+                    0};
+    },
+    // The forward's FLOPs: the same products, summed the other way (the
+    // ordered sum's splits·K·C·R·S additions are not counted).
+    .flops = flops,
+    // Tiled GEMM bytes for M = K, N' = C·R·S, K' = N·P·Q: dy read once per
+    // column of tiles, the virtual x matrix once per row of tiles (an upper
+    // bound: padding taps are not read); every split's partial tile written
+    // once; with splits > 1 the partials read back and dw written.
+    .bytes = [](const Sizes& s) {
+      const ConvShape g = shape_of(s);
+      const double M = g.K, N = g.crs(), K = double(g.N) * g.P * g.Q;
+      const int splits = split_of(g).splits;
+      const double gemm = M * K * ceil_div(g.crs(), BN) + K * N * ceil_div(g.K, BM) + splits * M * N;
+      return 4.0 * (gemm + (splits > 1 ? (splits + 1) * M * N : 0.0));
+    },
+    .launch = [](const Sizes& s, const Launch& l, Buffers b) {
+      const ConvShape g = shape_of(s);
+      const Split split = split_of(g);
+      const auto* x = static_cast<const float*>(b[0]);
+      const auto* dy = static_cast<const float*>(b[1]);
+      auto* dw = static_cast<float*>(b[2]);
+      if (split.splits == 1) {  // one slice: the GEMM writes dw itself
+        launch_kernel(conv2d_wgrad_implicit_gemm<BM, BN, BK, TM, TN>, l.grid, l.block, l.dynamic_shared, g,
+                      split.slice, x, dy, dw);
+        check_launch();
+        return;
+      }
+      const int elements = g.K * g.crs();
+      Workspace part(size_t(split.splits) * elements * sizeof(float));  // (splits, K, C·R·S)
+      launch_kernel(conv2d_wgrad_implicit_gemm<BM, BN, BK, TM, TN>, l.grid, l.block, l.dynamic_shared, g,
+                    split.slice, x, dy, part.floats());
+      check_launch();
+      // Same stream: runs after every partial tile is written.
+      launch_kernel(conv2d_wgrad_sum_splits<SUM_BLOCK>, dim3(ceil_div(elements, SUM_BLOCK)), dim3(SUM_BLOCK), 0,
+                    elements, split.splits, static_cast<const float*>(part.floats()), dw);
+      check_launch();
+    },
+    .copy = kThisCopy,
+}};
+
+}  // namespace
+}  // namespace warpnet::device::conv
