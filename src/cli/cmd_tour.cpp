@@ -1,11 +1,15 @@
 // warpnet tour: the main job. Trains LeNet-5 for one epoch on Fashion-MNIST
-// on the CPU and shows what it cost, then says what each chapter shows.
+// on the CPU and shows what it cost, runs it on warpnet's own kernels (the
+// emulator, and a GPU when there is one), then says what each chapter shows.
+#include <cmath>
 #include <cstdio>
 
 #include "cli/commands.hpp"
 #include "cli/training_run.hpp"
 #include "core/build_info.hpp"
 #include "core/memory.hpp"
+#include "device/backend.hpp"
+#include "device/cuda/gpu.hpp"
 #include "nn/summary.hpp"
 
 namespace warpnet::cli {
@@ -31,6 +35,54 @@ constexpr Chapter kChapters[] = {
     {"09-many-gpus", "data parallelism, all-reduce and the interconnect"},
     {"10-inference", "latency, throughput and quantized weights"},
 };
+
+// The running mean loss after each of the first `batches` batches of one
+// epoch over `train` on `device`, from the same initial weights and order.
+std::vector<double> first_losses(nn::TrainOptions options, Device device, const data::Dataset& train, int batches) {
+  options.device = device;
+  options.epochs = 1;
+  nn::Trainer trainer(options, data::head(train, batches * options.batch_size), data::Dataset{});
+  std::vector<double> losses;
+  trainer.run([&](const nn::StepProgress& s) { losses.push_back(s.loss); });
+  return losses;
+}
+
+// The heart of warpnet in one screen: the network above on its own CUDA
+// kernels, run by the emulator, step for step beside the CPU; then, when
+// there is a GPU, the same kernels on it for a whole epoch.
+void kernels_part(const nn::TrainOptions& options, const DataSplits& data, double cpu_images_per_second) {
+  constexpr int kBatches = 4;
+  std::printf(
+      "\nThe same network on warpnet's own CUDA kernels (kernels/), which the emulator runs on this\n"
+      "CPU one GPU thread at a time: %d batches from the same start, beside the CPU (Eigen):\n\n",
+      kBatches);
+  const std::vector<double> cpu = first_losses(options, Device::cpu, data.train, kBatches);
+  const std::vector<double> emu = first_losses(options, Device::emu, data.train, kBatches);
+  std::printf("  batch   loss on the CPU   loss on the kernels   relative difference\n");
+  for (size_t i = 0; i < cpu.size() && i < emu.size(); ++i)
+    std::printf("  %5zu   %15.6f   %19.6f   %19.1e\n", i + 1, cpu[i], emu[i], std::abs(emu[i] - cpu[i]) / cpu[i]);
+  std::printf("\n  kernels:");
+  for (const std::string& id : device::kernels_launched()) std::printf(" %s", id.c_str());
+  std::printf(
+      "\n  The same sums in another order: the losses agree to rounding. `warpnet trace <kernel>`\n"
+      "  shows how each kernel uses memory; chapters 03 to 06 build them up.\n");
+
+  const device::gpu::Info gpu = device::gpu::probe();
+  if (!gpu.usable) {
+    std::printf("\nThe GPU epoch is skipped: %s.\n"
+                "On a machine with a GPU, `warpnet train --device cuda` runs these kernels on it.\n",
+                gpu.why_not.c_str());
+    return;
+  }
+  std::printf("\nOn the GPU (%s), one epoch on the same kernels:\n\n", gpu.name.c_str());
+  nn::TrainOptions on_gpu = options;
+  on_gpu.device = Device::cuda;
+  nn::Trainer trainer(on_gpu, data.train, data.test);
+  const nn::EpochStats e = trainer.run().back();
+  std::printf("  test accuracy %.2f%%, %.0f images/s: %.1fx the CPU's %.0f images/s in this run\n",
+              100 * e.test_accuracy, e.images_per_second, e.images_per_second / cpu_images_per_second,
+              cpu_images_per_second);
+}
 
 }  // namespace
 
@@ -79,9 +131,10 @@ void add_tour_command(CLI::App& app) {
     const double activations = peak["activations"].get<double>(), parameters = peak["parameters"].get<double>();
     std::printf(
         "At its peak the training step kept %s of activations for the backward pass, %.0f× the\n"
-        "%s of parameters: batch size, more than model size, decides a small network's memory.\n\n"
-        "The chapters (lessons/):\n",
+        "%s of parameters: batch size, more than model size, decides a small network's memory.\n",
         format_bytes(int64_t(activations)).c_str(), activations / parameters, format_bytes(int64_t(parameters)).c_str());
+    kernels_part(options, data, ips);
+    std::printf("\nThe chapters (lessons/):\n");
     const std::string present = std::string(";") + build::lessons + ";";
     for (const Chapter& c : kChapters) {
       const bool ready = present.find(std::string(";") + c.folder + ";") != std::string::npos;

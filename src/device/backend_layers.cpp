@@ -161,6 +161,7 @@ cpu::SoftmaxCrossEntropy softmax_cross_entropy(const Tensor& logits, const Tenso
   double sum = 0;
   for (int64_t i = 0; i < N; ++i) sum += rows.item(i);
   out.loss = N ? sum / double(N) : 0.0;
+  out.row_loss = std::move(loss);
   return out;
 }
 
