@@ -14,6 +14,12 @@ packages=(
   libboost-context-dev     # fibers for the SIMT emulator
   libopenblas-dev          # only as a benchmark peer for Eigen's SGEMM
   dataset-fashion-mnist    # /usr/share/datasets/fashion-mnist
+  libimgui-dev             # warpnet-viz: Dear ImGui 1.86 with its GLFW and OpenGL 3 backends
+  libglfw3-dev             # warpnet-viz: the window and its OpenGL context
+  libstb-dev               # warpnet-viz: stb_image_write, the PNG of --screenshot (and the tests' reader)
+  libgl1-mesa-dri          # warpnet-viz: Mesa's llvmpipe, OpenGL without a GPU (under Xvfb)
+  xvfb                     # warpnet-viz: a display for the headless screenshot tests
+  xauth                    # warpnet-viz: xvfb-run needs it
 )
 
 missing=()

@@ -1,0 +1,60 @@
+// warpnet-viz: the visualizer. Panels: the kernel stepper (a registered
+// kernel, traced, one warp stepped stop by stop), memory (bytes by tag per
+// layer of a training step), speed-up (the benchmark records). See README.md.
+//
+//   warpnet-viz                                   # a window (needs a display)
+//   xvfb-run -a warpnet-viz --screenshot out.png --panel stepper --kernel matmul/03_smem_tiled --size 64,64,64
+#include <CLI/CLI.hpp>
+#include <cstdio>
+#include <memory>
+#include <vector>
+
+#include "visualizer/app.hpp"
+#include "visualizer/memory_panel.hpp"
+#include "visualizer/speedup_panel.hpp"
+#include "visualizer/stepper_panel.hpp"
+
+using namespace warpnet::viz;
+
+int main(int argc, char** argv) {
+  AppOptions app;
+  StepperOptions stepper;
+  MemoryOptions memory;
+  SpeedupOptions speedup;
+  std::string size = "1280x800";
+
+  CLI::App cli{"warpnet-viz: step kernels warp by warp, see where memory goes, read the benchmark records"};
+  cli.add_option("--panel", app.panel, "The panel shown: stepper, memory, speedup")
+      ->check(CLI::IsMember({"stepper", "memory", "speedup"}));
+  cli.add_option("--screenshot", app.screenshot, "Render headless, write this PNG and exit (run under xvfb-run)");
+  cli.add_option("--size", size, "Window size WxH (default 1280x800)");
+  cli.add_option("--frames", app.frames, "Frames rendered before the screenshot (default 3)");
+  cli.add_flag("--fps", app.print_fps, "Render --frames frames and print frames per second");
+  auto* s = cli.add_option_group("stepper", "Kernel stepper");
+  s->add_option("--kernel", stepper.kernel, "Kernel id (matmul/03_smem_tiled), op/version or name");
+  s->add_option("--sizes", stepper.sizes, "Problem sizes, comma-separated (matmul: M,N,K)");
+  s->add_option("--block", stepper.block, "The watched block: x,y,z");
+  s->add_option("--warp", stepper.warp, "The watched warp of the block");
+  s->add_option("--steps", stepper.steps, "Stops to advance after opening (default 1)");
+  s->add_flag("--step-every-frame", stepper.step_every_frame, "Advance one stop per frame (with --fps)");
+  auto* m = cli.add_option_group("memory", "Memory");
+  m->add_option("--model", memory.model, "lenet5, alexnet or mlp")->check(CLI::IsMember({"lenet5", "alexnet", "mlp"}));
+  m->add_option("--batch", memory.batch, "Batch size")->check(CLI::Range(1, 4096));
+  m->add_option("--optimizer", memory.optimizer, "sgd or adam")->check(CLI::IsMember({"sgd", "adam"}));
+  auto* b = cli.add_option_group("speedup", "Speed-up");
+  b->add_option("--results", speedup.results, "Folder of benchmark records (default: bench/results)");
+  b->add_option("--record", speedup.record, "The record shown first (file name)");
+  CLI11_PARSE(cli, argc, argv);
+
+  if (std::sscanf(size.c_str(), "%dx%d", &app.width, &app.height) != 2 || app.width < 320 || app.height < 240) {
+    std::fprintf(stderr, "warpnet-viz: --size: expected WxH, at least 320x240, got '%s'\n", size.c_str());
+    return 2;
+  }
+  if (app.panel.empty()) app.panel = "stepper";
+
+  std::vector<PanelEntry> panels;
+  panels.push_back({"stepper", "Kernel stepper", [&] { return std::make_unique<StepperPanel>(stepper); }, nullptr});
+  panels.push_back({"memory", "Memory", [&] { return std::make_unique<MemoryPanel>(memory); }, nullptr});
+  panels.push_back({"speedup", "Speed-up", [&] { return std::make_unique<SpeedupPanel>(speedup); }, nullptr});
+  return run_app(app, panels);
+}

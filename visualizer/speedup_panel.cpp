@@ -1,0 +1,225 @@
+#include "visualizer/speedup_panel.hpp"
+
+#include <algorithm>
+#include <filesystem>
+#include <fstream>
+
+namespace warpnet::viz {
+
+namespace {
+
+namespace fs = std::filesystem;
+using nlohmann::json;
+
+std::string text_of(const json& j) {
+  if (j.is_string()) return j.get<std::string>();
+  if (j.is_number_float()) {
+    char b[32];
+    std::snprintf(b, sizeof b, "%.4g", j.get<double>());
+    return b;
+  }
+  return j.dump();
+}
+
+// "13.5" from a number, "-" when absent.
+std::string number(const json& row, const char* key, const char* format) {
+  if (!row.contains(key) || !row[key].is_number()) return "-";
+  char b[32];
+  std::snprintf(b, sizeof b, format, row[key].get<double>());
+  return b;
+}
+
+// The record's scalar figures as "path = value" rows (arrays of more than 8
+// items summarised), for records the panel has no table for.
+void flatten(const json& j, const std::string& path, std::vector<std::pair<std::string, std::string>>& out) {
+  if (j.is_object()) {
+    for (const auto& [k, v] : j.items()) flatten(v, path.empty() ? k : path + "." + k, out);
+  } else if (j.is_array()) {
+    if (j.size() > 8) {
+      out.emplace_back(path, "[" + std::to_string(j.size()) + " items]");
+      return;
+    }
+    for (size_t i = 0; i < j.size(); ++i) flatten(j[i], path + "[" + std::to_string(i) + "]", out);
+  } else {
+    out.emplace_back(path, text_of(j));
+  }
+}
+
+void label(BenchRecord& r) {
+  const json& j = r.json;
+  r.benchmark = j.value("benchmark", std::string("(no \"benchmark\" field)"));
+  // `warpnet bench` writes machine_record() at the top: cpu, host, date.
+  if (j.contains("date") && j["date"].is_string()) r.date = j["date"];
+  else if (j.contains("machine") && j["machine"].contains("date")) r.date = j["machine"]["date"];
+  if (j.contains("cpu_model")) r.machine = text_of(j["cpu_model"]);
+  else if (j.contains("cpu") && j["cpu"].is_string()) r.machine = j["cpu"];
+  else if (j.contains("machine") && j["machine"].contains("cpu")) r.machine = text_of(j["machine"]["cpu"]);
+  if (j.contains("hostname")) r.machine += " on " + text_of(j["hostname"]);
+  else if (j.contains("host")) r.machine += " on " + text_of(j["host"]);
+  if (!j.contains("gpu") || !j["gpu"].is_object()) {
+    r.gpu = "no GPU part: this record has CPU or emulator figures only";
+  } else if (!j["gpu"].value("usable", false)) {
+    r.gpu = "no GPU part: " + j["gpu"].value("why_not", std::string("the GPU was not usable"));
+  } else {
+    const json& g = j["gpu"];
+    r.has_gpu = true;
+    r.gpu = g.value("name", std::string("GPU")) + " (sm_" + g.value("compute_capability", std::string("?")) +
+            ", driver " + text_of(g.value("driver", json("?"))) + ")";
+  }
+}
+
+}  // namespace
+
+std::vector<BenchRecord> load_records(const std::string& folder) {
+  std::vector<BenchRecord> out;
+  std::error_code ec;
+  for (const auto& entry : fs::directory_iterator(folder, ec)) {
+    if (entry.path().extension() != ".json") continue;
+    BenchRecord r;
+    r.file = entry.path().filename().string();
+    try {
+      std::ifstream in(entry.path());
+      r.json = json::parse(in);
+      label(r);
+    } catch (const std::exception& e) {
+      r.error = e.what();
+    }
+    out.push_back(std::move(r));
+  }
+  std::sort(out.begin(), out.end(), [](const BenchRecord& a, const BenchRecord& b) { return a.file < b.file; });
+  return out;
+}
+
+SpeedupPanel::SpeedupPanel(SpeedupOptions options) : options_(std::move(options)) {
+  records_ = load_records(options_.results);
+  for (size_t i = records_.size(); i-- > 0;)
+    if (records_[i].has_gpu) selected_ = i;
+  for (size_t i = 0; i < records_.size(); ++i)
+    if (records_[i].file == options_.record) selected_ = i;
+}
+
+void SpeedupPanel::Draw() {
+  ImGui::Text("Records in %s", options_.results.c_str());
+  ImGui::SameLine();
+  help_marker("Each file is one run of a benchmark (warpnet bench --json, scripts/gpu-check.sh, the CPU and "
+              "emulator scripts). Figures hold for the machine and date they came from; nothing is measured "
+              "here. Kernel times need a GPU: a record without a GPU part says so.");
+  if (ImGui::Button("Reload")) records_ = load_records(options_.results), selected_ = 0;
+  if (records_.empty()) {
+    warning_text("No records found (bench/results/*.json). `warpnet bench --json FILE` on a GPU machine writes one.");
+    return;
+  }
+  ImGui::BeginChild("records", ImVec2(330, 0), true);
+  for (size_t i = 0; i < records_.size(); ++i) {
+    const BenchRecord& r = records_[i];
+    if (ImGui::Selectable(r.file.c_str(), i == selected_)) selected_ = i;
+    ImGui::TextDisabled("  %s", r.error.empty() ? (r.has_gpu ? "GPU" : "no GPU part") : "unreadable");
+  }
+  ImGui::EndChild();
+  ImGui::SameLine();
+  ImGui::BeginChild("record", ImVec2(0, 0), true);
+  draw_record(records_[std::min(selected_, records_.size() - 1)]);
+  ImGui::EndChild();
+}
+
+void SpeedupPanel::draw_record(const BenchRecord& r) {
+  ImGui::Text("%s", r.file.c_str());
+  if (!r.error.empty()) {
+    warning_text("cannot read this record: " + r.error);
+    return;
+  }
+  ImGui::Text("benchmark: %s", r.benchmark.c_str());
+  ImGui::Text("date: %s", r.date.empty() ? "(not recorded)" : r.date.c_str());
+  ImGui::Text("machine: %s", r.machine.empty() ? "(not recorded)" : r.machine.c_str());
+  if (r.has_gpu) ImGui::Text("GPU: %s", r.gpu.c_str());
+  else warning_text(r.gpu);
+  ImGui::Separator();
+
+  const json& j = r.json;
+  if (j.contains("ops") && j["ops"].is_array()) {
+    for (const json& op : j["ops"]) {
+      if (!op.contains("op")) {  // `bench train` rows and the like: their figures as written
+        std::vector<std::pair<std::string, std::string>> rows;
+        flatten(op, "", rows);
+        for (const auto& [k, v] : rows) ImGui::BulletText("%s = %s", k.c_str(), v.c_str());
+        continue;
+      }
+      std::string sizes;
+      const json names = op.value("size_names", json::array());
+      for (size_t i = 0; i < op["sizes"].size(); ++i)
+        sizes += (i ? " " : "") + (i < names.size() ? text_of(names[i]) : "?") + "=" + text_of(op["sizes"][i]);
+      ImGui::Text("%s  %s", op["op"].get<std::string>().c_str(), sizes.c_str());
+      const json& gpu = op.value("gpu", json::object());
+      if (gpu.contains("kernels")) {
+        if (ImGui::BeginTable(("k" + sizes + op["op"].get<std::string>()).c_str(), 8,
+                              ImGuiTableFlags_Borders | ImGuiTableFlags_RowBg | ImGuiTableFlags_SizingFixedFit)) {
+          for (const char* h : {"version", "input", "status", "median ms", "TFLOP/s", "% of vendor", "% of peak", "x CPU"})
+            ImGui::TableSetupColumn(h);
+          ImGui::TableHeadersRow();
+          for (const json& k : gpu["kernels"]) {
+            ImGui::TableNextRow();
+            ImGui::TableNextColumn();
+            ImGui::TextUnformatted(k.value("kernel", std::string("?")).c_str());
+            ImGui::TableNextColumn();
+            ImGui::TextUnformatted(k.value("input_format", std::string("")).c_str());
+            ImGui::TableNextColumn();
+            ImGui::TextUnformatted(k.value("status", std::string("?")).c_str());
+            ImGui::TableNextColumn();
+            ImGui::TextUnformatted(k.contains("timing") ? number(k["timing"], "median_ms", "%.3f").c_str() : "-");
+            ImGui::TableNextColumn();
+            ImGui::TextUnformatted(number(k, "tflops", "%.2f").c_str());
+            ImGui::TableNextColumn();
+            // A bar: 100 % is the vendor library's time.
+            if (k.contains("percent_of_vendor") && k["percent_of_vendor"].is_number()) {
+              const float pct = k["percent_of_vendor"].get<float>();
+              const ImVec2 p = ImGui::GetCursorScreenPos();
+              ImGui::GetWindowDrawList()->AddRectFilled(p, ImVec2(p.x + std::min(pct, 150.0f), p.y + 14),
+                                                        colour(layout::kSector));
+              ImGui::Dummy(ImVec2(150, 14));
+              ImGui::SameLine(4);
+              ImGui::Text("%.1f", pct);
+            } else {
+              ImGui::TextUnformatted("-");
+            }
+            ImGui::TableNextColumn();
+            ImGui::TextUnformatted(number(k, "percent_of_peak", "%.1f").c_str());
+            ImGui::TableNextColumn();
+            ImGui::TextUnformatted(number(k, "speedup_over_cpu", "%.1f").c_str());
+          }
+          ImGui::EndTable();
+        }
+      } else {
+        warning_text("GPU part skipped: " + text_of(gpu.value("skipped", json("no GPU rows in this record"))));
+      }
+      const json& cpu = op.value("cpu", json::object());
+      if (cpu.contains("rows"))
+        for (const json& row : cpu["rows"])
+          ImGui::BulletText("CPU %s: median %s ms, %s threads", row.value("library", std::string("?")).c_str(),
+                            row.contains("timing") ? number(row["timing"], "median_ms", "%.3f").c_str() : "-",
+                            text_of(cpu.value("threads", json("?"))).c_str());
+      else if (cpu.contains("skipped"))
+        ImGui::BulletText("CPU part skipped: %s", text_of(cpu["skipped"]).c_str());
+      ImGui::Spacing();
+    }
+    return;
+  }
+  // Any other record: its figures, as written.
+  ImGui::TextDisabled("Not a `warpnet bench` record: its figures as recorded.");
+  std::vector<std::pair<std::string, std::string>> rows;
+  flatten(j, "", rows);
+  if (ImGui::BeginTable("figures", 2, ImGuiTableFlags_Borders | ImGuiTableFlags_RowBg | ImGuiTableFlags_ScrollY)) {
+    ImGui::TableSetupColumn("field");
+    ImGui::TableSetupColumn("value");
+    ImGui::TableHeadersRow();
+    for (const auto& [k, v] : rows) {
+      ImGui::TableNextRow();
+      ImGui::TableNextColumn();
+      ImGui::TextUnformatted(k.c_str());
+      ImGui::TableNextColumn();
+      ImGui::TextUnformatted(v.c_str());
+    }
+    ImGui::EndTable();
+  }
+}
+
+}  // namespace warpnet::viz

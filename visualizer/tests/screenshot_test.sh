@@ -1,0 +1,20 @@
+#!/bin/sh
+# One headless test of warpnet-viz: render a panel under Xvfb (Mesa's
+# llvmpipe), then check the PNG with check_png.
+#   screenshot_test.sh VIZ CHECK_PNG OUT.png WxH "CHECKS" [warpnet-viz options...]
+# Exits 77 (CTest: skipped) when xvfb-run is not installed.
+set -u
+viz=$1 checker=$2 out=$3 size=$4 checks=$5
+shift 5
+if ! command -v xvfb-run >/dev/null 2>&1; then
+  echo "SKIPPED: xvfb-run is not installed (scripts/setup.sh installs xvfb and xauth)"
+  exit 77
+fi
+rm -f "$out"
+# -a: a free display number, so tests can run in parallel; 24-bit colour.
+xvfb-run -a -s "-screen 0 ${size}x24" "$viz" --screenshot "$out" --size "$size" "$@" || {
+  echo "FAIL: warpnet-viz exited with $?"
+  exit 1
+}
+# shellcheck disable=SC2086  # CHECKS is a list of options
+"$checker" "$out" --size "$size" $checks
