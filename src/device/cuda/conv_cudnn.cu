@@ -193,67 +193,45 @@ double compulsory_bytes(const Sizes& s) {
 // No launch shape of ours: cuDNN picks its kernels and grids.
 Launch library_shape(const Sizes&) { return Launch{dim3(1), dim3(1), 0}; }
 
-constexpr const char* kPrecision = "fp32 (CUDA cores: CUDNN_FMA_MATH, no TF32)";
+// One cuDNN version 0: what differs between the four is the op, the call
+// in words and the pass and layout it launches.
+Kernel cudnn_kernel(std::string op, std::string shape_text, void (*launch)(const Sizes&, const Launch&, Buffers)) {
+  return Kernel{.op = std::move(op),
+                .version = 0,
+                .name = "cudnn",
+                .precision = "fp32 (CUDA cores: CUDNN_FMA_MATH, no TF32)",
+                .shape_text = "cuDNN chooses: " + shape_text + " (once per size)",
+                .shape = library_shape,
+                .flops = flops,
+                .bytes = compulsory_bytes,
+                .emulator = false,
+                .launch = launch,
+                .copy = Copy::cuda};
+}
 
-const Registration cudnn_forward{Kernel{
-    .op = "conv2d",
-    .version = 0,
-    .name = "cudnn",
-    .precision = kPrecision,
-    .shape_text = "cuDNN chooses: cudnnConvolutionForward, NCHW fp32, cross-correlation, the fastest FMA-math "
-                  "algorithm cudnnFindConvolutionForwardAlgorithm measured (once per size)",
-    .shape = library_shape,
-    .flops = flops,
-    .bytes = compulsory_bytes,
-    .emulator = false,
-    .launch = run<Pass::forward, CUDNN_TENSOR_NCHW>,
-    .copy = Copy::cuda,
-}};
+const Registration cudnn_forward{cudnn_kernel(
+    "conv2d",
+    "cudnnConvolutionForward, NCHW fp32, cross-correlation, the fastest FMA-math algorithm "
+    "cudnnFindConvolutionForwardAlgorithm measured",
+    run<Pass::forward, CUDNN_TENSOR_NCHW>)};
 
-const Registration cudnn_dgrad{Kernel{
-    .op = "conv2d_dgrad",
-    .version = 0,
-    .name = "cudnn",
-    .precision = kPrecision,
-    .shape_text = "cuDNN chooses: cudnnConvolutionBackwardData, NCHW fp32, the fastest FMA-math algorithm "
-                  "cudnnFindConvolutionBackwardDataAlgorithm measured (once per size)",
-    .shape = library_shape,
-    .flops = flops,
-    .bytes = compulsory_bytes,
-    .emulator = false,
-    .launch = run<Pass::dgrad, CUDNN_TENSOR_NCHW>,
-    .copy = Copy::cuda,
-}};
+const Registration cudnn_dgrad{cudnn_kernel(
+    "conv2d_dgrad",
+    "cudnnConvolutionBackwardData, NCHW fp32, the fastest FMA-math algorithm "
+    "cudnnFindConvolutionBackwardDataAlgorithm measured",
+    run<Pass::dgrad, CUDNN_TENSOR_NCHW>)};
 
-const Registration cudnn_wgrad{Kernel{
-    .op = "conv2d_wgrad",
-    .version = 0,
-    .name = "cudnn",
-    .precision = kPrecision,
-    .shape_text = "cuDNN chooses: cudnnConvolutionBackwardFilter, NCHW fp32, the fastest FMA-math algorithm "
-                  "cudnnFindConvolutionBackwardFilterAlgorithm measured (once per size; it may be non-deterministic)",
-    .shape = library_shape,
-    .flops = flops,
-    .bytes = compulsory_bytes,
-    .emulator = false,
-    .launch = run<Pass::wgrad, CUDNN_TENSOR_NCHW>,
-    .copy = Copy::cuda,
-}};
+const Registration cudnn_wgrad{cudnn_kernel(
+    "conv2d_wgrad",
+    "cudnnConvolutionBackwardFilter, NCHW fp32, the fastest FMA-math algorithm "
+    "cudnnFindConvolutionBackwardFilterAlgorithm measured (it may be non-deterministic)",
+    run<Pass::wgrad, CUDNN_TENSOR_NCHW>)};
 
-const Registration cudnn_nhwc{Kernel{
-    .op = "conv2d_nhwc",
-    .version = 0,
-    .name = "cudnn",
-    .precision = kPrecision,
-    .shape_text = "cuDNN chooses: cudnnConvolutionForward, NHWC x and y, KRSC w (CUDNN_TENSOR_NHWC) fp32, the "
-                  "fastest FMA-math algorithm cudnnFindConvolutionForwardAlgorithm measured (once per size)",
-    .shape = library_shape,
-    .flops = flops,
-    .bytes = compulsory_bytes,
-    .emulator = false,
-    .launch = run<Pass::forward, CUDNN_TENSOR_NHWC>,
-    .copy = Copy::cuda,
-}};
+const Registration cudnn_nhwc{cudnn_kernel(
+    "conv2d_nhwc",
+    "cudnnConvolutionForward, NHWC x and y, KRSC w (CUDNN_TENSOR_NHWC) fp32, the fastest FMA-math algorithm "
+    "cudnnFindConvolutionForwardAlgorithm measured",
+    run<Pass::forward, CUDNN_TENSOR_NHWC>)};
 
 }  // namespace
 }  // namespace warpnet::device::conv
