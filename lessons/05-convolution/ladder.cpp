@@ -29,6 +29,7 @@
 #include <vector>
 
 #include "core/memory.hpp"
+#include "lessons/bench_records.hpp"
 #include "device/run.hpp"
 #include "simt/allocations.hpp"
 #include "simt/launch.hpp"
@@ -310,17 +311,11 @@ std::string number(const nlohmann::json& v, int digits) { return v.is_number() ?
 
 void print_gpu_records() {
   namespace fs = std::filesystem;
-  const fs::path results = fs::path(WARPNET_SOURCE_DIR) / "bench" / "results";
-  std::vector<fs::path> files;
-  if (fs::is_directory(results))
-    for (const auto& entry : fs::directory_iterator(results))
-      if (entry.path().extension() == ".json") files.push_back(entry.path());
-  std::sort(files.begin(), files.end());
   int tables = 0;
-  for (const fs::path& file : files) {
-    std::ifstream in(file);
-    const nlohmann::json record = nlohmann::json::parse(in, nullptr, /*allow_exceptions=*/false);
-    if (record.is_discarded() || record.value("benchmark", "") != "warpnet bench") continue;
+  for (const lesson::BenchRecord& r : lesson::bench_records()) {
+    const fs::path& file = r.file;
+    const nlohmann::json& record = r.json;
+    if (record.value("benchmark", "") != "warpnet bench") continue;
     const nlohmann::json& gpu = record["gpu"];
     if (!gpu.value("usable", false) || !record.contains("ops")) continue;
     for (const nlohmann::json& op : record["ops"]) {
