@@ -14,6 +14,8 @@ packages=(
   libboost-context-dev     # fibers for the SIMT emulator
   libopenblas-dev          # only as a benchmark peer for Eigen's SGEMM
   dataset-fashion-mnist    # /usr/share/datasets/fashion-mnist
+  libopenmpi-dev           # train --data-parallel: MPI (optional to the build; without it one process only)
+  openmpi-bin              # mpirun, for data-parallel training, bench allreduce and their tests
   libimgui-dev             # warpnet-viz: Dear ImGui 1.86 with its GLFW and OpenGL 3 backends
   libglfw3-dev             # warpnet-viz: the window and its OpenGL context
   libstb-dev               # warpnet-viz: stb_image_write, the PNG of --screenshot (and the tests' reader)

@@ -1,4 +1,5 @@
 // warpnet bench [OP...] [--size M,N,K[,ta,tb]] [--runs N] [--json FILE] [--kernels LIST]
+// mpirun -np N warpnet bench allreduce [--json FILE]   (bench_allreduce.hpp)
 //
 // The one benchmark harness (docs: DESIGN "Measuring", STYLE habit 7). For
 // each op (every op in the registry when none is named) and each size:
@@ -39,6 +40,7 @@
 #include <thread>
 
 #include "cli/bench.hpp"
+#include "cli/bench_allreduce.hpp"
 #include "cli/commands.hpp"
 #include "cli/number_list.hpp"
 #include "cli/machine.hpp"
@@ -65,6 +67,7 @@ struct BenchOptions {
   bool no_cpu = false;
   Settings settings;
   bench::TrainSettings train;
+  bench::AllreduceSettings allreduce;
 };
 
 std::string join(const std::vector<std::string>& items, const char* sep = ",") {
@@ -447,6 +450,16 @@ void run_bench(BenchOptions& o) {
     std::fflush(stdout);
     std::_Exit(code);  // no static destructors: after a fault or hang they could wait on the GPU
   }
+  if (std::find(o.ops.begin(), o.ops.end(), "allreduce") != o.ops.end()) {  // bench_allreduce.cpp, under mpirun
+    WN_CHECK(o.ops.size() == 1, "bench: allreduce runs alone: mpirun -np 2 warpnet bench allreduce");
+    const json record = bench::bench_allreduce(o.allreduce);
+    if (!o.json_path.empty() && !record.is_null()) {
+      std::ofstream file(o.json_path);
+      WN_CHECK(file && (file << record.dump(1) << '\n'), "bench: cannot write ", o.json_path);
+      std::printf("\nwrote %s\n", o.json_path.c_str());
+    }
+    return;
+  }
   o.ops = o.ops.empty() ? all_ops() : expand_names(o.ops);
   WN_CHECK(o.sizes.empty() || o.ops.size() == 1, "bench: --size applies to one op; name it (warpnet bench matmul --size ...)");
 
@@ -520,8 +533,9 @@ void add_bench_command(CLI::App& app) {
   o->settings.seed = uint64_t(std::chrono::system_clock::now().time_since_epoch().count()) % 1000000007ull;
   CLI::App* cmd = app.add_subcommand("bench", "Check and time every kernel version of an op on the GPU and the CPU");
   cmd->add_option("op", o->ops,
-                  "ops to run: names (matmul), the start of several (conv), or train (images/s of a training "
-                  "run); default: every op in the registry");
+                  "ops to run: names (matmul), the start of several (conv), train (images/s of a training "
+                  "run), or allreduce (under mpirun: latency and bus bandwidth by message size, and the "
+                  "alpha-beta model); default: every op in the registry");
   cmd->add_option("--size", o->sizes, "problem sizes, comma-separated (matmul: M,N,K[,trans_a,trans_b]); repeatable")
       ;
   cmd->add_option("--runs", o->settings.runs, "most timed runs per version; the median is reported")
@@ -538,6 +552,13 @@ void add_bench_command(CLI::App& app) {
   cmd->add_option("--batch", o->train.batch, "train: images per batch")->check(CLI::Range(1, 65536));
   cmd->add_option("--images", o->train.images, "train: images per timed epoch")->check(CLI::Range(1, 1 << 24));
   cmd->add_option("--json", o->json_path, "write the record (machine, GPU, every figure) here");
+  // allreduce (bench_allreduce.hpp): under mpirun -np N.
+  cmd->add_option("--min-bytes", o->allreduce.min_bytes, "allreduce: smallest message")->group("allreduce");
+  cmd->add_option("--max-bytes", o->allreduce.max_bytes, "allreduce: largest message (sizes double)")->group("allreduce");
+  cmd->add_option("--params", o->allreduce.params, "allreduce: predict for gradients of this many parameters")->group("allreduce");
+  cmd->add_option("--grad-bytes", o->allreduce.grad_bytes, "allreduce: bytes per gradient value (2 bf16, 4 f32)")->group("allreduce");
+  cmd->add_option("--compute-ms", o->allreduce.compute_ms, "allreduce: forward+backward ms per GPU and step, for step time and efficiency")->group("allreduce");
+  cmd->add_option("--gpus", o->allreduce.gpus, "allreduce: GPU counts to predict for")->group("allreduce")->delimiter(',');
   cmd->add_option("--gpu-worker", o->worker_out, "internal: run the GPU half here, events to this file")->group("");
   cmd->callback([o] { run_bench(*o); });
 }

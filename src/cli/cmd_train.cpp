@@ -1,11 +1,15 @@
-// warpnet train: train a model on Fashion-MNIST or a synthetic set.
+// warpnet train: train a model on Fashion-MNIST or a synthetic set; with
+// --data-parallel, one process per rank under mpirun.
 #include <cstdio>
+#include <cstdlib>
 #include <fstream>
+#include <optional>
 
 #include "cli/commands.hpp"
 #include "cli/training_run.hpp"
 #include "core/atomic_file.hpp"
 #include "device/cuda/gpu.hpp"
+#include "dist/communicator.hpp"
 #include "nn/models.hpp"
 
 namespace warpnet::cli {
@@ -19,6 +23,9 @@ void add_train_command(CLI::App& app) {
     int threads = 0;
     std::string report;
     std::string device = "cpu";
+    int64_t bucket_kib = 1024;
+    bool no_overlap = false;
+    double dist_timeout = 120;
   };
   auto args = std::make_shared<Args>();
   CLI::App* cmd = app.add_subcommand("train", "Train a model (LeNet-5, mini-AlexNet or an MLP) on the CPU, the emulator or a GPU");
@@ -56,6 +63,19 @@ void add_train_command(CLI::App& app) {
   cmd->add_option("--checkpoint", args->train.checkpoint, "Write a checkpoint here after every epoch");
   cmd->add_flag("--resume", args->train.resume, "Continue from --checkpoint when it exists");
   cmd->add_option("--report", args->report, "Write a JSON report of the run here");
+  cmd->add_flag("--data-parallel", args->train.data_parallel,
+                "Data-parallel training under mpirun -np N: each rank trains on its share of every batch and the "
+                "gradients are all-reduced (MPI); --batch-size is the global batch");
+  cmd->add_option("--bucket-kib", args->bucket_kib, "Data-parallel: gradients are all-reduced in buckets of this size")
+      ->check(CLI::Range(int64_t(1), int64_t(1) << 20))
+      ->capture_default_str();
+  cmd->add_flag("--no-overlap", args->no_overlap,
+                "Data-parallel: all-reduce every bucket after backward instead of as backward completes it");
+  cmd->add_option("--dist-timeout", args->dist_timeout,
+                  "Data-parallel: seconds a rank waits for the others in a collective before it ends the job")
+      ->check(CLI::PositiveNumber)
+      ->capture_default_str();
+  cmd->add_option("--inject-fault", args->train.inject_fault, "tests: rank=R,step=S,kind=exit|hang|error")->group("");
   cmd->callback([args] {
     args->train.device = args->device == "emu" ? Device::emu : args->device == "cuda" ? Device::cuda : Device::cpu;
     WN_CHECK(args->train.device != Device::cpu || args->train.kernels == "best",
@@ -64,11 +84,34 @@ void add_train_command(CLI::App& app) {
       const device::gpu::Info gpu = device::gpu::probe();
       WN_CHECK(gpu.usable, "train --device cuda: ", gpu.why_not, " (--device emu runs the same kernels on the CPU)");
     }
-    DataSplits data = load_data(args->data, args->data_dir, args->limit, args->train.seed);
-    nlohmann::json report = run_training(args->train, data, args->threads);
-    if (!args->report.empty()) {
-      write_file_atomically(args->report, report.dump(2) + "\n");
-      std::printf("report: %s\n", args->report.c_str());
+    // Open MPI's mpirun tells each process the job's size: ranks that would
+    // each train alone, and write the same files, are a mistake.
+    const char* job_size = std::getenv("OMPI_COMM_WORLD_SIZE");
+    WN_CHECK(args->train.data_parallel || !job_size || std::atoi(job_size) <= 1, "train: started by mpirun as one of ",
+             job_size, " processes without --data-parallel, so each would train alone; add --data-parallel");
+    std::optional<dist::Session> session;
+    if (args->train.data_parallel) {
+      WN_CHECK(dist::mpi_available(), "train --data-parallel needs MPI, and this warpnet was built without MPI: "
+               "install libopenmpi-dev and openmpi-bin (scripts/setup.sh), configure with CMake again, rebuild, "
+               "and run `mpirun -np 2 warpnet train --data-parallel ...`");
+      WN_CHECK(args->train.device == Device::cpu, "train --data-parallel: runs on the CPU backend (MPI all-reduce "
+               "of host buffers); the GPU path (NCCL) is not written yet");
+      args->train.bucket_bytes = args->bucket_kib * 1024;
+      args->train.overlap = !args->no_overlap;
+      session.emplace(args->dist_timeout);
+    }
+    // With several ranks, a failure names the rank and ends the whole job
+    // (MPI_Abort), so the other ranks do not wait for it.
+    try {
+      DataSplits data = load_data(args->data, args->data_dir, args->limit, args->train.seed);
+      nlohmann::json report = run_training(args->train, data, args->threads);
+      if (!args->report.empty() && dist::rank() == 0) {
+        write_file_atomically(args->report, report.dump(2) + "\n");
+        std::printf("report: %s\n", args->report.c_str());
+      }
+    } catch (const std::exception& e) {
+      if (dist::size() > 1) dist::abort_job(cat("error: ", e.what()));
+      throw;
     }
   });
 }

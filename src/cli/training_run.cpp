@@ -1,6 +1,8 @@
 #include "cli/training_run.hpp"
 
+#include <cstdarg>
 #include <cstdio>
+#include <thread>
 
 #include "cli/machine.hpp"
 #include "cli/progress.hpp"
@@ -9,6 +11,7 @@
 #include "device/backend.hpp"
 #include "datasets/idx.hpp"
 #include "datasets/synthetic.hpp"
+#include "dist/communicator.hpp"
 
 namespace warpnet::cli {
 
@@ -45,7 +48,23 @@ DataSplits load_data(const std::string& name, const std::string& dir, int64_t li
   return d;
 }
 
+namespace {
+
+// Only rank 0 of a data-parallel job prints; the other ranks train in silence.
+__attribute__((format(printf, 1, 2))) void say(const char* format, ...) {
+  if (dist::rank() != 0) return;
+  va_list args;
+  va_start(args, format);
+  std::vprintf(format, args);
+  va_end(args);
+}
+
+}  // namespace
+
 nlohmann::json run_training(const nn::TrainOptions& options, const DataSplits& data, int threads) {
+  // Ranks on one machine share its cores: by default each takes its share.
+  if (options.data_parallel && threads == 0)
+    threads = std::max(1, static_cast<int>(std::thread::hardware_concurrency()) / dist::local_size());
   cpu::set_num_threads(threads);
   MemoryTracker::instance().reset_peaks();
   nn::Trainer trainer(options, data.train, data.test);
@@ -55,39 +74,63 @@ nlohmann::json run_training(const nn::TrainOptions& options, const DataSplits& d
   std::vector<int64_t> batch_dims{options.batch_size};
   batch_dims.insert(batch_dims.end(), example.begin(), example.end());
   const OpCost per_batch = model.cost(Shape(batch_dims));
-  std::printf("model %s: %lld parameters, %.2f MFLOP forward per example\n", options.model.c_str(),
+  say("model %s: %lld parameters, %.2f MFLOP forward per example\n", options.model.c_str(),
               static_cast<long long>(model.parameter_count()), per_batch.flops / double(options.batch_size) / 1e6);
-  std::printf("data %s: %lld training, %lld test examples; batch %lld, %s lr %g, seed %llu, %d threads\n",
+  say("data %s: %lld training, %lld test examples; batch %lld, %s lr %g, seed %llu, %d threads\n",
               data.train.name.c_str(), static_cast<long long>(data.train.size()),
               static_cast<long long>(data.test.size()), static_cast<long long>(options.batch_size),
               options.optimizer.c_str(), options.lr, static_cast<unsigned long long>(options.seed),
               cpu::num_threads());
   if (options.device != Device::cpu)
-    std::printf("device %s: warpnet's kernels (--kernels %s)%s\n", std::string(name_of(options.device)).c_str(),
+    say("device %s: warpnet's kernels (--kernels %s)%s\n", std::string(name_of(options.device)).c_str(),
                 options.kernels.c_str(),
                 options.device == Device::emu ? " on the CUDA emulator: every GPU thread is a CPU fiber, so expect "
                                                 "seconds per batch"
                                               : "");
+  if (options.data_parallel) {
+    const nn::Shard first = nn::shard_of(options.batch_size, 0, dist::size());
+    say("data-parallel: %d rank%s (%s), global batch %lld, rank 0 takes %lld; %zu gradient bucket%s of at most %lld "
+        "KiB, all-reduced %s\n%s",
+        dist::size(), dist::size() == 1 ? "" : "s", dist::mpi_library().c_str(), static_cast<long long>(options.batch_size),
+        static_cast<long long>(first.size()), trainer.buckets()->count(), trainer.buckets()->count() == 1 ? "" : "s",
+        static_cast<long long>(options.bucket_bytes / 1024),
+        options.overlap ? "as backward completes each" : "after backward", trainer.buckets()->describe().c_str());
+  }
   if (trainer.first_epoch() > 1)
-    std::printf("resuming from %s after epoch %d\n", options.checkpoint.c_str(), trainer.first_epoch() - 1);
+    say("resuming from %s after epoch %d\n", options.checkpoint.c_str(), trainer.first_epoch() - 1);
 
   nlohmann::json epochs = nlohmann::json::array();
   // One bar per epoch, created on its first batch.
   ProgressBar bar("");
-  int current_epoch = 0;
+  int current_epoch = 0, last_tenth = -1;
   auto on_step = [&](const nn::StepProgress& s) {
+    if (dist::rank() != 0) return;
+    char status[128];
+    std::snprintf(status, sizeof status, "loss %.4f  acc %5.1f%%  %6.0f img/s", s.loss, 100 * s.accuracy,
+                  s.images_per_second);
+    if (options.data_parallel) {
+      // mpirun hands every rank a pseudo-terminal whatever its own output
+      // is (a log, a pipe): print a line every tenth of the epoch instead
+      // of redrawing one in place.
+      const int tenth = static_cast<int>(10 * s.batch / std::max<int64_t>(s.batches, 1));
+      if (s.epoch != current_epoch) last_tenth = -1;
+      current_epoch = s.epoch;
+      if (tenth == last_tenth) return;
+      last_tenth = tenth;
+      say("epoch %d/%d %lld/%lld  %s\n", s.epoch, options.epochs, static_cast<long long>(s.batch),
+          static_cast<long long>(s.batches), status);
+      std::fflush(stdout);
+      return;
+    }
     if (s.epoch != current_epoch) {
       current_epoch = s.epoch;
       bar = ProgressBar(cat("epoch ", s.epoch, "/", options.epochs));
     }
-    char status[128];
-    std::snprintf(status, sizeof status, "loss %.4f  acc %5.1f%%  %6.0f img/s", s.loss, 100 * s.accuracy,
-                  s.images_per_second);
     bar.update(s.batch, s.batches, status);
   };
   auto on_epoch = [&](const nn::EpochStats& e) {
     bar.finish();
-    std::printf("epoch %d: train loss %.4f acc %.2f%% | test loss %.4f acc %.2f%% | %.1f s, %.0f images/s\n",
+    say("epoch %d: train loss %.4f acc %.2f%% | test loss %.4f acc %.2f%% | %.1f s, %.0f images/s\n",
                 e.epoch, e.train_loss, 100 * e.train_accuracy, e.test_loss, 100 * e.test_accuracy, e.seconds,
                 e.images_per_second);
     epochs.push_back({{"epoch", e.epoch},
@@ -101,14 +144,14 @@ nlohmann::json run_training(const nn::TrainOptions& options, const DataSplits& d
   };
   std::vector<nn::EpochStats> history = trainer.run(on_step, on_epoch);
 
-  std::printf("memory by tag (current and peak during training):\n%s", MemoryTracker::instance().report().c_str());
+  say("memory by tag (current and peak during training):\n%s", MemoryTracker::instance().report().c_str());
   const std::vector<std::string> kernels = device::kernels_launched();
   if (!kernels.empty()) {
-    std::printf("kernels launched:");
-    for (const std::string& id : kernels) std::printf(" %s", id.c_str());
-    std::printf("\n");
+    say("kernels launched:");
+    for (const std::string& id : kernels) say(" %s", id.c_str());
+    say("\n");
   }
-  if (!options.checkpoint.empty()) std::printf("checkpoint: %s\n", options.checkpoint.c_str());
+  if (!options.checkpoint.empty()) say("checkpoint: %s\n", options.checkpoint.c_str());
 
   nlohmann::json report;
   report["machine"] = machine_record();
@@ -124,6 +167,12 @@ nlohmann::json run_training(const nn::TrainOptions& options, const DataSplits& d
     report["kernels"] = options.kernels;
     report["kernels_launched"] = kernels;
   }
+  if (options.data_parallel)
+    report["data_parallel"] = {{"ranks", dist::size()},
+                               {"mpi", dist::mpi_library()},
+                               {"buckets", trainer.buckets()->count()},
+                               {"bucket_bytes", options.bucket_bytes},
+                               {"overlap", options.overlap}};
   report["epochs"] = epochs;
   nlohmann::json seconds = nlohmann::json::array();
   double images = 0, total_seconds = 0;

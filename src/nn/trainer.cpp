@@ -1,12 +1,14 @@
 #include "nn/trainer.hpp"
 
 #include <cmath>
+#include <cstring>
 #include <filesystem>
 
 #include "autograd/functions.hpp"
 #include "core/memory.hpp"
 #include "core/timer.hpp"
 #include "device/backend.hpp"
+#include "dist/communicator.hpp"
 #include "nn/checkpoint.hpp"
 
 namespace warpnet::nn {
@@ -38,6 +40,32 @@ Device device_of(Module& model) {
 Shape example_shape(const data::Dataset& data) {
   std::vector<int64_t> dims(data.inputs.shape().begin() + 1, data.inputs.shape().end());
   return Shape(dims);
+}
+
+// Rows [s.begin, s.end) of a contiguous (N, ...) tensor, copied.
+Tensor rows_of(const Tensor& t, const Shard& s) {
+  std::vector<int64_t> dims = t.shape().dims();
+  const size_t row_bytes = static_cast<size_t>(dims[0] > 0 ? t.nbytes() / dims[0] : 0);
+  dims[0] = s.size();
+  Tensor out = Tensor::empty(Shape(dims), t.dtype());
+  if (s.size() > 0) std::memcpy(out.raw(), static_cast<const char*>(t.raw()) + s.begin * row_bytes, s.size() * row_bytes);
+  return out;
+}
+
+// What every rank must agree on before training together: the options that
+// change the arithmetic and a hash of the data (labels and sizes).
+uint64_t configuration_hash(const TrainOptions& o, const data::Dataset& train, const data::Dataset& test) {
+  const std::string text = cat(o.model, '|', o.optimizer, '|', o.lr, '|', o.momentum, '|', o.batch_size, '|', o.epochs,
+                               '|', o.seed, '|', o.bucket_bytes, '|', o.overlap, '|', name_of(o.device), '|',
+                               train.inputs.shape(), '|', test.size(), '|', train.num_classes);
+  uint64_t h = 1469598103934665603ull;  // FNV-1a
+  auto mix = [&h](const void* data, size_t n) {
+    const unsigned char* p = static_cast<const unsigned char*>(data);
+    for (size_t i = 0; i < n; ++i) h = (h ^ p[i]) * 1099511628211ull;
+  };
+  mix(text.data(), text.size());
+  mix(train.labels.raw(), static_cast<size_t>(train.labels.nbytes()));
+  return h;
 }
 
 }  // namespace
@@ -76,26 +104,59 @@ Trainer::Trainer(TrainOptions options, const data::Dataset& train, const data::D
     model_->to(options_.device);  // before the optimizer, whose state is made beside each parameter
   }
   optimizer_ = make_optimizer(options_.optimizer, model_->parameters(), options_.lr, options_.momentum);
-  if (options_.resume && !options_.checkpoint.empty() && std::filesystem::exists(options_.checkpoint)) {
+  // Data-parallel: rank 0 alone reads the checkpoint and then hands its
+  // state to the others, so ranks need not share a file system, and a run
+  // resumes with any number of ranks (a checkpoint holds nothing per rank).
+  const bool reads_checkpoint = !options_.data_parallel || dist::rank() == 0;
+  if (options_.resume && !options_.checkpoint.empty() && reads_checkpoint &&
+      std::filesystem::exists(options_.checkpoint)) {
     Checkpoint ck = load_checkpoint(options_.checkpoint);
     WN_CHECK(ck.model == options_.model, options_.checkpoint, ": holds model '", ck.model, "', not '",
              options_.model, "'");
     restore(ck, *model_, optimizer_.get());
     start_epoch_ = static_cast<int>(ck.epoch);
   }
+  if (options_.data_parallel) setup_data_parallel();
 }
 
-std::vector<EpochStats> Trainer::run(const OnStep& on_step, const OnEpoch& on_epoch) {
-  std::vector<EpochStats> history;
-  // Each epoch's shuffle comes from (seed, epoch), so a resumed run sees the
-  // same batches the uninterrupted run would have.
-  for (int epoch = start_epoch_ + 1; epoch <= options_.epochs; ++epoch) {
-    data::Batches batches(train_, options_.batch_size, true, options_.seed * 1000003ull + uint64_t(epoch));
-    model_->set_training(true);
-    data::Batch batch;
-    double loss_sum = 0;
-    int64_t seen = 0, correct = 0, index = 0;
-    Timer timer;
+void Trainer::setup_data_parallel() {
+  WN_CHECK(dist::active(), "train: data-parallel training needs MPI started first (a dist::Session; "
+           "`warpnet train --data-parallel` makes one), under mpirun -np N");
+  fault_ = parse_fault(options_.inject_fault);
+  dist::set_activity("the check that every rank runs the same configuration");
+  const std::vector<uint64_t> hashes = dist::allgather(configuration_hash(options_, train_, test_));
+  for (size_t r = 1; r < hashes.size(); ++r)
+    WN_CHECK(hashes[r] == hashes[0], "train --data-parallel: rank ", r,
+             "'s options or data differ from rank 0's: every rank must run the same command");
+  int64_t epoch = start_epoch_;
+  dist::broadcast(&epoch, sizeof epoch);
+  start_epoch_ = static_cast<int>(epoch);
+  broadcast_training_state(*model_, *optimizer_);
+  std::vector<Parameter*> params;
+  std::vector<int> layer_of;
+  const auto& layers = model_->layers();
+  for (size_t k = 0; k < layers.size(); ++k)
+    for (Parameter* p : layers[k]->parameters()) {
+      params.push_back(p);
+      layer_of.push_back(static_cast<int>(k));
+    }
+  buckets_ = std::make_unique<GradientBuckets>(params, layer_of, options_.bucket_bytes, options_.overlap);
+  const Shard s = shard_of(test_.size(), dist::rank(), dist::size());
+  if (s.size() > 0) {
+    test_shard_ = test_;
+    test_shard_.name = cat(test_.name, "[", s.begin, ":", s.end, "]");
+    test_shard_.inputs = rows_of(test_.inputs.contiguous(), s);
+    test_shard_.labels = rows_of(test_.labels.contiguous(), s);
+  }
+}
+
+Trainer::EpochSums Trainer::train_epoch(int epoch, const OnStep& on_step) {
+  data::Batches batches(train_, options_.batch_size, true, options_.seed * 1000003ull + uint64_t(epoch));
+  data::Batch batch;
+  double loss_sum = 0;
+  int64_t seen = 0, correct = 0, index = 0;
+  Timer timer;
+  {
     MemoryScope batch_scope(MemTag::other, "batch");  // the copied-out inputs
     while (batches.next(batch)) {
       ag::Tape tape;
@@ -120,13 +181,107 @@ std::vector<EpochStats> Trainer::run(const OnStep& on_step, const OnEpoch& on_ep
         on_step({epoch, index, batches.count(), loss_sum / double(seen), double(correct) / double(seen),
                  double(seen) / std::max(timer.seconds(), 1e-9)});
     }
-    const double seconds = timer.seconds();
-    // Evaluate at the training batch size so the memory peaks stay those of training.
-    EvalResult test = test_.size() > 0 ? evaluate(*model_, test_, options_.batch_size) : EvalResult{};
-    EpochStats stats{epoch, loss_sum / double(seen), double(correct) / double(seen), test.loss, test.accuracy,
-                     seconds, double(seen) / seconds};
-    if (!options_.checkpoint.empty())
+  }
+  return {loss_sum, correct, seen, timer.seconds()};
+}
+
+// One epoch on this rank's shards. Every rank draws the same global batches
+// (same seed), takes its rows, runs forward and backward with a marker
+// before each layer (nn/data_parallel.hpp: the marker of layer k runs once
+// layers k.. have their gradients), and steps its optimizer on the summed
+// gradients, identically on every rank.
+Trainer::EpochSums Trainer::train_epoch_data_parallel(int epoch, const OnStep& on_step) {
+  data::Batches batches(train_, options_.batch_size, true, options_.seed * 1000003ull + uint64_t(epoch));
+  const auto& layers = model_->layers();
+  data::Batch batch;
+  double loss_sum = 0;
+  int64_t seen = 0, correct = 0, index = 0;
+  Timer timer;
+  {
+    MemoryScope batch_scope(MemTag::other, "batch");
+    while (batches.next(batch)) {
+      const int64_t global = batch.labels.dim(0);
+      const Shard shard = shard_of(global, dist::rank(), dist::size());
+      maybe_inject(fault_, optimizer_->steps() + 1);
+      dist::set_activity(cat("the gradient all-reduce of epoch ", epoch, " step ", index + 1));
+      // This rank's gradients (of its shard's mean loss) weigh b_r/B in the sum.
+      buckets_->begin_step(double(shard.size()) / double(global));
+      optimizer_->zero_grad();
+      double local[2] = {0, 0};  // this shard's Σ loss·rows and correct predictions
+      if (shard.size() > 0) {
+        const Tensor labels = rows_of(batch.labels, shard);
+        ag::Tape tape;
+        ag::TapeScope recording(tape);
+        ag::Var h(rows_of(batch.inputs, shard).to(options_.device));
+        for (size_t k = 0; k < layers.size(); ++k) {
+          tape.record([this, k] { buckets_->layers_done_from(static_cast<int>(k)); });
+          h = (*layers[k])(h);
+        }
+        Tensor probs;
+        MemoryScope loss_scope(MemTag::activation, "loss");
+        ag::Var loss = ag::softmax_cross_entropy(h, labels.to(options_.device), &probs);
+        local[0] = loss.value().item(0) * double(shard.size());
+        local[1] = double(count_correct(probs.to(Device::cpu), labels));
+        tape.backward(loss);
+      }
+      buckets_->finish();
+      dist::set_activity(cat("the loss all-reduce of epoch ", epoch, " step ", index + 1));
+      dist::allreduce_sum(local, 2);
+      if (!std::isfinite(local[0]))
+        fail("train: the loss became ", local[0] / double(global), " at epoch ", epoch, ", batch ", index + 1,
+             " (learning rate ", options_.lr, " too high?)");
+      optimizer_->step();
+      loss_sum += local[0];
+      correct += static_cast<int64_t>(local[1]);
+      seen += global;
+      ++index;
+      if (on_step)
+        on_step({epoch, index, batches.count(), loss_sum / double(seen), double(correct) / double(seen),
+                 double(seen) / std::max(timer.seconds(), 1e-9)});
+    }
+  }
+  return {loss_sum, correct, seen, timer.seconds()};
+}
+
+// Evaluate at the training batch size so the memory peaks stay those of
+// training. Data-parallel: each rank its rows of the test set, then the sums.
+EvalResult Trainer::evaluate_test_set() {
+  if (test_.size() == 0) return {};
+  if (!options_.data_parallel) return evaluate(*model_, test_, options_.batch_size);
+  dist::set_activity("the evaluation all-reduce");
+  double sums[2] = {0, 0};  // Σ loss·rows, correct predictions
+  if (test_shard_.size() > 0) {
+    const EvalResult r = evaluate(*model_, test_shard_, options_.batch_size);
+    const double n = double(test_shard_.size());
+    sums[0] = r.loss * n;
+    sums[1] = std::round(r.accuracy * n);
+  }
+  dist::allreduce_sum(sums, 2);
+  return {sums[0] / double(test_.size()), sums[1] / double(test_.size())};
+}
+
+std::vector<EpochStats> Trainer::run(const OnStep& on_step, const OnEpoch& on_epoch) {
+  std::vector<EpochStats> history;
+  // Each epoch's shuffle comes from (seed, epoch), so a resumed run sees the
+  // same batches the uninterrupted run would have.
+  for (int epoch = start_epoch_ + 1; epoch <= options_.epochs; ++epoch) {
+    model_->set_training(true);
+    const EpochSums t = options_.data_parallel ? train_epoch_data_parallel(epoch, on_step) : train_epoch(epoch, on_step);
+    const EvalResult test = evaluate_test_set();
+    EpochStats stats{epoch, t.loss_sum / double(t.seen), double(t.correct) / double(t.seen), test.loss, test.accuracy,
+                     t.seconds, double(t.seen) / t.seconds};
+    if (options_.data_parallel) {
+      // Identical updates of identical weights: any difference is a bug.
+      dist::set_activity(cat("the weight check after epoch ", epoch));
+      const std::vector<uint64_t> prints = dist::allgather(weights_fingerprint(*model_));
+      for (size_t r = 1; r < prints.size(); ++r)
+        WN_CHECK(prints[r] == prints[0], "train --data-parallel: after epoch ", epoch, " rank ", r,
+                 "'s weights differ from rank 0's: the ranks did not apply the same gradients");
+    }
+    if (!options_.checkpoint.empty() && (!options_.data_parallel || dist::rank() == 0)) {
+      dist::set_activity(cat("writing the checkpoint of epoch ", epoch));
       save_checkpoint(options_.checkpoint, capture(options_.model, *model_, optimizer_.get(), epoch, options_.seed));
+    }
     history.push_back(stats);
     if (on_epoch) on_epoch(stats);
   }

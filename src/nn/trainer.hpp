@@ -7,6 +7,7 @@
 #include <vector>
 
 #include "datasets/dataset.hpp"
+#include "nn/data_parallel.hpp"
 #include "nn/models.hpp"
 #include "nn/optim.hpp"
 
@@ -27,6 +28,16 @@ struct TrainOptions {
   // (device::set_kernel_choice: "best", "1", "matmul=3,conv2d=1").
   Device device = Device::cpu;
   std::string kernels = "best";
+  // Data-parallel training, one process per rank under mpirun, with a
+  // dist::Session made before the Trainer: every rank draws the same global
+  // batches of batch_size rows (same seed), trains on its contiguous shard
+  // and all-reduces the gradients in buckets of bucket_bytes, started as
+  // backward completes them when `overlap` (nn/data_parallel.hpp). Rank 0
+  // writes the checkpoints; evaluation is sharded and summed.
+  bool data_parallel = false;
+  int64_t bucket_bytes = int64_t(1) << 20;
+  bool overlap = true;
+  std::string inject_fault;  // tests only: "rank=1,step=3,kind=exit|hang|error"
 };
 
 struct StepProgress {
@@ -67,14 +78,31 @@ class Trainer {
   Sequential& model() { return *model_; }
   Optimizer& optimizer() { return *optimizer_; }
   int first_epoch() const { return start_epoch_ + 1; }
+  // Data-parallel only: the gradient buckets (null otherwise).
+  const GradientBuckets* buckets() const { return buckets_.get(); }
 
  private:
+  // Training totals of one epoch, over all ranks.
+  struct EpochSums {
+    double loss_sum = 0;  // Σ loss·examples
+    int64_t correct = 0, seen = 0;
+    double seconds = 0;
+  };
+  EpochSums train_epoch(int epoch, const OnStep& on_step);
+  EpochSums train_epoch_data_parallel(int epoch, const OnStep& on_step);
+  EvalResult evaluate_test_set();
+  void setup_data_parallel();
+
   TrainOptions options_;
   data::Dataset train_;  // copies share the tensors: cheap
   data::Dataset test_;
   std::unique_ptr<Sequential> model_;
   std::unique_ptr<Optimizer> optimizer_;
   int start_epoch_ = 0;  // epochs already done (from a checkpoint)
+  // Data-parallel state.
+  std::unique_ptr<GradientBuckets> buckets_;
+  data::Dataset test_shard_;  // this rank's rows of the test set
+  InjectedFault fault_;
 };
 
 }  // namespace warpnet::nn

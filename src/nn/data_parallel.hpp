@@ -1,0 +1,106 @@
+// Data-parallel training, nn's part: which rows of a global batch this rank
+// trains on, the gradient buckets that are all-reduced while backward runs,
+// and the state every rank must share (weights, optimizer, position).
+//
+// What equals single-process training. The loss of a global batch of B
+// examples is their mean, L = (1/B)·Σᵢ ℓᵢ. Rank r holds a contiguous shard
+// of b_r rows and its backward gives g_r = ∇[(1/b_r)·Σ_{i∈r} ℓᵢ], the
+// gradient of its shard's mean. So
+//     ∇L = Σ_r (b_r / B) · g_r,
+// which is what the buckets compute: each rank scales its gradients by
+// b_r/B before an all-reduce that sums. (A plain average, Σ_r g_r / ranks,
+// is the same only when every shard has B/ranks rows; the last batch of an
+// epoch usually does not.) In floating point the two sides differ by the
+// order of the additions over the batch — see tests/dist for the bound.
+//
+// Overlap. The tape plays backward closures newest-first. The trainer runs
+// the Sequential's layers one by one and records a marker closure on the
+// tape before each layer; backward plays marker k right after the closures
+// of layers k..L, so at that moment those layers' gradients are final (a
+// parameter is used by its layer only). The buckets are filled from the last
+// parameter to the first, so each marker can start the all-reduce of the
+// buckets it completes while backward goes on through earlier layers.
+#pragma once
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "dist/communicator.hpp"
+#include "nn/module.hpp"
+#include "nn/optim.hpp"
+
+namespace warpnet::nn {
+
+// Rows [begin, end) of a global batch of `global` rows that rank `rank` of
+// `ranks` takes: contiguous, in rank order, sizes differing by at most one.
+struct Shard {
+  int64_t begin = 0, end = 0;
+  int64_t size() const { return end - begin; }
+};
+Shard shard_of(int64_t global, int rank, int ranks);
+
+class GradientBuckets {
+ public:
+  // `params` in forward order; `layer_of[i]` is the index (in the
+  // Sequential) of the layer that owns params[i]. Buckets hold at most
+  // `bucket_bytes` of f32 gradients (a larger parameter gets one alone).
+  // Without `overlap`, every bucket is all-reduced after backward.
+  GradientBuckets(std::vector<Parameter*> params, std::vector<int> layer_of, int64_t bucket_bytes, bool overlap);
+
+  // Begins a step whose local gradients are weighted by `weight` = b_r / B.
+  void begin_step(double weight);
+  // Backward has finished layers `layer`..last: starts the all-reduce of
+  // every bucket now complete (with overlap), and lets MPI progress those in
+  // flight.
+  void layers_done_from(int layer);
+  // After backward: starts what is left, waits for all, and stores the
+  // summed gradient in each parameter's grad. A parameter no gradient
+  // reached (or a rank with an empty shard) contributes zeros.
+  void finish();
+
+  size_t count() const { return buckets_.size(); }
+  bool overlap() const { return overlap_; }
+  // One line per bucket: its size and the parameters in it.
+  std::string describe() const;
+
+ private:
+  struct Bucket {
+    std::vector<size_t> params;  // indices into params_, last parameter first
+    std::vector<int64_t> offsets;
+    int64_t numel = 0;
+    int first_layer = 0;  // the lowest layer index among its parameters
+    Tensor buffer;        // f32 (numel), charged to gradients ("allreduce buckets")
+    dist::Pending pending;
+    bool started = false;
+  };
+  void start(Bucket& b);
+
+  std::vector<Parameter*> params_;
+  std::vector<Bucket> buckets_;
+  bool overlap_;
+  float weight_ = 1.0f;
+  size_t next_ = 0;  // the next bucket to start
+};
+
+// Every rank takes rank 0's parameters, optimizer state and step count
+// (after rank 0 built or restored them): all ranks start equal.
+void broadcast_training_state(Module& model, Optimizer& optimizer);
+
+// A hash of every parameter's bytes: equal on all ranks while they train in
+// step (they apply identical updates to identical weights).
+uint64_t weights_fingerprint(Module& model);
+
+// The fault a test asks one rank to stage (train --inject-fault
+// "rank=1,step=3,kind=exit|hang|error"): at that global step (1-based, over
+// all epochs) the rank exits without a word to MPI, sleeps forever, or throws.
+struct InjectedFault {
+  int rank = -1;
+  int64_t step = 0;
+  std::string kind;
+  bool armed() const { return rank >= 0; }
+};
+InjectedFault parse_fault(const std::string& spec);
+// Stages `fault` if it is for this rank and this step.
+void maybe_inject(const InjectedFault& fault, int64_t step);
+
+}  // namespace warpnet::nn

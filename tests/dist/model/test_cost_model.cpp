@@ -1,0 +1,92 @@
+// The alpha-beta all-reduce model (dist/cost_model.hpp) against its
+// formulas written out by hand, the fit against data made from known lines,
+// and the shards of a global batch. No MPI needed: this suite always runs.
+#include <doctest/doctest.h>
+
+#include <cmath>
+
+#include "dist/cost_model.hpp"
+#include "nn/data_parallel.hpp"
+
+using namespace warpnet;
+using namespace warpnet::dist;
+
+TEST_CASE("ring and tree all-reduce times follow the alpha-beta formulas") {
+  const AlphaBeta m{10e-6, 2e-6, 100e9};
+  const double S = 64e6;
+  // ring, 2 ranks: α₀ + 2α + 2·(1/2)·S/B
+  CHECK(allreduce_seconds(Algorithm::ring, m, 2, S) == doctest::Approx(10e-6 + 2 * 2e-6 + S / 100e9));
+  // ring, 8 ranks: 14 steps, 2·7/8 of S over each link
+  CHECK(allreduce_seconds(Algorithm::ring, m, 8, S) == doctest::Approx(10e-6 + 14 * 2e-6 + 1.75 * S / 100e9));
+  // tree, 8 ranks: depth 3 each way, 2S per link
+  CHECK(allreduce_seconds(Algorithm::tree, m, 8, S) == doctest::Approx(10e-6 + 6 * 2e-6 + 2 * S / 100e9));
+  CHECK(ring_steps(72) == 142);
+  CHECK(tree_hops(72) == 14);  // ceil(log2 72) = 7
+  CHECK(tree_hops(2) == 2);
+  CHECK(allreduce_seconds(Algorithm::ring, m, 1, S) == 0);
+  // With no latency, a ring's bus bandwidth is the link's bandwidth, whatever n.
+  const AlphaBeta pure{0, 0, 100e9};
+  for (int n : {2, 3, 8, 72})
+    CHECK(bus_bandwidth(S, allreduce_seconds(Algorithm::ring, pure, n, S), n) == doctest::Approx(100e9));
+  // Tree beats ring on latency (small messages), ring beats tree on bandwidth
+  // (8 ranks: ring pays 16 us more latency and saves S/(4B), so from 6.4 MB on).
+  CHECK(allreduce_seconds(Algorithm::tree, m, 72, 1024) < allreduce_seconds(Algorithm::ring, m, 72, 1024));
+  CHECK(allreduce_seconds(Algorithm::ring, m, 8, S) < allreduce_seconds(Algorithm::tree, m, 8, S));
+  CHECK(allreduce_seconds(Algorithm::tree, m, 8, 6e6) < allreduce_seconds(Algorithm::ring, m, 8, 6e6));
+}
+
+TEST_CASE("the link table holds the published figures") {
+  // PCIe 5.0 x16: 32 GT/s · 16 lanes · 128/130 / 8 bits = 63.0 GB/s each way.
+  CHECK(interconnect("pcie5").bytes_per_s == doctest::Approx(63.015e9).epsilon(1e-4));
+  CHECK(interconnect("nvlink4").bytes_per_s == 450e9);  // 900 GB/s per GPU, both ways
+  CHECK(interconnect("nvlink5").bytes_per_s == 900e9);  // 1.8 TB/s per GPU, both ways
+  CHECK(interconnect("nvl72").max_gpus == 72);
+  CHECK(interconnect("nvl72").bytes_per_s * 2 * 72 == doctest::Approx(130e12).epsilon(0.01));  // "130 TB/s"
+  CHECK(interconnect("nvlink4").alpha_ring_s == doctest::Approx(3.4e-6));  // NCCL 2.28 tuner, NVLink ring Simple
+  CHECK_THROWS(interconnect("infiniband"));
+}
+
+TEST_CASE("fitting recovers the lines the samples were made from") {
+  std::vector<Sample> one;
+  for (double s = 1024; s <= 1 << 28; s *= 2) one.push_back({s, 3e-6 + s / 5e9});
+  const Line l = fit_line(one);
+  CHECK(l.a == doctest::Approx(3e-6).epsilon(1e-9));
+  CHECK(l.b == doctest::Approx(1 / 5e9).epsilon(1e-9));
+  CHECK(ring_bandwidth_of(l, 2) == doctest::Approx(5e9).epsilon(1e-9));
+
+  // Two regimes: fast below 4 MiB, slow above.
+  std::vector<Sample> two;
+  for (double s = 1024; s <= 1 << 28; s *= 2) two.push_back({s, s < (4 << 20) ? 2e-6 + s / 6e9 : 1e-3 + s / 1.5e9});
+  const Regimes r = fit_regimes(two, 3);
+  for (const Sample& s : two) CHECK(r.at(s.bytes) == doctest::Approx(s.seconds).epsilon(1e-6));
+  const Regimes single = fit_regimes(two, 1);
+  double worst = 0;
+  for (const Sample& s : two) worst = std::max(worst, std::abs(single.at(s.bytes) / s.seconds - 1));
+  CHECK(worst > 0.25);  // one line cannot follow both
+}
+
+TEST_CASE("a step's efficiency is compute over compute plus the exposed all-reduce") {
+  const Interconnect& link = interconnect("nvlink4");
+  const double bytes = 2e9;  // 1e9 bf16 gradients
+  const StepPrediction p = predict_step(link, 8, bytes, 0.5);
+  const double ring = 8.4e-6 + 14 * 3.4e-6 + 1.75 * bytes / 450e9;
+  CHECK(p.algorithm == Algorithm::ring);
+  CHECK(p.allreduce_s == doctest::Approx(ring));
+  CHECK(p.efficiency_no_overlap == doctest::Approx(0.5 / (0.5 + ring)));
+  CHECK(p.efficiency_overlap == doctest::Approx(1.0));
+  CHECK_THROWS(predict_step(link, 16, bytes, 0.5));  // one HGX board joins 8
+}
+
+TEST_CASE("shards of a global batch are contiguous, in rank order, and differ by at most one row") {
+  for (int ranks : {1, 2, 3, 7})
+    for (int64_t global : {1, 2, 3, 5, 63, 64, 100}) {
+      int64_t next = 0;
+      for (int r = 0; r < ranks; ++r) {
+        const nn::Shard s = nn::shard_of(global, r, ranks);
+        CHECK(s.begin == next);
+        CHECK((s.size() == global / ranks || s.size() == global / ranks + 1));
+        next = s.end;
+      }
+      CHECK(next == global);
+    }
+}

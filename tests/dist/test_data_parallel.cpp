@@ -1,0 +1,228 @@
+// Data-parallel training, end to end: `mpirun -np 2 warpnet train
+// --data-parallel` against one process with the same global batch and seed;
+// a checkpoint resumed with a different number of ranks; and ranks that fail
+// (an error, an exit, a hang) ending the job, within a time limit, with a
+// message that names the rank and what it was doing.
+//
+// The tolerance (why the per-epoch losses may differ, and by how much).
+// Given equal weights at the start of a step, both runs compute every
+// example's forward pass and its contribution to each gradient element the
+// same way: rows are independent, and the CPU ops accumulate the batch in
+// row order (per-image partials for the convolutions' weights, up to 16
+// images; the GEMM's K loop for the linear layers). Two things differ:
+//   1. the order of the sum over the B rows of the global batch: one process
+//      adds rows 0..B-1 in turn; two ranks add their halves and the
+//      all-reduce adds the two partial sums. Any order of an n-term sum is
+//      within γ_{n-1}·Σ|tᵢ| of the exact sum, γ_n = n·u/(1-n·u) (Higham,
+//      Accuracy and Stability of Numerical Algorithms, 2nd ed., §4.2), so the
+//      two orders differ by at most 2·γ_{B-1}·Σ|tᵢ| ≈ 2B·u·Σ|tᵢ|;
+//   2. the weighting: 1/B in one process, (1/b_r)·(b_r/B) on the ranks: at
+//      most 3u more, relative.
+// With u = 2⁻²⁴, one step's gradient differs by at most (2B+3)·u relative
+// (for sums whose Σ|tᵢ| is of the order of |Σtᵢ|). Plain SGD turns that into
+// a weight difference lr·Δg per step; to first order (small steps, on which
+// the loss falls steadily, as in these short runs) the differences of T
+// steps add up, and the loss moves by at most the same relative amount: T·(2B+3)·u.
+// SGD momentum μ sums past gradients with weights Σμᵏ ≤ 1/(1-μ): multiply by
+// that. The reported loss of a batch is its mean in f32 times its rows, on
+// one rank or summed over two: positive terms, (B+1)·u more. So after T
+// steps
+//     tol = (T·(2B+3)/(1-μ) + B + 1) · u.
+// Small odd batches make the test sharp: with B = 3 the shards hold 1 and 2
+// rows, and a plain average of the ranks' gradients (Σ g_r / 2 instead of
+// Σ (b_r/B)·g_r) moves these losses by 2e-4 to 2e-2 (measured), far beyond
+// tol (7e-6 to 5e-5), while the runs themselves agree to about 1e-8.
+#include <doctest/doctest.h>
+
+#include <cmath>
+#include <cstdio>
+#include <filesystem>
+
+#include "tests/dist/dist_support.hpp"
+#include "tests/test_support.hpp"
+
+using namespace warpnet;
+using namespace warpnet::test;
+
+namespace {
+
+constexpr double kUnitRoundoff = 0x1p-24;  // fp32
+
+double tolerance(int64_t steps, int64_t batch, double momentum) {
+  return (double(steps) * double(2 * batch + 3) / (1.0 - momentum) + double(batch + 1)) * kUnitRoundoff;
+}
+
+std::string path_of(const std::string& name) { return (scratch_dir() / name).string(); }
+
+// Trains with `args` (plus --report) on `ranks` ranks (0: one process,
+// without --data-parallel) and returns the report.
+nlohmann::json train(int ranks, const std::string& args, const std::string& report_name) {
+  const std::string report = path_of(report_name);
+  std::filesystem::remove(report);
+  const std::string command = ranks == 0 ? cat(warpnet_bin(), " train ", args, " --report ", report)
+                                         : cat(mpirun(ranks), warpnet_bin(), " train --data-parallel ", args,
+                                               " --report ", report);
+  const Run r = run(command);
+  INFO(command);
+  INFO(r.output);
+  REQUIRE(r.status == 0);
+  const nlohmann::json j = read_json(report);
+  REQUIRE(j.is_object());
+  return j;
+}
+
+// Compares per-epoch train and test losses of two reports (the epochs they
+// share); `steps_per_epoch` counts optimizer steps for the tolerance, from
+// the first epoch of the whole run.
+void check_same_losses(const nlohmann::json& want, const nlohmann::json& got, int64_t steps_per_epoch,
+                       int64_t batch, double momentum) {
+  REQUIRE(got["epochs"].size() >= 1);
+  for (const nlohmann::json& g : got["epochs"]) {
+    const int epoch = g["epoch"];
+    const nlohmann::json* w = nullptr;
+    for (const nlohmann::json& e : want["epochs"])
+      if (e["epoch"] == epoch) w = &e;
+    REQUIRE(w);
+    const double tol = tolerance(steps_per_epoch * epoch, batch, momentum);
+    for (const char* key : {"train_loss", "test_loss"}) {
+      const double a = (*w)[key], b = g[key];
+      const double rel = std::abs(a - b) / std::abs(a);
+      std::printf("  epoch %d %-10s one process %.9f, ranks %.9f: relative difference %.2e (tolerance %.2e)\n", epoch,
+                  key, a, b, rel, tol);
+      CHECK(rel <= tol);
+    }
+    // Accuracies count predictions; a loss this close changes none of them
+    // unless a logit tie sits within rounding, which these sets do not have.
+    CHECK((*w)["train_accuracy"] == g["train_accuracy"]);
+    CHECK((*w)["test_accuracy"] == g["test_accuracy"]);
+  }
+}
+
+}  // namespace
+
+TEST_CASE("2 ranks train an MLP on spirals as one process does with the same global batch") {
+  // B = 3: shards of 1 and 2 rows, so the b_r/B weighting matters.
+  const std::string small = "--model mlp --data spirals --limit 150 --epochs 2 --batch-size 3 --optimizer sgd "
+                            "--momentum 0 --lr 0.05 --seed 5 --threads 1";
+  std::printf("MLP, spirals, global batch 3, 50 steps per epoch:\n");
+  check_same_losses(train(0, small, "mlp3_one.json"), train(2, small, "mlp3_two.json"), 50, 3, 0.0);
+  // A usual batch, odd (31 + 32 rows), whose last batch is smaller (16: 8 + 8).
+  const std::string usual = "--model mlp --data spirals --limit 1213 --epochs 1 --batch-size 63 --optimizer sgd "
+                            "--momentum 0 --lr 0.05 --seed 6 --threads 1";
+  std::printf("MLP, spirals, global batch 63, 20 steps:\n");
+  const nlohmann::json two = train(2, usual, "mlp63_two.json");
+  check_same_losses(train(0, usual, "mlp63_one.json"), two, 20, 63, 0.0);
+  CHECK(two["data_parallel"]["ranks"] == 2);
+}
+
+TEST_CASE("2 ranks train LeNet-5 on squares as one process does") {
+  // B = 5: shards of 2 and 3 images; conv weights' gradients are per-image
+  // partials summed in image order (at most 16 images: one per group).
+  const std::string args = "--model lenet5 --data squares --limit 40 --epochs 2 --batch-size 5 --optimizer sgd "
+                           "--momentum 0 --lr 0.05 --seed 3 --threads 1";
+  std::printf("LeNet-5, squares, global batch 5, 8 steps per epoch:\n");
+  check_same_losses(train(0, args, "lenet_one.json"), train(2, args, "lenet_two.json"), 8, 5, 0.0);
+}
+
+TEST_CASE("one rank with --data-parallel is one process, bit for bit") {
+  // Run without mpirun (MPI's singleton start): a weight of 1, an all-reduce
+  // that changes nothing, and the layer-by-layer forward with markers must
+  // give exactly the plain loop's numbers.
+  const std::string args = "--model mlp --data spirals --limit 150 --epochs 2 --batch-size 3 --optimizer adam "
+                           "--seed 5 --threads 1";
+  const nlohmann::json one = train(0, args, "solo_plain.json");
+  const std::string report = path_of("solo_dp.json");
+  const Run r = run(cat(warpnet_bin(), " train --data-parallel ", args, " --report ", report));
+  INFO(r.output);
+  REQUIRE(r.status == 0);
+  const nlohmann::json dp = read_json(report);
+  REQUIRE(dp["epochs"].size() == one["epochs"].size());
+  for (size_t e = 0; e < dp["epochs"].size(); ++e) {
+    CHECK(dp["epochs"][e]["train_loss"] == one["epochs"][e]["train_loss"]);
+    CHECK(dp["epochs"][e]["test_loss"] == one["epochs"][e]["test_loss"]);
+  }
+}
+
+TEST_CASE("a checkpoint resumes with a different number of ranks") {
+  // SGD with momentum: the velocity is optimizer state, which rank 0 reads
+  // from the checkpoint and hands to the others (the epoch-end weight check
+  // would stop a run whose ranks started from different state).
+  const std::string args = "--model mlp --data spirals --limit 150 --batch-size 3 --optimizer sgd --momentum 0.9 "
+                           "--lr 0.02 --seed 8 --threads 1";
+  const nlohmann::json whole = train(0, args + " --epochs 2", "resume_whole.json");
+  SUBCASE("2 ranks, then 1 process") {
+    const std::string ck = path_of("resume_2to1.ckpt");
+    std::filesystem::remove(ck);
+    train(2, args + " --epochs 1 --checkpoint " + ck, "resume_2to1_a.json");
+    REQUIRE(std::filesystem::exists(ck));
+    const nlohmann::json resumed = train(0, args + " --epochs 2 --resume --checkpoint " + ck, "resume_2to1_b.json");
+    REQUIRE(resumed["epochs"].size() == 1);
+    check_same_losses(whole, resumed, 50, 3, 0.9);
+  }
+  SUBCASE("1 process, then 2 ranks") {
+    const std::string ck = path_of("resume_1to2.ckpt");
+    std::filesystem::remove(ck);
+    train(0, args + " --epochs 1 --checkpoint " + ck, "resume_1to2_a.json");
+    const nlohmann::json resumed = train(2, args + " --epochs 2 --resume --checkpoint " + ck, "resume_1to2_b.json");
+    REQUIRE(resumed["epochs"].size() == 1);
+    check_same_losses(whole, resumed, 50, 3, 0.9);
+  }
+}
+
+TEST_CASE("ranks started with different options refuse to train together") {
+  const std::string common = " train --data-parallel --model mlp --data spirals --limit 60 --epochs 1 --batch-size 6 "
+                             "--threads 1 --seed ";
+  const Run r = run(cat(mpiexec_path(), " --oversubscribe --allow-run-as-root -np 1 ", warpnet_bin(), common, "1 : -np 1 ",
+                        warpnet_bin(), common, "2"),
+                    60);
+  INFO(r.output);
+  CHECK(r.status != 0);
+  CHECK(r.output.find("rank 1's options or data differ from rank 0's") != std::string::npos);
+}
+
+// ---- faults ------------------------------------------------------------------
+
+namespace {
+
+const std::string kFaultArgs = "--model mlp --data spirals --limit 600 --epochs 2 --batch-size 8 --optimizer sgd "
+                               "--lr 0.05 --seed 5 --threads 1";
+
+Run fault_run(const std::string& kind, const std::string& extra = "") {
+  return run(cat(mpirun(2), warpnet_bin(), " train --data-parallel ", kFaultArgs, extra,
+                 " --inject-fault rank=1,step=3,kind=", kind),
+             90);
+}
+
+}  // namespace
+
+TEST_CASE("a rank that fails with an error ends the job, and says which rank and what") {
+  const Run r = fault_run("error");
+  INFO(r.output);
+  std::printf("rank 1 raises an error at step 3: the job ended after %.1f s\n", r.seconds);
+  CHECK(r.status != 0);
+  CHECK(r.seconds < 30);
+  CHECK(r.output.find("warpnet: rank 1 of 2: error: injected fault at step 3") != std::string::npos);
+}
+
+TEST_CASE("a rank that exits ends the job; the survivor says what it was doing") {
+  const Run r = fault_run("exit");
+  INFO(r.output);
+  std::printf("rank 1 exits at step 3: the job ended after %.1f s\n", r.seconds);
+  CHECK(r.status != 0);
+  CHECK(r.seconds < 30);
+  CHECK(r.output.find("warpnet: rank 1 of 2: injected fault: exiting at step 3") != std::string::npos);
+  // mpirun stops rank 0 (SIGTERM); rank 0 says where it was.
+  CHECK(r.output.find("warpnet: rank 0 of 2: ended by SIGTERM during the gradient all-reduce of epoch 1 step 3") !=
+        std::string::npos);
+}
+
+TEST_CASE("a rank that hangs ends the job after --dist-timeout") {
+  const Run r = fault_run("hang", " --dist-timeout 3");
+  INFO(r.output);
+  std::printf("rank 1 hangs at step 3, timeout 3 s: the job ended after %.1f s\n", r.seconds);
+  CHECK(r.status != 0);
+  CHECK(r.seconds >= 3);
+  CHECK(r.seconds < 30);
+  CHECK(r.output.find("warpnet: rank 0 of 2: waited 3 s during the gradient all-reduce of epoch 1 step 3") !=
+        std::string::npos);
+}
