@@ -20,19 +20,10 @@ const Registration implicit_gemm_tc{Kernel{
     .shape_text = "block (256) = 8 warps, grid (ceil(N*P*Q/128), ceil(K/64)): a 128 (pixels) x 64 (channels) tile "
                   "of the GEMM view, 32 taps per step gathered from x into shared memory, 32x32 per warp "
                   "(2x4 mma.sync m16n8k16, ldmatrix.x4)",
-    .shape = [](const Sizes& s) {
-      const ConvShape g = shape_of(s);
-      return Launch{dim3(ceil_div(g.gemm_m(), BM), ceil_div(g.K, BN)), dim3((BM / WM) * (BN / WN) * 32), 0};
-    },
+    .shape = [](const Sizes& s) { return gemm_tiles<BM, BN>(s, (BM / WM) * (BN / WN) * 32); },
     .flops = flops,
-    // v4's formula with 2-byte inputs: the virtual A (N·P·Q x C·R·S) read
-    // once per column of tiles (an upper bound: padding taps are not read),
-    // w once per row of tiles, y written once in fp32.
-    .bytes = [](const Sizes& s) {
-      const ConvShape g = shape_of(s);
-      const double M = g.gemm_m(), N = g.K, K = g.crs();
-      return 2.0 * (M * K * ceil_div(g.K, BN) + K * N * ceil_div(g.gemm_m(), BM)) + 4.0 * M * N;
-    },
+    // v4's formula with 2-byte inputs.
+    .bytes = [](const Sizes& s) { return gemm_tile_bytes<BM, BN>(s, 2.0); },
     .launch = [](const Sizes& s, const Launch& l, Buffers b) {
       launch_kernel(conv2d_implicit_gemm_tc<BM, BN, BK, WM, WN>, l.grid, l.block, l.dynamic_shared, shape_of(s),
                     static_cast<const __nv_bfloat16*>(b[0]), static_cast<const __nv_bfloat16*>(b[1]), y_of(b));

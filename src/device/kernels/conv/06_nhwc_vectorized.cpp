@@ -21,19 +21,10 @@ const Registration nhwc_vectorized{Kernel{
     .shape_text = "block (256), grid (ceil(N*P*Q/128), ceil(K/64)): v4's 128 (pixels) x 64 (channels) tile over "
                   "NHWC x and KRSC w, 8 taps (channels innermost) per step as float4s, 8x4 outputs per thread "
                   "stored as float4s along K",
-    .shape = [](const Sizes& s) {
-      const ConvShape g = shape_of(s);
-      return Launch{dim3(ceil_div(g.gemm_m(), BM), ceil_div(g.K, BN)), dim3((BM / TM) * (BN / TN)), 0};
-    },
+    .shape = [](const Sizes& s) { return gemm_tiles<BM, BN>(s, (BM / TM) * (BN / TN)); },
     .flops = flops,
-    // v4's formula (the layout changes how the bytes are asked for, not how
-    // many): the virtual A read once per column of tiles (an upper bound:
-    // padding taps are not read), w once per row of tiles, y written once.
-    .bytes = [](const Sizes& s) {
-      const ConvShape g = shape_of(s);
-      const double M = g.gemm_m(), N = g.K, K = g.crs();
-      return 4.0 * (M * K * ceil_div(g.K, BN) + K * N * ceil_div(g.gemm_m(), BM) + M * N);
-    },
+    // v4's formula: the layout changes how the bytes are asked for, not how many.
+    .bytes = [](const Sizes& s) { return gemm_tile_bytes<BM, BN>(s, 4.0); },
     .launch = [](const Sizes& s, const Launch& l, Buffers b) {
       launch_kernel(conv2d_nhwc_vectorized<BM, BN, BK, TM, TN>, l.grid, l.block, l.dynamic_shared, shape_of(s),
                     x_of(b), w_of(b), y_of(b));

@@ -39,6 +39,25 @@ inline ConvShape shape_of(const Sizes& s) {
 inline double outputs(const ConvShape& g) { return double(g.N) * g.K * g.P * g.Q; }
 inline double flops(const Sizes& s) { return 2.0 * outputs(shape_of(s)) * shape_of(s).crs(); }
 
+// The implicit-GEMM versions (04, 05, 06) tile the GEMM view (N·P·Q) x K x
+// (C·R·S) in BM (pixels) x BN (channels) blocks of `threads` threads.
+template <int BM, int BN>
+Launch gemm_tiles(const Sizes& s, int threads) {
+  const ConvShape g = shape_of(s);
+  return Launch{dim3(ceil_div(g.gemm_m(), BM), ceil_div(g.K, BN)), dim3(threads), 0};
+}
+// Their global bytes, matmul's tiled_bytes for M = N·P·Q, N' = K, K' = C·R·S:
+// the virtual A is read once per column of tiles (an upper bound: padding taps
+// are not read; the R·S/stride² overlapping reads of one x pixel come from
+// cache), w once per row of tiles, each `input_bytes` per element; y written
+// once in fp32.
+template <int BM, int BN>
+double gemm_tile_bytes(const Sizes& s, double input_bytes) {
+  const ConvShape g = shape_of(s);
+  const double M = g.gemm_m(), N = g.K, K = g.crs();
+  return input_bytes * (M * K * ceil_div(g.K, BN) + K * N * ceil_div(g.gemm_m(), BM)) + 4.0 * M * N;
+}
+
 // Every conv2d kernel's buffers: x, w in, y out.
 inline const float* x_of(Buffers b) { return static_cast<const float*>(b[0]); }
 inline const float* w_of(Buffers b) { return static_cast<const float*>(b[1]); }
