@@ -63,10 +63,36 @@ inline const float* x_of(Buffers b) { return static_cast<const float*>(b[0]); }
 inline const float* w_of(Buffers b) { return static_cast<const float*>(b[1]); }
 inline float* y_of(Buffers b) { return static_cast<float*>(b[2]); }
 
-// Device scratch memory for one launch, freed on every path (a failed launch
-// throws). Kernel::launch gets only the op's buffers, so a version that needs
-// a workspace (im2col's column matrix) allocates it itself. On a GPU cudaFree
-// waits for the device: the time includes that synchronization.
+// Device scratch memory for one launch. Kernel::launch gets only the op's
+// buffers, so a version that needs a workspace (im2col's column matrix,
+// wgrad's partial sums) asks for one here.
+#if defined(__CUDACC__)
+// On a GPU one buffer per registration file serves every launch, grown when
+// a launch needs more: cudaFree waits for the whole device, so freeing after
+// each launch would stall training and be timed by the bench. Reuse is safe:
+// every launch goes to the default stream, in order.
+class Workspace {
+ public:
+  explicit Workspace(size_t bytes) {
+    static void* buffer = nullptr;
+    static size_t capacity = 0;
+    if (bytes > capacity) {
+      if (buffer) cudaFree(buffer);  // rare: waits for the launches still reading it
+      buffer = nullptr, capacity = 0;
+      const cudaError_t error = cudaMalloc(&buffer, bytes);
+      if (error != cudaSuccess) fail("workspace of ", bytes, " bytes: ", cudaGetErrorName(error));
+      capacity = bytes;
+    }
+    data_ = buffer;
+  }
+  float* floats() const { return static_cast<float*>(data_); }
+
+ private:
+  void* data_ = nullptr;
+};
+#else
+// On the emulator exactly the bytes asked for, freed after the launch, so the
+// checker catches a kernel that reads or writes past them.
 class Workspace {
  public:
   explicit Workspace(size_t bytes) {
@@ -81,6 +107,7 @@ class Workspace {
  private:
   void* data_ = nullptr;
 };
+#endif
 
 }  // namespace
 }  // namespace warpnet::device::conv
