@@ -10,6 +10,7 @@
 #include <type_traits>
 
 #include "cpu/ops.hpp"
+#include "device/ops/shifted_rows.hpp"
 #include "device/registry.hpp"
 
 namespace warpnet::device {
@@ -18,16 +19,7 @@ namespace {
 // Uniform in [-1, 1], row i shifted by +100, -100 or 0 (i % 3): rows of only
 // negative numbers catch a maximum that starts from 0 instead of -inf, and
 // the mixed signs of the unshifted rows make a sum's cancellation visible.
-std::vector<Tensor> inputs(const Sizes& s, Rng& rng) {
-  const int64_t N = s[0], C = s[1];
-  Tensor x = Tensor::empty({N, C});
-  fill_uniform(x, rng, -1.0, 1.0);
-  float* p = x.data<float>();
-  constexpr float kShift[3] = {100.0f, -100.0f, 0.0f};
-  for (int64_t i = 0; i < N; ++i)
-    for (int64_t j = 0; j < C; ++j) p[i * C + j] += kShift[i % 3];
-  return {std::move(x)};
-}
+std::vector<Tensor> inputs(const Sizes& s, Rng& rng) { return {shifted_rows(s[0], s[1], 1.0, rng)}; }
 
 // f(row i of x) for every row, in T; x: (N,C) fp32. Y: (N).
 template <class T, class F>

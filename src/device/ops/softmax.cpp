@@ -14,6 +14,7 @@
 #include <cmath>
 
 #include "cpu/ops.hpp"
+#include "device/ops/shifted_rows.hpp"
 #include "device/registry.hpp"
 
 namespace warpnet::device {
@@ -24,16 +25,7 @@ namespace {
 // past fp32's 3.4e38 (exp(88.7)) and exp(-110) below its smallest denormal,
 // so a version that skips the max would return inf/inf or 0/0 on rows 0 and 1.
 // Row 0 gets the +100 shift, so even N=1 tests the overflow.
-std::vector<Tensor> inputs(const Sizes& s, Rng& rng) {
-  const int64_t N = s[0], C = s[1];
-  Tensor z = Tensor::empty({N, C});
-  fill_uniform(z, rng, -10.0, 10.0);
-  float* p = z.data<float>();
-  constexpr float kShift[3] = {100.0f, -100.0f, 0.0f};
-  for (int64_t i = 0; i < N; ++i)
-    for (int64_t j = 0; j < C; ++j) p[i * C + j] += kShift[i % 3];
-  return {std::move(z)};
-}
+std::vector<Tensor> inputs(const Sizes& s, Rng& rng) { return {shifted_rows(s[0], s[1], 10.0, rng)}; }
 
 // In double, from the same fp32 logits the kernels read.
 Tensor probabilities(const std::vector<Tensor>& in) { return cpu::softmax(in[0].to(DType::f64)); }
