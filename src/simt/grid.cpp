@@ -83,8 +83,10 @@ void run(const KernelCall& call, const LaunchShape& shape) {
   check_configuration(name, shape, static_shared, std::max(optin, default_limit));
 
   const uint64_t blocks = uint64_t(shape.grid.x) * shape.grid.y * shape.grid.z;
-  // A stepper runs the launch on its own fiber of this thread: the deterministic mode.
-  const unsigned threads = active_stepper() ? 1 : std::min<uint64_t>(unsigned(workers()), blocks);
+  // A stepper runs the launch on its own fiber of this thread: the deterministic
+  // mode. An abandoned one's launch stops before its next block (Stepper::abandon).
+  const Stepper* stepper = active_stepper();
+  const unsigned threads = stepper ? 1 : std::min<uint64_t>(unsigned(workers()), blocks);
   std::atomic<uint64_t> next{0};
   std::atomic<bool> failed{false};
   std::mutex error_mutex;
@@ -95,7 +97,8 @@ void run(const KernelCall& call, const LaunchShape& shape) {
     auto resources = borrow_worker_resources();
     try {
       Block block(call, shape, name, resources->stacks, resources->dynamic_shared.data(), sink);
-      for (uint64_t i; !failed && (i = next++) < blocks;) block.run(block_index(i, shape.grid));
+      for (uint64_t i; !failed && !(stepper && stepper->abandoned()) && (i = next++) < blocks;)
+        block.run(block_index(i, shape.grid));
     } catch (...) {
       std::lock_guard lock(error_mutex);
       if (!error) error = std::current_exception();

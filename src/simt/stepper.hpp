@@ -50,7 +50,7 @@ class Stepper {
  public:
   // `launch` makes one launch (simt::launch, launch_kernel). Nothing runs before the first step().
   Stepper(uint3 block, unsigned warp, std::function<void()> launch);
-  // Lets the launch run to its end, unwatched.
+  // Lets the launch run to its end, unwatched (after abandon(): only the block in progress).
   ~Stepper();
   Stepper(const Stepper&) = delete;
   Stepper& operator=(const Stepper&) = delete;
@@ -59,6 +59,12 @@ class Stepper {
   // finished (then rethrows the launch's error, if any).
   bool step();
   const WarpStop& stop() const { return stop_; }
+  // The launch's result is no longer wanted (the visualizer opened another
+  // kernel): its blocks not yet started, and those of any later launch of
+  // this stepper, are skipped, so the destructor returns after the block in
+  // progress instead of after the whole grid. Its outputs are then unfinished.
+  void abandon() { abandoned_ = true; }
+  bool abandoned() const { return abandoned_; }
 
   // Called by the scheduler and the access callbacks of the watched block.
   bool watches(const Block& block, unsigned warp) const;
@@ -81,7 +87,7 @@ class Stepper {
   const void* launcher_bottom_ = nullptr;
   const void* host_bottom_ = nullptr;
   size_t launcher_size_ = 0, host_size_ = 0;
-  bool finished_ = false, detached_ = false;
+  bool finished_ = false, detached_ = false, abandoned_ = false;
   unsigned shown_barrier_ = ~0u;  // the barrier epoch whose stop was shown
   std::exception_ptr error_;
   WarpStop stop_;

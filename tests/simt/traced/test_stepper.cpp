@@ -130,6 +130,28 @@ TEST_CASE("stepper: dropped mid-kernel, the launch still runs to its end") {
   p.check_result();
 }
 
+TEST_CASE("stepper: abandoned mid-kernel, the block in progress ends and no other block runs") {
+  Problem p;
+  const float sentinel = -1000.0f;  // no product sum of the inputs (integers in -3..3, 32 terms) reaches it
+  p.C.upload(std::vector<float>(kN * kN, sentinel));
+  {
+    Stepper stepper(uint3{0, 0, 0}, 0, [&] { p.launch(); });  // block (0,0) runs first (blocks in order)
+    REQUIRE(stepper.step());
+    stepper.abandon();
+  }
+  const auto c = p.C.download();
+  for (int i = 0; i < kN; ++i)
+    for (int j = 0; j < kN; ++j) {
+      if (i < 16 && j < 16) {  // block (0,0)'s tile: finished, so the right sum
+        float want = 0;
+        for (int k = 0; k < kN; ++k) want += p.a[i * kN + k] * p.b[k * kN + j];
+        REQUIRE(c[i * kN + j] == want);
+      } else {  // the three blocks never started
+        REQUIRE(c[i * kN + j] == sentinel);
+      }
+    }
+}
+
 TEST_CASE("stepper: the launch's error comes out of step()") {
   Problem p;
   // 33 columns in a 32x32 buffer: the last block column reads past B.
