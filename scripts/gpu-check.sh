@@ -9,7 +9,9 @@
 #   4. runs the gpu-labelled tests (ctest -L gpu): every CUDA kernel against
 #      the CPU reference at its op's test sizes;
 #   5. runs `warpnet bench` for every op, writing the JSON record;
-#   6. prints a short table last.
+#   6. runs `warpnet bench precision` on the GPU (one matmul in each format:
+#      the FP8/BF16 and BF16/FP32 throughput ratios), its own JSON record;
+#   7. prints a short table last.
 # Results go to $OUT (the device tool's folder that comes back; default
 # ./gpu-check-out): <gpu>-<date>.json (copy it to bench/results/), the ctest
 # log and this script's whole log. Each phase has its own time limit and the
@@ -118,7 +120,7 @@ fi
 BENCH_ARGS=${BENCH_ARGS-matmul conv2d softmax train}
 phase "warpnet bench ${BENCH_ARGS:-(every op)} -> $record"
 if [ -x "$BUILD/bin/warpnet" ]; then
-  left=$(($(limit 470) - ($(date +%s) - t0)))
+  left=$(($(limit 400) - ($(date +%s) - t0)))
   [ "$left" -lt 30 ] && left=30
   echo "time left for the bench: $left s"
   # shellcheck disable=SC2086
@@ -129,6 +131,20 @@ if [ -x "$BUILD/bin/warpnet" ]; then
   [ -n "$gpu" ] && [ -f "$record" ] && cp -f "$record" "$root/bench/results/"
 else
   note "bench: not run (no warpnet binary)"
+fi
+
+precision_record="$OUT/precision-${record##*/}"
+phase "warpnet bench precision -> $precision_record"
+if [ -x "$BUILD/bin/warpnet" ]; then
+  left=$(($(limit 470) - ($(date +%s) - t0)))
+  [ "$left" -lt 30 ] && left=30
+  timeout "$left" "$BUILD/bin/warpnet" bench precision --backends cuda --gpu-size 8192,8192,8192 \
+    --json "$precision_record"
+  rc=$?
+  [ "$rc" -eq 0 ] && note "bench precision: ok" || note "bench precision: rc=$rc (124: out of time)"
+  [ -n "$gpu" ] && [ -f "$precision_record" ] && cp -f "$precision_record" "$root/bench/results/"
+else
+  note "bench precision: not run (no warpnet binary)"
 fi
 
 phase "summary"
@@ -157,6 +173,15 @@ for op in rec["ops"]:
         print(f"  GPU skipped: {op['gpu']['skipped']}")
     for r in op["cpu"].get("rows", []):
         print(f"  cpu {r['library']:<22} fp32  {'':7} {f(r['timing']['median_ms'], '9.3f')} ms")
+PY
+fi
+if [ -f "$precision_record" ] && command -v python3 >/dev/null; then
+  python3 - "$precision_record" <<'PY'
+import json, sys
+rec = json.load(open(sys.argv[1]))
+for name, target in (("fp8_over_bf16", 1.8), ("bf16_over_fp32", 10.0)):
+    r = rec.get("ratios", {}).get(name)
+    print(f"precision {name}: " + (f"{r['ratio']:.2f}x ({' / '.join(r['kernels'])}; target >= {target}x)" if r else "not measured"))
 PY
 fi
 printf '%s\n' "${status[@]}"

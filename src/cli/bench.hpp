@@ -66,4 +66,23 @@ struct TrainSettings {
 // record entry ({"op": "train", ...}). Prints a short table.
 nlohmann::json bench_train(const TrainSettings& train, const Settings& settings, const device::gpu::Info& info);
 
+// The head of every bench record: machine_record() (cpu, host, date), the
+// benchmark's name, warpnet's build, hardware threads, the GPU (or why
+// there is none), NVIDIA_TF32_OVERRIDE and the seed.
+nlohmann::json record_header(const device::gpu::Info& info, uint64_t seed);
+
+// `warpnet bench precision` (bench_precision.cpp): one matmul in every
+// precision on every backend, error against float64 and time
+// (device/precision_matmul.hpp).
+struct PrecisionSettings {
+  std::string size;                     // "M,N,K" for every backend; empty: each backend's default
+  std::string emu_size, gpu_size;       // one backend's size, over `size`
+  std::vector<std::string> precisions;  // empty: all
+  std::vector<std::string> backends;    // of cpu, emu, cuda; empty: all
+};
+// Prints the table (and the GPU throughput ratios when there are GPU rows);
+// writes the record to `json_path` unless it is empty. Returns the record.
+nlohmann::json bench_precision(const PrecisionSettings& precision, const Settings& settings,
+                               const std::string& json_path);
+
 }  // namespace warpnet::cli::bench

@@ -1,5 +1,6 @@
 // warpnet bench [OP...] [--size M,N,K[,ta,tb]] [--runs N] [--json FILE] [--kernels LIST]
 // mpirun -np N warpnet bench allreduce [--json FILE]   (bench_allreduce.hpp)
+// warpnet bench precision [--size M,N,K] [--precisions LIST] [--backends LIST] [--json FILE]   (bench_precision.cpp)
 //
 // The one benchmark harness (docs: DESIGN "Measuring", STYLE habit 7). For
 // each op (every op in the registry when none is named) and each size:
@@ -68,6 +69,7 @@ struct BenchOptions {
   Settings settings;
   bench::TrainSettings train;
   bench::AllreduceSettings allreduce;
+  bench::PrecisionSettings precision;
 };
 
 std::string join(const std::vector<std::string>& items, const char* sep = ",") {
@@ -460,6 +462,13 @@ void run_bench(BenchOptions& o) {
     }
     return;
   }
+  if (std::find(o.ops.begin(), o.ops.end(), "precision") != o.ops.end()) {  // bench_precision.cpp
+    WN_CHECK(o.ops.size() == 1, "bench: precision runs alone: warpnet bench precision [--size M,N,K]");
+    WN_CHECK(o.sizes.size() <= 1, "bench: precision takes one --size M,N,K");
+    o.precision.size = o.sizes.empty() ? "" : o.sizes[0];
+    bench::bench_precision(o.precision, s, o.json_path);
+    return;
+  }
   o.ops = o.ops.empty() ? all_ops() : expand_names(o.ops);
   WN_CHECK(o.sizes.empty() || o.ops.size() == 1, "bench: --size applies to one op; name it (warpnet bench matmul --size ...)");
 
@@ -470,16 +479,7 @@ void run_bench(BenchOptions& o) {
                                 info.clock_ghz, " GHz, driver ", info.driver, ", cuBLAS ", info.cublas, ")").c_str()
                           : cat("GPU part SKIPPED: ", info.why_not).c_str());
 
-  json record = machine_record();
-  record["benchmark"] = "warpnet bench";
-  record["warpnet"] = {{"version", build::version}, {"build_type", build::build_type}, {"compiler", build::compiler},
-                       {"cuda_toolkit", build::cuda_toolkit}, {"cuda_version", build::cuda_version},
-                       {"cuda_architectures", build::cuda_architectures}};
-  record["hardware_threads"] = std::thread::hardware_concurrency();
-  record["gpu"] = bench::info_json(info);
-  const char* tf32 = std::getenv("NVIDIA_TF32_OVERRIDE");
-  record["NVIDIA_TF32_OVERRIDE"] = tf32 ? json(tf32) : json(nullptr);
-  record["seed"] = s.seed;
+  json record = bench::record_header(info, s.seed);
   record["settings"] = {{"max_runs", s.runs}, {"min_runs", s.min_runs}, {"budget_s", s.budget_s}, {"timeout_s", s.timeout_s},
                         {"timing", "GPU: CUDA events around the launch, the L2 flushed (a 2xL2 buffer written) before each run; "
                                    "CPU: wall clock, a 512 MiB buffer written before each run; median reported"}};
@@ -528,13 +528,28 @@ void run_bench(BenchOptions& o) {
 
 }  // namespace
 
+json bench::record_header(const device::gpu::Info& info, uint64_t seed) {
+  json record = machine_record();
+  record["benchmark"] = "warpnet bench";
+  record["warpnet"] = {{"version", build::version}, {"build_type", build::build_type}, {"compiler", build::compiler},
+                       {"cuda_toolkit", build::cuda_toolkit}, {"cuda_version", build::cuda_version},
+                       {"cuda_architectures", build::cuda_architectures}};
+  record["hardware_threads"] = std::thread::hardware_concurrency();
+  record["gpu"] = bench::info_json(info);
+  const char* tf32 = std::getenv("NVIDIA_TF32_OVERRIDE");
+  record["NVIDIA_TF32_OVERRIDE"] = tf32 ? json(tf32) : json(nullptr);
+  record["seed"] = seed;
+  return record;
+}
+
 void add_bench_command(CLI::App& app) {
   auto o = std::make_shared<BenchOptions>();
   o->settings.seed = uint64_t(std::chrono::system_clock::now().time_since_epoch().count()) % 1000000007ull;
   CLI::App* cmd = app.add_subcommand("bench", "Check and time every kernel version of an op on the GPU and the CPU");
   cmd->add_option("op", o->ops,
                   "ops to run: names (matmul), the start of several (conv), train (images/s of a training "
-                  "run), or allreduce (under mpirun: latency and bus bandwidth by message size, and the "
+                  "run), precision (one matmul in every number format: error and time), or allreduce "
+                  "(under mpirun: latency and bus bandwidth by message size, and the "
                   "alpha-beta model); default: every op in the registry");
   cmd->add_option("--size", o->sizes, "problem sizes, comma-separated (matmul: M,N,K[,trans_a,trans_b]); repeatable")
       ;
@@ -552,6 +567,18 @@ void add_bench_command(CLI::App& app) {
   cmd->add_option("--batch", o->train.batch, "train: images per batch")->check(CLI::Range(1, 65536));
   cmd->add_option("--images", o->train.images, "train: images per timed epoch")->check(CLI::Range(1, 1 << 24));
   cmd->add_option("--json", o->json_path, "write the record (machine, GPU, every figure) here");
+  cmd->add_option("--precisions", o->precision.precisions,
+                  "precision: which, comma-separated (fp32,tf32,bf16,fp16,e4m3,e5m2,e2m1; default all)")
+      ->delimiter(',')
+      ->group("precision");
+  cmd->add_option("--backends", o->precision.backends, "precision: which, comma-separated (cpu,emu,cuda; default all)")
+      ->delimiter(',')
+      ->check(CLI::IsMember({"cpu", "emu", "cuda"}))
+      ->group("precision");
+  cmd->add_option("--emu-size", o->precision.emu_size, "precision: M,N,K on the emulator (default 128^3, or --size)")
+      ->group("precision");
+  cmd->add_option("--gpu-size", o->precision.gpu_size, "precision: M,N,K on the GPU (default 8192^3, or --size)")
+      ->group("precision");
   // allreduce (bench_allreduce.hpp): under mpirun -np N.
   cmd->add_option("--min-bytes", o->allreduce.min_bytes, "allreduce: smallest message")->group("allreduce");
   cmd->add_option("--max-bytes", o->allreduce.max_bytes, "allreduce: largest message (sizes double)")->group("allreduce");

@@ -9,6 +9,7 @@
 #include <cstdlib>
 #include <fstream>
 #include <memory>
+#include <set>
 #include <nlohmann/json.hpp>
 
 #include "tests/test_support.hpp"
@@ -96,4 +97,48 @@ TEST_CASE("warpnet bench train times training on the CPU and records the GPU rat
     CHECK(op["gpu"]["images_per_second"].get<double>() > 0);
     CHECK(op["gpu_speedup_over_cpu"].get<double>() > 0);
   }
+}
+
+TEST_CASE("warpnet bench precision prints every format's row and writes the precision record") {
+  const std::string path = (warpnet::test::scratch_dir() / "bench-precision.json").string();
+  const Run run = bench("precision --size 64,48,40 --runs 2 --budget 0.01 --seed 3 --threads 1 --json " + path);
+  INFO(run.output);
+  CHECK(run.status == 0);
+  CHECK(run.output.find("rel. Frob.") != std::string::npos);
+  std::ifstream file(path);
+  REQUIRE(file);
+  const nlohmann::json rec = nlohmann::json::parse(file);
+  CHECK(rec["benchmark"] == "warpnet bench precision");
+  CHECK(rec.contains("cpu"));  // the common header: machine_record()
+  CHECK(rec.contains("date"));
+  CHECK(rec["seed"] == 3);
+  CHECK(rec.contains("ratios"));
+  std::set<std::string> cpu_formats, backends;
+  for (const nlohmann::json& r : rec["precision"]) {
+    for (const char* field : {"precision", "backend", "kernel", "M", "N", "K", "ms", "tflops", "rel_frobenius", "max_ulps",
+                              "input_bytes"})
+      CHECK_MESSAGE(r.contains(field), field);
+    CHECK(r["M"] == 64);
+    CHECK(r["K"] == 40);
+    CHECK(r["rel_frobenius"].get<double>() >= 0);
+    backends.insert(r["backend"].get<std::string>());
+    if (r["backend"] == "cpu") cpu_formats.insert(r["precision"].get<std::string>());
+  }
+  CHECK(cpu_formats == std::set<std::string>{"fp32", "tf32", "bf16", "fp16", "e4m3", "e5m2", "e2m1"});
+  CHECK(backends.count("emu") == 1);
+  CHECK(backends.count("cuda") == (rec["gpu"]["usable"].get<bool>() ? 1u : 0u));
+}
+
+TEST_CASE("warpnet bench precision refuses an unknown precision, a size that is not M,N,K, and a huge emulator size") {
+  const Run unknown = bench("precision --precisions bf16,fp7 --size 8,8,8");
+  CHECK(unknown.status != 0);
+  CHECK(unknown.output.find("unknown precision 'fp7'") != std::string::npos);
+  const Run size = bench("precision --size 64,48");
+  CHECK(size.status != 0);
+  CHECK(size.output.find("--size is M,N,K") != std::string::npos);
+  // The emulator would take minutes: refused before any work, naming the way out.
+  const Run large = bench("precision --size 2048,2048,2048");
+  CHECK(large.status != 0);
+  CHECK(large.output.find("too large for the emulator") != std::string::npos);
+  CHECK(large.output.find("--backends cpu,cuda") != std::string::npos);
 }
