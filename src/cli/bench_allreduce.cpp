@@ -2,13 +2,16 @@
 //
 // What is timed is the path data-parallel training takes: an in-place f32
 // sum started with MPI_Iallreduce and completed by MPI_Testall
-// (dist::start_allreduce_sum + wait). Each run starts after a barrier, so
-// the time of one run is one all-reduce from a common start (with the
-// barrier's exit skew, about a microsecond); a size's time is the median of
-// its runs on each rank, the largest over the ranks. Buffers are allocated
-// and touched once, so no run pays page faults; every size is checked
-// (each rank contributes rank+1, every element must be n(n+1)/2) before it
-// is timed.
+// (dist::start_allreduce_sum + wait), each run after a barrier
+// (time_collectively, bench_allreduce_pieces.hpp). Buffers are allocated and
+// touched once, so no run pays page faults; every size is checked (each rank
+// contributes rank+1, every element must be n(n+1)/2) before it is timed.
+//
+// Before any all-reduce is timed, its pieces are (exchanges, reductions, an
+// empty barrier), and dist/loopback_model.hpp predicts the all-reduce from
+// them; the table then puts prediction and measurement side by side. One
+// alpha-beta line fitted to the all-reduce times themselves is shown too,
+// for contrast: it cannot follow the protocol and cache regimes.
 //
 // Reproduce: mpirun --oversubscribe --allow-run-as-root -np 2 warpnet bench allreduce --json allreduce.json
 #include "cli/bench_allreduce.hpp"
@@ -18,10 +21,14 @@
 #include <cstdio>
 #include <optional>
 
+#include "cli/bench_allreduce_nccl.hpp"
+#include "cli/bench_allreduce_pieces.hpp"
 #include "cli/machine.hpp"
 #include "core/error.hpp"
 #include "dist/communicator.hpp"
 #include "dist/cost_model.hpp"
+#include "dist/loopback_model.hpp"
+#include "dist/nccl_group.hpp"
 #include "nn/models.hpp"
 
 namespace warpnet::cli::bench {
@@ -46,11 +53,6 @@ struct Measured {
   int64_t wrong = 0;               // elements of the check that were not n(n+1)/2, summed over ranks
 };
 
-double median(std::vector<double> v) {
-  std::sort(v.begin(), v.end());
-  return v[v.size() / 2];
-}
-
 Measured measure(std::vector<float>& buffer, int64_t bytes, const AllreduceSettings& s) {
   const int n = dist::size();
   const int64_t count = bytes / int64_t(sizeof(float));
@@ -66,42 +68,16 @@ Measured measure(std::vector<float>& buffer, int64_t bytes, const AllreduceSetti
   dist::allreduce_sum(&wrong, 1);
   m.wrong = static_cast<int64_t>(wrong);
   std::fill(data, data + count, 0.0f);  // sums of zeros stay zero, however many runs
-  auto one_run = [&] {
-    dist::barrier();
-    const double t0 = dist::wtime();
-    dist::allreduce_sum(data, count);
-    return dist::wtime() - t0;
-  };
-  one_run();
-  one_run();
-  // Rank 0 chooses how many runs fill the budget; every rank runs as many.
-  std::vector<double> probe{one_run(), one_run(), one_run()};
-  int64_t runs = std::clamp<int64_t>(int64_t(s.budget_s / std::max(median(probe), 1e-9)), s.min_runs, s.max_runs);
-  dist::broadcast(&runs, sizeof runs);
-  std::vector<double> times;
-  for (int64_t i = 0; i < runs; ++i) times.push_back(one_run());
-  double stats[2] = {median(times), *std::min_element(times.begin(), times.end())};
-  dist::allreduce_max(stats, 2);
-  m.runs = runs;
-  m.median_s = stats[0];
-  m.min_s = stats[1];
+  const Timing t = time_collectively({s.budget_s, s.min_runs, s.max_runs}, [&] { dist::allreduce_sum(data, count); });
+  m.runs = t.runs;
+  m.median_s = t.median_s;
+  m.min_s = t.min_s;
   return m;
 }
 
 double rel_error(double model, double measured) { return (model - measured) / measured; }
 
-json line_json(const dist::Line& l, int n) {
-  return {{"latency_s", l.a}, {"seconds_per_byte", l.b}, {"ring_bytes_per_s", dist::ring_bandwidth_of(l, n)}};
-}
-
-// The model fitted without sample i, predicting sample i.
-template <class Fit>
-double leave_one_out(const std::vector<dist::Sample>& samples, size_t i, Fit&& fit) {
-  std::vector<dist::Sample> rest;
-  for (size_t j = 0; j < samples.size(); ++j)
-    if (j != i) rest.push_back(samples[j]);
-  return rel_error(fit(rest).at(samples[i].bytes), samples[i].seconds);
-}
+json line_json(const dist::Line& l) { return {{"a_s", l.a}, {"b_s_per_byte", l.b}}; }
 
 json predictions(const AllreduceSettings& s) {
   struct Case {
@@ -165,6 +141,36 @@ json predictions(const AllreduceSettings& s) {
   return out;
 }
 
+// The model's calibration in the record: every fitted line and where its
+// inputs came from.
+json model_json(const dist::LoopbackModel& m, const dist::PieceTimings& t, const CacheInfo& caches, int64_t eager) {
+  json pieces = json::array();
+  for (size_t i = 0; i < t.exchange.size(); ++i)
+    pieces.push_back({{"bytes", t.exchange[i].bytes},
+                      {"exchange_s", t.exchange[i].seconds},
+                      {"reduce_local_s", t.reduce[i].seconds}});
+  json fresh = json::array();
+  for (const dist::Sample& f : t.fresh_exchange) fresh.push_back({{"bytes", f.bytes}, {"exchange_fresh_s", f.seconds}});
+  json rendezvous = json::array(), reduce = json::array();
+  for (const dist::Line& l : m.exchange_rendezvous) rendezvous.push_back(line_json(l));
+  for (const dist::Line& l : m.reduce) reduce.push_back(line_json(l));
+  return {{"algorithm", "Open MPI coll/libnbc ring (coll_libnbc_iallreduce_algorithm=ring): T = c + X1(S/n) + "
+                        "(n-1)·R(S/n) + (2n-3)·X(S/n)"},
+          {"call_s", m.call_s},
+          {"ibarrier_s", t.ibarrier_s},
+          {"empty_exchange_s", t.empty_exchange_s},
+          {"eager_limit_bytes", m.eager_limit_bytes},
+          {"eager_limit_source", eager > 0 ? "btl_vader_eager_limit through MPI_T" : "not readable: 4096 assumed"},
+          {"caches", caches.text},
+          {"memory_bounds_bytes", m.memory_bounds},
+          {"exchange_eager", line_json(m.exchange_eager)},
+          {"exchange_rendezvous", rendezvous},
+          {"reduce", reduce},
+          {"exchange_fresh", line_json(m.exchange_fresh)},
+          {"fresh_exchanges", fresh},
+          {"pieces", pieces}};
+}
+
 }  // namespace
 
 json bench_allreduce(const AllreduceSettings& s) {
@@ -188,13 +194,62 @@ json bench_allreduce(const AllreduceSettings& s) {
     return record;
   }
   const bool talk = dist::rank() == 0;
+  const TimingBudget budget{s.budget_s, s.min_runs, s.max_runs};
+  // The all-reduce uses the first max_bytes; the calibration three regions
+  // of max_bytes/2 (the segment a 2-rank ring moves).
+  std::vector<float> buffer(static_cast<size_t>(3 * (s.max_bytes / 2) / int64_t(sizeof(float))), 0.0f);
+
+  // 1. The pieces, and the model they give.
+  std::vector<double> messages;
+  for (int64_t bytes = s.min_bytes; bytes <= s.max_bytes; bytes *= 2) messages.push_back(double(bytes / n));
   if (talk)
-    std::printf("warpnet bench allreduce: %d ranks, %d on this machine (%s); f32 sum in place through "
-                "MPI_Iallreduce + MPI_Testall, the path training takes\n\n"
-                "  %10s %7s %11s %10s %10s %7s | %11s %8s | %11s %8s\n",
-                n, dist::local_size(), dist::mpi_library().c_str(), "bytes", "runs", "median us", "algbw GB/s",
-                "busbw GB/s", "check", "1 line us", "error", "regimes us", "error");
-  std::vector<float> buffer(static_cast<size_t>(s.max_bytes / int64_t(sizeof(float))), 0.0f);
+    std::printf("warpnet bench allreduce: %d ranks, %d on this machine (%s)\n\n"
+                "  1. the pieces of a ring all-reduce, each timed alone (2 ranks at once)\n",
+                n, dist::local_size(), dist::mpi_library().c_str());
+  const dist::PieceTimings pieces = n == 2 ? measure_pieces(buffer, messages, budget) : dist::PieceTimings{};
+  const CacheInfo caches = read_caches();
+  const int64_t eager = dist::eager_limit_bytes();
+  std::optional<dist::LoopbackModel> model;
+  if (n == 2 && caches.l2_bytes > 0)
+    model = dist::calibrate_loopback(pieces, eager > 0 ? double(eager) : 4096.0,
+                                     dist::memory_bounds(pieces, caches.l2_bytes * dist::local_size()));
+  if (talk && model) {
+    std::string bounds;
+    for (double b : model->memory_bounds) bounds += cat(bounds.empty() ? "" : ", ", bytes_text(b));
+    std::printf("     empty exchange %.2f us, empty MPI_Ibarrier %.2f us: a libnbc call costs c = %.2f us\n"
+                "     eager limit %lld bytes (%s); caches %s\n"
+                "     memory regimes end at messages of %s (the L2 of %d cores, then the exchange's bandwidth steps)"
+                "\n\n  %12s %12s %12s %12s\n",
+                pieces.empty_exchange_s * 1e6, pieces.ibarrier_s * 1e6, model->call_s * 1e6,
+                static_cast<long long>(model->eager_limit_bytes),
+                eager > 0 ? "btl_vader_eager_limit, MPI_T" : "not readable, assumed", caches.text.c_str(),
+                bounds.c_str(), dist::local_size(), "message B", "exchange us", "reduce us", "fresh x us");
+    for (size_t i = 0; i < pieces.exchange.size(); ++i) {
+      const double b = pieces.exchange[i].bytes;
+      std::string fresh = "-";
+      for (const dist::Sample& f : pieces.fresh_exchange)
+        if (f.bytes == b) fresh = cat(std::round(f.seconds * 1e8) / 100);
+      std::printf("  %12.0f %12.2f %12.2f %12s\n", b, pieces.exchange[i].seconds * 1e6, pieces.reduce[i].seconds * 1e6,
+                  fresh.c_str());
+    }
+    auto show = [](const char* what, const dist::Line& l) {
+      std::printf("     %-32s %8.2f us + %7.3f ns/B (%.2f GB/s)\n", what, l.a * 1e6, l.b * 1e9,
+                  l.b > 0 ? 1e-9 / l.b : 0.0);
+    };
+    std::printf("\n     fitted, one line per regime (the boundaries from the library, sysfs and the exchange's steps):\n");
+    show("exchange, eager", model->exchange_eager);
+    for (size_t k = 0; k < model->reduce.size(); ++k) {
+      show(cat("exchange, rendezvous, memory ", k + 1).c_str(), model->exchange_rendezvous[k]);
+      show(cat("reduction, memory ", k + 1).c_str(), model->reduce[k]);
+    }
+    show("first exchange, fresh mapped buffer", model->exchange_fresh);
+  }
+
+  // 2. The all-reduce itself.
+  if (talk)
+    std::printf("\n  2. the all-reduce: f32 sum in place through MPI_Iallreduce + MPI_Testall, the path training "
+                "takes\n  %10s %7s %11s %10s %10s %7s\n",
+                "bytes", "runs", "median us", "algbw GB/s", "busbw GB/s", "check");
   std::vector<Measured> rows;
   for (int64_t bytes = s.min_bytes; bytes <= s.max_bytes; bytes *= 2) {
     rows.push_back(measure(buffer, bytes, s));
@@ -206,75 +261,67 @@ json bench_allreduce(const AllreduceSettings& s) {
       std::fflush(stdout);
     }
   }
+  // On GPUs, with NCCL built in: the path training on cuda takes.
+  const json nccl_rows = dist::nccl_gpus_present() ? measure_nccl(s) : json();
   dist::barrier();
   if (!talk) return json();
 
-  // The model, fitted: one line for every size, then a line per regime.
+  // 3. Prediction against measurement; one line fitted to the all-reduce
+  // itself, for contrast.
   std::vector<dist::Sample> samples;
   for (const Measured& m : rows) samples.push_back({m.bytes, m.median_s});
-  auto fit1 = [](const std::vector<dist::Sample>& v) { return dist::fit_line(v); };
-  auto fit3 = [](const std::vector<dist::Sample>& v) { return dist::fit_regimes(v, 3); };
-  const dist::Line line = fit1(samples);
-  const dist::Regimes regimes = fit3(samples);
-  std::printf("\n  model vs measurement (error = model/measured - 1; leave-one-out: fitted without that size)\n"
-              "  %10s %11s | %11s %8s %8s | %11s %8s %8s\n",
-              "bytes", "measured us", "1 line us", "error", "l-o-o", "regimes us", "error", "l-o-o");
+  const dist::Line line = dist::fit_line(samples);
+  std::printf("\n  3. predicted (from the pieces) against measured; error = predicted/measured - 1\n"
+              "  %10s %11s | %11s %8s %-24s | %11s %8s\n",
+              "bytes", "measured us", "predicted", "error", "regime", "1 line us", "error");
   json table = json::array();
-  int within_line = 0, within_regimes = 0, within_loo = 0;
-  double worst_line = 0, worst_regimes = 0, worst_loo = 0;
-  for (size_t i = 0; i < rows.size(); ++i) {
-    const Measured& m = rows[i];
-    const double e1 = rel_error(line.at(m.bytes), m.median_s), e3 = rel_error(regimes.at(m.bytes), m.median_s);
-    const double l1 = leave_one_out(samples, i, fit1), l3 = leave_one_out(samples, i, fit3);
-    within_line += std::abs(e1) <= 0.25;
-    within_regimes += std::abs(e3) <= 0.25;
-    within_loo += std::abs(l3) <= 0.25;
-    worst_line = std::max(worst_line, std::abs(e1));
-    worst_regimes = std::max(worst_regimes, std::abs(e3));
-    worst_loo = std::max(worst_loo, std::abs(l3));
-    std::printf("  %10.0f %11.1f | %11.1f %7.1f%% %7.1f%% | %11.1f %7.1f%% %7.1f%%\n", m.bytes, m.median_s * 1e6,
-                line.at(m.bytes) * 1e6, 100 * e1, 100 * l1, regimes.at(m.bytes) * 1e6, 100 * e3, 100 * l3);
-    table.push_back({{"bytes", m.bytes},
-                     {"runs", m.runs},
-                     {"median_s", m.median_s},
-                     {"min_s", m.min_s},
-                     {"algbw_bytes_per_s", m.bytes / m.median_s},
-                     {"busbw_bytes_per_s", dist::bus_bandwidth(m.bytes, m.median_s, n)},
-                     {"check", m.wrong == 0 ? "ok" : cat(m.wrong, " wrong elements")},
-                     {"model_line_s", line.at(m.bytes)},
-                     {"model_line_error", e1},
-                     {"model_line_loo_error", l1},
-                     {"model_regimes_s", regimes.at(m.bytes)},
-                     {"model_regimes_error", e3},
-                     {"model_regimes_loo_error", l3}});
+  int within = 0, within_line = 0;
+  double worst = 0, worst_line = 0;
+  for (const Measured& m : rows) {
+    const double line_error = rel_error(line.at(m.bytes), m.median_s);
+    within_line += std::abs(line_error) <= 0.25;
+    worst_line = std::max(worst_line, std::abs(line_error));
+    json row = {{"bytes", m.bytes},
+                {"runs", m.runs},
+                {"median_s", m.median_s},
+                {"min_s", m.min_s},
+                {"algbw_bytes_per_s", m.bytes / m.median_s},
+                {"busbw_bytes_per_s", dist::bus_bandwidth(m.bytes, m.median_s, n)},
+                {"check", m.wrong == 0 ? "ok" : cat(m.wrong, " wrong elements")},
+                {"model_line_s", line.at(m.bytes)},
+                {"model_line_error", line_error}};
+    std::string predicted = "-", error = "-", regime;
+    if (model) {
+      const double p = model->ring_allreduce_seconds(n, m.bytes), e = rel_error(p, m.median_s);
+      within += std::abs(e) <= 0.25;
+      worst = std::max(worst, std::abs(e));
+      regime = model->regime(n, m.bytes);
+      predicted = cat(std::round(p * 1e7) / 10);
+      char text[16];
+      std::snprintf(text, sizeof text, "%.1f%%", 100 * e);
+      error = text;
+      row["predicted_s"] = p;
+      row["predicted_error"] = e;
+      row["regime"] = regime;
+    }
+    std::printf("  %10.0f %11.1f | %11s %8s %-24s | %11.1f %7.1f%%\n", m.bytes, m.median_s * 1e6, predicted.c_str(),
+                error.c_str(), regime.c_str(), line.at(m.bytes) * 1e6, 100 * line_error);
+    table.push_back(row);
   }
   const int sizes = static_cast<int>(rows.size());
-  std::printf("\n  one alpha-beta line for all sizes: latency %.2f us, ring bandwidth B = %.2f GB/s; within 25%% at "
-              "%d of %d sizes (worst %.0f%%)\n",
-              line.a * 1e6, dist::ring_bandwidth_of(line, n) / 1e9, within_line, sizes, 100 * worst_line);
-  json regime_json = json::array();
-  for (size_t k = 0; k < regimes.lines.size(); ++k) {
-    const double from = k == 0 ? 0 : regimes.upper[k - 1];
-    const double to = k < regimes.upper.size() ? regimes.upper[k] : 0;
-    std::printf("  regime %zu, %s%s: latency %.2f us, B = %.2f GB/s\n", k + 1,
-                from > 0 ? cat("from ", bytes_text(from)).c_str() : "from the smallest",
-                to > 0 ? cat(" below ", bytes_text(to)).c_str() : " up", regimes.lines[k].a * 1e6,
-                dist::ring_bandwidth_of(regimes.lines[k], n) / 1e9);
-    json r = line_json(regimes.lines[k], n);
-    r["from_bytes"] = from;
-    r["below_bytes"] = to > 0 ? json(to) : json(nullptr);
-    regime_json.push_back(r);
-  }
-  std::printf("  a line per regime: within 25%% at %d of %d sizes (worst %.0f%%); predicting each size from the "
-              "others: within 25%% at %d of %d (worst %.0f%%)\n",
-              within_regimes, sizes, 100 * worst_regimes, within_loo, sizes, 100 * worst_loo);
+  if (model)
+    std::printf("\n  predicted from the pieces: within 25%% of the measured time at %d of %d sizes (worst %.0f%%)\n",
+                within, sizes, 100 * worst);
+  std::printf("  one alpha-beta line fitted to these very times: within 25%% at %d of %d (worst %.0f%%)\n",
+              within_line, sizes, 100 * worst_line);
   record["rows"] = table;
-  record["fit"] = {{"line", line_json(line, n)},
-                   {"line_within_25_percent", within_line},
-                   {"regimes", regime_json},
-                   {"regimes_within_25_percent", within_regimes},
-                   {"regimes_leave_one_out_within_25_percent", within_loo},
-                   {"sizes", sizes}};
+  record["fit"] = {{"line", line_json(line)}, {"line_within_25_percent", within_line}, {"sizes", sizes}};
+  if (model) {
+    record["model"] = model_json(*model, pieces, caches, eager);
+    record["model"]["within_25_percent"] = within;
+    record["model"]["worst_error"] = worst;
+  }
+  if (!nccl_rows.is_null()) record["nccl_rows"] = nccl_rows;
   record["predictions"] = predictions(s);
   return record;
 }

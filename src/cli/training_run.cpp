@@ -12,6 +12,7 @@
 #include "datasets/idx.hpp"
 #include "datasets/synthetic.hpp"
 #include "dist/communicator.hpp"
+#include "dist/nccl_group.hpp"
 
 namespace warpnet::cli {
 
@@ -66,6 +67,8 @@ nlohmann::json run_training(const nn::TrainOptions& options, const DataSplits& d
   if (options.data_parallel && threads == 0)
     threads = std::max(1, static_cast<int>(std::thread::hardware_concurrency()) / dist::local_size());
   cpu::set_num_threads(threads);
+  // Each rank its own GPU, before anything is put on one (dist/nccl_group.hpp).
+  if (options.data_parallel && options.device == Device::cuda && dist::nccl_available()) dist::use_local_gpu();
   MemoryTracker::instance().reset_peaks();
   nn::Trainer trainer(options, data.train, data.test);
   nn::Sequential& model = trainer.model();
@@ -91,7 +94,9 @@ nlohmann::json run_training(const nn::TrainOptions& options, const DataSplits& d
     const nn::Shard first = nn::shard_of(options.batch_size, 0, dist::size());
     say("data-parallel: %d rank%s (%s), global batch %lld, rank 0 takes %lld; %zu gradient bucket%s of at most %lld "
         "KiB, all-reduced %s\n%s",
-        dist::size(), dist::size() == 1 ? "" : "s", dist::mpi_library().c_str(), static_cast<long long>(options.batch_size),
+        dist::size(), dist::size() == 1 ? "" : "s",
+        trainer.buckets()->on_gpu() ? "gradients all-reduced by NCCL on the GPUs" : dist::mpi_library().c_str(),
+        static_cast<long long>(options.batch_size),
         static_cast<long long>(first.size()), trainer.buckets()->count(), trainer.buckets()->count() == 1 ? "" : "s",
         static_cast<long long>(options.bucket_bytes / 1024),
         options.overlap ? "as backward completes each" : "after backward", trainer.buckets()->describe().c_str());

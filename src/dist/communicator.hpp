@@ -92,4 +92,18 @@ void barrier();
 // MPI_Wtime (seconds), or a steady clock without MPI.
 double wtime();
 
+// ---- the pieces of an all-reduce, for the loopback model's calibration ------
+// (dist/loopback_model.hpp; `warpnet bench allreduce` times them alone)
+
+// This rank and `peer` each send `bytes` to the other at once (MPI_Isend +
+// MPI_Irecv): the exchange a ring all-reduce makes in every round.
+void exchange(const void* send, void* receive, int64_t bytes, int peer);
+// inout[i] += in[i] by MPI's own reduction (MPI_Reduce_local, MPI_SUM): the
+// local work of a reduce-scatter round.
+void reduce_local_sum(const float* in, float* inout, int64_t count);
+// The largest message the transport between ranks on this machine sends
+// eagerly (Open MPI: btl_vader_eager_limit, read through MPI_T; the payload
+// is this less the protocol header); 0 when the library does not say.
+int64_t eager_limit_bytes();
+
 }  // namespace warpnet::dist

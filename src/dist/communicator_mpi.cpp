@@ -11,6 +11,7 @@
 #include <signal.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <atomic>
 #include <chrono>
 #include <climits>
@@ -32,6 +33,9 @@ struct State {
   // Pending's requests by slot (a count above INT_MAX is several requests).
   std::vector<std::vector<MPI_Request>> slots;
   std::vector<int> free_slots;
+  // A duplicate of MPI_COMM_WORLD for the roll call below: its messages can
+  // never match those of the collectives, whatever tags those use.
+  MPI_Comm control = MPI_COMM_NULL;
 };
 
 State& state() {
@@ -98,6 +102,81 @@ std::vector<MPI_Request> start_chunked(T* data, int64_t count, Start&& start) {
   return requests;
 }
 
+// ---- the roll call: which rank hangs ------------------------------------------
+//
+// A collective that times out knows only that some rank did not join. To
+// name it, the waiting rank asks every other rank for its activity over the
+// control communicator; a rank that is alive and waiting in a collective
+// answers from its own wait loop (answer_roll_call), one that hangs, or is
+// stuck outside MPI, does not. A rank busy computing answers when it next
+// waits, so the asking rank gives the answers a grace period.
+constexpr int kRollCallTag = 1, kAnswerTag = 2;
+constexpr double kRollCallGraceS = 2.0;
+
+// Answers every roll call that has arrived: this rank's activity line.
+void answer_roll_call() {
+  const State& s = state();
+  for (;;) {
+    int arrived = 0;
+    MPI_Status status;
+    MPI_Iprobe(MPI_ANY_SOURCE, kRollCallTag, s.control, &arrived, &status);
+    if (!arrived) return;
+    int asked = 0;
+    MPI_Recv(&asked, 1, MPI_INT, status.MPI_SOURCE, kRollCallTag, s.control, MPI_STATUS_IGNORE);
+    // The answer is small, so it goes eagerly and this send does not wait
+    // for the asking rank (which may be aborting already).
+    MPI_Request request;
+    MPI_Isend(g_activity[g_activity_index.load()], sizeof g_activity[0], MPI_CHAR, status.MPI_SOURCE, kAnswerTag,
+              s.control, &request);
+    MPI_Request_free(&request);
+  }
+}
+
+// Asks every other rank what it is doing; returns "rank 1 did not answer
+// (...); rank 2 answered: <activity>" for the abort message.
+std::string roll_call() {
+  const State& s = state();
+  std::vector<char> answers(static_cast<size_t>(s.size) * sizeof g_activity[0], '\0');
+  std::vector<MPI_Request> asks, waits;
+  std::vector<int> peer_of;  // waits[i] is the answer of rank peer_of[i]
+  int dummy = 0;
+  for (int r = 0; r < s.size; ++r) {
+    if (r == s.rank) continue;
+    asks.emplace_back();
+    MPI_Isend(&dummy, 1, MPI_INT, r, kRollCallTag, s.control, &asks.back());
+    waits.emplace_back();
+    MPI_Irecv(answers.data() + static_cast<size_t>(r) * sizeof g_activity[0], sizeof g_activity[0], MPI_CHAR, r,
+              kAnswerTag, s.control, &waits.back());
+    peer_of.push_back(r);
+  }
+  std::vector<int> answered(waits.size(), 0);
+  const auto start = std::chrono::steady_clock::now();
+  while (std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count() < kRollCallGraceS) {
+    bool all = true;
+    for (size_t i = 0; i < waits.size(); ++i) {
+      if (!answered[i]) MPI_Test(&waits[i], &answered[i], MPI_STATUS_IGNORE);
+      all = all && answered[i];
+    }
+    if (all) break;
+    answer_roll_call();  // two ranks may ask each other at once
+    sched_yield();
+  }
+  std::string silent, alive;
+  for (size_t i = 0; i < waits.size(); ++i) {
+    const int r = peer_of[i];
+    if (answered[i]) {
+      alive += cat("; rank ", r, " is alive, ", answers.data() + static_cast<size_t>(r) * sizeof g_activity[0]);
+    } else {
+      silent += cat(silent.empty() ? "" : ", ", r);
+      MPI_Cancel(&waits[i]);  // the job ends next; nothing more will arrive
+    }
+  }
+  for (MPI_Request& a : asks) MPI_Request_free(&a);
+  if (silent.empty()) return cat("every other rank answered within ", kRollCallGraceS, " s", alive);
+  return cat("rank", silent.find(',') == std::string::npos ? " " : "s ", silent, " did not answer within ",
+             kRollCallGraceS, " s: it hangs or is stuck outside MPI", alive);
+}
+
 void wait_all(std::vector<MPI_Request>& requests) {
   if (requests.empty()) return;
   const auto start = std::chrono::steady_clock::now();
@@ -109,11 +188,15 @@ void wait_all(std::vector<MPI_Request>& requests) {
     const double waited = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
     if (waited > state().timeout_s)
       abort_job(cat("waited ", state().timeout_s, " s during ", g_activity[g_activity_index.load()],
-                    " and the other ranks did not join: one has died or hangs (a rank that died is named by "
-                    "mpirun's message); ending the job"));
+                    " and the other ranks did not join; ", roll_call(),
+                    " (a rank that died is named by mpirun's message); ending the job"));
     // Spinning is what MPI_Wait does too; past a millisecond, let another
-    // process have the core (ranks may outnumber cores: --oversubscribe).
-    if (waited > 1e-3) sched_yield();
+    // process have the core (ranks may outnumber cores: --oversubscribe),
+    // and answer another rank's roll call (the fast path never pays for it).
+    if (waited > 1e-3) {
+      answer_roll_call();
+      sched_yield();
+    }
   }
 }
 
@@ -154,6 +237,7 @@ Session::Session(double timeout_s) {
   WN_CHECK(provided >= MPI_THREAD_FUNNELED, "dist: this MPI gives thread level ", provided,
            ", below MPI_THREAD_FUNNELED (the main thread calls MPI while OpenMP threads compute)");
   MPI_Comm_set_errhandler(MPI_COMM_WORLD, MPI_ERRORS_RETURN);
+  MPI_Comm_dup(MPI_COMM_WORLD, &s.control);
   MPI_Comm_rank(MPI_COMM_WORLD, &s.rank);
   MPI_Comm_size(MPI_COMM_WORLD, &s.size);
   MPI_Comm node;
@@ -176,6 +260,7 @@ Session::~Session() {
   signal(SIGTERM, SIG_DFL);
   signal(SIGINT, SIG_DFL);
   s.active = false;
+  MPI_Comm_free(&s.control);
   MPI_Finalize();
 }
 
@@ -292,6 +377,46 @@ void barrier() {
 }
 
 double wtime() { return MPI_Wtime(); }
+
+void exchange(const void* send, void* receive, int64_t bytes, int peer) {
+  require_session("an exchange");
+  WN_CHECK(bytes >= 0 && bytes <= INT_MAX, "dist: an exchange moves 0 to ", INT_MAX, " bytes, not ", bytes);
+  WN_CHECK(peer >= 0 && peer < state().size && peer != state().rank, "dist: no peer rank ", peer);
+  std::vector<MPI_Request> requests(2);
+  check(MPI_Irecv(receive, static_cast<int>(bytes), MPI_BYTE, peer, 0, MPI_COMM_WORLD, &requests[0]), "MPI_Irecv");
+  check(MPI_Isend(send, static_cast<int>(bytes), MPI_BYTE, peer, 0, MPI_COMM_WORLD, &requests[1]), "MPI_Isend");
+  wait_all(requests);
+}
+
+void reduce_local_sum(const float* in, float* inout, int64_t count) {
+  for (int64_t done = 0; done < count;) {
+    const int n = static_cast<int>(std::min<int64_t>(count - done, INT_MAX));
+    check(MPI_Reduce_local(in + done, inout + done, n, MPI_FLOAT, MPI_SUM), "MPI_Reduce_local");
+    done += n;
+  }
+}
+
+int64_t eager_limit_bytes() {
+  // MPI_T control variables are the standard way to read a library's
+  // settings; Open MPI exposes every MCA parameter as one.
+  int provided = 0;
+  if (MPI_T_init_thread(MPI_THREAD_SINGLE, &provided) != MPI_SUCCESS) return 0;
+  int64_t limit = 0;
+  int index = -1;
+  if (MPI_T_cvar_get_index("btl_vader_eager_limit", &index) == MPI_SUCCESS) {
+    MPI_T_cvar_handle handle;
+    int count = 0;
+    if (MPI_T_cvar_handle_alloc(index, nullptr, &handle, &count) == MPI_SUCCESS) {
+      // size_t in Open MPI (MPI_UNSIGNED_LONG); an 8-byte zeroed slot holds
+      // a 4- or 8-byte unsigned value on this little-endian machine.
+      unsigned long long value = 0;
+      if (count == 1 && MPI_T_cvar_read(handle, &value) == MPI_SUCCESS) limit = static_cast<int64_t>(value);
+      MPI_T_cvar_handle_free(&handle);
+    }
+  }
+  MPI_T_finalize();
+  return limit;
+}
 
 }  // namespace warpnet::dist
 #endif  // WARPNET_HAS_MPI

@@ -2,7 +2,6 @@
 
 #include <algorithm>
 #include <cmath>
-#include <limits>
 
 #include "core/error.hpp"
 
@@ -110,62 +109,6 @@ Line fit_line(const std::vector<Sample>& samples) {
   if (samples.size() < 2 || det <= 0 || l.a < 0) l = {0, swss > 0 ? swst / swss : 0};
   if (l.b < 0) l = {swt / sw, 0};
   return l;
-}
-
-double Regimes::at(double bytes) const {
-  size_t k = 0;
-  while (k < upper.size() && bytes >= upper[k]) ++k;
-  return lines[k].at(bytes);
-}
-
-namespace {
-
-double worst_error(const Regimes& r, const std::vector<Sample>& samples) {
-  double worst = 0;
-  for (const Sample& s : samples) worst = std::max(worst, std::abs(r.at(s.bytes) - s.seconds) / s.seconds);
-  return worst;
-}
-
-// The regimes whose first samples are at `starts` (the first is 0).
-Regimes fit_with_starts(const std::vector<Sample>& sorted, const std::vector<size_t>& starts) {
-  Regimes r;
-  for (size_t k = 0; k < starts.size(); ++k) {
-    const size_t begin = starts[k], end = k + 1 < starts.size() ? starts[k + 1] : sorted.size();
-    r.lines.push_back(fit_line(std::vector<Sample>(sorted.begin() + begin, sorted.begin() + end)));
-    if (k > 0) r.upper.push_back(std::sqrt(sorted[begin - 1].bytes * sorted[begin].bytes));
-  }
-  return r;
-}
-
-}  // namespace
-
-Regimes fit_regimes(const std::vector<Sample>& samples, int regimes) {
-  WN_CHECK(regimes >= 1 && regimes <= 4, "fit_regimes: 1 to 4 regimes, not ", regimes);
-  std::vector<Sample> sorted = samples;
-  std::sort(sorted.begin(), sorted.end(), [](const Sample& a, const Sample& b) { return a.bytes < b.bytes; });
-  Regimes best = fit_with_starts(sorted, {0});
-  double best_error = worst_error(best, sorted);
-  // Every way to cut the sorted sizes into up to `regimes` runs of >= 2.
-  std::vector<size_t> starts{0};
-  auto search = [&](auto&& self) -> void {
-    if (starts.size() > 1) {
-      const Regimes r = fit_with_starts(sorted, starts);
-      const double e = worst_error(r, sorted);
-      if (e < best_error) best = r, best_error = e;
-    }
-    if (static_cast<int>(starts.size()) == regimes) return;
-    for (size_t next = starts.back() + 2; next + 2 <= sorted.size(); ++next) {
-      starts.push_back(next);
-      self(self);
-      starts.pop_back();
-    }
-  };
-  search(search);
-  return best;
-}
-
-double ring_bandwidth_of(const Line& line, int n) {
-  return line.b > 0 ? 2.0 * (n - 1) / (n * line.b) : std::numeric_limits<double>::infinity();
 }
 
 // ---- a training step -------------------------------------------------------------

@@ -25,11 +25,9 @@
 // busbw = algbw · 2(n-1)/n, the rate each rank's link carries in a ring, so
 // it is comparable with B whatever n is.
 //
-// On loopback MPI (ranks on one machine) the "link" is memory: the model's
-// α and B are fitted to measurements (`warpnet bench allreduce`), once for
-// all sizes and once per regime (Open MPI changes protocol with the size,
-// and copies slow down once the buffers leave the caches), and the error of
-// each prediction is reported next to it.
+// On loopback MPI (ranks on one machine) the "link" is memory and the
+// library's protocols, and one α and one B do not describe it:
+// dist/loopback_model.hpp predicts that case from timings of its pieces.
 #pragma once
 #include <cstdint>
 #include <string>
@@ -75,28 +73,13 @@ struct Sample {
 };
 
 // t = a + b·S, by least squares on the relative error Σ((a + b·Sᵢ − tᵢ)/tᵢ)²
-// (so 1 KiB counts as much as 256 MiB); a >= 0, b >= 0.
+// (so 1 KiB counts as much as 256 MiB); a >= 0, b >= 0. For one line over
+// all-reduce times, and for each regime of dist/loopback_model.hpp.
 struct Line {
   double a = 0, b = 0;
   double at(double bytes) const { return a + b * bytes; }
 };
 Line fit_line(const std::vector<Sample>& samples);
-
-// A line per regime of sizes: regime k covers sizes < upper[k] (the last,
-// every size beyond). fit_regimes chooses up to `regimes` (at most 4) contiguous
-// regimes of at least 2 samples each, the boundaries placed where they make
-// the largest relative error smallest.
-struct Regimes {
-  std::vector<double> upper;  // boundaries, bytes (regimes − 1 of them)
-  std::vector<Line> lines;
-  double at(double bytes) const;
-};
-Regimes fit_regimes(const std::vector<Sample>& samples, int regimes);
-
-// For the ring with n ranks: a line t = a + b·S is α₀ + 2(n-1)·α + S·2(n-1)/(n·B),
-// so B = 2(n-1)/(n·b); α₀ and α cannot be told apart from one n, and the
-// whole of `a` is reported as the latency.
-double ring_bandwidth_of(const Line& line, int n);
 
 // ---- a training step ---------------------------------------------------------
 

@@ -47,8 +47,14 @@ GradientBuckets::GradientBuckets(std::vector<Parameter*> params, std::vector<int
     b.numel += n;
     b.first_layer = std::min(b.first_layer, layer_of[k]);
   }
+  const bool on_gpu = !params_.empty() && dist::nccl_available() &&
+                      std::all_of(params_.begin(), params_.end(),
+                                  [](const Parameter* p) { return p->var.value().device() == Device::cuda; });
+  if (on_gpu) nccl_ = std::make_unique<dist::NcclGroup>();
   MemoryScope scope(MemTag::gradient, "allreduce buckets");
-  for (Bucket& b : buckets_) b.buffer = Tensor::zeros({std::max<int64_t>(b.numel, 1)});
+  for (Bucket& b : buckets_)
+    b.buffer = on_gpu ? Tensor::zeros({std::max<int64_t>(b.numel, 1)}).to(Device::cuda)
+                      : Tensor::zeros({std::max<int64_t>(b.numel, 1)});
 }
 
 void GradientBuckets::begin_step(double weight) {
@@ -63,6 +69,7 @@ void GradientBuckets::begin_step(double weight) {
 // Copies weight·gradient of each parameter into the bucket and starts its
 // all-reduce (sum over ranks).
 void GradientBuckets::start(Bucket& b) {
+  if (nccl_) return start_on_gpu(b);
   float* out = b.buffer.data<float>();
   for (size_t j = 0; j < b.params.size(); ++j) {
     const Parameter& p = *params_[b.params[j]];
@@ -82,6 +89,42 @@ void GradientBuckets::start(Bucket& b) {
   b.started = true;
 }
 
+// The same on the GPU: device-to-device copies into the bucket, then NCCL
+// sums weight·bucket over the ranks (PreMulSum), all on the group's stream.
+void GradientBuckets::start_on_gpu(Bucket& b) {
+  float* out = static_cast<float*>(b.buffer.raw());
+  for (size_t j = 0; j < b.params.size(); ++j) {
+    const Parameter& p = *params_[b.params[j]];
+    const Tensor& g = p.var.grad();
+    const Tensor grad = g.defined() ? g : Tensor::zeros(p.var.value().shape()).to(Device::cuda);
+    WN_CHECK(grad.device() == Device::cuda && grad.is_contiguous(), "buckets: the gradient of ", p.name, " is ",
+             grad.describe(), "; NCCL all-reduces contiguous GPU tensors");
+    nccl_->copy(out + b.offsets[j], grad.raw(), p.var.value().nbytes());
+  }
+  nccl_->start_weighted_sum(out, b.numel, weight_);
+  b.started = true;
+}
+
+void GradientBuckets::finish_on_gpu() {
+  while (next_ < buckets_.size()) start(buckets_[next_++]);
+  nccl_->synchronize();
+  std::set<const Storage*> seen;
+  for (Bucket& b : buckets_) {
+    const float* in = static_cast<const float*>(b.buffer.raw());
+    for (size_t j = 0; j < b.params.size(); ++j) {
+      Parameter& p = *params_[b.params[j]];
+      Tensor& g = p.var.grad();
+      if (!(g.defined() && g.device() == Device::cuda && g.is_contiguous() && seen.insert(g.storage()).second)) {
+        MemoryScope scope(MemTag::gradient, p.name.substr(0, p.name.rfind('.')));
+        g = Tensor::empty(p.var.value().shape(), DType::f32, Device::cuda);
+        seen.insert(g.storage());
+      }
+      nccl_->copy(g.raw(), in + b.offsets[j], p.var.value().nbytes());
+    }
+  }
+  nccl_->synchronize();  // the optimizer reads the gradients next
+}
+
 void GradientBuckets::layers_done_from(int layer) {
   if (!overlap_) return;
   while (next_ < buckets_.size() && buckets_[next_].first_layer >= layer) start(buckets_[next_++]);
@@ -90,6 +133,7 @@ void GradientBuckets::layers_done_from(int layer) {
 }
 
 void GradientBuckets::finish() {
+  if (nccl_) return finish_on_gpu();
   while (next_ < buckets_.size()) start(buckets_[next_++]);
   // Gradient tensors are fresh outputs of ops, but two parameters sharing
   // one would be overwritten by the second copy below: give those their own.

@@ -13,6 +13,11 @@
 // epoch usually does not.) In floating point the two sides differ by the
 // order of the additions over the batch — see tests/dist for the bound.
 //
+// On GPUs (parameters on Device::cuda) in a build with NCCL, the buckets
+// live on the GPU and NCCL all-reduces them, weighting each rank's share
+// itself (dist/nccl_group.hpp; unverified: not yet run on a GPU). Without
+// NCCL they live on the host and MPI all-reduces host copies.
+//
 // Overlap. The tape plays backward closures newest-first. The trainer runs
 // the Sequential's layers one by one and records a marker closure on the
 // tape before each layer; backward plays marker k right after the closures
@@ -25,7 +30,10 @@
 #include <string>
 #include <vector>
 
+#include <memory>
+
 #include "dist/communicator.hpp"
+#include "dist/nccl_group.hpp"
 #include "nn/module.hpp"
 #include "nn/optim.hpp"
 
@@ -59,6 +67,7 @@ class GradientBuckets {
   void finish();
 
   size_t count() const { return buckets_.size(); }
+  bool on_gpu() const { return nccl_ != nullptr; }
   bool overlap() const { return overlap_; }
   // One line per bucket: its size and the parameters in it.
   std::string describe() const;
@@ -69,15 +78,18 @@ class GradientBuckets {
     std::vector<int64_t> offsets;
     int64_t numel = 0;
     int first_layer = 0;  // the lowest layer index among its parameters
-    Tensor buffer;        // f32 (numel), charged to gradients ("allreduce buckets")
+    Tensor buffer;        // f32 (numel), charged to gradients ("allreduce buckets"); on the GPU with NCCL
     dist::Pending pending;
     bool started = false;
   };
   void start(Bucket& b);
+  void start_on_gpu(Bucket& b);
+  void finish_on_gpu();
 
   std::vector<Parameter*> params_;
   std::vector<Bucket> buckets_;
   bool overlap_;
+  std::unique_ptr<dist::NcclGroup> nccl_;  // set when the parameters live on the GPU and NCCL is built in
   float weight_ = 1.0f;
   size_t next_ = 0;  // the next bucket to start
 };

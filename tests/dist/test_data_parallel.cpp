@@ -225,4 +225,7 @@ TEST_CASE("a rank that hangs ends the job after --dist-timeout") {
   CHECK(r.seconds < 30);
   CHECK(r.output.find("warpnet: rank 0 of 2: waited 3 s during the gradient all-reduce of epoch 1 step 3") !=
         std::string::npos);
+  // The roll call names the rank that hangs: it sleeps outside MPI, so it
+  // cannot answer.
+  CHECK(r.output.find("rank 1 did not answer within 2 s") != std::string::npos);
 }

@@ -1,0 +1,108 @@
+// A model that predicts the time of an all-reduce between ranks on one
+// machine (loopback MPI) from simpler measurements of its pieces, instead of
+// fitting a line to the all-reduce itself.
+//
+// What is modelled is what runs: Open MPI's non-blocking all-reduce
+// (coll/libnbc), with the ring algorithm that dist::Session selects
+// (coll_libnbc_iallreduce_algorithm=ring), on the shared-memory transport
+// (btl/vader). libnbc's ring (ompi/mca/coll/libnbc/nbc_iallreduce.c,
+// allred_sched_ring) cuts the buffer of S bytes into n segments of m = S/n
+// and runs a schedule of rounds:
+//
+//   n-1 times: exchange a segment with the neighbours (send one, receive one
+//              into a temporary buffer), then reduce it into place
+//              (MPI's reduction: MPI_Reduce_local);
+//   n-1 times: exchange a finished segment;
+//
+// and every call allocates its temporary buffer (malloc of S bytes; the
+// first round receives m bytes into it) and frees it at the end. So
+//
+//      T(S) = c + X₁(m) + (n-1)·R(m) + (2n-3)·X(m),   m = S/n,
+//
+// c  the fixed cost of one non-blocking collective call (building and
+//    starting its schedule): calibrated as an MPI_Ibarrier (a libnbc
+//    schedule with one round and no data) less a 0-byte exchange;
+// X  one exchange (each rank sends m bytes and receives m bytes at once),
+//    alpha-beta per regime. The protocol: eager below the transport's eager
+//    limit (read from Open MPI's parameters; the sender copies into a
+//    shared-memory fragment, the receiver copies out), rendezvous above (a
+//    handshake, then the receiver copies straight from the sender's memory:
+//    single copy, Linux CMA). The memory: copies run at cache speed while
+//    the round's buffers fit the caches, slower beyond — so the rendezvous
+//    line is fitted once per memory regime;
+// R  the local reduction, a line per memory regime as well;
+// X₁ the first exchange, received into the temporary buffer: an exchange
+//    like the others while glibc reuses a block of its heap, but a block of
+//    at least its largest mmap threshold (DEFAULT_MMAP_THRESHOLD_MAX, 32 MiB
+//    on 64-bit Linux: mallopt(3)) is mapped fresh at every call and returned
+//    at free, so each page the exchange writes is a page fault: one more
+//    line, fitted to exchanges received into a freshly allocated buffer.
+//
+// The memory regimes are cut at message sizes given to the model: where the
+// round's working set (each rank's send and receive buffer, 4m for the two
+// ranks) outgrows the ranks' L2 caches (sysfs), and where the exchange's
+// own bandwidth falls by half or more from one size to the next (a step the
+// calibration finds: on the quiet CI VM none, under load near 4 and 8 MiB).
+//
+// Each regime's line is fitted to timings of that piece alone (`warpnet
+// bench allreduce` times exchanges, reductions and barriers before it times
+// any all-reduce, each started from the state the ring leaves its buffers
+// in: cli/bench_allreduce_pieces.cpp), and the all-reduce is then predicted
+// at every size.
+//
+// Measured on the 2-core CI VM, 2 ranks, 2026-11-30, quiet: within 25% of
+// the measured all-reduce at 19 of 19 sizes, 1 KiB to 256 MiB, worst 18%
+// (one line fitted to the all-reduce itself: 10 of 19); at load 6-7, 17 of
+// 19 (src/dist/README.md).
+// Reproduce: mpirun --oversubscribe --allow-run-as-root -np 2 warpnet bench allreduce
+#pragma once
+#include <string>
+#include <vector>
+
+#include "dist/cost_model.hpp"
+
+namespace warpnet::dist {
+
+struct LoopbackModel {
+  double call_s = 0;             // c: fixed cost of one non-blocking collective
+  double eager_limit_bytes = 0;  // messages below go eagerly (the limit includes a header)
+  // Message sizes where a slower memory regime begins: regime k holds the
+  // messages m with bounds[k-1] < m <= bounds[k] (ascending).
+  std::vector<double> memory_bounds;
+  Line exchange_eager;                    // X(m) = a + b·m below the eager limit
+  std::vector<Line> exchange_rendezvous;  // above it, one per memory regime
+  std::vector<Line> reduce;               // R(m), one per memory regime
+  // The first exchange when the temporary buffer (n·m bytes) is mapped fresh.
+  static constexpr double kMmapThresholdBytes = 4.0 * 1024 * 1024 * sizeof(long);
+  Line exchange_fresh;
+
+  bool eager(double message_bytes) const { return message_bytes < eager_limit_bytes; }
+  size_t memory_regime(double message_bytes) const;
+  double exchange_seconds(double message_bytes) const;
+  double reduce_seconds(double message_bytes) const;
+  double first_exchange_seconds(int n, double message_bytes) const;
+  // T(S) above, for n ranks and S bytes per rank.
+  double ring_allreduce_seconds(int n, double bytes) const;
+  // "eager, memory regime 1 of 3": the regime of a round of S/n bytes.
+  std::string regime(int n, double bytes) const;
+};
+
+// Timings of the pieces at several message sizes, and of the empty call.
+struct PieceTimings {
+  std::vector<Sample> exchange, reduce;
+  // Exchanges received into a buffer of 2m bytes allocated just before and
+  // freed just after (only sizes with 2m at or above the mmap threshold).
+  std::vector<Sample> fresh_exchange;
+  double ibarrier_s = 0, empty_exchange_s = 0;
+};
+
+// Where the round's working set (4m) outgrows `l2_bytes_total` (the L2 of
+// the cores the ranks run on), and every size whose exchange bandwidth is at
+// most half that of the next smaller size: the memory bounds, ascending.
+std::vector<double> memory_bounds(const PieceTimings& t, double l2_bytes_total);
+
+// Fits the model's lines to the pieces: one line per regime, from the sizes
+// in it (one size gives a line through the origin; none is an error).
+LoopbackModel calibrate_loopback(const PieceTimings& t, double eager_limit_bytes, std::vector<double> memory_bounds);
+
+}  // namespace warpnet::dist

@@ -1,0 +1,136 @@
+// dist/nccl_group.hpp: NCCL when the build has it (WARPNET_HAS_NCCL), a
+// stand-in that says so when not. Unverified on a GPU (see the header).
+#include "dist/nccl_group.hpp"
+
+#include "core/error.hpp"
+#include "dist/communicator.hpp"
+
+#if WARPNET_HAS_NCCL
+#include <cuda_runtime.h>
+#include <nccl.h>
+
+#include <chrono>
+#include <string>
+
+namespace warpnet::dist {
+
+namespace {
+
+void cuda_check(cudaError_t e, const char* call) {
+  if (e != cudaSuccess) abort_job(cat(call, " failed: ", cudaGetErrorString(e)));
+}
+
+void nccl_check(ncclResult_t r, const char* call) {
+  if (r != ncclSuccess && r != ncclInProgress) abort_job(cat(call, " failed: ", ncclGetErrorString(r)));
+}
+
+}  // namespace
+
+struct NcclGroup::Impl {
+  ncclComm_t comm = nullptr;
+  cudaStream_t stream = nullptr;
+};
+
+bool nccl_available() { return true; }
+
+bool nccl_gpus_present() {
+  int count = 0;
+  // No driver (a build machine) reads as no GPU, as everywhere in warpnet.
+  return cudaGetDeviceCount(&count) == cudaSuccess && count > 0;
+}
+
+int use_local_gpu() {
+  int count = 0;
+  cuda_check(cudaGetDeviceCount(&count), "cudaGetDeviceCount");
+  WN_CHECK(count > 0, "dist: no GPU for this rank");
+  // Ranks on one machine are numbered 0..local_size-1 in rank order when
+  // mpirun fills machines one by one (its default, --map-by slot).
+  const int gpu = rank() % local_size() % count;
+  cuda_check(cudaSetDevice(gpu), "cudaSetDevice");
+  return gpu;
+}
+
+NcclGroup::NcclGroup() : impl_(new Impl) {
+  WN_CHECK(active(), "dist: an NCCL group needs a dist::Session (MPI carries its id)");
+  set_activity("NCCL setup (ncclCommInitRank)");
+  ncclUniqueId id;
+  if (rank() == 0) nccl_check(ncclGetUniqueId(&id), "ncclGetUniqueId");
+  broadcast(&id, sizeof id, 0);
+  nccl_check(ncclCommInitRank(&impl_->comm, size(), id, rank()), "ncclCommInitRank");
+  // A blocking stream: its work waits for the kernels already launched on
+  // the default stream (backward's gradients), and the default stream's
+  // next kernels (the optimizer) wait for it.
+  cuda_check(cudaStreamCreate(&impl_->stream), "cudaStreamCreate");
+}
+
+NcclGroup::~NcclGroup() {
+  if (impl_->stream) cudaStreamSynchronize(impl_->stream);
+  if (impl_->comm) ncclCommDestroy(impl_->comm);
+  if (impl_->stream) cudaStreamDestroy(impl_->stream);
+  delete impl_;
+}
+
+void NcclGroup::copy(void* device_dst, const void* device_src, int64_t bytes) {
+  cuda_check(cudaMemcpyAsync(device_dst, device_src, static_cast<size_t>(bytes), cudaMemcpyDeviceToDevice, impl_->stream),
+             "cudaMemcpyAsync");
+}
+
+void NcclGroup::start_weighted_sum(float* device_data, int64_t count, float weight) {
+  // PreMulSum: this rank's input times its own `weight`, then the sum.
+  ncclRedOp_t op;
+  nccl_check(ncclRedOpCreatePreMulSum(&op, &weight, ncclFloat32, ncclScalarHostImmediate, impl_->comm),
+             "ncclRedOpCreatePreMulSum");
+  nccl_check(ncclAllReduce(device_data, device_data, static_cast<size_t>(count), ncclFloat32, op, impl_->comm,
+                           impl_->stream),
+             "ncclAllReduce");
+  // The op may be destroyed once the call that uses it has been enqueued.
+  nccl_check(ncclRedOpDestroy(op, impl_->comm), "ncclRedOpDestroy");
+}
+
+void NcclGroup::synchronize() {
+  const auto start = std::chrono::steady_clock::now();
+  for (;;) {
+    const cudaError_t state = cudaStreamQuery(impl_->stream);
+    if (state == cudaSuccess) return;
+    if (state != cudaErrorNotReady) cuda_check(state, "cudaStreamQuery");
+    ncclResult_t async = ncclSuccess;
+    nccl_check(ncclCommGetAsyncError(impl_->comm, &async), "ncclCommGetAsyncError");
+    if (async != ncclSuccess && async != ncclInProgress) {
+      ncclCommAbort(impl_->comm);
+      impl_->comm = nullptr;
+      abort_job(cat("NCCL failed during the all-reduce: ", ncclGetErrorString(async)));
+    }
+    const double waited = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+    if (waited > timeout_s()) {
+      // A peer that died or hangs never joins: NCCL would spin forever.
+      ncclCommAbort(impl_->comm);
+      impl_->comm = nullptr;
+      abort_job(cat("waited ", timeout_s(), " s for an NCCL all-reduce; another rank has died or hangs; ending the job"));
+    }
+  }
+}
+
+}  // namespace warpnet::dist
+
+#else  // no NCCL in this build
+
+namespace warpnet::dist {
+
+struct NcclGroup::Impl {};
+
+bool nccl_available() { return false; }
+bool nccl_gpus_present() { return false; }
+int use_local_gpu() { return -1; }
+
+NcclGroup::NcclGroup() {
+  fail("dist: this warpnet was built without NCCL (CMake looked for nccl.h and libnccl beside the CUDA toolkit); "
+       "data-parallel training on cuda all-reduces host copies over MPI instead");
+}
+NcclGroup::~NcclGroup() = default;
+void NcclGroup::copy(void*, const void*, int64_t) {}
+void NcclGroup::start_weighted_sum(float*, int64_t, float) {}
+void NcclGroup::synchronize() {}
+
+}  // namespace warpnet::dist
+
+#endif  // WARPNET_HAS_NCCL

@@ -1,0 +1,106 @@
+// The loopback all-reduce model (dist/loopback_model.hpp) on hand-made
+// timings: the memory bounds sit where the L2 and the exchange's bandwidth
+// step put them, calibration recovers the lines the pieces were made from,
+// and the ring formula adds the pieces as libnbc's schedule runs them. No
+// timing happens here.
+#include <doctest/doctest.h>
+
+#include "dist/loopback_model.hpp"
+
+using namespace warpnet::dist;
+
+namespace {
+
+// Pieces made from known lines. Exchanges: 1 us + m/4 GB/s eagerly (below
+// 4 KiB); by rendezvous 3 us + m/8 GB/s while 4m fits a 4 MiB L2 (m up to
+// 1 MiB), 5 us + m/5 GB/s up to 8 MiB, and m/0.5 GB/s from 16 MiB on (a
+// bandwidth step of 10x). Reductions: 0.1 us + m/10 GB/s, m/5, m/1 GB/s.
+constexpr double kEager = 4096, kL2 = 4 << 20;
+constexpr double kMiB = 1 << 20;
+double exchange_time(double m) {
+  if (m < kEager) return 1e-6 + m / 4e9;
+  if (m <= kMiB) return 3e-6 + m / 8e9;
+  return m <= 8 * kMiB ? 5e-6 + m / 5e9 : m / 0.5e9;
+}
+double reduce_time(double m) {
+  if (m <= kMiB) return 0.1e-6 + m / 10e9;
+  return m <= 8 * kMiB ? m / 5e9 : m / 1e9;
+}
+
+// An exchange received into a freshly mapped buffer: 1 GB/s of page faults.
+double fresh_time(double m) { return 0.1e-3 + m / 1e9; }
+
+PieceTimings hand_made() {
+  PieceTimings t;
+  for (double m = 512; m <= 128 * kMiB; m *= 2) {
+    t.exchange.push_back({m, exchange_time(m)});
+    t.reduce.push_back({m, reduce_time(m)});
+    if (2 * m >= 32 * kMiB) t.fresh_exchange.push_back({m, fresh_time(m)});
+  }
+  t.ibarrier_s = 1.5e-6;
+  t.empty_exchange_s = 0.5e-6;
+  return t;
+}
+
+}  // namespace
+
+TEST_CASE("memory bounds: the L2, then where the exchange's bandwidth halves") {
+  const std::vector<double> bounds = memory_bounds(hand_made(), kL2);
+  REQUIRE(bounds.size() == 2);
+  CHECK(bounds[0] == kMiB);      // 4m = 4 MiB of L2
+  CHECK(bounds[1] == 8 * kMiB);  // the last size before the 10x step
+}
+
+TEST_CASE("calibration recovers the lines of each regime") {
+  const PieceTimings t = hand_made();
+  const LoopbackModel m = calibrate_loopback(t, kEager, memory_bounds(t, kL2));
+  CHECK(m.call_s == doctest::Approx(1e-6));  // barrier less empty exchange
+  CHECK(m.exchange_eager.a == doctest::Approx(1e-6).epsilon(1e-9));
+  CHECK(m.exchange_eager.b == doctest::Approx(1 / 4e9).epsilon(1e-9));
+  REQUIRE(m.exchange_rendezvous.size() == 3);
+  REQUIRE(m.reduce.size() == 3);
+  CHECK(m.exchange_rendezvous[0].a == doctest::Approx(3e-6).epsilon(1e-9));
+  CHECK(m.exchange_rendezvous[1].b == doctest::Approx(1 / 5e9).epsilon(1e-9));
+  CHECK(m.exchange_rendezvous[2].b == doctest::Approx(1 / 0.5e9).epsilon(1e-9));
+  CHECK(m.reduce[0].b == doctest::Approx(1 / 10e9).epsilon(1e-9));
+  CHECK(m.reduce[2].b == doctest::Approx(1 / 1e9).epsilon(1e-9));
+  // Every piece reproduces its own timings, in every regime.
+  for (double s = 512; s <= 128 * kMiB; s *= 2) {
+    CHECK(m.exchange_seconds(s) == doctest::Approx(exchange_time(s)).epsilon(1e-9));
+    CHECK(m.reduce_seconds(s) == doctest::Approx(reduce_time(s)).epsilon(1e-9));
+  }
+}
+
+TEST_CASE("the regime of a size follows the eager limit and the memory bounds") {
+  const PieceTimings t = hand_made();
+  const LoopbackModel m = calibrate_loopback(t, kEager, memory_bounds(t, kL2));
+  CHECK(m.eager(2048));
+  CHECK_FALSE(m.eager(4096));  // the limit includes the header: a 4 KiB payload does not fit
+  CHECK(m.regime(2, 4096) == "eager, memory 1/3");  // segments of 2 KiB
+  CHECK(m.regime(2, 2 * kMiB) == "rendezvous, memory 1/3");
+  CHECK(m.regime(2, 4 * kMiB) == "rendezvous, memory 2/3");
+  CHECK(m.regime(2, 32 * kMiB) == "rendezvous, memory 3/3, mmap");
+}
+
+TEST_CASE("the ring all-reduce adds the pieces as libnbc's schedule runs them") {
+  const PieceTimings t = hand_made();
+  const LoopbackModel m = calibrate_loopback(t, kEager, memory_bounds(t, kL2));
+  // 2 ranks, 1 MiB: segments of 512 KiB; c + R + 2X (the temporary buffer
+  // is a warm heap block: its exchange is like the other).
+  CHECK(m.ring_allreduce_seconds(2, kMiB) ==
+        doctest::Approx(1e-6 + reduce_time(kMiB / 2) + 2 * exchange_time(kMiB / 2)).epsilon(1e-9));
+  // 2 ranks, 64 MiB: the temporary buffer is mapped fresh (64 MiB >= 32 MiB):
+  // c + X1 + R + X.
+  CHECK(m.regime(2, 64 * kMiB) == "rendezvous, memory 3/3, mmap");
+  CHECK(m.ring_allreduce_seconds(2, 64 * kMiB) ==
+        doctest::Approx(1e-6 + fresh_time(32 * kMiB) + reduce_time(32 * kMiB) + exchange_time(32 * kMiB))
+            .epsilon(1e-9));
+  // 4 ranks, 4 MiB: segments of 1 MiB; c + 3R + 6X.
+  CHECK(m.ring_allreduce_seconds(4, 4 * kMiB) ==
+        doctest::Approx(1e-6 + 3 * reduce_time(kMiB) + 6 * exchange_time(kMiB)).epsilon(1e-9));
+  CHECK(m.ring_allreduce_seconds(1, kMiB) == 0);
+  // A regime with no calibration size is an error, not a guess.
+  PieceTimings few = t;
+  few.reduce.resize(3);
+  CHECK_THROWS(calibrate_loopback(few, kEager, memory_bounds(t, kL2)));
+}
