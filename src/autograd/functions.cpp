@@ -2,6 +2,7 @@
 
 #include <utility>
 
+#include "autograd/precision.hpp"
 #include "core/memory.hpp"
 #include "device/dispatch.hpp"
 
@@ -23,16 +24,70 @@ void record(Fn&& fn) {
 // The output of an op: it needs a gradient exactly when some input does.
 Var output(Tensor value, bool grad) { return Var(std::move(value), grad); }
 
+// An op's output kept as an activation: in the active precision's storage
+// format (bf16/fp16 round it; autograd/precision.hpp). Views (flatten) and
+// the loss use output() and stay as they are. ReLU and max pooling output
+// values of their input (or zero), in the format whenever the input is, so
+// they skip the rounding pass (`picks_input_values`).
+Var activation(Tensor value, bool grad, bool picks_input_values = false) {
+  MixedPrecision* policy = MixedPrecision::active();
+  if (policy && !picks_input_values) policy->keep_as_activation(value);
+  return output(std::move(value), grad);
+}
+
+// The tensors an op's forward makes count at the width its activations are
+// kept in (2 bytes under bf16/fp16): declare one at the top of the op.
+struct ActivationWidth {
+  ValueWidthScope scope{MixedPrecision::active() ? MixedPrecision::active()->activation_bytes() : 4};
+};
+
+// The operands of one matmul or convolution under the active precision:
+// what the forward multiplies, and what its backward multiplies again.
+// bf16, fp16 and fp8 keep their cast copies for the backward, as autocast
+// and Transformer Engine do; tf32 rounds inside a GPU's GEMM and keeps the
+// fp32 tensors, so its backward rounds them again (the same values).
+class GemmOperands {
+ public:
+  GemmOperands(const Tensor& a, const Tensor& b)
+      : policy_(MixedPrecision::active()), layer_(current_mem_context().layer) {
+    a_ = cast(a, Operand::input, Tape::active() != nullptr);
+    b_ = cast(b, Operand::weight, Tape::active() != nullptr);
+  }
+  const Tensor& a() const { return a_; }
+  const Tensor& b() const { return b_; }
+  // What the backward needs: drops the copies a tf32 backward makes again.
+  GemmOperands kept_for_backward() const {
+    GemmOperands kept = *this;
+    if (policy_ && policy_->precision() == Precision::tf32) kept.a_ = kept.b_ = Tensor();
+    return kept;
+  }
+  // In the backward: the operands (given the fp32 ones the tape kept) and
+  // the output's gradient as the backward GEMMs multiply it.
+  Tensor a_or(const Tensor& a) const { return a_.defined() ? a_ : cast(a, Operand::input, false); }
+  Tensor b_or(const Tensor& b) const { return b_.defined() ? b_ : cast(b, Operand::weight, false); }
+  Tensor grad_output(const Tensor& dy) const { return cast(dy, Operand::grad_output, true); }
+
+ private:
+  Tensor cast(const Tensor& t, Operand o, bool training) const {
+    return policy_ ? policy_->operand(t, o, layer_, training) : t;
+  }
+  MixedPrecision* policy_;
+  std::string layer_;
+  Tensor a_, b_;
+};
+
 }  // namespace
 
 Var matmul(const Var& a, const Var& b, bool trans_a, bool trans_b) {
   const bool grad = needs_grad({&a, &b});
-  Var y = output(dispatch::matmul(a.value(), b.value(), trans_a, trans_b), grad);
+  const ActivationWidth width;
+  const GemmOperands in(a.value(), b.value());
+  Var y = activation(dispatch::matmul(in.a(), in.b(), trans_a, trans_b), grad);
   if (grad) {
-    record([a, b, y, trans_a, trans_b]() mutable {
+    record([a, b, y, trans_a, trans_b, in = in.kept_for_backward()]() mutable {
       if (!y.grad().defined()) return;
-      cpu::MatmulGrads g = dispatch::matmul_backward(a.value(), b.value(), y.grad(), trans_a, trans_b,
-                                                a.requires_grad(), b.requires_grad());
+      cpu::MatmulGrads g = dispatch::matmul_backward(in.a_or(a.value()), in.b_or(b.value()), in.grad_output(y.grad()),
+                                                     trans_a, trans_b, a.requires_grad(), b.requires_grad());
       if (g.da.defined()) a.accumulate(g.da);
       if (g.db.defined()) b.accumulate(g.db);
     });
@@ -44,16 +99,20 @@ Var matmul(const Var& a, const Var& b, bool trans_a, bool trans_b) {
 // temporary instead of an activation the tape keeps.
 Var linear(const Var& x, const Var& w, const Var& b) {
   const bool grad = needs_grad({&x, &w, &b});
-  Tensor product = dispatch::matmul(x.value(), w.value(), false, true);  // (N,out)
-  Var y = output(b.defined() ? dispatch::bias_add(product, b.value()) : product, grad);
+  const ActivationWidth width;
+  const GemmOperands in(x.value(), w.value());
+  Tensor product = dispatch::matmul(in.a(), in.b(), false, true);  // (N,out)
+  Var y = activation(b.defined() ? dispatch::bias_add(product, b.value()) : product, grad);
   if (grad) {
-    record([x, w, b, y]() mutable {
+    record([x, w, b, y, in = in.kept_for_backward()]() mutable {
       if (!y.grad().defined()) return;
-      cpu::MatmulGrads g = dispatch::matmul_backward(x.value(), w.value(), y.grad(), false, true, x.requires_grad(),
-                                                w.requires_grad());
+      // The bias gradient comes from the same (rounded) gradient as the GEMMs.
+      const Tensor dy = in.grad_output(y.grad());
+      cpu::MatmulGrads g = dispatch::matmul_backward(in.a_or(x.value()), in.b_or(w.value()), dy, false, true,
+                                                     x.requires_grad(), w.requires_grad());
       if (g.da.defined()) x.accumulate(g.da);
       if (g.db.defined()) w.accumulate(g.db);
-      if (b.requires_grad()) b.accumulate(dispatch::bias_add_backward(y.grad()));
+      if (b.requires_grad()) b.accumulate(dispatch::bias_add_backward(dy));
     });
   }
   return y;
@@ -61,7 +120,8 @@ Var linear(const Var& x, const Var& w, const Var& b) {
 
 Var bias_add(const Var& x, const Var& b) {
   const bool grad = needs_grad({&x, &b});
-  Var y = output(dispatch::bias_add(x.value(), b.value()), grad);
+  const ActivationWidth width;
+  Var y = activation(dispatch::bias_add(x.value(), b.value()), grad);
   if (grad) {
     record([x, b, y]() mutable {
       if (!y.grad().defined()) return;
@@ -75,13 +135,15 @@ Var bias_add(const Var& x, const Var& b) {
 
 Var conv2d(const Var& x, const Var& w, const Var& b, const cpu::Conv2dParams& p) {
   const bool grad = needs_grad({&x, &w, &b});
-  Var y = output(dispatch::conv2d(x.value(), w.value(), b.defined() ? b.value() : Tensor(), p), grad);
+  const ActivationWidth width;
+  const GemmOperands in(x.value(), w.value());
+  Var y = activation(dispatch::conv2d(in.a(), in.b(), b.defined() ? b.value() : Tensor(), p), grad);
   if (grad) {
-    record([x, w, b, y, p]() mutable {
+    record([x, w, b, y, p, in = in.kept_for_backward()]() mutable {
       if (!y.grad().defined()) return;
       // The first layer's input (the images) needs no gradient: skip dx.
-      cpu::Conv2dGrads g =
-          dispatch::conv2d_backward(x.value(), w.value(), y.grad(), p, b.defined(), x.requires_grad());
+      cpu::Conv2dGrads g = dispatch::conv2d_backward(in.a_or(x.value()), in.b_or(w.value()), in.grad_output(y.grad()),
+                                                     p, b.defined(), x.requires_grad());
       if (g.dx.defined()) x.accumulate(g.dx);
       w.accumulate(g.dw);
       if (b.defined()) b.accumulate(g.db);
@@ -92,9 +154,10 @@ Var conv2d(const Var& x, const Var& w, const Var& b, const cpu::Conv2dParams& p)
 
 // Activations whose backward needs the input x.
 template <class Forward, class Backward>
-Var unary_from_input(const Var& x, Forward forward, Backward backward) {
+Var unary_from_input(const Var& x, Forward forward, Backward backward, bool picks_input_values) {
   const bool grad = needs_grad({&x});
-  Var y = output(forward(x.value()), grad);
+  const ActivationWidth width;
+  Var y = activation(forward(x.value()), grad, picks_input_values);
   if (grad) {
     record([x, y, backward]() mutable {
       if (y.grad().defined()) x.accumulate(backward(x.value(), y.grad()));
@@ -107,7 +170,8 @@ Var unary_from_input(const Var& x, Forward forward, Backward backward) {
 template <class Forward, class Backward>
 Var unary_from_output(const Var& x, Forward forward, Backward backward) {
   const bool grad = needs_grad({&x});
-  Var y = output(forward(x.value()), grad);
+  const ActivationWidth width;
+  Var y = activation(forward(x.value()), grad);
   if (grad) {
     record([x, y, backward]() mutable {
       if (y.grad().defined()) x.accumulate(backward(y.value(), y.grad()));
@@ -118,12 +182,12 @@ Var unary_from_output(const Var& x, Forward forward, Backward backward) {
 
 Var relu(const Var& x) {
   return unary_from_input(x, [](const Tensor& v) { return dispatch::relu(v); },
-                          [](const Tensor& v, const Tensor& dy) { return dispatch::relu_backward(v, dy); });
+                          [](const Tensor& v, const Tensor& dy) { return dispatch::relu_backward(v, dy); }, true);
 }
 
 Var gelu(const Var& x) {
   return unary_from_input(x, [](const Tensor& v) { return dispatch::gelu(v); },
-                          [](const Tensor& v, const Tensor& dy) { return dispatch::gelu_backward(v, dy); });
+                          [](const Tensor& v, const Tensor& dy) { return dispatch::gelu_backward(v, dy); }, false);
 }
 
 Var sigmoid(const Var& x) {
@@ -138,8 +202,9 @@ Var tanh(const Var& x) {
 
 Var max_pool2d(const Var& x, const cpu::Pool2dParams& p) {
   const bool grad = needs_grad({&x});
+  const ActivationWidth width;
   cpu::MaxPoolResult r = dispatch::max_pool2d(x.value(), p);
-  Var y = output(r.y, grad);
+  Var y = activation(r.y, grad, true);
   if (grad) {
     // The CPU keeps the winners' indices; a device finds them again from x.
     record([x, y, argmax = r.argmax, p]() mutable {
@@ -152,7 +217,8 @@ Var max_pool2d(const Var& x, const cpu::Pool2dParams& p) {
 
 Var avg_pool2d(const Var& x, const cpu::Pool2dParams& p) {
   const bool grad = needs_grad({&x});
-  Var y = output(dispatch::avg_pool2d(x.value(), p), grad);
+  const ActivationWidth width;
+  Var y = activation(dispatch::avg_pool2d(x.value(), p), grad);
   if (grad) {
     record([x, y, p]() mutable {
       if (y.grad().defined()) x.accumulate(dispatch::avg_pool2d_backward(y.grad(), x.shape(), p));
@@ -176,8 +242,9 @@ Var flatten(const Var& x) {
 Var dropout(const Var& x, double p, Rng& rng, bool training) {
   if (!training || p == 0.0) return x;
   const bool grad = needs_grad({&x});
+  const ActivationWidth width;
   cpu::DropoutResult r = dispatch::dropout(x.value(), p, rng);
-  Var y = output(r.y, grad);
+  Var y = activation(r.y, grad);
   if (grad) {
     record([x, y, mask = r.mask]() mutable {
       if (y.grad().defined()) x.accumulate(dispatch::dropout_backward(y.grad(), mask));

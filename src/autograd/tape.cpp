@@ -29,11 +29,11 @@ void Var::accumulate(const Tensor& g) const {
   }
 }
 
-void Tape::backward(Var& loss) {
+void Tape::backward(Var& loss, double seed) {
   WN_CHECK(loss.value().numel() == 1, "backward: the loss must be a single value, got ", loss.value().describe());
   {
     MemoryScope scope(MemTag::gradient);
-    loss.accumulate(Tensor::full(loss.shape(), 1.0, loss.value().dtype()));
+    loss.accumulate(Tensor::full(loss.shape(), seed, loss.value().dtype()));
   }
   // Closures allocate input gradients: charge them to gradients, not
   // activations, whatever scope the caller is in.

@@ -50,10 +50,11 @@ class Tape {
   using Backward = std::function<void()>;
 
   void record(Backward fn) { entries_.push_back(std::move(fn)); }
-  // Seeds d(loss)/d(loss) = 1 (loss must hold one element) and runs every
-  // recorded closure newest first, dropping each once it has run, so the
-  // activations it kept alive are freed along the way. Leaves the tape empty.
-  void backward(Var& loss);
+  // Seeds d(loss)/d(loss) = seed (1; fp16 training seeds its loss scale,
+  // nn/loss_scaler.hpp; loss must hold one element) and runs every recorded
+  // closure newest first, dropping each once it has run, so the activations
+  // it kept alive are freed along the way. Leaves the tape empty.
+  void backward(Var& loss, double seed = 1.0);
   void clear() { entries_.clear(); }
   size_t size() const { return entries_.size(); }
 

@@ -1,5 +1,6 @@
 // warpnet train: train a model on Fashion-MNIST or a synthetic set; with
-// --data-parallel, one process per rank under mpirun.
+// --data-parallel, one process per rank under mpirun; with --precision, in
+// emulated mixed precision (src/nn/README.md).
 #include <cstdio>
 #include <cstdlib>
 #include <fstream>
@@ -26,6 +27,7 @@ void add_train_command(CLI::App& app) {
     int64_t bucket_kib = 1024;
     bool no_overlap = false;
     double dist_timeout = 120;
+    std::string precision = "fp32";
   };
   auto args = std::make_shared<Args>();
   CLI::App* cmd = app.add_subcommand("train", "Train a model (LeNet-5, mini-AlexNet or an MLP) on the CPU, the emulator or a GPU");
@@ -60,6 +62,28 @@ void add_train_command(CLI::App& app) {
                   "Kernel versions on emu/cuda: best, a version N (each op's highest version <= N), or op=N pairs "
                   "such as matmul=3,conv2d=1 (`warpnet info --kernels` lists them)")
       ->capture_default_str();
+  cmd->add_option("--precision", args->precision,
+                  "Arithmetic of the forward and backward, emulated on the CPU by rounding with src/numeric: "
+                  "fp32; tf32 (every matmul/conv input rounded to tf32, forward and backward); bf16 or fp16 "
+                  "(matmul/conv inputs, a copy of the weights, activations and the gradients entering matmul/conv "
+                  "backward in the format, fp32 accumulation; fp16 with dynamic loss scaling); fp8 (e4m3 forward, "
+                  "e5m2 gradients, per-tensor delayed scaling). Master weights, optimizer and loss stay fp32. "
+                  "CPU only")
+      ->check(CLI::IsMember(ag::precision_names()))
+      ->capture_default_str();
+  cmd->add_option("--loss-scale", args->train.loss_scale.initial_scale, "fp16: the initial loss scale")
+      ->check(CLI::PositiveNumber)
+      ->capture_default_str();
+  cmd->add_option("--loss-scale-growth", args->train.loss_scale.growth_interval,
+                  "fp16: double the loss scale after this many steps without an overflow")
+      ->check(CLI::Range(int64_t(1), int64_t(1) << 40))
+      ->capture_default_str();
+  cmd->add_option("--fp8-window", args->train.fp8.window, "fp8: steps of amax history a delayed scale comes from")
+      ->check(CLI::Range(1, 1 << 20))
+      ->capture_default_str();
+  cmd->add_option("--fp8-margin", args->train.fp8.margin, "fp8: scale = max_finite / (amax * 2^margin)")
+      ->check(CLI::Range(0, 64))
+      ->capture_default_str();
   cmd->add_option("--checkpoint", args->train.checkpoint, "Write a checkpoint here after every epoch");
   cmd->add_flag("--resume", args->train.resume, "Continue from --checkpoint when it exists");
   cmd->add_option("--report", args->report, "Write a JSON report of the run here");
@@ -78,6 +102,7 @@ void add_train_command(CLI::App& app) {
   cmd->add_option("--inject-fault", args->train.inject_fault, "tests: rank=R,step=S,kind=exit|hang|error")->group("");
   cmd->callback([args] {
     args->train.device = args->device == "emu" ? Device::emu : args->device == "cuda" ? Device::cuda : Device::cpu;
+    args->train.precision = ag::parse_precision(args->precision);
     WN_CHECK(args->train.device != Device::cpu || args->train.kernels == "best",
              "train: --kernels chooses kernel versions for --device emu or cuda; the CPU runs Eigen");
     if (args->train.device == Device::cuda) {

@@ -5,6 +5,7 @@
 #include <thread>
 
 #include "cli/machine.hpp"
+#include "cli/precision_report.hpp"
 #include "cli/progress.hpp"
 #include "core/memory.hpp"
 #include "cpu/ops.hpp"
@@ -84,6 +85,10 @@ nlohmann::json run_training(const nn::TrainOptions& options, const DataSplits& d
               static_cast<long long>(data.test.size()), static_cast<long long>(options.batch_size),
               options.optimizer.c_str(), options.lr, static_cast<unsigned long long>(options.seed),
               cpu::num_threads());
+  if (options.precision != ag::Precision::fp32)
+    say("precision %s, emulated: values rounded with src/numeric's encode/decode and kept in fp32 words (the "
+        "accuracy of the format, not its speed); master weights, optimizer and loss in fp32\n",
+        std::string(ag::name_of(options.precision)).c_str());
   if (options.device != Device::cpu)
     say("device %s: warpnet's kernels (--kernels %s)%s\n", std::string(name_of(options.device)).c_str(),
                 options.kernels.c_str(),
@@ -149,7 +154,14 @@ nlohmann::json run_training(const nn::TrainOptions& options, const DataSplits& d
   };
   std::vector<nn::EpochStats> history = trainer.run(on_step, on_epoch);
 
-  say("memory by tag (current and peak during training):\n%s", MemoryTracker::instance().report().c_str());
+  say("precision %s: test accuracy %.2f%%\n", std::string(ag::name_of(options.precision)).c_str(),
+      history.empty() ? 0.0 : 100 * history.back().test_accuracy);
+  const nlohmann::json precision = report_precision(trainer, options.precision, dist::rank() == 0);
+  say("memory by tag (current and peak during training%s):\n%s",
+      options.precision == ag::Precision::fp32 || options.precision == ag::Precision::tf32
+          ? ""
+          : "; low-precision tensors counted at their format's width",
+      MemoryTracker::instance().report().c_str());
   const std::vector<std::string> kernels = device::kernels_launched();
   if (!kernels.empty()) {
     say("kernels launched:");
@@ -168,6 +180,7 @@ nlohmann::json run_training(const nn::TrainOptions& options, const DataSplits& d
   report["seed"] = options.seed;
   report["threads"] = cpu::num_threads();
   report["device"] = name_of(options.device);
+  report["precision"] = precision;
   if (options.device != Device::cpu) {
     report["kernels"] = options.kernels;
     report["kernels_launched"] = kernels;

@@ -1,5 +1,7 @@
 #include "core/memory.hpp"
 
+#include "core/error.hpp"
+
 #include <algorithm>
 #include <cstdio>
 
@@ -136,5 +138,12 @@ MemoryScope::MemoryScope(MemTag tag, std::string layer) : saved_(context()) {
 MemoryScope::MemoryScope(MemTag tag) : saved_(context()) { context().tag = tag; }
 
 MemoryScope::~MemoryScope() { context() = saved_; }
+
+ValueWidthScope::ValueWidthScope(int64_t bytes) : saved_(context().f32_bytes) {
+  WN_CHECK(bytes >= 1 && bytes <= 4, "memory: an f32 value counts 1 to 4 bytes, not ", bytes);
+  context().f32_bytes = bytes;
+}
+
+ValueWidthScope::~ValueWidthScope() { context().f32_bytes = saved_; }
 
 }  // namespace warpnet

@@ -60,6 +60,10 @@ class MemoryTracker {
 struct MemContext {
   MemTag tag = MemTag::other;
   std::string layer = "-";
+  // Bytes each value of a new f32 tensor counts: 4, or under emulated low
+  // precision (autograd/precision.hpp) the width of the format its values
+  // are in (bf16 2, fp8 1) while they are kept in fp32 words.
+  int64_t f32_bytes = 4;
 };
 const MemContext& current_mem_context();
 
@@ -74,6 +78,19 @@ class MemoryScope {
 
  private:
   MemContext saved_;
+};
+
+// RAII: inside the scope, new f32 tensors count `bytes` per value (tag and
+// layer unchanged): what a bf16 or fp8 tensor would take on a GPU.
+class ValueWidthScope {
+ public:
+  explicit ValueWidthScope(int64_t bytes);
+  ~ValueWidthScope();
+  ValueWidthScope(const ValueWidthScope&) = delete;
+  ValueWidthScope& operator=(const ValueWidthScope&) = delete;
+
+ private:
+  int64_t saved_;
 };
 
 std::string format_bytes(int64_t bytes);  // "1.50 MiB"

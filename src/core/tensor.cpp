@@ -29,23 +29,23 @@ void keep_freed_memory_in_process() {
 }
 }  // namespace
 
-Storage::Storage(int64_t bytes, Device device, MemTag tag, std::string layer)
-    : bytes_(bytes), device_(device), tag_(tag), layer_(std::move(layer)) {
+Storage::Storage(int64_t bytes, Device device, MemTag tag, std::string layer, int64_t charged)
+    : bytes_(bytes), charged_(charged < 0 ? bytes : charged), device_(device), tag_(tag), layer_(std::move(layer)) {
   if (device != Device::cpu) {
     data_ = device_memory(device).allocate(static_cast<size_t>(bytes));
     if (!data_) fail("storage: out of ", name_of(device), " memory allocating ", format_bytes(bytes), " for ", layer_);
-    MemoryTracker::instance().on_alloc(bytes_, tag_, layer_);
+    MemoryTracker::instance().on_alloc(charged_, tag_, layer_);
     return;
   }
   keep_freed_memory_in_process();
   size_t rounded = (static_cast<size_t>(bytes) + kAlignment - 1) / kAlignment * kAlignment;
   data_ = std::aligned_alloc(kAlignment, rounded == 0 ? kAlignment : rounded);
   if (!data_) fail("storage: out of host memory allocating ", format_bytes(bytes), " for ", layer_);
-  MemoryTracker::instance().on_alloc(bytes_, tag_, layer_);
+  MemoryTracker::instance().on_alloc(charged_, tag_, layer_);
 }
 
 Storage::~Storage() {
-  MemoryTracker::instance().on_free(bytes_, tag_, layer_);
+  MemoryTracker::instance().on_free(charged_, tag_, layer_);
   if (device_ == Device::cpu)
     std::free(data_);
   else
@@ -53,18 +53,19 @@ Storage::~Storage() {
 }
 
 void Storage::retag(MemTag tag, std::string layer) {
-  MemoryTracker::instance().on_free(bytes_, tag_, layer_);
+  MemoryTracker::instance().on_free(charged_, tag_, layer_);
   tag_ = tag;
   layer_ = std::move(layer);
-  MemoryTracker::instance().on_alloc(bytes_, tag_, layer_);
+  MemoryTracker::instance().on_alloc(charged_, tag_, layer_);
 }
 
 Tensor Tensor::empty(const Shape& shape, DType dtype, Device device) {
   for (int64_t d : shape) WN_CHECK(d >= 0, "tensor: negative extent in shape ", shape);
   Tensor t;
   const MemContext& ctx = current_mem_context();
+  const int64_t charged = dtype == DType::f32 ? shape.numel() * ctx.f32_bytes : -1;
   t.storage_ = std::make_shared<Storage>(shape.numel() * static_cast<int64_t>(size_of(dtype)), device,
-                                         ctx.tag, ctx.layer);
+                                         ctx.tag, ctx.layer, charged);
   t.shape_ = shape;
   t.strides_ = contiguous_strides(shape);
   t.dtype_ = dtype;

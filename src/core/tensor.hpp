@@ -17,7 +17,10 @@ namespace warpnet {
 // Owns the bytes; reports them to the MemoryTracker for as long as it lives.
 class Storage {
  public:
-  Storage(int64_t bytes, Device device, MemTag tag, std::string layer);
+  // `charged`: the bytes the tracker counts, when not `bytes` (emulated low
+  // precision: values of a narrower format kept in fp32 words, counted at
+  // the format's width; core/memory.hpp's ValueWidthScope).
+  Storage(int64_t bytes, Device device, MemTag tag, std::string layer, int64_t charged = -1);
   ~Storage();
   Storage(const Storage&) = delete;
   Storage& operator=(const Storage&) = delete;
@@ -34,7 +37,7 @@ class Storage {
 
  private:
   void* data_ = nullptr;
-  int64_t bytes_;
+  int64_t bytes_, charged_;
   Device device_;
   MemTag tag_;
   std::string layer_;

@@ -10,6 +10,7 @@
 #include "device/backend.hpp"
 #include "dist/communicator.hpp"
 #include "nn/checkpoint.hpp"
+#include "nn/precision_state.hpp"
 
 namespace warpnet::nn {
 
@@ -98,6 +99,15 @@ Trainer::Trainer(TrainOptions options, const data::Dataset& train, const data::D
   WN_CHECK(options_.epochs >= 1, "train: epochs must be at least 1, got ", options_.epochs);
   WN_CHECK(options_.batch_size >= 1, "train: batch size must be at least 1, got ", options_.batch_size);
   WN_CHECK(train_.size() > 0, "train: the training set '", train_.name, "' is empty");
+  if (options_.precision != ag::Precision::fp32) {
+    WN_CHECK(options_.device == Device::cpu, "train --precision ", ag::name_of(options_.precision),
+             ": low precision is emulated by rounding tensors on the CPU backend; on emu and cuda each op runs at "
+             "the precision of the kernel chosen (--kernels), so use --precision fp32 there");
+    WN_CHECK(!options_.data_parallel, "train --precision ", ag::name_of(options_.precision),
+             ": not combined with --data-parallel yet; use --precision fp32");
+    precision_ = std::make_unique<ag::MixedPrecision>(options_.precision, options_.fp8);
+  }
+  if (options_.precision == ag::Precision::fp16) scaler_ = std::make_unique<DynamicLossScaler>(options_.loss_scale);
   model_ = make_model(options_.model, example_shape(train_), train_.num_classes, options_.seed);
   if (options_.device != Device::cpu) {
     device::set_kernel_choice(options_.kernels);
@@ -114,6 +124,7 @@ Trainer::Trainer(TrainOptions options, const data::Dataset& train, const data::D
     WN_CHECK(ck.model == options_.model, options_.checkpoint, ": holds model '", ck.model, "', not '",
              options_.model, "'");
     restore(ck, *model_, optimizer_.get());
+    restore_precision_state(ck, options_.checkpoint, options_.precision, precision_.get(), scaler_.get());
     start_epoch_ = static_cast<int>(ck.epoch);
   }
   if (options_.data_parallel) setup_data_parallel();
@@ -158,6 +169,7 @@ Trainer::EpochSums Trainer::train_epoch(int epoch, const OnStep& on_step) {
   Timer timer;
   {
     MemoryScope batch_scope(MemTag::other, "batch");  // the copied-out inputs
+    ag::PrecisionScope precision(precision_.get());  // null: fp32
     while (batches.next(batch)) {
       ag::Tape tape;
       ag::TapeScope recording(tape);
@@ -170,8 +182,10 @@ Trainer::EpochSums Trainer::train_epoch(int epoch, const OnStep& on_step) {
         fail("train: the loss became ", value, " at epoch ", epoch, ", batch ", index + 1,
              " (learning rate ", options_.lr, " too high?)");
       optimizer_->zero_grad();
-      tape.backward(loss);
-      optimizer_->step();
+      // fp16: backward from the loss times the scale; the step is skipped
+      // when a gradient overflowed (nn/loss_scaler.hpp).
+      tape.backward(loss, scaler_ ? scaler_->scale() : 1.0);
+      if (!scaler_ || scaler_->unscale_or_skip(model_->parameters())) optimizer_->step();
       const int64_t b = batch.labels.dim(0);
       loss_sum += value * double(b);
       correct += count_correct(probs.to(Device::cpu), batch.labels);
@@ -247,6 +261,7 @@ Trainer::EpochSums Trainer::train_epoch_data_parallel(int epoch, const OnStep& o
 // training. Data-parallel: each rank its rows of the test set, then the sums.
 EvalResult Trainer::evaluate_test_set() {
   if (test_.size() == 0) return {};
+  ag::PrecisionScope precision(precision_.get());  // the model is tested in the precision it trains in
   if (!options_.data_parallel) return evaluate(*model_, test_, options_.batch_size);
   dist::set_activity("the evaluation all-reduce");
   double sums[2] = {0, 0};  // Σ loss·rows, correct predictions
@@ -280,7 +295,9 @@ std::vector<EpochStats> Trainer::run(const OnStep& on_step, const OnEpoch& on_ep
     }
     if (!options_.checkpoint.empty() && (!options_.data_parallel || dist::rank() == 0)) {
       dist::set_activity(cat("writing the checkpoint of epoch ", epoch));
-      save_checkpoint(options_.checkpoint, capture(options_.model, *model_, optimizer_.get(), epoch, options_.seed));
+      Checkpoint ck = capture(options_.model, *model_, optimizer_.get(), epoch, options_.seed);
+      save_precision_state(ck, options_.precision, precision_.get(), scaler_.get());
+      save_checkpoint(options_.checkpoint, ck);
     }
     history.push_back(stats);
     if (on_epoch) on_epoch(stats);

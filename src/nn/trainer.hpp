@@ -6,8 +6,10 @@
 #include <string>
 #include <vector>
 
+#include "autograd/precision.hpp"
 #include "datasets/dataset.hpp"
 #include "nn/data_parallel.hpp"
+#include "nn/loss_scaler.hpp"
 #include "nn/models.hpp"
 #include "nn/optim.hpp"
 
@@ -28,6 +30,13 @@ struct TrainOptions {
   // (device::set_kernel_choice: "best", "1", "matmul=3,conv2d=1").
   Device device = Device::cpu;
   std::string kernels = "best";
+  // The precision of the forward and backward (autograd/precision.hpp):
+  // fp32, tf32, bf16, fp16 (with dynamic loss scaling) or fp8 (delayed
+  // scaling); master weights, the optimizer and the loss stay fp32. The
+  // rounding is emulated on the CPU: device cpu only.
+  ag::Precision precision = ag::Precision::fp32;
+  LossScaleOptions loss_scale;  // fp16
+  ag::Fp8Options fp8;           // fp8
   // Data-parallel training, one process per rank under mpirun, with a
   // dist::Session made before the Trainer: every rank draws the same global
   // batches of batch_size rows (same seed), trains on its contiguous shard
@@ -80,6 +89,9 @@ class Trainer {
   int first_epoch() const { return start_epoch_ + 1; }
   // Data-parallel only: the gradient buckets (null otherwise).
   const GradientBuckets* buckets() const { return buckets_.get(); }
+  // The precision policy (null for fp32) and fp16's loss scaler (null otherwise).
+  const ag::MixedPrecision* precision_policy() const { return precision_.get(); }
+  const DynamicLossScaler* loss_scaler() const { return scaler_.get(); }
 
  private:
   // Training totals of one epoch, over all ranks.
@@ -99,6 +111,8 @@ class Trainer {
   std::unique_ptr<Sequential> model_;
   std::unique_ptr<Optimizer> optimizer_;
   int start_epoch_ = 0;  // epochs already done (from a checkpoint)
+  std::unique_ptr<ag::MixedPrecision> precision_;
+  std::unique_ptr<DynamicLossScaler> scaler_;
   // Data-parallel state.
   std::unique_ptr<GradientBuckets> buckets_;
   data::Dataset test_shard_;  // this rank's rows of the test set

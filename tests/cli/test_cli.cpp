@@ -150,6 +150,29 @@ TEST_CASE("warpnet train refuses --kernels on the CPU, and --device cuda without
   CHECK((run.output.find("no usable GPU") != std::string::npos || run.output.find("nonsense") != std::string::npos));
 }
 
+TEST_CASE("warpnet train --precision bf16 trains, reports the precision, and an unknown one names the choices") {
+  const std::string report = path_of("bf16.json");
+  Run run = warpnet_cli(cat("train --model mlp --data spirals --limit 300 --epochs 1 --batch-size 32 --threads 1 ",
+                            "--precision bf16 --report ", report));
+  INFO(run.output);
+  REQUIRE(run.status == 0);
+  CHECK(run.output.find("precision bf16, emulated") != std::string::npos);
+  CHECK(run.output.find("precision bf16: test accuracy") != std::string::npos);
+  CHECK(run.output.find("counted at their format's width") != std::string::npos);
+  CHECK(read_file(report).find("\"name\": \"bf16\"") != std::string::npos);
+  run = warpnet_cli("train --model mlp --data spirals --limit 64 --epochs 1 --precision fp16 --threads 1");
+  INFO(run.output);
+  REQUIRE(run.status == 0);
+  CHECK(run.output.find("fp16 loss scaling: final scale") != std::string::npos);
+  run = warpnet_cli("train --model mlp --data spirals --limit 64 --precision fp12");
+  CHECK(run.status != 0);
+  CHECK(run.output.find("fp12") != std::string::npos);
+  CHECK(run.output.find("fp32,tf32,bf16,fp16,fp8") != std::string::npos);
+  run = warpnet_cli("train --model mlp --data spirals --limit 64 --precision bf16 --device emu");
+  CHECK(run.status != 0);
+  CHECK(run.output.find("precision of the kernel chosen") != std::string::npos);
+}
+
 TEST_CASE("warpnet train on a folder without Fashion-MNIST names the missing file") {
   std::filesystem::create_directories(path_of("empty"));
   Run run = warpnet_cli(cat("train --data-dir ", path_of("empty"), " --epochs 1"));
