@@ -50,4 +50,35 @@ constexpr Rgb kBankIdle{48, 48, 54};
 constexpr Rgb kSector{70, 110, 180};
 constexpr Rgb kCurrentLine{120, 96, 24};
 
+// Precision panel: the bars of each row's error and time.
+constexpr Rgb kPrecisionError{200, 90, 160};
+constexpr Rgb kPrecisionTime{70, 160, 200};
+
+// Tensor-core fragments (fragment_view.hpp): the A, B and C/D matrices of
+// the instruction, left to right below the lane grid, each element a cell
+// filled with the colour of the lane that holds it.
+constexpr float kFragmentY = kLaneGridY + kLaneGridHeight + 30;
+constexpr float kFragmentGap = 28;
+// 16 px cells when the tallest matrix has 16 rows (m16n8k16, wmma), 9 px for 32 (m16n8k32's B).
+constexpr float fragment_cell(int tallest_rows) { return tallest_rows <= 16 ? 16 : 9; }
+// The centre of element (row, col) of matrix `m` (0: A, 1: B, 2: C), the
+// matrices' column counts given (their rows do not move anything).
+constexpr Point fragment_cell_centre(const int (&columns)[3], float cell, int m, int row, int col) {
+  float x = kPicturesX;
+  for (int i = 0; i < m; ++i) x += columns[i] * cell + kFragmentGap;
+  return {x + col * cell + cell / 2, kFragmentY + row * cell + cell / 2};
+}
+
+// A lane's colour in the fragments: the hue says its groupID (lane / 4: the
+// row it holds in A and C), the shade its threadID_in_group (lane % 4: the
+// column pair), the two numbers the PTX ISA's layouts are written in.
+constexpr Rgb kGroupHues[8] = {{230, 80, 70},  {240, 160, 50}, {220, 220, 70}, {90, 200, 80},
+                               {70, 200, 200}, {80, 130, 240}, {170, 100, 240}, {240, 110, 190}};
+constexpr Rgb lane_colour(int lane) {
+  constexpr int shade[4] = {100, 78, 58, 40};  // percent of the hue
+  const Rgb h = kGroupHues[(lane / 4) % 8];
+  const int k = shade[lane % 4];
+  return {uint8_t(h.r * k / 100), uint8_t(h.g * k / 100), uint8_t(h.b * k / 100)};
+}
+
 }  // namespace warpnet::viz::layout

@@ -1,6 +1,7 @@
 // warpnet-viz: the visualizer. Panels: the kernel stepper (a registered
 // kernel, traced, one warp stepped stop by stop), memory (bytes by tag per
-// layer of a training step), speed-up (the benchmark records). See README.md.
+// layer of a training step), precision (each format's time and error), speed-up
+// (the benchmark records). See README.md.
 //
 //   warpnet-viz                                   # a window (needs a display)
 //   xvfb-run -a warpnet-viz --screenshot out.png --panel stepper --kernel matmul/03_smem_tiled --size 64,64,64
@@ -11,6 +12,7 @@
 
 #include "visualizer/app.hpp"
 #include "visualizer/memory_panel.hpp"
+#include "visualizer/precision_panel.hpp"
 #include "visualizer/speedup_panel.hpp"
 #include "visualizer/stepper_panel.hpp"
 
@@ -20,12 +22,13 @@ int main(int argc, char** argv) {
   AppOptions app;
   StepperOptions stepper;
   MemoryOptions memory;
+  PrecisionOptions precision;
   SpeedupOptions speedup;
   std::string size = "1280x800";
 
   CLI::App cli{"warpnet-viz: step kernels warp by warp, see where memory goes, read the benchmark records"};
-  cli.add_option("--panel", app.panel, "The panel shown: stepper, memory, speedup")
-      ->check(CLI::IsMember({"stepper", "memory", "speedup"}));
+  cli.add_option("--panel", app.panel, "The panel shown: stepper, memory, precision, speedup")
+      ->check(CLI::IsMember({"stepper", "memory", "precision", "speedup"}));
   cli.add_option("--screenshot", app.screenshot, "Render headless, write this PNG and exit (run under xvfb-run)");
   cli.add_option("--size", size, "Window size WxH (default 1280x800)");
   cli.add_option("--frames", app.frames, "Frames rendered before the screenshot (default 3)");
@@ -36,11 +39,20 @@ int main(int argc, char** argv) {
   s->add_option("--block", stepper.block, "The watched block: x,y,z");
   s->add_option("--warp", stepper.warp, "The watched warp of the block");
   s->add_option("--steps", stepper.steps, "Stops to advance after opening (default 1)");
+  s->add_flag("--fragments", stepper.fragments, "Show which lane holds which tensor-core fragment element");
   s->add_flag("--step-every-frame", stepper.step_every_frame, "Advance one stop per frame (with --fps)");
   auto* m = cli.add_option_group("memory", "Memory");
   m->add_option("--model", memory.model, "lenet5, alexnet or mlp")->check(CLI::IsMember({"lenet5", "alexnet", "mlp"}));
   m->add_option("--batch", memory.batch, "Batch size")->check(CLI::Range(1, 4096));
   m->add_option("--optimizer", memory.optimizer, "sgd or adam")->check(CLI::IsMember({"sgd", "adam"}));
+  m->add_option("--precision", memory.precision,
+                "fp32, tf32, bf16, fp16, fp8 (mixed precision, as `warpnet train --precision`) or f64")
+      ->check(CLI::IsMember({"fp32", "tf32", "bf16", "fp16", "fp8", "f64"}));
+  auto* p = cli.add_option_group("precision", "Precision");
+  p->add_option("--precision-record", precision.record, "The precision record shown first (file name in bench/results)");
+  p->add_flag("--live", precision.live, "Run the live CPU + emulator table when the panel opens");
+  p->add_option("--live-cpu", precision.live_cpu, "Live run: M = N = K on the CPU (default 256)")->check(CLI::Range(16, 2048));
+  p->add_option("--live-emu", precision.live_emu, "Live run: M = N = K on the emulator (default 64)")->check(CLI::Range(16, 256));
   auto* b = cli.add_option_group("speedup", "Speed-up");
   b->add_option("--results", speedup.results, "Folder of benchmark records (default: bench/results)");
   b->add_option("--record", speedup.record, "The record shown first (file name)");
@@ -55,6 +67,7 @@ int main(int argc, char** argv) {
   std::vector<PanelEntry> panels;
   panels.push_back({"stepper", "Kernel stepper", [&] { return std::make_unique<StepperPanel>(stepper); }, nullptr});
   panels.push_back({"memory", "Memory", [&] { return std::make_unique<MemoryPanel>(memory); }, nullptr});
+  panels.push_back({"precision", "Precision", [&] { return std::make_unique<PrecisionPanel>(precision); }, nullptr});
   panels.push_back({"speedup", "Speed-up", [&] { return std::make_unique<SpeedupPanel>(speedup); }, nullptr});
   return run_app(app, panels);
 }

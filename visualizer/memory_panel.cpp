@@ -3,12 +3,15 @@
 #include <algorithm>
 #include <chrono>
 #include <cmath>
+#include <cstdio>
 #include <map>
 #include <memory>
 
 #include "autograd/functions.hpp"
+#include "autograd/precision.hpp"
 #include "autograd/tape.hpp"
 #include "datasets/synthetic.hpp"
+#include "device/cuda/gpu.hpp"
 #include "nn/models.hpp"
 #include "nn/optim.hpp"
 
@@ -19,6 +22,18 @@ namespace {
 constexpr int64_t kClasses = 10;
 
 MemoryTracker& tracker() { return MemoryTracker::instance(); }
+
+// The panel's precisions: the training precisions (autograd/precision.hpp:
+// fp32 and the mixed ones, emulated on the CPU and counted at each format's
+// width), then f64, the CPU ops' other compute format.
+const std::vector<std::string>& panel_precisions() {
+  static const std::vector<std::string> names = [] {
+    std::vector<std::string> v = ag::precision_names();
+    v.push_back("f64");
+    return v;
+  }();
+  return names;
+}
 
 // Tag colours, in MemTag order: parameter, activation, gradient, optimizer, workspace, other.
 constexpr layout::Rgb kTagColours[kMemTagCount] = {
@@ -60,9 +75,29 @@ StepMemory measure_step(const MemoryOptions& o) {
       }
     };
     {
+      const auto& known = panel_precisions();
+      if (std::find(known.begin(), known.end(), o.precision) == known.end())
+        throw Error(cat("memory panel: precision '", o.precision, "': one of fp32, tf32, bf16, fp16, fp8, f64"));
+      const DType dtype = o.precision == "f64" ? DType::f64 : DType::f32;
+      // The mixed precisions round what the GEMMs multiply and what the
+      // activations keep, and charge those tensors at the format's width,
+      // as `warpnet train --precision` does (null: fp32 and f64).
+      std::unique_ptr<ag::MixedPrecision> mixed;
+      if (dtype == DType::f32) mixed = std::make_unique<ag::MixedPrecision>(ag::parse_precision(o.precision));
+      ag::PrecisionScope precision_scope(mixed.get());
       auto model = nn::make_model(o.model, Shape{1, 28, 28}, kClasses, 1);
+      // Parameters are made in f32; in f64 they are replaced by copies charged
+      // to the same layer (lesson 06 part 5 does the same), before the
+      // optimizer sizes its state from them.
+      if (dtype != DType::f32)
+        for (nn::Parameter* p : model->parameters()) {
+          MemoryScope scope(MemTag::parameter, p->name.substr(0, p->name.rfind('.')));
+          p->var.value() = p->var.value().to(dtype);
+        }
       auto optimizer = nn::make_optimizer(o.optimizer, model->parameters(), 1e-3);
       data::Dataset images = data::make_squares(o.batch, int(kClasses), 28, 5);  // (batch,1,28,28)
+      if (dtype != DType::f32) images.inputs = images.inputs.to(dtype);
+      tracker().reset_peaks();  // the f32 parameters and batch, freed, are no part of the step
       note_layers();
       sample("start");
       ag::Var loss;
@@ -114,6 +149,14 @@ MemoryPanel::MemoryPanel(MemoryOptions options) : options_(std::move(options)) {
   for (size_t i = 0; i < names.size(); ++i)
     if (names[i] == options_.model) model_index_ = int(i);
   step_ = measure_step(options_);
+  const device::gpu::Info gpu = device::gpu::probe();
+  char text[256];
+  if (gpu.usable)
+    std::snprintf(text, sizeof text, "GPU %s: %.1f GiB, %.1f GiB free (when the panel opened)", gpu.name.c_str(),
+                  gpu.memory_gib, gpu.memory_free_gib);
+  else
+    std::snprintf(text, sizeof text, "no GPU: %s", gpu.why_not.c_str());
+  gpu_memory_ = text;
 }
 
 void MemoryPanel::Draw() {
@@ -134,6 +177,13 @@ void MemoryPanel::Draw() {
   int opt = options_.optimizer == "sgd" ? 0 : 1;
   if (ImGui::Combo("optimizer", &opt, optimizers, 2)) options_.optimizer = optimizers[opt];
   ImGui::SameLine();
+  ImGui::SetNextItemWidth(80);
+  if (ImGui::BeginCombo("precision", options_.precision.c_str())) {
+    for (const std::string& name : panel_precisions())
+      if (ImGui::Selectable(name.c_str(), name == options_.precision)) options_.precision = name;
+    ImGui::EndCombo();
+  }
+  ImGui::SameLine();
   if (ImGui::Button("Measure one step")) {
     options_.model = names[size_t(model_index_)];
     step_ = measure_step(options_);
@@ -141,15 +191,18 @@ void MemoryPanel::Draw() {
   ImGui::SameLine();
   help_marker("Runs one training step (forward, backward, optimizer update) of the model on a batch of synthetic "
               "28x28 images on the CPU, with the memory tracker watching every allocation's tag and layer. "
-              "Lesson 06 explains each figure and checks it against its formula.");
+              "Lesson 06 explains each figure and checks it against its formula. Precision: fp32 or f64, the "
+              "formats the CPU ops compute in, or a mixed precision of `warpnet train --precision` (tf32, bf16, "
+              "fp16, fp8: emulated on the CPU, each rounded tensor counted at its format's width; lesson 07).");
+  ImGui::TextUnformatted(gpu_memory_.c_str());
   if (!step_.error.empty()) {
     warning_text(step_.error);
     return;
   }
   const StepMemory& s = step_;
-  ImGui::Text("%s, batch %d, %s, f32, CPU: peak %s alive at once during the step (measured in %.2f s)",
-              s.options.model.c_str(), s.options.batch, s.options.optimizer.c_str(), format_bytes(s.peak).c_str(),
-              s.seconds);
+  ImGui::Text("%s, batch %d, %s, %s, CPU: peak %s alive at once during the step (measured in %.2f s)",
+              s.options.model.c_str(), s.options.batch, s.options.optimizer.c_str(), s.options.precision.c_str(),
+              format_bytes(s.peak).c_str(), s.seconds);
   // The key.
   for (int t = 0; t < kMemTagCount; ++t) {
     const ImVec2 p = ImGui::GetCursorScreenPos();

@@ -2,7 +2,8 @@
 // per tag (parameters, activations, gradients, optimizer state, workspace),
 // and the live bytes after each layer's forward and backward. Measured, not
 // estimated: one step of the chosen model runs on the CPU while the memory
-// tracker (core/memory.hpp) watches, as lesson 06 measures it.
+// tracker (core/memory.hpp) watches, as lesson 06 measures it. Also the GPU's
+// total and free memory when one is usable (device::gpu::probe).
 #pragma once
 #include <array>
 #include <string>
@@ -17,6 +18,11 @@ struct MemoryOptions {
   std::string model = "lenet5";
   int batch = 64;
   std::string optimizer = "adam";
+  // fp32 or f64: parameters, inputs and activations in that format (the two
+  // warpnet's CPU ops compute in); tf32, bf16, fp16, fp8: the step in that
+  // mixed precision (autograd/precision.hpp), each rounded tensor counted at
+  // its format's width.
+  std::string precision = "fp32";
 };
 
 struct StepMemory {
@@ -50,6 +56,7 @@ class MemoryPanel : public Panel {
   MemoryOptions options_;
   int model_index_ = 0;
   StepMemory step_;
+  std::string gpu_memory_;  // "NVIDIA H200: 139.8 GiB, 139.2 GiB free", or why there is no GPU
 };
 
 }  // namespace warpnet::viz

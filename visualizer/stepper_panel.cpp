@@ -14,6 +14,7 @@
 #include "simt/allocations.hpp"
 #include "simt/launch.hpp"
 #include "simt/trace.hpp"
+#include "visualizer/fragment_view.hpp"
 
 namespace warpnet::viz {
 
@@ -167,16 +168,23 @@ StepperPanel::StepperPanel(StepperOptions options) : options_(std::move(options)
     error_ = e.what();
   }
   warp_ = options_.warp;
+  show_fragments_ = options_.fragments;
   if (error_.empty() && !kernels_.empty()) {
     open();
     for (int i = 1; i < options_.steps; ++i) forward();
   }
 }
 
-StepperPanel::~StepperPanel() = default;
+// The launch's result is not wanted any more: end it after its block in progress.
+StepperPanel::~StepperPanel() {
+  if (session_) session_->stepper->abandon();
+}
 
 void StepperPanel::open() {
-  session_.reset();  // one Stepper per thread: the old launch runs to its end first
+  // One Stepper per thread: the old launch ends first, after its block in
+  // progress (abandon: its other blocks are skipped, its outputs unwanted).
+  if (session_) session_->stepper->abandon();
+  session_.reset();
   error_.clear();
   scrolled_to_ = -1;
   if (kernels_.empty()) {
@@ -276,6 +284,10 @@ void StepperPanel::Draw() {
   }
   const RecordedStop& stop = session_->stops[session_->current];
   draw_lanes(stop);
+  if (show_fragments_) {
+    if (const FragmentShape* shape = fragment_shape_of(*session_->kernel)) draw_fragments(*shape);
+    else ImGui::TextUnformatted("This kernel issues no tensor-core instruction: no fragments to show.");
+  }
   draw_access(stop);
   draw_source(stop);
   ImGui::EndGroup();
@@ -323,6 +335,10 @@ void StepperPanel::draw_controls() {
   ImGui::InputInt3("block", block_);
   ImGui::SetNextItemWidth(150);
   ImGui::InputInt("warp", &warp_);
+  ImGui::Checkbox("tensor-core fragments", &show_fragments_);
+  ImGui::SameLine();
+  help_marker("For a kernel with tensor-core inputs (wmma, mma.sync): which lane holds which element of the "
+              "A, B and C fragments of its instruction.");
   if (ImGui::Button("Open (run traced)")) open();
   ImGui::SameLine();
   help_marker("Runs the kernel's traced copy on the emulator, one worker, blocks in order, and stops the chosen "
@@ -526,7 +542,7 @@ void StepperPanel::draw_access(const RecordedStop& stop) {
     ImGui::SameLine();
     help_marker("Shared memory is 32 banks of 4-byte words; a bank serves one word per pass. Each column is a "
                 "bank, each cell a distinct word the warp asks of it, labelled with the first lane asking. Red: "
-                "more than one word in a bank, a conflict that needs more passes (wavefronts). Lanes reading the "
+                "more words in a bank than the fewest passes (wavefronts) serve, a conflict. Lanes reading the "
                 "same word share it. 8- and 16-byte accesses are served a half or quarter warp per pass.");
     std::array<std::map<uintptr_t, unsigned>, 32> banks;  // bank -> word -> first lane
     const unsigned words = std::max(1u, a.bytes / 4);
@@ -546,7 +562,9 @@ void StepperPanel::draw_access(const RecordedStop& stop) {
         draw->AddRectFilled(head + ImVec2(0, 16), head + ImVec2(col_w - 2, 16 + cell_h), colour(layout::kBankIdle));
         continue;
       }
-      const layout::Rgb c = used.size() > 1 ? layout::kBankConflict : layout::kBankOne;
+      // More words than the fewest passes need: a conflict. (8- and 16-byte
+      // accesses take 2 or 4 passes anyway, a word per bank each.)
+      const layout::Rgb c = used.size() > std::max(1u, a.ideal_wavefronts) ? layout::kBankConflict : layout::kBankOne;
       size_t row = 0;
       for (const auto& [word, lane] : used) {
         if (row == 8) break;

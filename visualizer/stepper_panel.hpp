@@ -7,7 +7,8 @@
 // another), the 32 lanes of the warp (active / elsewhere / exited), the
 // current warp-level access (each lane's address on a picture of the buffer's
 // 32-byte sectors, sectors touched against the fewest possible; or the 32
-// shared-memory banks, conflicts in red), and the kernel's source with the
+// shared-memory banks, conflicts in red), for a tensor-core kernel which
+// lane holds which fragment element, and the kernel's source with the
 // current line highlighted.
 #pragma once
 #include <array>
@@ -28,6 +29,7 @@ struct StepperOptions {
   int warp = 0;
   int steps = 1;                 // stops to advance when the kernel is opened
   bool step_every_frame = false;  // advance one stop per frame (measuring frames per second)
+  bool fragments = false;         // show the tensor-core fragments (fragment_view.hpp)
 };
 
 // The warp-level access at a stop, worked out when the stop is recorded (the
@@ -78,6 +80,7 @@ class StepperPanel : public Panel {
   char sizes_text_[64] = {};
   int block_[3] = {0, 0, 0};
   int warp_ = 0;
+  bool show_fragments_ = false;
   std::unique_ptr<Session> session_;
   std::string error_;
   double open_seconds_ = 0;

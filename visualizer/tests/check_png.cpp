@@ -2,11 +2,13 @@
 //   check_png FILE --size WxH               the image is WxH and not blank
 //             [--active-lanes N]            N of the stepper's 32 lane cells are the active colour
 //             [--colour R,G,B,N]            at least N pixels within 6 of (R,G,B) (repeatable)
+//             [--fragments m16n8k16|m16n8k32|wmma]  every fragment element is its owner's colour
 // Not blank: the luminance varies (standard deviation over 8) and at least
 // 8 distinct colours appear: a cleared frame, or one with a lone message, fails.
 // Exits 0 when every check passes, 1 otherwise, printing each check.
 #include <stb_image.h>
 
+#include <algorithm>
 #include <cmath>
 #include <cstdio>
 #include <cstdlib>
@@ -20,6 +22,21 @@ namespace {
 
 bool near(const unsigned char* p, int r, int g, int b, int tolerance) {
   return std::abs(p[0] - r) <= tolerance && std::abs(p[1] - g) <= tolerance && std::abs(p[2] - b) <= tolerance;
+}
+
+// The lane that holds element (row, col) of matrix m (0: A, 1: B, 2: C) of
+// a tensor-core shape, worked out backwards from the PTX ISA's fragment
+// figures ("Matrix Fragments for mma.m16n8k16 / mma.m16n8k32"): the lane is
+// groupID * 4 + threadID_in_group; in A and C the row gives groupID (row % 8)
+// and the column the pair (or, for 8-bit A, the quad) of threadID_in_group;
+// in B the column gives groupID and the row the pair or quad. wmma (16x16x16)
+// is warpnet's two m16n8k16 side by side, so its columns repeat every 8.
+// An independent statement of the layouts the viewer takes from the emulator.
+int owner_lane(const std::string& shape, int m, int row, int col) {
+  const int per_thread = shape == "m16n8k32" && m != 2 ? 4 : 2;  // k elements per lane in a row of 8 or 16
+  const int k_span = 4 * per_thread;                               // k columns one group of 4 lanes covers
+  if (m == 1) return (col % 8) * 4 + (row % k_span) / per_thread;
+  return (row % 8) * 4 + (col % k_span) / per_thread;
 }
 
 }  // namespace
@@ -91,6 +108,29 @@ int main(int argc, char** argv) {
         for (int x = 0; x < w; ++x) count += near(pixel(x, y), r, g, b, 6);
       std::snprintf(line, sizeof line, "pixels of colour (%d,%d,%d): %ld (expected at least %d)", r, g, b, count, least);
       report(count >= least, line);
+      ++i;
+    } else if (arg == "--fragments") {
+      namespace L = warpnet::viz::layout;
+      const std::string shape = value;
+      // (rows, cols) of A, B, C: the ISA's shapes.
+      int rows[3] = {16, 16, 16}, cols[3] = {16, 8, 8};
+      if (shape == "m16n8k32") rows[1] = 32, cols[0] = 32;
+      if (shape == "wmma") cols[1] = cols[2] = 16;
+      const float cell = L::fragment_cell(std::max({rows[0], rows[1], rows[2]}));
+      int right = 0, cells = 0;
+      std::string wrong;
+      for (int m = 0; m < 3; ++m)
+        for (int r = 0; r < rows[m]; ++r)
+          for (int c = 0; c < cols[m]; ++c) {
+            const L::Point p = L::fragment_cell_centre(cols, cell, m, r, c);
+            const L::Rgb want = L::lane_colour(owner_lane(shape, m, r, c));
+            ++cells;
+            if (int(p.x) < w && int(p.y) < h && near(pixel(int(p.x), int(p.y)), want.r, want.g, want.b, 6)) ++right;
+            else if (wrong.size() < 60) wrong += " " + std::string(1, "ABC"[m]) + std::to_string(r) + "," + std::to_string(c);
+          }
+      std::snprintf(line, sizeof line, "%s fragment elements in their owner lane's colour: %d of %d%s%s", shape.c_str(),
+                    right, cells, wrong.empty() ? "" : "; wrong:", wrong.c_str());
+      report(right == cells, line);
       ++i;
     } else {
       std::printf("FAIL unknown option %s\n", arg.c_str());

@@ -28,6 +28,7 @@ struct Info {
   double clock_ghz = 0;  // the peak SM clock the device reports
   int64_t l2_bytes = 0;
   double memory_gib = 0;
+  double memory_free_gib = 0;  // free when probed (cudaMemGetInfo): what other processes leave
   double memory_bus_gbps = 0;  // peak DRAM bandwidth from the reported bus width and memory clock, 0 if unknown
   std::string driver, runtime, cublas;  // versions, "13.0"
 };

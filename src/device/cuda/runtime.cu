@@ -135,6 +135,9 @@ Info probe() {
     info.clock_ghz = clock_khz * 1e-6;
     info.l2_bytes = p.l2CacheSize;
     info.memory_gib = double(p.totalGlobalMem) / double(1ull << 30);
+    size_t free_bytes = 0, total_bytes = 0;
+    WN_CUDA(cudaMemGetInfo(&free_bytes, &total_bytes), "device 0 free memory");
+    info.memory_free_gib = double(free_bytes) / double(1ull << 30);
     info.memory_bus_gbps = 2.0 * mem_khz * 1e3 * (bus_bits / 8.0) * 1e-9;  // double data rate
     info.driver = version_text(driver);
     info.runtime = version_text(runtime);
