@@ -1,5 +1,7 @@
 // The command line every lesson program shares: no argument runs the whole
-// chapter, --quick runs smaller sizes (what the chapter's CTest test runs).
+// chapter, --quick runs smaller sizes (what the chapter's CTest test runs),
+// and in the chapters with generated README tables --markdown prints only
+// those (scripts/lesson-tables.sh).
 #pragma once
 #include <cstdio>
 #include <cstring>
@@ -19,6 +21,23 @@ inline std::optional<bool> parse_quick(int argc, char** argv) {
     quick = true;
   }
   return quick;
+}
+
+struct Mode {
+  bool quick = false;
+  bool markdown = false;
+};
+
+// No argument, --quick, or --markdown alone; nullopt, after printing the
+// usage (`markdown_what`: what --markdown prints), for anything else.
+inline std::optional<Mode> parse_mode(int argc, char** argv, const char* markdown_what) {
+  if (argc == 2 && std::strcmp(argv[1], "--markdown") == 0) return Mode{false, true};
+  const std::optional<bool> quick = parse_quick(argc, argv);
+  if (!quick) {
+    std::fprintf(stderr, "       %s --markdown   (%s)\n", argv[0], markdown_what);
+    return std::nullopt;
+  }
+  return Mode{*quick, false};
 }
 
 }  // namespace warpnet::lesson

@@ -18,6 +18,8 @@
 #include "simt/stepper.hpp"
 #include "simt/trace.hpp"
 
+#include "lessons/lesson_checks.hpp"
+
 #include "kernels/common/cuda_compat.hpp"
 
 namespace {
@@ -30,10 +32,7 @@ using simt::Space;
 
 namespace {
 
-int failures = 0;
-void expect(bool ok, const char* what) {
-  if (!ok) std::printf("  !! expected: %s\n", what), ++failures;
-}
+using lesson::expect;
 
 template <class T>
 struct Device {
@@ -136,6 +135,6 @@ int main() {
   simt_branch();
   coalescing();
   bank_conflicts();
-  if (failures) std::printf("\n%d figure(s) differ from the lesson\n", failures);
-  return failures ? 1 : 0;
+  if (lesson::failures()) std::printf("\n%d figure(s) differ from the lesson\n", lesson::failures());
+  return lesson::failures() ? 1 : 0;
 }

@@ -25,6 +25,7 @@
 #include "device/registry.hpp"
 #include "device/run.hpp"
 #include "lessons/bench_records.hpp"
+#include "lessons/lesson_checks.hpp"
 #include "simt/launch.hpp"
 #include "simt/trace.hpp"
 
@@ -33,10 +34,8 @@ using simt::Space;
 
 namespace {
 
-int failures = 0;
-void expect(bool ok, const std::string& what) {
-  if (!ok) std::printf("  !! expected: %s\n", what.c_str()), ++failures;
-}
+using lesson::expect;
+using lesson::fixed;
 
 double ratio(double a, double b) { return b ? a / b : 0.0; }
 
@@ -77,12 +76,6 @@ Figures trace(const device::Kernel& kernel, const device::Sizes& sizes) {
   f.shared_store_conflicts = ratio(s_store.wavefronts, s_store.ideal_wavefronts);
   f.instructions_per_warp = ratio(requests, t->warps);
   return f;
-}
-
-std::string fixed(double v, int digits) {
-  char text[32];
-  std::snprintf(text, sizeof text, "%.*f", digits, v);
-  return text;
 }
 
 // A version without shared memory has no conflict degree.
@@ -210,6 +203,6 @@ int main(int argc, char** argv) {
   print_table(all, sizes, markdown);
   check_claims(by_version);
   print_gpu_records();
-  if (failures) std::fprintf(stderr, "\n%d figure(s) differ from the lesson\n", failures);
-  return failures ? 1 : 0;
+  if (lesson::failures()) std::fprintf(stderr, "\n%d figure(s) differ from the lesson\n", lesson::failures());
+  return lesson::failures() ? 1 : 0;
 }

@@ -30,6 +30,7 @@
 
 #include "core/memory.hpp"
 #include "lessons/bench_records.hpp"
+#include "lessons/lesson_checks.hpp"
 #include "device/run.hpp"
 #include "simt/allocations.hpp"
 #include "simt/launch.hpp"
@@ -49,11 +50,7 @@ using simt::Space;
 
 double ratio(double a, double b) { return b ? a / b : 0.0; }
 
-std::string fixed(double v, int digits) {
-  char text[32];
-  std::snprintf(text, sizeof text, "%.*f", digits, v);
-  return text;
-}
+using lesson::fixed;
 
 // ---- every launch of a version ----------------------------------------------
 

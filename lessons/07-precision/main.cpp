@@ -29,6 +29,7 @@
 #include "datasets/idx.hpp"
 #include "datasets/synthetic.hpp"
 #include "lessons/lesson_args.hpp"
+#include "lessons/lesson_checks.hpp"
 #include "nn/quantize.hpp"
 #include "nn/trainer.hpp"
 #include "numeric/scaling.hpp"
@@ -39,11 +40,9 @@ namespace num = warpnet::numeric;
 
 namespace {
 
-int failures = 0;
-const char* check(bool ok) {
-  if (!ok) ++failures;
-  return ok ? "ok" : "FAIL";
-}
+using lesson::check;
+using lesson::fixed;
+using lesson::grouped;
 
 // The element formats a network meets (e8m0 is a scale, part 5).
 const num::Format* const kFormats[] = {&num::kFp32, &num::kTf32, &num::kFp16, &num::kBf16,
@@ -546,16 +545,9 @@ Data load(int64_t n_train) {
 }  // namespace
 
 int main(int argc, char** argv) {
-  const bool markdown = argc == 2 && std::strcmp(argv[1], "--markdown") == 0;
-  bool quick = false;
-  if (!markdown) {
-    const std::optional<bool> args = lesson::parse_quick(argc, argv);
-    if (!args) {
-      std::fprintf(stderr, "       %s --markdown   (parts 1 and 2 as tables)\n", argv[0]);
-      return 2;
-    }
-    quick = *args;
-  }
+  const std::optional<lesson::Mode> mode = lesson::parse_mode(argc, argv, "parts 1 and 2 as tables");
+  if (!mode) return 2;
+  const bool markdown = mode->markdown, quick = mode->quick;
   try {
     if (markdown) {
       part1(true);
@@ -586,8 +578,7 @@ int main(int argc, char** argv) {
     part4(trained);
     part5(trained);
     part6();
-    std::printf("%s\n", failures == 0 ? "All checks passed." : cat(failures, " CHECK(S) FAILED.").c_str());
-    return failures == 0 ? 0 : 1;
+    return lesson::finish_checks();
   } catch (const std::exception& e) {
     std::fprintf(stderr, "lesson07: %s\n", e.what());
     return 1;

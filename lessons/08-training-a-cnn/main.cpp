@@ -44,6 +44,8 @@
 #include "device/backend.hpp"
 #include "lessons/bench_records.hpp"
 #include "lessons/lesson_args.hpp"
+#include "lessons/lesson_checks.hpp"
+#include "lessons/lesson_machine.hpp"
 #include "nn/models.hpp"
 #include "nn/optim.hpp"
 #include "nn/trainer.hpp"
@@ -52,58 +54,16 @@ using namespace warpnet;
 
 namespace {
 
+using lesson::check;
+using lesson::fixed;
+using lesson::grouped;
+using lesson::cpu_model;
+using lesson::today_utc;
+using lesson::load_average;
+
 constexpr int64_t kClasses = 10;
 
-int failures = 0;
-const char* check(bool ok) {
-  if (!ok) ++failures;
-  return ok ? "ok" : "FAIL";
-}
-
-std::string fixed(double v, int digits) {
-  char text[48];
-  std::snprintf(text, sizeof text, "%.*f", digits, v);
-  return text;
-}
-
-// 60965224 → "60,965,224"
-std::string grouped(int64_t n) {
-  std::string digits = std::to_string(n), out;
-  for (size_t i = 0; i < digits.size(); ++i) {
-    if (i > 0 && (digits.size() - i) % 3 == 0) out += ',';
-    out += digits[i];
-  }
-  return out;
-}
-
 std::string bytes(int64_t b) { return format_bytes(b); }  // "1.50 MiB"
-
-// ---- the machine a figure was measured on ---------------------------------------------
-
-std::string cpu_model() {
-  std::ifstream in("/proc/cpuinfo");
-  for (std::string line; std::getline(in, line);)
-    if (line.rfind("model name", 0) == 0 && line.find(':') != std::string::npos) {
-      std::string m = line.substr(line.find(':') + 1);
-      return m.substr(m.find_first_not_of(' '));
-    }
-  return "unknown CPU";
-}
-
-// The 1-minute load average: on a machine shared with other jobs it says how
-// much of the CPU the timings below actually had.
-std::string load_average() {
-  std::ifstream in("/proc/loadavg");
-  std::string first;
-  return in >> first ? first : "?";
-}
-
-std::string today_utc() {
-  char date[16];
-  const std::time_t now = std::time(nullptr);
-  std::strftime(date, sizeof date, "%Y-%m-%d", std::gmtime(&now));
-  return date;
-}
 
 // ==== 1. AlexNet, 2012, from the paper's layer sizes ====================================
 //
@@ -747,16 +707,9 @@ void part6() {
 }  // namespace
 
 int main(int argc, char** argv) {
-  const bool markdown = argc == 2 && std::strcmp(argv[1], "--markdown") == 0;
-  bool quick = false;
-  if (!markdown) {
-    const std::optional<bool> args = lesson::parse_quick(argc, argv);
-    if (!args) {
-      std::fprintf(stderr, "       %s --markdown   (part 2's table only)\n", argv[0]);
-      return 2;
-    }
-    quick = *args;
-  }
+  const std::optional<lesson::Mode> mode = lesson::parse_mode(argc, argv, "part 2's table only");
+  if (!mode) return 2;
+  const bool markdown = mode->markdown, quick = mode->quick;
   try {
     if (markdown) {
       const StepMemory m = measure(64);
@@ -779,8 +732,7 @@ int main(int argc, char** argv) {
       part4(data.train, 4, 32);
     part5(rate);
     part6();
-    std::printf("%s\n", failures == 0 ? "All checks passed." : cat(failures, " CHECK(S) FAILED.").c_str());
-    return failures == 0 ? 0 : 1;
+    return lesson::finish_checks();
   } catch (const std::exception& e) {
     std::fprintf(stderr, "lesson08: %s\n", e.what());
     return 1;

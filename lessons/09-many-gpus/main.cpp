@@ -26,6 +26,7 @@
 #include "dist/cost_model.hpp"
 #include "lessons/bench_records.hpp"
 #include "lessons/lesson_args.hpp"
+#include "lessons/lesson_checks.hpp"
 #include "nn/models.hpp"
 #include "ring_simulation.hpp"
 
@@ -33,13 +34,7 @@ using namespace warpnet;
 
 namespace {
 
-int failures = 0;
-void expect(bool ok, const std::string& claim) {
-  if (!ok) {
-    std::printf("  CHECK FAILED: %s\n", claim.c_str());
-    ++failures;
-  }
-}
+using lesson::expect;
 
 // ---- the models ------------------------------------------------------------------
 
@@ -306,7 +301,7 @@ int main(int argc, char** argv) {
   const bool markdown = argc == 2 && std::strcmp(argv[1], "--markdown") == 0;
   if (markdown) {
     part5_table(true);
-    return failures == 0 ? 0 : 1;
+    return lesson::failures() == 0 ? 0 : 1;
   }
   if (!lesson::parse_quick(argc, argv)) return 2;  // --quick changes nothing: the chapter is fast
   std::printf("Lesson 09: many GPUs\n");
@@ -317,6 +312,6 @@ int main(int argc, char** argv) {
   part5_table(false);
   part5_discussion();
   part6_measured();
-  std::printf("\n%s\n", failures == 0 ? "All checks passed." : cat(failures, " checks FAILED").c_str());
-  return failures == 0 ? 0 : 1;
+  std::printf("\n");
+  return lesson::finish_checks();
 }

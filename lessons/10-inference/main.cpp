@@ -34,6 +34,8 @@
 #include "datasets/idx.hpp"
 #include "datasets/synthetic.hpp"
 #include "nn/checkpoint.hpp"
+#include "lessons/lesson_checks.hpp"
+#include "lessons/lesson_machine.hpp"
 #include "nn/quantize.hpp"
 #include "nn/trainer.hpp"
 #include "numeric/format.hpp"
@@ -43,29 +45,13 @@ using nn::WeightFormat;
 
 namespace {
 
+using lesson::check;
+using lesson::fixed;
+using lesson::grouped;
+using lesson::cpu_model;
+using lesson::today_utc;
+
 constexpr int64_t kClasses = 10;
-
-int failures = 0;
-const char* check(bool ok) {
-  if (!ok) ++failures;
-  return ok ? "ok" : "FAIL";
-}
-
-std::string fixed(double v, int digits) {
-  char text[48];
-  std::snprintf(text, sizeof text, "%.*f", digits, v);
-  return text;
-}
-
-// 245880 → "245,880"
-std::string grouped(int64_t n) {
-  std::string digits = std::to_string(n), out;
-  for (size_t i = 0; i < digits.size(); ++i) {
-    if (i > 0 && (digits.size() - i) % 3 == 0) out += ',';
-    out += digits[i];
-  }
-  return out;
-}
 
 // What each format stores, in words.
 const char* how_stored(WeightFormat f) {
@@ -393,23 +379,6 @@ std::vector<Row> counted_rows() {
   return rows;
 }
 
-std::string cpu_model() {
-  std::ifstream in("/proc/cpuinfo");
-  for (std::string line; std::getline(in, line);)
-    if (line.rfind("model name", 0) == 0 && line.find(':') != std::string::npos) {
-      std::string m = line.substr(line.find(':') + 1);
-      return m.substr(m.find_first_not_of(' '));
-    }
-  return "unknown CPU";
-}
-
-std::string today_utc() {
-  char date[16];
-  const std::time_t now = std::time(nullptr);
-  std::strftime(date, sizeof date, "%Y-%m-%d", std::gmtime(&now));
-  return date;
-}
-
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -444,8 +413,7 @@ int main(int argc, char** argv) {
     part3(rows, quick);
     part4(*fp32, d.test, quick);
     part5(rows);
-    std::printf("%s\n", failures == 0 ? "All checks passed." : cat(failures, " CHECK(S) FAILED.").c_str());
-    return failures == 0 ? 0 : 1;
+    return lesson::finish_checks();
   } catch (const std::exception& e) {
     std::fprintf(stderr, "lesson10: %s\n", e.what());
     return 1;
