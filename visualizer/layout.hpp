@@ -48,6 +48,8 @@ constexpr Rgb kBankConflict{214, 66, 54};
 constexpr Rgb kBankIdle{48, 48, 54};
 // Sectors of a global access, and the highlighted source line.
 constexpr Rgb kSector{70, 110, 180};
+// The elements of a buffer a global access touches (the stepper's matrix picture).
+constexpr Rgb kTouchedElement{240, 150, 60};
 constexpr Rgb kCurrentLine{120, 96, 24};
 
 // Precision panel: the bars of each row's error and time.

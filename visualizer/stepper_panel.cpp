@@ -532,9 +532,11 @@ void StepperPanel::draw_access(const RecordedStop& stop) {
       ++shown;
     }
     ImGui::Dummy(ImVec2(avail, p.y - ImGui::GetCursorScreenPos().y + box_h + 18));
-    if (a.allocation)
+    if (a.allocation) {
       ImGui::Text("in a %zu-byte allocation at 0x%lx (+offset of each sector in bytes)", a.allocation_bytes,
                   (unsigned long)a.allocation);
+      draw_buffer(a);
+    }
   } else {
     ImGui::Text("shared %s of %s, %u lanes x %u B: %u wavefronts, %u at least%s", a.write ? "store" : "load",
                 a.variable.empty() ? "dynamic shared memory" : a.variable.c_str(), lanes, a.bytes, a.wavefronts,
@@ -578,6 +580,60 @@ void StepperPanel::draw_access(const RecordedStop& stop) {
     }
     ImGui::Dummy(ImVec2(32 * col_w, 16 + rows * (cell_h + 2) + 4));
   }
+}
+
+// The buffer of a global access drawn as the matrix it holds: the op's
+// input or output of the allocation's size (rows: every dimension but the
+// last; columns: the last), one cell per element, the elements the warp's
+// lanes touch lit. Hovering a lit cell names its lanes.
+void StepperPanel::draw_buffer(const AccessView& a) {
+  const Session& s = *session_;
+  struct Candidate {
+    std::string name;
+    Shape shape;
+  };
+  std::vector<Candidate> matches;
+  for (size_t i = 0; i < s.inputs.size(); ++i)
+    if (device::device_bytes(*s.kernel, s.inputs[i]).size() == a.allocation_bytes)
+      matches.push_back({cat("input ", i), s.inputs[i].shape()});
+  const std::vector<Shape> outs = device::op(s.kernel->op).output_shapes(s.sizes);
+  for (size_t i = 0; i < outs.size(); ++i)
+    if (size_t(outs[i].numel()) * sizeof(float) == a.allocation_bytes)
+      matches.push_back({outs.size() == 1 ? std::string("the output") : cat("output ", i), outs[i]});
+  if (matches.empty() || matches.front().shape.numel() == 0) return;  // a workspace: no matrix to draw
+  const Shape& shape = matches.front().shape;
+  const int64_t cols = shape.rank() == 0 ? 1 : shape[shape.rank() - 1];
+  const int64_t rows = shape.numel() / cols;
+  const size_t element = a.allocation_bytes / size_t(shape.numel());
+  std::string names;
+  for (const Candidate& c : matches) names += (names.empty() ? "" : " or ") + c.name;
+  ImGui::Text("as a %lld x %lld matrix (%s of %s): the elements the lanes touch", (long long)rows, (long long)cols,
+              names.c_str(), s.kernel->op.c_str());
+  // Square cells of at most 8 px, the whole matrix in at most (width x 160)
+  // px; a touched element stays visible (2 px at least) however large the matrix.
+  const float width = std::max(200.0f, ImGui::GetContentRegionAvail().x - 10), height = 160;
+  const float cw = std::min({8.0f, width / float(cols), height / float(rows)}), ch = cw;
+  const ImVec2 origin = ImGui::GetCursorScreenPos();
+  ImDrawList* draw = ImGui::GetWindowDrawList();
+  draw->AddRectFilled(origin, origin + ImVec2(cw * float(cols), ch * float(rows)), IM_COL32(45, 45, 55, 255));
+  std::map<int64_t, std::vector<unsigned>> touched;  // element -> lanes
+  for (unsigned l = 0; l < 32; ++l)
+    if (a.mask >> l & 1)
+      for (uintptr_t byte = a.addresses[l]; byte < a.addresses[l] + a.bytes; byte += element)
+        if (byte >= a.allocation && byte < a.allocation + a.allocation_bytes)
+          touched[int64_t((byte - a.allocation) / element)].push_back(l);
+  for (const auto& [index, lanes] : touched) {
+    const ImVec2 p = origin + ImVec2(cw * float(index % cols), ch * float(index / cols));
+    const ImVec2 q = p + ImVec2(std::max(cw, 2.0f), std::max(ch, 2.0f));
+    draw->AddRectFilled(p, q, colour(layout::kTouchedElement));
+    if (ImGui::IsMouseHoveringRect(p, q)) {
+      std::string text;
+      for (unsigned l : lanes) text += (text.empty() ? "" : ", ") + std::to_string(l);
+      ImGui::SetTooltip("element (%lld, %lld): lane %s", (long long)(index / cols), (long long)(index % cols),
+                        text.c_str());
+    }
+  }
+  ImGui::Dummy(ImVec2(cw * float(cols), ch * float(rows) + 4));
 }
 
 void StepperPanel::draw_source(const RecordedStop& stop) {

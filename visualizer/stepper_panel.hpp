@@ -72,6 +72,7 @@ class StepperPanel : public Panel {
   void draw_controls();
   void draw_lanes(const RecordedStop& stop);
   void draw_access(const RecordedStop& stop);
+  void draw_buffer(const AccessView& access);
   void draw_source(const RecordedStop& stop);
 
   StepperOptions options_;
