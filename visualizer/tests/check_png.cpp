@@ -126,7 +126,11 @@ int main(int argc, char** argv) {
             const L::Rgb want = L::lane_colour(owner_lane(shape, m, r, c));
             ++cells;
             if (int(p.x) < w && int(p.y) < h && near(pixel(int(p.x), int(p.y)), want.r, want.g, want.b, 6)) ++right;
-            else if (wrong.size() < 60) wrong += " " + std::string(1, "ABC"[m]) + std::to_string(r) + "," + std::to_string(c);
+            else if (wrong.size() < 60) {
+              wrong += ' ';
+              wrong += "ABC"[m];
+              wrong += std::to_string(r) + "," + std::to_string(c);
+            }
           }
       std::snprintf(line, sizeof line, "%s fragment elements in their owner lane's colour: %d of %d%s%s", shape.c_str(),
                     right, cells, wrong.empty() ? "" : "; wrong:", wrong.c_str());
