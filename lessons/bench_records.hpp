@@ -4,10 +4,14 @@
 // and date. Needs WARPNET_SOURCE_DIR (the chapter's CMakeLists defines it).
 #pragma once
 #include <algorithm>
+#include <cstdio>
 #include <filesystem>
 #include <fstream>
 #include <nlohmann/json.hpp>
+#include <string>
 #include <vector>
+
+#include "lessons/lesson_checks.hpp"
 
 namespace warpnet::lesson {
 
@@ -33,6 +37,31 @@ inline std::vector<BenchRecord> bench_records() {
     if (!json.is_discarded()) records.push_back({file, std::move(json)});
   }
   return records;
+}
+
+// A figure of a record, or "-" where it has none (a failed or skipped kernel).
+inline std::string record_number(const nlohmann::json& v, int digits) {
+  return v.is_number() ? fixed(v.get<double>(), digits) : "-";
+}
+
+// The markdown table of one op's GPU kernels in a `warpnet bench` record
+// (`op["gpu"]["kernels"]`): time, TFLOP/s, % of version 0 (`vendor`: what
+// the column calls it, "cuBLAS" or "version 0"), % of peak, speed-up over the CPU.
+inline void print_gpu_kernel_table(const nlohmann::json& op, const char* vendor) {
+  std::printf("| version | inputs | ms | TFLOP/s | %% of %s (same inputs) | %% of peak | x CPU |\n"
+              "|---|---|---:|---:|---:|---:|---:|\n",
+              vendor);
+  const nlohmann::json none;
+  for (const nlohmann::json& k : op["gpu"]["kernels"]) {
+    const bool ok = k.value("status", "") == "ok";
+    std::printf("| %s | %s | %s | %s | %s | %s | %s |\n", k.value("kernel", "?").c_str(),
+                k.value("input_format", "?").c_str(),
+                ok ? record_number(k["timing"]["median_ms"], 3).c_str() : k.value("status", "?").c_str(),
+                record_number(k.value("tflops", none), 1).c_str(),
+                record_number(k.value("percent_of_vendor", none), 1).c_str(),
+                record_number(k.value("percent_of_peak", none), 1).c_str(),
+                record_number(k.value("speedup_over_cpu", none), 0).c_str());
+  }
 }
 
 }  // namespace warpnet::lesson

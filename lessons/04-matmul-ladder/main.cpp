@@ -112,8 +112,6 @@ void print_table(const std::vector<Figures>& all, const device::Sizes& sizes, bo
                 device::describe_sizes(device::op("matmul"), sizes).c_str());
 }
 
-std::string number(const nlohmann::json& v, int digits) { return v.is_number() ? fixed(v.get<double>(), digits) : "-"; }
-
 // Every matmul table of every GPU record in bench/results (the source tree's),
 // oldest first; a line saying there is none yet otherwise.
 void print_gpu_records() {
@@ -131,18 +129,7 @@ void print_gpu_records() {
                   gpu.value("compute_capability", "?").c_str(), gpu.value("driver", "?").c_str(),
                   gpu.value("cublas", "?").c_str(), record.value("date", "?").c_str(),
                   fs::relative(file, WARPNET_SOURCE_DIR).c_str(), op["sizes"].dump().c_str());
-      std::printf("| version | inputs | ms | TFLOP/s | %% of cuBLAS (same inputs) | %% of peak | x CPU |\n"
-                  "|---|---|---:|---:|---:|---:|---:|\n");
-      for (const nlohmann::json& k : op["gpu"]["kernels"]) {
-        const nlohmann::json ms = k["status"] == "ok" ? k["timing"]["median_ms"] : nlohmann::json();
-        std::printf("| %s | %s | %s | %s | %s | %s | %s |\n", k.value("kernel", "?").c_str(),
-                    k.value("input_format", "?").c_str(),
-                    k["status"] == "ok" ? number(ms, 3).c_str() : k.value("status", "?").c_str(),
-                    number(k.value("tflops", nlohmann::json()), 1).c_str(),
-                    number(k.value("percent_of_vendor", nlohmann::json()), 1).c_str(),
-                    number(k.value("percent_of_peak", nlohmann::json()), 1).c_str(),
-                    number(k.value("speedup_over_cpu", nlohmann::json()), 0).c_str());
-      }
+      lesson::print_gpu_kernel_table(op, "cuBLAS");
       ++tables;
     }
   }

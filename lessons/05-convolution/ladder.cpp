@@ -302,10 +302,6 @@ void trace_ladder(const device::Sizes& sizes, bool markdown, Claims& claims) {
         device::describe_sizes(device::op("conv2d"), sizes).c_str());
 }
 
-namespace {
-std::string number(const nlohmann::json& v, int digits) { return v.is_number() ? fixed(v.get<double>(), digits) : "-"; }
-}  // namespace
-
 void print_gpu_records() {
   namespace fs = std::filesystem;
   int tables = 0;
@@ -321,19 +317,7 @@ void print_gpu_records() {
                   gpu.value("compute_capability", "?").c_str(), gpu.value("driver", "?").c_str(),
                   record.value("date", "?").c_str(), fs::relative(file, WARPNET_SOURCE_DIR).c_str(),
                   op.value("op", "?").c_str(), op["sizes"].dump().c_str());
-      std::printf(
-          "| version | inputs | ms | TFLOP/s | %% of version 0 (same inputs) | %% of peak | x CPU |\n"
-          "|---|---|---:|---:|---:|---:|---:|\n");
-      for (const nlohmann::json& k : op["gpu"]["kernels"]) {
-        const bool ok = k.value("status", "") == "ok";
-        std::printf("| %s | %s | %s | %s | %s | %s | %s |\n", k.value("kernel", "?").c_str(),
-                    k.value("input_format", "?").c_str(),
-                    ok ? number(k["timing"]["median_ms"], 3).c_str() : k.value("status", "?").c_str(),
-                    number(k.value("tflops", nlohmann::json()), 1).c_str(),
-                    number(k.value("percent_of_vendor", nlohmann::json()), 1).c_str(),
-                    number(k.value("percent_of_peak", nlohmann::json()), 1).c_str(),
-                    number(k.value("speedup_over_cpu", nlohmann::json()), 0).c_str());
-      }
+      lesson::print_gpu_kernel_table(op, "version 0");
       ++tables;
     }
   }

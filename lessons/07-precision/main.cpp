@@ -30,6 +30,7 @@
 #include "datasets/synthetic.hpp"
 #include "lessons/lesson_args.hpp"
 #include "lessons/lesson_checks.hpp"
+#include "lessons/lesson_data.hpp"
 #include "nn/quantize.hpp"
 #include "nn/trainer.hpp"
 #include "numeric/scaling.hpp"
@@ -524,22 +525,12 @@ struct Data {
 };
 
 Data load(int64_t n_train) {
-  Data d;
-  try {
-    const std::string dir = data::fashion_mnist_dir();
-    d.train = data::head(data::load_fashion_mnist(dir, true), n_train);
-    d.test = data::head(data::load_fashion_mnist(dir, false), 1000);
-    d.note = cat("Fashion-MNIST from ", dir, ": the first ", n_train, " training images");
-  } catch (const std::exception& e) {
-    d.train = data::make_squares(n_train, 10, 28, 11);
-    d.test = data::make_squares(1000, 10, 28, 12);
-    d.note =
-        cat("NOTE: Fashion-MNIST could not be read (", e.what(), "); synthetic images (data::make_squares) instead");
-  }
-  const data::Standardization s = data::input_statistics(d.train);
-  d.train = data::standardized(d.train, s);
-  d.test = data::standardized(d.test, s);
-  return d;
+  lesson::LessonData d = lesson::load_fashion_mnist_or_squares(n_train, 1000);
+  const std::string note =
+      d.fashion() ? cat("Fashion-MNIST from ", d.dir, ": the first ", n_train, " training images")
+                  : cat("NOTE: Fashion-MNIST could not be read (", d.why_synthetic,
+                        "); synthetic images (data::make_squares) instead");
+  return {std::move(d.train), std::move(d.test), note};
 }
 
 }  // namespace

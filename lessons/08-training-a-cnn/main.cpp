@@ -45,6 +45,7 @@
 #include "lessons/bench_records.hpp"
 #include "lessons/lesson_args.hpp"
 #include "lessons/lesson_checks.hpp"
+#include "lessons/lesson_data.hpp"
 #include "lessons/lesson_machine.hpp"
 #include "nn/models.hpp"
 #include "nn/optim.hpp"
@@ -405,23 +406,13 @@ struct Splits {
 // standardized with the training images' mean and spread (as `warpnet
 // train` does); the squares set, with a note, when the files are missing.
 Splits load(int64_t n_train, int64_t n_test) {
-  Splits s;
-  try {
-    const std::string dir = data::fashion_mnist_dir();
-    s.train = data::head(data::load_fashion_mnist(dir, true), n_train);
-    s.test = data::head(data::load_fashion_mnist(dir, false), n_test);
-    s.fashion = true;
-    s.note = cat("Fashion-MNIST from ", dir);
-  } catch (const std::exception& e) {
-    s.train = data::make_squares(n_train, int(kClasses), 28, 11);
-    s.test = data::make_squares(n_test, int(kClasses), 28, 12);
-    s.note = cat("NOTE: Fashion-MNIST could not be read (", e.what(),
-                 ");\n  this run trains on data::make_squares instead — 28×28 images whose class is the position "
-                 "of a bright square,\n  far easier than clothes: its accuracies say nothing about Fashion-MNIST");
-  }
-  const data::Standardization st = data::input_statistics(s.train);
-  s.train = data::standardized(s.train, st);
-  s.test = data::standardized(s.test, st);
+  lesson::LessonData d = lesson::load_fashion_mnist_or_squares(n_train, n_test, int(kClasses));
+  Splits s{std::move(d.train), std::move(d.test), d.fashion(), ""};
+  s.note = s.fashion ? cat("Fashion-MNIST from ", d.dir)
+                     : cat("NOTE: Fashion-MNIST could not be read (", d.why_synthetic,
+                           ");\n  this run trains on data::make_squares instead — 28×28 images whose class is the "
+                           "position of a bright square,\n  far easier than clothes: its accuracies say nothing about "
+                           "Fashion-MNIST");
   return s;
 }
 

@@ -35,6 +35,7 @@
 #include "datasets/synthetic.hpp"
 #include "nn/checkpoint.hpp"
 #include "lessons/lesson_checks.hpp"
+#include "lessons/lesson_data.hpp"
 #include "lessons/lesson_machine.hpp"
 #include "nn/quantize.hpp"
 #include "nn/trainer.hpp"
@@ -75,23 +76,13 @@ struct Data {
 };
 
 Data load(int64_t n_train, int64_t n_test) {
-  Data d;
-  try {
-    const std::string dir = data::fashion_mnist_dir();
-    d.train = data::head(data::load_fashion_mnist(dir, true), n_train);
-    d.test = data::head(data::load_fashion_mnist(dir, false), n_test);
-    d.note = cat("Fashion-MNIST from ", dir, ": ", d.train.size(), " training images, ", d.test.size(), " test images");
-  } catch (const std::exception& e) {
-    d.train = data::make_squares(n_train, int(kClasses), 28, 11);
-    d.test = data::make_squares(n_test, int(kClasses), 28, 12);
-    d.note = cat("NOTE: Fashion-MNIST could not be read (", e.what(),
-                 ");\n  synthetic images (data::make_squares) instead, far easier than clothes");
-  }
-  // As `warpnet train` does: the training images' mean and spread.
-  const data::Standardization s = data::input_statistics(d.train);
-  d.train = data::standardized(d.train, s);
-  d.test = data::standardized(d.test, s);
-  return d;
+  lesson::LessonData d = lesson::load_fashion_mnist_or_squares(n_train, n_test, int(kClasses));
+  const std::string note =
+      d.fashion() ? cat("Fashion-MNIST from ", d.dir, ": ", d.train.size(), " training images, ", d.test.size(),
+                        " test images")
+                  : cat("NOTE: Fashion-MNIST could not be read (", d.why_synthetic,
+                        ");\n  synthetic images (data::make_squares) instead, far easier than clothes");
+  return {std::move(d.train), std::move(d.test), note};
 }
 
 std::unique_ptr<nn::Sequential> fp32_model(const Data& d, int epochs, const std::string& checkpoint) {
