@@ -42,14 +42,28 @@ __device__ __forceinline__ T* dynamic_shared() {
 #endif
 }
 
-// kernel<<<grid, block, shared_bytes>>>(args...) on both compilers. Errors
-// follow CUDA's model: check cudaGetLastError() afterwards (WARPNET_CUDA_CHECK).
+// The stream launch_kernel sends this host thread's launches to: the legacy
+// default stream (nullptr) unless set. Set it to a capturing stream and every
+// launch_kernel below is recorded into its CUDA graph (on the emulator too:
+// src/simt/README.md, "Streams, capture and graphs"). The emulator's plain
+// and traced copies share one variable (simt::launch_stream_slot), so host
+// code sets it once for kernels of either copy.
+#if defined(__CUDACC__)
+inline cudaStream_t& launch_stream() { static thread_local cudaStream_t stream = nullptr; return stream; }
+#else
+inline cudaStream_t& launch_stream() { return ::warpnet::simt::launch_stream_slot(); }
+#endif
+
+// kernel<<<grid, block, shared_bytes, launch_stream()>>>(args...) on both
+// compilers. Errors follow CUDA's model: check cudaGetLastError() afterwards
+// (WARPNET_CUDA_CHECK).
 template <class... P, class... A>
 void launch_kernel(void (*kernel)(P...), dim3 grid, dim3 block, size_t shared_bytes, A&&... args) {
 #if defined(__CUDACC__)
-  kernel<<<grid, block, shared_bytes>>>(std::forward<A>(args)...);
+  kernel<<<grid, block, shared_bytes, launch_stream()>>>(std::forward<A>(args)...);
 #else
-  ::warpnet::simt::launch_recording_errors(kernel, grid, block, shared_bytes, std::forward<A>(args)...);
+  ::warpnet::simt::launch_recording_errors_on(launch_stream(), kernel, grid, block, shared_bytes,
+                                              std::forward<A>(args)...);
 #endif
 }
 

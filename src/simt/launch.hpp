@@ -2,10 +2,13 @@
 // kernel function as a fiber; blocks are spread over worker threads.
 #pragma once
 #include <cstddef>
+#include <cstdint>
+#include <memory>
 #include <string>
 #include <tuple>
 #include <type_traits>
 #include <utility>
+#include <vector>
 
 #include "core/error.hpp"
 #include "simt/cuda_runtime.hpp"
@@ -42,23 +45,55 @@ struct KernelCall {
 // Runs the whole grid before returning; throws LaunchError.
 void run(const KernelCall& call, const LaunchShape& shape);
 
-// kernel<<<grid, block, shared>>>(args...): arguments convert to the kernel's
-// parameter types once, and each thread receives its own copy, as on the GPU.
+// Each argument of a bound call as an address: the pointer's value for an
+// object pointer, 0 for anything else. A graph checks at replay that the
+// buffers its kernels' pointers were captured into are still allocated.
+using ArgumentAddresses = std::vector<uintptr_t> (*)(const void* bound);
+
+template <class T>
+uintptr_t argument_address(const T& value) {
+  if constexpr (std::is_pointer_v<T> && std::is_object_v<std::remove_pointer_t<T>>)
+    return reinterpret_cast<uintptr_t>(value);
+  else
+    return 0;
+}
+
+// Runs the whole grid on `stream` before returning, or, while the stream
+// captures, records it into the capture (`arguments` owns what call.bound
+// points to, and the graph keeps it). Throws LaunchError, also for what a
+// capture forbids: a launch on the legacy stream (nullptr) while a capture is
+// active, a launch on a stream whose capture was invalidated (capture.cpp).
+void run_on(cudaStream_t stream, const KernelCall& call, const LaunchShape& shape,
+            std::shared_ptr<const void> arguments, ArgumentAddresses addresses);
+
+// kernel<<<grid, block, shared, stream>>>(args...): arguments convert to the
+// kernel's parameter types once, and each thread receives its own copy, as on
+// the GPU. They live on the heap: a capturing stream keeps them for every replay.
 template <class... P, class... A>
-void launch(void (*kernel)(P...), dim3 grid, dim3 block, size_t shared, A&&... args) {
+void launch_on(cudaStream_t stream, void (*kernel)(P...), dim3 grid, dim3 block, size_t shared, A&&... args) {
   static_assert(sizeof...(P) == sizeof...(A), "kernel launched with the wrong number of arguments");
   struct Bound {
     void (*kernel)(P...);
     std::tuple<std::decay_t<P>...> params;
   };
-  const Bound bound{kernel, std::tuple<std::decay_t<P>...>(std::forward<A>(args)...)};
+  auto bound = std::make_shared<const Bound>(Bound{kernel, std::tuple<std::decay_t<P>...>(std::forward<A>(args)...)});
   const KernelCall call{reinterpret_cast<const void*>(kernel),
                         [](const void* p) {
                           const Bound& b = *static_cast<const Bound*>(p);
                           std::apply(b.kernel, b.params);
                         },
-                        &bound, sizeof bound};
-  run(call, {grid, block, shared});
+                        bound.get(), sizeof(Bound)};
+  const ArgumentAddresses addresses = [](const void* p) {
+    const Bound& b = *static_cast<const Bound*>(p);
+    return std::apply([](const auto&... a) { return std::vector<uintptr_t>{argument_address(a)...}; }, b.params);
+  };
+  run_on(stream, call, {grid, block, shared}, std::move(bound), addresses);
+}
+
+// kernel<<<grid, block, shared>>>(args...) on the legacy default stream.
+template <class... P, class... A>
+void launch(void (*kernel)(P...), dim3 grid, dim3 block, size_t shared, A&&... args) {
+  launch_on(nullptr, kernel, grid, block, shared, std::forward<A>(args)...);
 }
 
 // Worker threads that run blocks. 1 is the deterministic mode: blocks run in
@@ -81,14 +116,25 @@ void record_error(cudaError_t code, const std::string& message);
 // The message of the most recent error on this host thread ("" if none).
 const std::string& last_error_message();
 
-// kernel<<<...>>>(args) with CUDA's error model instead of an exception.
+// The calling thread's stream for warpnet::launch_stream() (cuda_compat.hpp):
+// one variable for the emulator's plain and traced copies of that helper.
+cudaStream_t& launch_stream_slot();
+
+// kernel<<<grid, block, shared, stream>>>(args) with CUDA's error model instead of an exception.
 template <class... P, class... A>
-void launch_recording_errors(void (*kernel)(P...), dim3 grid, dim3 block, size_t shared, A&&... args) {
+void launch_recording_errors_on(cudaStream_t stream, void (*kernel)(P...), dim3 grid, dim3 block, size_t shared,
+                                A&&... args) {
   try {
-    launch(kernel, grid, block, shared, std::forward<A>(args)...);
+    launch_on(stream, kernel, grid, block, shared, std::forward<A>(args)...);
   } catch (const LaunchError& e) {
     record_error(e.code(), e.what());
   }
+}
+
+// The same on the legacy default stream.
+template <class... P, class... A>
+void launch_recording_errors(void (*kernel)(P...), dim3 grid, dim3 block, size_t shared, A&&... args) {
+  launch_recording_errors_on(nullptr, kernel, grid, block, shared, std::forward<A>(args)...);
 }
 
 }  // namespace warpnet::simt

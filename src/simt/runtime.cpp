@@ -1,6 +1,8 @@
 // The CUDA runtime API on the CPU: device memory is host memory registered as
 // an allocation, copies are memcpy after CUDA's own pointer checks, launches
-// are synchronous (so events time them and streams need no queue).
+// are synchronous (so events time them and streams need no queue). Streams,
+// capture and graphs are capture.cpp's and graphs.cpp's; calls that a capture
+// restricts ask capture.hpp's checks first.
 #include <chrono>
 #include <cstdlib>
 #include <cstring>
@@ -9,14 +11,15 @@
 #include <unordered_map>
 
 #include "simt/allocations.hpp"
+#include "simt/capture.hpp"
 #include "simt/launch.hpp"
 #include "simt/limits.hpp"
 
 struct CUevent_st {
   std::chrono::steady_clock::time_point time;
   bool recorded = false;
+  bool captured = false;  // last recorded on a capturing stream: it has no time
 };
-struct CUstream_st {};
 
 namespace warpnet::simt {
 namespace {
@@ -28,11 +31,6 @@ struct ErrorState {
 };
 thread_local ErrorState errors;
 
-cudaError_t fail_with(cudaError_t code, const std::string& message) {
-  record_error(code, message);
-  return code;
-}
-
 std::mutex optin_mutex;
 std::unordered_map<const void*, size_t> optins;
 
@@ -42,10 +40,17 @@ constexpr unsigned char kPoison = 0xff;
 
 }  // namespace
 
+cudaError_t fail_with(cudaError_t code, const std::string& message) {
+  record_error(code, message);
+  return code;
+}
+
 void record_error(cudaError_t code, const std::string& message) {
   errors.last = code;
   errors.message = message;
-  if (code >= cudaErrorIllegalAddress) errors.pending = code;
+  // Faults while running (7xx) stay for cudaDeviceSynchronize; a refused call
+  // (capture rules, 9xx) does not.
+  if (code >= cudaErrorIllegalAddress && code < 800) errors.pending = code;
 }
 
 const std::string& last_error_message() { return errors.message; }
@@ -75,10 +80,18 @@ const char* cudaGetErrorName(cudaError_t error) {
     case cudaErrorInvalidDevicePointer: return "cudaErrorInvalidDevicePointer";
     case cudaErrorInvalidMemcpyDirection: return "cudaErrorInvalidMemcpyDirection";
     case cudaErrorInvalidResourceHandle: return "cudaErrorInvalidResourceHandle";
+    case cudaErrorIllegalState: return "cudaErrorIllegalState";
     case cudaErrorIllegalAddress: return "cudaErrorIllegalAddress";
     case cudaErrorLaunchOutOfResources: return "cudaErrorLaunchOutOfResources";
     case cudaErrorLaunchTimeout: return "cudaErrorLaunchTimeout";
     case cudaErrorLaunchFailure: return "cudaErrorLaunchFailure";
+    case cudaErrorNotSupported: return "cudaErrorNotSupported";
+    case cudaErrorStreamCaptureUnsupported: return "cudaErrorStreamCaptureUnsupported";
+    case cudaErrorStreamCaptureInvalidated: return "cudaErrorStreamCaptureInvalidated";
+    case cudaErrorStreamCaptureUnmatched: return "cudaErrorStreamCaptureUnmatched";
+    case cudaErrorStreamCaptureImplicit: return "cudaErrorStreamCaptureImplicit";
+    case cudaErrorCapturedEvent: return "cudaErrorCapturedEvent";
+    case cudaErrorStreamCaptureWrongThread: return "cudaErrorStreamCaptureWrongThread";
   }
   return "cudaErrorUnknown";
 }
@@ -92,10 +105,18 @@ const char* cudaGetErrorString(cudaError_t error) {
     case cudaErrorInvalidDevicePointer: return "invalid device pointer";
     case cudaErrorInvalidMemcpyDirection: return "invalid copy direction for memcpy";
     case cudaErrorInvalidResourceHandle: return "invalid resource handle";
+    case cudaErrorIllegalState: return "the operation cannot be performed in the present state";
     case cudaErrorIllegalAddress: return "an illegal memory access was encountered";
     case cudaErrorLaunchOutOfResources: return "too many resources requested for launch";
     case cudaErrorLaunchTimeout: return "the launch timed out and was terminated";
     case cudaErrorLaunchFailure: return "unspecified launch failure";
+    case cudaErrorNotSupported: return "operation not supported";
+    case cudaErrorStreamCaptureUnsupported: return "operation not permitted when stream is capturing";
+    case cudaErrorStreamCaptureInvalidated: return "operation failed due to a previous error during capture";
+    case cudaErrorStreamCaptureUnmatched: return "capture was not ended in the same stream as it began";
+    case cudaErrorStreamCaptureImplicit: return "operation would make the legacy stream depend on a capturing blocking stream";
+    case cudaErrorCapturedEvent: return "operation not permitted on an event last recorded in a capturing stream";
+    case cudaErrorStreamCaptureWrongThread: return "attempt to terminate a thread-local capture sequence from another thread";
   }
   return "unknown error";
 }
@@ -105,7 +126,10 @@ cudaError_t cudaPeekAtLastError() { return errors.last; }
 
 // On a GPU a fault poisons the context until cudaDeviceReset; the emulator
 // reports it once, so one failing test does not fail the next.
-cudaError_t cudaDeviceSynchronize() { return std::exchange(errors.pending, cudaSuccess); }
+cudaError_t cudaDeviceSynchronize() {
+  if (cudaError_t e = check_device_wait("cudaDeviceSynchronize")) return e;
+  return std::exchange(errors.pending, cudaSuccess);
+}
 cudaError_t cudaDeviceReset() {
   errors = {};
   return cudaSuccess;
@@ -143,28 +167,53 @@ cudaError_t cudaGetDeviceProperties(cudaDeviceProp* prop, int device) {
   return cudaSuccess;
 }
 
-cudaError_t cudaMalloc(void** ptr, size_t bytes) {
+namespace warpnet::simt {
+
+cudaError_t allocate_device(void** ptr, size_t bytes, const char* call) {
   // CUDA aligns allocations to 256 bytes; kernels' vector loads rely on it.
   void* p = ::operator new(std::max<size_t>(bytes, 1), std::align_val_t(256), std::nothrow);
-  if (!p) return fail_with(cudaErrorMemoryAllocation, cat("cudaMalloc: cannot allocate ", bytes, " bytes"));
+  if (!p) return fail_with(cudaErrorMemoryAllocation, cat(call, ": cannot allocate ", bytes, " bytes"));
   std::memset(p, kPoison, bytes);
   register_allocation(p, bytes);
   *ptr = p;
   return cudaSuccess;
 }
 
-cudaError_t cudaFree(void* ptr) {
+cudaError_t free_device(void* ptr, const char* call) {
   if (!ptr) return cudaSuccess;
+  if (owned_by_a_graph(ptr)) {
+    return fail_with(cudaErrorInvalidValue, cat(call, "(", ptr, "): the memory was allocated by cudaMallocAsync during a "
+                                                "capture and belongs to the graph; it is freed when the graph and "
+                                                "every exec made from it are destroyed"));
+  }
   if (!unregister_allocation(ptr))
-    return fail_with(cudaErrorInvalidValue, cat("cudaFree(", ptr, "): not the start of a cudaMalloc allocation"));
+    return fail_with(cudaErrorInvalidValue, cat(call, "(", ptr, "): not the start of a cudaMalloc allocation"));
   ::operator delete(ptr, std::align_val_t(256));
   return cudaSuccess;
 }
 
+}  // namespace warpnet::simt
+
+cudaError_t cudaMalloc(void** ptr, size_t bytes) {
+  if (cudaError_t e = check_unsafe_call("cudaMalloc")) return e;
+  return allocate_device(ptr, bytes, "cudaMalloc");
+}
+
+cudaError_t cudaFree(void* ptr) {
+  if (cudaError_t e = check_unsafe_call("cudaFree")) return e;
+  return free_device(ptr, "cudaFree");
+}
+
 // Pinned host memory is mapped into the device's address space under UVA,
 // so kernels may read it: it is registered like device memory.
-cudaError_t cudaMallocHost(void** ptr, size_t bytes) { return cudaMalloc(ptr, bytes); }
-cudaError_t cudaFreeHost(void* ptr) { return cudaFree(ptr); }
+cudaError_t cudaMallocHost(void** ptr, size_t bytes) {
+  if (cudaError_t e = check_unsafe_call("cudaMallocHost")) return e;
+  return allocate_device(ptr, bytes, "cudaMallocHost");
+}
+cudaError_t cudaFreeHost(void* ptr) {
+  if (cudaError_t e = check_unsafe_call("cudaFreeHost")) return e;
+  return free_device(ptr, "cudaFreeHost");
+}
 
 namespace {
 
@@ -177,30 +226,39 @@ cudaError_t check_device_range(const char* call, const char* side, const void* p
 
 }  // namespace
 
-cudaError_t cudaMemcpy(void* dst, const void* src, size_t bytes, cudaMemcpyKind kind) {
+namespace warpnet::simt {
+
+cudaError_t copy_checked(const char* call, void* dst, const void* src, size_t bytes, cudaMemcpyKind kind) {
   if (kind < cudaMemcpyHostToHost || kind > cudaMemcpyDefault)
-    return fail_with(cudaErrorInvalidMemcpyDirection, cat("cudaMemcpy: ", int(kind), " is not a cudaMemcpyKind"));
+    return fail_with(cudaErrorInvalidMemcpyDirection, cat(call, ": ", int(kind), " is not a cudaMemcpyKind"));
   const bool device_dst = kind == cudaMemcpyHostToDevice || kind == cudaMemcpyDeviceToDevice;
   const bool device_src = kind == cudaMemcpyDeviceToHost || kind == cudaMemcpyDeviceToDevice;
   if (device_dst)
-    if (cudaError_t e = check_device_range("cudaMemcpy", "destination", dst, bytes)) return e;
+    if (cudaError_t e = check_device_range(call, "destination", dst, bytes)) return e;
   if (device_src)
-    if (cudaError_t e = check_device_range("cudaMemcpy", "source", src, bytes)) return e;
+    if (cudaError_t e = check_device_range(call, "source", src, bytes)) return e;
   if (bytes) std::memmove(dst, src, bytes);
   return cudaSuccess;
 }
 
-cudaError_t cudaMemcpyAsync(void* dst, const void* src, size_t bytes, cudaMemcpyKind kind, cudaStream_t) {
-  return cudaMemcpy(dst, src, bytes, kind);
-}
-
-cudaError_t cudaMemset(void* ptr, int value, size_t bytes) {
-  if (cudaError_t e = check_device_range("cudaMemset", "destination", ptr, bytes)) return e;
+cudaError_t set_checked(const char* call, void* ptr, int value, size_t bytes) {
+  if (cudaError_t e = check_device_range(call, "destination", ptr, bytes)) return e;
   if (bytes) std::memset(ptr, value, bytes);
   return cudaSuccess;
 }
 
-cudaError_t cudaMemsetAsync(void* ptr, int value, size_t bytes, cudaStream_t) { return cudaMemset(ptr, value, bytes); }
+}  // namespace warpnet::simt
+
+// Both run on the legacy stream, which a capture makes unusable.
+cudaError_t cudaMemcpy(void* dst, const void* src, size_t bytes, cudaMemcpyKind kind) {
+  if (cudaError_t e = check_legacy_stream_use("cudaMemcpy")) return e;
+  return copy_checked("cudaMemcpy", dst, src, bytes, kind);
+}
+
+cudaError_t cudaMemset(void* ptr, int value, size_t bytes) {
+  if (cudaError_t e = check_legacy_stream_use("cudaMemset")) return e;
+  return set_checked("cudaMemset", ptr, value, bytes);
+}
 
 cudaError_t cudaEventCreate(cudaEvent_t* event) {
   *event = new CUevent_st;
@@ -210,31 +268,44 @@ cudaError_t cudaEventDestroy(cudaEvent_t event) {
   delete event;
   return cudaSuccess;
 }
-cudaError_t cudaEventRecord(cudaEvent_t event, cudaStream_t) {
+// On a capturing stream the record is part of the capture (CUDA uses such
+// events to fork and join streams); the emulator keeps no node for it, and the
+// event has no time until it is recorded outside a capture.
+cudaError_t cudaEventRecord(cudaEvent_t event, cudaStream_t stream) {
   if (!event) return fail_with(cudaErrorInvalidResourceHandle, "cudaEventRecord: null event");
+  const StreamUse use = use_stream(stream, "cudaEventRecord");
+  if (use.action == StreamUse::refuse) return fail_with(use.error, use.message);
+  event->captured = use.action == StreamUse::capture;
+  if (event->captured) return cudaSuccess;
   event->time = std::chrono::steady_clock::now();
   event->recorded = true;
   return cudaSuccess;
 }
+
+namespace {
+
+cudaError_t check_not_captured(const char* call, cudaEvent_t event) {
+  if (!event->captured) return cudaSuccess;
+  return fail_with(cudaErrorCapturedEvent, cat(call, ": the event was last recorded on a capturing stream, so it stands "
+                                               "for work that has not run; record it outside the capture (cudaErrorCapturedEvent)"));
+}
+
+}  // namespace
+
 cudaError_t cudaEventSynchronize(cudaEvent_t event) {
-  return event ? cudaSuccess : fail_with(cudaErrorInvalidResourceHandle, "cudaEventSynchronize: null event");
+  if (!event) return fail_with(cudaErrorInvalidResourceHandle, "cudaEventSynchronize: null event");
+  return check_not_captured("cudaEventSynchronize", event);
 }
 cudaError_t cudaEventElapsedTime(float* ms, cudaEvent_t start, cudaEvent_t end) {
+  if (start && end) {
+    if (cudaError_t e = check_not_captured("cudaEventElapsedTime", start)) return e;
+    if (cudaError_t e = check_not_captured("cudaEventElapsedTime", end)) return e;
+  }
   if (!start || !end || !start->recorded || !end->recorded)
     return fail_with(cudaErrorInvalidResourceHandle, "cudaEventElapsedTime: both events must have been recorded");
   *ms = std::chrono::duration<float, std::milli>(end->time - start->time).count();
   return cudaSuccess;
 }
-
-cudaError_t cudaStreamCreate(cudaStream_t* stream) {
-  *stream = new CUstream_st;
-  return cudaSuccess;
-}
-cudaError_t cudaStreamDestroy(cudaStream_t stream) {
-  delete stream;
-  return cudaSuccess;
-}
-cudaError_t cudaStreamSynchronize(cudaStream_t) { return cudaSuccess; }
 
 cudaError_t cudaFuncSetAttribute(const void* kernel, cudaFuncAttribute attr, int value) {
   if (attr != cudaFuncAttributeMaxDynamicSharedMemorySize)
