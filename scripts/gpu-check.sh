@@ -160,7 +160,10 @@ for op in rec["ops"]:
     if op["op"] == "train":
         rates = {w: op[w].get("images_per_second") for w in ("cpu", "gpu")}
         print(f"train {op['model']} batch {op['batch_size']}: cpu {f(rates['cpu'], '.0f')} img/s, "
-              f"gpu {f(rates['gpu'], '.0f')} img/s, speed-up {f(op.get('gpu_speedup_over_cpu'), '.1f')}x")
+              f"gpu {f(rates['gpu'], '.0f')} img/s, speed-up {f(op.get('gpu_speedup_over_cpu'), '.1f')}x, "
+              f"graph over none {f(op.get('graph_speedup'), '.2f')}x")
+        if "error" in op.get("gpu", {}):
+            print(f"  gpu (graph) failed: {op['gpu']['error']}")
         continue
     size = "x".join(str(s) for s in op["sizes"][:3]) + ("" if not any(op["sizes"][3:]) else " T" + "".join(str(s) for s in op["sizes"][3:]))
     print(f"{op['op']} {size}")

@@ -148,13 +148,13 @@ inline void layer_ops(Device device, uint64_t seed) {
   Tensor w_cpu = w.clone(), v_cpu = random(w.shape(), rng);
   Tensor w_dev = there(w_cpu), v_dev = there(v_cpu);
   cpu::sgd_momentum_update(w_cpu, v_cpu, g, 0.1, 0.9, 1e-4);
-  device::sgd_momentum_update(w_dev, v_dev, there(g), 0.1, 0.9, 1e-4);
+  device::sgd_momentum_update(w_dev, v_dev, there(g), there(Tensor::from<float>({3}, {0.1f, 0.9f, 1e-4f})));
   check_close(back(w_dev), w_cpu, 4);
   check_close(back(v_dev), v_cpu, 4);
   Tensor m1 = Tensor::zeros(w.shape()), v1 = Tensor::zeros(w.shape());
   Tensor w1 = w.clone(), w1_dev = there(w1), m1_dev = there(m1), v1_dev = there(v1);
   cpu::adam_update(w1, m1, v1, g, 1e-3, 0.9, 0.999, 1e-8);
-  device::adam_update(w1_dev, m1_dev, v1_dev, there(g), 1e-3, 0.9, 0.999, 1e-8);
+  device::adam_update(w1_dev, m1_dev, v1_dev, there(g), there(Tensor::from<float>({4}, {1e-3f, 0.9f, 0.999f, 1e-8f})));
   check_close(back(w1_dev), w1, 4);
   check_close(back(m1_dev), m1, 4);
   check_close(back(v1_dev), v1, 4);

@@ -253,10 +253,11 @@ Var dropout(const Var& x, double p, Rng& rng, bool training) {
   return y;
 }
 
-Var softmax_cross_entropy(const Var& logits, const Tensor& labels, Tensor* probs) {
+Var softmax_cross_entropy(const Var& logits, const Tensor& labels, Tensor* probs, Tensor* row_loss) {
   const bool grad = needs_grad({&logits});
   cpu::SoftmaxCrossEntropy r = dispatch::softmax_cross_entropy(logits.value(), labels);
   if (probs) *probs = r.probs;
+  if (row_loss) *row_loss = r.row_loss;
   Var loss = output(Tensor::full({1}, r.loss, logits.value().dtype()), grad);
   if (grad) {
     record([logits, loss, labels, p = r.probs]() mutable {

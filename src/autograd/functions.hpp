@@ -27,7 +27,10 @@ Var flatten(const Var& x);
 Var dropout(const Var& x, double p, Rng& rng, bool training);
 // Mean cross-entropy of softmax(logits) against labels; logits: (N,C),
 // labels: i32 (N). Returns a one-element Var. `probs`, if given, receives the
-// softmax (for accuracy without a second pass).
-Var softmax_cross_entropy(const Var& logits, const Tensor& labels, Tensor* probs = nullptr);
+// softmax (for accuracy without a second pass); `row_loss` each row's loss,
+// where the logits are (what a captured graph's replay reads its loss from:
+// while a step is captured the mean is not known, and the Var holds NaN).
+Var softmax_cross_entropy(const Var& logits, const Tensor& labels, Tensor* probs = nullptr,
+                          Tensor* row_loss = nullptr);
 
 }  // namespace warpnet::ag

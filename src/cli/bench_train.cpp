@@ -1,6 +1,7 @@
 // `warpnet bench train`: training throughput, images per second, of one
-// model on the CPU (Eigen) and on the GPU (warpnet's best kernels), and the
-// speed-up, measured in one run.
+// model on the CPU (Eigen) and on the GPU (warpnet's best kernels, each step
+// replayed from a CUDA graph where the model allows, and without one), and
+// the speed-ups, measured in one run.
 #include <cstdio>
 
 #include "cli/bench.hpp"
@@ -17,7 +18,8 @@ constexpr int64_t kEpochImages = 60000;
 
 // Two epochs over `images` 28x28 images with SGD; the second epoch's rate
 // (the first pays for warm-up: allocations, library handles, caches).
-nlohmann::json train_rate(const TrainSettings& t, Device device, uint64_t seed) {
+nlohmann::json train_rate(const TrainSettings& t, Device device, uint64_t seed,
+                          nn::TrainOptions::Graph graph = nn::TrainOptions::Graph::off) {
   // The pixel values do not change the time a step takes: synthetic images
   // of Fashion-MNIST's shape keep the bench free of the data set.
   const data::Dataset train = data::make_squares(t.images, 10, 28, seed), none;
@@ -29,14 +31,20 @@ nlohmann::json train_rate(const TrainSettings& t, Device device, uint64_t seed) 
   o.lr = 0.01;
   o.seed = seed;
   o.device = device;
+  o.graph = graph;
   try {
     nn::Trainer trainer(o, train, none);
     const std::vector<nn::EpochStats> epochs = trainer.run();
     const double rate = epochs.back().images_per_second;
-    return {{"images_per_second", rate},
-            {"seconds", epochs.back().seconds},
-            {"images", t.images},
-            {"epoch_seconds_computed", double(kEpochImages) / rate}};
+    nlohmann::json r = {{"images_per_second", rate},
+                        {"seconds", epochs.back().seconds},
+                        {"images", t.images},
+                        {"epoch_seconds_computed", double(kEpochImages) / rate}};
+    if (device != Device::cpu) {
+      r["graph_nodes"] = trainer.graphed_step() ? trainer.graphed_step()->nodes() : 0;
+      if (!trainer.graph_note().empty()) r["graph_none_because"] = trainer.graph_note();
+    }
+    return r;
   } catch (const std::exception& e) {
     return {{"error", e.what()}};
   }
@@ -55,24 +63,35 @@ nlohmann::json bench_train(const TrainSettings& t, const Settings& s, const devi
               (long long)t.images);
   rec["cpu"] = train_rate(t, Device::cpu, s.seed);
   rec["cpu"]["threads"] = cpu::num_threads();
-  if (!info.usable)
+  if (!info.usable) {
     rec["gpu"] = {{"skipped", info.why_not}};
-  else
-    rec["gpu"] = train_rate(t, Device::cuda, s.seed);
+  } else {
+    // "gpu" is how `warpnet train --device cuda` trains (a graph where the
+    // model allows); "gpu_no_graph" launches every kernel from the host.
+    rec["gpu"] = train_rate(t, Device::cuda, s.seed, nn::TrainOptions::Graph::when_possible);
+    rec["gpu_no_graph"] = train_rate(t, Device::cuda, s.seed, nn::TrainOptions::Graph::off);
+  }
   const double cpu_rate = rec["cpu"].value("images_per_second", 0.0), gpu_rate = rec["gpu"].value("images_per_second", 0.0);
   if (cpu_rate > 0 && gpu_rate > 0) rec["gpu_speedup_over_cpu"] = gpu_rate / cpu_rate;
+  const double eager_rate = rec.contains("gpu_no_graph") ? rec["gpu_no_graph"].value("images_per_second", 0.0) : 0.0;
+  if (gpu_rate > 0 && eager_rate > 0 && rec["gpu"].value("graph_nodes", 0) > 0)
+    rec["graph_speedup"] = gpu_rate / eager_rate;
 
-  for (const char* where : {"cpu", "gpu"}) {
+  for (const char* where : {"cpu", "gpu", "gpu_no_graph"}) {
+    if (!rec.contains(where)) continue;
     const nlohmann::json& r = rec[where];
     if (r.contains("images_per_second"))
-      std::printf("  %-4s %10.0f images/s   a %lld-image epoch in %.1f s (computed from the rate)\n", where,
+      std::printf("  %-12s %10.0f images/s   a %lld-image epoch in %.1f s (computed from the rate)\n", where,
                   r["images_per_second"].get<double>(), (long long)kEpochImages, r["epoch_seconds_computed"].get<double>());
     else
-      std::printf("  %-4s %s\n", where, r.contains("skipped") ? ("skipped: " + r["skipped"].get<std::string>()).c_str()
+      std::printf("  %-12s %s\n", where, r.contains("skipped") ? ("skipped: " + r["skipped"].get<std::string>()).c_str()
                                                           : ("failed: " + r.value("error", std::string("?"))).c_str());
   }
   if (rec.contains("gpu_speedup_over_cpu"))
     std::printf("  GPU over CPU: %.1fx\n", rec["gpu_speedup_over_cpu"].get<double>());
+  if (rec.contains("graph_speedup"))
+    std::printf("  GPU with a graph over without: %.2fx (%d nodes per step)\n", rec["graph_speedup"].get<double>(),
+                rec["gpu"]["graph_nodes"].get<int>());
   return rec;
 }
 

@@ -28,6 +28,7 @@ void add_train_command(CLI::App& app) {
     bool no_overlap = false;
     double dist_timeout = 120;
     std::string precision = "fp32";
+    std::string graph = "auto";
   };
   auto args = std::make_shared<Args>();
   CLI::App* cmd = app.add_subcommand("train", "Train a model (LeNet-5, mini-AlexNet or an MLP) on the CPU, the emulator or a GPU");
@@ -84,6 +85,11 @@ void add_train_command(CLI::App& app) {
   cmd->add_option("--fp8-margin", args->train.fp8.margin, "fp8: scale = max_finite / (amax * 2^margin)")
       ->check(CLI::Range(0, 64))
       ->capture_default_str();
+  cmd->add_option("--graph", args->graph,
+                  "Replay each training step from a captured CUDA graph: on, off, or auto (on for cuda when the "
+                  "model allows it, off on emu, where it changes nothing but the checks)")
+      ->check(CLI::IsMember({"auto", "on", "off"}))
+      ->capture_default_str();
   cmd->add_option("--checkpoint", args->train.checkpoint, "Write a checkpoint here after every epoch");
   cmd->add_flag("--resume", args->train.resume, "Continue from --checkpoint when it exists");
   cmd->add_option("--report", args->report, "Write a JSON report of the run here");
@@ -103,6 +109,11 @@ void add_train_command(CLI::App& app) {
   cmd->callback([args] {
     args->train.device = args->device == "emu" ? Device::emu : args->device == "cuda" ? Device::cuda : Device::cpu;
     args->train.precision = ag::parse_precision(args->precision);
+    using Graph = nn::TrainOptions::Graph;
+    args->train.graph = args->graph == "on"    ? Graph::on
+                        : args->graph == "off" ? Graph::off
+                        : args->train.device == Device::cuda ? Graph::when_possible
+                                                             : Graph::off;
     WN_CHECK(args->train.device != Device::cpu || args->train.kernels == "best",
              "train: --kernels chooses kernel versions for --device emu or cuda; the CPU runs Eigen");
     if (args->train.device == Device::cuda) {

@@ -162,6 +162,10 @@ nlohmann::json run_training(const nn::TrainOptions& options, const DataSplits& d
           ? ""
           : "; low-precision tensors counted at their format's width",
       MemoryTracker::instance().report().c_str());
+  if (const nn::GraphedStep* graphed = trainer.graphed_step())
+    say("graph: every full batch after the first replayed one captured step of %zu nodes\n", graphed->nodes());
+  else if (!trainer.graph_note().empty())
+    say("graph: none (%s)\n", trainer.graph_note().c_str());
   const std::vector<std::string> kernels = device::kernels_launched();
   if (!kernels.empty()) {
     say("kernels launched:");
@@ -184,6 +188,7 @@ nlohmann::json run_training(const nn::TrainOptions& options, const DataSplits& d
   if (options.device != Device::cpu) {
     report["kernels"] = options.kernels;
     report["kernels_launched"] = kernels;
+    report["graph_nodes"] = trainer.graphed_step() ? trainer.graphed_step()->nodes() : 0;
   }
   if (options.data_parallel)
     report["data_parallel"] = {{"ranks", dist::size()},

@@ -97,9 +97,11 @@ Tensor softmax_cross_entropy_backward(const Tensor& probs, const Tensor& labels,
 // dst += src (gradient accumulation), in place.
 void add_into(Tensor& dst, const Tensor& src);
 
-// The optimizer updates of cpu/ops.hpp, in place on the device.
-void sgd_momentum_update(Tensor& w, Tensor& v, const Tensor& g, double lr, double momentum, double weight_decay);
-void adam_update(Tensor& w, Tensor& m, Tensor& v, const Tensor& g, double step_size, double beta1, double beta2,
-                 double eps_hat);
+// The optimizer updates of cpu/ops.hpp, in place on the device. The
+// hyperparameters are a tensor on the device, read by the kernel: sgd
+// {lr, momentum, weight_decay}, adam {step_size, beta1, beta2, eps_hat}
+// (dispatch::StepHyper says why not scalars).
+void sgd_momentum_update(Tensor& w, Tensor& v, const Tensor& g, const Tensor& hyper);
+void adam_update(Tensor& w, Tensor& m, Tensor& v, const Tensor& g, const Tensor& hyper);
 
 }  // namespace warpnet::device

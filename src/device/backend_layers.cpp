@@ -4,9 +4,13 @@
 // bookkeeping, and the few places where a device op is composed of several
 // kernels (a convolution with a bias, the gradients of one).
 #include <cmath>
+#include <limits>
+#include <map>
+#include <utility>
 
 #include "core/error.hpp"
 #include "device/backend.hpp"
+#include "device/graph.hpp"
 
 namespace warpnet::device {
 
@@ -51,12 +55,18 @@ Shape pooled(const Shape& x, const cpu::Pool2dParams& p) {
   return {x[0], x[1], cpu::conv_out_size(x[2], p.kernel, as_conv), cpu::conv_out_size(x[3], p.kernel, as_conv)};
 }
 
-// A device scalar: what the fused kernels read their hyperparameters from.
-Tensor device_vector(std::initializer_list<double> values, Device device) {
-  Tensor t = Tensor::empty({int64_t(values.size())});
-  int64_t i = 0;
-  for (double v : values) t.set(i++, v);
-  return t.to(device);
+// A constant on the device, uploaded the first time it is asked for and
+// kept: what the fused kernels read their scalars from. Kept, because the
+// same few values (a loss's gradient seed) come back every step, and because
+// an upload is a synchronous copy, which a step being captured in a graph
+// may not make (device/graph.hpp): a step warmed up once finds its constants
+// here. Never destroyed: tensors on the device must not be released during
+// static destruction.
+const Tensor& device_constant(double value, Device device) {
+  static auto* kept = new std::map<std::pair<Device, double>, Tensor>;
+  Tensor& t = (*kept)[{device, value}];
+  if (!t.defined()) t = Tensor::full({1}, value).to(device);
+  return t;
 }
 
 }  // namespace
@@ -157,16 +167,22 @@ cpu::SoftmaxCrossEntropy softmax_cross_entropy(const Tensor& logits, const Tenso
   cpu::SoftmaxCrossEntropy out;
   out.probs = empty_like({N, C}, logits);
   launch_op("softmax_cross_entropy", {N, C}, {&logits, &labels}, {&loss, &out.probs});
-  const Tensor rows = loss.to(Device::cpu);
-  double sum = 0;
-  for (int64_t i = 0; i < N; ++i) sum += rows.item(i);
-  out.loss = N ? sum / double(N) : 0.0;
+  if (capturing()) {
+    // Recorded, not run: there is no loss yet, and a download would end the
+    // capture. Whoever replays the graph reads row_loss afterwards.
+    out.loss = std::numeric_limits<double>::quiet_NaN();
+  } else {
+    const Tensor rows = loss.to(Device::cpu);
+    double sum = 0;
+    for (int64_t i = 0; i < N; ++i) sum += rows.item(i);
+    out.loss = N ? sum / double(N) : 0.0;
+  }
   out.row_loss = std::move(loss);
   return out;
 }
 
 Tensor softmax_cross_entropy_backward(const Tensor& probs, const Tensor& labels, double dloss) {
-  const Tensor scale = device_vector({dloss}, probs.device());
+  const Tensor& scale = device_constant(dloss, probs.device());
   Tensor dlogits = empty_like(probs.shape(), probs);
   launch_op("softmax_cross_entropy_backward", {probs.dim(0), probs.dim(1)}, {&probs, &labels, &scale}, {&dlogits});
   return dlogits;
@@ -174,15 +190,16 @@ Tensor softmax_cross_entropy_backward(const Tensor& probs, const Tensor& labels,
 
 void add_into(Tensor& dst, const Tensor& src) { dst = binary("add", dst, src); }
 
-void sgd_momentum_update(Tensor& w, Tensor& v, const Tensor& g, double lr, double momentum, double weight_decay) {
-  const Tensor hyper = device_vector({lr, momentum, weight_decay}, w.device());
+void sgd_momentum_update(Tensor& w, Tensor& v, const Tensor& g, const Tensor& hyper) {
+  WN_CHECK(hyper.numel() == 3, "device::sgd_momentum_update: hyper is ", hyper.describe(),
+           "; it holds {lr, momentum, weight_decay}");
   // In place: the kernel reads each element before it writes it (kernels/optim).
   launch_op("sgd_momentum", {w.numel()}, {&w, &v, &g, &hyper}, {&w, &v});
 }
 
-void adam_update(Tensor& w, Tensor& m, Tensor& v, const Tensor& g, double step_size, double beta1, double beta2,
-                 double eps_hat) {
-  const Tensor hyper = device_vector({step_size, beta1, beta2, eps_hat}, w.device());
+void adam_update(Tensor& w, Tensor& m, Tensor& v, const Tensor& g, const Tensor& hyper) {
+  WN_CHECK(hyper.numel() == 4, "device::adam_update: hyper is ", hyper.describe(),
+           "; it holds {step_size, beta1, beta2, eps_hat}");
   launch_op("adam", {w.numel()}, {&w, &m, &v, &g, &hyper}, {&w, &m, &v});
 }
 

@@ -80,14 +80,13 @@ Tensor softmax_cross_entropy_backward(const Tensor& probs, const Tensor& labels,
 
 void add_into(Tensor& dst, const Tensor& src) { on_cpu(dst) ? cpu::add_into(dst, src) : device::add_into(dst, src); }
 
-void sgd_momentum_update(Tensor& w, Tensor& v, const Tensor& g, double lr, double momentum, double weight_decay) {
-  on_cpu(w) ? cpu::sgd_momentum_update(w, v, g, lr, momentum, weight_decay)
-            : device::sgd_momentum_update(w, v, g, lr, momentum, weight_decay);
+void sgd_momentum_update(Tensor& w, Tensor& v, const Tensor& g, const StepHyper& h) {
+  on_cpu(w) ? cpu::sgd_momentum_update(w, v, g, h.values.at(0), h.values.at(1), h.values.at(2))
+            : device::sgd_momentum_update(w, v, g, h.on_device);
 }
-void adam_update(Tensor& w, Tensor& m, Tensor& v, const Tensor& g, double step_size, double beta1, double beta2,
-                 double eps_hat) {
-  on_cpu(w) ? cpu::adam_update(w, m, v, g, step_size, beta1, beta2, eps_hat)
-            : device::adam_update(w, m, v, g, step_size, beta1, beta2, eps_hat);
+void adam_update(Tensor& w, Tensor& m, Tensor& v, const Tensor& g, const StepHyper& h) {
+  on_cpu(w) ? cpu::adam_update(w, m, v, g, h.values.at(0), h.values.at(1), h.values.at(2), h.values.at(3))
+            : device::adam_update(w, m, v, g, h.on_device);
 }
 
 }  // namespace warpnet::dispatch

@@ -4,6 +4,8 @@
 // on any backend (`warpnet train --device cpu|emu|cuda`) with no branch of
 // its own. Arguments and results follow cpu/ops.hpp; the exceptions say so.
 #pragma once
+#include <vector>
+
 #include "core/rng.hpp"
 #include "core/tensor.hpp"
 #include "cpu/ops.hpp"
@@ -49,10 +51,21 @@ Tensor softmax_cross_entropy_backward(const Tensor& probs, const Tensor& labels,
 // dst += src (gradients accumulating), one shape and dtype.
 void add_into(Tensor& dst, const Tensor& src);
 
-// In place: v ← μ·v + g + wd·w; w ← w − lr·v.
-void sgd_momentum_update(Tensor& w, Tensor& v, const Tensor& g, double lr, double momentum, double weight_decay);
+// An optimizer's hyperparameters for one step, as the update reads them:
+// the values for the CPU, and the same values in a tensor on the weights'
+// device for the kernels. The optimizer writes that tensor before each step
+// and the kernels read it, so a step captured in a graph (device/graph.hpp)
+// reads each replay's values, where scalars passed to a launch would be
+// frozen at capture.
+struct StepHyper {
+  std::vector<double> values;
+  Tensor on_device;  // f32, values.size(); undefined when the weights are on the CPU
+};
+
+// In place: v ← μ·v + g + wd·w; w ← w − lr·v.  h: {lr, μ, wd}.
+void sgd_momentum_update(Tensor& w, Tensor& v, const Tensor& g, const StepHyper& h);
 // In place: m ← β1·m + (1−β1)·g; v ← β2·v + (1−β2)·g²; w ← w − a·m/(√v + ε̂).
-void adam_update(Tensor& w, Tensor& m, Tensor& v, const Tensor& g, double step_size, double beta1, double beta2,
-                 double eps_hat);
+// h: {a, β1, β2, ε̂}.
+void adam_update(Tensor& w, Tensor& m, Tensor& v, const Tensor& g, const StepHyper& h);
 
 }  // namespace warpnet::dispatch

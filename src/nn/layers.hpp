@@ -100,6 +100,7 @@ class Dropout : public Module {
   Shape output_shape(const Shape& input) const override { return input; }
   OpCost cost(const Shape& input) const override { return elementwise_cost(input.numel(), 1); }
   std::string describe() const override;
+  double p() const { return p_; }
 
  protected:
   ag::Var forward(const ag::Var& x) override;

@@ -23,6 +23,21 @@ void for_each_update(const std::vector<Parameter*>& params, Fn&& fn) {
 }
 }  // namespace
 
+void Optimizer::write_hyper(std::vector<double> values) {
+  const Device device = params_.empty() ? Device::cpu : params_.front()->var.value().device();
+  if (device != Device::cpu) {
+    Tensor host = Tensor::empty({int64_t(values.size())});
+    for (size_t i = 0; i < values.size(); ++i) host.set(int64_t(i), values[i]);
+    if (!hyper_.on_device.defined()) {
+      MemoryScope scope(MemTag::optimizer, "hyperparameters");
+      hyper_.on_device = host.to(device);
+    } else {
+      hyper_.on_device.copy_from(host);  // the same buffer: a captured step reads it
+    }
+  }
+  hyper_.values = std::move(values);
+}
+
 void Optimizer::zero_grad() {
   for (Parameter* p : params_) p->var.grad() = Tensor();
 }
@@ -49,11 +64,15 @@ Sgd::Sgd(std::vector<Parameter*> params, double lr, double momentum, double weig
 
 // The update itself is dispatch::sgd_momentum_update: cpu::sgd_momentum_update
 // (the device kernels' reference too) or the kernel, where the weights live.
-void Sgd::step() {
-  for_each_update(params_, [&](Tensor& w, const Tensor& g, size_t i) {
-    dispatch::sgd_momentum_update(w, velocity_[i], g, lr_, momentum_, weight_decay_);
-  });
+void Sgd::prepare_step() {
   ++steps_;
+  write_hyper({lr_, momentum_, weight_decay_});
+}
+
+void Sgd::apply_step() {
+  for_each_update(params_, [&](Tensor& w, const Tensor& g, size_t i) {
+    dispatch::sgd_momentum_update(w, velocity_[i], g, hyper_);
+  });
 }
 
 std::map<std::string, Tensor> Sgd::state() const {
@@ -77,17 +96,17 @@ Adam::Adam(std::vector<Parameter*> params, double lr, double beta1, double beta2
   }
 }
 
-void Adam::step() {
+void Adam::prepare_step() {
   ++steps_;
   // Bias correction folded into the step size, as in the paper's Algorithm 1.
   const double c1 = 1.0 - std::pow(beta1_, double(steps_));
   const double c2 = 1.0 - std::pow(beta2_, double(steps_));
-  const double step_size = lr_ * std::sqrt(c2) / c1;
-  const double eps_hat = eps_ * std::sqrt(c2);
-  // The update itself is dispatch::adam_update, as for SGD.
-  for_each_update(params_, [&](Tensor& w, const Tensor& g, size_t i) {
-    dispatch::adam_update(w, m_[i], v_[i], g, step_size, beta1_, beta2_, eps_hat);
-  });
+  write_hyper({lr_ * std::sqrt(c2) / c1, beta1_, beta2_, eps_ * std::sqrt(c2)});
+}
+
+// The update itself is dispatch::adam_update, as for SGD.
+void Adam::apply_step() {
+  for_each_update(params_, [&](Tensor& w, const Tensor& g, size_t i) { dispatch::adam_update(w, m_[i], v_[i], g, hyper_); });
 }
 
 std::map<std::string, Tensor> Adam::state() const {

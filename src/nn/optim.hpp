@@ -6,6 +6,7 @@
 #include <string>
 #include <vector>
 
+#include "device/dispatch.hpp"
 #include "nn/module.hpp"
 
 namespace warpnet::nn {
@@ -15,8 +16,19 @@ class Optimizer {
   explicit Optimizer(std::vector<Parameter*> params, double lr) : params_(std::move(params)), lr_(lr) {}
   virtual ~Optimizer() = default;
 
-  // Applies one update from the gradients that backward() left.
-  virtual void step() = 0;
+  // Applies one update from the gradients that backward() left:
+  // prepare_step(), then apply_step().
+  void step() {
+    prepare_step();
+    apply_step();
+  }
+  // The host's half of a step: counts it and writes its hyperparameters
+  // (to the device, where the weights live there). A step captured in a
+  // graph (device/graph.hpp) replays only apply_step, so whoever replays it
+  // calls this before every replay.
+  virtual void prepare_step() = 0;
+  // The update kernels (or the CPU loops), reading what prepare_step wrote.
+  virtual void apply_step() = 0;
   // Drops the gradients (set to none) so the next backward starts afresh.
   void zero_grad();
 
@@ -36,16 +48,22 @@ class Optimizer {
   // Copies a checkpointed slot into `slot`, checking it exists and fits.
   static void restore_slot(const std::map<std::string, Tensor>& state, const std::string& key, Tensor& slot);
 
+  // Sets this step's hyperparameters: on the CPU the values, on a device
+  // also the tensor the kernels read (one upload per step).
+  void write_hyper(std::vector<double> values);
+
   std::vector<Parameter*> params_;
   double lr_;
   int64_t steps_ = 0;
+  dispatch::StepHyper hyper_;
 };
 
 // v ← μ·v + g (+ wd·w);  w ← w − lr·v.
 class Sgd : public Optimizer {
  public:
   Sgd(std::vector<Parameter*> params, double lr, double momentum = 0.9, double weight_decay = 0.0);
-  void step() override;
+  void prepare_step() override;
+  void apply_step() override;
   std::map<std::string, Tensor> state() const override;
   void load_state(const std::map<std::string, Tensor>& state, int64_t steps) override;
   std::string name() const override { return "sgd"; }
@@ -59,7 +77,8 @@ class Sgd : public Optimizer {
 class Adam : public Optimizer {
  public:
   Adam(std::vector<Parameter*> params, double lr, double beta1 = 0.9, double beta2 = 0.999, double eps = 1e-8);
-  void step() override;
+  void prepare_step() override;
+  void apply_step() override;
   std::map<std::string, Tensor> state() const override;
   void load_state(const std::map<std::string, Tensor>& state, int64_t steps) override;
   std::string name() const override { return "adam"; }

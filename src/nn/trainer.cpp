@@ -69,6 +69,13 @@ uint64_t configuration_hash(const TrainOptions& o, const data::Dataset& train, c
   return h;
 }
 
+// Stops the run at a loss that is not a number.
+void check_loss(double loss, int epoch, int64_t index, double lr) {
+  if (!std::isfinite(loss))
+    fail("train: the loss became ", loss, " at epoch ", epoch, ", batch ", index + 1, " (learning rate ", lr,
+         " too high?)");
+}
+
 }  // namespace
 
 EvalResult evaluate(Module& model, const data::Dataset& data, int64_t batch_size) {
@@ -128,6 +135,27 @@ Trainer::Trainer(TrainOptions options, const data::Dataset& train, const data::D
     start_epoch_ = static_cast<int>(ck.epoch);
   }
   if (options_.data_parallel) setup_data_parallel();
+  if (options_.graph != TrainOptions::Graph::off) setup_graph();
+}
+
+void Trainer::setup_graph() {
+  std::string why;
+  if (options_.device == Device::cpu)
+    why = "graphs capture kernel launches, and the CPU backend runs none (use --device emu or cuda)";
+  else if (options_.data_parallel)
+    why = "not combined with --data-parallel yet";
+  else
+    why = why_not_graphable(*model_);
+  if (!why.empty()) {
+    WN_CHECK(options_.graph != TrainOptions::Graph::on, "train --graph on: ", why);
+    graph_note_ = why;
+    return;
+  }
+  const Shape example = example_shape(train_);
+  std::vector<int64_t> batch_dims{options_.batch_size};
+  for (int64_t d : example.dims()) batch_dims.push_back(d);
+  graphed_ = std::make_unique<GraphedStep>(*model_, *optimizer_, options_.device, Shape(batch_dims),
+                                           Shape({options_.batch_size}));
 }
 
 void Trainer::setup_data_parallel() {
@@ -161,6 +189,23 @@ void Trainer::setup_data_parallel() {
   }
 }
 
+StepOutcome Trainer::eager_step(const data::Batch& batch, int epoch, int64_t index) {
+  ag::Tape tape;
+  ag::TapeScope recording(tape);
+  Tensor probs;
+  ag::Var logits = (*model_)(ag::Var(batch.inputs.to(options_.device)));
+  MemoryScope loss_scope(MemTag::activation, "loss");
+  ag::Var loss = ag::softmax_cross_entropy(logits, batch.labels.to(options_.device), &probs);
+  const double value = loss.value().item(0);
+  check_loss(value, epoch, index, options_.lr);
+  optimizer_->zero_grad();
+  // fp16: backward from the loss times the scale; the step is skipped
+  // when a gradient overflowed (nn/loss_scaler.hpp).
+  tape.backward(loss, scaler_ ? scaler_->scale() : 1.0);
+  if (!scaler_ || scaler_->unscale_or_skip(model_->parameters())) optimizer_->step();
+  return {value, probs.to(Device::cpu)};
+}
+
 Trainer::EpochSums Trainer::train_epoch(int epoch, const OnStep& on_step) {
   data::Batches batches(train_, options_.batch_size, true, options_.seed * 1000003ull + uint64_t(epoch));
   data::Batch batch;
@@ -171,24 +216,14 @@ Trainer::EpochSums Trainer::train_epoch(int epoch, const OnStep& on_step) {
     MemoryScope batch_scope(MemTag::other, "batch");  // the copied-out inputs
     ag::PrecisionScope precision(precision_.get());  // null: fp32
     while (batches.next(batch)) {
-      ag::Tape tape;
-      ag::TapeScope recording(tape);
-      Tensor probs;
-      ag::Var logits = (*model_)(ag::Var(batch.inputs.to(options_.device)));
-      MemoryScope loss_scope(MemTag::activation, "loss");
-      ag::Var loss = ag::softmax_cross_entropy(logits, batch.labels.to(options_.device), &probs);
-      const double value = loss.value().item(0);
-      if (!std::isfinite(value))
-        fail("train: the loss became ", value, " at epoch ", epoch, ", batch ", index + 1,
-             " (learning rate ", options_.lr, " too high?)");
-      optimizer_->zero_grad();
-      // fp16: backward from the loss times the scale; the step is skipped
-      // when a gradient overflowed (nn/loss_scaler.hpp).
-      tape.backward(loss, scaler_ ? scaler_->scale() : 1.0);
-      if (!scaler_ || scaler_->unscale_or_skip(model_->parameters())) optimizer_->step();
       const int64_t b = batch.labels.dim(0);
-      loss_sum += value * double(b);
-      correct += count_correct(probs.to(Device::cpu), batch.labels);
+      const bool replay = graphed_ && b == options_.batch_size;
+      const StepOutcome step = replay ? graphed_->train(batch) : eager_step(batch, epoch, index);
+      // A replayed step has updated the weights already: a bad loss stops
+      // the run after the step rather than before it.
+      if (replay) check_loss(step.loss, epoch, index, options_.lr);
+      loss_sum += step.loss * double(b);
+      correct += count_correct(step.probs, batch.labels);
       seen += b;
       ++index;
       if (on_step)
@@ -241,9 +276,7 @@ Trainer::EpochSums Trainer::train_epoch_data_parallel(int epoch, const OnStep& o
       buckets_->finish();
       dist::set_activity(cat("the loss all-reduce of epoch ", epoch, " step ", index + 1));
       dist::allreduce_sum(local, 2);
-      if (!std::isfinite(local[0]))
-        fail("train: the loss became ", local[0] / double(global), " at epoch ", epoch, ", batch ", index + 1,
-             " (learning rate ", options_.lr, " too high?)");
+      check_loss(local[0] / double(global), epoch, index, options_.lr);
       optimizer_->step();
       loss_sum += local[0];
       correct += static_cast<int64_t>(local[1]);

@@ -9,6 +9,7 @@
 #include "autograd/precision.hpp"
 #include "datasets/dataset.hpp"
 #include "nn/data_parallel.hpp"
+#include "nn/graphed_step.hpp"
 #include "nn/loss_scaler.hpp"
 #include "nn/models.hpp"
 #include "nn/optim.hpp"
@@ -47,6 +48,13 @@ struct TrainOptions {
   int64_t bucket_bytes = int64_t(1) << 20;
   bool overlap = true;
   std::string inject_fault;  // tests only: "rank=1,step=3,kind=exit|hang|error"
+  // emu or cuda: every full batch's step after the first is one replay of a
+  // captured graph (nn/graphed_step.hpp); the last, smaller batch of an
+  // epoch runs as usual. Not with dropout, --data-parallel or --precision:
+  // `on` refuses them, `when_possible` trains without a graph and says why
+  // (Trainer::graph_note).
+  enum class Graph { off, on, when_possible };
+  Graph graph = Graph::off;
 };
 
 struct StepProgress {
@@ -89,6 +97,10 @@ class Trainer {
   int first_epoch() const { return start_epoch_ + 1; }
   // Data-parallel only: the gradient buckets (null otherwise).
   const GradientBuckets* buckets() const { return buckets_.get(); }
+  // The captured step (null when training without a graph), and why there
+  // is none when one was asked for where possible ("" otherwise).
+  const GraphedStep* graphed_step() const { return graphed_.get(); }
+  const std::string& graph_note() const { return graph_note_; }
   // The precision policy (null for fp32) and fp16's loss scaler (null otherwise).
   const ag::MixedPrecision* precision_policy() const { return precision_.get(); }
   const DynamicLossScaler* loss_scaler() const { return scaler_.get(); }
@@ -100,10 +112,12 @@ class Trainer {
     int64_t correct = 0, seen = 0;
     double seconds = 0;
   };
+  StepOutcome eager_step(const data::Batch& batch, int epoch, int64_t index);
   EpochSums train_epoch(int epoch, const OnStep& on_step);
   EpochSums train_epoch_data_parallel(int epoch, const OnStep& on_step);
   EvalResult evaluate_test_set();
   void setup_data_parallel();
+  void setup_graph();
 
   TrainOptions options_;
   data::Dataset train_;  // copies share the tensors: cheap
@@ -113,6 +127,8 @@ class Trainer {
   int start_epoch_ = 0;  // epochs already done (from a checkpoint)
   std::unique_ptr<ag::MixedPrecision> precision_;
   std::unique_ptr<DynamicLossScaler> scaler_;
+  std::unique_ptr<GraphedStep> graphed_;
+  std::string graph_note_;
   // Data-parallel state.
   std::unique_ptr<GradientBuckets> buckets_;
   data::Dataset test_shard_;  // this rank's rows of the test set

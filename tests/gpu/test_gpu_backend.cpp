@@ -1,6 +1,7 @@
 // The CUDA backend (Device::cuda) on a real GPU: the checks every backend
 // passes (tests/backend_checks.hpp), through the best CUDA-copy kernel.
 #include "tests/backend_checks.hpp"
+#include "tests/graph_checks.hpp"
 
 using namespace warpnet;
 
@@ -19,4 +20,8 @@ TEST_CASE("backend cuda: matmul and its gradients match the CPU, every layout") 
 
 TEST_CASE("backend cuda: every layer op matches its CPU twin (conv, pooling, activations, dropout, loss, optimizers)") {
   backend_checks::layer_ops(Device::cuda, kSeed);
+}
+
+TEST_CASE("train cuda --graph: replaying the captured step equals training without it, bit for bit") {
+  graph_checks::replay_equals_eager(Device::cuda);
 }

@@ -7,7 +7,9 @@
 #include <doctest/doctest.h>
 
 #include "datasets/synthetic.hpp"
+#include "device_buffer.hpp"
 #include "nn/trainer.hpp"
+#include "tests/graph_checks.hpp"
 
 using namespace warpnet;
 
@@ -58,4 +60,29 @@ TEST_CASE("train emu: mini-AlexNet (dropout, 3x3 convolutions) follows the CPU t
   o.optimizer = "adam";
   o.lr = 1e-3;
   check_same_losses(o, 8);
+}
+
+// The emulator in its deterministic mode (one worker, blocks in order), so
+// the two runs may be compared bit for bit (tests/graph_checks.hpp).
+TEST_CASE("train emu --graph: replaying the captured step equals training without it, bit for bit") {
+  DeterministicScope deterministic;
+  graph_checks::replay_equals_eager(Device::emu);
+}
+
+TEST_CASE("train --graph: a model with dropout is refused when asked for, trained without a graph when possible") {
+  const data::Dataset train_set = data::make_squares(4, 10, 28, 31), test_set = data::make_squares(4, 10, 28, 32);
+  nn::TrainOptions o;
+  o.model = "alexnet";
+  o.batch_size = 4;
+  o.device = Device::emu;
+  o.graph = nn::TrainOptions::Graph::on;
+  CHECK_THROWS_WITH_AS(nn::Trainer(o, train_set, test_set), doctest::Contains("is dropout"), Error);
+  o.graph = nn::TrainOptions::Graph::when_possible;
+  nn::Trainer trainer(o, train_set, test_set);
+  CHECK(trainer.graphed_step() == nullptr);
+  CHECK(trainer.graph_note().find("freeze") != std::string::npos);
+  o.device = Device::cpu;
+  o.graph = nn::TrainOptions::Graph::on;
+  o.model = "lenet5";
+  CHECK_THROWS_WITH_AS(nn::Trainer(o, train_set, test_set), doctest::Contains("the CPU backend runs none"), Error);
 }

@@ -70,14 +70,15 @@ inline float* y_of(Buffers b) { return static_cast<float*>(b[2]); }
 // On a GPU one buffer per registration file serves every launch, grown when
 // a launch needs more: cudaFree waits for the whole device, so freeing after
 // each launch would stall training and be timed by the bench. Reuse is safe:
-// every launch goes to the default stream, in order.
+// launches run in order (the legacy stream, or a blocking stream ordered
+// with it). A buffer outgrown is kept, not freed: a captured graph
+// (device/graph.hpp) may still read it at every replay.
 class Workspace {
  public:
   explicit Workspace(size_t bytes) {
     static void* buffer = nullptr;
     static size_t capacity = 0;
     if (bytes > capacity) {
-      if (buffer) cudaFree(buffer);  // rare: waits for the launches still reading it
       buffer = nullptr, capacity = 0;
       const cudaError_t error = cudaMalloc(&buffer, bytes);
       if (error != cudaSuccess) fail("workspace of ", bytes, " bytes: ", cudaGetErrorName(error));
@@ -92,14 +93,16 @@ class Workspace {
 };
 #else
 // On the emulator exactly the bytes asked for, freed after the launch, so the
-// checker catches a kernel that reads or writes past them.
+// checker catches a kernel that reads or writes past them. Stream-ordered
+// (cudaMallocAsync on the launch stream): in a captured graph the buffer
+// then belongs to the graph and outlives the capture, as on a GPU.
 class Workspace {
  public:
   explicit Workspace(size_t bytes) {
-    const cudaError_t error = cudaMalloc(&data_, bytes);
+    const cudaError_t error = cudaMallocAsync(&data_, bytes, launch_stream());
     if (error != cudaSuccess) fail("workspace of ", bytes, " bytes: ", cudaGetErrorName(error));
   }
-  ~Workspace() { cudaFree(data_); }
+  ~Workspace() { cudaFreeAsync(data_, launch_stream()); }
   Workspace(const Workspace&) = delete;
   Workspace& operator=(const Workspace&) = delete;
   float* floats() const { return static_cast<float*>(data_); }

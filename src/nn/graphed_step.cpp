@@ -1,0 +1,70 @@
+#include "nn/graphed_step.hpp"
+
+#include <exception>
+
+#include "autograd/functions.hpp"
+#include "core/error.hpp"
+#include "core/memory.hpp"
+
+namespace warpnet::nn {
+
+std::string why_not_graphable(Sequential& model) {
+  for (const auto& layer : model.layers())
+    if (const auto* d = dynamic_cast<const Dropout*>(layer.get()); d && d->p() > 0)
+      return cat("layer ", d->name(), " is dropout (p = ", d->p(),
+                 "): its kernel takes each step's seed as a launch argument, which a graph would freeze, "
+                 "so every replay would drop the same units");
+  return "";
+}
+
+GraphedStep::GraphedStep(Sequential& model, Optimizer& optimizer, Device device, const Shape& inputs,
+                         const Shape& labels)
+    : model_(model), optimizer_(optimizer), graph_(device) {
+  const std::string why = why_not_graphable(model);
+  WN_CHECK(why.empty(), "train --graph: ", model.name(), " cannot be captured: ", why);
+  MemoryScope scope(MemTag::other, "batch");
+  inputs_ = Tensor::empty(inputs, DType::f32, device);
+  labels_ = Tensor::empty(labels, DType::i32, device);
+}
+
+void GraphedStep::step() {
+  ag::Tape tape;
+  ag::TapeScope recording(tape);
+  ag::Var logits = model_(ag::Var(inputs_));
+  MemoryScope loss_scope(MemTag::activation, "loss");
+  ag::Var loss = ag::softmax_cross_entropy(logits, labels_, &probs_, &row_loss_);
+  optimizer_.zero_grad();
+  tape.backward(loss);
+  optimizer_.apply_step();
+}
+
+StepOutcome GraphedStep::train(const data::Batch& batch) {
+  WN_CHECK(batch.inputs.shape() == inputs_.shape() && batch.labels.shape() == labels_.shape(),
+           "train --graph: a batch of ", batch.inputs.shape(), " and ", batch.labels.shape(),
+           " for a step captured with ", inputs_.shape(), " and ", labels_.shape());
+  inputs_.copy_from(batch.inputs);
+  labels_.copy_from(batch.labels);
+  optimizer_.prepare_step();
+  if (calls_ == 0) {
+    step();
+  } else {
+    if (!graph_.ready()) {
+      try {
+        graph_.capture([this] { step(); });
+      } catch (const std::exception& e) {
+        fail("train --graph: capturing the training step failed (", e.what(), "); --graph off trains without one");
+      }
+    }
+    graph_.replay();
+  }
+  ++calls_;
+  // The mean as softmax_cross_entropy makes it when it runs eagerly: summed
+  // in double, held in the logits' dtype (f32).
+  const Tensor rows = row_loss_.to(Device::cpu);
+  double sum = 0;
+  for (int64_t i = 0; i < rows.numel(); ++i) sum += rows.item(i);
+  const float mean = rows.numel() ? float(sum / double(rows.numel())) : 0.0f;
+  return {double(mean), probs_.to(Device::cpu)};
+}
+
+}  // namespace warpnet::nn
