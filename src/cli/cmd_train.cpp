@@ -130,8 +130,6 @@ void add_train_command(CLI::App& app) {
       WN_CHECK(dist::mpi_available(), "train --data-parallel needs MPI, and this warpnet was built without MPI: "
                "install libopenmpi-dev and openmpi-bin (scripts/setup.sh), configure with CMake again, rebuild, "
                "and run `mpirun -np 2 warpnet train --data-parallel ...`");
-      WN_CHECK(args->train.device == Device::cpu, "train --data-parallel: runs on the CPU backend (MPI all-reduce "
-               "of host buffers); the GPU path (NCCL) is not written yet");
       args->train.bucket_bytes = args->bucket_kib * 1024;
       args->train.overlap = !args->no_overlap;
       session.emplace(args->dist_timeout);
