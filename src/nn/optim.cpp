@@ -106,7 +106,8 @@ void Adam::prepare_step() {
 
 // The update itself is dispatch::adam_update, as for SGD.
 void Adam::apply_step() {
-  for_each_update(params_, [&](Tensor& w, const Tensor& g, size_t i) { dispatch::adam_update(w, m_[i], v_[i], g, hyper_); });
+  for_each_update(params_,
+                  [&](Tensor& w, const Tensor& g, size_t i) { dispatch::adam_update(w, m_[i], v_[i], g, hyper_); });
 }
 
 std::map<std::string, Tensor> Adam::state() const {
