@@ -239,11 +239,11 @@ Var flatten(const Var& x) {
   return y;
 }
 
-Var dropout(const Var& x, double p, Rng& rng, bool training) {
+Var dropout(const Var& x, double p, const dispatch::DropoutSeed& seed, bool training) {
   if (!training || p == 0.0) return x;
   const bool grad = needs_grad({&x});
   const ActivationWidth width;
-  cpu::DropoutResult r = dispatch::dropout(x.value(), p, rng);
+  cpu::DropoutResult r = dispatch::dropout(x.value(), p, seed);
   Var y = activation(r.y, grad);
   if (grad) {
     record([x, y, mask = r.mask]() mutable {

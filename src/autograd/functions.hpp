@@ -5,6 +5,7 @@
 #pragma once
 #include "autograd/tape.hpp"
 #include "cpu/ops.hpp"
+#include "device/dispatch.hpp"
 
 namespace warpnet::ag {
 
@@ -23,8 +24,8 @@ Var max_pool2d(const Var& x, const cpu::Pool2dParams& p);
 Var avg_pool2d(const Var& x, const cpu::Pool2dParams& p);
 // (N, ...) → (N, rest): a view, no copy.
 Var flatten(const Var& x);
-// Inverted dropout while training; the identity otherwise.
-Var dropout(const Var& x, double p, Rng& rng, bool training);
+// Inverted dropout while training, with that seed; the identity otherwise.
+Var dropout(const Var& x, double p, const dispatch::DropoutSeed& seed, bool training);
 // Mean cross-entropy of softmax(logits) against labels; logits: (N,C),
 // labels: i32 (N). Returns a one-element Var. `probs`, if given, receives the
 // softmax (for accuracy without a second pass); `row_loss` each row's loss,

@@ -86,8 +86,8 @@ void add_train_command(CLI::App& app) {
       ->check(CLI::Range(0, 64))
       ->capture_default_str();
   cmd->add_option("--graph", args->graph,
-                  "Replay each training step from a captured CUDA graph: on, off, or auto (on for cuda when the "
-                  "model allows it, off on emu, where it changes nothing but the checks)")
+                  "Replay each training step from a captured CUDA graph: on, off, or auto (on for cuda, off on emu, "
+                  "where it changes nothing but the checks)")
       ->check(CLI::IsMember({"auto", "on", "off"}))
       ->capture_default_str();
   cmd->add_option("--checkpoint", args->train.checkpoint, "Write a checkpoint here after every epoch");

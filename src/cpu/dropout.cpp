@@ -5,6 +5,8 @@
 // >= floor(p·2^32). Each decision depends on (seed, i) alone, so the mask is
 // the same for any thread count, on the CPU and in the device kernel
 // (kernels/dropout/01_counter_hash.cu), bit for bit.
+#include <cstring>
+
 #include "core/rng.hpp"
 #include "core/tensor.hpp"
 #include "cpu/checks_impl.hpp"
@@ -39,6 +41,21 @@ DropoutResult dropout(const Tensor& x, double p, uint64_t seed) {
 
 // One seed from the generator per call; p = 0 keeps everything and draws nothing.
 DropoutResult dropout(const Tensor& x, double p, Rng& rng) { return dropout(x, p, p == 0.0 ? 0 : rng.next_u64()); }
+
+Tensor dropout_seed_words(uint64_t seed) {
+  Tensor words = Tensor::empty({2}, DType::i32);
+  const uint32_t halves[2] = {uint32_t(seed), uint32_t(seed >> 32)};
+  std::memcpy(words.raw(), halves, sizeof halves);
+  return words;
+}
+
+uint64_t dropout_seed_of(const Tensor& words) {
+  WN_CHECK(words.dtype() == DType::i32 && words.numel() == 2 && words.device() == Device::cpu,
+           "dropout: a seed is an i32 (2) tensor on the CPU (low word, high word), got ", words.describe());
+  uint32_t halves[2];
+  std::memcpy(halves, words.contiguous().raw(), sizeof halves);
+  return uint64_t(halves[1]) << 32 | halves[0];
+}
 
 // dy, mask: same shape; returns dx = dy ⊙ mask
 Tensor dropout_backward(const Tensor& dy, const Tensor& mask) {

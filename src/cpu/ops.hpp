@@ -116,6 +116,10 @@ struct DropoutResult {
 DropoutResult dropout(const Tensor& x, double p, uint64_t seed);
 // The same with one seed drawn from `rng` (none when p = 0).
 DropoutResult dropout(const Tensor& x, double p, Rng& rng);
+// A seed as the dropout kernel reads it from device memory: its 64 bits in
+// an i32 (2) tensor, low word first; and back.
+Tensor dropout_seed_words(uint64_t seed);
+uint64_t dropout_seed_of(const Tensor& words);
 Tensor dropout_backward(const Tensor& dy, const Tensor& mask);
 
 // ---- optimizer updates (in place, element by element; src/cpu/optim.cpp) ---

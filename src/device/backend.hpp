@@ -83,9 +83,11 @@ Tensor max_pool2d_backward(const Tensor& x, const Tensor& dy, const cpu::Pool2dP
 Tensor avg_pool2d(const Tensor& x, const cpu::Pool2dParams& p);
 Tensor avg_pool2d_backward(const Tensor& dy, const Shape& x_shape, const cpu::Pool2dParams& p);
 
-// The same mask as cpu::dropout for the same generator state (both draw one
-// seed from `rng` and hash it with each element's index).
-cpu::DropoutResult dropout(const Tensor& x, double p, Rng& rng);
+// The same mask as cpu::dropout with the same seed (each element's keep is a
+// hash of the seed and its index). `seed`: cpu::dropout_seed_words on x's
+// device, which the kernel reads there (so a captured step draws the seed
+// the host wrote before each replay).
+cpu::DropoutResult dropout(const Tensor& x, double p, const Tensor& seed);
 // dy ⊙ mask.
 Tensor dropout_backward(const Tensor& dy, const Tensor& mask);
 

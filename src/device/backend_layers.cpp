@@ -143,16 +143,16 @@ Tensor avg_pool2d_backward(const Tensor& dy, const Shape& x_shape, const cpu::Po
   return dx;
 }
 
-cpu::DropoutResult dropout(const Tensor& x, double p, Rng& rng) {
+cpu::DropoutResult dropout(const Tensor& x, double p, const Tensor& seed) {
   // The op takes p in millionths (device/ops/dropout_sizes.hpp): exact for
   // every p a user types with six decimals or fewer.
   const int64_t millionths = std::llround(p * 1e6);
   WN_CHECK(p >= 0.0 && p < 1.0 && double(millionths) / 1e6 == p, "device::dropout: p = ", p,
            " must be in [0, 1) with at most six decimals (the kernel takes it in millionths)");
-  // One seed per call, as cpu::dropout draws it: the same mask on every device.
-  const uint64_t seed = p == 0.0 ? 0 : rng.next_u64();
+  WN_CHECK(seed.dtype() == DType::i32 && seed.numel() == 2, "device::dropout: the seed is ", seed.describe(),
+           "; it is an i32 (2) tensor (cpu::dropout_seed_words)");
   cpu::DropoutResult r{empty_like(x.shape(), x), empty_like(x.shape(), x)};
-  launch_op("dropout", {x.numel(), millionths, int64_t(seed & 0xFFFFFFFFu), int64_t(seed >> 32)}, {&x}, {&r.y, &r.mask});
+  launch_op("dropout", {x.numel(), millionths}, {&x, &seed}, {&r.y, &r.mask});
   return r;
 }
 

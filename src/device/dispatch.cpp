@@ -63,8 +63,8 @@ Tensor avg_pool2d_backward(const Tensor& dy, const Shape& x_shape, const cpu::Po
   return on_cpu(dy) ? cpu::avg_pool2d_backward(dy, x_shape, p) : device::avg_pool2d_backward(dy, x_shape, p);
 }
 
-cpu::DropoutResult dropout(const Tensor& x, double p, Rng& rng) {
-  return on_cpu(x) ? cpu::dropout(x, p, rng) : device::dropout(x, p, rng);
+cpu::DropoutResult dropout(const Tensor& x, double p, const DropoutSeed& seed) {
+  return on_cpu(x) ? cpu::dropout(x, p, seed.value) : device::dropout(x, p, seed.on_device);
 }
 Tensor dropout_backward(const Tensor& dy, const Tensor& mask) {
   return on_cpu(dy) ? cpu::dropout_backward(dy, mask) : device::dropout_backward(dy, mask);

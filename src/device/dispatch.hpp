@@ -4,6 +4,7 @@
 // on any backend (`warpnet train --device cpu|emu|cuda`) with no branch of
 // its own. Arguments and results follow cpu/ops.hpp; the exceptions say so.
 #pragma once
+#include <cstdint>
 #include <vector>
 
 #include "core/rng.hpp"
@@ -40,8 +41,16 @@ Tensor max_pool2d_backward(const Tensor& x, const cpu::MaxPoolResult& forward, c
 Tensor avg_pool2d(const Tensor& x, const cpu::Pool2dParams& p);
 Tensor avg_pool2d_backward(const Tensor& dy, const Shape& x_shape, const cpu::Pool2dParams& p);
 
-// The same mask on every device for the same generator state.
-cpu::DropoutResult dropout(const Tensor& x, double p, Rng& rng);
+// One dropout call's seed: the value the CPU hashes, and the same bits on
+// the device of x for the kernel (cpu::dropout_seed_words; undefined on the
+// CPU). Written before the step, like StepHyper, so a captured step draws a
+// new mask at every replay.
+struct DropoutSeed {
+  uint64_t value = 0;
+  Tensor on_device;
+};
+// The same mask on every device for the same seed.
+cpu::DropoutResult dropout(const Tensor& x, double p, const DropoutSeed& seed);
 Tensor dropout_backward(const Tensor& dy, const Tensor& mask);
 
 // labels: i32 (N), on the logits' device.

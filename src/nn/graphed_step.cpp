@@ -8,20 +8,9 @@
 
 namespace warpnet::nn {
 
-std::string why_not_graphable(Sequential& model) {
-  for (const auto& layer : model.layers())
-    if (const auto* d = dynamic_cast<const Dropout*>(layer.get()); d && d->p() > 0)
-      return cat("layer ", d->name(), " is dropout (p = ", d->p(),
-                 "): its kernel takes each step's seed as a launch argument, which a graph would freeze, "
-                 "so every replay would drop the same units");
-  return "";
-}
-
 GraphedStep::GraphedStep(Sequential& model, Optimizer& optimizer, Device device, const Shape& inputs,
                          const Shape& labels)
-    : model_(model), optimizer_(optimizer), graph_(device) {
-  const std::string why = why_not_graphable(model);
-  WN_CHECK(why.empty(), "train --graph: ", model.name(), " cannot be captured: ", why);
+    : model_(model), optimizer_(optimizer), device_(device), graph_(device) {
   MemoryScope scope(MemTag::other, "batch");
   inputs_ = Tensor::empty(inputs, DType::f32, device);
   labels_ = Tensor::empty(labels, DType::i32, device);
@@ -44,6 +33,7 @@ StepOutcome GraphedStep::train(const data::Batch& batch) {
            " for a step captured with ", inputs_.shape(), " and ", labels_.shape());
   inputs_.copy_from(batch.inputs);
   labels_.copy_from(batch.labels);
+  model_.prepare_step(device_);
   optimizer_.prepare_step();
   if (calls_ == 0) {
     step();

@@ -4,9 +4,10 @@
 //
 // The step reads its batch from two buffers on the device that every replay
 // reuses (the inputs are copied into them first), and leaves each row's
-// loss and the softmax in two more, read back after the replay. The
-// optimizer's host half (Optimizer::prepare_step) runs before each replay,
-// so Adam's bias correction follows the step count.
+// loss and the softmax in two more, read back after the replay. The host's
+// halves of the step run before each replay: the model's
+// (Module::prepare_step: each dropout layer's new seed) and the optimizer's
+// (Optimizer::prepare_step: Adam's bias correction follows the step count).
 //
 // The first call runs the step as usual: it makes what a capture may not
 // (constants uploaded once, the optimizer's hyperparameter buffer, the conv
@@ -14,8 +15,6 @@
 // later ones replay. The result equals training without a graph: the same
 // kernels in the same order on the same values (tests/simt/test_train_emu.cpp).
 #pragma once
-#include <string>
-
 #include "core/tensor.hpp"
 #include "datasets/dataset.hpp"
 #include "device/graph.hpp"
@@ -23,11 +22,6 @@
 #include "nn/optim.hpp"
 
 namespace warpnet::nn {
-
-// Why `model` cannot be replayed from a graph, or "" when it can: a dropout
-// layer draws a new mask every step from a seed passed to its kernel, and a
-// graph freezes launch arguments.
-std::string why_not_graphable(Sequential& model);
 
 // What a training step reports of its batch.
 struct StepOutcome {
@@ -38,8 +32,7 @@ struct StepOutcome {
 class GraphedStep {
  public:
   // The model's parameters are on `device` (emu or cuda); `inputs` and
-  // `labels` give the shapes of one full batch. Throws when the model
-  // cannot be graphed (why_not_graphable).
+  // `labels` give the shapes of one full batch.
   GraphedStep(Sequential& model, Optimizer& optimizer, Device device, const Shape& inputs, const Shape& labels);
 
   // One optimizer step on `batch`, which must have the shapes given.
@@ -54,6 +47,7 @@ class GraphedStep {
   Optimizer& optimizer_;
   Tensor inputs_, labels_;     // on the device, refilled before every step
   Tensor probs_, row_loss_;    // the step's outputs, on the device
+  Device device_;
   device::StepGraph graph_;
   int64_t calls_ = 0;
 };

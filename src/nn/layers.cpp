@@ -2,6 +2,8 @@
 
 #include <cmath>
 
+#include "core/memory.hpp"
+
 namespace warpnet::nn {
 
 namespace {
@@ -166,7 +168,26 @@ Dropout::Dropout(std::string name, double p, uint64_t seed) : Module(std::move(n
 
 std::string Dropout::describe() const { return cat("Dropout(p=", p_, ")"); }
 
-ag::Var Dropout::forward(const ag::Var& x) { return ag::dropout(x, p_, rng_, training()); }
+void Dropout::prepare_step(Device device) {
+  seed_.value = p_ == 0.0 ? 0 : rng_.next_u64();
+  if (device != Device::cpu) {
+    const Tensor words = cpu::dropout_seed_words(seed_.value);
+    if (seed_.on_device.defined() && seed_.on_device.device() == device) {
+      seed_.on_device.copy_from(words);  // the same buffer: a captured step reads it
+    } else {
+      MemoryScope scope(MemTag::other, name());
+      seed_.on_device = words.to(device);
+    }
+  }
+  prepared_ = true;
+}
+
+ag::Var Dropout::forward(const ag::Var& x) {
+  if (!training() || p_ == 0.0) return x;
+  if (!prepared_) prepare_step(x.value().device());  // used outside a trainer's step: draw now
+  prepared_ = false;
+  return ag::dropout(x, p_, seed_, training());
+}
 
 // ---- Sequential ---------------------------------------------------------------
 
@@ -175,6 +196,10 @@ std::vector<Parameter*> Sequential::parameters() {
   for (auto& layer : layers_)
     for (Parameter* p : layer->parameters()) ps.push_back(p);
   return ps;
+}
+
+void Sequential::prepare_step(Device device) {
+  for (auto& layer : layers_) layer->prepare_step(device);
 }
 
 void Sequential::set_training(bool training) {

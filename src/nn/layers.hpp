@@ -100,14 +100,17 @@ class Dropout : public Module {
   Shape output_shape(const Shape& input) const override { return input; }
   OpCost cost(const Shape& input) const override { return elementwise_cost(input.numel(), 1); }
   std::string describe() const override;
-  double p() const { return p_; }
+  // Draws this step's seed and writes it to `device` (dispatch::DropoutSeed).
+  void prepare_step(Device device) override;
 
  protected:
   ag::Var forward(const ag::Var& x) override;
 
  private:
   double p_;
-  Rng rng_;
+  Rng rng_;                      // one seed per training step
+  dispatch::DropoutSeed seed_;   // this step's, and its copy where the kernels run
+  bool prepared_ = false;        // prepare_step drew seed_ and forward has not used it yet
 };
 
 // The names the literature uses.
@@ -140,6 +143,7 @@ class Sequential : public Module {
   const std::vector<std::unique_ptr<Module>>& layers() const { return layers_; }
   std::vector<Parameter*> parameters() override;
   void set_training(bool training) override;
+  void prepare_step(Device device) override;
   Shape output_shape(const Shape& input) const override;
   OpCost cost(const Shape& input) const override;
   std::string describe() const override;

@@ -37,6 +37,13 @@ class Module {
   virtual void set_training(bool training) { training_ = training; }
   bool training() const { return training_; }
 
+  // Before each training step, on the device the step runs on: draws what a
+  // layer needs fresh every step and writes it where its kernels read it
+  // (dropout's seed), so a step captured in a graph (nn/graphed_step.hpp)
+  // gets new values at every replay. A layer used without it draws in
+  // forward instead. Most layers need nothing.
+  virtual void prepare_step(Device) {}
+
   // Shape bookkeeping for the FLOP and memory chapter: what comes out for an
   // input shape, and what one forward pass costs.
   virtual Shape output_shape(const Shape& input) const = 0;

@@ -144,8 +144,6 @@ void Trainer::setup_graph() {
     why = "graphs capture kernel launches, and the CPU backend runs none (use --device emu or cuda)";
   else if (options_.data_parallel)
     why = "not combined with --data-parallel yet";
-  else
-    why = why_not_graphable(*model_);
   if (!why.empty()) {
     WN_CHECK(options_.graph != TrainOptions::Graph::on, "train --graph on: ", why);
     graph_note_ = why;
@@ -190,6 +188,7 @@ void Trainer::setup_data_parallel() {
 }
 
 StepOutcome Trainer::eager_step(const data::Batch& batch, int epoch, int64_t index) {
+  model_->prepare_step(options_.device);
   ag::Tape tape;
   ag::TapeScope recording(tape);
   Tensor probs;
@@ -259,6 +258,7 @@ Trainer::EpochSums Trainer::train_epoch_data_parallel(int epoch, const OnStep& o
       double local[2] = {0, 0};  // this shard's Σ loss·rows and correct predictions
       if (shard.size() > 0) {
         const Tensor labels = rows_of(batch.labels, shard);
+        model_->prepare_step(options_.device);
         ag::Tape tape;
         ag::TapeScope recording(tape);
         ag::Var h(rows_of(batch.inputs, shard).to(options_.device));

@@ -50,9 +50,9 @@ struct TrainOptions {
   std::string inject_fault;  // tests only: "rank=1,step=3,kind=exit|hang|error"
   // emu or cuda: every full batch's step after the first is one replay of a
   // captured graph (nn/graphed_step.hpp); the last, smaller batch of an
-  // epoch runs as usual. Not with dropout, --data-parallel or --precision:
-  // `on` refuses them, `when_possible` trains without a graph and says why
-  // (Trainer::graph_note).
+  // epoch runs as usual. Not on the CPU or with --data-parallel (nor with
+  // --precision, which is CPU only): `on` refuses them, `when_possible`
+  // trains without a graph and says why (Trainer::graph_note).
   enum class Graph { off, on, when_possible };
   Graph graph = Graph::off;
 };

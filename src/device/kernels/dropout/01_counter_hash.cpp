@@ -16,7 +16,7 @@ constexpr int kBlock = 256;
 // of resident threads on an H200, 132 SMs x 2048 threads.
 constexpr int kMaxBlocks = 1056;
 
-// Buffers {x, y, mask}.
+// Buffers {x, seed, y, mask}.
 const Registration dropout{Kernel{
     .op = "dropout",
     .version = 1,
@@ -40,8 +40,8 @@ const Registration dropout{Kernel{
       const uint32_t threshold = dropout_threshold(p);
       const float keep_scale = static_cast<float>(1.0 / (1.0 - p));
       launch_kernel(dropout_counter_hash<kBlock>, l.grid, l.block, l.dynamic_shared, int(dropout_n(s)),
-                    dropout_seed(s), threshold, keep_scale, static_cast<const float*>(b[0]), static_cast<float*>(b[1]),
-                    static_cast<float*>(b[2]));
+                    static_cast<const uint32_t*>(b[1]), threshold, keep_scale, static_cast<const float*>(b[0]),
+                    static_cast<float*>(b[2]), static_cast<float*>(b[3]));
       check_launch();
     },
     .copy = kThisCopy,
