@@ -92,8 +92,11 @@ cpu::DropoutResult dropout(const Tensor& x, double p, const Tensor& seed);
 Tensor dropout_backward(const Tensor& dy, const Tensor& mask);
 
 // labels: i32 (N) on the device. The loss per row comes back to the host,
-// where it is averaged in double (one (N) download per batch).
+// where it is averaged in double (one (N) download per batch: mean_row_loss);
+// while a graph is captured it stays on the device, and the mean is NaN.
 cpu::SoftmaxCrossEntropy softmax_cross_entropy(const Tensor& logits, const Tensor& labels);
+// The mean of a loss per row (N) on the device, downloaded and summed in double.
+double mean_row_loss(const Tensor& row_loss);
 Tensor softmax_cross_entropy_backward(const Tensor& probs, const Tensor& labels, double dloss = 1.0);
 
 // dst += src (gradient accumulation), in place.

@@ -172,13 +172,17 @@ cpu::SoftmaxCrossEntropy softmax_cross_entropy(const Tensor& logits, const Tenso
     // capture. Whoever replays the graph reads row_loss afterwards.
     out.loss = std::numeric_limits<double>::quiet_NaN();
   } else {
-    const Tensor rows = loss.to(Device::cpu);
-    double sum = 0;
-    for (int64_t i = 0; i < N; ++i) sum += rows.item(i);
-    out.loss = N ? sum / double(N) : 0.0;
+    out.loss = mean_row_loss(loss);
   }
   out.row_loss = std::move(loss);
   return out;
+}
+
+double mean_row_loss(const Tensor& row_loss) {
+  const Tensor rows = row_loss.to(Device::cpu);
+  double sum = 0;
+  for (int64_t i = 0; i < rows.numel(); ++i) sum += rows.item(i);
+  return rows.numel() ? sum / double(rows.numel()) : 0.0;
 }
 
 Tensor softmax_cross_entropy_backward(const Tensor& probs, const Tensor& labels, double dloss) {

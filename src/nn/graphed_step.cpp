@@ -5,6 +5,7 @@
 #include "autograd/functions.hpp"
 #include "core/error.hpp"
 #include "core/memory.hpp"
+#include "device/backend.hpp"
 
 namespace warpnet::nn {
 
@@ -48,13 +49,9 @@ StepOutcome GraphedStep::train(const data::Batch& batch) {
     graph_.replay();
   }
   ++calls_;
-  // The mean as softmax_cross_entropy makes it when it runs eagerly: summed
-  // in double, held in the logits' dtype (f32).
-  const Tensor rows = row_loss_.to(Device::cpu);
-  double sum = 0;
-  for (int64_t i = 0; i < rows.numel(); ++i) sum += rows.item(i);
-  const float mean = rows.numel() ? float(sum / double(rows.numel())) : 0.0f;
-  return {double(mean), probs_.to(Device::cpu)};
+  // The mean as an eager step reports it: softmax_cross_entropy's, held in
+  // the loss Var's dtype (the logits', f32).
+  return {double(float(device::mean_row_loss(row_loss_))), probs_.to(Device::cpu)};
 }
 
 }  // namespace warpnet::nn

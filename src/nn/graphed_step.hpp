@@ -13,7 +13,7 @@
 // (constants uploaded once, the optimizer's hyperparameter buffer, the conv
 // workspace at its size). The second captures the step and replays it; the
 // later ones replay. The result equals training without a graph: the same
-// kernels in the same order on the same values (tests/simt/test_train_emu.cpp).
+// kernels in the same order on the same values (tests/graph_checks.hpp).
 #pragma once
 #include "core/tensor.hpp"
 #include "datasets/dataset.hpp"
