@@ -3,13 +3,15 @@
 // What is timed is the path data-parallel training takes: an in-place f32
 // sum started with MPI_Iallreduce and completed by MPI_Testall
 // (dist::start_allreduce_sum + wait), each run after a barrier
-// (time_collectively, bench_allreduce_pieces.hpp). Buffers are allocated and
+// (time_interleaved, bench_allreduce_pieces.hpp). Buffers are allocated and
 // touched once, so no run pays page faults; every size is checked (each rank
 // contributes rank+1, every element must be n(n+1)/2) before it is timed.
 //
-// Before any all-reduce is timed, its pieces are (exchanges, reductions, an
-// empty barrier), and dist/loopback_model.hpp predicts the all-reduce from
-// them; the table then puts prediction and measurement side by side. One
+// With 2 ranks, each size's pieces (exchanges, a reduction; an empty
+// barrier once) are timed each on its own, in blocks that alternate with
+// the all-reduce's, and dist/loopback_model.hpp predicts the all-reduce from
+// the pieces alone; the table then puts prediction and measurement side by
+// side. One
 // alpha-beta line fitted to the all-reduce times themselves is shown too,
 // for contrast: it cannot follow the protocol and cache regimes.
 //
@@ -53,7 +55,10 @@ struct Measured {
   int64_t wrong = 0;               // elements of the check that were not n(n+1)/2, summed over ranks
 };
 
-Measured measure(std::vector<float>& buffer, int64_t bytes, const AllreduceSettings& s) {
+// Checks the all-reduce at `bytes`, then times it: with 2 ranks interleaved
+// with its pieces (appended to `pieces`), otherwise alone.
+Measured measure(std::vector<float>& buffer, std::optional<PieceBuffers>& calibration, int64_t bytes,
+                 const AllreduceSettings& s, dist::PieceTimings& pieces) {
   const int n = dist::size();
   const int64_t count = bytes / int64_t(sizeof(float));
   float* data = buffer.data();
@@ -68,7 +73,10 @@ Measured measure(std::vector<float>& buffer, int64_t bytes, const AllreduceSetti
   dist::allreduce_sum(&wrong, 1);
   m.wrong = static_cast<int64_t>(wrong);
   std::fill(data, data + count, 0.0f);  // sums of zeros stay zero, however many runs
-  const Timing t = time_collectively({s.budget_s, s.min_runs, s.max_runs}, [&] { dist::allreduce_sum(data, count); });
+  const TimedOp allreduce{[&] { dist::allreduce_sum(data, count); }, {}};
+  const TimingBudget budget{s.budget_s, s.min_runs, s.max_runs};
+  const Timing t = calibration ? time_with_pieces(*calibration, m.bytes / n, allreduce, budget, pieces)
+                               : time_interleaved(budget, {allreduce})[0];
   m.runs = t.runs;
   m.median_s = t.median_s;
   m.min_s = t.min_s;
@@ -78,6 +86,8 @@ Measured measure(std::vector<float>& buffer, int64_t bytes, const AllreduceSetti
 double rel_error(double model, double measured) { return (model - measured) / measured; }
 
 json line_json(const dist::Line& l) { return {{"a_s", l.a}, {"b_s_per_byte", l.b}}; }
+// A line the calibration had no size for is null.
+json line_json(const std::optional<dist::Line>& l) { return l ? line_json(*l) : json(); }
 
 json predictions(const AllreduceSettings& s) {
   struct Case {
@@ -152,8 +162,8 @@ json model_json(const dist::LoopbackModel& m, const dist::PieceTimings& t, const
   json fresh = json::array();
   for (const dist::Sample& f : t.fresh_exchange) fresh.push_back({{"bytes", f.bytes}, {"exchange_fresh_s", f.seconds}});
   json rendezvous = json::array(), reduce = json::array();
-  for (const dist::Line& l : m.exchange_rendezvous) rendezvous.push_back(line_json(l));
-  for (const dist::Line& l : m.reduce) reduce.push_back(line_json(l));
+  for (const std::optional<dist::Line>& l : m.exchange_rendezvous) rendezvous.push_back(line_json(l));
+  for (const std::optional<dist::Line>& l : m.reduce) reduce.push_back(line_json(l));
   return {{"algorithm", "Open MPI coll/libnbc ring (coll_libnbc_iallreduce_algorithm=ring): T = c + X1(S/n) + "
                         "(n-1)·R(S/n) + (2n-3)·X(S/n)"},
           {"call_s", m.call_s},
@@ -162,7 +172,8 @@ json model_json(const dist::LoopbackModel& m, const dist::PieceTimings& t, const
           {"eager_limit_bytes", m.eager_limit_bytes},
           {"eager_limit_source", eager > 0 ? "btl_vader_eager_limit through MPI_T" : "not readable: 4096 assumed"},
           {"caches", caches.text},
-          {"memory_bounds_bytes", m.memory_bounds},
+          {"regime_bounds_bytes", m.regime_bounds},
+          {"regime_tolerance", dist::kRegimeTolerance},
           {"exchange_eager", line_json(m.exchange_eager)},
           {"exchange_rendezvous", rendezvous},
           {"reduce", reduce},
@@ -184,8 +195,9 @@ json bench_allreduce(const AllreduceSettings& s) {
   record["ranks"] = n;
   record["ranks_on_this_machine"] = dist::local_size();
   record["mpi"] = dist::mpi_library();
-  record["timing"] = "in-place f32 sum, MPI_Iallreduce + MPI_Testall (the training path); a barrier before each "
-                     "run; per size the median over runs on each rank, the largest over ranks";
+  record["timing"] = cat("in-place f32 sum, MPI_Iallreduce + MPI_Testall (the training path); a barrier before each "
+                         "run; per size the median over runs on each rank, the largest over ranks; with 2 ranks the "
+                         "pieces of the same size timed in ", kBlocks, " blocks alternating with the all-reduce's");
   if (n < 2) {
     std::printf("warpnet bench allreduce: %s; the measurement needs ranks: "
                 "mpirun --oversubscribe --allow-run-as-root -np 2 warpnet bench allreduce\n",
@@ -194,75 +206,91 @@ json bench_allreduce(const AllreduceSettings& s) {
     return record;
   }
   const bool talk = dist::rank() == 0;
-  const TimingBudget budget{s.budget_s, s.min_runs, s.max_runs};
-  // The all-reduce uses the first max_bytes; the calibration three regions
-  // of max_bytes/2 (the segment a 2-rank ring moves).
-  std::vector<float> buffer(static_cast<size_t>(3 * (s.max_bytes / 2) / int64_t(sizeof(float))), 0.0f);
+  // The all-reduce's own buffer, and the calibration's three regions of
+  // max_bytes/2 (the segment a 2-rank ring moves).
+  std::vector<float> buffer(static_cast<size_t>(s.max_bytes / int64_t(sizeof(float))), 0.0f);
+  std::vector<float> calibration_buffer;
+  std::optional<PieceBuffers> calibration;
+  dist::PieceTimings pieces;
+  if (n == 2) {
+    calibration_buffer.assign(static_cast<size_t>(3 * (s.max_bytes / 2) / int64_t(sizeof(float))), 0.0f);
+    calibration.emplace(calibration_buffer);
+    time_call_cost(*calibration, {s.budget_s, s.min_runs, s.max_runs}, pieces);
+  }
 
-  // 1. The pieces, and the model they give.
-  std::vector<double> messages;
-  for (int64_t bytes = s.min_bytes; bytes <= s.max_bytes; bytes *= 2) messages.push_back(double(bytes / n));
-  if (talk)
+  // 1. Each size: the all-reduce, and with 2 ranks its pieces, timed in
+  // alternating blocks.
+  if (talk) {
     std::printf("warpnet bench allreduce: %d ranks, %d on this machine (%s)\n\n"
-                "  1. the pieces of a ring all-reduce, each timed alone (2 ranks at once)\n",
+                "  1. the all-reduce: f32 sum in place through MPI_Iallreduce + MPI_Testall, the path training takes",
                 n, dist::local_size(), dist::mpi_library().c_str());
-  const dist::PieceTimings pieces = n == 2 ? measure_pieces(buffer, messages, budget) : dist::PieceTimings{};
+    if (calibration)
+      std::printf(";\n     with the pieces of its ring at m = bytes/2, each timed on its own, in %d blocks that "
+                  "alternate with the all-reduce's",
+                  kBlocks);
+    std::printf("\n  %10s %7s %11s %10s %10s %7s", "bytes", "runs", "median us", "algbw GB/s", "busbw GB/s", "check");
+    if (calibration) std::printf(" | %12s %11s %11s %11s", "m bytes", "exchange us", "reduce us", "fresh x us");
+    std::printf("\n");
+  }
+  std::vector<Measured> rows;
+  for (int64_t bytes = s.min_bytes; bytes <= s.max_bytes; bytes *= 2) {
+    rows.push_back(measure(buffer, calibration, bytes, s, pieces));
+    const Measured& m = rows.back();
+    if (talk) {
+      std::printf("  %10.0f %7lld %11.1f %10.3f %10.3f %7s", m.bytes, static_cast<long long>(m.runs), m.median_s * 1e6,
+                  m.bytes / m.median_s / 1e9, dist::bus_bandwidth(m.bytes, m.median_s, n) / 1e9,
+                  m.wrong == 0 ? "ok" : "WRONG");
+      if (calibration) {
+        const double mb = pieces.exchange.back().bytes;
+        std::string fresh = "-";
+        if (!pieces.fresh_exchange.empty() && pieces.fresh_exchange.back().bytes == mb)
+          fresh = cat(std::round(pieces.fresh_exchange.back().seconds * 1e8) / 100);
+        std::printf(" | %12.0f %11.2f %11.2f %11s", mb, pieces.exchange.back().seconds * 1e6,
+                    pieces.reduce.back().seconds * 1e6, fresh.c_str());
+      }
+      std::printf("\n");
+      std::fflush(stdout);
+    }
+  }
+
+  // On GPUs, with NCCL built in: the path training on cuda takes.
+  const json nccl_rows = dist::nccl_gpus_present() ? measure_nccl(s) : json();
+
+  // 2. The model the pieces give.
   const CacheInfo caches = read_caches();
   const int64_t eager = dist::eager_limit_bytes();
+  const double eager_bytes = eager > 0 ? double(eager) : 4096.0;
   std::optional<dist::LoopbackModel> model;
-  if (n == 2 && caches.l2_bytes > 0)
-    model = dist::calibrate_loopback(pieces, eager > 0 ? double(eager) : 4096.0,
-                                     dist::memory_bounds(pieces, caches.l2_bytes * dist::local_size()));
+  if (calibration && caches.l2_bytes > 0)
+    model = dist::calibrate_loopback(
+        pieces, eager_bytes, dist::regime_bounds(pieces, eager_bytes, caches.l2_bytes * dist::local_size()));
   if (talk && model) {
     std::string bounds;
-    for (double b : model->memory_bounds) bounds += cat(bounds.empty() ? "" : ", ", bytes_text(b));
-    std::printf("     empty exchange %.2f us, empty MPI_Ibarrier %.2f us: a libnbc call costs c = %.2f us\n"
+    for (double b : model->regime_bounds) bounds += cat(bounds.empty() ? "" : ", ", bytes_text(b));
+    std::printf("\n  2. the model of the ring from its pieces\n"
+                "     empty exchange %.2f us, empty MPI_Ibarrier %.2f us: a libnbc call costs c = %.2f us\n"
                 "     eager limit %lld bytes (%s); caches %s\n"
-                "     memory regimes end at messages of %s (the L2 of %d cores, then the exchange's bandwidth steps)"
-                "\n\n  %12s %12s %12s %12s\n",
+                "     regimes end at messages of %s (the L2 of %d cores at %s; the others where one line would miss a "
+                "piece by more than %.0f%%)\n",
                 pieces.empty_exchange_s * 1e6, pieces.ibarrier_s * 1e6, model->call_s * 1e6,
                 static_cast<long long>(model->eager_limit_bytes),
                 eager > 0 ? "btl_vader_eager_limit, MPI_T" : "not readable, assumed", caches.text.c_str(),
-                bounds.c_str(), dist::local_size(), "message B", "exchange us", "reduce us", "fresh x us");
-    for (size_t i = 0; i < pieces.exchange.size(); ++i) {
-      const double b = pieces.exchange[i].bytes;
-      std::string fresh = "-";
-      for (const dist::Sample& f : pieces.fresh_exchange)
-        if (f.bytes == b) fresh = cat(std::round(f.seconds * 1e8) / 100);
-      std::printf("  %12.0f %12.2f %12.2f %12s\n", b, pieces.exchange[i].seconds * 1e6, pieces.reduce[i].seconds * 1e6,
-                  fresh.c_str());
-    }
-    auto show = [](const char* what, const dist::Line& l) {
-      std::printf("     %-32s %8.2f us + %7.3f ns/B (%.2f GB/s)\n", what, l.a * 1e6, l.b * 1e9,
-                  l.b > 0 ? 1e-9 / l.b : 0.0);
+                bounds.c_str(), dist::local_size(), bytes_text(caches.l2_bytes * dist::local_size() / 4).c_str(),
+                100 * dist::kRegimeTolerance);
+    auto show = [](const std::string& what, const std::optional<dist::Line>& l) {
+      if (!l) return;  // no calibration size for it
+      std::printf("     %-32s %8.2f us + %7.3f ns/B (%.2f GB/s)\n", what.c_str(), l->a * 1e6, l->b * 1e9,
+                  l->b > 0 ? 1e-9 / l->b : 0.0);
     };
-    std::printf("\n     fitted, one line per regime (the boundaries from the library, sysfs and the exchange's steps):\n");
+    std::printf("     fitted, one line per regime:\n");
     show("exchange, eager", model->exchange_eager);
     for (size_t k = 0; k < model->reduce.size(); ++k) {
-      show(cat("exchange, rendezvous, memory ", k + 1).c_str(), model->exchange_rendezvous[k]);
-      show(cat("reduction, memory ", k + 1).c_str(), model->reduce[k]);
+      show(cat("exchange, rendezvous, regime ", k + 1), model->exchange_rendezvous[k]);
+      show(cat("reduction, regime ", k + 1), model->reduce[k]);
     }
     show("first exchange, fresh mapped buffer", model->exchange_fresh);
   }
 
-  // 2. The all-reduce itself.
-  if (talk)
-    std::printf("\n  2. the all-reduce: f32 sum in place through MPI_Iallreduce + MPI_Testall, the path training "
-                "takes\n  %10s %7s %11s %10s %10s %7s\n",
-                "bytes", "runs", "median us", "algbw GB/s", "busbw GB/s", "check");
-  std::vector<Measured> rows;
-  for (int64_t bytes = s.min_bytes; bytes <= s.max_bytes; bytes *= 2) {
-    rows.push_back(measure(buffer, bytes, s));
-    const Measured& m = rows.back();
-    if (talk) {
-      std::printf("  %10.0f %7lld %11.1f %10.3f %10.3f %7s\n", m.bytes, static_cast<long long>(m.runs), m.median_s * 1e6,
-                  m.bytes / m.median_s / 1e9, dist::bus_bandwidth(m.bytes, m.median_s, n) / 1e9,
-                  m.wrong == 0 ? "ok" : "WRONG");
-      std::fflush(stdout);
-    }
-  }
-  // On GPUs, with NCCL built in: the path training on cuda takes.
-  const json nccl_rows = dist::nccl_gpus_present() ? measure_nccl(s) : json();
   dist::barrier();
   if (!talk) return json();
 

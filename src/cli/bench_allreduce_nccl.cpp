@@ -1,6 +1,6 @@
 // `warpnet bench allreduce` on GPUs: the gradient path of data-parallel
 // training on cuda — ncclAllReduce through dist::NcclGroup, each rank on its
-// own GPU — timed like the MPI rows (time_collectively: a barrier before
+// own GPU — timed like the MPI rows (time_interleaved: a barrier before
 // each run, the median per rank, the largest over ranks). Runs only in a
 // build with NCCL, on a machine with GPUs.
 //
@@ -31,10 +31,12 @@ nlohmann::json measure_nccl(const AllreduceSettings& s) {
   for (int64_t bytes = s.min_bytes; bytes <= s.max_bytes; bytes *= 2) {
     const int64_t count = bytes / int64_t(sizeof(float));
     dist::set_activity(cat("bench allreduce (NCCL), ", bytes, " bytes"));
-    const Timing t = time_collectively({s.budget_s, s.min_runs, s.max_runs}, [&] {
-      group.start_weighted_sum(data, count, 1.0f);
-      group.synchronize();
-    });
+    const TimedOp allreduce{[&] {
+                              group.start_weighted_sum(data, count, 1.0f);
+                              group.synchronize();
+                            },
+                            {}};
+    const Timing t = time_interleaved({s.budget_s, s.min_runs, s.max_runs}, {allreduce})[0];
     const double busbw = dist::bus_bandwidth(double(bytes), t.median_s, n);
     if (talk)
       std::printf("  %10lld %7lld %11.1f %10.3f %10.3f\n", static_cast<long long>(bytes), static_cast<long long>(t.runs),

@@ -1,4 +1,4 @@
-// `warpnet bench allreduce`'s calibration: see bench_allreduce_pieces.hpp.
+// `warpnet bench allreduce`'s calibration and timing: see bench_allreduce_pieces.hpp.
 #include "cli/bench_allreduce_pieces.hpp"
 
 #include <algorithm>
@@ -41,25 +41,34 @@ double size_bytes(const std::string& text) {
 
 }  // namespace
 
-Timing time_collectively(const TimingBudget& b, const std::function<void()>& run_once,
-                         const std::function<void()>& prepare) {
-  auto one_run = [&] {
-    if (prepare) prepare();
+std::vector<Timing> time_interleaved(const TimingBudget& b, const std::vector<TimedOp>& ops) {
+  auto one_run = [](const TimedOp& op) {
+    if (op.prepare) op.prepare();
     dist::barrier();
     const double t0 = dist::wtime();
-    run_once();
+    op.run_once();
     return dist::wtime() - t0;
   };
-  one_run();
-  one_run();
-  std::vector<double> probe{one_run(), one_run(), one_run()};
-  int64_t runs = std::clamp<int64_t>(int64_t(b.budget_s / std::max(median(probe), 1e-9)), b.min_runs, b.max_runs);
-  dist::broadcast(&runs, sizeof runs);
-  std::vector<double> times;
-  for (int64_t i = 0; i < runs; ++i) times.push_back(one_run());
-  double stats[2] = {median(times), *std::min_element(times.begin(), times.end())};
-  dist::allreduce_max(stats, 2);
-  return {runs, stats[0], stats[1]};
+  std::vector<int64_t> runs;
+  for (const TimedOp& op : ops) {
+    one_run(op);
+    one_run(op);
+    const double probe = median({one_run(op), one_run(op), one_run(op)});
+    runs.push_back(std::clamp<int64_t>(int64_t(b.budget_s / std::max(probe, 1e-9)), b.min_runs, b.max_runs));
+  }
+  dist::broadcast(runs.data(), runs.size() * sizeof(int64_t));
+  std::vector<std::vector<double>> times(ops.size());
+  for (int block = 0; block < kBlocks; ++block)
+    for (size_t i = 0; i < ops.size(); ++i)
+      for (int64_t r = runs[i] * block / kBlocks; r < runs[i] * (block + 1) / kBlocks; ++r)
+        times[i].push_back(one_run(ops[i]));
+  std::vector<Timing> out;
+  for (size_t i = 0; i < ops.size(); ++i) {
+    double stats[2] = {median(times[i]), *std::min_element(times[i].begin(), times[i].end())};
+    dist::allreduce_max(stats, 2);
+    out.push_back({runs[i], stats[0], stats[1]});
+  }
+  return out;
 }
 
 CacheInfo read_caches() {
@@ -81,58 +90,64 @@ CacheInfo read_caches() {
   return info;
 }
 
-dist::PieceTimings measure_pieces(std::vector<float>& buffer, const std::vector<double>& message_bytes,
-                                  const TimingBudget& budget) {
-  const int peer = (dist::rank() + 1) % dist::size();  // the ring's right neighbour; with 2 ranks, the other
+PieceBuffers::PieceBuffers(std::vector<float>& buffer)
+    : capacity_floats(static_cast<int64_t>(buffer.size()) / 3),
+      send(buffer.data()),
+      receive(send + capacity_floats),
+      operand(receive + capacity_floats),
+      peer((dist::rank() + 1) % dist::size()) {  // the ring's right neighbour; with 2 ranks, the other
   WN_CHECK(dist::size() == 2, "bench allreduce: the loopback model is calibrated on 2 ranks (", dist::size(),
            " here): each rank exchanges with one neighbour");
-  // Three regions of the buffer: what is sent, what is received, and the
-  // reduction's second operand, never overlapping.
-  const int64_t third = static_cast<int64_t>(buffer.size()) / 3;
-  float* send = buffer.data();
-  float* receive = send + third;
-  float* operand = receive + third;
-  dist::PieceTimings t;
+}
+
+void time_call_cost(PieceBuffers& b, const TimingBudget& budget, dist::PieceTimings& t) {
   dist::set_activity("bench allreduce, calibration: empty exchange and barrier");
-  t.empty_exchange_s = time_collectively(budget, [&] { dist::exchange(send, receive, 0, peer); }).median_s;
-  t.ibarrier_s = time_collectively(budget, [&] { dist::barrier(); }).median_s;
-  for (double bytes : message_bytes) {
-    const int64_t count = static_cast<int64_t>(bytes) / int64_t(sizeof(float));
-    WN_CHECK(count <= third, "bench allreduce: calibration size ", bytes, " bytes exceeds the buffer");
-    dist::set_activity(cat("bench allreduce, calibration at ", bytes, " bytes"));
-    // Each piece starts from the state the ring leaves its buffers in, since
-    // that decides what a copy costs between two cores: the ring sends
-    // memory this rank has just written, receives into memory the peer has
-    // just read, and reduces into memory the peer has just read (writing a
-    // line another core holds first takes it away from that core). Timed on
-    // buffers nobody else touched, the exchange measured up to 2x and the
-    // reduction up to 3x faster than inside the ring (64 KiB to 1 MiB).
-    // So the exchange swaps its two buffers before every run — what was
-    // received (written here) is sent next, what the peer read is received
-    // into — and the reduction's destination is first sent to the peer and
-    // its operand received, untimed, as in the ring's first round.
-    float* out = send;
-    float* in = receive;
-    const Timing exchanged = time_collectively(
-        budget, [&] { dist::exchange(out, in, count * int64_t(sizeof(float)), peer); },
-        [&] { std::swap(out, in); });
-    t.exchange.push_back({bytes, exchanged.median_s});
-    t.reduce.push_back({bytes, time_collectively(
-                                   budget, [&] { dist::reduce_local_sum(operand, receive, count); },
-                                   [&] { dist::exchange(receive, operand, count * int64_t(sizeof(float)), peer); })
-                                   .median_s});
-    // libnbc's temporary buffer: malloc of the whole vector (2m), the first
-    // round receives m bytes into it, free. Below glibc's mmap threshold the
-    // heap block is reused and warm, which the exchange above measures.
-    if (2 * bytes >= dist::LoopbackModel::kMmapThresholdBytes)
-      t.fresh_exchange.push_back({bytes, time_collectively(budget, [&] {
-                                         void* fresh = std::malloc(static_cast<size_t>(2 * bytes));
-                                         WN_CHECK(fresh, "bench allreduce: out of memory");
-                                         dist::exchange(send, fresh, count * int64_t(sizeof(float)), peer);
-                                         std::free(fresh);
-                                       }).median_s});
-  }
-  return t;
+  const std::vector<Timing> times = time_interleaved(
+      budget, {{[&] { dist::exchange(b.send, b.receive, 0, b.peer); }, {}}, {[] { dist::barrier(); }, {}}});
+  t.empty_exchange_s = times[0].median_s;
+  t.ibarrier_s = times[1].median_s;
+}
+
+Timing time_with_pieces(PieceBuffers& b, double message_bytes, const TimedOp& allreduce, const TimingBudget& budget,
+                        dist::PieceTimings& t) {
+  const int64_t count = static_cast<int64_t>(message_bytes) / int64_t(sizeof(float));
+  const int64_t bytes = count * int64_t(sizeof(float));
+  WN_CHECK(count <= b.capacity_floats, "bench allreduce: calibration size ", message_bytes, " bytes exceeds the buffer");
+  // Each piece starts from the state the ring leaves its buffers in, since
+  // that decides what a copy costs between two cores: the ring sends memory
+  // this rank has just written, receives into memory the peer has just
+  // read, and reduces into memory the peer has just read (writing a line
+  // another core holds first takes it away from that core). Timed on
+  // buffers nobody else touched, the exchange measured up to 2x and the
+  // reduction up to 3x faster than inside the ring (64 KiB to 1 MiB). So the
+  // exchange swaps its two buffers before every run — what was received
+  // (written here) is sent next, what the peer read is received into — and
+  // the reduction's destination is first sent to the peer and its operand
+  // received, untimed, as in the ring's first round.
+  float* out = b.send;
+  float* in = b.receive;
+  std::vector<TimedOp> ops{
+      {[&] { dist::exchange(out, in, bytes, b.peer); }, [&] { std::swap(out, in); }},
+      {[&] { dist::reduce_local_sum(b.operand, b.receive, count); },
+       [&] { dist::exchange(b.receive, b.operand, bytes, b.peer); }},
+      allreduce};
+  // libnbc's temporary buffer: malloc of the whole vector (2m), the first
+  // round receives m bytes into it, free. Below glibc's mmap threshold the
+  // heap block is reused and warm, which the exchange above measures.
+  const bool fresh = 2 * message_bytes >= dist::LoopbackModel::kMmapThresholdBytes;
+  if (fresh)
+    ops.push_back({[&] {
+                     void* buffer = std::malloc(static_cast<size_t>(2 * bytes));
+                     WN_CHECK(buffer, "bench allreduce: out of memory");
+                     dist::exchange(b.send, buffer, bytes, b.peer);
+                     std::free(buffer);
+                   },
+                   {}});
+  const std::vector<Timing> times = time_interleaved(budget, ops);
+  t.exchange.push_back({message_bytes, times[0].median_s});
+  t.reduce.push_back({message_bytes, times[1].median_s});
+  if (fresh) t.fresh_exchange.push_back({message_bytes, times[3].median_s});
+  return times[2];
 }
 
 }  // namespace warpnet::cli::bench

@@ -1,8 +1,8 @@
 // The calibration half of `warpnet bench allreduce`: times the pieces an
 // all-reduce is made of — exchanges between two ranks, MPI's local
-// reduction, an empty non-blocking barrier — each alone, and reads the cache
-// size (sysfs) and the transport's eager limit (MPI_T), so that
-// dist/loopback_model.hpp can predict the all-reduce before it is timed.
+// reduction, an empty non-blocking barrier — each on its own, interleaved
+// with the all-reduce of the same size, and reads the cache size (sysfs), so
+// that dist/loopback_model.hpp can predict the all-reduce from them.
 #pragma once
 #include <cstdint>
 #include <functional>
@@ -13,23 +13,33 @@
 
 namespace warpnet::cli::bench {
 
-// Timing of one operation on every rank at once, the all-reduce or one of
-// its pieces: each run starts after a barrier (so all ranks start together,
-// within the barrier's exit skew of about a microsecond); two runs warm up;
-// rank 0 chooses how many runs fill the budget and every rank runs as many;
-// each rank keeps the median and the fastest of its runs, and the figures
-// are the largest over the ranks.
+// Timing of operations on every rank at once, the all-reduce and its
+// pieces: each run starts after a barrier (so all ranks start together,
+// within the barrier's exit skew of about a microsecond); each operation
+// warms up with five runs, from which rank 0 chooses how many runs fill its
+// budget (every rank runs as many); each rank keeps the median and the
+// fastest of its runs, and the figures are the largest over the ranks.
 struct TimingBudget {
-  double budget_s = 0.25;
+  double budget_s = 0.25;  // per operation
   int min_runs = 5, max_runs = 2000;
 };
 struct Timing {
   int64_t runs = 0;
   double median_s = 0, min_s = 0;
 };
-// `prepare` runs before each run's barrier, untimed.
-Timing time_collectively(const TimingBudget& b, const std::function<void()>& run_once,
-                         const std::function<void()>& prepare = {});
+struct TimedOp {
+  std::function<void()> run_once;
+  std::function<void()> prepare;  // before each run's barrier, untimed (may be empty)
+};
+// Several operations are timed in alternating blocks (kBlocks of them, each
+// running every operation's share of its runs in turn), so that a state of
+// the machine that lasts longer than a block is met by all of them alike. On
+// the CI VM one such state (of the host: it cannot be seen from inside)
+// lasted seconds and made the all-reduces up to 512 KiB up to 1.6x faster,
+// and those from 1 MiB on up to 1.6x slower, than the pieces timed seconds
+// before them predicted (src/dist/README.md).
+constexpr int kBlocks = 5;
+std::vector<Timing> time_interleaved(const TimingBudget& b, const std::vector<TimedOp>& ops);
 
 // The first core's L2 and its largest data cache, in bytes, from
 // /sys/devices/system/cpu/cpu0/cache/index*/ (0 when sysfs does not say),
@@ -40,10 +50,24 @@ struct CacheInfo {
 };
 CacheInfo read_caches();
 
-// Exchanges with the neighbour rank and local reductions at `message_bytes`
-// (each a power of two up to buffer.size()/3 floats' bytes), and the empty
-// exchange and barrier. Every rank must call it.
-dist::PieceTimings measure_pieces(std::vector<float>& buffer, const std::vector<double>& message_bytes,
-                                  const TimingBudget& budget);
+// The calibration's three regions of `buffer` (what is sent, what is
+// received, the reduction's second operand) and the neighbour rank.
+struct PieceBuffers {
+  explicit PieceBuffers(std::vector<float>& buffer);
+  int64_t capacity_floats = 0;
+  float *send = nullptr, *receive = nullptr, *operand = nullptr;
+  int peer = 0;
+};
+
+// The empty exchange and the empty MPI_Ibarrier, which give the call cost c.
+void time_call_cost(PieceBuffers& b, const TimingBudget& budget, dist::PieceTimings& t);
+
+// The pieces at one message size — an exchange, a local reduction, and when
+// 2m reaches glibc's mmap threshold an exchange into a fresh buffer —
+// timed in alternating blocks with `allreduce` (the all-reduce of 2m bytes
+// they make up): appends them to `t` and returns the all-reduce's timing.
+// Every rank must call it; 2 ranks only.
+Timing time_with_pieces(PieceBuffers& b, double message_bytes, const TimedOp& allreduce, const TimingBudget& budget,
+                        dist::PieceTimings& t);
 
 }  // namespace warpnet::cli::bench

@@ -29,8 +29,8 @@
 //    handshake, then the receiver copies straight from the sender's memory:
 //    single copy, Linux CMA). The memory: copies run at cache speed while
 //    the round's buffers fit the caches, slower beyond — so the rendezvous
-//    line is fitted once per memory regime;
-// R  the local reduction, a line per memory regime as well;
+//    line is fitted once per regime;
+// R  the local reduction, a line per regime as well;
 // X₁ the first exchange, received into the temporary buffer: an exchange
 //    like the others while glibc reuses a block of its heap, but a block of
 //    at least its largest mmap threshold (DEFAULT_MMAP_THRESHOLD_MAX, 32 MiB
@@ -38,17 +38,15 @@
 //    at free, so each page the exchange writes is a page fault: one more
 //    line, fitted to exchanges received into a freshly allocated buffer.
 //
-// The memory regimes are cut at message sizes given to the model: where the
+// The regimes are cut at message sizes given to the model: where the
 // round's working set (each rank's send and receive buffer, 4m for the two
-// ranks) outgrows the ranks' L2 caches (sysfs), and where the exchange's
-// own bandwidth falls by half or more from one size to the next (a step the
-// calibration finds: on the quiet CI VM none, under load near 4 and 8 MiB).
-//
-// Each regime's line is fitted to timings of that piece alone (`warpnet
-// bench allreduce` times exchanges, reductions and barriers before it times
-// any all-reduce, each started from the state the ring leaves its buffers
-// in: cli/bench_allreduce_pieces.cpp), and the all-reduce is then predicted
-// at every size.
+// ranks) outgrows the ranks' L2 caches (sysfs), and wherever the pieces' own
+// timings say one line no longer describes them (regime_bounds below: a
+// protocol switch, a cache or TLB reach, a change in how the host runs the
+// two cores). Each regime's lines are fitted to timings of that piece alone,
+// measured at the same sizes as the all-reduce and interleaved with it
+// (cli/bench_allreduce_pieces.cpp), and the all-reduce is then predicted at
+// every size.
 //
 // Measured on the 2-core CI VM, 2 ranks, 2026-11-30, quiet: within 25% of
 // the measured all-reduce at 19 of 19 sizes, 1 KiB to 256 MiB, worst 18%
@@ -56,6 +54,7 @@
 // 19 (src/dist/README.md).
 // Reproduce: mpirun --oversubscribe --allow-run-as-root -np 2 warpnet bench allreduce
 #pragma once
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -66,24 +65,29 @@ namespace warpnet::dist {
 struct LoopbackModel {
   double call_s = 0;             // c: fixed cost of one non-blocking collective
   double eager_limit_bytes = 0;  // messages below go eagerly (the limit includes a header)
-  // Message sizes where a slower memory regime begins: regime k holds the
-  // messages m with bounds[k-1] < m <= bounds[k] (ascending).
-  std::vector<double> memory_bounds;
-  Line exchange_eager;                    // X(m) = a + b·m below the eager limit
-  std::vector<Line> exchange_rendezvous;  // above it, one per memory regime
-  std::vector<Line> reduce;               // R(m), one per memory regime
+  // Message sizes where a new regime begins: regime k holds the messages m
+  // with bounds[k-1] < m <= bounds[k] (ascending).
+  std::vector<double> regime_bounds;
+  // Each line is fitted where the calibration has sizes for it, and is
+  // missing where it has none (a regime below the eager limit sends nothing
+  // by rendezvous; a sweep that stops below 32 MiB never maps its temporary
+  // buffer fresh): a prediction that needs a missing line is an error, not
+  // a guess.
+  std::optional<Line> exchange_eager;                    // X(m) = a + b·m below the eager limit
+  std::vector<std::optional<Line>> exchange_rendezvous;  // above it, one per regime
+  std::vector<std::optional<Line>> reduce;               // R(m), one per regime
   // The first exchange when the temporary buffer (n·m bytes) is mapped fresh.
   static constexpr double kMmapThresholdBytes = 4.0 * 1024 * 1024 * sizeof(long);
-  Line exchange_fresh;
+  std::optional<Line> exchange_fresh;
 
   bool eager(double message_bytes) const { return message_bytes < eager_limit_bytes; }
-  size_t memory_regime(double message_bytes) const;
+  size_t regime_index(double message_bytes) const;
   double exchange_seconds(double message_bytes) const;
   double reduce_seconds(double message_bytes) const;
   double first_exchange_seconds(int n, double message_bytes) const;
   // T(S) above, for n ranks and S bytes per rank.
   double ring_allreduce_seconds(int n, double bytes) const;
-  // "eager, memory regime 1 of 3": the regime of a round of S/n bytes.
+  // "eager, regime 1/3": the regime of a round of S/n bytes.
   std::string regime(int n, double bytes) const;
 };
 
@@ -96,13 +100,23 @@ struct PieceTimings {
   double ibarrier_s = 0, empty_exchange_s = 0;
 };
 
-// Where the round's working set (4m) outgrows `l2_bytes_total` (the L2 of
-// the cores the ranks run on), and every size whose exchange bandwidth is at
-// most half that of the next smaller size: the memory bounds, ascending.
-std::vector<double> memory_bounds(const PieceTimings& t, double l2_bytes_total);
+// How far a regime's line may miss one of its own calibration timings:
+// well inside the 25% the prediction is checked against, so that smoothing
+// the pieces into lines is not where the prediction's error comes from.
+constexpr double kRegimeTolerance = 0.15;
+
+// The regime bounds, ascending: where the round's working set (4m) outgrows
+// `l2_bytes_total` (the L2 of the cores the ranks run on), then, top down,
+// every cut that a regime needs for its lines (the rendezvous exchange's and
+// the reduction's, each fitted by fit_line) to stay within `tolerance` of
+// every timing in it: a regime that misses is cut in two at the size that
+// leaves the smaller worst miss, and each part is looked at again. A regime
+// of one size is never cut.
+std::vector<double> regime_bounds(const PieceTimings& t, double eager_limit_bytes, double l2_bytes_total,
+                                  double tolerance = kRegimeTolerance);
 
 // Fits the model's lines to the pieces: one line per regime, from the sizes
-// in it (one size gives a line through the origin; none is an error).
-LoopbackModel calibrate_loopback(const PieceTimings& t, double eager_limit_bytes, std::vector<double> memory_bounds);
+// in it (one size gives a line through the origin; none, no line).
+LoopbackModel calibrate_loopback(const PieceTimings& t, double eager_limit_bytes, std::vector<double> regime_bounds);
 
 }  // namespace warpnet::dist

@@ -1,9 +1,11 @@
 // The loopback all-reduce model (dist/loopback_model.hpp) on hand-made
-// timings: the memory bounds sit where the L2 and the exchange's bandwidth
-// step put them, calibration recovers the lines the pieces were made from,
+// timings: the regime bounds sit where the L2 and the pieces' own steps put
+// them, calibration recovers the lines the pieces were made from,
 // and the ring formula adds the pieces as libnbc's schedule runs them. No
 // timing happens here.
 #include <doctest/doctest.h>
+
+#include <cmath>
 
 #include "dist/loopback_model.hpp"
 
@@ -44,26 +46,69 @@ PieceTimings hand_made() {
 
 }  // namespace
 
-TEST_CASE("memory bounds: the L2, then where the exchange's bandwidth halves") {
-  const std::vector<double> bounds = memory_bounds(hand_made(), kL2);
+TEST_CASE("regime bounds: the L2, then where one line stops describing the pieces") {
+  const std::vector<double> bounds = regime_bounds(hand_made(), kEager, kL2);
   REQUIRE(bounds.size() == 2);
   CHECK(bounds[0] == kMiB);      // 4m = 4 MiB of L2
   CHECK(bounds[1] == 8 * kMiB);  // the last size before the 10x step
 }
 
+TEST_CASE("regime bounds: a step smaller than a halving is found, noise within the tolerance is not") {
+  // From 16 MiB on the exchange costs 1.9x as much per byte (bandwidth
+  // 0.53x, as on the CI VM at 32 MiB: a rule that waited for the bandwidth
+  // to halve missed it), and every timing wobbles by +-8%.
+  PieceTimings t;
+  int i = 0;
+  for (double m = 512; m <= 128 * kMiB; m *= 2, ++i) {
+    const double wobble = i % 2 ? 1.08 : 0.92;
+    const double rendezvous = m < 16 * kMiB ? m / 8e9 : 1.9 * m / 8e9;
+    t.exchange.push_back({m, m < kEager ? exchange_time(m) : wobble * rendezvous});
+    t.reduce.push_back({m, wobble * m / 10e9});
+    if (2 * m >= 32 * kMiB) t.fresh_exchange.push_back({m, fresh_time(m)});
+  }
+  const std::vector<double> bounds = regime_bounds(t, kEager, kL2);
+  REQUIRE(bounds.size() == 2);
+  CHECK(bounds[0] == kMiB);
+  CHECK(bounds[1] == 8 * kMiB);
+  // With a tolerance looser than the step, one line is left to describe it.
+  CHECK(regime_bounds(t, kEager, kL2, 0.6).size() == 1);
+  // Each line of the cut model stays within the tolerance of its timings.
+  const LoopbackModel m = calibrate_loopback(t, kEager, bounds);
+  for (size_t k = 0; k < t.exchange.size(); ++k) {
+    if (m.eager(t.exchange[k].bytes)) continue;
+    CHECK(std::abs(m.exchange_seconds(t.exchange[k].bytes) / t.exchange[k].seconds - 1) <= kRegimeTolerance);
+    CHECK(std::abs(m.reduce_seconds(t.reduce[k].bytes) / t.reduce[k].seconds - 1) <= kRegimeTolerance);
+  }
+}
+
+TEST_CASE("a regime cut below the eager limit for its reductions needs no rendezvous line") {
+  // The reduction steps 5x from 2 KiB to 4 KiB (the exchange that leaves
+  // its destination behind switches protocol there); the exchange is eager.
+  PieceTimings t = hand_made();
+  for (Sample& r : t.reduce)
+    if (r.bytes >= kEager) r.seconds *= 5;
+  const std::vector<double> bounds = regime_bounds(t, kEager, kL2);
+  REQUIRE(bounds.size() == 3);
+  CHECK(bounds[0] == 2048);
+  const LoopbackModel m = calibrate_loopback(t, kEager, bounds);
+  CHECK_FALSE(m.exchange_rendezvous[0]);  // every message of regime 1 is eager: no line, none needed
+  CHECK(m.exchange_seconds(2048) == doctest::Approx(exchange_time(2048)).epsilon(1e-9));
+  CHECK(m.reduce_seconds(4096) == doctest::Approx(5 * reduce_time(4096)).epsilon(1e-9));
+}
+
 TEST_CASE("calibration recovers the lines of each regime") {
   const PieceTimings t = hand_made();
-  const LoopbackModel m = calibrate_loopback(t, kEager, memory_bounds(t, kL2));
+  const LoopbackModel m = calibrate_loopback(t, kEager, regime_bounds(t, kEager, kL2));
   CHECK(m.call_s == doctest::Approx(1e-6));  // barrier less empty exchange
-  CHECK(m.exchange_eager.a == doctest::Approx(1e-6).epsilon(1e-9));
-  CHECK(m.exchange_eager.b == doctest::Approx(1 / 4e9).epsilon(1e-9));
+  CHECK(m.exchange_eager->a == doctest::Approx(1e-6).epsilon(1e-9));
+  CHECK(m.exchange_eager->b == doctest::Approx(1 / 4e9).epsilon(1e-9));
   REQUIRE(m.exchange_rendezvous.size() == 3);
   REQUIRE(m.reduce.size() == 3);
-  CHECK(m.exchange_rendezvous[0].a == doctest::Approx(3e-6).epsilon(1e-9));
-  CHECK(m.exchange_rendezvous[1].b == doctest::Approx(1 / 5e9).epsilon(1e-9));
-  CHECK(m.exchange_rendezvous[2].b == doctest::Approx(1 / 0.5e9).epsilon(1e-9));
-  CHECK(m.reduce[0].b == doctest::Approx(1 / 10e9).epsilon(1e-9));
-  CHECK(m.reduce[2].b == doctest::Approx(1 / 1e9).epsilon(1e-9));
+  CHECK(m.exchange_rendezvous[0]->a == doctest::Approx(3e-6).epsilon(1e-9));
+  CHECK(m.exchange_rendezvous[1]->b == doctest::Approx(1 / 5e9).epsilon(1e-9));
+  CHECK(m.exchange_rendezvous[2]->b == doctest::Approx(1 / 0.5e9).epsilon(1e-9));
+  CHECK(m.reduce[0]->b == doctest::Approx(1 / 10e9).epsilon(1e-9));
+  CHECK(m.reduce[2]->b == doctest::Approx(1 / 1e9).epsilon(1e-9));
   // Every piece reproduces its own timings, in every regime.
   for (double s = 512; s <= 128 * kMiB; s *= 2) {
     CHECK(m.exchange_seconds(s) == doctest::Approx(exchange_time(s)).epsilon(1e-9));
@@ -71,27 +116,27 @@ TEST_CASE("calibration recovers the lines of each regime") {
   }
 }
 
-TEST_CASE("the regime of a size follows the eager limit and the memory bounds") {
+TEST_CASE("the regime of a size follows the eager limit and the regime bounds") {
   const PieceTimings t = hand_made();
-  const LoopbackModel m = calibrate_loopback(t, kEager, memory_bounds(t, kL2));
+  const LoopbackModel m = calibrate_loopback(t, kEager, regime_bounds(t, kEager, kL2));
   CHECK(m.eager(2048));
   CHECK_FALSE(m.eager(4096));  // the limit includes the header: a 4 KiB payload does not fit
-  CHECK(m.regime(2, 4096) == "eager, memory 1/3");  // segments of 2 KiB
-  CHECK(m.regime(2, 2 * kMiB) == "rendezvous, memory 1/3");
-  CHECK(m.regime(2, 4 * kMiB) == "rendezvous, memory 2/3");
-  CHECK(m.regime(2, 32 * kMiB) == "rendezvous, memory 3/3, mmap");
+  CHECK(m.regime(2, 4096) == "eager, regime 1/3");  // segments of 2 KiB
+  CHECK(m.regime(2, 2 * kMiB) == "rendezvous, regime 1/3");
+  CHECK(m.regime(2, 4 * kMiB) == "rendezvous, regime 2/3");
+  CHECK(m.regime(2, 32 * kMiB) == "rendezvous, regime 3/3, mmap");
 }
 
 TEST_CASE("the ring all-reduce adds the pieces as libnbc's schedule runs them") {
   const PieceTimings t = hand_made();
-  const LoopbackModel m = calibrate_loopback(t, kEager, memory_bounds(t, kL2));
+  const LoopbackModel m = calibrate_loopback(t, kEager, regime_bounds(t, kEager, kL2));
   // 2 ranks, 1 MiB: segments of 512 KiB; c + R + 2X (the temporary buffer
   // is a warm heap block: its exchange is like the other).
   CHECK(m.ring_allreduce_seconds(2, kMiB) ==
         doctest::Approx(1e-6 + reduce_time(kMiB / 2) + 2 * exchange_time(kMiB / 2)).epsilon(1e-9));
   // 2 ranks, 64 MiB: the temporary buffer is mapped fresh (64 MiB >= 32 MiB):
   // c + X1 + R + X.
-  CHECK(m.regime(2, 64 * kMiB) == "rendezvous, memory 3/3, mmap");
+  CHECK(m.regime(2, 64 * kMiB) == "rendezvous, regime 3/3, mmap");
   CHECK(m.ring_allreduce_seconds(2, 64 * kMiB) ==
         doctest::Approx(1e-6 + fresh_time(32 * kMiB) + reduce_time(32 * kMiB) + exchange_time(32 * kMiB))
             .epsilon(1e-9));
@@ -99,8 +144,17 @@ TEST_CASE("the ring all-reduce adds the pieces as libnbc's schedule runs them") 
   CHECK(m.ring_allreduce_seconds(4, 4 * kMiB) ==
         doctest::Approx(1e-6 + 3 * reduce_time(kMiB) + 6 * exchange_time(kMiB)).epsilon(1e-9));
   CHECK(m.ring_allreduce_seconds(1, kMiB) == 0);
-  // A regime with no calibration size is an error, not a guess.
+  // Pieces timed only below the mmap threshold predict only below it.
+  PieceTimings small = t;
+  small.fresh_exchange.clear();
+  const LoopbackModel below = calibrate_loopback(small, kEager, regime_bounds(small, kEager, kL2));
+  CHECK(below.ring_allreduce_seconds(2, 16 * kMiB) == doctest::Approx(m.ring_allreduce_seconds(2, 16 * kMiB)));
+  CHECK_THROWS_WITH(below.ring_allreduce_seconds(2, 64 * kMiB),
+                    doctest::Contains("no calibration for exchanges into a freshly mapped buffer"));
+  // A regime with no calibration size predicts nothing: an error, not a guess.
   PieceTimings few = t;
-  few.reduce.resize(3);
-  CHECK_THROWS(calibrate_loopback(few, kEager, memory_bounds(t, kL2)));
+  few.reduce.resize(3);  // reductions up to 2 KiB only
+  const LoopbackModel partial = calibrate_loopback(few, kEager, regime_bounds(t, kEager, kL2));
+  CHECK(partial.ring_allreduce_seconds(2, 4096) > 0);
+  CHECK_THROWS_WITH(partial.ring_allreduce_seconds(2, 16 * kMiB), doctest::Contains("no calibration for reductions"));
 }

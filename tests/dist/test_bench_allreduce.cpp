@@ -1,0 +1,51 @@
+// `warpnet bench allreduce` end to end on 2 ranks, at small sizes: every
+// size's all-reduce is checked and timed with its pieces, and the loopback
+// model predicts every size from the pieces. How close the prediction comes
+// is a measurement, reported by the bench (src/dist/README.md), not asserted.
+#include <doctest/doctest.h>
+
+#include <filesystem>
+
+#include "tests/dist/dist_support.hpp"
+#include "tests/test_support.hpp"
+
+using namespace warpnet;
+using namespace warpnet::test;
+
+TEST_CASE("bench allreduce on 2 ranks: each size checked, timed with its pieces, predicted from them") {
+  const std::string record = (scratch_dir() / "allreduce.json").string();
+  std::filesystem::remove(record);
+  // 1 KiB to 64 KiB: the eager and rendezvous protocols, below the sizes
+  // whose temporary buffer glibc maps fresh (32 MiB), which therefore need
+  // no calibration of their own.
+  const std::string command =
+      cat(mpirun(2), warpnet_bin(), " bench allreduce --min-bytes 1024 --max-bytes 65536 --json ", record);
+  const Run r = run(command);
+  INFO(command);
+  INFO(r.output);
+  REQUIRE(r.status == 0);
+  const nlohmann::json j = read_json(record);
+  REQUIRE(j.is_object());
+  CHECK(j["ranks"] == 2);
+  REQUIRE(j["rows"].size() == 7);
+  REQUIRE(j["model"]["pieces"].size() == 7);
+  for (size_t i = 0; i < 7; ++i) {
+    const nlohmann::json& row = j["rows"][i];
+    const double bytes = row["bytes"];
+    CHECK(bytes == double(1024 << i));
+    CHECK(row["check"] == "ok");
+    CHECK(row["runs"].get<int>() >= 5);
+    CHECK(row["median_s"].get<double>() > 0);
+    CHECK(row["predicted_s"].get<double>() > 0);
+    // The pieces of each size are those of its ring: segments of S/2.
+    const nlohmann::json& piece = j["model"]["pieces"][i];
+    CHECK(piece["bytes"].get<double>() == bytes / 2);
+    CHECK(piece["exchange_s"].get<double>() > 0);
+    CHECK(piece["reduce_local_s"].get<double>() > 0);
+  }
+  CHECK(j["model"]["fresh_exchanges"].empty());
+  CHECK(j["model"]["exchange_fresh"].is_null());
+  const nlohmann::json& bounds = j["model"]["regime_bounds_bytes"];
+  REQUIRE(!bounds.empty());
+  for (size_t i = 1; i < bounds.size(); ++i) CHECK(bounds[i].get<double>() > bounds[i - 1].get<double>());
+}
