@@ -16,6 +16,7 @@
 //   build/bin/lesson09             # the whole chapter (well under a second)
 //   build/bin/lesson09 --quick     # the same; what `ctest -R lesson09` runs
 //   build/bin/lesson09 --markdown  # only part 5's table, as the README holds it
+#include <algorithm>
 #include <cmath>
 #include <cstdio>
 #include <cstring>
@@ -275,6 +276,21 @@ void part6_measured() {
       std::printf("  the loopback model (dist/loopback_model.hpp), calibrated on the pieces, within 25%% at %d of "
                   "%d sizes\n",
                   j["model"].value("within_25_percent", 0), j["fit"].value("sizes", 0));
+    if (j.contains("repeats") && j["repeats"].is_array() && !j["repeats"].empty()) {
+      // scripts/allreduce-repeats.sh: the same command run several times in a row.
+      const int sizes = j["fit"].value("sizes", 0);
+      int all = 0, fewest = sizes;
+      double worst = 0;
+      for (const nlohmann::json& run : j["repeats"]) {
+        const int within = run.value("within_25_percent", 0);
+        all += within == sizes;
+        fewest = std::min(fewest, within);
+        worst = std::max(worst, run.value("worst_error", 0.0));
+      }
+      std::printf("  over %zu runs in a row: within 25%% at all %d sizes in %d runs, at %d or more in every run "
+                  "(worst %.0f%%)\n",
+                  j["repeats"].size(), sizes, all, fewest, 100 * worst);
+    }
   }
   if (!allreduce) std::printf("  (no all-reduce record)\n");
   for (const lesson::BenchRecord& r : lesson::bench_records()) {

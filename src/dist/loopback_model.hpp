@@ -41,18 +41,20 @@
 // The regimes are cut at message sizes given to the model: where the
 // round's working set (each rank's send and receive buffer, 4m for the two
 // ranks) outgrows the ranks' L2 caches (sysfs), and wherever the pieces' own
-// timings say one line no longer describes them (regime_bounds below: a
-// protocol switch, a cache or TLB reach, a change in how the host runs the
-// two cores). Each regime's lines are fitted to timings of that piece alone,
+// timings say one line no longer describes them (regime_bounds below; on
+// the CI VM: the reduction's step at the eager limit, and steps in the cost
+// per byte near 64 KiB, 512 KiB and between 4 and 32 MiB whose causes a VM
+// does not show). Each regime's lines are fitted to timings of that piece alone,
 // measured at the same sizes as the all-reduce and interleaved with it
 // (cli/bench_allreduce_pieces.cpp), and the all-reduce is then predicted at
 // every size.
 //
-// Measured on the 2-core CI VM, 2 ranks, 2026-11-30, quiet: within 25% of
-// the measured all-reduce at 19 of 19 sizes, 1 KiB to 256 MiB, worst 18%
-// (one line fitted to the all-reduce itself: 10 of 19); at load 6-7, 17 of
-// 19 (src/dist/README.md).
+// Measured on the 2-core CI VM, 2 ranks, 2026-11-30, quiet, 20 runs in a
+// row: within 25% of the measured all-reduce at all 19 sizes from 1 KiB to
+// 256 MiB in 17 runs, at 18 of 19 in the other 3 (worst 27%); one line
+// fitted to the last run's all-reduce itself: 9 of 19 (src/dist/README.md).
 // Reproduce: mpirun --oversubscribe --allow-run-as-root -np 2 warpnet bench allreduce
+//            (scripts/allreduce-repeats.sh 20 for the runs in a row)
 #pragma once
 #include <optional>
 #include <string>

@@ -1,0 +1,48 @@
+#!/usr/bin/env bash
+# How steady is the loopback model? Runs `warpnet bench allreduce` on 2 ranks
+# N times in a row and writes the last run's record, with every run's
+# outcome (time, load average, sizes predicted within 25%, worst error) added
+# under "repeats", so that a figure quoted from one run can be read against
+# the others.
+#   scripts/allreduce-repeats.sh [N] [RECORD]
+#   N       runs, default 10 (about 17 s each on the 2-core CI VM)
+#   RECORD  default bench/results/cpu-allreduce-2ranks-vm-<date>.json
+# WARPNET  the binary, default build/bin/warpnet
+# MACHINE  how the record names the machine (lesson 09 prints it), default
+#          "<N>-core <hostname>"
+set -euo pipefail
+cd "$(dirname "$0")/.."
+runs=${1:-10}
+record=${2:-bench/results/cpu-allreduce-2ranks-vm-$(date -u +%Y-%m-%d).json}
+warpnet=${WARPNET:-build/bin/warpnet}
+machine=${MACHINE:-$(nproc)-core $(hostname)}
+[[ -x $warpnet ]] || { echo "$warpnet: not built (cmake --build build)" >&2; exit 2; }
+command -v mpirun >/dev/null || { echo "mpirun: not found (apt install openmpi-bin)" >&2; exit 2; }
+work=$(mktemp -d)
+trap 'rm -rf "$work"' EXIT
+as_root=()
+[[ $(id -u) == 0 ]] && as_root=(--allow-run-as-root)
+for i in $(seq 1 "$runs"); do
+  cut -d' ' -f1 /proc/loadavg > "$work/load$i"
+  mpirun --oversubscribe "${as_root[@]}" -np 2 "$warpnet" bench allreduce --json "$work/run$i.json" > "$work/run$i.log"
+  echo "run $i of $runs: $(grep 'predicted from the pieces' "$work/run$i.log" | sed 's/^ *//')"
+done
+python3 - "$work" "$runs" "$record" "$machine" <<'PY'
+import json, sys
+work, runs, out, machine = sys.argv[1], int(sys.argv[2]), sys.argv[3], sys.argv[4]
+records = [json.load(open(f"{work}/run{i}.json")) for i in range(1, runs + 1)]
+last = records[-1]
+last["machine"] = machine
+last["repeats"] = [{"date": r["date"],
+                    "load_average_1min_before": float(open(f"{work}/load{i + 1}").read()),
+                    "within_25_percent": r["model"]["within_25_percent"],
+                    "worst_error": r["model"]["worst_error"],
+                    "errors": [row["predicted_error"] for row in r["rows"]]}
+                   for i, r in enumerate(records)]
+with open(out, "w") as f:
+    json.dump(last, f, indent=1)
+    f.write("\n")
+within = [r["within_25_percent"] for r in last["repeats"]]
+worst = max(r["worst_error"] for r in last["repeats"])
+print(f"{out}: {runs} runs, within 25% at {min(within)} to {max(within)} of {len(last['rows'])} sizes, worst {worst:.0%}")
+PY
