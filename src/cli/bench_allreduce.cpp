@@ -164,9 +164,9 @@ json model_json(const dist::LoopbackModel& m, const dist::PieceTimings& t, const
   json rendezvous = json::array(), reduce = json::array();
   for (const std::optional<dist::Line>& l : m.exchange_rendezvous) rendezvous.push_back(line_json(l));
   for (const std::optional<dist::Line>& l : m.reduce) reduce.push_back(line_json(l));
-  return {{"algorithm", "Open MPI coll/libnbc ring (coll_libnbc_iallreduce_algorithm=ring): T = c + X1(S/n) + "
+  return {{"algorithm", "Open MPI coll/libnbc ring (coll_libnbc_iallreduce_algorithm=ring): T = 2(n-1)c + X1(S/n) + "
                         "(n-1)·R(S/n) + (2n-3)·X(S/n)"},
-          {"call_s", m.call_s},
+          {"round_s", m.round_s},
           {"ibarrier_s", t.ibarrier_s},
           {"empty_exchange_s", t.empty_exchange_s},
           {"eager_limit_bytes", m.eager_limit_bytes},
@@ -215,7 +215,7 @@ json bench_allreduce(const AllreduceSettings& s) {
   if (n == 2) {
     calibration_buffer.assign(static_cast<size_t>(3 * (s.max_bytes / 2) / int64_t(sizeof(float))), 0.0f);
     calibration.emplace(calibration_buffer);
-    time_call_cost(*calibration, {s.budget_s, s.min_runs, s.max_runs}, pieces);
+    time_round_cost(*calibration, {s.budget_s, s.min_runs, s.max_runs}, pieces);
   }
 
   // 1. Each size: the all-reduce, and with 2 ranks its pieces, timed in
@@ -268,11 +268,11 @@ json bench_allreduce(const AllreduceSettings& s) {
     std::string bounds;
     for (double b : model->regime_bounds) bounds += cat(bounds.empty() ? "" : ", ", bytes_text(b));
     std::printf("\n  2. the model of the ring from its pieces\n"
-                "     empty exchange %.2f us, empty MPI_Ibarrier %.2f us: a libnbc call costs c = %.2f us\n"
+                "     empty exchange %.2f us, empty MPI_Ibarrier %.2f us: libnbc adds c = %.2f us to a round\n"
                 "     eager limit %lld bytes (%s); caches %s\n"
                 "     regimes end at messages of %s (the L2 of %d cores at %s; the others where one line would miss a "
                 "piece by more than %.0f%%)\n",
-                pieces.empty_exchange_s * 1e6, pieces.ibarrier_s * 1e6, model->call_s * 1e6,
+                pieces.empty_exchange_s * 1e6, pieces.ibarrier_s * 1e6, model->round_s * 1e6,
                 static_cast<long long>(model->eager_limit_bytes),
                 eager > 0 ? "btl_vader_eager_limit, MPI_T" : "not readable, assumed", caches.text.c_str(),
                 bounds.c_str(), dist::local_size(), bytes_text(caches.l2_bytes * dist::local_size() / 4).c_str(),

@@ -100,7 +100,7 @@ PieceBuffers::PieceBuffers(std::vector<float>& buffer)
            " here): each rank exchanges with one neighbour");
 }
 
-void time_call_cost(PieceBuffers& b, const TimingBudget& budget, dist::PieceTimings& t) {
+void time_round_cost(PieceBuffers& b, const TimingBudget& budget, dist::PieceTimings& t) {
   dist::set_activity("bench allreduce, calibration: empty exchange and barrier");
   const std::vector<Timing> times = time_interleaved(
       budget, {{[&] { dist::exchange(b.send, b.receive, 0, b.peer); }, {}}, {[] { dist::barrier(); }, {}}});

@@ -59,8 +59,8 @@ struct PieceBuffers {
   int peer = 0;
 };
 
-// The empty exchange and the empty MPI_Ibarrier, which give the call cost c.
-void time_call_cost(PieceBuffers& b, const TimingBudget& budget, dist::PieceTimings& t);
+// The empty exchange and the empty MPI_Ibarrier, which give c, what libnbc adds to a round.
+void time_round_cost(PieceBuffers& b, const TimingBudget& budget, dist::PieceTimings& t);
 
 // The pieces at one message size — an exchange, a local reduction, and when
 // 2m reaches glibc's mmap threshold an exchange into a fresh buffer —

@@ -99,7 +99,8 @@ double LoopbackModel::ring_allreduce_seconds(int n, double bytes) const {
   WN_CHECK(n >= 1, "loopback model: ", n, " ranks");
   if (n == 1) return 0;
   const double m = bytes / n;  // libnbc gives a remainder to the first segments; sizes here divide evenly
-  return call_s + first_exchange_seconds(n, m) + (n - 1) * reduce_seconds(m) + (2.0 * n - 3) * exchange_seconds(m);
+  return 2.0 * (n - 1) * round_s + first_exchange_seconds(n, m) + (n - 1) * reduce_seconds(m) +
+         (2.0 * n - 3) * exchange_seconds(m);
 }
 
 std::string LoopbackModel::regime(int n, double bytes) const {
@@ -130,9 +131,10 @@ LoopbackModel calibrate_loopback(const PieceTimings& t, double eager_limit_bytes
   LoopbackModel m;
   m.eager_limit_bytes = eager_limit_bytes;
   m.regime_bounds = std::move(bounds);
-  // A barrier is one libnbc schedule with one round of empty messages: what
-  // it costs beyond an empty exchange is the cost of the call itself.
-  m.call_s = std::max(0.0, t.ibarrier_s - t.empty_exchange_s);
+  // A barrier on 2 ranks is a libnbc schedule of one round of empty
+  // messages: what it costs beyond an empty exchange is libnbc's own part
+  // of a round.
+  m.round_s = std::max(0.0, t.ibarrier_s - t.empty_exchange_s);
   m.exchange_eager = fit_where(t.exchange, [&](double b) { return m.eager(b); });
   for (size_t k = 0; k <= m.regime_bounds.size(); ++k) {
     auto in_regime = [&](double b) { return m.regime_index(b) == k; };

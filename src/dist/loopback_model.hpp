@@ -17,11 +17,15 @@
 // and every call allocates its temporary buffer (malloc of S bytes; the
 // first round receives m bytes into it) and frees it at the end. So
 //
-//      T(S) = c + X₁(m) + (n-1)·R(m) + (2n-3)·X(m),   m = S/n,
+//      T(S) = 2(n-1)·c + X₁(m) + (n-1)·R(m) + (2n-3)·X(m),   m = S/n,
 //
-// c  the fixed cost of one non-blocking collective call (building and
-//    starting its schedule): calibrated as an MPI_Ibarrier (a libnbc
-//    schedule with one round and no data) less a 0-byte exchange;
+// c  what libnbc adds to a round of messages (starting the round's sends
+//    and receives from its schedule, noticing that they completed, moving
+//    on), counted for each of the ring's 2(n-1) rounds of messages:
+//    calibrated as an MPI_Ibarrier (for 2 ranks a libnbc schedule of one
+//    round of empty messages) less a 0-byte exchange. Counted once per
+//    call instead, the prediction fell short by about one more c (0.1 to
+//    0.8 us) at 1 to 4 KiB, up to 27%;
 // X  one exchange (each rank sends m bytes and receives m bytes at once),
 //    alpha-beta per regime. The protocol: eager below the transport's eager
 //    limit (read from Open MPI's parameters; the sender copies into a
@@ -65,7 +69,7 @@
 namespace warpnet::dist {
 
 struct LoopbackModel {
-  double call_s = 0;             // c: fixed cost of one non-blocking collective
+  double round_s = 0;            // c: what libnbc adds to a round of messages
   double eager_limit_bytes = 0;  // messages below go eagerly (the limit includes a header)
   // Message sizes where a new regime begins: regime k holds the messages m
   // with bounds[k-1] < m <= bounds[k] (ascending).

@@ -99,7 +99,7 @@ TEST_CASE("a regime cut below the eager limit for its reductions needs no rendez
 TEST_CASE("calibration recovers the lines of each regime") {
   const PieceTimings t = hand_made();
   const LoopbackModel m = calibrate_loopback(t, kEager, regime_bounds(t, kEager, kL2));
-  CHECK(m.call_s == doctest::Approx(1e-6));  // barrier less empty exchange
+  CHECK(m.round_s == doctest::Approx(1e-6));  // barrier less empty exchange
   CHECK(m.exchange_eager->a == doctest::Approx(1e-6).epsilon(1e-9));
   CHECK(m.exchange_eager->b == doctest::Approx(1 / 4e9).epsilon(1e-9));
   REQUIRE(m.exchange_rendezvous.size() == 3);
@@ -130,19 +130,20 @@ TEST_CASE("the regime of a size follows the eager limit and the regime bounds") 
 TEST_CASE("the ring all-reduce adds the pieces as libnbc's schedule runs them") {
   const PieceTimings t = hand_made();
   const LoopbackModel m = calibrate_loopback(t, kEager, regime_bounds(t, kEager, kL2));
-  // 2 ranks, 1 MiB: segments of 512 KiB; c + R + 2X (the temporary buffer
-  // is a warm heap block: its exchange is like the other).
+  // 2 ranks, 1 MiB: segments of 512 KiB; 2 rounds of messages, 2c + R + 2X
+  // (the temporary buffer is a warm heap block: its exchange is like the
+  // other).
   CHECK(m.ring_allreduce_seconds(2, kMiB) ==
-        doctest::Approx(1e-6 + reduce_time(kMiB / 2) + 2 * exchange_time(kMiB / 2)).epsilon(1e-9));
+        doctest::Approx(2e-6 + reduce_time(kMiB / 2) + 2 * exchange_time(kMiB / 2)).epsilon(1e-9));
   // 2 ranks, 64 MiB: the temporary buffer is mapped fresh (64 MiB >= 32 MiB):
-  // c + X1 + R + X.
+  // 2c + X1 + R + X.
   CHECK(m.regime(2, 64 * kMiB) == "rendezvous, regime 3/3, mmap");
   CHECK(m.ring_allreduce_seconds(2, 64 * kMiB) ==
-        doctest::Approx(1e-6 + fresh_time(32 * kMiB) + reduce_time(32 * kMiB) + exchange_time(32 * kMiB))
+        doctest::Approx(2e-6 + fresh_time(32 * kMiB) + reduce_time(32 * kMiB) + exchange_time(32 * kMiB))
             .epsilon(1e-9));
-  // 4 ranks, 4 MiB: segments of 1 MiB; c + 3R + 6X.
+  // 4 ranks, 4 MiB: segments of 1 MiB; 6 rounds of messages, 6c + 3R + 6X.
   CHECK(m.ring_allreduce_seconds(4, 4 * kMiB) ==
-        doctest::Approx(1e-6 + 3 * reduce_time(kMiB) + 6 * exchange_time(kMiB)).epsilon(1e-9));
+        doctest::Approx(6e-6 + 3 * reduce_time(kMiB) + 6 * exchange_time(kMiB)).epsilon(1e-9));
   CHECK(m.ring_allreduce_seconds(1, kMiB) == 0);
   // Pieces timed only below the mmap threshold predict only below it.
   PieceTimings small = t;
