@@ -11,9 +11,8 @@
 // barrier once) are timed each on its own, in blocks that alternate with
 // the all-reduce's, and dist/loopback_model.hpp predicts the all-reduce from
 // the pieces alone; the table then puts prediction and measurement side by
-// side. One
-// alpha-beta line fitted to the all-reduce times themselves is shown too,
-// for contrast: it cannot follow the protocol and cache regimes.
+// side. One alpha-beta line fitted to the all-reduce times themselves is
+// shown too, for contrast: it cannot follow the protocol and cache regimes.
 //
 // Reproduce: mpirun --oversubscribe --allow-run-as-root -np 2 warpnet bench allreduce --json allreduce.json
 #include "cli/bench_allreduce.hpp"

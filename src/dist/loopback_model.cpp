@@ -9,13 +9,14 @@ namespace warpnet::dist {
 
 namespace {
 
+// The line a prediction needs, or an error that names what was not calibrated.
 const Line& calibrated(const std::optional<Line>& line, double message_bytes, const char* what) {
   WN_CHECK(line, "loopback model: no calibration for ", what, " at messages of ", message_bytes,
            " bytes: time the pieces at that size");
   return *line;
 }
 
-
+// The line through the samples `keep` accepts; none when it accepts none.
 template <class Keep>
 std::optional<Line> fit_where(const std::vector<Sample>& samples, Keep&& keep) {
   std::vector<Sample> chosen;
@@ -40,15 +41,6 @@ double worst_miss(const std::vector<Sample>& samples) {
   double worst = 0;
   for (const Sample& s : samples) worst = std::max(worst, std::abs(l.at(s.bytes) - s.seconds) / s.seconds);
   return worst;
-}
-
-template <class Keep>
-Line fit_where(const std::vector<Sample>& samples, Keep&& keep, const std::string& what) {
-  std::vector<Sample> chosen;
-  for (const Sample& s : samples)
-    if (keep(s.bytes)) chosen.push_back(s);
-  WN_CHECK(!chosen.empty(), "loopback model: the calibration has no size for ", what);
-  return fit_line(chosen);
 }
 
 // The sizes in (lo, hi] that need a cut, ascending (see regime_bounds).

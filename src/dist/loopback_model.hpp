@@ -48,10 +48,10 @@
 // timings say one line no longer describes them (regime_bounds below; on
 // the CI VM: the reduction's step at the eager limit, and steps in the cost
 // per byte near 64 KiB, 512 KiB and between 4 and 32 MiB whose causes a VM
-// does not show). Each regime's lines are fitted to timings of that piece alone,
-// measured at the same sizes as the all-reduce and interleaved with it
-// (cli/bench_allreduce_pieces.cpp), and the all-reduce is then predicted at
-// every size.
+// does not show). Each regime's lines are fitted to timings of that piece
+// alone, measured at the same sizes as the all-reduce and interleaved with
+// it (cli/bench_allreduce_pieces.cpp), and the all-reduce is then predicted
+// at every size.
 //
 // Measured on the 2-core CI VM, 2 ranks, 2026-11-30, quiet, 20 runs in a
 // row: within 25% of the measured all-reduce at all 19 sizes from 1 KiB to
