@@ -37,8 +37,13 @@ struct TimedOp {
 // the CI VM one such state (of the host: it cannot be seen from inside)
 // lasted seconds and made the all-reduces up to 512 KiB up to 1.6x faster,
 // and those from 1 MiB on up to 1.6x slower, than the pieces timed seconds
-// before them predicted (src/dist/README.md).
-constexpr int kBlocks = 5;
+// before them predicted (src/dist/README.md). A state that changes while
+// one size is timed splits every operation's runs between the two states;
+// with many blocks, in nearly the same proportion. With 5, a change between
+// one block's pieces and its all-reduce (a fifth of the runs) once left the
+// median of the 128 KiB all-reduce in the slow state and those of its
+// pieces in the fast one: 28% apart.
+constexpr int kBlocks = 20;
 std::vector<Timing> time_interleaved(const TimingBudget& b, const std::vector<TimedOp>& ops);
 
 // The first core's L2 and its largest data cache, in bytes, from
