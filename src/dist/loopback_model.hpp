@@ -55,8 +55,8 @@
 //
 // Measured on the 2-core CI VM, 2 ranks, 2026-11-30, quiet, 20 runs in a
 // row: within 25% of the measured all-reduce at all 19 sizes from 1 KiB to
-// 256 MiB in 18 runs, at 18 of 19 in the other 2 (worst 34%); one line
-// fitted to the last run's all-reduce itself: 8 of 19 (src/dist/README.md).
+// 256 MiB in 19 runs, at 18 of 19 in the other (8 MiB, 31%); one line
+// fitted to the last run's all-reduce itself: 9 of 19 (src/dist/README.md).
 // Reproduce: mpirun --oversubscribe --allow-run-as-root -np 2 warpnet bench allreduce
 //            (scripts/allreduce-repeats.sh 20 for the runs in a row)
 #pragma once
