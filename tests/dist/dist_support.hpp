@@ -1,5 +1,5 @@
 // What the dist suite's tests share: running a command with a time limit,
-// mpirun's path, and reading a training report.
+// mpirun's path, and reading the JSON a command writes.
 #pragma once
 #include <array>
 #include <chrono>
@@ -9,6 +9,7 @@
 #include <memory>
 #include <string>
 
+#include <doctest/doctest.h>
 #include <nlohmann/json.hpp>
 
 #include "core/error.hpp"
@@ -55,6 +56,19 @@ inline nlohmann::json read_json(const std::string& path) {
   std::ifstream in(path);
   if (!in) return nlohmann::json();
   return nlohmann::json::parse(in, nullptr, false);
+}
+
+// Runs `command`, which writes the JSON file `path` (removed first), requires
+// it to succeed (its output shown if it does not) and returns the file.
+inline nlohmann::json run_for_json(const std::string& command, const std::string& path) {
+  std::remove(path.c_str());
+  const Run r = run(command);
+  INFO(command);
+  INFO(r.output);
+  REQUIRE(r.status == 0);
+  const nlohmann::json j = read_json(path);
+  REQUIRE(j.is_object());
+  return j;
 }
 
 }  // namespace warpnet::test

@@ -4,8 +4,6 @@
 // is a measurement, reported by the bench (src/dist/README.md), not asserted.
 #include <doctest/doctest.h>
 
-#include <filesystem>
-
 #include "tests/dist/dist_support.hpp"
 #include "tests/test_support.hpp"
 
@@ -14,18 +12,11 @@ using namespace warpnet::test;
 
 TEST_CASE("bench allreduce on 2 ranks: each size checked, timed with its pieces, predicted from them") {
   const std::string record = (scratch_dir() / "allreduce.json").string();
-  std::filesystem::remove(record);
   // 1 KiB to 64 KiB: the eager and rendezvous protocols, below the sizes
   // whose temporary buffer glibc maps fresh (32 MiB), which therefore need
   // no calibration of their own.
-  const std::string command =
-      cat(mpirun(2), warpnet_bin(), " bench allreduce --min-bytes 1024 --max-bytes 65536 --json ", record);
-  const Run r = run(command);
-  INFO(command);
-  INFO(r.output);
-  REQUIRE(r.status == 0);
-  const nlohmann::json j = read_json(record);
-  REQUIRE(j.is_object());
+  const nlohmann::json j = run_for_json(
+      cat(mpirun(2), warpnet_bin(), " bench allreduce --min-bytes 1024 --max-bytes 65536 --json ", record), record);
   CHECK(j["ranks"] == 2);
   REQUIRE(j["rows"].size() == 7);
   REQUIRE(j["model"]["pieces"].size() == 7);

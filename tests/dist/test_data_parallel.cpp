@@ -63,17 +63,10 @@ std::string path_of(const std::string& name) { return (scratch_dir() / name).str
 // without --data-parallel) and returns the report.
 nlohmann::json train(int ranks, const std::string& args, const std::string& report_name) {
   const std::string report = path_of(report_name);
-  std::filesystem::remove(report);
   const std::string command = ranks == 0 ? cat(warpnet_bin(), " train ", args, " --report ", report)
                                          : cat(mpirun(ranks), warpnet_bin(), " train --data-parallel ", args,
                                                " --report ", report);
-  const Run r = run(command);
-  INFO(command);
-  INFO(r.output);
-  REQUIRE(r.status == 0);
-  const nlohmann::json j = read_json(report);
-  REQUIRE(j.is_object());
-  return j;
+  return run_for_json(command, report);
 }
 
 // Compares per-epoch train and test losses of two reports (the epochs they
@@ -153,10 +146,7 @@ TEST_CASE("one rank with --data-parallel is one process, bit for bit") {
                            "--seed 5 --threads 1";
   const nlohmann::json one = train(0, args, "solo_plain.json");
   const std::string report = path_of("solo_dp.json");
-  const Run r = run(cat(warpnet_bin(), " train --data-parallel ", args, " --report ", report));
-  INFO(r.output);
-  REQUIRE(r.status == 0);
-  const nlohmann::json dp = read_json(report);
+  const nlohmann::json dp = run_for_json(cat(warpnet_bin(), " train --data-parallel ", args, " --report ", report), report);
   REQUIRE(dp["epochs"].size() == one["epochs"].size());
   for (size_t e = 0; e < dp["epochs"].size(); ++e) {
     CHECK(dp["epochs"][e]["train_loss"] == one["epochs"][e]["train_loss"]);
