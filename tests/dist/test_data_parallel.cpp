@@ -146,7 +146,8 @@ TEST_CASE("one rank with --data-parallel is one process, bit for bit") {
                            "--seed 5 --threads 1";
   const nlohmann::json one = train(0, args, "solo_plain.json");
   const std::string report = path_of("solo_dp.json");
-  const nlohmann::json dp = run_for_json(cat(warpnet_bin(), " train --data-parallel ", args, " --report ", report), report);
+  const nlohmann::json dp =
+      run_for_json(cat(warpnet_bin(), " train --data-parallel ", args, " --report ", report), report);
   REQUIRE(dp["epochs"].size() == one["epochs"].size());
   for (size_t e = 0; e < dp["epochs"].size(); ++e) {
     CHECK(dp["epochs"][e]["train_loss"] == one["epochs"][e]["train_loss"]);
