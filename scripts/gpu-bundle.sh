@@ -1,20 +1,33 @@
 #!/usr/bin/env bash
 # Packs what a bare GPU machine lacks into .gpu-deps/ (ignored by git), for
-# scripts/gpu-check.sh to build with there: that machine has nvcc, CMake,
-# ninja and a compiler but no package registry (DESIGN "Measuring"; the
-# device tool's README). Run it here, on a machine where scripts/setup.sh has
-# installed the Debian packages; then name .gpu-deps in the run's `carry`.
+# scripts/gpu-check.sh there: that machine has nvcc, CMake, ninja and a
+# compiler but no package registry (DESIGN "Measuring"; the device tool's
+# README). Run it here, on a machine where scripts/setup.sh has installed the
+# Debian packages and the CUDA toolkit is found; then name .gpu-deps in the
+# run's `carry`.
 #
-#   header-only: Eigen, doctest, CLI11, nlohmann-json, the Boost headers that
-#                Boost.Context needs (found by asking g++, not all 160 MB)
-#   static:      libboost_context.a, libz.a (+ zlib.h)
-#   CMake:       each package's config files, laid out as under /usr so their
-#                relative paths hold (doctest's, which names /usr, is rewritten)
+#   bin/:        warpnet and test_gpu built HERE for sm_90a (build-h200/), so
+#                the lease's minutes go to measuring, not compiling. Built
+#                for a portable CPU (x86-64-v3, not -march=native), without
+#                MPI, OpenBLAS or GLFW (not on that machine); the CUDA
+#                libraries (cudart, cuBLAS, cuDNN) are found there at run time.
+#   lib/:        the non-system libraries bin/ links (libgomp, libz).
+#   for a build there, should bin/ not start (another C library, say):
+#     header-only: Eigen, doctest, CLI11, nlohmann-json, the Boost headers
+#                  that Boost.Context needs (found by asking g++, not all 160 MB)
+#     static:      libboost_context.a, libz.a (+ zlib.h)
+#     CMake:       each package's config files, laid out as under /usr so their
+#                  relative paths hold (doctest's, which names /usr, is rewritten)
+#
+#   scripts/gpu-bundle.sh              all of it (the sm_90a build: ~30 min on 2 cores)
+#   scripts/gpu-bundle.sh --no-binaries  the build-there parts only
 #
 # The whole working tree plus carried paths must stay under 64 MiB; this
-# prints the bundle's size and fails past 40 MiB.
+# prints the bundle's size and fails past 50 MiB.
 set -euo pipefail
 cd "$(dirname "$0")/.."
+binaries=1
+[ "${1:-}" = --no-binaries ] && binaries=0
 out=.gpu-deps
 arch=$(gcc -print-multiarch 2>/dev/null || echo x86_64-linux-gnu)
 rm -rf "$out"
@@ -65,9 +78,32 @@ for d in Boost-1.74.0 boost_context-1.74.0 boost_headers-1.74.0 BoostDetectTools
 done
 rm -f "$out/lib/$arch/cmake/boost_context-1.74.0/libboost_context-variant-shared.cmake"
 
+# The binaries: a Release build for sm_90a only (H100/H200), kept between runs.
+if [ "$binaries" = 1 ]; then
+  build=build-h200
+  cmake -S . -B "$build" -G Ninja -DCMAKE_BUILD_TYPE=Release -DCMAKE_CUDA_ARCHITECTURES=90a \
+    -DWARPNET_BUILD_BENCH=OFF -DWARPNET_NATIVE=OFF -DCMAKE_CXX_FLAGS="-march=x86-64-v3" \
+    -DCMAKE_DISABLE_FIND_PACKAGE_MPI=ON -DCMAKE_DISABLE_FIND_PACKAGE_PkgConfig=ON \
+    -DCMAKE_DISABLE_FIND_PACKAGE_glfw3=ON -DBoost_USE_STATIC_LIBS=ON >/dev/null
+  grep -q "CMAKE_CUDA_COMPILER:.*nvcc" "$build/CMakeCache.txt" ||
+    { echo "gpu-bundle: CMake found no CUDA compiler: the binaries need one (or use --no-binaries)" >&2; exit 1; }
+  cmake --build "$build" --target warpnet test_gpu
+  mkdir -p "$out/bin" "$out/lib/runtime"
+  for b in warpnet test_gpu; do
+    cp "$build/bin/$b" "$out/bin/"
+    strip --strip-debug "$out/bin/$b"
+  done
+  # Libraries outside the C/C++ runtime and CUDA that the binaries need.
+  ldd "$out/bin/warpnet" "$out/bin/test_gpu" | awk '/=>/ {print $3}' | sort -u |
+    grep -E '/lib(gomp|z)\.so' | xargs -r -I{} cp -L {} "$out/lib/runtime/"
+  ldd "$out/bin/warpnet" | awk '/=>/ {print $1}' | grep -Ev '^(libcud|libcublas|libc\.|libm\.|libstdc|libgcc_s|libgomp|libz\.|libdl|libpthread|librt|ld-linux)' &&
+    { echo "gpu-bundle: warpnet links a library the GPU machine may lack (above)" >&2; exit 1; }
+  echo "gpu-bundle: bin/ from $build: $(ls "$out/bin" | tr '\n' ' ')"
+fi
+
 size_kb=$(du -sk "$out" | cut -f1)
 echo "gpu-bundle: $out is $((size_kb / 1024)) MiB ($size_kb KiB) in $(find "$out" -type f | wc -l) files"
-if [ "$size_kb" -gt $((40 * 1024)) ]; then
+if [ "$size_kb" -gt $((50 * 1024)) ]; then
   echo "gpu-bundle: too large to carry beside the working tree (64 MiB in all)" >&2
   exit 1
 fi

@@ -1,33 +1,42 @@
 #!/usr/bin/env bash
 # The one prepared script for a lent GPU machine (an H200; DESIGN "Measuring").
 # Runs in the repository root of a copy of the working tree:
-#   1. says what the machine has (GPU, driver, nvcc, CMake, cores);
-#   2. configures a Release build for the GPU's architecture with the
-#      dependencies carried in .gpu-deps/ (scripts/gpu-bundle.sh packs them
-#      here; the machine has no package registry);
-#   3. builds only `warpnet` and `test_gpu`, on all cores;
-#   4. runs the gpu-labelled tests (ctest -L gpu): every CUDA kernel against
+#   1. says what the machine has (GPU, driver, clocks, nvcc, CPU, cores);
+#   2. takes warpnet and test_gpu prebuilt for sm_90a from .gpu-deps/bin
+#      (scripts/gpu-bundle.sh builds them here: the lease's minutes go to
+#      measuring), with the CUDA libraries found on that machine (the
+#      toolkit's, or the ones PyTorch's wheels carry: cuDNN is not part of
+#      the toolkit); only if they cannot start there, builds them there with
+#      the dependencies carried in .gpu-deps/ (the machine has no package
+#      registry);
+#   3. runs test_gpu (the gpu-labelled tests): every CUDA kernel against
 #      the CPU reference at its op's test sizes;
-#   5. runs `warpnet bench` for every op, writing the JSON record;
+#   4. runs `warpnet bench` for the ops the issues set targets for, writing
+#      the JSON record <gpu>-<date>.json;
+#   5. runs `warpnet bench train` (LeNet-5) with 2 CPU threads, the 2-core
+#      CPU the GPU is compared with, its own record train-<gpu>-<date>.json;
 #   6. runs `warpnet bench precision` on the GPU (one matmul in each format:
-#      the FP8/BF16 and BF16/FP32 throughput ratios), its own JSON record;
+#      the FP8/BF16 and BF16/FP32 throughput ratios), precision-<gpu>-<date>.json;
 #   7. prints a short table last.
 # Results go to $OUT (the device tool's folder that comes back; default
-# ./gpu-check-out): <gpu>-<date>.json (copy it to bench/results/), the ctest
-# log and this script's whole log. Each phase has its own time limit and the
-# whole run stays under 8 minutes; each phase prints the time elapsed. A
-# failing phase is reported and the script goes on where it can.
+# ./gpu-check-out): the records (copy them to bench/results/), test-gpu.log
+# and this script's whole log. Each phase has its own time limit and the whole
+# run stays under 8 minutes; each phase prints the time elapsed. A failing
+# phase is reported and the script goes on where it can.
 #
 # Settings (environment):
-#   WARPNET_CUDA_ARCHS  CMAKE_CUDA_ARCHITECTURES, default "90a": H100/H200's
-#                       arch-specific target, a superset of sm_90 that runs on
-#                       exactly those GPUs (wgmma/TMA files are built for it
-#                       whatever this says, src/device/CMakeLists.txt).
-#   BUILD               build folder, default /tmp/warpnet-gpu-build
-#   BENCH_ARGS          arguments for `warpnet bench`, default "matmul conv2d softmax train":
+#   WARPNET_CUDA_ARCHS  for a build there: CMAKE_CUDA_ARCHITECTURES, default
+#                       "90a" (H100/H200's arch-specific target, a superset of
+#                       sm_90; wgmma/TMA files are built for it whatever this
+#                       says, src/device/CMakeLists.txt)
+#   BUILD               build folder there, default /tmp/warpnet-gpu-build
+#   FORCE_BUILD         1: build there even when .gpu-deps/bin starts
+#   BENCH_ARGS          arguments for `warpnet bench`, default "matmul conv2d softmax":
 #                       the ops the issues set targets for, in that order, so a
 #                       run cut short by the time limit keeps the first ones
 #                       (e.g. "matmul --size 4096,4096,4096"; "" for every op)
+#   TRAIN_ARGS          arguments for `warpnet bench train`, default
+#                       "--model lenet5 --threads 2" ("skip": no train phase)
 #   JOBS                build jobs, default all cores
 #   TIME_SCALE          multiplies every phase's time limit (default 1; a dry
 #                       run on a 2-core machine without a GPU needs ~10)
@@ -42,6 +51,7 @@ exec > >(tee -a "$OUT/gpu-check.log") 2>&1
 
 t0=$(date +%s)
 phase() { echo; echo "== [$(($(date +%s) - t0)) s] $*"; }
+elapsed() { echo $(($(date +%s) - t0)); }
 status=()  # "phase: result" lines for the closing table
 note() { status+=("$1"); }
 
@@ -50,81 +60,118 @@ BUILD=${BUILD:-/tmp/warpnet-gpu-build}
 JOBS=${JOBS:-$(nproc)}
 TIME_SCALE=${TIME_SCALE:-1}
 limit() { echo $(($1 * TIME_SCALE)); }
+# Seconds left until `until` seconds after the start (at least 30).
+left_until() { local l=$(($(limit "$1") - $(elapsed))); [ "$l" -lt 30 ] && l=30; echo "$l"; }
 deps=$root/.gpu-deps
 date_utc=$(date -u +%Y-%m-%d)
 
 phase "machine"
-timeout 20 nvidia-smi --query-gpu=name,driver_version,memory.total,clocks.max.sm --format=csv,noheader ||
-  echo "nvidia-smi: not available or failed (the bench's own probe says what CUDA sees)"
+timeout 20 nvidia-smi --query-gpu=name,driver_version,memory.total,clocks.max.sm,clocks.sm,clocks.mem,temperature.gpu,power.draw \
+  --format=csv || echo "nvidia-smi: not available or failed (the bench's own probe says what CUDA sees)"
 command -v nvcc >/dev/null || export PATH=/usr/local/cuda/bin:$PATH
 nvcc --version | tail -2 || echo "nvcc: not found"
 cmake --version | head -1
 g++ --version | head -1 || echo "g++: not found"
-echo "cores: $(nproc); CUDA architectures: $ARCHS; build: $BUILD"
+echo "cpu: $(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2 | sed 's/^ //'); cores: $(nproc)"
 gpu=$(timeout 20 nvidia-smi --query-gpu=name --format=csv,noheader 2>/dev/null | head -1)
 gpu_slug=$(echo "${gpu:-no-gpu}" | tr 'A-Z' 'a-z' | tr -cs 'a-z0-9' '-' | sed 's/^-//; s/-$//')
 record="$OUT/$gpu_slug-$date_utc.json"
 
-phase "configure (Release, sm_$ARCHS)"
-cmake_deps=()
-if [ -d "$deps" ]; then
-  arch=$(gcc -print-multiarch 2>/dev/null || echo x86_64-linux-gnu)
-  echo "dependencies: carried in $deps"
-  cmake_deps=(-DCMAKE_PREFIX_PATH="$deps" -DZLIB_ROOT="$deps" -DBoost_USE_STATIC_LIBS=ON
-              -DBoost_DIR="$deps/lib/$arch/cmake/Boost-1.74.0" -DBoost_NO_SYSTEM_PATHS=ON)
-else
-  echo "dependencies: none carried (.gpu-deps missing); using the system's"
-fi
-ninja=()
-command -v ninja >/dev/null && ninja=(-G Ninja)
-if timeout $(limit 90) cmake -S "$root" -B "$BUILD" "${ninja[@]}" -DCMAKE_BUILD_TYPE=Release \
-     -DCMAKE_CUDA_ARCHITECTURES="$ARCHS" -DWARPNET_BUILD_BENCH=OFF "${cmake_deps[@]}" >"$OUT/configure.log" 2>&1; then
-  grep -E "warpnet:|Found (Boost|ZLIB|Eigen|CUDAToolkit)" "$OUT/configure.log" || true
-  rm -f "$OUT/configure.log"
-  note "configure: ok"
-else
-  tail -40 "$OUT/configure.log"
-  note "configure: FAILED (configure.log)"
-  phase "stopping: nothing to build"
-  printf '%s\n' "${status[@]}"
-  exit 1
-fi
-
-phase "build warpnet test_gpu (-j$JOBS)"
-if timeout $(limit 330) cmake --build "$BUILD" --target warpnet test_gpu -j"$JOBS" >"$OUT/build.log" 2>&1; then
-  grep -iE "warning" "$OUT/build.log" | head -20 || true
-  rm -f "$OUT/build.log"
-  note "build: ok ($(($(date +%s) - t0)) s since start)"
-else
-  grep -E "error|Error|FAILED" "$OUT/build.log" | head -40
-  tail -20 "$OUT/build.log"
-  note "build: FAILED (build.log)"
-fi
-
-phase "ctest -L gpu"
-if [ -x "$BUILD/bin/test_gpu" ]; then
-  (cd "$BUILD" && timeout $(limit 120) ctest -L gpu --output-on-failure --timeout $(limit 110)) 2>&1 | tee "$OUT/ctest-gpu.log"
-  rc=${PIPESTATUS[0]}
-  summary=$(grep -E "tests passed|tests failed" "$OUT/ctest-gpu.log" | head -1)
-  if grep -q "(Skipped)" "$OUT/ctest-gpu.log"; then
-    note "ctest -L gpu: SKIPPED: $("$BUILD/bin/test_gpu" 2>&1 | head -1)"
-  elif [ "$rc" -eq 0 ]; then
-    note "ctest -L gpu: ok ($summary)"
+# The CUDA libraries the binaries link, wherever this machine keeps them:
+# the toolkit's lib64, or the nvidia-* wheels beside PyTorch. Their folders go
+# on LD_LIBRARY_PATH, then the carried runtime libraries (.gpu-deps/lib/runtime).
+phase "CUDA libraries"
+cuda_lib_path=""
+for name in libcudart.so.13 libcublas.so.13 libcublasLt.so.13 libcudnn.so.9; do
+  found=$(find /usr/local/cuda/lib64 /usr/local/cuda/lib /usr/local/cuda/targets /usr/lib/x86_64-linux-gnu \
+               /opt /usr/local/lib -name "$name" 2>/dev/null | head -1)
+  if [ -n "$found" ]; then
+    dir=$(dirname "$found")
+    echo "$name: $found"
+    case ":$cuda_lib_path:" in *":$dir:"*) ;; *) cuda_lib_path=${cuda_lib_path:+$cuda_lib_path:}$dir ;; esac
   else
-    note "ctest -L gpu: FAILED rc=$rc ($summary)"
+    echo "$name: NOT FOUND"
   fi
+done
+export LD_LIBRARY_PATH=${cuda_lib_path}${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}:$deps/lib/runtime
+
+phase "binaries"
+BIN=""
+if [ "${FORCE_BUILD:-0}" != 1 ] && [ -x "$deps/bin/warpnet" ]; then
+  missing=$(ldd "$deps/bin/warpnet" "$deps/bin/test_gpu" 2>&1 | grep "not found" | sort -u)
+  if [ -z "$missing" ] && "$deps/bin/warpnet" --version; then
+    BIN=$deps/bin
+    note "binaries: prebuilt (.gpu-deps/bin, sm_90a, built by scripts/gpu-bundle.sh)"
+  else
+    echo "the prebuilt binaries cannot start here: ${missing:-warpnet --version failed}; building"
+  fi
+fi
+if [ -z "$BIN" ]; then
+  phase "configure (Release, sm_$ARCHS)"
+  cmake_deps=()
+  if [ -d "$deps/include" ]; then
+    arch=$(gcc -print-multiarch 2>/dev/null || echo x86_64-linux-gnu)
+    echo "dependencies: carried in $deps"
+    cmake_deps=(-DCMAKE_PREFIX_PATH="$deps" -DZLIB_ROOT="$deps" -DBoost_USE_STATIC_LIBS=ON
+                -DBoost_DIR="$deps/lib/$arch/cmake/Boost-1.74.0" -DBoost_NO_SYSTEM_PATHS=ON)
+  else
+    echo "dependencies: none carried (.gpu-deps missing); using the system's"
+  fi
+  # cuDNN from a wheel has no unversioned libcudnn.so for find_library: name it.
+  cudnn=$(find /usr/local/cuda/lib64 /usr/local/cuda/lib /opt -name libcudnn.so.9 2>/dev/null | head -1)
+  if [ -n "$cudnn" ] && [ -f "$(dirname "$cudnn")/../include/cudnn.h" ]; then
+    cmake_deps+=(-DWARPNET_CUDNN_LIBRARY="$cudnn" -DWARPNET_CUDNN_INCLUDE_DIR="$(dirname "$cudnn")/../include")
+  fi
+  ninja=()
+  command -v ninja >/dev/null && ninja=(-G Ninja)
+  if timeout "$(limit 90)" cmake -S "$root" -B "$BUILD" "${ninja[@]}" -DCMAKE_BUILD_TYPE=Release \
+       -DCMAKE_CUDA_ARCHITECTURES="$ARCHS" -DWARPNET_BUILD_BENCH=OFF "${cmake_deps[@]}" >"$OUT/configure.log" 2>&1; then
+    grep -E "warpnet:|Found (Boost|ZLIB|Eigen|CUDAToolkit)" "$OUT/configure.log" || true
+    rm -f "$OUT/configure.log"
+    note "configure: ok"
+  else
+    tail -40 "$OUT/configure.log"
+    note "configure: FAILED (configure.log)"
+    phase "stopping: nothing to build"
+    printf '%s\n' "${status[@]}"
+    exit 1
+  fi
+  phase "build warpnet test_gpu (-j$JOBS)"
+  if timeout "$(limit 330)" cmake --build "$BUILD" --target warpnet test_gpu -j"$JOBS" >"$OUT/build.log" 2>&1; then
+    grep -iE "warning" "$OUT/build.log" | head -20 || true
+    rm -f "$OUT/build.log"
+    note "build: ok ($(elapsed) s since start)"
+  else
+    grep -E "error|Error|FAILED" "$OUT/build.log" | head -40
+    tail -20 "$OUT/build.log"
+    note "build: FAILED (build.log)"
+  fi
+  BIN=$BUILD/bin
+fi
+[ -x "$BIN/warpnet" ] && "$BIN/warpnet" info | head -20
+
+phase "test_gpu (ctest -L gpu's test)"
+if [ -x "$BIN/test_gpu" ]; then
+  timeout "$(limit 120)" "$BIN/test_gpu" 2>&1 | tee "$OUT/test-gpu.log" | tail -25
+  rc=${PIPESTATUS[0]}
+  summary=$(grep -E "test cases:" "$OUT/test-gpu.log" | tail -1)
+  case $rc in
+    0) note "test_gpu: ok ($summary)" ;;
+    77) note "test_gpu: SKIPPED: $(head -1 "$OUT/test-gpu.log")" ;;
+    124) note "test_gpu: OUT OF TIME ($summary)" ;;
+    *) note "test_gpu: FAILED rc=$rc ($summary)" ;;
+  esac
 else
-  note "ctest -L gpu: not run (no test_gpu)"
+  note "test_gpu: not run (no binary)"
 fi
 
-BENCH_ARGS=${BENCH_ARGS-matmul conv2d softmax train}
+BENCH_ARGS=${BENCH_ARGS-matmul conv2d softmax}
 phase "warpnet bench ${BENCH_ARGS:-(every op)} -> $record"
-if [ -x "$BUILD/bin/warpnet" ]; then
-  left=$(($(limit 400) - ($(date +%s) - t0)))
-  [ "$left" -lt 30 ] && left=30
+if [ -x "$BIN/warpnet" ]; then
+  left=$(left_until 330)
   echo "time left for the bench: $left s"
   # shellcheck disable=SC2086
-  timeout "$left" "$BUILD/bin/warpnet" bench ${BENCH_ARGS:-} --json "$record"
+  timeout "$left" "$BIN/warpnet" bench ${BENCH_ARGS:-} --budget 1 --timeout 15 --json "$record"
   rc=$?
   [ "$rc" -eq 0 ] && note "bench: ok" || note "bench: rc=$rc (124: out of time; 1: a version failed, see the table)"
   # Also where the record belongs (a copy of the tree there: fetch it from $OUT).
@@ -133,12 +180,21 @@ else
   note "bench: not run (no warpnet binary)"
 fi
 
+TRAIN_ARGS=${TRAIN_ARGS-"--model lenet5 --threads 2"}
+train_record="$OUT/train-${record##*/}"
+if [ "$TRAIN_ARGS" != skip ] && [ -x "$BIN/warpnet" ]; then
+  phase "warpnet bench train $TRAIN_ARGS -> $train_record"
+  # shellcheck disable=SC2086
+  timeout "$(left_until 390)" "$BIN/warpnet" bench train $TRAIN_ARGS --json "$train_record"
+  rc=$?
+  [ "$rc" -eq 0 ] && note "bench train: ok" || note "bench train: rc=$rc (124: out of time)"
+  [ -n "$gpu" ] && [ -f "$train_record" ] && cp -f "$train_record" "$root/bench/results/"
+fi
+
 precision_record="$OUT/precision-${record##*/}"
 phase "warpnet bench precision -> $precision_record"
-if [ -x "$BUILD/bin/warpnet" ]; then
-  left=$(($(limit 470) - ($(date +%s) - t0)))
-  [ "$left" -lt 30 ] && left=30
-  timeout "$left" "$BUILD/bin/warpnet" bench precision --backends cuda --gpu-size 8192,8192,8192 \
+if [ -x "$BIN/warpnet" ]; then
+  timeout "$(left_until 470)" "$BIN/warpnet" bench precision --backends cuda --gpu-size 8192,8192,8192 \
     --json "$precision_record"
   rc=$?
   [ "$rc" -eq 0 ] && note "bench precision: ok" || note "bench precision: rc=$rc (124: out of time)"
@@ -146,20 +202,45 @@ if [ -x "$BUILD/bin/warpnet" ]; then
 else
   note "bench precision: not run (no warpnet binary)"
 fi
+timeout 10 nvidia-smi --query-gpu=clocks.sm,clocks.mem,temperature.gpu,power.draw --format=csv 2>/dev/null
+
+# Which matrix instructions each kernel's machine code holds (HGMMA/QGMMA:
+# Hopper's wgmma, bf16/fp8; HMMA: mma.sync/WMMA; FFMA: CUDA cores) and any
+# local-memory traffic (LDL/STL: registers spilled). This machine has no
+# disassembler; that one has cuobjdump.
+sass="$OUT/sass-summary.txt"
+if command -v cuobjdump >/dev/null && [ -x "$BIN/warpnet" ]; then
+  phase "cuobjdump -sass: matrix instructions and spills per kernel -> $sass"
+  timeout 60 cuobjdump -sass "$BIN/warpnet" 2>/dev/null | awk '
+    function flush() { if (name != "") printf "%6d HGMMA %6d QGMMA %6d HMMA %6d FFMA %4d LDL %4d STL  %s\n", c["HGMMA"], c["QGMMA"], c["HMMA"], c["FFMA"], c["LDL"], c["STL"], name; delete c }
+    /Function : / { flush(); name = $3; next }
+    { for (op in want) if (index($0, " " op)) c[op]++ }
+    BEGIN { want["HGMMA"]; want["QGMMA"]; want["HMMA"]; want["FFMA"]; want["LDL"]; want["STL"] }
+    END { flush() }' | (command -v c++filt >/dev/null && c++filt || cat) >"$sass"
+  echo "$(wc -l <"$sass") kernels; those with matrix instructions or spills:"
+  awk '$1 + $3 + $5 > 0 || $9 + $11 > 0' "$sass" | cut -c1-200 | head -40
+fi
 
 phase "summary"
-if [ -f "$record" ] && command -v python3 >/dev/null; then
-  python3 - "$record" <<'PY'
-import json, sys
-rec = json.load(open(sys.argv[1]))
+if command -v python3 >/dev/null; then
+  python3 - "$record" "$train_record" <<'PY'
+import json, os, sys
+ops, rec = [], None
+for path in sys.argv[1:]:
+    if os.path.exists(path):
+        rec = json.load(open(path))
+        ops += rec["ops"]
+if rec is None:
+    print("no bench record")
+    sys.exit(0)
 g = rec.get("gpu", {})
 print(f"{g.get('name', 'no GPU')}  driver {g.get('driver', '-')}  cuBLAS {g.get('cublas', '-')}  {rec['date']}")
 def f(v, spec):
     return format(v, spec) if isinstance(v, (int, float)) else "-"
-for op in rec["ops"]:
+for op in ops:
     if op["op"] == "train":
         rates = {w: op[w].get("images_per_second") for w in ("cpu", "gpu")}
-        print(f"train {op['model']} batch {op['batch_size']}: cpu {f(rates['cpu'], '.0f')} img/s, "
+        print(f"train {op['model']} batch {op['batch_size']}: cpu ({op['cpu'].get('threads')} threads) {f(rates['cpu'], '.0f')} img/s, "
               f"gpu {f(rates['gpu'], '.0f')} img/s, speed-up {f(op.get('gpu_speedup_over_cpu'), '.1f')}x, "
               f"graph over none {f(op.get('graph_speedup'), '.2f')}x")
         if "error" in op.get("gpu", {}):
