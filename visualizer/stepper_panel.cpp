@@ -239,7 +239,7 @@ void StepperPanel::forward() {
       return;
     }
     s.finished = true;
-    const device::Comparison c = device::compare(device::op(s.kernel->op), s.sizes, s.inputs, s.outputs);
+    const device::Comparison c = device::compare(*s.kernel, s.sizes, s.inputs, s.outputs);
     s.result = c.mismatches ? "the result DIFFERS from the CPU reference:\n" + c.first
                             : "the result matches the CPU reference";
   } catch (const std::exception& e) {

@@ -56,7 +56,7 @@ Figures trace(const device::Kernel& kernel, const device::Sizes& sizes) {
   Rng rng(4);
   const auto inputs = device::make_inputs(kernel, sizes, rng);
   const std::vector<Tensor> out = device::run_emulated(kernel, sizes, inputs);
-  const auto check = device::compare(device::op(kernel.op), sizes, inputs, out);
+  const auto check = device::compare(kernel, sizes, inputs, out);
   const auto t = simt::last_trace();
   WN_CHECK(t.has_value(), kernel.id(), " left no trace");
   Figures f{&kernel, check.mismatches == 0, 0, 0, 0, 0, 0, 0, 0, 0};

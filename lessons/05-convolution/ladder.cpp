@@ -143,7 +143,7 @@ Figures trace(const device::Kernel& kernel, const device::Sizes& sizes) {
 
   Figures f;
   f.kernel = &kernel;
-  f.check = device::compare(op, sizes, inputs, out);
+  f.check = device::compare(kernel, sizes, inputs, out);
   f.formula_bytes = kernel.bytes(sizes);
   f.launches = int(w.launches.size());
   f.workspace = w.peak_allocated - before - io_bytes;

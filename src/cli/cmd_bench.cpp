@@ -415,6 +415,7 @@ void print_table(const json& rec, double flops) {
                   fmt(r.value("percent_of_vendor", json()), "%.1f").c_str(), fmt(r.value("percent_of_peak", json()), "%.1f").c_str(),
                   fmt(r.value("speedup_over_cpu", json()), "%.1f").c_str(), fmt(r.value("gbps", json()), "%.0f").c_str(),
                   fmt(r.value("percent_of_copy", json()), "%.1f").c_str());
+      if (r.contains("tuned")) std::printf("    (%s)\n", r["tuned"].get<std::string>().c_str());
     }
     const json& rows = rec["gpu"]["kernels"];
     if (!rows.empty() && std::none_of(rows.begin(), rows.end(), [](const json& r) { return r["version"] == 0; }))

@@ -95,7 +95,7 @@ void run_trace(const TraceOptions& o) {
   } else {
     out = device::run_emulated(kernel, sizes, inputs);
   }
-  const device::Comparison check = device::compare(op, sizes, inputs, out);
+  const device::Comparison check = device::compare(kernel, sizes, inputs, out);
   const auto trace = simt::last_trace();
   WN_CHECK(trace.has_value(), "trace: ", kernel.id(), " made no traced memory access");
 

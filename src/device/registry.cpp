@@ -1,6 +1,7 @@
 #include "device/registry.hpp"
 
 #include <algorithm>
+#include <cmath>
 #include <cstdio>
 #include <map>
 
@@ -35,6 +36,12 @@ std::string Kernel::id() const {
   char number[16];
   std::snprintf(number, sizeof number, "%02d", version);
   return cat(op, "/", number, "_", name);
+}
+
+double Kernel::accumulation_widening() const {
+  WN_CHECK(accumulator_bits >= 2 && accumulator_bits <= 24, id(), ": accumulator_bits is ", accumulator_bits,
+           ", outside 2..24");
+  return std::ldexp(1.0, 24 - accumulator_bits);
 }
 
 Registration::Registration(Kernel kernel) { kernel_list().push_back(std::move(kernel)); }

@@ -88,8 +88,20 @@ struct Kernel {
   // fp32 inputs to it, so the reference sees the values the kernel
   // multiplies, and the runners upload them encoded (device_bytes, run.hpp).
   const simt::Minifloat* input_format = nullptr;
+  // Significand bits the kernel's sums keep, fp32's 24 unless the hardware
+  // keeps fewer. The op's tolerances assume fp32 sums; checks of a kernel
+  // with fewer bits widen them by 2^(24 - accumulator_bits)
+  // (accumulation_widening). Only cuBLASLt's fp8 on Hopper sets it
+  // (src/device/cuda/matmul_cublas.cu says why).
+  int accumulator_bits = 24;
+  // On a GPU, before a harness checks and times the kernel at `sizes`:
+  // chooses what its launch runs for those sizes (matmul/10 times its tile
+  // shapes) and says what it chose, for the record. Null for most kernels,
+  // and in the emulator's copies.
+  std::string (*tune)(const Sizes&) = nullptr;
 
   std::string id() const;  // "matmul/03_smem_tiled", the kernel's file name
+  double accumulation_widening() const;  // 2^(24 - accumulator_bits)
 };
 
 // Registers at static-initialization time: `const Registration r{kernel};`.

@@ -97,9 +97,11 @@ std::vector<Tensor> run_emulated(const Kernel& kernel, const Sizes& sizes, const
   return outputs;
 }
 
-Comparison compare(const Op& op, const Sizes& sizes, const std::vector<Tensor>& inputs,
+Comparison compare(const Kernel& kernel, const Sizes& sizes, const std::vector<Tensor>& inputs,
                    const std::vector<Tensor>& got) {
+  const Op& op = device::op(kernel.op);
   const std::vector<Tensor> want = op.reference(sizes, inputs), bound = op.tolerance(sizes, inputs);
+  const double widening = kernel.accumulation_widening();
   WN_CHECK(got.size() == want.size() && bound.size() == want.size(), op.name, ": ", got.size(), " outputs, the reference has ",
            want.size(), " and the tolerance ", bound.size());
   Comparison c;
@@ -110,7 +112,7 @@ Comparison compare(const Op& op, const Sizes& sizes, const std::vector<Tensor>& 
     const std::string which = want.size() > 1 ? cat("output ", o, " ") : "";
     c.checked += want[o].numel();
     for (int64_t i = 0; i < want[o].numel(); ++i) {
-      const double error = std::abs(got[o].item(i) - want[o].item(i)), tolerance = bound[o].item(i);
+      const double error = std::abs(got[o].item(i) - want[o].item(i)), tolerance = widening * bound[o].item(i);
       c.worst_ratio = std::max(c.worst_ratio, tolerance > 0 ? error / tolerance : error);
       if (error <= tolerance) continue;  // NaN fails here too
       if (++c.mismatches <= 5)

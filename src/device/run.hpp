@@ -36,9 +36,10 @@ struct Comparison {
   std::string first;       // the first few mismatches, one per line
 };
 
-// Element-wise |got - reference| <= op.tolerance(sizes, inputs), over every
-// output; `checked` counts the elements of all outputs together.
-Comparison compare(const Op& op, const Sizes& sizes, const std::vector<Tensor>& inputs,
+// Element-wise |got - reference| <= the op's tolerance(sizes, inputs), times
+// kernel.accumulation_widening(), over every output of the kernel's op;
+// `checked` counts the elements of all outputs together.
+Comparison compare(const Kernel& kernel, const Sizes& sizes, const std::vector<Tensor>& inputs,
                    const std::vector<Tensor>& got);
 
 }  // namespace warpnet::device

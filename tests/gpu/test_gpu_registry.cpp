@@ -36,7 +36,7 @@ TEST_CASE("gpu: every CUDA kernel matches its CPU reference at the op's test siz
         REQUIRE_MESSAGE(!f.context_lost, "the CUDA context is lost; the remaining kernels cannot be checked");
         continue;
       }
-      const device::Comparison c = device::compare(op, sizes, inputs, got);
+      const device::Comparison c = device::compare(*kernel, sizes, inputs, got);
       if (c.mismatches)
         std::printf("%s: %lld of %lld wrong\n%s", what.c_str(), (long long)c.mismatches, (long long)c.checked,
                     c.first.c_str());

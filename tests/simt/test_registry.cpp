@@ -3,6 +3,7 @@
 // checked here without any edit to this file.
 #include <doctest/doctest.h>
 
+#include <cmath>
 #include <cstdio>
 
 #include "device/registry.hpp"
@@ -30,7 +31,7 @@ void check_every_kernel(device::Copy copy) {
       const auto inputs = device::make_inputs(*kernel, sizes, rng);
       std::vector<Tensor> got;
       REQUIRE_NOTHROW(got = device::run_emulated(*kernel, sizes, inputs));
-      const device::Comparison c = device::compare(op, sizes, inputs, got);
+      const device::Comparison c = device::compare(*kernel, sizes, inputs, got);
       if (c.mismatches) std::printf("%s: %lld of %lld wrong\n%s", what.c_str(), (long long)c.mismatches,
                                     (long long)c.checked, c.first.c_str());
       CHECK(c.mismatches == 0);
@@ -80,4 +81,34 @@ TEST_CASE("registry: a failing launch names the kernel, the sizes and the CUDA e
   const auto inputs = device::op("matmul").make_inputs(sizes, rng);
   CHECK_THROWS_WITH_AS(device::run_emulated(naive, sizes, inputs),
                        doctest::Contains("matmul/02_coalesced at M=2097152 N=1 K=1 trans_a=0 trans_b=0: cudaErrorInvalidConfiguration"), Error);
+}
+
+TEST_CASE("registry: a kernel whose sums keep fewer bits is checked against a bound widened by 2^(24 - bits)") {
+  const device::Op& op = device::op("matmul");
+  const device::Sizes sizes{33, 31, 35, 0, 0};
+  Rng rng(kSeed);
+  const auto inputs = op.make_inputs(sizes, rng);
+  const Tensor want = op.reference(sizes, inputs).at(0), bound = op.tolerance(sizes, inputs).at(0);
+  // A result off by `times` the fp32 bound in every element, in the
+  // direction away from zero (so the f32 rounding only adds to it).
+  auto off_by = [&](double times) {
+    Tensor got = Tensor::empty(want.shape());
+    float* g = got.data<float>();
+    for (int64_t i = 0; i < want.numel(); ++i)
+      g[i] = float(want.item(i) + std::copysign(times * bound.item(i), want.item(i)));
+    return std::vector<Tensor>{got};
+  };
+  device::Kernel fp32 = device::find_kernel("matmul/01_naive");
+  device::Kernel bits14 = fp32;
+  bits14.accumulator_bits = 14;  // as cuBLASLt's fp8 on Hopper: 2^10 = 1024 times the bound
+  CHECK(bits14.accumulation_widening() == 1024.0);
+  const int64_t all = want.numel();
+  CHECK(device::compare(fp32, sizes, inputs, off_by(0.5)).mismatches == 0);
+  CHECK(device::compare(fp32, sizes, inputs, off_by(100)).mismatches == all);
+  CHECK(device::compare(bits14, sizes, inputs, off_by(100)).mismatches == 0);
+  CHECK(device::compare(bits14, sizes, inputs, off_by(2000)).mismatches == all);
+  device::Kernel nonsense = fp32;
+  nonsense.accumulator_bits = 30;
+  CHECK_THROWS_WITH_AS(device::compare(nonsense, sizes, inputs, off_by(0)),
+                       doctest::Contains("matmul/01_naive: accumulator_bits is 30, outside 2..24"), Error);
 }

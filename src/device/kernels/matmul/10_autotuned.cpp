@@ -32,6 +32,10 @@ int choice(const Sizes& s) {
   return sgemm_v10::table_choice(M(s), N(s));
 }
 
+#if defined(__CUDACC__)
+std::string tune_on_gpu(const Sizes& s);  // below: device::autotune_matmul, in words
+#endif
+
 Launch shape_of(int candidate, const Sizes& s) {
   return sgemm_v10::with_candidate(
       candidate, [&]<class T>() { return Launch{tile_grid(s, T::BM, T::BN), dim3(T::threads), 0}; });
@@ -59,6 +63,9 @@ const Registration autotuned{Kernel{
     },
     .launch = [](const Sizes& s, const Launch& l, Buffers b) { launch_candidate(choice(s), s, l, b); },
     .copy = kThisCopy,
+#if defined(__CUDACC__)
+    .tune = tune_on_gpu,
+#endif
 }};
 
 }  // namespace
@@ -193,4 +200,19 @@ MatmulTuning autotune_matmul(const Sizes& given) {
 }
 
 }  // namespace warpnet::device
+
+namespace warpnet::device::gemm {
+namespace {
+
+// "measured by device::autotune_matmul: <winner> (<each candidate> <ms>, ...)", for the record.
+std::string tune_on_gpu(const Sizes& s) {
+  const MatmulTuning t = autotune_matmul(s);
+  std::string all;
+  for (size_t i = 0; i < t.names.size(); ++i)
+    all += cat(i ? ", " : "", t.names[i], " ", std::isnan(t.ms[i]) ? std::string("refused") : cat(t.ms[i], " ms"));
+  return cat("measured by device::autotune_matmul: ", t.chosen, " (", all, ")");
+}
+
+}  // namespace
+}  // namespace warpnet::device::gemm
 #endif
