@@ -8,8 +8,7 @@
 #include <cstdio>
 #include <tuple>
 
-#include "kernels/common/ptx.hpp"
-#include "kernels/common/wmma.hpp"
+#include "kernels/common/all.hpp"  // before the kernel files (see there)
 #include "tests/simt/device_buffer.hpp"
 #include "tests/simt/small_integers.hpp"
 
@@ -147,11 +146,11 @@ TEST_CASE("tensor cores: the wmma GEMM (fp16 and bf16) equals a plain loop at si
     DeviceBuffer<__half> h_a(narrowed<__half>(a)), h_b(narrowed<__half>(b));
     DeviceBuffer<__nv_bfloat16> b_a(narrowed<__nv_bfloat16>(a)), b_b(narrowed<__nv_bfloat16>(b));
     DeviceBuffer<float> d_c(size_t(M) * N);
-    const dim3 grid((N + 31) / 32, (M + 31) / 32);
+    const dim3 grid((N + 127) / 128, (M + 127) / 128);  // 128x128 C tiles, 256 threads (11_wmma.cu)
     const auto want = plain_matmul(a, b, M, N, K);
-    warpnet::simt::launch(gemm_wmma<__half>, grid, dim3(128), 0, M, N, K, h_a.get(), h_b.get(), d_c.get());
+    warpnet::simt::launch(gemm_wmma<__half>, grid, dim3(256), 0, M, N, K, h_a.get(), h_b.get(), d_c.get());
     CHECK(d_c.download() == want);
-    warpnet::simt::launch(gemm_wmma<__nv_bfloat16>, grid, dim3(128), 0, M, N, K, b_a.get(), b_b.get(), d_c.get());
+    warpnet::simt::launch(gemm_wmma<__nv_bfloat16>, grid, dim3(256), 0, M, N, K, b_a.get(), b_b.get(), d_c.get());
     CHECK(d_c.download() == want);
   }
 }

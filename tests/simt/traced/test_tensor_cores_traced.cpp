@@ -7,8 +7,7 @@
 // __attribute__((__noinline__)), which cuda.hpp's __noinline__ macro would break.
 #include "simt/trace.hpp"
 
-#include "kernels/common/ptx.hpp"
-#include "kernels/common/wmma.hpp"
+#include "kernels/common/all.hpp"  // before the kernel files (see there)
 #include "tests/simt/device_buffer.hpp"
 
 namespace {
@@ -50,6 +49,6 @@ TEST_CASE("trace: the wmma GEMM runs clean under the checker at an awkward size"
   DeviceBuffer<__half> d_a(std::vector<__half>(M * K, __float2half(1.0f)));
   DeviceBuffer<__half> d_b(std::vector<__half>(K * N, __float2half(2.0f)));
   DeviceBuffer<float> d_c(M * N);
-  warpnet::simt::launch(gemm_wmma<__half>, dim3(1, 2), dim3(128), 0, M, N, K, d_a.get(), d_b.get(), d_c.get());
+  warpnet::simt::launch(gemm_wmma<__half>, dim3(1), dim3(256), 0, M, N, K, d_a.get(), d_b.get(), d_c.get());
   CHECK(d_c.download() == std::vector<float>(M * N, 40.0f));
 }

@@ -16,11 +16,12 @@ const Registration wmma_bf16{Kernel{
     .name = "wmma",
     // Inputs stored as bf16 (relative error 2^-8 each against fp32); products exact, sums fp32.
     .precision = "bf16 inputs, fp32 accumulation (tensor cores)",
-    .shape_text = "block (128) = 4 warps, grid (ceil(N/32), ceil(M/32)): a 32x32 C tile, one wmma 16x16x16 per warp per k-step",
-    .shape = [](const Sizes& s) { return Launch{tile_grid(s, 32, 32), dim3(128), 0}; },
+    .shape_text = "block (256) = 8 warps, grid (ceil(N/128), ceil(M/128)): a 128x128 C tile, 64x32 per warp "
+                  "(4x2 wmma 16x16x16 accumulators), k-steps of 32, the next k-tile prefetched into registers",
+    .shape = [](const Sizes& s) { return Launch{tile_grid(s, 128, 128), dim3(256), 0}; },
     .flops = flops,
-    // Like v3 with 32-wide tiles and 2-byte inputs (see tiled_bytes).
-    .bytes = [](const Sizes& s) { return tiled_bytes(s, 32, 32, 2); },
+    // 128x128 tiles of 2-byte inputs (see tiled_bytes).
+    .bytes = [](const Sizes& s) { return tiled_bytes(s, 128, 128, 2); },
     .launch = [](const Sizes& s, const Launch& l, Buffers b) {
       launch_gemm<__nv_bfloat16>(s, l, b, []<bool TA, bool TB>() { return gemm_wmma<__nv_bfloat16, TA, TB>; });
     },
