@@ -1,7 +1,8 @@
 // Reductions along the rows of a matrix, shared by the softmax and reduce
 // ladders (kernels/softmax/, kernels/reduce/): the two operations, as types a
-// kernel takes as a template parameter, and the warp and block reductions
-// that version 03 of each ladder introduces.
+// kernel takes as a template parameter, the warp and block reductions that
+// version 03 of each ladder introduces, and the one-barrier block reduction
+// of softmax v06.
 #pragma once
 #include <cmath>
 
@@ -38,21 +39,32 @@ __device__ __forceinline__ float warp_allreduce(float v) {
   return v;
 }
 
-// Every thread of a BLOCK-thread block gets the block's reduction of v: each
-// warp reduces with shuffles, lane 0 of each posts its result in `partials`
-// (BLOCK/32 floats of shared memory, the caller's), and then every warp
-// reduces those few partials itself, again with shuffles: two barriers, and
-// log2(32) + log2(BLOCK/32) shuffle steps instead of log2(BLOCK) barriers.
-// Every thread of the block must call it.
+// block_allreduce (below) without its second barrier, for a `partials` array
+// this call alone writes in the kernel: nothing overwrites the partials
+// later, so no thread need wait until all have read them. A kernel making
+// several reductions gives each its own array (BLOCK/32 floats apiece) and
+// pays one barrier per reduction instead of two. Every thread of the block
+// must call it.
 template <class Op, int BLOCK>
-__device__ __forceinline__ float block_allreduce(float v, float* partials) {
+__device__ __forceinline__ float block_allreduce_once(float v, float* partials) {
   static_assert(BLOCK % 32 == 0 && BLOCK <= 1024, "whole warps; at most 32 of them");
   constexpr int WARPS = BLOCK / 32;
   const int lane = threadIdx.x % 32, warp = threadIdx.x / 32;
   v = warp_allreduce<Op>(v);
   if (lane == 0) partials[warp] = v;
   __syncthreads();  // every warp's partial is posted
-  v = warp_allreduce<Op>(lane < WARPS ? partials[lane] : Op::identity());
+  return warp_allreduce<Op>(lane < WARPS ? partials[lane] : Op::identity());
+}
+
+// Every thread of a BLOCK-thread block gets the block's reduction of v: each
+// warp reduces with shuffles, lane 0 of each posts its result in `partials`
+// (BLOCK/32 floats of shared memory, the caller's), and then every warp
+// reduces those few partials itself, again with shuffles: two barriers, and
+// log2(32) + log2(BLOCK/32) shuffle steps instead of log2(BLOCK) barriers.
+// `partials` may be reused by the next call. Every thread of the block must call it.
+template <class Op, int BLOCK>
+__device__ __forceinline__ float block_allreduce(float v, float* partials) {
+  v = block_allreduce_once<Op, BLOCK>(v, partials);
   __syncthreads();  // everyone has read the partials before a next call overwrites them
   return v;
 }

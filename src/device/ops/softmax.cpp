@@ -69,7 +69,15 @@ const std::vector<Sizes> kSoftmaxTestSizes = {{1, 1},    {3, 1},    {17, 1},   {
 const Registration softmax{Op{
     .name = "softmax",
     .size_names = {"N", "C"},
-    .test_sizes = kSoftmaxTestSizes,
+    // The shared sizes, and rows longer than a warp's registers hold, for
+    // v6 (kernels/softmax/06_row_in_registers.cu): 4096 (a block of 128
+    // threads, four warps, float4s), 32768 (its largest, 1024 threads x 8
+    // float4s) and 32769 (past it: v5's kernel runs, on 4-byte accesses).
+    .test_sizes = [] {
+      std::vector<Sizes> sizes = kSoftmaxTestSizes;
+      sizes.insert(sizes.end(), {{3, 4096}, {3, 32768}, {3, 32769}});
+      return sizes;
+    }(),
     .defaults = {4096, 1024},
     .make_inputs = inputs,
     .output_shapes = [](const Sizes& s) { return std::vector<Shape>{Shape{s[0], s[1]}}; },
