@@ -17,7 +17,10 @@
 #      CPU the GPU is compared with, its own record train-<gpu>-<date>.json;
 #   6. runs `warpnet bench precision` on the GPU (one matmul in each format:
 #      the FP8/BF16 and BF16/FP32 throughput ratios), precision-<gpu>-<date>.json;
-#   7. prints a short table last.
+#   7. lists each kernel's matrix instructions and spills (cuobjdump -sass);
+#   8. (only when PHASES names it) times each kernel of a LeNet-5 training
+#      step with Nsight Compute (ncu-lenet.csv): where a step's time goes;
+#   9. prints a short table last.
 # Results go to $OUT (the device tool's folder that comes back; default
 # ./gpu-check-out): the records (copy them to bench/results/), test-gpu.log
 # and this script's whole log. Each phase has its own time limit and the whole
@@ -36,7 +39,11 @@
 #                       run cut short by the time limit keeps the first ones
 #                       (e.g. "matmul --size 4096,4096,4096"; "" for every op)
 #   TRAIN_ARGS          arguments for `warpnet bench train`, default
-#                       "--model lenet5 --threads 2" ("skip": no train phase)
+#                       "--model lenet5 --threads 2"
+#   PHASES              which phases run, default "test bench train precision sass"
+#                       (add "ncu" for the per-kernel times of a LeNet-5 step)
+#   RECORD_TAG          appended to the records' names (<gpu>-<date>-<tag>.json),
+#                       so a second run the same day keeps the first's
 #   JOBS                build jobs, default all cores
 #   TIME_SCALE          multiplies every phase's time limit (default 1; a dry
 #                       run on a 2-core machine without a GPU needs ~10)
@@ -75,7 +82,10 @@ g++ --version | head -1 || echo "g++: not found"
 echo "cpu: $(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2 | sed 's/^ //'); cores: $(nproc)"
 gpu=$(timeout 20 nvidia-smi --query-gpu=name --format=csv,noheader 2>/dev/null | head -1)
 gpu_slug=$(echo "${gpu:-no-gpu}" | tr 'A-Z' 'a-z' | tr -cs 'a-z0-9' '-' | sed 's/^-//; s/-$//')
-record="$OUT/$gpu_slug-$date_utc.json"
+record="$OUT/$gpu_slug-$date_utc${RECORD_TAG:+-$RECORD_TAG}.json"
+PHASES=${PHASES:-test bench train precision sass}
+want() { case " $PHASES " in *" $1 "*) return 0 ;; esac; return 1; }
+echo "phases: $PHASES"
 
 # The CUDA libraries the binaries link, wherever this machine keeps them:
 # the toolkit's lib64, or the nvidia-* wheels beside PyTorch. Their folders go
@@ -150,8 +160,10 @@ if [ -z "$BIN" ]; then
 fi
 [ -x "$BIN/warpnet" ] && "$BIN/warpnet" info | head -20
 
-phase "test_gpu (ctest -L gpu's test)"
-if [ -x "$BIN/test_gpu" ]; then
+if ! want test; then
+  :
+elif [ -x "$BIN/test_gpu" ]; then
+  phase "test_gpu (ctest -L gpu's test)"
   timeout "$(limit 120)" "$BIN/test_gpu" 2>&1 | tee "$OUT/test-gpu.log" | tail -25
   rc=${PIPESTATUS[0]}
   summary=$(grep -E "test cases:" "$OUT/test-gpu.log" | tail -1)
@@ -166,8 +178,10 @@ else
 fi
 
 BENCH_ARGS=${BENCH_ARGS-matmul conv2d softmax}
-phase "warpnet bench ${BENCH_ARGS:-(every op)} -> $record"
-if [ -x "$BIN/warpnet" ]; then
+if ! want bench; then
+  :
+elif [ -x "$BIN/warpnet" ]; then
+  phase "warpnet bench ${BENCH_ARGS:-(every op)} -> $record"
   left=$(left_until 330)
   echo "time left for the bench: $left s"
   # shellcheck disable=SC2086
@@ -182,7 +196,7 @@ fi
 
 TRAIN_ARGS=${TRAIN_ARGS-"--model lenet5 --threads 2"}
 train_record="$OUT/train-${record##*/}"
-if [ "$TRAIN_ARGS" != skip ] && [ -x "$BIN/warpnet" ]; then
+if want train && [ -x "$BIN/warpnet" ]; then
   phase "warpnet bench train $TRAIN_ARGS -> $train_record"
   # shellcheck disable=SC2086
   timeout "$(left_until 390)" "$BIN/warpnet" bench train $TRAIN_ARGS --json "$train_record"
@@ -192,8 +206,10 @@ if [ "$TRAIN_ARGS" != skip ] && [ -x "$BIN/warpnet" ]; then
 fi
 
 precision_record="$OUT/precision-${record##*/}"
-phase "warpnet bench precision -> $precision_record"
-if [ -x "$BIN/warpnet" ]; then
+if ! want precision; then
+  :
+elif [ -x "$BIN/warpnet" ]; then
+  phase "warpnet bench precision -> $precision_record"
   timeout "$(left_until 470)" "$BIN/warpnet" bench precision --backends cuda --gpu-size 8192,8192,8192 \
     --json "$precision_record"
   rc=$?
@@ -209,7 +225,7 @@ timeout 10 nvidia-smi --query-gpu=clocks.sm,clocks.mem,temperature.gpu,power.dra
 # local-memory traffic (LDL/STL: registers spilled). This machine has no
 # disassembler; that one has cuobjdump.
 sass="$OUT/sass-summary.txt"
-if command -v cuobjdump >/dev/null && [ -x "$BIN/warpnet" ]; then
+if want sass && command -v cuobjdump >/dev/null && [ -x "$BIN/warpnet" ]; then
   phase "cuobjdump -sass: matrix instructions and spills per kernel -> $sass"
   timeout 60 cuobjdump -sass "$BIN/warpnet" 2>/dev/null | awk '
     function flush() { if (name != "") printf "%6d HGMMA %6d QGMMA %6d HMMA %6d FFMA %4d LDL %4d STL  %s\n", c["HGMMA"], c["QGMMA"], c["HMMA"], c["FFMA"], c["LDL"], c["STL"], name; delete c }
@@ -219,6 +235,41 @@ if command -v cuobjdump >/dev/null && [ -x "$BIN/warpnet" ]; then
     END { flush() }' | (command -v c++filt >/dev/null && c++filt || cat) >"$sass"
   echo "$(wc -l <"$sass") kernels; those with matrix instructions or spills:"
   awk '$1 + $3 + $5 > 0 || $9 + $11 > 0' "$sass" | cut -c1-200 | head -40
+fi
+
+# Where a LeNet-5 training step's time goes: every kernel of a short
+# `bench train` (the graphed epochs replay the same kernels) timed alone by
+# Nsight Compute, clocks left as they are. Kernel times only: the gaps
+# between kernels (launches, copies, host work) are the step's time less
+# their sum.
+ncu_csv="$OUT/ncu-lenet.csv"
+if want ncu && command -v ncu >/dev/null && [ -x "$BIN/warpnet" ]; then
+  phase "ncu: each kernel of a LeNet-5 training step -> $ncu_csv"
+  timeout "$(left_until 470)" ncu --clock-control none --metrics gpu__time_duration.sum --csv --log-file "$ncu_csv" \
+    "$BIN/warpnet" bench train --model lenet5 --batch 64 --images 256 --threads 2 >/dev/null 2>&1
+  echo "ncu: rc=$?"
+  python3 - "$ncu_csv" <<'PY'
+import csv, sys, collections
+rows = list(csv.reader(open(sys.argv[1], errors="replace")))
+head = next(i for i, r in enumerate(rows) if "Kernel Name" in r and "Metric Value" in r)
+h = rows[head]
+name, unit, value = h.index("Kernel Name"), h.index("Metric Unit"), h.index("Metric Value")
+scale = {"nsecond": 1e-3, "ns": 1e-3, "usecond": 1.0, "us": 1.0, "msecond": 1e3, "ms": 1e3, "second": 1e6, "s": 1e6}
+total, count = collections.Counter(), collections.Counter()
+for r in rows[head + 1:]:
+    if len(r) <= value:
+        continue
+    us = float(r[value].replace(",", "")) * scale.get(r[unit], float("nan"))
+    k = r[name].split("(")[0].replace("void ", "")[:70]
+    total[k] += us
+    count[k] += 1
+launches = sum(count.values())
+print(f"{launches} kernel launches, {sum(total.values()):.0f} us of kernel time in all "
+      f"(bench train: 2 epochs x 4 steps, graphed and not, plus the CPU run which launches none)")
+print(f"{'kernel':<70} {'launches':>8} {'mean us':>9} {'total us':>9}")
+for k, t in total.most_common(25):
+    print(f"{k:<70} {count[k]:>8} {t / count[k]:>9.1f} {t:>9.0f}")
+PY
 fi
 
 phase "summary"
@@ -253,6 +304,8 @@ for op in ops:
         print(f"  {r['kernel']:<26} {r['input_format']:<5} {r['status']:<7} {f(t, '9.3f')} ms {f(r.get('tflops'), '7.1f')} TFLOP/s "
               f"{f(r.get('percent_of_vendor'), '6.1f')}% vendor {f(r.get('percent_of_peak'), '5.1f')}% peak "
               f"{f(r.get('percent_of_copy'), '5.1f')}% copy")
+        if r.get("tuned"):
+            print(f"    {r['tuned'][:160]}")
     if "skipped" in op["gpu"]:
         print(f"  GPU skipped: {op['gpu']['skipped']}")
     for r in op["cpu"].get("rows", []):
