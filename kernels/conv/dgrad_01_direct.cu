@@ -11,7 +11,10 @@
 //   four are skipped by the divisibility test: the branch is the lesson.
 // Changed from: the first dgrad version (conv v1's layout: consecutive
 //   threads own consecutive w, reading dy at consecutive q at stride 1).
-// Measured: not yet measured on a GPU.
+// Measured: NVIDIA H200, 2026-11-30, run 3 (bench/results/nvidia-h200-2026-11-30-run3.json,
+//   `warpnet bench conv2d_dgrad`), N=64, 3x3, stride 1, pad 1, at C=K=64 56x56 / 128 28x28 / 256 14x14:
+//   20.3 / 20.5 / 20.7 ms, 0.729 / 0.721 / 0.714 TFLOP/s,
+//   1.18% / 0.913% / 1.31% of cuDNN (fp32, no TF32) in the same run.
 // Run: build/bin/test_simt -tc="registry*"; build/bin/warpnet trace conv2d_dgrad/01 --size 3,3,13,13,5,3,3,2,1,1
 #include "kernels/common/cuda_compat.hpp"
 #include "kernels/conv/conv_shape.hpp"

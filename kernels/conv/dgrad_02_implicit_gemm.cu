@@ -30,7 +30,10 @@
 //   asked 5.08e5 (v1: 1.31e7, 26x more; the registry formula 5.50e5);
 //   shared accesses 1.00-way (no bank conflicts); dy gathers 5.06 sectors
 //   per request, w 8.22 (its (k, c) rows are R·S floats long), dx stores 4.96.
-// Measured: not yet measured on a GPU.
+// Measured: NVIDIA H200, 2026-11-30, run 3 (bench/results/nvidia-h200-2026-11-30-run3.json,
+//   `warpnet bench conv2d_dgrad`), N=64, 3x3, stride 1, pad 1, at C=K=64 56x56 / 128 28x28 / 256 14x14:
+//   1.43 / 1.48 / 1.57 ms, 10.3 / 10.0 / 9.45 TFLOP/s,
+//   16.7% / 12.7% / 17.3% of cuDNN (fp32, no TF32) in the same run.
 // Run: build/bin/test_simt -tc="registry*"; build/bin/warpnet trace conv2d_dgrad/02 --size 2,16,14,14,32,3,3,1,1,1
 #include "kernels/common/cuda_compat.hpp"
 #include "kernels/conv/conv_shape.hpp"

@@ -43,8 +43,9 @@
 //   bit fields, that every (row, k) a wgmma reads through the kernel's
 //   descriptors is the element TMA put there (by the canonical layouts as
 //   read from the PTX ISA), and the accumulator-to-(row, col) map of the
-//   epilogue. Not checked until a GPU runs it: the PTX itself, the hardware's
-//   reading of those layouts, barrier phases, the tensor maps.
+//   epilogue. The rest — the PTX itself, the hardware's reading of those
+//   layouts, barrier phases, the tensor maps — only a GPU checks: on an H200
+//   (2026-11-30) tests/gpu passed at every test size and layout.
 // Changed from v12: TMA instead of cp.async; an mbarrier ring of 4 stages
 //   instead of 2 __syncthreads()-separated buffers; a producer warpgroup;
 //   wgmma m64n128k16 from descriptors instead of ldmatrix + mma.sync m16n8k16;
@@ -52,7 +53,9 @@
 // Not yet: a persistent grid, 2-CTA clusters with TMA multicast, setmaxnreg
 //   for the consumers, a 128x256 tile, a TMA store epilogue — the usual steps
 //   from here toward cuBLAS.
-// Measured: not yet measured on a GPU.
+// Measured: NVIDIA H200, 2026-11-30, run 2 (bench/results/nvidia-h200-2026-11-30-run2-matmul.json,
+//   `warpnet bench matmul`): 0.231 ms = 596 TFLOP/s at 4096^3, 79.0% of cuBLAS bf16 in the same run;
+//   575 TFLOP/s at 8192^3, 75.8%.
 // Build: sm_90a only (nvcc -gencode=arch=compute_90a,code=sm_90a): the CUDA
 //   copy compiles this registration for that target alone (src/device/
 //   CMakeLists.txt), so on any other GPU the launch fails with

@@ -3,7 +3,9 @@
 // Idea: halve the bytes again. An e4m3 value is one byte (4 exponent bits, 3
 //   mantissa bits, largest finite 448), so a tile of the same bytes holds
 //   twice the k of v12 and a tensor core instruction does twice the work
-//   (m16n8k32: 4096 multiply-adds, as many bytes of operands as m16n8k16 bf16).
+//   (m16n8k32: 4096 multiply-adds, as many bytes of operands as m16n8k16 bf16)
+//   — at twice the rate on Ada; on the H200 mma.sync fp8 ran 2.5x slower
+//   than v12's bf16 (Measured, below): Hopper's fp8 rate is wgmma's alone.
 //   The block is v12's: 8 warps, a 128x128 C tile, 64x32 per warp (4x4
 //   fragments), k-steps of 64 (64 bytes per row, as v12's 32 bf16), two
 //   shared stages, ldmatrix.x4 from rows padded by 16 bytes (conflict-free).
@@ -27,10 +29,10 @@
 //   with a swizzled tile so that its stores are conflict-free as well.
 // Edges: zero-filled tiles (src-size 0, or zeros stored), guarded stores; any M, N, K.
 // Precision: inputs are rounded to e4m3 (relative error 2^-4); products are
-//   exact and sums fp32 here and in the emulator. (Hopper's fp8 tensor cores are
-//   reported to keep fewer accumulator bits than fp32 inside one instruction
-//   chain; production kernels promote to fp32 registers every few k-steps.
-//   Not verified here: that waits for a GPU run.)
+//   exact and sums fp32 here and in the emulator. On an H200 (2026-11-30)
+//   this kernel met the fp32-sum bound at every test size; cuBLASLt's fp8,
+//   which runs on wgmma, did not: inside one of its instructions the sums
+//   keep about 14 bits (src/device/cuda/matmul_cublas.cu).
 // Changed from v12: e4m3 instead of bf16; mma.sync m16n8k32 instead of
 //   m16n8k16; transposition moved from ldmatrix.trans into the staging.
 // Hopper-optimal form (not this file): wgmma.mma_async m64nNk32 .e4m3 from
@@ -46,7 +48,10 @@
 //   on its way in (row-major B, or stored-transposed A): its byte loads take 1
 //   sector per request, its stores are 4-way conflicted, 144 memory
 //   instructions per warp; both operands (TA with row-major B): 216.
-// Measured: not yet measured on a GPU.
+// Measured: NVIDIA H200, 2026-11-30, run 2 (bench/results/nvidia-h200-2026-11-30-run2-matmul.json,
+//   `warpnet bench matmul`): 1.41 ms = 97.3 TFLOP/s at 4096^3, 10.8% of cuBLASLt fp8 in the same run;
+//   78.2 TFLOP/s at 8192^3, 6.63%.
+//   Both with a row-major B (trans_b = 0): the transposing path above.
 // Run: build/bin/test_simt -tc="registry*"; build/bin/warpnet trace matmul/14 --size 128,128,128,0,1
 #include "kernels/common/float4_rows.hpp"
 #include "kernels/common/ptx.hpp"

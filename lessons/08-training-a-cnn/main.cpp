@@ -636,15 +636,15 @@ void part5(double cpu_rate) {
         continue;
       }
       if (shown++ == 0)
-        std::printf("  %-26s %-20s %-10s %-8s %6s %12s %12s %9s\n", "record", "GPU", "date", "model", "batch",
+        std::printf("  %-40s %-20s %-10s %-8s %6s %12s %12s %9s\n", "record", "GPU", "date", "model", "batch",
                     "CPU img/s", "GPU img/s", "GPU/CPU");
       const nlohmann::json& g = record.value("gpu", nlohmann::json::object());
       const double speedup = op.value("gpu_speedup_over_cpu", 0.0);
       consistent = consistent && std::abs(speedup / (gpu / cpu) - 1) < 1e-9;
-      std::printf("  %-26s %-20s %-10s %-8s %6lld %12.0f %12.0f %8.1f×\n", file.filename().c_str(),
+      std::printf("  %-40s %-20s %-10s %-8s %6lld %12.0f %12.0f %8.1f×\n", file.filename().c_str(),
                   g.value("name", std::string("?")).c_str(), record.value("date", std::string("?")).substr(0, 10).c_str(),
                   op.value("model", std::string("?")).c_str(), op.value("batch_size", 0LL), cpu, gpu, speedup);
-      std::printf("  %-26s CPU of that machine: %s, %d threads\n", "", record.value("cpu", std::string("?")).c_str(),
+      std::printf("  %-40s CPU of that machine: %s, %d threads\n", "", record.value("cpu", std::string("?")).c_str(),
                   op["cpu"].value("threads", 0));
     }
   }
