@@ -56,7 +56,11 @@ const Registration matmul{Op{
     .size_names = {"M", "N", "K", "trans_a", "trans_b"},
     // 1 and 7 are below any tile, 33 just past two, 127x129x65 odd in every
     // direction; 128^3 and 64x192x96 are tile multiples. Both transposed
-    // forms run at the odd sizes.
+    // forms run at the odd sizes. 144x80x48 in all four layouts: multiples of
+    // 16 (a 16-byte chunk of fp8, bf16 or fp32) but of no block tile's side
+    // and of no k-step but 16, so every version's 16-byte loads run with
+    // partial tiles on every edge, in every layout (the odd sizes never
+    // reach them).
     .test_sizes = {{1, 1, 1, 0, 0},
                    {7, 7, 7, 0, 0},
                    {33, 33, 33, 0, 0},
@@ -67,7 +71,11 @@ const Registration matmul{Op{
                    {127, 129, 65, 1, 0},
                    {7, 7, 7, 0, 1},
                    {127, 129, 65, 0, 1},
-                   {33, 31, 35, 1, 1}},
+                   {33, 31, 35, 1, 1},
+                   {144, 80, 48, 0, 0},
+                   {144, 80, 48, 1, 0},
+                   {144, 80, 48, 0, 1},
+                   {144, 80, 48, 1, 1}},
     .defaults = {256, 256, 256, 0, 0},
     .make_inputs = inputs,
     .output_shapes = [](const Sizes& s) { return std::vector<Shape>{Shape{s[0], s[1]}}; },
