@@ -10,4 +10,5 @@
 #include "kernels/common/float4_rows.hpp"
 #include "kernels/common/ptx.hpp"
 #include "kernels/common/row_reduce.hpp"
+#include "kernels/common/sum_splits.hpp"
 #include "kernels/common/wmma.hpp"

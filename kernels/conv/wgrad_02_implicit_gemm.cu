@@ -14,7 +14,7 @@
 //   blocks, each looping 6,272 times. So the reduction is split: block
 //   (tile, z) sums slice z of L — `slice` consecutive pixels, a multiple of
 //   BK — into its own partial tile part[z] (a workspace of splits·K·C·R·S
-//   floats), and conv2d_wgrad_sum_splits adds part[0], part[1], ... in that
+//   floats), and sum_splits (kernels/common) adds part[0], part[1], ... in that
 //   order into dw. The registration picks splits so that tiles·splits is
 //   about 264 blocks (two per SM of an H200), but never slices shorter than
 //   4 steps; one split writes dw directly and skips the second kernel.
@@ -119,17 +119,4 @@ __global__ void __launch_bounds__((BM / TM) * (BN / TN))
       if (crs < CRS) out[size_t(k) * CRS + crs] = acc[i][j];
     }
   }
-}
-
-// part: (splits, elements), dw: (elements): dw[i] = part[0][i] + part[1][i] + ...,
-// always in that order. Launch: block (BLOCK); grid (ceil(elements / BLOCK)).
-template <int BLOCK>
-__global__ void __launch_bounds__(BLOCK)
-    conv2d_wgrad_sum_splits(int elements, int splits, const float* __restrict__ part, float* __restrict__ dw) {
-  static_assert(BLOCK % 32 == 0 && BLOCK <= 1024, "whole warps, at most 1024 threads");
-  const int i = blockIdx.x * BLOCK + threadIdx.x;  // consecutive threads: consecutive addresses in every slice
-  if (i >= elements) return;
-  float sum = 0.0f;
-  for (int z = 0; z < splits; ++z) sum += part[size_t(z) * elements + i];
-  dw[i] = sum;
 }

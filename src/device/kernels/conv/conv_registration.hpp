@@ -1,11 +1,12 @@
 // What the conv2d registrations share: reading the sizes {N, C, H, W, K, R, S,
 // stride, pad, dilation} into the kernels' ConvShape, the buffers {x, w, y},
-// the FLOP formula, and a cudaMalloc'ed workspace for versions that need one.
+// the FLOP formula (the workspace some versions need: ../workspace.hpp).
 // An anonymous namespace although this is a header: it is private to the
 // registration files, each compiled as three copies (plain, traced, nvcc;
 // see ../copy.hpp) whose helpers must not be merged by the linker.
 #pragma once
 #include "device/kernels/copy.hpp"
+#include "device/kernels/workspace.hpp"
 #include "kernels/common/all.hpp"  // before any kernel file is included (see there)
 
 // ConvShape in the same anonymous namespace the kernel files are included
@@ -62,55 +63,6 @@ double gemm_tile_bytes(const Sizes& s, double input_bytes) {
 inline const float* x_of(Buffers b) { return static_cast<const float*>(b[0]); }
 inline const float* w_of(Buffers b) { return static_cast<const float*>(b[1]); }
 inline float* y_of(Buffers b) { return static_cast<float*>(b[2]); }
-
-// Device scratch memory for one launch. Kernel::launch gets only the op's
-// buffers, so a version that needs a workspace (im2col's column matrix,
-// wgrad's partial sums) asks for one here.
-#if defined(__CUDACC__)
-// On a GPU one buffer per registration file serves every launch, grown when
-// a launch needs more: cudaFree waits for the whole device, so freeing after
-// each launch would stall training and be timed by the bench. Reuse is safe:
-// launches run in order (the legacy stream, or a blocking stream ordered
-// with it). A buffer outgrown is kept, not freed: a captured graph
-// (device/graph.hpp) may still read it at every replay.
-class Workspace {
- public:
-  explicit Workspace(size_t bytes) {
-    static void* buffer = nullptr;
-    static size_t capacity = 0;
-    if (bytes > capacity) {
-      buffer = nullptr, capacity = 0;
-      const cudaError_t error = cudaMalloc(&buffer, bytes);
-      if (error != cudaSuccess) fail("workspace of ", bytes, " bytes: ", cudaGetErrorName(error));
-      capacity = bytes;
-    }
-    data_ = buffer;
-  }
-  float* floats() const { return static_cast<float*>(data_); }
-
- private:
-  void* data_ = nullptr;
-};
-#else
-// On the emulator exactly the bytes asked for, freed after the launch, so the
-// checker catches a kernel that reads or writes past them. Stream-ordered
-// (cudaMallocAsync on the launch stream): in a captured graph the buffer
-// then belongs to the graph and outlives the capture, as on a GPU.
-class Workspace {
- public:
-  explicit Workspace(size_t bytes) {
-    const cudaError_t error = cudaMallocAsync(&data_, bytes, launch_stream());
-    if (error != cudaSuccess) fail("workspace of ", bytes, " bytes: ", cudaGetErrorName(error));
-  }
-  ~Workspace() { cudaFreeAsync(data_, launch_stream()); }
-  Workspace(const Workspace&) = delete;
-  Workspace& operator=(const Workspace&) = delete;
-  float* floats() const { return static_cast<float*>(data_); }
-
- private:
-  void* data_ = nullptr;
-};
-#endif
 
 }  // namespace
 }  // namespace warpnet::device::conv

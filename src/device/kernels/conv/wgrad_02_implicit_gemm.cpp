@@ -76,7 +76,7 @@ const Registration wgrad_implicit_gemm{Kernel{
                     split.slice, x, dy, part.floats());
       check_launch();
       // Same stream: runs after every partial tile is written.
-      launch_kernel(conv2d_wgrad_sum_splits<SUM_BLOCK>, dim3(ceil_div(elements, SUM_BLOCK)), dim3(SUM_BLOCK), 0,
+      launch_kernel(warpnet::sum_splits<SUM_BLOCK>, dim3(ceil_div(elements, SUM_BLOCK)), dim3(SUM_BLOCK), 0,
                     elements, split.splits, static_cast<const float*>(part.floats()), dw);
       check_launch();
     },

@@ -1,0 +1,63 @@
+// Device scratch memory for one launch, for the registrations whose kernels
+// need more than the op's buffers (conv im2col's column matrix, conv wgrad's
+// and the bias gradient's partial sums): one mechanism, shared by every op.
+// An anonymous namespace although this is a header: it is private to the
+// registration files, each compiled as three copies (plain, traced, nvcc; see
+// copy.hpp) whose helpers must not be merged by the linker, and on a GPU each
+// registration file keeps a buffer of its own.
+#pragma once
+#include "device/kernels/copy.hpp"
+
+namespace warpnet::device {
+namespace {
+
+// Kernel::launch gets only the op's buffers, so a version that needs
+// scratch memory asks for it here, for the length of one launch.
+#if defined(__CUDACC__)
+// On a GPU one buffer per registration file serves every launch, grown when
+// a launch needs more: cudaFree waits for the whole device, so freeing after
+// each launch would stall training and be timed by the bench. Reuse is safe:
+// launches run in order (the legacy stream, or a blocking stream ordered
+// with it). A buffer outgrown is kept, not freed: a captured graph
+// (device/graph.hpp) may still read it at every replay.
+class Workspace {
+ public:
+  explicit Workspace(size_t bytes) {
+    static void* buffer = nullptr;
+    static size_t capacity = 0;
+    if (bytes > capacity) {
+      buffer = nullptr, capacity = 0;
+      const cudaError_t error = cudaMalloc(&buffer, bytes);
+      if (error != cudaSuccess) fail("workspace of ", bytes, " bytes: ", cudaGetErrorName(error));
+      capacity = bytes;
+    }
+    data_ = buffer;
+  }
+  float* floats() const { return static_cast<float*>(data_); }
+
+ private:
+  void* data_ = nullptr;
+};
+#else
+// On the emulator exactly the bytes asked for, freed after the launch, so the
+// checker catches a kernel that reads or writes past them. Stream-ordered
+// (cudaMallocAsync on the launch stream): in a captured graph the buffer
+// then belongs to the graph and outlives the capture, as on a GPU.
+class Workspace {
+ public:
+  explicit Workspace(size_t bytes) {
+    const cudaError_t error = cudaMallocAsync(&data_, bytes, launch_stream());
+    if (error != cudaSuccess) fail("workspace of ", bytes, " bytes: ", cudaGetErrorName(error));
+  }
+  ~Workspace() { cudaFreeAsync(data_, launch_stream()); }
+  Workspace(const Workspace&) = delete;
+  Workspace& operator=(const Workspace&) = delete;
+  float* floats() const { return static_cast<float*>(data_); }
+
+ private:
+  void* data_ = nullptr;
+};
+#endif
+
+}  // namespace
+}  // namespace warpnet::device
