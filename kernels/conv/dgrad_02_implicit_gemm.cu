@@ -15,6 +15,16 @@
 //   into shared memory by lanes along consecutive w (consecutive q of dy at
 //   stride 1: coalesced), 8x4 outputs per thread with its rows 16 apart so
 //   the dx stores are consecutive w (coalesced, NCHW).
+// Small C (the registration picks it for C <= 8): a 32 (pixels) x 8
+//   (channels) tile, 32 taps per step, one output per thread. The wide tile
+//   wastes most of its 64 columns when C is small (LeNet-5's conv2: C = 6,
+//   58 of 64 are zeros) and gives few blocks, each walking the reduction in
+//   many barrier-separated steps: at that layer (N=64, 14x14, K=16, 5x5) 98
+//   blocks of 50 steps, against the narrow tile's 392 blocks of 13. On an
+//   H200 a step took 3 to 4 us whatever its depth (8, 16 or 32 taps; each
+//   thread gathers 4 A elements per step in all three tiles), which points
+//   at the gather's index arithmetic (divisions by R·S and S), not the FMAs:
+//   fewer steps, and more warps per SM to hide its latency, are what helped.
 // The stride-2 tax, honestly: at stride s (dilation 1) only about one tap
 //   (r,s) in s² reaches a given pixel; the others fail the divisibility
 //   test and gather a zero. Their loads are skipped but the zeros still go
@@ -34,6 +44,11 @@
 //   `warpnet bench conv2d_dgrad`), N=64, 3x3, stride 1, pad 1, at C=K=64 56x56 / 128 28x28 / 256 14x14:
 //   1.43 / 1.48 / 1.57 ms, 10.3 / 10.0 / 9.45 TFLOP/s,
 //   16.7% / 12.7% / 17.3% of cuDNN (fp32, no TF32) in the same run.
+//   LeNet-5's conv2 (N=64 C=6 14x14 K=16 5x5, pad 0), H200, 2026-11-30, a
+//   throwaway probe timing 500 back-to-back launches of each tile: wide
+//   148.8 us (Nsight Compute had 151 us in a training step), 64x16x16 2x2
+//   76.0 us, the chosen 32x8x32 1x1 51.5 us (2.9x); not yet rerun with
+//   `warpnet bench conv2d_dgrad --size 64,6,14,14,16,5,5,1,0,1`.
 // Run: build/bin/test_simt -tc="registry*"; build/bin/warpnet trace conv2d_dgrad/02 --size 2,16,14,14,32,3,3,1,1,1
 #include "kernels/common/cuda_compat.hpp"
 #include "kernels/conv/conv_shape.hpp"
@@ -45,11 +60,15 @@ __global__ void __launch_bounds__((BM / TM) * (BN / TN))
     conv2d_dgrad_implicit_gemm(ConvShape g, const float* __restrict__ dy, const float* __restrict__ w,
                                float* __restrict__ dx) {
   constexpr int LM = BM / TM, LN = BN / TN, THREADS = LM * LN;  // lanes along m and along c
-  constexpr int PAD = 4;  // Bs rows 4 banks apart: the stores below (8 taps x 4 channels per warp) hit 32 banks
+  // Bs rows 32/BK banks apart, an odd multiple of it in all: a warp's stores
+  // below (BK taps x 32/BK channels) then hit 32 different banks (the wide
+  // tile: 8 x 4, rows 68 floats long; the narrow one: 32 x 1, rows 9).
+  constexpr int PAD = 32 / BK;
   static_assert(BM % TM == 0 && BN % TN == 0 && THREADS <= 1024 && THREADS % 32 == 0, "whole warps");
   static_assert(LM % 32 == 0 || 32 % LM == 0, "a warp spans whole rows of lanes along m");
   static_assert(THREADS % BM == 0 && BK % (THREADS / BM) == 0, "A tile: whole columns of m per pass");
   static_assert(THREADS % BK == 0 && BN % (THREADS / BK) == 0, "B tile: whole rows of taps per pass");
+  static_assert(32 % BK == 0 && BN % PAD == 0 && (BN / PAD) % 2 == 0, "Bs rows an odd number of 32/BK banks apart");
   __shared__ float As[BK][BM];        // As[kk][mm] = A[m0 + mm][k0 + kk]: (BK, BM) transposed, gathered from dy
   __shared__ float Bs[BK][BN + PAD];  // Bs[kk][nn] = B[k0 + kk][n0 + nn] = w[k, n0 + nn, r, s]: (BK, BN)
 
@@ -92,7 +111,7 @@ __global__ void __launch_bounds__((BM / TM) * (BN / TN))
     __syncthreads();  // the tiles are complete before anyone reads them
     for (int kk = 0; kk < BK; ++kk) {
       float a[TM], b[TN];
-      for (int i = 0; i < TM; ++i) a[i] = As[kk][tm + i * LM];  // 16 consecutive floats per half warp
+      for (int i = 0; i < TM; ++i) a[i] = As[kk][tm + i * LM];  // LM consecutive floats: per half warp (wide) or warp (narrow)
       for (int j = 0; j < TN; ++j) b[j] = Bs[kk][tn + j * LN];  // a broadcast: few tn per warp
       for (int i = 0; i < TM; ++i)
         for (int j = 0; j < TN; ++j) acc[i][j] += a[i] * b[j];
