@@ -37,15 +37,16 @@
 //   TMA needs every row stride a multiple of 16 bytes (the contiguous
 //   dimension of A and of B a multiple of 8); other shapes are launched as v12
 //   by the registration (13_wgmma_tma.cpp), which says so in its shape text.
-// Emulator: none of this runs there (no TMA, mbarrier or wgmma model), so the
-//   registry has `.emulator = false`. tests/simt/test_wgmma_layout.cpp checks
-//   on the CPU what can be checked without a GPU: the swizzle, the descriptor
-//   bit fields, that every (row, k) a wgmma reads through the kernel's
-//   descriptors is the element TMA put there (by the canonical layouts as
-//   read from the PTX ISA), and the accumulator-to-(row, col) map of the
-//   epilogue. The rest — the PTX itself, the hardware's reading of those
-//   layouts, barrier phases, the tensor maps — only a GPU checks: on an H200
-//   (2026-11-30) tests/gpu passed at every test size and layout.
+// Emulator: the same source runs there (kernels/common/hopper.hpp): TMA
+//   copies, mbarrier phases and wgmma are modelled by src/simt/hopper.hpp, so
+//   the registry's tests check this kernel against the CPU at every test size
+//   and layout, as any other. The model takes its layouts from the PTX ISA,
+//   as this kernel does; that both read the ISA alike is what an H200 checked
+//   (2026-11-30: tests/gpu passed at every test size and layout).
+//   tests/simt/test_wgmma_layout.cpp checks the pieces one by one: the
+//   swizzle, the descriptor bit fields, that every (row, k) a wgmma reads
+//   through the kernel's descriptors is the element TMA put there, and the
+//   accumulator-to-(row, col) map of the epilogue.
 // Changed from v12: TMA instead of cp.async; an mbarrier ring of 4 stages
 //   instead of 2 __syncthreads()-separated buffers; a producer warpgroup;
 //   wgmma m64n128k16 from descriptors instead of ldmatrix + mma.sync m16n8k16;
@@ -60,11 +61,9 @@
 //   copy compiles this registration for that target alone (src/device/
 //   CMakeLists.txt), so on any other GPU the launch fails with
 //   cudaErrorNoKernelImageForDevice. Run: warpnet bench on an H100/H200.
-#include "kernels/common/cuda_compat.hpp"
-#if defined(__CUDACC__)
-#include <cudaTypedefs.h>  // CUtensorMap, PFN_cuTensorMapEncodeTiled: declarations only, no -lcuda
-#endif
 #include <cstdint>
+
+#include "kernels/common/hopper.hpp"
 
 namespace wgmma_v13 {
 
@@ -134,74 +133,6 @@ __host__ __device__ constexpr int acc_col(int t, int i) { return 8 * (i >> 2) + 
 
 }  // namespace wgmma_v13
 
-#if defined(__CUDACC__)
-namespace wgmma_v13 {
-#if defined(__CUDA_ARCH_FEAT_SM90_ALL)
-__device__ __forceinline__ uint32_t shared_address(const void* p) { return uint32_t(__cvta_generic_to_shared(p)); }
-
-__device__ __forceinline__ void mbarrier_init(uint32_t bar, uint32_t count) {
-  asm volatile("mbarrier.init.shared::cta.b64 [%0], %1;\n" ::"r"(bar), "r"(count) : "memory");
-}
-// Arrive once and raise the bytes the current phase waits for.
-__device__ __forceinline__ void mbarrier_arrive_expect_tx(uint32_t bar, uint32_t bytes) {
-  asm volatile("mbarrier.arrive.expect_tx.shared::cta.b64 _, [%0], %1;\n" ::"r"(bar), "r"(bytes) : "memory");
-}
-__device__ __forceinline__ void mbarrier_arrive(uint32_t bar) {
-  asm volatile("mbarrier.arrive.shared::cta.b64 _, [%0];\n" ::"r"(bar) : "memory");
-}
-// Spin until the phase with this parity has completed.
-__device__ __forceinline__ void mbarrier_wait(uint32_t bar, uint32_t parity) {
-  asm volatile(
-      "{\n"
-      ".reg .pred done;\n"
-      "WAIT:\n"
-      "mbarrier.try_wait.parity.shared::cta.b64 done, [%0], %1;\n"
-      "@!done bra WAIT;\n"
-      "}\n" ::"r"(bar),
-      "r"(parity)
-      : "memory");
-}
-// TMA: the box at coordinates (c0 innermost, c1) of `map` into shared `dst`, completing on `bar`.
-__device__ __forceinline__ void tma_load_2d(uint32_t dst, const CUtensorMap* map, int c0, int c1, uint32_t bar) {
-  asm volatile(
-      "cp.async.bulk.tensor.2d.shared::cluster.global.tile.mbarrier::complete_tx::bytes [%0], [%1, {%2, %3}], [%4];\n" ::
-          "r"(dst),
-      "l"(reinterpret_cast<uint64_t>(map)), "r"(c0), "r"(c1), "r"(bar)
-      : "memory");
-}
-__device__ __forceinline__ void wgmma_fence() { asm volatile("wgmma.fence.sync.aligned;\n" ::: "memory"); }
-__device__ __forceinline__ void wgmma_commit() { asm volatile("wgmma.commit_group.sync.aligned;\n" ::: "memory"); }
-template <int Pending>
-__device__ __forceinline__ void wgmma_wait() {
-  asm volatile("wgmma.wait_group.sync.aligned %0;\n" ::"n"(Pending) : "memory");
-}
-
-// d (64,128) += a (64,16) @ b (16,128), bf16 from shared memory through descriptors,
-// fp32 in registers (64 per thread, laid out as acc_row/acc_col say).
-// TransA/TransB: 1 when the operand's tile is MN-major.
-template <int TransA, int TransB>
-__device__ __forceinline__ void wgmma_m64n128k16(float (&d)[64], uint64_t desc_a, uint64_t desc_b) {
-  asm volatile(
-      "wgmma.mma_async.sync.aligned.m64n128k16.f32.bf16.bf16 "
-      "{%0, %1, %2, %3, %4, %5, %6, %7, %8, %9, %10, %11, %12, %13, %14, %15, "
-      "%16, %17, %18, %19, %20, %21, %22, %23, %24, %25, %26, %27, %28, %29, %30, %31, "
-      "%32, %33, %34, %35, %36, %37, %38, %39, %40, %41, %42, %43, %44, %45, %46, %47, "
-      "%48, %49, %50, %51, %52, %53, %54, %55, %56, %57, %58, %59, %60, %61, %62, %63}, "
-      "%64, %65, 1, 1, 1, %66, %67;\n"  // scale-d 1: d += a @ b; imm-scale-a/b 1
-      : "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3]), "+f"(d[4]), "+f"(d[5]), "+f"(d[6]), "+f"(d[7]), "+f"(d[8]),
-        "+f"(d[9]), "+f"(d[10]), "+f"(d[11]), "+f"(d[12]), "+f"(d[13]), "+f"(d[14]), "+f"(d[15]), "+f"(d[16]),
-        "+f"(d[17]), "+f"(d[18]), "+f"(d[19]), "+f"(d[20]), "+f"(d[21]), "+f"(d[22]), "+f"(d[23]), "+f"(d[24]),
-        "+f"(d[25]), "+f"(d[26]), "+f"(d[27]), "+f"(d[28]), "+f"(d[29]), "+f"(d[30]), "+f"(d[31]), "+f"(d[32]),
-        "+f"(d[33]), "+f"(d[34]), "+f"(d[35]), "+f"(d[36]), "+f"(d[37]), "+f"(d[38]), "+f"(d[39]), "+f"(d[40]),
-        "+f"(d[41]), "+f"(d[42]), "+f"(d[43]), "+f"(d[44]), "+f"(d[45]), "+f"(d[46]), "+f"(d[47]), "+f"(d[48]),
-        "+f"(d[49]), "+f"(d[50]), "+f"(d[51]), "+f"(d[52]), "+f"(d[53]), "+f"(d[54]), "+f"(d[55]), "+f"(d[56]),
-        "+f"(d[57]), "+f"(d[58]), "+f"(d[59]), "+f"(d[60]), "+f"(d[61]), "+f"(d[62]), "+f"(d[63])
-      : "l"(desc_a), "l"(desc_b), "n"(TransA), "n"(TransB)
-      : "memory");
-}
-#endif  // __CUDA_ARCH_FEAT_SM90_ALL
-}  // namespace wgmma_v13
-
 // map_a: A, (M,K) row-major bf16, or (K,M) when TA; map_b: B, (K,N) row-major
 // bf16, or (N,K) when TB (CUtensorMaps made by wgmma_v13::make_maps);
 // C: (M,N) row-major fp32. C = op(A) @ op(B).
@@ -211,26 +142,27 @@ template <bool TA = false, bool TB = false>
 __global__ void __launch_bounds__(wgmma_v13::THREADS, 1)
     gemm_wgmma_tma(int M, int N, int K, const __grid_constant__ CUtensorMap map_a,
                    const __grid_constant__ CUtensorMap map_b, float* __restrict__ C) {
-#if defined(__CUDA_ARCH_FEAT_SM90_ALL)
+#if WARPNET_HOPPER_PTX
   using namespace wgmma_v13;
+  using namespace warpnet::ptx;
   using OpA = OperandA<TA>;
   using OpB = OperandB<TB>;
   constexpr uint32_t STAGE = kStageBytes<TA, TB>;
   // Stage s: A tile at base + s*STAGE (OpA::BYTES), B tile right after; then full[STAGES], empty[STAGES].
   unsigned char* raw = warpnet::dynamic_shared<unsigned char>();
-  const uint32_t raw_address = shared_address(raw);
-  const uint32_t base = (raw_address + 1023) & ~1023u;  // the swizzle pattern repeats every 1024 bytes
-  const uint32_t full = base + STAGES * STAGE, empty = full + STAGES * 8;
+  unsigned char* base = raw + (1024 - shared_address(raw) % 1024) % 1024;  // the swizzle repeats every 1024 bytes
+  uint64_t* full = reinterpret_cast<uint64_t*>(base + STAGES * STAGE);
+  uint64_t* empty = full + STAGES;
   const int wg = threadIdx.x / 128, t = threadIdx.x % 128;
   const int row0 = blockIdx.y * BM, col0 = blockIdx.x * BN;
   const int k_steps = (K + BK - 1) / BK;
 
   if (threadIdx.x == 0) {
     for (int s = 0; s < STAGES; ++s) {
-      mbarrier_init(full + 8 * s, 1);                // the producer's arrive.expect_tx; TMA adds the bytes
-      mbarrier_init(empty + 8 * s, CONSUMERS * 128);  // every consumer thread
+      mbarrier_init(&full[s], 1);                // the producer's arrive.expect_tx; TMA adds the bytes
+      mbarrier_init(&empty[s], CONSUMERS * 128);  // every consumer thread
     }
-    asm volatile("fence.mbarrier_init.release.cluster;\n" ::: "memory");  // visible to the copy engine
+    fence_mbarrier_init();  // visible to the copy engine
   }
   __syncthreads();
 
@@ -238,15 +170,16 @@ __global__ void __launch_bounds__(wgmma_v13::THREADS, 1)
     if (t == 0) {
       for (int step = 0; step < k_steps; ++step) {
         const int s = step % STAGES, k0 = step * BK;
-        if (step >= STAGES) mbarrier_wait(empty + 8 * s, (step / STAGES - 1) & 1);  // round r-1 released it
-        const uint32_t a = base + s * STAGE, b = a + OpA::BYTES, bar = full + 8 * s;
-        mbarrier_arrive_expect_tx(bar, STAGE);  // whole boxes count, zero-filled parts included
+        if (step >= STAGES) mbarrier_wait(&empty[s], (step / STAGES - 1) & 1);  // round r-1 released it
+        unsigned char* a = base + s * STAGE;
+        unsigned char* b = a + OpA::BYTES;
+        mbarrier_arrive_expect_tx(&full[s], STAGE);  // whole boxes count, zero-filled parts included
         for (int box = 0; box < OpA::BOXES; ++box)
-          if constexpr (TA) tma_load_2d(a + box * OpA::BOX_BYTES, &map_a, row0 + 64 * box, k0, bar);  // map {M, K}
-          else tma_load_2d(a, &map_a, k0, row0, bar);                                      // map {K, M}
+          if constexpr (TA) tma_load_2d(a + box * OpA::BOX_BYTES, &map_a, row0 + 64 * box, k0, &full[s]);  // map {M, K}
+          else tma_load_2d(a, &map_a, k0, row0, &full[s]);                                      // map {K, M}
         for (int box = 0; box < OpB::BOXES; ++box)
-          if constexpr (TB) tma_load_2d(b, &map_b, k0, col0, bar);                                    // map {K, N}
-          else tma_load_2d(b + box * OpB::BOX_BYTES, &map_b, col0 + 64 * box, k0, bar);     // map {N, K}
+          if constexpr (TB) tma_load_2d(b, &map_b, k0, col0, &full[s]);                                    // map {K, N}
+          else tma_load_2d(b + box * OpB::BOX_BYTES, &map_b, col0 + 64 * box, k0, &full[s]);     // map {N, K}
       }
     }
   } else {  // consumer wg: rows m0..m0+63 of the block tile
@@ -254,17 +187,17 @@ __global__ void __launch_bounds__(wgmma_v13::THREADS, 1)
     float acc[64] = {};
     for (int step = 0; step < k_steps; ++step) {
       const int s = step % STAGES;
-      mbarrier_wait(full + 8 * s, (step / STAGES) & 1);  // TMA's bytes of round step/STAGES have landed
-      const uint32_t a = base + s * STAGE, b = a + OpA::BYTES;
+      mbarrier_wait(&full[s], (step / STAGES) & 1);  // TMA's bytes of round step/STAGES have landed
+      const uint32_t a = shared_address(base + s * STAGE), b = a + OpA::BYTES;
       wgmma_fence();  // the accumulators' earlier register writes are ordered before the wgmmas
 #pragma unroll
       for (int kk = 0; kk < BK; kk += WGMMA_K)
-        wgmma_m64n128k16<TA ? 1 : 0, TB ? 0 : 1>(acc, descriptor(a + OpA::start(m0, kk), OpA::LBO, OpA::SBO),
-                                                  descriptor(b + OpB::start(0, kk), OpB::LBO, OpB::SBO));
+        wgmma_m64n128k16_bf16<TA ? 1 : 0, TB ? 0 : 1>(acc, descriptor(a + OpA::start(m0, kk), OpA::LBO, OpA::SBO),
+                                                       descriptor(b + OpB::start(0, kk), OpB::LBO, OpB::SBO));
       wgmma_commit();
       // Keep this step's group in flight; the previous one is done, so its stage is free.
       wgmma_wait<1>();
-      if (step > 0) mbarrier_arrive(empty + 8 * ((step - 1) % STAGES));
+      if (step > 0) mbarrier_arrive(&empty[(step - 1) % STAGES]);
     }
     wgmma_wait<0>();
     // Epilogue: straight from the accumulators, pairs of adjacent columns.
@@ -313,16 +246,21 @@ inline bool tma_describable(const void* base, int64_t inner) {
 // 64 x box_outer, 128-byte swizzle, zeros outside.
 inline bool make_map(CUtensorMap* map, const void* base, int64_t inner, int64_t outer, int box_outer) {
   const PFN_cuTensorMapEncodeTiled_v12000 encode = encode_tiled();
-  if (!encode || !tma_describable(base, inner)) return false;
   const cuuint64_t dims[2] = {cuuint64_t(inner), cuuint64_t(outer)}, strides[1] = {cuuint64_t(inner) * 2};
   const cuuint32_t box[2] = {64, cuuint32_t(box_outer)}, element_strides[2] = {1, 1};
-  return encode(map, CU_TENSOR_MAP_DATA_TYPE_BFLOAT16, 2, const_cast<void*>(base), dims, strides, box,
-                element_strides, CU_TENSOR_MAP_INTERLEAVE_NONE, CU_TENSOR_MAP_SWIZZLE_128B,
-                CU_TENSOR_MAP_L2_PROMOTION_L2_256B, CU_TENSOR_MAP_FLOAT_OOB_FILL_NONE) == CUDA_SUCCESS;
+  return encode && encode(map, CU_TENSOR_MAP_DATA_TYPE_BFLOAT16, 2, const_cast<void*>(base), dims, strides, box,
+                          element_strides, CU_TENSOR_MAP_INTERLEAVE_NONE, CU_TENSOR_MAP_SWIZZLE_128B,
+                          CU_TENSOR_MAP_L2_PROMOTION_L2_256B, CU_TENSOR_MAP_FLOAT_OOB_FILL_NONE) == CUDA_SUCCESS;
 }
 
-// Makes both maps and launches; false (nothing launched) when TMA cannot
-// describe the operands or the driver has no tensor maps.
+// Whether TMA can describe A (M,K) and B (K,N) as stored (see tma_describable).
+template <bool TA, bool TB>
+bool describable(int M, int N, int K, const void* A, const void* B) {
+  return tma_describable(A, TA ? M : K) && tma_describable(B, TB ? K : N);
+}
+
+// Makes both maps and launches; false (nothing launched) when the driver
+// refuses a map (describable() operands only: anything else is the caller's to route).
 template <bool TA, bool TB>
 bool launch(dim3 grid, int M, int N, int K, const __nv_bfloat16* A, const __nv_bfloat16* B, float* C) {
   CUtensorMap map_a, map_b;
@@ -336,4 +274,3 @@ bool launch(dim3 grid, int M, int N, int K, const __nv_bfloat16* A, const __nv_b
 }
 
 }  // namespace wgmma_v13
-#endif  // __CUDACC__

@@ -214,19 +214,23 @@ void Block::run(uint3 index) {
   error_ = nullptr;
   current_block = this;
   if (checker_) checker_->start_block();
+  hopper_.start(warps_);
   try {
     start_lanes();
     for (;;) {
       for (unsigned w = 0; w < warps_; ++w) run_warp(w);
       if (done_ == lanes_.size()) break;
+      if (hopper_.settle(*this)) continue;  // TMA copies landed, mbarrier phases completed
       release_barrier();
     }
+    hopper_.finish(*this);
   } catch (...) {
     destroy_fibers();
     current_block = nullptr;
     throw;
   }
   if (checker_) checker_->end_block();
+  if (checker_ && hopper_.copies_made) sink_.add_bulk(hopper_.copies_made, hopper_.bytes_copied, hopper_.largest_copy);
   current_block = nullptr;
 }
 
@@ -271,6 +275,11 @@ void Block::barrier_failure() {
   const Lane* exited = nullptr;
   for (const Lane& lane : lanes_) {
     if (lane.state == LaneState::at_warp_op) deadlock();
+    if (lane.state == LaneState::at_mbarrier) {
+      throw LaunchError(cudaErrorLaunchTimeout,
+                        cat(where(lane), ": deadlock: this thread ", hopper_.describe_wait(*this, lane),
+                            " (on a GPU: a hang)"));
+    }
     if (lane.state == LaneState::done && !exited) exited = &lane;
     if (lane.state != LaneState::at_barrier) continue;
     if (!waiting) {

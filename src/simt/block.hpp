@@ -11,6 +11,7 @@
 #include <vector>
 
 #include "simt/device.hpp"
+#include "simt/hopper_units.hpp"
 #include "simt/launch.hpp"
 #include "simt/trace.hpp"
 
@@ -29,7 +30,9 @@ struct SourcePlace {
   bool operator==(const SourcePlace& o) const;
 };
 
-enum class LaneState : uint8_t { ready, at_barrier, at_warp_op, at_memory, done };
+// at_mbarrier: waiting on an mbarrier phase; yielded: past a yielding warp op
+// (WarpMatrixOp::yields), until the scheduler's next round (HopperUnits::settle).
+enum class LaneState : uint8_t { ready, at_barrier, at_warp_op, at_memory, at_mbarrier, yielded, done };
 
 // The access a lane held at_memory is about to make.
 struct PendingAccess {
@@ -63,6 +66,7 @@ struct alignas(64) Lane {
   unsigned mask = 0;
   int arg = 0, width = 32;
   uint64_t result = 0;  // what the collective returns to this lane
+  uint64_t* mbarrier = nullptr;  // at_mbarrier: the barrier it waits on (the parity is in `value`)
   PendingAccess access;  // while at_memory
   // cp.async copies this thread issued and has not yet waited for (async_copy.cpp).
   std::vector<AsyncCopy> async_copies;
@@ -100,6 +104,8 @@ class Block {
   unsigned lanes_in_warp(unsigned warp) const;
   Lane& lane(unsigned linear) { return lanes_[linear]; }
   const KernelCall& call() const { return call_; }
+  unsigned lane_count() const { return unsigned(lanes_.size()); }
+  HopperUnits& hopper() { return hopper_; }
   const StackSet& stacks() const { return stacks_; }
 
   // A traced kernel's checker, made at its first traced access on this worker
@@ -161,6 +167,7 @@ class Block {
   std::exception_ptr error_;    // thrown inside a fiber, rethrown by run()
   TraceSink& sink_;
   std::unique_ptr<Checker> checker_;
+  HopperUnits hopper_;  // mbarriers, TMA copies, wgmma queues (hopper.hpp)
 };
 
 // The lane running now on this OS thread (null outside kernels) and its block.

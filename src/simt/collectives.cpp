@@ -152,7 +152,7 @@ void Block::run_matrix_op(unsigned warp, const Lane& first) {
   op.run(operands);
   for (unsigned l = 0; l < 32; ++l) {
     group[l].result = 0;
-    group[l].state = LaneState::ready;
+    group[l].state = op.yields ? LaneState::yielded : LaneState::ready;
   }
   ++warp_epochs_[warp];  // a .sync instruction orders the warp's shared-memory accesses, as __syncwarp does
 }

@@ -11,6 +11,7 @@
 #include "simt/intrinsics.hpp"
 #include "simt/launch.hpp"
 #include "simt/low_precision.hpp"
+#include "simt/tensor_map.hpp"
 
 // Qualifiers: every function is host code on the CPU. With the toolkit, CUDA's
 // host_defines.h (through vector_types.h) has defined them already, for nvcc.
@@ -23,6 +24,7 @@
 #undef __align__
 #undef __shared__
 #undef __constant__
+#undef __grid_constant__
 #define __global__
 #define __device__
 #define __host__
@@ -37,3 +39,5 @@
 #define __shared__ static thread_local
 // __constant__ data is written by the host before launches and only read by kernels.
 #define __constant__
+// A kernel parameter the kernel never writes, addressable (a CUtensorMap for TMA): an ordinary parameter here.
+#define __grid_constant__

@@ -37,6 +37,9 @@ struct WarpMatrixOp {
   const char* name;                    // "mma.sync.aligned.m16n8k16...", for messages
   void (*run)(void* const* operands);  // out of line in the library: never instrumented
   void* operands;                      // this lane's
+  // The warp then waits until every other thread of the block has run as far
+  // as it can (wgmma.wait_group): async units get their chance to race it.
+  bool yields = false;
 };
 void warp_matrix_op(const WarpMatrixOp& op);
 

@@ -123,7 +123,9 @@ void Stepper::show(Block& block, unsigned warp, bool at_barrier) {
         if (lane.access.variable) v.variable = *lane.access.variable;
         break;
       case LaneState::at_barrier: v.state = LaneView::State::barrier, v.where = describe_code(lane.site); break;
-      case LaneState::at_warp_op: v.state = LaneView::State::collective, v.where = describe_code(lane.site); break;
+      case LaneState::at_mbarrier: v.state = LaneView::State::barrier, v.where = describe_code(lane.site); break;
+      case LaneState::at_warp_op:
+      case LaneState::yielded: v.state = LaneView::State::collective, v.where = describe_code(lane.site); break;
       default: v.state = LaneView::State::exited;
     }
     stop_.lanes.push_back(std::move(v));

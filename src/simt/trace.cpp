@@ -124,6 +124,9 @@ nlohmann::json KernelTrace::to_json() const {
   j["global_store"] = summary(total(Space::global, true));
   j["shared_load"] = summary(total(Space::shared, false));
   j["shared_store"] = summary(total(Space::shared, true));
+  j["tma_copies"] = bulk_copies;
+  j["tma_bytes"] = bulk_bytes;
+  j["tma_largest_copy_bytes"] = bulk_largest;
   j["instructions"] = nlohmann::json::array();
   for (const InstructionStats& s : instructions) {
     nlohmann::json i = summary(s);
@@ -185,6 +188,13 @@ void TraceSink::add(const std::vector<InstructionStats>& stats, std::vector<Warp
     if (trace_.samples.size() >= KernelTrace::kMaxSamples) break;
     trace_.samples.push_back(a);
   }
+}
+
+void TraceSink::add_bulk(uint64_t copies, uint64_t bytes, uint64_t largest) {
+  std::lock_guard lock(mutex_);
+  trace_.bulk_copies += copies;
+  trace_.bulk_bytes += bytes;
+  trace_.bulk_largest = std::max(trace_.bulk_largest, largest);
 }
 
 void TraceSink::publish() {

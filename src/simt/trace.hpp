@@ -53,6 +53,9 @@ struct KernelTrace {
   std::vector<InstructionStats> instructions;  // sorted by pc
   std::vector<WarpAccess> samples;             // the first kMaxSamples, in execution order
   static constexpr size_t kMaxSamples = 256;
+  // TMA boxes (src/simt/hopper.hpp): global -> shared by the copy engine, not
+  // by the kernel's instructions, so in no InstructionStats above.
+  uint64_t bulk_copies = 0, bulk_bytes = 0, bulk_largest = 0;  // copies, their bytes, the largest copy's
 
   // Sums over instructions of one kind.
   InstructionStats total(Space space, bool write) const;
@@ -72,6 +75,7 @@ class TraceSink {
  public:
   TraceSink(std::string kernel, const LaunchShape& shape);
   void add(const std::vector<InstructionStats>& stats, std::vector<WarpAccess>& samples);
+  void add_bulk(uint64_t copies, uint64_t bytes, uint64_t largest);
   bool traced() const { return traced_; }
   void publish();
 

@@ -1,6 +1,8 @@
-// matmul v13 (wgmma + TMA, sm_90a) cannot run on the emulator. What can be
-// checked without a GPU is checked here, with the kernel's own constexpr
-// functions (kernels/matmul/13_wgmma_tma.cu, namespace wgmma_v13):
+// matmul v13 (wgmma + TMA, sm_90a) piece by piece, with the kernel's own
+// constexpr functions (kernels/matmul/13_wgmma_tma.cu, namespace wgmma_v13).
+// The whole kernel runs on the emulator in the registry tests (through
+// src/simt/hopper.hpp's model); these cases pin down the arithmetic that
+// model and kernel must agree on, each where a mistake would be found first:
 //   - the 128-byte swizzle and the descriptor's bit fields;
 //   - that every (row, k) element each wgmma reads through the kernel's
 //     descriptors (start, LBO, SBO, per consumer warpgroup and k16 step) is
@@ -9,9 +11,8 @@
 //     m16n8k16 on the emulator (a wgmma m64n128k16 is, per warp, 16 rows x 16
 //     n8 tiles of it), reading operands from a swizzled stage image at the
 //     descriptor addresses and storing through the epilogue's accumulator map.
-// What this cannot check: the PTX itself, that the hardware reads the
-// canonical layouts as modelled here (Operand::read), barrier phases, the
-// tensor maps. Those wait for an H100/H200 run.
+// That the hardware reads the canonical layouts as modelled (Operand::read
+// here, src/simt/hopper.cpp there) only a GPU checks: an H200 did, 2026-11-30.
 #include <doctest/doctest.h>
 
 #include <set>

@@ -9,13 +9,32 @@ namespace {
 namespace warpnet::device::gemm {
 namespace {
 
+// The emulator's reason for a refused tensor map; the driver gives none.
+std::string refusal_detail() {
 #if defined(__CUDACC__)
+  return "";
+#else
+  return ": " + simt::last_tensor_map_refusal();
+#endif
+}
+
 // v12 with its registered tiles, for operands whose row pitch is not a multiple of 16 bytes.
 void launch_v12(const Sizes& s, Buffers b) {
   launch_gemm<__nv_bfloat16>(s, Launch{tile_grid(s, 128, 128), dim3(256), 0}, b,
                              []<bool TA, bool TB>() { return gemm_mma_sync<128, 128, 32, 64, 32, TA, TB>; });
 }
-#endif
+
+template <bool TA, bool TB>
+void launch_v13(const Sizes& s, const Launch& l, Buffers b) {
+  const auto* A = static_cast<const __nv_bfloat16*>(b[0]);
+  const auto* B = static_cast<const __nv_bfloat16*>(b[1]);
+  if (!wgmma_v13::describable<TA, TB>(M(s), N(s), K(s), A, B)) return launch_v12(s, b);  // checks its own launch
+  WN_CHECK(wgmma_v13::encode_tiled(), "matmul/13_wgmma_tma: the driver has no cuTensorMapEncodeTiled");
+  WN_CHECK((wgmma_v13::launch<TA, TB>(l.grid, M(s), N(s), K(s), A, B, static_cast<float*>(b[2]))),
+           "matmul/13_wgmma_tma: cuTensorMapEncodeTiled refused a map at M=", M(s), " N=", N(s), " K=", K(s),
+           " trans_a=", TA, " trans_b=", TB, refusal_detail());
+  check_launch();
+}
 
 const Registration wgmma_tma{Kernel{
     .op = "matmul",
@@ -32,25 +51,10 @@ const Registration wgmma_tma{Kernel{
     .flops = flops,
     // 128x128 tiles of 2-byte inputs, fetched once each by TMA (see tiled_bytes).
     .bytes = [](const Sizes& s) { return tiled_bytes(s, 128, 128, 2); },
-    // No TMA, mbarrier or wgmma model in the emulator (see the kernel's header).
-    .emulator = false,
     .launch = [](const Sizes& s, const Launch& l, Buffers b) {
-#if defined(__CUDACC__)
-      WN_CHECK(wgmma_v13::encode_tiled(), "matmul/13_wgmma_tma: the driver has no cuTensorMapEncodeTiled");
-      const auto* A = static_cast<const __nv_bfloat16*>(b[0]);
-      const auto* B = static_cast<const __nv_bfloat16*>(b[1]);
-      auto* C = static_cast<float*>(b[2]);
       const bool ta = s[3] != 0, tb = s[4] != 0;
-      const bool launched = ta ? (tb ? wgmma_v13::launch<true, true>(l.grid, M(s), N(s), K(s), A, B, C)
-                                     : wgmma_v13::launch<true, false>(l.grid, M(s), N(s), K(s), A, B, C))
-                               : (tb ? wgmma_v13::launch<false, true>(l.grid, M(s), N(s), K(s), A, B, C)
-                                     : wgmma_v13::launch<false, false>(l.grid, M(s), N(s), K(s), A, B, C));
-      if (launched) check_launch();
-      else launch_v12(s, b);  // launch_gemm checks its own launch
-#else
-      (void)s, (void)l, (void)b;
-      fail("matmul/13_wgmma_tma runs only on an sm_90a GPU (wgmma, TMA), not on the emulator");
-#endif
+      if (ta) tb ? launch_v13<true, true>(s, l, b) : launch_v13<true, false>(s, l, b);
+      else tb ? launch_v13<false, true>(s, l, b) : launch_v13<false, false>(s, l, b);
     },
     .copy = kThisCopy,
     .input_format = &simt::kBfloat16,

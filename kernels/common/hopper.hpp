@@ -1,0 +1,121 @@
+// Hopper (sm_90a) PTX wrappers on both compilers: inline PTX under nvcc, the
+// emulator's model under g++ (src/simt/ptx_hopper.hpp; src/simt/hopper.hpp
+// says what it models). Shared memory is named by pointers here; under nvcc
+// they become shared-space addresses (cvta.to.shared) inside the wrappers.
+//
+//   shared_address(p)                        the shared-space address of p (for wgmma descriptors)
+//   mbarrier_init, fence_mbarrier_init       a barrier in shared memory, made visible to the copy engine
+//   mbarrier_arrive_expect_tx, _arrive       arrive (announcing TMA bytes to come)
+//   mbarrier_wait(bar, parity)               until the phase of that parity has completed
+//   tma_load_2d(dst, map, c0, c1, bar)       a TMA box of a CUtensorMap into shared memory, counted on bar
+//   wgmma_fence / _commit / _wait<N>         order, group, and retire asynchronous wgmmas
+//   wgmma_m64n128k16_bf16<TransA, TransB>    d (64,128) += a (64,16) @ b (16,128), bf16, fp32 accumulators
+//   wgmma_m64n128k32_e4m3                    d (64,128) += a (64,32) @ b (32,128), fp8 e4m3 (K-major both)
+//
+// WARPNET_HOPPER_PTX is 1 where these exist: the emulator, and nvcc's device
+// pass for sm_90a. A kernel built on them guards its body with it and traps
+// elsewhere (a plain sm_90 or older GPU has no wgmma), never a wrong answer.
+#pragma once
+#include <cstdint>
+
+#include "kernels/common/cuda_compat.hpp"
+
+#if defined(__CUDACC__)
+#include <cudaTypedefs.h>  // CUtensorMap, PFN_cuTensorMapEncodeTiled: declarations only, no -lcuda
+#if defined(__CUDA_ARCH_FEAT_SM90_ALL)
+#define WARPNET_HOPPER_PTX 1
+#else
+#define WARPNET_HOPPER_PTX 0
+#endif
+#else
+#include "simt/ptx_hopper.hpp"
+#define WARPNET_HOPPER_PTX 1
+#endif
+
+#if defined(__CUDACC__) && defined(__CUDA_ARCH_FEAT_SM90_ALL)
+namespace warpnet::ptx {
+
+__device__ __forceinline__ uint32_t shared_address(const void* p) { return uint32_t(__cvta_generic_to_shared(p)); }
+
+__device__ __forceinline__ void mbarrier_init(uint64_t* bar, uint32_t count) {
+  asm volatile("mbarrier.init.shared::cta.b64 [%0], %1;\n" ::"r"(shared_address(bar)), "r"(count) : "memory");
+}
+__device__ __forceinline__ void fence_mbarrier_init() {
+  asm volatile("fence.mbarrier_init.release.cluster;\n" ::: "memory");
+}
+// Arrive once and raise the bytes the current phase waits for.
+__device__ __forceinline__ void mbarrier_arrive_expect_tx(uint64_t* bar, uint32_t bytes) {
+  asm volatile("mbarrier.arrive.expect_tx.shared::cta.b64 _, [%0], %1;\n" ::"r"(shared_address(bar)), "r"(bytes)
+               : "memory");
+}
+__device__ __forceinline__ void mbarrier_arrive(uint64_t* bar) {
+  asm volatile("mbarrier.arrive.shared::cta.b64 _, [%0];\n" ::"r"(shared_address(bar)) : "memory");
+}
+// Spin until the phase with this parity has completed.
+__device__ __forceinline__ void mbarrier_wait(uint64_t* bar, uint32_t parity) {
+  asm volatile(
+      "{\n"
+      ".reg .pred done;\n"
+      "WAIT:\n"
+      "mbarrier.try_wait.parity.shared::cta.b64 done, [%0], %1;\n"
+      "@!done bra WAIT;\n"
+      "}\n" ::"r"(shared_address(bar)),
+      "r"(parity)
+      : "memory");
+}
+// TMA: the box at coordinates (c0 innermost, c1) of `map` into shared `dst`, completing on `bar`.
+__device__ __forceinline__ void tma_load_2d(void* dst, const CUtensorMap* map, int c0, int c1, uint64_t* bar) {
+  asm volatile(
+      "cp.async.bulk.tensor.2d.shared::cluster.global.tile.mbarrier::complete_tx::bytes [%0], [%1, {%2, %3}], [%4];\n" ::
+          "r"(shared_address(dst)),
+      "l"(reinterpret_cast<uint64_t>(map)), "r"(c0), "r"(c1), "r"(shared_address(bar))
+      : "memory");
+}
+
+__device__ __forceinline__ void wgmma_fence() { asm volatile("wgmma.fence.sync.aligned;\n" ::: "memory"); }
+__device__ __forceinline__ void wgmma_commit() { asm volatile("wgmma.commit_group.sync.aligned;\n" ::: "memory"); }
+template <int Pending>
+__device__ __forceinline__ void wgmma_wait() {
+  asm volatile("wgmma.wait_group.sync.aligned %0;\n" ::"n"(Pending) : "memory");
+}
+
+// The 64 accumulator operands of an m64n128 wgmma, as asm operand list text and constraints.
+#define WARPNET_WGMMA_D64                                                                                           \
+  "{%0, %1, %2, %3, %4, %5, %6, %7, %8, %9, %10, %11, %12, %13, %14, %15, "                                         \
+  "%16, %17, %18, %19, %20, %21, %22, %23, %24, %25, %26, %27, %28, %29, %30, %31, "                                \
+  "%32, %33, %34, %35, %36, %37, %38, %39, %40, %41, %42, %43, %44, %45, %46, %47, "                                \
+  "%48, %49, %50, %51, %52, %53, %54, %55, %56, %57, %58, %59, %60, %61, %62, %63}"
+#define WARPNET_WGMMA_D64_OPERANDS(d)                                                                               \
+  "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3]), "+f"(d[4]), "+f"(d[5]), "+f"(d[6]), "+f"(d[7]), "+f"(d[8]),       \
+      "+f"(d[9]), "+f"(d[10]), "+f"(d[11]), "+f"(d[12]), "+f"(d[13]), "+f"(d[14]), "+f"(d[15]), "+f"(d[16]),        \
+      "+f"(d[17]), "+f"(d[18]), "+f"(d[19]), "+f"(d[20]), "+f"(d[21]), "+f"(d[22]), "+f"(d[23]), "+f"(d[24]),       \
+      "+f"(d[25]), "+f"(d[26]), "+f"(d[27]), "+f"(d[28]), "+f"(d[29]), "+f"(d[30]), "+f"(d[31]), "+f"(d[32]),       \
+      "+f"(d[33]), "+f"(d[34]), "+f"(d[35]), "+f"(d[36]), "+f"(d[37]), "+f"(d[38]), "+f"(d[39]), "+f"(d[40]),       \
+      "+f"(d[41]), "+f"(d[42]), "+f"(d[43]), "+f"(d[44]), "+f"(d[45]), "+f"(d[46]), "+f"(d[47]), "+f"(d[48]),       \
+      "+f"(d[49]), "+f"(d[50]), "+f"(d[51]), "+f"(d[52]), "+f"(d[53]), "+f"(d[54]), "+f"(d[55]), "+f"(d[56]),       \
+      "+f"(d[57]), "+f"(d[58]), "+f"(d[59]), "+f"(d[60]), "+f"(d[61]), "+f"(d[62]), "+f"(d[63])
+
+// d (64,128) += a (64,16) @ b (16,128), bf16 from shared memory through descriptors,
+// fp32 in registers (64 per thread). TransA/TransB: 1 when the operand's tile is MN-major.
+template <int TransA, int TransB>
+__device__ __forceinline__ void wgmma_m64n128k16_bf16(float (&d)[64], uint64_t desc_a, uint64_t desc_b) {
+  asm volatile("wgmma.mma_async.sync.aligned.m64n128k16.f32.bf16.bf16 " WARPNET_WGMMA_D64
+               ", %64, %65, 1, 1, 1, %66, %67;\n"  // scale-d 1: d += a @ b; imm-scale-a/b 1
+               : WARPNET_WGMMA_D64_OPERANDS(d)
+               : "l"(desc_a), "l"(desc_b), "n"(TransA), "n"(TransB)
+               : "memory");
+}
+// d (64,128) += a (64,32) @ b (32,128), fp8 e4m3: both tiles K-major (no
+// transpose for 8-bit types), no trans operands in the instruction.
+__device__ __forceinline__ void wgmma_m64n128k32_e4m3(float (&d)[64], uint64_t desc_a, uint64_t desc_b) {
+  asm volatile("wgmma.mma_async.sync.aligned.m64n128k32.f32.e4m3.e4m3 " WARPNET_WGMMA_D64
+               ", %64, %65, 1, 1, 1;\n"  // scale-d 1; imm-scale-a/b 1
+               : WARPNET_WGMMA_D64_OPERANDS(d)
+               : "l"(desc_a), "l"(desc_b)
+               : "memory");
+}
+#undef WARPNET_WGMMA_D64
+#undef WARPNET_WGMMA_D64_OPERANDS
+
+}  // namespace warpnet::ptx
+#endif

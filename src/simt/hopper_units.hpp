@@ -1,0 +1,72 @@
+// The per-block state of the emulator's Hopper units (hopper.hpp says the
+// model): mbarriers by address, queued TMA copies, each warp's wgmma queue.
+// Internal to src/simt.
+#pragma once
+#include <cstdint>
+#include <string>
+#include <unordered_map>
+#include <vector>
+
+#include "simt/hopper.hpp"
+
+namespace warpnet::simt {
+
+struct MBarrier {
+  uint32_t expected = 0, pending = 0;  // arrivals per phase, and still missing in this one
+  int64_t tx = 0;                      // transaction bytes expected and not yet completed
+  uint32_t completed = 0;              // phases completed so far: phase p's parity is p & 1
+};
+
+struct TmaCopy {
+  TensorMapFields map;
+  unsigned char* dst;  // host pointer into the shared window
+  uint32_t dst_address;
+  uint32_t bytes;      // the box's
+  int coords[5];
+  uint64_t* bar;
+};
+
+// Shared addresses [begin, end).
+struct SharedSpan {
+  uint32_t begin = 0, end = 0;
+  bool overlaps(const SharedSpan& o) const { return begin < o.end && o.begin < end; }
+};
+
+struct WgmmaOp {
+  WgmmaShape shape;
+  uint64_t desc_a, desc_b;
+  float* d[32];      // each lane's accumulators
+  uint32_t group;    // 0 until wgmma.commit_group
+  SharedSpan a, b;   // the shared bytes it reads: this warp's 16 rows of a, all of b
+  const void* site;  // where it was issued, for errors
+};
+
+class Block;
+struct Lane;
+
+// The shared address of a pointer into `block`'s dynamic shared memory (from the scheduler).
+uint32_t shared_address_of(const Block& block, const void* pointer);
+
+// Per running block: reset when a block starts, checked empty when it ends.
+class HopperUnits {
+ public:
+  void start(unsigned warps);
+  // No thread can run: make the queued copies and wake the threads whose
+  // mbarrier phase has completed; true when one did.
+  bool settle(Block& block);
+  // The block ended: copies or wgmmas still in flight are an error.
+  void finish(const Block& block);
+  // "waits on the mbarrier at shared address 0x..., which still lacks ...": a stuck lane, for the deadlock error.
+  std::string describe_wait(const Block& block, const Lane& lane) const;
+
+  std::unordered_map<const void*, MBarrier> barriers;
+  std::vector<TmaCopy> copies;
+  uint64_t copies_made = 0, bytes_copied = 0, largest_copy = 0;  // this block's TMA traffic, for a traced launch
+  struct Warp {
+    std::vector<WgmmaOp> ops;
+    uint32_t committed = 0;
+  };
+  std::vector<Warp> warps;
+};
+
+}  // namespace warpnet::simt

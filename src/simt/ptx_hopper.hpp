@@ -1,0 +1,48 @@
+// The Hopper PTX wrappers of kernels/common/hopper.hpp as the emulator runs
+// them: the same names and signatures, the model of simt/hopper.hpp.
+// Included only under g++.
+#pragma once
+#include <cstdint>
+
+#include "simt/copy_namespace.hpp"
+#include "simt/hopper.hpp"
+
+namespace warpnet::ptx {
+inline namespace WARPNET_SIMT_COPY {
+
+inline uint32_t shared_address(const void* p) { return simt::shared_address(p); }
+
+inline void mbarrier_init(uint64_t* bar, uint32_t count) { simt::mbarrier_init(bar, count); }
+// Makes the initializations visible to the copy engine: nothing to do here,
+// where the copy engine runs only between threads.
+inline void fence_mbarrier_init() {}
+inline void mbarrier_arrive_expect_tx(uint64_t* bar, uint32_t bytes) {
+  simt::mbarrier_arrive(bar, bytes, "mbarrier.arrive.expect_tx.shared::cta.b64");
+}
+inline void mbarrier_arrive(uint64_t* bar) { simt::mbarrier_arrive(bar, 0, "mbarrier.arrive.shared::cta.b64"); }
+inline void mbarrier_wait(uint64_t* bar, uint32_t parity) { simt::mbarrier_wait_parity(bar, parity); }
+
+inline void tma_load_2d(void* dst, const CUtensorMap* map, int c0, int c1, uint64_t* bar) {
+  const int coords[2] = {c0, c1};
+  simt::tma_load(dst, map, coords, 2, bar);
+}
+
+inline void wgmma_fence() { simt::wgmma_fence(); }
+inline void wgmma_commit() { simt::wgmma_commit(); }
+template <int Pending>
+inline void wgmma_wait() {
+  simt::wgmma_wait(unsigned(Pending));
+}
+
+template <int TransA, int TransB>
+inline void wgmma_m64n128k16_bf16(float (&d)[64], uint64_t desc_a, uint64_t desc_b) {
+  static constexpr simt::WgmmaShape shape{128, 16, simt::WgmmaInput::bf16, TransA != 0, TransB != 0};
+  simt::wgmma_issue("wgmma.mma_async.sync.aligned.m64n128k16.f32.bf16.bf16", shape, d, desc_a, desc_b);
+}
+inline void wgmma_m64n128k32_e4m3(float (&d)[64], uint64_t desc_a, uint64_t desc_b) {
+  static constexpr simt::WgmmaShape shape{128, 32, simt::WgmmaInput::e4m3, false, false};
+  simt::wgmma_issue("wgmma.mma_async.sync.aligned.m64n128k32.f32.e4m3.e4m3", shape, d, desc_a, desc_b);
+}
+
+}  // inline namespace WARPNET_SIMT_COPY
+}  // namespace warpnet::ptx

@@ -1,0 +1,103 @@
+// TMA tensor maps for the emulator: the driver-API types a Hopper kernel's host
+// code names (CUtensorMap, cuTensorMapEncodeTiled through
+// cudaGetDriverEntryPointByVersion), with the values of CUDA's cuda.h and
+// cudaTypedefs.h, so that code compiles unchanged under g++. The encoder
+// checks what the driver documents it checks and keeps the fields in the
+// map's 128 opaque bytes; the emulator's TMA copy (hopper.cpp) reads them back.
+#pragma once
+#include <cstdint>
+#include <optional>
+#include <string>
+
+#include "simt/cuda_runtime.hpp"
+
+using cuuint32_t = uint32_t;
+using cuuint64_t = uint64_t;
+
+enum CUresult { CUDA_SUCCESS = 0, CUDA_ERROR_INVALID_VALUE = 1 };
+
+// 128 bytes, 64-byte aligned, as in cuda.h; kernels take it as a __grid_constant__ parameter.
+struct alignas(64) CUtensorMap {
+  cuuint64_t opaque[16];
+};
+
+enum CUtensorMapDataType {
+  CU_TENSOR_MAP_DATA_TYPE_UINT8 = 0,
+  CU_TENSOR_MAP_DATA_TYPE_UINT16,
+  CU_TENSOR_MAP_DATA_TYPE_UINT32,
+  CU_TENSOR_MAP_DATA_TYPE_INT32,
+  CU_TENSOR_MAP_DATA_TYPE_UINT64,
+  CU_TENSOR_MAP_DATA_TYPE_INT64,
+  CU_TENSOR_MAP_DATA_TYPE_FLOAT16,
+  CU_TENSOR_MAP_DATA_TYPE_FLOAT32,
+  CU_TENSOR_MAP_DATA_TYPE_FLOAT64,
+  CU_TENSOR_MAP_DATA_TYPE_BFLOAT16,
+  CU_TENSOR_MAP_DATA_TYPE_FLOAT32_FTZ,
+  CU_TENSOR_MAP_DATA_TYPE_TFLOAT32,
+  CU_TENSOR_MAP_DATA_TYPE_TFLOAT32_FTZ,
+};
+enum CUtensorMapInterleave {
+  CU_TENSOR_MAP_INTERLEAVE_NONE = 0,
+  CU_TENSOR_MAP_INTERLEAVE_16B,
+  CU_TENSOR_MAP_INTERLEAVE_32B,
+};
+enum CUtensorMapSwizzle {
+  CU_TENSOR_MAP_SWIZZLE_NONE = 0,
+  CU_TENSOR_MAP_SWIZZLE_32B,
+  CU_TENSOR_MAP_SWIZZLE_64B,
+  CU_TENSOR_MAP_SWIZZLE_128B,
+};
+enum CUtensorMapL2promotion {
+  CU_TENSOR_MAP_L2_PROMOTION_NONE = 0,
+  CU_TENSOR_MAP_L2_PROMOTION_L2_64B,
+  CU_TENSOR_MAP_L2_PROMOTION_L2_128B,
+  CU_TENSOR_MAP_L2_PROMOTION_L2_256B,
+};
+enum CUtensorMapFloatOOBfill {
+  CU_TENSOR_MAP_FLOAT_OOB_FILL_NONE = 0,
+  CU_TENSOR_MAP_FLOAT_OOB_FILL_NAN_REQUEST_ZERO_FMA,
+};
+
+using PFN_cuTensorMapEncodeTiled_v12000 = CUresult (*)(CUtensorMap* tensorMap, CUtensorMapDataType tensorDataType,
+                                                       cuuint32_t tensorRank, void* globalAddress,
+                                                       const cuuint64_t* globalDim, const cuuint64_t* globalStrides,
+                                                       const cuuint32_t* boxDim, const cuuint32_t* elementStrides,
+                                                       CUtensorMapInterleave interleave, CUtensorMapSwizzle swizzle,
+                                                       CUtensorMapL2promotion l2Promotion,
+                                                       CUtensorMapFloatOOBfill oobFill);
+
+enum cudaDriverEntryPointQueryResult {
+  cudaDriverEntryPointSuccess = 0,
+  cudaDriverEntryPointSymbolNotFound = 1,
+  cudaDriverEntryPointVersionNotSufficent = 2,
+};
+enum : unsigned long long { cudaEnableDefault = 0 };
+
+// The emulator's driver offers one entry point: "cuTensorMapEncodeTiled".
+cudaError_t cudaGetDriverEntryPointByVersion(const char* symbol, void** funcPtr, unsigned int cudaVersion,
+                                             unsigned long long flags,
+                                             cudaDriverEntryPointQueryResult* driverStatus = nullptr);
+
+namespace warpnet::simt {
+
+// What an encoded map holds, read back by the TMA copy. Only what the copy
+// needs: tiled mode, element strides 1, no interleave (the encoder refuses the rest).
+struct TensorMapFields {
+  uint32_t magic;  // kTensorMapMagic once encoded: a zeroed or foreign map is refused
+  uint32_t rank;
+  uint32_t element_bytes;
+  uint32_t swizzle;  // CUtensorMapSwizzle
+  uint64_t global;   // address
+  uint64_t dims[5];
+  uint64_t strides[5];  // bytes; strides[0] is element_bytes
+  uint32_t box[5];
+};
+static_assert(sizeof(TensorMapFields) <= sizeof(CUtensorMap));
+inline constexpr uint32_t kTensorMapMagic = 0x544d4150;  // "TMAP"
+
+// The fields of an encoded map; none for a map cuTensorMapEncodeTiled never encoded.
+std::optional<TensorMapFields> tensor_map_fields(const CUtensorMap& map);
+// Why this host thread's last cuTensorMapEncodeTiled returned CUDA_ERROR_INVALID_VALUE.
+const std::string& last_tensor_map_refusal();
+
+}  // namespace warpnet::simt

@@ -1,0 +1,215 @@
+// Hopper's asynchronous units on the emulator (src/simt/hopper.hpp): TMA boxes
+// land swizzled and zero-filled on an mbarrier, wgmma fp8 computes what a
+// plain loop does, and the misuses a GPU would answer with a hang or wrong
+// numbers — a phase that never completes, one arrival too many, a copy nobody
+// waits for, a wgmma reading a stage before its copy landed — are errors that
+// say what is wrong. (The bf16 wgmma path is checked by matmul v13 in the
+// registry tests, in all four layouts.)
+#include <doctest/doctest.h>
+
+#include <cstring>
+
+#include "kernels/common/all.hpp"
+#include "simt/minifloat.hpp"
+#include "tests/simt/device_buffer.hpp"
+
+namespace {
+
+using warpnet::simt::LaunchError;
+
+// The 128-byte swizzle as the PTX ISA defines it for shared addresses: the
+// 16-byte chunk c of 128-byte row r moves to chunk c ^ (r % 8).
+uint32_t swizzle128(uint32_t address) { return address ^ (((address >> 7) & 7u) << 4); }
+
+// A 2-D tensor map of a row-major (outer, inner) matrix of `bytes`-byte
+// elements with boxes of box_inner x box_outer, 128-byte swizzle.
+CUresult encode(CUtensorMap* map, CUtensorMapDataType type, uint32_t bytes, const void* base, uint64_t inner,
+                uint64_t outer, uint32_t box_inner, uint32_t box_outer) {
+  void* fn = nullptr;
+  REQUIRE(cudaGetDriverEntryPointByVersion("cuTensorMapEncodeTiled", &fn, 12000, cudaEnableDefault) == cudaSuccess);
+  const auto encode_tiled = reinterpret_cast<PFN_cuTensorMapEncodeTiled_v12000>(fn);
+  const cuuint64_t dims[2] = {inner, outer}, strides[1] = {inner * bytes};
+  const cuuint32_t box[2] = {box_inner, box_outer}, element_strides[2] = {1, 1};
+  return encode_tiled(map, type, 2, const_cast<void*>(base), dims, strides, box, element_strides,
+                      CU_TENSOR_MAP_INTERLEAVE_NONE, CU_TENSOR_MAP_SWIZZLE_128B, CU_TENSOR_MAP_L2_PROMOTION_NONE,
+                      CU_TENSOR_MAP_FLOAT_OOB_FILL_NONE);
+}
+
+// The 1024-byte-aligned start of the dynamic shared memory (the emulator's
+// window is not aligned so: kernels align their swizzled tiles themselves).
+__device__ unsigned char* aligned_shared() {
+  unsigned char* raw = warpnet::dynamic_shared<unsigned char>();
+  return raw + (1024 - warpnet::ptx::shared_address(raw) % 1024) % 1024;
+}
+
+// One TMA box of (64 x 8) 16-bit elements at (c0, c1) into shared memory;
+// `out` receives the 1024 bytes as they lie there, and `address` the tile's shared address.
+__global__ void tma_box(const __grid_constant__ CUtensorMap map, int c0, int c1, uint16_t* out, uint32_t* address) {
+  using namespace warpnet::ptx;
+  unsigned char* tile = aligned_shared();
+  auto* bar = reinterpret_cast<uint64_t*>(tile + 1024);
+  if (threadIdx.x == 0) {
+    mbarrier_init(bar, 1);
+    fence_mbarrier_init();
+  }
+  __syncthreads();
+  if (threadIdx.x == 0) {
+    mbarrier_arrive_expect_tx(bar, 1024);
+    tma_load_2d(tile, &map, c0, c1, bar);
+    *address = shared_address(tile);
+  }
+  mbarrier_wait(bar, 0);
+  for (int i = threadIdx.x; i < 512; i += blockDim.x) out[i] = reinterpret_cast<const uint16_t*>(tile)[i];
+}
+
+// A (64 x 128) and B (128 n x 128 k), fp8 e4m3, both K-major: C (64, 128) = A @ B^T
+// by 4 wgmma m64n128k32 from one TMA stage. One warpgroup; `early` issues the
+// wgmmas before waiting on the copy's barrier (a misuse).
+__global__ void wgmma_fp8(const __grid_constant__ CUtensorMap map_a, const __grid_constant__ CUtensorMap map_b,
+                          float* C, bool early) {
+  using namespace warpnet::ptx;
+  unsigned char* a = aligned_shared();
+  unsigned char* b = a + 64 * 128;
+  auto* bar = reinterpret_cast<uint64_t*>(b + 128 * 128);
+  if (threadIdx.x == 0) {
+    mbarrier_init(bar, 1);
+    fence_mbarrier_init();
+  }
+  __syncthreads();
+  if (threadIdx.x == 0) {
+    mbarrier_arrive_expect_tx(bar, 64 * 128 + 128 * 128);
+    tma_load_2d(a, &map_a, 0, 0, bar);
+    tma_load_2d(b, &map_b, 0, 0, bar);
+  }
+  if (!early) mbarrier_wait(bar, 0);
+  // K-major, 128-byte swizzle: rows of 128 bytes, 1024 bytes between groups of 8 rows.
+  auto descriptor = [](uint32_t address) {
+    return uint64_t((address & 0x3FFFFu) >> 4) | uint64_t(1024 >> 4) << 32 | uint64_t(1) << 62;
+  };
+  float acc[64] = {};
+  wgmma_fence();
+  for (int k = 0; k < 128; k += 32)
+    wgmma_m64n128k32_e4m3(acc, descriptor(shared_address(a) + k), descriptor(shared_address(b) + k));
+  wgmma_commit();
+  wgmma_wait<0>();
+  if (early) mbarrier_wait(bar, 0);
+  const int t = threadIdx.x;
+  for (int i = 0; i < 64; ++i) {
+    // The wgmma accumulator layout: warp w holds rows 16w.., each 8-column block as mma.m16n8's C.
+    const int row = 16 * (t / 32) + (t % 32) / 4 + 8 * ((i >> 1) & 1), col = 8 * (i >> 2) + 2 * (t % 4) + (i & 1);
+    C[row * 128 + col] = acc[i];
+  }
+}
+
+__global__ void waits_forever(int arrivals) {
+  using namespace warpnet::ptx;
+  auto* bar = reinterpret_cast<uint64_t*>(aligned_shared());
+  if (threadIdx.x == 0) mbarrier_init(bar, 2);
+  __syncthreads();
+  if (int(threadIdx.x) < arrivals) mbarrier_arrive(bar);
+  mbarrier_wait(bar, 0);
+}
+
+// One arrival expected, with 16 transaction bytes that never come; then a second arrival.
+__global__ void arrives_twice() {
+  using namespace warpnet::ptx;
+  auto* bar = reinterpret_cast<uint64_t*>(aligned_shared());
+  mbarrier_init(bar, 1);
+  mbarrier_arrive_expect_tx(bar, 16);
+  mbarrier_arrive(bar);
+}
+
+__global__ void copy_nobody_waits_for(const __grid_constant__ CUtensorMap map) {
+  using namespace warpnet::ptx;
+  unsigned char* tile = aligned_shared();
+  auto* bar = reinterpret_cast<uint64_t*>(tile + 1024);
+  mbarrier_init(bar, 1);
+  mbarrier_arrive_expect_tx(bar, 1024);
+  tma_load_2d(tile, &map, 0, 0, bar);
+}
+
+constexpr size_t kShared = 1024 + 64 * 128 + 128 * 128 + 1024;
+
+}  // namespace
+
+TEST_CASE("TMA: a box lands 128-byte swizzled, zeros where it leaves the tensor, counted on its mbarrier") {
+  // 72 x 10 elements (pitch 144 bytes); the box (64 x 8) at (32, 5) runs past both edges.
+  constexpr int inner = 72, outer = 10, c0 = 32, c1 = 5;
+  std::vector<uint16_t> t(inner * outer);
+  for (size_t i = 0; i < t.size(); ++i) t[i] = uint16_t(1000 + i);
+  DeviceBuffer<uint16_t> d_t(t), out(512);
+  DeviceBuffer<uint32_t> address(1);
+  CUtensorMap map;
+  REQUIRE(encode(&map, CU_TENSOR_MAP_DATA_TYPE_UINT16, 2, d_t.get(), inner, outer, 64, 8) == CUDA_SUCCESS);
+  warpnet::simt::launch(tma_box, dim3(1), dim3(64), kShared, map, c0, c1, out.get(), address.get());
+  const auto got = out.download();
+  const uint32_t base = address.download()[0];
+  CHECK(base % 1024 == 0);
+  int inside = 0;
+  for (int j = 0; j < 8; ++j)
+    for (int i = 0; i < 64; ++i) {
+      const bool in = c0 + i < inner && c1 + j < outer;
+      inside += in;
+      const uint16_t want = in ? t[(c1 + j) * inner + c0 + i] : 0;
+      const uint32_t at = swizzle128(base + j * 128 + i * 2) - base;
+      INFO("box element (", i, ", ", j, ") at byte ", at);
+      CHECK(got[at / 2] == want);
+    }
+  CHECK(inside == 40 * 5);  // the test's box does leave the tensor on both sides
+}
+
+TEST_CASE("wgmma: m64n128k32 e4m3 from TMA-loaded K-major tiles equals a plain loop") {
+  using warpnet::simt::decode;
+  using warpnet::simt::kE4M3;
+  // Small integers times powers of two: every product and sum exact in fp32.
+  std::vector<uint8_t> a(64 * 128), b(128 * 128);
+  const float values[] = {-3, -2, -1, -0.5f, 0, 0.5f, 1, 2, 3};
+  auto code = [&](float v) { return warpnet::simt::encode(kE4M3, v, false); };
+  for (size_t i = 0; i < a.size(); ++i) a[i] = uint8_t(code(values[(i * 7 + i / 128) % 9]));
+  for (size_t i = 0; i < b.size(); ++i) b[i] = uint8_t(code(values[(i * 5 + i / 128 * 3) % 9]));
+  std::vector<float> want(64 * 128, 0.0f);
+  for (int m = 0; m < 64; ++m)
+    for (int n = 0; n < 128; ++n)
+      for (int k = 0; k < 128; ++k) want[m * 128 + n] += decode(kE4M3, a[m * 128 + k]) * decode(kE4M3, b[n * 128 + k]);
+  DeviceBuffer<uint8_t> d_a(a), d_b(b);
+  DeviceBuffer<float> c(64 * 128);
+  CUtensorMap map_a, map_b;
+  REQUIRE(encode(&map_a, CU_TENSOR_MAP_DATA_TYPE_UINT8, 1, d_a.get(), 128, 64, 128, 64) == CUDA_SUCCESS);
+  REQUIRE(encode(&map_b, CU_TENSOR_MAP_DATA_TYPE_UINT8, 1, d_b.get(), 128, 128, 128, 128) == CUDA_SUCCESS);
+  warpnet::simt::launch(wgmma_fp8, dim3(1), dim3(128), kShared, map_a, map_b, c.get(), false);
+  CHECK(c.download() == want);
+
+  // Issued before the copy's barrier completed: the stage may still be in flight.
+  CHECK_THROWS_WITH_AS(warpnet::simt::launch(wgmma_fp8, dim3(1), dim3(128), kShared, map_a, map_b, c.get(), true),
+                       doctest::Contains("that a TMA copy has not finished writing: wait on the copy's mbarrier"),
+                       LaunchError);
+}
+
+TEST_CASE("mbarrier: a phase that cannot complete, and an arrival its phase has no room for, are errors that say so") {
+  CHECK_THROWS_WITH_AS(warpnet::simt::launch(waits_forever, dim3(1), dim3(32), kShared, 1),
+                       doctest::Contains("deadlock: this thread waits on the mbarrier at shared address 0x"),
+                       LaunchError);
+  CHECK_THROWS_WITH_AS(warpnet::simt::launch(waits_forever, dim3(1), dim3(32), kShared, 1),
+                       doctest::Contains("which still lacks 1 of 2 arrivals and 0 transaction bytes"), LaunchError);
+  CHECK_NOTHROW(warpnet::simt::launch(waits_forever, dim3(1), dim3(32), kShared, 2));
+  // A third arrival is the next phase's first: legal.
+  CHECK_NOTHROW(warpnet::simt::launch(waits_forever, dim3(1), dim3(32), kShared, 3));
+  CHECK_THROWS_WITH_AS(warpnet::simt::launch(arrives_twice, dim3(1), dim3(1), kShared),
+                       doctest::Contains("more arrivals than the 1 the mbarrier at"), LaunchError);
+}
+
+TEST_CASE("TMA: a copy still in flight at exit, and maps the driver would refuse, are errors") {
+  std::vector<uint16_t> t(64 * 8, 1);
+  DeviceBuffer<uint16_t> d_t(t);
+  CUtensorMap map;
+  REQUIRE(encode(&map, CU_TENSOR_MAP_DATA_TYPE_UINT16, 2, d_t.get(), 64, 8, 64, 8) == CUDA_SUCCESS);
+  CHECK_THROWS_WITH_AS(warpnet::simt::launch(copy_nobody_waits_for, dim3(1), dim3(1), kShared, map),
+                       doctest::Contains("the block exited with 1 TMA copies in flight"), LaunchError);
+
+  // A row pitch of 60 x 2 bytes is not a multiple of 16; a 32-element box of
+  // 2 bytes is 64 bytes, not the 128-byte row the swizzle needs (here).
+  CHECK(encode(&map, CU_TENSOR_MAP_DATA_TYPE_UINT16, 2, d_t.get(), 60, 8, 64, 8) == CUDA_ERROR_INVALID_VALUE);
+  CHECK(warpnet::simt::last_tensor_map_refusal().find("globalStrides[0] = 120") != std::string::npos);
+  CHECK(encode(&map, CU_TENSOR_MAP_DATA_TYPE_UINT16, 2, d_t.get(), 64, 8, 32, 8) == CUDA_ERROR_INVALID_VALUE);
+  CHECK(warpnet::simt::last_tensor_map_refusal().find("inner boxes of exactly 128 bytes, not 64") != std::string::npos);
+}
