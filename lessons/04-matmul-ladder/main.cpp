@@ -50,6 +50,8 @@ struct Figures {
   double flops_per_byte;
   double shared_load_conflicts, shared_store_conflicts;  // wavefronts / the fewest possible
   double instructions_per_warp;                          // memory instructions
+  double tma_bytes;  // loaded by the copy engine (v13), not by instructions: no sectors per load to show
+  unsigned tma_box;  // bytes of the largest TMA copy
 };
 
 Figures trace(const device::Kernel& kernel, const device::Sizes& sizes) {
@@ -59,7 +61,8 @@ Figures trace(const device::Kernel& kernel, const device::Sizes& sizes) {
   const auto check = device::compare(kernel, sizes, inputs, out);
   const auto t = simt::last_trace();
   WN_CHECK(t.has_value(), kernel.id(), " left no trace");
-  Figures f{&kernel, check.mismatches == 0, 0, 0, 0, 0, 0, 0, 0, 0};
+  Figures f{&kernel, check.mismatches == 0, 0, 0, 0, 0, 0, 0, 0, 0, double(t->bulk_bytes),
+            unsigned(t->bulk_largest)};
   const auto load = t->total(Space::global, false);
   const auto s_load = t->total(Space::shared, false), s_store = t->total(Space::shared, true);
   f.load_sectors_per_request = ratio(load.sectors, load.requests);
@@ -71,6 +74,7 @@ Figures trace(const device::Kernel& kernel, const device::Sizes& sizes) {
     f.global_bytes += double(i.active_lanes) * i.bytes;
     if (!i.write) f.widest_load = std::max(f.widest_load, i.bytes);
   }
+  f.global_bytes += f.tma_bytes;
   f.flops_per_byte = ratio(kernel.flops(sizes), f.global_bytes);
   f.shared_load_conflicts = ratio(s_load.wavefronts, s_load.ideal_wavefronts);
   f.shared_store_conflicts = ratio(s_store.wavefronts, s_store.ideal_wavefronts);
@@ -87,7 +91,7 @@ void print_table(const std::vector<Figures>& all, const device::Sizes& sizes, bo
                 "FLOPs / byte | shared conflicts (load / store) | memory instr. / warp |\n"
                 "|---|---|---:|---:|---:|---:|---:|---:|---:|\n");
   else
-    std::printf("%-32s %-6s %9s %6s %7s %9s %8s %15s %10s\n", "version", "inputs", "sect/load", "effic", "widest",
+    std::printf("%-32s %-6s %9s %6s %12s %9s %8s %15s %10s\n", "version", "inputs", "sect/load", "effic", "widest",
                 "global MB", "FLOP/B", "conflicts l/s", "instr/warp");
   for (const Figures& f : all) {
     const std::string inputs = f.kernel->input_format ? (f.kernel->input_format == &simt::kHalf      ? "fp16"
@@ -95,16 +99,21 @@ void print_table(const std::vector<Figures>& all, const device::Sizes& sizes, bo
                                                                                                        : "fp8")
                                                       : "fp32";
     const std::string conf = degree(f.shared_load_conflicts) + " / " + degree(f.shared_store_conflicts);
-    const std::string mb = fixed(f.global_bytes / 1e6, 2), widest = std::to_string(f.widest_load) + " B";
-    const std::string efficiency = fixed(100 * f.load_efficiency, 0) + "%";
+    // Tiles that TMA copies whole are no warp's loads: no sectors per load,
+    // no efficiency; the widest "load" is the copy engine's box.
+    const bool tma = f.tma_bytes > 0;
+    const std::string mb = fixed(f.global_bytes / 1e6, 2);
+    const std::string widest = tma ? std::to_string(f.tma_box / 1024) + " KiB TMA" : std::to_string(f.widest_load) + " B";
+    const std::string sectors = tma ? "TMA" : fixed(f.load_sectors_per_request, 2);
+    const std::string efficiency = tma ? "-" : fixed(100 * f.load_efficiency, 0) + "%";
     if (markdown)
       std::printf("| %s | %s | %s | %s | %s | %s | %s | %s | %s |\n", f.kernel->id().c_str(), inputs.c_str(),
-                  fixed(f.load_sectors_per_request, 2).c_str(), efficiency.c_str(), widest.c_str(), mb.c_str(),
-                  fixed(f.flops_per_byte, 2).c_str(), conf.c_str(), fixed(f.instructions_per_warp, 0).c_str());
+                  sectors.c_str(), efficiency.c_str(), widest.c_str(), mb.c_str(), fixed(f.flops_per_byte, 2).c_str(),
+                  conf.c_str(), fixed(f.instructions_per_warp, 0).c_str());
     else
-      std::printf("%-32s %-6s %9.2f %6s %7s %9s %8.2f %15s %10.0f\n", f.kernel->id().c_str(), inputs.c_str(),
-                  f.load_sectors_per_request, efficiency.c_str(), widest.c_str(), mb.c_str(), f.flops_per_byte,
-                  conf.c_str(), f.instructions_per_warp);
+      std::printf("%-32s %-6s %9s %6s %12s %9s %8.2f %15s %10.0f\n", f.kernel->id().c_str(), inputs.c_str(),
+                  sectors.c_str(), efficiency.c_str(), widest.c_str(), mb.c_str(), f.flops_per_byte, conf.c_str(),
+                  f.instructions_per_warp);
   }
   if (markdown)
     std::printf("\nTraced on the emulator at %s (`build/bin/lesson04 --markdown`); counts, not times, so any "
@@ -159,6 +168,11 @@ void check_claims(const std::map<int, Figures>& v) {
            "v7 is free of bank conflicts");
   }
   if (has(12)) expect(v.at(12).shared_load_conflicts == 1.0, "v12's ldmatrix loads are conflict-free");
+  if (has(12) && has(13)) {
+    expect(v.at(13).tma_bytes > 0 && v.at(13).widest_load == 0, "v13's threads load nothing: TMA copies every tile");
+    expect(v.at(13).instructions_per_warp < v.at(12).instructions_per_warp / 2,
+           "v13's warps issue under half the memory instructions of v12's (only the epilogue's stores)");
+  }
 }
 
 }  // namespace
