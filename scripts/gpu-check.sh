@@ -16,7 +16,9 @@
 #   5. runs `warpnet bench train` (LeNet-5) with 2 CPU threads, the 2-core
 #      CPU the GPU is compared with, its own record train-<gpu>-<date>.json;
 #   6. runs `warpnet bench precision` on the GPU (one matmul in each format:
-#      the FP8/BF16 and BF16/FP32 throughput ratios), precision-<gpu>-<date>.json;
+#      the FP8/BF16 and BF16/FP32 throughput ratios), precision-<gpu>-<date>.json,
+#      and again for bf16 and fp8 with B stored (N,K) (--trans-b: fp8's native
+#      layout), precision-tn-<gpu>-<date>.json;
 #   7. lists each kernel's matrix instructions and spills (cuobjdump -sass);
 #   8. (only when PHASES names it) times each kernel of a LeNet-5 training
 #      step with Nsight Compute (ncu-lenet.csv): where a step's time goes;
@@ -215,6 +217,15 @@ elif [ -x "$BIN/warpnet" ]; then
   rc=$?
   [ "$rc" -eq 0 ] && note "bench precision: ok" || note "bench precision: rc=$rc (124: out of time)"
   [ -n "$gpu" ] && [ -f "$precision_record" ] && cp -f "$precision_record" "$root/bench/results/"
+  # The FP8/BF16 ratio again with B stored (N,K): a linear layer's layout and
+  # fp8's native one (no repacking on either side); bf16 and fp8 only.
+  tn_record="$OUT/precision-tn-${record##*/}"
+  phase "warpnet bench precision --trans-b (bf16, e4m3) -> $tn_record"
+  timeout "$(left_until 500)" "$BIN/warpnet" bench precision --backends cuda --gpu-size 8192,8192,8192 \
+    --trans-b --precisions bf16,e4m3 --json "$tn_record"
+  rc=$?
+  [ "$rc" -eq 0 ] && note "bench precision --trans-b: ok" || note "bench precision --trans-b: rc=$rc (124: out of time)"
+  [ -n "$gpu" ] && [ -f "$tn_record" ] && cp -f "$tn_record" "$root/bench/results/"
 else
   note "bench precision: not run (no warpnet binary)"
 fi

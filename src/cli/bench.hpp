@@ -79,6 +79,7 @@ struct PrecisionSettings {
   std::string emu_size, gpu_size;       // one backend's size, over `size`
   std::vector<std::string> precisions;  // empty: all
   std::vector<std::string> backends;    // of cpu, emu, cuda; empty: all
+  bool trans_b = false;                 // B stored (N,K): C = A·Bᵀ (device::precision::Options)
 };
 // Prints the table (and the GPU throughput ratios when there are GPU rows);
 // writes the record to `json_path` unless it is empty. Returns the record.

@@ -51,6 +51,11 @@ void print_ratio(const char* what, const nlohmann::json& r, double target) {
               ratio >= target ? "met" : "NOT met");
 }
 
+const char* layout(bool trans_b) {
+  return trans_b ? "A (M,K), B stored (N,K): C = A·Bᵀ (trans_b = 1; a linear layer's forward; both operands K-major)"
+                 : "A (M,K), B (K,N), both row-major: C = A·B";
+}
+
 }  // namespace
 
 nlohmann::json bench_precision(const PrecisionSettings& p, const Settings& s, const std::string& json_path) {
@@ -68,6 +73,7 @@ nlohmann::json bench_precision(const PrecisionSettings& p, const Settings& s, co
     auto has = [&](const char* b) { return std::find(p.backends.begin(), p.backends.end(), b) != p.backends.end(); };
     o.cpu = has("cpu"), o.emu = has("emu"), o.cuda = has("cuda");
   }
+  o.trans_b = p.trans_b;
   o.seed = s.seed;
   o.runs = s.runs;
   o.budget_s = s.budget_s;
@@ -85,9 +91,9 @@ nlohmann::json bench_precision(const PrecisionSettings& p, const Settings& s, co
   double load = NAN;
   if (std::ifstream loadavg("/proc/loadavg"); !(loadavg >> load)) load = NAN;
   const device::gpu::Info info = device::gpu::probe();
-  std::printf("warpnet bench precision: seed %llu; A (M,K), B (K,N) uniform(-1,1), stored in each format, fp32 "
+  std::printf("warpnet bench precision: seed %llu; %s, uniform(-1,1), stored in each format, fp32 "
               "accumulation, against the float64 product of the fp32 originals\n",
-              (unsigned long long)s.seed);
+              (unsigned long long)s.seed, layout(o.trans_b));
   std::printf("  max ulps: max |C - Cref| / (2^-p * sum_k |A||B|), p = the format's mantissa bits "
               "(about 1 = as good as the format allows)\n");
   std::printf("  emu rows are the emulator's wall time, not GPU figures; GPU: %s\n\n",
@@ -106,6 +112,7 @@ nlohmann::json bench_precision(const PrecisionSettings& p, const Settings& s, co
       {"timing", "cpu: wall clock, median; emu: emulator wall time of one run (not a GPU figure); cuda: CUDA events, "
                  "L2 flushed, median"}};
   record["settings"] = {{"max_runs", o.runs}, {"budget_s", o.budget_s}, {"threads", cpu::num_threads()}};
+  record["layout"] = layout(o.trans_b);
   record["load_average_1min_at_start"] = std::isfinite(load) ? nlohmann::json(load) : nlohmann::json(nullptr);
   record["precision"] = nlohmann::json::array();
   for (const precision::Row& r : rows) record["precision"].push_back(precision::to_json(r));

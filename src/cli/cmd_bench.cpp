@@ -580,6 +580,9 @@ void add_bench_command(CLI::App& app) {
       ->group("precision");
   cmd->add_option("--gpu-size", o->precision.gpu_size, "precision: M,N,K on the GPU (default 8192^3, or --size)")
       ->group("precision");
+  cmd->add_flag("--trans-b", o->precision.trans_b,
+                "precision: B stored (N,K), C = A·Bᵀ: a linear layer's forward, and fp8's native layout (default: B (K,N))")
+      ->group("precision");
   // allreduce (bench_allreduce.hpp): under mpirun -np N.
   cmd->add_option("--min-bytes", o->allreduce.min_bytes, "allreduce: smallest message")->group("allreduce");
   cmd->add_option("--max-bytes", o->allreduce.max_bytes, "allreduce: largest message (sizes double)")->group("allreduce");

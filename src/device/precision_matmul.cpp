@@ -91,14 +91,14 @@ const numeric::Format& format_of(const std::string& precision) {
   fail("precision: unknown precision '", precision, "' (known: ", known, ")");
 }
 
-Operands make_operands(int64_t M, int64_t N, int64_t K, uint64_t seed) {
+Operands make_operands(int64_t M, int64_t N, int64_t K, uint64_t seed, bool trans_b) {
   WN_CHECK(M > 0 && N > 0 && K > 0, "precision: sizes must be positive, got M=", M, " N=", N, " K=", K);
   Rng rng(seed);
-  const Sizes sizes = {M, N, K, 0, 0};
+  const Sizes sizes = {M, N, K, 0, trans_b ? 1 : 0};
   std::vector<Tensor> in = op("matmul").make_inputs(sizes, rng);
-  Operands x{M, N, K, in.at(0), in.at(1), {}, {}};
-  x.c_ref = cpu::matmul(x.a.to(DType::f64), x.b.to(DType::f64));
-  x.abs_products = cpu::matmul(absolute_f64(x.a), absolute_f64(x.b));
+  Operands x{M, N, K, trans_b, in.at(0), in.at(1), {}, {}};
+  x.c_ref = cpu::matmul(x.a.to(DType::f64), x.b.to(DType::f64), false, trans_b);
+  x.abs_products = cpu::matmul(absolute_f64(x.a), absolute_f64(x.b), false, trans_b);
   return x;
 }
 
@@ -118,10 +118,10 @@ Quantized quantize(const std::string& precision, const Operands& x) {
     q.scaling = "per-tensor";
     q.a = per_tensor(x.a, f, q.scale_a), q.b = per_tensor(x.b, f, q.scale_b);
     q.input_bytes = elements + 2 * 4;
-  } else {  // e2m1: MX blocks along K, so B (K,N) is blocked along its columns
+  } else {  // e2m1: MX blocks along K, so B (K,N) is blocked along its columns, B (N,K) along its rows
     q.scaling = "mx32 (e8m0 per 32 along K)";
     q.a = mx_rows(x.a, f);
-    q.b = transposed(mx_rows(transposed(x.b), f));
+    q.b = x.trans_b ? mx_rows(x.b, f) : transposed(mx_rows(transposed(x.b), f));
     const int64_t blocks = (x.K + numeric::kMxBlock - 1) / numeric::kMxBlock;
     q.input_bytes = (x.M * x.K + 1) / 2 + (x.K * x.N + 1) / 2 + (x.M + x.N) * blocks;
   }

@@ -65,12 +65,14 @@ const numeric::Format& format_of(const std::string& precision);
 // A, B and the float64 facts every row is measured against.
 struct Operands {
   int64_t M = 0, N = 0, K = 0;
-  Tensor a, b;          // (M,K), (K,N) f32, the originals
+  bool trans_b = false;  // B stored (N,K): C = A·Bᵀ
+  Tensor a, b;          // (M,K), and (K,N) or (N,K) when trans_b: f32, the originals
   Tensor c_ref;         // (M,N) f64: A·B of the originals in float64
   Tensor abs_products;  // (M,N) f64: sum_k |A_ik|·|B_kj|, the error scale (see max_ulps)
 };
-// The matmul op's inputs for (M, N, K) from `seed`, and their references.
-Operands make_operands(int64_t M, int64_t N, int64_t K, uint64_t seed);
+// The matmul op's inputs for (M, N, K) from `seed`, B stored (N,K) when
+// trans_b, and their references.
+Operands make_operands(int64_t M, int64_t N, int64_t K, uint64_t seed, bool trans_b = false);
 
 // A and B as a precision stores them, decoded back to fp32 (exact): C is
 // (a·b) / (scale_a·scale_b).
@@ -116,6 +118,10 @@ struct Options {
   std::vector<int64_t> gpu_size = {8192, 8192, 8192};
   bool cpu = true, emu = true, cuda = true;  // cuda: only where gpu::probe() says usable
   uint64_t seed = 1;
+  // B stored (N,K), C = A·Bᵀ: a linear layer's forward (its weight is (out, in)),
+  // and the one layout in which fp8 tensor cores need no repacking (both
+  // operands K-major; wgmma and cuBLASLt's fp8 accept no other).
+  bool trans_b = false;
   int runs = 5;           // most timed runs (CPU and GPU; the emulator runs once)
   double budget_s = 1.0;  // stop timing a row after this much timed time (at least 2 runs)
 };

@@ -77,17 +77,17 @@ std::string precision_of(const Kernel& k) { return k.input_format ? k.input_form
 
 // The CPU: Eigen's fp32 GEMM on the stored values, and bf16 on AVX512_BF16.
 void cpu_rows(const Options& o, const std::function<void(Row)>& emit) {
-  const Operands x = make_operands(o.cpu_size[0], o.cpu_size[1], o.cpu_size[2], o.seed);
+  const Operands x = make_operands(o.cpu_size[0], o.cpu_size[1], o.cpu_size[2], o.seed, o.trans_b);
   const std::string runs = cat("median of up to ", std::max(o.runs, 2), " runs, ", cpu::num_threads(), " threads");
   for (const std::string& p : chosen(o)) {
     const Quantized q = quantize(p, x);
     Row r = make_row(q, x, "cpu", "cpu");
     r.note = "Eigen fp32 GEMM on the values stored in the format (exact products, fp32 sums); " + runs;
     Tensor c;
-    const double ms = time_cpu([&] { return cpu::matmul(q.a, q.b); }, o, c);
+    const double ms = time_cpu([&] { return cpu::matmul(q.a, q.b, false, x.trans_b); }, o, c);
     finish(r, ms, c, q, x);
     emit(r);
-    if (p == "bf16" && cpu::has_avx512_bf16()) {
+    if (p == "bf16" && cpu::has_avx512_bf16() && !x.trans_b) {  // matmul_bf16 takes B (K,N) only
       Row v = make_row(q, x, "cpu", "cpu_avx512_bf16");
       v.note = "vdpbf16ps dot products (cpu/matmul_bf16.hpp), packing to bf16 included; " + runs;
       const double vms = time_cpu([&] { return cpu::matmul_bf16(q.a, q.b); }, o, c);
@@ -102,7 +102,7 @@ void emu_rows(const Options& o, const std::function<void(Row)>& emit) {
   std::vector<const Kernel*> chosen_kernels = {&best_kernel("matmul", Device::emu)};
   for (const Kernel* k : kernels(Copy::emulator))
     if (k->op == "matmul" && k->input_format && k->emulator) chosen_kernels.push_back(k);
-  const Operands x = make_operands(o.emu_size[0], o.emu_size[1], o.emu_size[2], o.seed);
+  const Operands x = make_operands(o.emu_size[0], o.emu_size[1], o.emu_size[2], o.seed, o.trans_b);
   std::map<std::string, Quantized> stored;
   for (const Kernel* k : chosen_kernels) {
     const std::string p = precision_of(*k);
@@ -113,7 +113,7 @@ void emu_rows(const Options& o, const std::function<void(Row)>& emit) {
     r.note = "emulator wall time, one run: not a GPU figure";
     try {
       const double t0 = now_ms();
-      const std::vector<Tensor> out = run_emulated(*k, {x.M, x.N, x.K, 0, 0}, {q.a, q.b});
+      const std::vector<Tensor> out = run_emulated(*k, {x.M, x.N, x.K, 0, x.trans_b ? 1 : 0}, {q.a, q.b});
       finish(r, now_ms() - t0, out.at(0), q, x);
     } catch (const Error& e) {
       failed(r, e.what());
@@ -128,8 +128,8 @@ void cuda_rows(const Options& o, const std::function<void(Row)>& emit) {
   for (const Kernel* k : kernels(Copy::cuda))
     if (k->op == "matmul" && wanted(o, precision_of(*k))) by_format[precision_of(*k)].push_back(k);
   if (by_format.empty()) return;
-  const Operands x = make_operands(o.gpu_size[0], o.gpu_size[1], o.gpu_size[2], o.seed);
-  const Sizes sizes = {x.M, x.N, x.K, 0, 0};
+  const Operands x = make_operands(o.gpu_size[0], o.gpu_size[1], o.gpu_size[2], o.seed, o.trans_b);
+  const Sizes sizes = {x.M, x.N, x.K, 0, x.trans_b ? 1 : 0};
   const std::string how = cat("CUDA events, L2 flushed before each run, median of up to ", std::max(o.runs, 2), " runs");
   for (const std::string& p : chosen(o)) {  // table order
     if (!by_format.count(p)) continue;

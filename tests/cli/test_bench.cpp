@@ -129,6 +129,25 @@ TEST_CASE("warpnet bench precision prints every format's row and writes the prec
   CHECK(backends.count("cuda") == (rec["gpu"]["usable"].get<bool>() ? 1u : 0u));
 }
 
+TEST_CASE("warpnet bench precision --trans-b runs and records the layout with B stored (N,K)") {
+  const std::string path = (warpnet::test::scratch_dir() / "bench-precision-tn.json").string();
+  const Run run = bench("precision --size 64,48,40 --trans-b --precisions bf16,e4m3 --runs 2 --budget 0.01 --threads 1 "
+                        "--json " + path);
+  INFO(run.output);
+  CHECK(run.status == 0);
+  std::ifstream file(path);
+  REQUIRE(file);
+  const nlohmann::json rec = nlohmann::json::parse(file);
+  CHECK(rec["layout"].get<std::string>().find("B stored (N,K)") != std::string::npos);
+  std::set<std::string> seen;
+  for (const nlohmann::json& r : rec["precision"]) {
+    CHECK(r["ok"] == true);
+    seen.insert(r["backend"].get<std::string>() + " " + r["precision"].get<std::string>());
+  }
+  CHECK(seen.count("cpu bf16") == 1);
+  CHECK(seen.count("emu e4m3") == 1);  // the fp8 tensor-core versions, in their native layout
+}
+
 TEST_CASE("warpnet bench precision refuses an unknown precision, a size that is not M,N,K, and a huge emulator size") {
   const Run unknown = bench("precision --precisions bf16,fp7 --size 8,8,8");
   CHECK(unknown.status != 0);

@@ -200,3 +200,39 @@ TEST_CASE("an unknown precision or a bad size is refused by name") {
   o.emu_size = {4, 4};
   CHECK(warpnet::test::error_of([&] { precision::run(o); }).find("M,N,K (three numbers), got 2") != std::string::npos);
 }
+
+TEST_CASE("with B stored (N,K) every format stores the transpose of what it stores for B (K,N), and the reference follows") {
+  const int64_t m = 37, n = 29, k = 77;
+  const precision::Operands x = precision::make_operands(m, n, k, kSeed, true);
+  REQUIRE(x.b.shape() == warpnet::Shape{n, k});
+  // The same values as a (K,N) matrix: quantizing either layout must store the same numbers.
+  precision::Operands y = x;
+  y.trans_b = false;
+  y.b = x.b.transpose(0, 1).contiguous();
+  const Tensor want = warpnet::cpu::matmul(x.a.to(DType::f64), y.b.to(DType::f64));
+  for (int64_t i = 0; i < m * n; ++i) CHECK(x.c_ref.data<double>()[i] == want.data<double>()[i]);
+  for (const std::string& p : precision::all_precisions()) {
+    INFO(p);
+    const precision::Quantized qx = precision::quantize(p, x), qy = precision::quantize(p, y);
+    const Tensor qy_b = qy.b.transpose(0, 1).contiguous();
+    REQUIRE(qx.b.shape() == qy_b.shape());
+    int64_t differ = 0;
+    for (int64_t i = 0; i < qx.b.numel(); ++i) differ += qx.b.data<float>()[i] != qy_b.data<float>()[i];
+    CHECK(differ == 0);  // e2m1: MX blocks along K in both layouts
+    CHECK(qx.scale_b == qy.scale_b);
+  }
+  // And the rows run in that layout: the fp32 row within the summation bound
+  // of the case above (gamma_K in units of 2^-23 * sum |a||b|).
+  precision::Options o;
+  o.cpu_size = {m, n, k};
+  o.emu = o.cuda = false;
+  o.seed = kSeed;
+  o.runs = 2;
+  o.budget_s = 0.001;
+  o.trans_b = true;
+  for (const precision::Row& r : precision::run(o)) {
+    INFO(r.precision, " ", r.kernel);
+    CHECK(r.ok);
+    if (r.precision == "fp32") CHECK(r.max_ulps <= gamma_fp32(double(k)) / 0x1p-23);
+  }
+}
