@@ -44,5 +44,23 @@ inline void wgmma_m64n128k32_e4m3(float (&d)[64], uint64_t desc_a, uint64_t desc
   simt::wgmma_issue("wgmma.mma_async.sync.aligned.m64n128k32.f32.e4m3.e4m3", shape, d, desc_a, desc_b);
 }
 
+template <int TransA, int TransB>
+inline void wgmma_m64n256k16_bf16(float (&d)[128], uint64_t desc_a, uint64_t desc_b) {
+  static constexpr simt::WgmmaShape shape{256, 16, simt::WgmmaInput::bf16, TransA != 0, TransB != 0};
+  simt::wgmma_issue("wgmma.mma_async.sync.aligned.m64n256k16.f32.bf16.bf16", shape, d, desc_a, desc_b);
+}
+
+// setmaxnreg: a no-op here. Registers are not modelled (a fiber's locals live
+// on its stack, never short of room), so giving them back or taking more
+// changes nothing the emulator can see; the range is checked as ptxas would.
+template <int Registers>
+inline void setmaxnreg_dec() {
+  static_assert(Registers >= 24 && Registers <= 256 && Registers % 8 == 0, "setmaxnreg takes 24..256 in steps of 8");
+}
+template <int Registers>
+inline void setmaxnreg_inc() {
+  static_assert(Registers >= 24 && Registers <= 256 && Registers % 8 == 0, "setmaxnreg takes 24..256 in steps of 8");
+}
+
 }  // inline namespace WARPNET_SIMT_COPY
 }  // namespace warpnet::ptx
