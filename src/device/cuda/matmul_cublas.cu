@@ -112,29 +112,7 @@ void gemm_ex(const Sizes& s, const Launch&, Buffers b) {
 // alone (`warpnet bench matmul --size 4096,4096,4096,0,1`). v14 pays for the
 // layout as well: it transposes such an operand on its way into shared memory.
 
-// dst: (rows16, k16) row-major bytes, K-major, zero past (rows, K). src holds
-// the (rows, K) matrix stored (rows, K), or (K, rows) when Transposed. A block
-// moves one 32x32 tile through shared memory, so that both its reads and its
-// writes run along rows of their own matrix (coalesced) either way.
-template <bool Transposed>
-__global__ void pack_k_major(int rows, int K, int rows16, int k16, const uint8_t* __restrict__ src,
-                             uint8_t* __restrict__ dst) {
-  __shared__ uint8_t tile[32][33];  // tile: (32 r, 32 k) shared, a pad byte per row
-  const int r0 = blockIdx.y * 32, k0 = blockIdx.x * 32, x = threadIdx.x;
-  for (int y = threadIdx.y; y < 32; y += blockDim.y) {
-    const int r = r0 + (Transposed ? x : y), k = k0 + (Transposed ? y : x);
-    const bool inside = r < rows && k < K;
-    if (Transposed)
-      tile[x][y] = inside ? src[size_t(k) * rows + r] : 0;
-    else
-      tile[y][x] = inside ? src[size_t(r) * K + k] : 0;
-  }
-  __syncthreads();
-  for (int y = threadIdx.y; y < 32; y += blockDim.y) {
-    const int r = r0 + y, k = k0 + x;
-    if (r < rows16 && k < k16) dst[size_t(r) * k16 + k] = tile[y][x];
-  }
-}
+// pack_k_major: kernels/common/pack_k_major.hpp (matmul/15 packs its operands with it too).
 
 // The error texts below are made only on failure (inside WN_CUDA/WN_CUBLAS):
 // on the timed path, host work between the events counts too.

@@ -12,14 +12,6 @@ namespace {
 namespace warpnet::device::gemm {
 namespace {
 
-// The emulator's reason for a refused tensor map; the driver gives none.
-std::string refusal_detail() {
-#if defined(__CUDACC__)
-  return "";
-#else
-  return ": " + simt::last_tensor_map_refusal();
-#endif
-}
 
 // How a problem reaches the kernel, which takes both operands K-major with a
 // row pitch TMA accepts: which operands are packed K-major first
@@ -72,7 +64,7 @@ void launch_v15(const Sizes& s, const Launch& l, Buffers b) {
   WN_CHECK(wgmma_v13::encode_tiled(), "matmul/15_wgmma_fp8: the driver has no cuTensorMapEncodeTiled");
   WN_CHECK(wgmma_fp8_v15::launch(l.grid, M(s), N(s), K(s), r.pitch, a, bk, static_cast<float*>(b[2])),
            "matmul/15_wgmma_fp8: cuTensorMapEncodeTiled refused a map at M=", M(s), " N=", N(s), " K=", K(s),
-           " pitch=", r.pitch, refusal_detail());
+           " pitch=", r.pitch, tensor_map_refusal());
   check_launch();
 }
 

@@ -5,34 +5,22 @@ namespace {
 #include "kernels/matmul/12_mma_sync.cu"           // for shapes TMA cannot describe
 #include "kernels/matmul/16_wgmma_persistent.cu"  // includes 13_wgmma_tma.cu, whose pieces it uses
 }  // namespace
+#include "device/kernels/matmul/v12_fallback.hpp"
 
 namespace warpnet::device::gemm {
 namespace {
 
-// The emulator's reason for a refused tensor map; the driver gives none.
-std::string refusal_detail() {
-#if defined(__CUDACC__)
-  return "";
-#else
-  return ": " + simt::last_tensor_map_refusal();
-#endif
-}
 
-// v12 with its registered tiles, for operands whose row pitch is not a multiple of 16 bytes.
-void launch_v12(const Sizes& s, Buffers b) {
-  launch_gemm<__nv_bfloat16>(s, Launch{tile_grid(s, 128, 128), dim3(256), 0}, b,
-                             []<bool TA, bool TB>() { return gemm_mma_sync<128, 128, 32, 64, 32, TA, TB>; });
-}
 
 template <bool TA, bool TB>
 void launch_v16(const Sizes& s, const Launch& l, Buffers b) {
   const auto* A = static_cast<const __nv_bfloat16*>(b[0]);
   const auto* B = static_cast<const __nv_bfloat16*>(b[1]);
-  if (!wgmma_v13::describable<TA, TB>(M(s), N(s), K(s), A, B)) return launch_v12(s, b);  // checks its own launch
+  if (!wgmma_v13::describable<TA, TB>(M(s), N(s), K(s), A, B)) return launch_v12_fallback(s, b);  // checks its own launch
   WN_CHECK(wgmma_v13::encode_tiled(), "matmul/16_wgmma_persistent: the driver has no cuTensorMapEncodeTiled");
   WN_CHECK((wgmma_v16::launch<TA, TB>(int(l.grid.x), M(s), N(s), K(s), A, B, static_cast<float*>(b[2]))),
            "matmul/16_wgmma_persistent: cuTensorMapEncodeTiled refused a map at M=", M(s), " N=", N(s), " K=", K(s),
-           " trans_a=", TA, " trans_b=", TB, refusal_detail());
+           " trans_a=", TA, " trans_b=", TB, tensor_map_refusal());
   check_launch();
 }
 

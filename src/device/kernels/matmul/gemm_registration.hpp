@@ -49,5 +49,15 @@ void launch_gemm(const Sizes& s, const Launch& l, Buffers b, Instance instance) 
   check_launch();
 }
 
+// ": <why>" when the emulator's cuTensorMapEncodeTiled refused a map; the
+// driver gives no reason, so "" under nvcc. For the TMA versions' errors.
+inline std::string tensor_map_refusal() {
+#if defined(__CUDACC__)
+  return "";
+#else
+  return ": " + simt::last_tensor_map_refusal();
+#endif
+}
+
 }  // namespace
 }  // namespace warpnet::device::gemm
