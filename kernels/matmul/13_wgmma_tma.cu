@@ -131,6 +131,27 @@ constexpr size_t kSharedBytes = size_t(STAGES) * kStageBytes<TA, TB> + 1024 + 2 
 __host__ __device__ constexpr int acc_row(int t, int i) { return 16 * (t / 32) + (t % 32) / 4 + 8 * ((i >> 1) & 1); }
 __host__ __device__ constexpr int acc_col(int t, int i) { return 8 * (i >> 2) + 2 * (t % 4) + (i & 1); }
 
+// The epilogue of every wgmma version (13, 15, 16): thread t's COUNT
+// accumulators of an m64nN tile (N = 2 * COUNT) whose corner is C's (row0,
+// col0), stored straight from registers, pairs of adjacent columns, guarded
+// at M and N.
+template <int COUNT>
+__device__ __forceinline__ void store_accumulators(const float (&acc)[COUNT], float* C, int M, int N, int row0,
+                                                   int col0, int t) {
+#pragma unroll
+  for (int i = 0; i < COUNT; i += 2) {
+    const int r = row0 + acc_row(t, i), c = col0 + acc_col(t, i);
+    if (r >= M) continue;
+    float* out = C + size_t(r) * N + c;
+    if (N % 2 == 0 && c + 1 < N) {
+      *reinterpret_cast<float2*>(out) = make_float2(acc[i], acc[i + 1]);
+    } else {
+      if (c < N) out[0] = acc[i];
+      if (c + 1 < N) out[1] = acc[i + 1];
+    }
+  }
+}
+
 }  // namespace wgmma_v13
 
 // map_a: A, (M,K) row-major bf16, or (K,M) when TA; map_b: B, (K,N) row-major
@@ -200,19 +221,7 @@ __global__ void __launch_bounds__(wgmma_v13::THREADS, 1)
       if (step > 0) mbarrier_arrive(&empty[(step - 1) % STAGES]);
     }
     wgmma_wait<0>();
-    // Epilogue: straight from the accumulators, pairs of adjacent columns.
-#pragma unroll
-    for (int i = 0; i < 64; i += 2) {
-      const int r = row0 + m0 + acc_row(t, i), c = col0 + acc_col(t, i);
-      if (r >= M) continue;
-      float* out = C + size_t(r) * N + c;
-      if (N % 2 == 0 && c + 1 < N) {
-        *reinterpret_cast<float2*>(out) = make_float2(acc[i], acc[i + 1]);
-      } else {
-        if (c < N) out[0] = acc[i];
-        if (c + 1 < N) out[1] = acc[i + 1];
-      }
-    }
+    store_accumulators(acc, C, M, N, row0 + m0, col0, t);
   }
 #elif defined(__CUDA_ARCH__)
   __trap();  // compiled for a GPU without wgmma/TMA (sm_80/89/90, plain sm_90): never a silent wrong answer

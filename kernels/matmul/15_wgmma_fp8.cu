@@ -35,7 +35,7 @@
 //   before the swizzle, which the hardware applies to the final address, so
 //   every tile starts 1024-byte aligned (the tiles are 16 KiB each).
 // Edges: TMA zero-fills boxes past M, N and the maps' K; the epilogue guards
-//   every store (v13's, and its accumulator map wgmma_v13::acc_row/acc_col:
+//   every store (v13's wgmma_v13::store_accumulators, and its accumulator map acc_row/acc_col:
 //   the m64nN f32 accumulator layout is the same for every input type).
 //   pack_k_major's grid has ceil(rows / 32) blocks along y: a packed operand
 //   of more than 65535 * 32 rows fails to launch (an error naming v15).
@@ -72,7 +72,7 @@
 // Run: warpnet bench matmul on an H200 (the bench's default row-major B is
 //   packed first; `--size 4096,4096,4096,0,1` runs this kernel alone); on the
 //   emulator: build/bin/warpnet trace matmul/15 --size 128,128,256,0,1
-// Uses wgmma_v13's descriptor, acc_row, acc_col and encode_tiled: the
+// Uses wgmma_v13's descriptor, store_accumulators and encode_tiled: the
 // registration includes kernels/matmul/13_wgmma_tma.cu before this file.
 #include <cstdint>
 
@@ -111,8 +111,6 @@ __global__ void __launch_bounds__(wgmma_fp8_v15::THREADS, 1)
 #if WARPNET_HOPPER_PTX
   using namespace wgmma_fp8_v15;
   using namespace warpnet::ptx;
-  using wgmma_v13::acc_col;
-  using wgmma_v13::acc_row;
   using wgmma_v13::descriptor;
   // Stage s: A tile at base + s*STAGE (TILE_A bytes), B tile right after; then full[STAGES], empty[STAGES].
   unsigned char* raw = warpnet::dynamic_shared<unsigned char>();
@@ -160,19 +158,7 @@ __global__ void __launch_bounds__(wgmma_fp8_v15::THREADS, 1)
       if (step > 0) mbarrier_arrive(&empty[(step - 1) % STAGES]);
     }
     wgmma_wait<0>();
-    // Epilogue: straight from the accumulators, pairs of adjacent columns.
-#pragma unroll
-    for (int i = 0; i < 64; i += 2) {
-      const int r = row0 + m0 + acc_row(t, i), c = col0 + acc_col(t, i);
-      if (r >= M) continue;
-      float* out = C + size_t(r) * N + c;
-      if (N % 2 == 0 && c + 1 < N) {
-        *reinterpret_cast<float2*>(out) = make_float2(acc[i], acc[i + 1]);
-      } else {
-        if (c < N) out[0] = acc[i];
-        if (c + 1 < N) out[1] = acc[i + 1];
-      }
-    }
+    wgmma_v13::store_accumulators(acc, C, M, N, row0 + m0, col0, t);
   }
 #elif defined(__CUDA_ARCH__)
   __trap();  // compiled for a GPU without wgmma/TMA: never a silent wrong answer

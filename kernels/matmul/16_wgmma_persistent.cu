@@ -31,7 +31,7 @@
 //   Stages: a 128x64 A tile (16 KiB) + a 256x64 B tile (32 KiB) = 48 KiB;
 //   4 stages (196,608 bytes + 1024 to align + 8 mbarriers) fit in the 227 KiB
 //   of opt-in shared memory, 5 would not.
-// Layouts and descriptors: v13's (its Operand, descriptor, acc_row/acc_col,
+// Layouts and descriptors: v13's (its Operand, descriptor, store_accumulators,
 //   tensor-map encoder; this file includes 13_wgmma_tma.cu), with B 256 rows
 //   deep. Row-major A and stored-transposed B (k contiguous) are K-major
 //   tiles (trans bit 0): one TMA box {64 k, 128 m} for A and {64 k, 256 n}
@@ -67,7 +67,7 @@
 #include <cstdint>
 
 #include "kernels/common/hopper.hpp"
-#include "kernels/matmul/13_wgmma_tma.cu"  // wgmma_v13: Operand, descriptor, acc_row/acc_col, make_map
+#include "kernels/matmul/13_wgmma_tma.cu"  // wgmma_v13: Operand, descriptor, store_accumulators, make_map
 
 namespace wgmma_v16 {
 
@@ -124,8 +124,7 @@ __global__ void __launch_bounds__(wgmma_v16::THREADS, 1)
 #if WARPNET_HOPPER_PTX
   using namespace wgmma_v16;
   using namespace warpnet::ptx;
-  using wgmma_v13::acc_col;
-  using wgmma_v13::acc_row;
+  using wgmma_v13::store_accumulators;
   using wgmma_v13::descriptor;
   using OpA = OperandA<TA>;
   using OpB = OperandB<TB>;
@@ -200,19 +199,7 @@ __global__ void __launch_bounds__(wgmma_v16::THREADS, 1)
       // barriers, is meanwhile filling the next tile's stages.
       wgmma_wait<0>();
       if (k_steps > 0) mbarrier_arrive(&empty[(it - 1) % STAGES]);
-      // Epilogue: straight from the accumulators, pairs of adjacent columns.
-#pragma unroll
-      for (int i = 0; i < ACCUMULATORS; i += 2) {
-        const int r = at.row0 + m0 + acc_row(t, i), c = at.col0 + acc_col(t, i);
-        if (r >= M) continue;
-        float* out = C + size_t(r) * N + c;
-        if (N % 2 == 0 && c + 1 < N) {
-          *reinterpret_cast<float2*>(out) = make_float2(acc[i], acc[i + 1]);
-        } else {
-          if (c < N) out[0] = acc[i];
-          if (c + 1 < N) out[1] = acc[i + 1];
-        }
-      }
+      store_accumulators(acc, C, M, N, at.row0 + m0, at.col0, t);
     }
   }
 #elif defined(__CUDA_ARCH__)
