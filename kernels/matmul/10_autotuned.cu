@@ -13,7 +13,9 @@
 //      copy) times every candidate on the problem with CUDA events, checks the
 //      fastest one's output against a CPU dot product at sampled elements, and
 //      caches the winner per sizes (M, N, K and layout). The registered
-//      kernel launches the cached winner when there is one.
+//      kernel launches the cached winner when there is one. `warpnet bench`
+//      tunes each size it times; the device backend tunes each size a
+//      training run meets, at its first launch (device::kernels_tuned()).
 //   2. Otherwise, from the tuning table (sgemm_v10::table_choice): the largest
 //      tile that still gives at least one block per SM of an H200 (132), else
 //      the smallest tile. On the emulator (and for untuned sizes) this is the

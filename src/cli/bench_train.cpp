@@ -6,6 +6,7 @@
 
 #include "cli/bench.hpp"
 #include "cpu/ops.hpp"
+#include "device/backend.hpp"
 #include "datasets/synthetic.hpp"
 #include "nn/trainer.hpp"
 
@@ -70,6 +71,9 @@ nlohmann::json bench_train(const TrainSettings& t, const Settings& s, const devi
     // model allows); "gpu_no_graph" launches every kernel from the host.
     rec["gpu"] = train_rate(t, Device::cuda, s.seed, nn::TrainOptions::Graph::when_possible);
     rec["gpu_no_graph"] = train_rate(t, Device::cuda, s.seed, nn::TrainOptions::Graph::off);
+    // Tuned in the first GPU run's first epoch, outside both timed epochs.
+    const device::TuningLog tuned = device::kernels_tuned();
+    rec["kernels_tuned"] = {{"seconds", tuned.seconds}, {"sizes", tuned.lines}};
   }
   const double cpu_rate = rec["cpu"].value("images_per_second", 0.0), gpu_rate = rec["gpu"].value("images_per_second", 0.0);
   if (cpu_rate > 0 && gpu_rate > 0) rec["gpu_speedup_over_cpu"] = gpu_rate / cpu_rate;

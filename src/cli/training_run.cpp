@@ -172,6 +172,10 @@ nlohmann::json run_training(const nn::TrainOptions& options, const DataSplits& d
     for (const std::string& id : kernels) say(" %s", id.c_str());
     say("\n");
   }
+  const device::TuningLog tuned = device::kernels_tuned();
+  if (!tuned.lines.empty())
+    say("kernels tuned on this GPU at their first launch: %zu sizes in %.2f s (in the first epoch's time; the "
+        "report lists each)\n", tuned.lines.size(), tuned.seconds);
   if (!options.checkpoint.empty()) say("checkpoint: %s\n", options.checkpoint.c_str());
 
   nlohmann::json report;
@@ -188,6 +192,7 @@ nlohmann::json run_training(const nn::TrainOptions& options, const DataSplits& d
   if (options.device != Device::cpu) {
     report["kernels"] = options.kernels;
     report["kernels_launched"] = kernels;
+    report["kernels_tuned"] = {{"seconds", tuned.seconds}, {"sizes", tuned.lines}};
     report["graph_nodes"] = trainer.graphed_step() ? trainer.graphed_step()->nodes() : 0;
   }
   if (options.data_parallel)

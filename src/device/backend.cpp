@@ -1,11 +1,14 @@
 #include "device/backend.hpp"
 
 #include <array>
+#include <chrono>
 #include <map>
+#include <mutex>
 #include <set>
 #include <vector>
 
 #include "core/error.hpp"
+#include "device/graph.hpp"
 #include "device/run.hpp"
 
 namespace warpnet::device {
@@ -41,7 +44,39 @@ std::set<std::string>& launched() {
   return ids;
 }
 
+struct Tunings {
+  std::mutex mutex;
+  std::set<std::pair<std::string, Sizes>> met;  // (kernel id, sizes) already tuned or being tuned
+  TuningLog log;
+};
+Tunings& tunings() {
+  static Tunings t;
+  return t;
+}
+
+// See kernels_tuned() in the header. A tuner that throws (no candidate ran,
+// or the winner's output was wrong) ends the launch with its error.
+void tune_at_first_use(const Kernel& k, const Sizes& sizes) {
+  if (!k.tune || capturing()) return;
+  Tunings& t = tunings();
+  {
+    const std::lock_guard lock(t.mutex);
+    if (!t.met.insert({k.id(), sizes}).second) return;
+  }
+  const auto start = std::chrono::steady_clock::now();
+  const std::string chose = k.tune(sizes);
+  const double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+  const std::lock_guard lock(t.mutex);
+  t.log.lines.push_back(cat(k.id(), " at ", describe_sizes(op(k.op), sizes), ": ", chose));
+  t.log.seconds += seconds;
+}
+
 }  // namespace
+
+TuningLog kernels_tuned() {
+  const std::lock_guard lock(tunings().mutex);
+  return tunings().log;
+}
 
 const Kernel& best_kernel(const std::string& op, Device device) {
   const std::vector<const Kernel*> all = fp32_kernels(op, device);
@@ -139,6 +174,7 @@ void launch_op(const std::string& op_name, const Sizes& sizes, std::initializer_
     ++i;
   }
   if (elements == 0) return;  // nothing to write; a kernel need not handle empty grids
+  tune_at_first_use(kernel, sizes);
   launch(kernel, sizes, buffers);
   launched().insert(kernel.id());
 }
@@ -156,6 +192,7 @@ Tensor matmul(const Tensor& a, const Tensor& b, bool trans_a, bool trans_b, cons
   if (d.k == 0) return Tensor::zeros({d.m, d.n}).to(a.device());  // an empty sum; no kernel handles K = 0
   const Sizes sizes{d.m, d.n, d.k, trans_a, trans_b};
   const std::array<void*, 3> buffers{const_cast<void*>(a.raw()), const_cast<void*>(b.raw()), c.raw()};
+  tune_at_first_use(k, sizes);
   launch(k, sizes, buffers);
   launched().insert(k.id());
   return c;

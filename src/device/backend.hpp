@@ -35,6 +35,21 @@ const Kernel& chosen_kernel(const std::string& op, Device device);
 // what a training run reports it ran on.
 std::vector<std::string> kernels_launched();
 
+// On a GPU, a kernel that tunes itself (Kernel::tune: matmul/10 times its
+// tile shapes) is tuned the first time launch_op or matmul meets a size, just
+// before that launch: a training run then runs what this GPU measured
+// fastest at its own sizes, not the tuning table's guess. Never while a graph
+// is being captured (a tuner allocates, copies and waits); a size first met
+// during a capture keeps the table's choice, and GraphedStep's uncaptured
+// first step meets every size its capture will. Emulator copies have no
+// tuners. What was tuned in this process, one line per size ("<kernel> at
+// <sizes>: <what its tuner chose>"), and the seconds the tuning took:
+struct TuningLog {
+  std::vector<std::string> lines;
+  double seconds = 0;
+};
+TuningLog kernels_tuned();
+
 // Launches the chosen kernel of `op` at `sizes` on tensors of one device:
 // the op's inputs, then its outputs (allocated by the caller with the shapes
 // of op.output_shapes). Checks that every tensor is contiguous and on the

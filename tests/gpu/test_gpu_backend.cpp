@@ -26,3 +26,18 @@ TEST_CASE("train cuda --graph: replaying the captured step equals training witho
   graph_checks::replay_equals_eager(Device::cuda, "lenet5", 8, 2);
   graph_checks::replay_equals_eager(Device::cuda, "alexnet", 4, 1);
 }
+
+TEST_CASE("backend cuda: a kernel with a tuner is tuned at the first launch of each size, and only then") {
+  // A size no other test uses, so its first launch is this one.
+  const Tensor a = Tensor::zeros({37, 19}).to(Device::cuda), b = Tensor::zeros({19, 23}).to(Device::cuda);
+  const device::Kernel& k = device::chosen_kernel("matmul", Device::cuda);
+  if (!k.tune) return;  // the best matmul of this build has no tuner: nothing to check
+  const size_t before = device::kernels_tuned().lines.size();
+  device::matmul(a, b);
+  const std::vector<std::string> after = device::kernels_tuned().lines;
+  REQUIRE(after.size() == before + 1);
+  CHECK(after.back().find(k.id()) == 0);
+  CHECK(after.back().find("M=37") != std::string::npos);
+  device::matmul(a, b);
+  CHECK(device::kernels_tuned().lines.size() == before + 1);
+}
