@@ -7,21 +7,16 @@
 
 namespace warpnet::data {
 
-namespace {
-
-// Copies rows rows[0..count) of `src` (N, ...) into a new (count, ...) tensor.
-Tensor gather_rows(const Tensor& src, const int64_t* rows, int64_t count) {
+Tensor gather_rows(const Tensor& src, std::span<const int64_t> rows) {
   std::vector<int64_t> dims = src.shape().dims();
   const size_t row_bytes = static_cast<size_t>(src.nbytes() / std::max<int64_t>(dims[0], 1));
-  dims[0] = count;
+  dims[0] = static_cast<int64_t>(rows.size());
   Tensor out = Tensor::empty(Shape(dims), src.dtype());
   const char* from = static_cast<const char*>(src.raw());
   char* to = static_cast<char*>(out.raw());
-  for (int64_t i = 0; i < count; ++i) std::memcpy(to + i * row_bytes, from + rows[i] * row_bytes, row_bytes);
+  for (size_t i = 0; i < rows.size(); ++i) std::memcpy(to + i * row_bytes, from + rows[i] * row_bytes, row_bytes);
   return out;
 }
-
-}  // namespace
 
 Batches::Batches(const Dataset& data, int64_t batch_size, bool shuffle, uint64_t seed)
     : data_(data), batch_size_(batch_size), shuffle_(shuffle), rng_(seed) {
@@ -49,13 +44,20 @@ void Batches::start_epoch() {
   for (size_t i = order_.size(); i > 1; --i) std::swap(order_[i - 1], order_[rng_.below(i)]);
 }
 
-bool Batches::next(Batch& batch) {
+std::span<const int64_t> Batches::next_rows() {
   const int64_t n = static_cast<int64_t>(order_.size());
-  if (cursor_ >= n) return false;
   const int64_t b = std::min(batch_size_, n - cursor_);
-  batch.inputs = gather_rows(data_.inputs, order_.data() + cursor_, b);
-  batch.labels = gather_rows(data_.labels, order_.data() + cursor_, b);
+  if (b <= 0) return {};
+  const std::span<const int64_t> rows(order_.data() + cursor_, static_cast<size_t>(b));
   cursor_ += b;
+  return rows;
+}
+
+bool Batches::next(Batch& batch) {
+  const std::span<const int64_t> rows = next_rows();
+  if (rows.empty()) return false;
+  batch.inputs = gather_rows(data_.inputs, rows);
+  batch.labels = gather_rows(data_.labels, rows);
   return true;
 }
 
@@ -66,8 +68,8 @@ Dataset head(const Dataset& data, int64_t count) {
   std::iota(rows.begin(), rows.end(), int64_t(0));
   Dataset out = data;
   out.name = cat(data.name, "[:", count, "]");
-  out.inputs = gather_rows(data.inputs.contiguous(), rows.data(), count);
-  out.labels = gather_rows(data.labels.contiguous(), rows.data(), count);
+  out.inputs = gather_rows(data.inputs.contiguous(), rows);
+  out.labels = gather_rows(data.labels.contiguous(), rows);
   return out;
 }
 

@@ -1,6 +1,7 @@
 // A labelled data set held in memory, and the mini-batches drawn from it.
 #pragma once
 #include <cstdint>
+#include <span>
 #include <string>
 #include <vector>
 
@@ -23,6 +24,10 @@ struct Batch {
   Tensor labels;  // i32 (B)
 };
 
+// Rows rows[0..) of `src` (N, ...), contiguous on the CPU, copied into a new
+// (rows.size(), ...) tensor in that order.
+Tensor gather_rows(const Tensor& src, std::span<const int64_t> rows);
+
 // Walks a data set in mini-batches, reshuffled each epoch from a seeded Rng.
 // The last batch is smaller when the size is not a multiple of batch_size.
 // The first epoch is ready on construction. Keeps a reference: `data` must
@@ -36,6 +41,10 @@ class Batches {
   void start_epoch();
   // Fills `batch` with the next one; false at the end of the epoch.
   bool next(Batch& batch);
+  // The next batch as the data set's row numbers, in batch order, without
+  // copying the rows (a device that holds the data set gathers them there);
+  // empty at the end of the epoch. next() is next_rows() plus the copies.
+  std::span<const int64_t> next_rows();
 
  private:
   const Dataset& data_;

@@ -106,6 +106,13 @@ cpu::DropoutResult dropout(const Tensor& x, double p, const Tensor& seed);
 // dy ⊙ mask.
 Tensor dropout_backward(const Tensor& dy, const Tensor& mask);
 
+// out[i] = table[indices[i]] along dimension 0, on the device: a training
+// batch made from a data set uploaded once (kernels/gather/). table: f32 or
+// i32, (R, ...); indices: i32 (B) on the same device, each in [0, R) — the
+// kernel cannot report a bad one, so the caller checks them on the host
+// before the upload; out: table's dtype, B·(row size) elements, written.
+void gather_rows(const Tensor& table, const Tensor& indices, Tensor& out);
+
 // labels: i32 (N) on the device. The loss per row comes back to the host,
 // where it is averaged in double (one (N) download per batch: mean_row_loss);
 // while a graph is captured it stays on the device, and the mean is NaN.

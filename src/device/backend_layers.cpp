@@ -158,6 +158,18 @@ cpu::DropoutResult dropout(const Tensor& x, double p, const Tensor& seed) {
 
 Tensor dropout_backward(const Tensor& dy, const Tensor& mask) { return binary("mul", dy, mask); }
 
+void gather_rows(const Tensor& table, const Tensor& indices, Tensor& out) {
+  WN_CHECK(table.rank() >= 1 && table.dim(0) > 0, "device::gather_rows: the table is ", table.describe(),
+           "; it needs at least one row");
+  WN_CHECK(indices.dtype() == DType::i32 && indices.rank() == 1, "device::gather_rows: the indices are ",
+           indices.describe(), "; they are an i32 (B) tensor");
+  const int64_t rows = indices.dim(0), width = table.numel() / table.dim(0);
+  WN_CHECK(out.dtype() == table.dtype() && out.numel() == rows * width, "device::gather_rows: out is ", out.describe(),
+           ", but ", rows, " rows of ", table.describe(), " are ", rows * width, " ", name_of(table.dtype()),
+           " elements");
+  launch_op("gather_rows", {rows, width, table.dim(0)}, {&table, &indices}, {&out});
+}
+
 cpu::SoftmaxCrossEntropy softmax_cross_entropy(const Tensor& logits, const Tensor& labels) {
   WN_CHECK(logits.rank() == 2 && labels.rank() == 1 && labels.dim(0) == logits.dim(0) && labels.dtype() == DType::i32,
            "device::softmax_cross_entropy: logits ", logits.describe(), " and labels ", labels.describe(),

@@ -9,15 +9,16 @@
 
 namespace warpnet::nn {
 
-GraphedStep::GraphedStep(Sequential& model, Optimizer& optimizer, Device device, const Shape& inputs,
-                         const Shape& labels)
-    : model_(model), optimizer_(optimizer), device_(device), graph_(device) {
+GraphedStep::GraphedStep(Sequential& model, Optimizer& optimizer, const DeviceDataset& data, const Shape& inputs)
+    : model_(model), optimizer_(optimizer), data_(data), device_(data.device()), graph_(data.device()) {
   MemoryScope scope(MemTag::other, "batch");
-  inputs_ = Tensor::empty(inputs, DType::f32, device);
-  labels_ = Tensor::empty(labels, DType::i32, device);
+  indices_ = Tensor::empty({inputs[0]}, DType::i32, device_);
+  inputs_ = Tensor::empty(inputs, DType::f32, device_);
+  labels_ = Tensor::empty({inputs[0]}, DType::i32, device_);
 }
 
 void GraphedStep::step() {
+  data_.gather(indices_, inputs_, labels_);
   ag::Tape tape;
   ag::TapeScope recording(tape);
   ag::Var logits = model_(ag::Var(inputs_));
@@ -28,12 +29,10 @@ void GraphedStep::step() {
   optimizer_.apply_step();
 }
 
-StepOutcome GraphedStep::train(const data::Batch& batch) {
-  WN_CHECK(batch.inputs.shape() == inputs_.shape() && batch.labels.shape() == labels_.shape(),
-           "train --graph: a batch of ", batch.inputs.shape(), " and ", batch.labels.shape(),
-           " for a step captured with ", inputs_.shape(), " and ", labels_.shape());
-  inputs_.copy_from(batch.inputs);
-  labels_.copy_from(batch.labels);
+StepOutcome GraphedStep::train(const Tensor& indices) {
+  WN_CHECK(indices.shape() == indices_.shape(), "train --graph: a batch of ", indices.shape(),
+           " rows for a step captured with ", indices_.shape());
+  indices_.copy_from(indices);
   model_.prepare_step(device_);
   optimizer_.prepare_step();
   if (calls_ == 0) {

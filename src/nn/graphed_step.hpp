@@ -2,9 +2,11 @@
 // replayed for every later batch of the same size (device/graph.hpp says
 // what a replay is and what capture demands of the step).
 //
-// The step reads its batch from two buffers on the device that every replay
-// reuses (the inputs are copied into them first), and leaves each row's
-// loss and the softmax in two more, read back after the replay. The host's
+// The step reads its batch's row numbers from a buffer on the device that
+// every replay reuses (the host copies the next batch's into it first),
+// gathers the rows from the training set held there (nn/device_dataset.hpp)
+// as its first two kernels, and leaves each row's loss and the softmax in
+// two more buffers, read back after the replay. The host's
 // halves of the step run before each replay: the model's
 // (Module::prepare_step: each dropout layer's new seed) and the optimizer's
 // (Optimizer::prepare_step: Adam's bias correction follows the step count).
@@ -18,6 +20,7 @@
 #include "core/tensor.hpp"
 #include "datasets/dataset.hpp"
 #include "device/graph.hpp"
+#include "nn/device_dataset.hpp"
 #include "nn/layers.hpp"
 #include "nn/optim.hpp"
 
@@ -31,12 +34,13 @@ struct StepOutcome {
 
 class GraphedStep {
  public:
-  // The model's parameters are on `device` (emu or cuda); `inputs` and
-  // `labels` give the shapes of one full batch.
-  GraphedStep(Sequential& model, Optimizer& optimizer, Device device, const Shape& inputs, const Shape& labels);
+  // The model's parameters and `data` are on one device (emu or cuda);
+  // `inputs` gives the shape of one full batch.
+  GraphedStep(Sequential& model, Optimizer& optimizer, const DeviceDataset& data, const Shape& inputs);
 
-  // One optimizer step on `batch`, which must have the shapes given.
-  StepOutcome train(const data::Batch& batch);
+  // One optimizer step on the rows `indices` (i32 (B) on the host, from
+  // DeviceDataset::indices_of) names; B is the full batch's.
+  StepOutcome train(const Tensor& indices);
 
   size_t nodes() const { return graph_.nodes(); }  // 0 until captured
 
@@ -45,7 +49,9 @@ class GraphedStep {
 
   Sequential& model_;
   Optimizer& optimizer_;
-  Tensor inputs_, labels_;     // on the device, refilled before every step
+  const DeviceDataset& data_;
+  Tensor indices_;             // on the device, refilled before every step
+  Tensor inputs_, labels_;     // on the device, gathered by the step
   Tensor probs_, row_loss_;    // the step's outputs, on the device
   Device device_;
   device::StepGraph graph_;

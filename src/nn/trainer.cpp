@@ -135,6 +135,8 @@ Trainer::Trainer(TrainOptions options, const data::Dataset& train, const data::D
     start_epoch_ = static_cast<int>(ck.epoch);
   }
   if (options_.data_parallel) setup_data_parallel();
+  if (options_.device != Device::cpu && !options_.data_parallel)
+    resident_ = std::make_unique<DeviceDataset>(train_, options_.device);
   if (options_.graph != TrainOptions::Graph::off) setup_graph();
 }
 
@@ -152,8 +154,7 @@ void Trainer::setup_graph() {
   const Shape example = example_shape(train_);
   std::vector<int64_t> batch_dims{options_.batch_size};
   for (int64_t d : example.dims()) batch_dims.push_back(d);
-  graphed_ = std::make_unique<GraphedStep>(*model_, *optimizer_, options_.device, Shape(batch_dims),
-                                           Shape({options_.batch_size}));
+  graphed_ = std::make_unique<GraphedStep>(*model_, *optimizer_, *resident_, Shape(batch_dims));
 }
 
 void Trainer::setup_data_parallel() {
@@ -214,10 +215,18 @@ Trainer::EpochSums Trainer::train_epoch(int epoch, const OnStep& on_step) {
   {
     MemoryScope batch_scope(MemTag::other, "batch");  // the copied-out inputs
     ag::PrecisionScope precision(precision_.get());  // null: fp32
-    while (batches.next(batch)) {
-      const int64_t b = batch.labels.dim(0);
+    for (std::span<const int64_t> rows = batches.next_rows(); !rows.empty(); rows = batches.next_rows()) {
+      const int64_t b = static_cast<int64_t>(rows.size());
       const bool replay = graphed_ && b == options_.batch_size;
-      const StepOutcome step = replay ? graphed_->train(batch) : eager_step(batch, epoch, index);
+      StepOutcome step{};
+      if (!resident_) {
+        batch = {data::gather_rows(train_.inputs, rows), data::gather_rows(train_.labels, rows)};
+        step = eager_step(batch, epoch, index);
+      } else {
+        const Tensor indices = resident_->indices_of(rows);
+        step = replay ? graphed_->train(indices) : eager_step(resident_->batch(indices.to(options_.device)), epoch, index);
+        batch.labels = data::gather_rows(train_.labels, rows);  // on the host, for the accuracy
+      }
       // A replayed step has updated the weights already: a bad loss stops
       // the run after the step rather than before it.
       if (replay) check_loss(step.loss, epoch, index, options_.lr);

@@ -127,6 +127,10 @@ class Trainer {
   int start_epoch_ = 0;  // epochs already done (from a checkpoint)
   std::unique_ptr<ag::MixedPrecision> precision_;
   std::unique_ptr<DynamicLossScaler> scaler_;
+  // emu or cuda, one process: the training set on the device, each batch
+  // gathered there (nn/device_dataset.hpp). Null on the CPU and with
+  // --data-parallel, whose ranks copy their shards from the host.
+  std::unique_ptr<DeviceDataset> resident_;
   std::unique_ptr<GraphedStep> graphed_;
   std::string graph_note_;
   // Data-parallel state.
