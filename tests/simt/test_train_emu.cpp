@@ -6,8 +6,11 @@
 // term missing, a bias never updated) moves the loss by more after one step.
 #include <doctest/doctest.h>
 
+#include <cstring>
+
 #include "datasets/synthetic.hpp"
 #include "device_buffer.hpp"
+#include "nn/device_dataset.hpp"
 #include "nn/trainer.hpp"
 #include "tests/graph_checks.hpp"
 
@@ -83,4 +86,18 @@ TEST_CASE("train --graph: refused where there is nothing to capture, skipped wit
   nn::Trainer trainer(o, train_set, test_set);
   CHECK(trainer.graphed_step() == nullptr);
   CHECK(trainer.graph_note().find("the CPU backend runs none") != std::string::npos);
+}
+
+TEST_CASE("train emu: a batch gathered from the training set on the device equals the host's copy of its rows") {
+  const data::Dataset set = data::make_squares(37, 10, 28, 5);
+  const nn::DeviceDataset on_emu(set, Device::emu);
+  const std::vector<int64_t> rows = {36, 0, 7, 7, 20};  // any order, repeats
+  const data::Batch got = on_emu.batch(on_emu.indices_of(rows).to(Device::emu));
+  const Tensor inputs = got.inputs.to(Device::cpu), labels = got.labels.to(Device::cpu);
+  const Tensor want_inputs = data::gather_rows(set.inputs, rows), want_labels = data::gather_rows(set.labels, rows);
+  REQUIRE(inputs.shape() == want_inputs.shape());
+  CHECK(std::memcmp(inputs.raw(), want_inputs.raw(), size_t(want_inputs.nbytes())) == 0);
+  CHECK(std::memcmp(labels.raw(), want_labels.raw(), size_t(want_labels.nbytes())) == 0);
+  const std::vector<int64_t> bad = {3, 37};
+  CHECK_THROWS_WITH(on_emu.indices_of(bad), doctest::Contains("row 37 of a batch is outside the set's 37 rows"));
 }
