@@ -1,7 +1,4 @@
-#include <algorithm>
-
-#include "device/kernels/copy.hpp"
-#include "kernels/common/all.hpp"  // before any kernel file is included (see there)
+#include "device/kernels/elementwise/elementwise_registration.hpp"  // capped_grid, kBlock
 
 namespace {
 #include "kernels/gather/01_gather_rows.cu"
@@ -10,10 +7,7 @@ namespace {
 namespace warpnet::device {
 namespace {
 
-constexpr int kBlock = 256;
-// As the elementwise versions (elementwise_registration.hpp): about one wave
-// of resident threads on an H200, 132 SMs x 2048 threads.
-constexpr int kMaxBlocks = 1056;
+using elementwise_kernels::capped_grid, elementwise_kernels::kBlock;
 
 // Sizes {rows, width, table_rows}; buffers {table, indices, out}.
 const Registration gather_rows{Kernel{
@@ -21,12 +15,9 @@ const Registration gather_rows{Kernel{
     .version = 1,
     .name = "gather_rows",
     .precision = "4-byte words (fp32 or int32), copied",
-    .shape_text = "block (256), grid (min(ceil(rows*width/256), 1056)): grid-stride loop over the output words, "
-                  "each read from the row its index names",
-    .shape = [](const Sizes& s) {
-      const int64_t blocks = std::clamp<int64_t>((s[0] * s[1] + kBlock - 1) / kBlock, 1, kMaxBlocks);
-      return Launch{dim3(unsigned(blocks)), dim3(kBlock), 0};
-    },
+    .shape_text = "block (256), grid (min(ceil(rows*width/256), 1056)): the elementwise ops' capped grid-stride loop "
+                  "over the output words, each read from the row its index names",
+    .shape = [](const Sizes& s) { return capped_grid(s[0] * s[1]); },
     .flops = [](const Sizes&) { return 0.0; },
     // Per output word, as the instructions ask: its row's index (the W lanes
     // of a row ask for the same 4 bytes; the cache serves all but one), the
