@@ -78,53 +78,18 @@ const Registration autotuned{Kernel{
 #include <vector>
 
 #include "core/error.hpp"
+#include "device/kernels/gpu_timing.hpp"
 #include "device/kernels/matmul/autotune.hpp"
 
 namespace warpnet::device {
 namespace {
 
-void check(cudaError_t error, const char* what) {
-  if (error != cudaSuccess) fail("autotune_matmul: ", what, " failed: ", cudaGetErrorName(error), ": ", cudaGetErrorString(error));
-}
+using gpu_timing::DeviceFloats;
+using gpu_timing::EventPair;
+using gpu_timing::time_launches;
 
-// n floats of device memory, freed on every path.
-struct DeviceFloats {
-  float* p = nullptr;
-  explicit DeviceFloats(size_t n) { check(cudaMalloc(&p, n * sizeof(float)), "cudaMalloc"); }
-  ~DeviceFloats() { cudaFree(p); }
-  DeviceFloats(const DeviceFloats&) = delete;
-  DeviceFloats& operator=(const DeviceFloats&) = delete;
-};
-struct EventPair {
-  cudaEvent_t start = nullptr, stop = nullptr;
-  EventPair() {
-    check(cudaEventCreate(&start), "cudaEventCreate");
-    check(cudaEventCreate(&stop), "cudaEventCreate");
-  }
-  ~EventPair() {
-    cudaEventDestroy(start);
-    cudaEventDestroy(stop);
-  }
-  EventPair(const EventPair&) = delete;
-  EventPair& operator=(const EventPair&) = delete;
-};
-
-// Milliseconds per launch of `launch`, averaged over enough launches for ~20 ms.
-template <class Launcher>
-double time_launches(const EventPair& ev, Launcher launch) {
-  auto run = [&](int reps) {
-    check(cudaEventRecord(ev.start), "cudaEventRecord");
-    for (int r = 0; r < reps; ++r) launch();
-    check(cudaGetLastError(), "a timed launch");
-    check(cudaEventRecord(ev.stop), "cudaEventRecord");
-    check(cudaEventSynchronize(ev.stop), "cudaEventSynchronize");
-    float ms = 0;
-    check(cudaEventElapsedTime(&ms, ev.start, ev.stop), "cudaEventElapsedTime");
-    return double(ms) / reps;
-  };
-  const double once = run(1);
-  return run(std::clamp(int(20.0 / std::max(once, 1e-3)), 3, 200));
-}
+constexpr const char* kWho = "autotune_matmul";
+void check(cudaError_t error, const char* what) { gpu_timing::check(error, kWho, what); }
 
 }  // namespace
 
@@ -141,14 +106,15 @@ MatmulTuning autotune_matmul(const Sizes& given) {
   std::vector<float> a(size_t(m) * k), b(size_t(k) * n);
   for (float& x : a) x = float(rng.uniform(-1.0, 1.0));
   for (float& x : b) x = float(rng.uniform(-1.0, 1.0));
-  DeviceFloats d_a(a.size()), d_b(b.size()), d_c(size_t(m) * n);
+  DeviceFloats d_a(a.size(), kWho), d_b(b.size(), kWho), d_c(size_t(m) * n, kWho);
   check(cudaMemcpy(d_a.p, a.data(), a.size() * sizeof(float), cudaMemcpyHostToDevice), "cudaMemcpy A");
   check(cudaMemcpy(d_b.p, b.data(), b.size() * sizeof(float), cudaMemcpyHostToDevice), "cudaMemcpy B");
   void* const buffers[] = {d_a.p, d_b.p, d_c.p};
   check(cudaGetLastError(), "an earlier call (a stale error)");
 
   MatmulTuning result;
-  EventPair ev;
+  const gpu_timing::ProfilerPaused not_profiled;  // the timing launches are not the workload
+  EventPair ev(kWho);
   int best = -1;
   for (int i = 0; i < sgemm_v10::kCandidates; ++i) {
     const Launch l = shape_of(i, s);
