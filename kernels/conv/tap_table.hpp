@@ -1,0 +1,32 @@
+// The packed tap of the tap-table conv versions (conv v7, dgrad v3): one
+// reduction index (c,r,s) or (k,r,s) as the gather uses it — an offset into
+// one image and the displacement (r·dil, s·dil) for the bounds test — in one
+// 8-byte word, so that reading it from shared memory is one load on both
+// compilers (g++ splits a struct's copy into one load per member, and the
+// tracer would count three). Bits 0-31 the offset, 32-47 r·dil, 48-63 s·dil.
+// What the offset is relative to is each kernel's own (its header says).
+#pragma once
+#include <cstdint>
+
+#include "kernels/common/cuda_compat.hpp"
+
+namespace conv_taps {
+
+using Tap = uint64_t;
+__host__ __device__ constexpr Tap make_tap(int offset, int dh, int dw) {
+  return uint64_t(uint32_t(offset)) | uint64_t(uint16_t(dh)) << 32 | uint64_t(uint16_t(dw)) << 48;
+}
+__device__ __forceinline__ int tap_offset(Tap tap) { return int(uint32_t(tap)); }
+__device__ __forceinline__ int tap_dh(Tap tap) { return int(uint16_t(tap >> 32)); }  // r·dil
+__device__ __forceinline__ int tap_dw(Tap tap) { return int(tap >> 48); }            // s·dil
+// Taps a table holds: the reduction of issue 5's deepest layer (256 channels,
+// 3x3) in one chunk; a longer one is walked in chunks. A multiple of every
+// candidate's BK.
+constexpr int kTableTaps = 2304;
+// r·dil of an entry past the reduction: beyond any image (H + pad <= kNoTap),
+// so its bounds test fails and a zero is gathered.
+constexpr int kNoTap = UINT16_MAX;
+// The row coordinate given to a row past M: outside the image for every tap.
+constexpr int kOutsideRow = -(1 << 30);
+
+}  // namespace conv_taps

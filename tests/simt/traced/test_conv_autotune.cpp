@@ -1,0 +1,142 @@
+// Every candidate tile of conv2d/07_autotuned against a CPU reference, at
+// awkward sizes. The registry test checks only the candidate the tuning table
+// picks at each test size; on a GPU the autotuner may pick any of them, so
+// each is checked here. Traced (see ../../CMakeLists.txt): the checker also
+// fails a launch on any out-of-bounds access, shared-memory race or
+// uninitialized shared read.
+#include <doctest/doctest.h>
+
+#include <cmath>
+#include <cstdint>
+#include <cstdio>
+#include <limits>
+#include <string>
+#include <vector>
+
+#include "kernels/common/all.hpp"  // before the kernel files (see there)
+#include "tests/simt/device_buffer.hpp"
+
+namespace {
+#include "kernels/conv/07_autotuned.cu"
+}  // namespace
+
+namespace {
+
+constexpr uint64_t kSeed = 2026;
+
+// Uniform in [-1, 1) from a fixed-seed 64-bit LCG (Knuth's MMIX constants).
+std::vector<float> uniform(size_t n, uint64_t& state) {
+  std::vector<float> v(n);
+  for (float& x : v) {
+    state = state * 6364136223846793005ull + 1442695040888963407ull;
+    x = float(double(state >> 11) * 0x1.0p-53 * 2.0 - 1.0);
+  }
+  return v;
+}
+
+// {N, C, H, W, K, R, S, stride, pad, dilation} as the kernel sees them.
+ConvShape shape(const int (&s)[10]) {
+  ConvShape g{s[0], s[1], s[2], s[3], s[4], s[5], s[6], s[7], s[8], s[9], 0, 0};
+  g.P = (g.H + 2 * g.pad - g.dil * (g.R - 1) - 1) / g.stride + 1;
+  g.Q = (g.W + 2 * g.pad - g.dil * (g.S - 1) - 1) / g.stride + 1;
+  return g;
+}
+
+// y = x * w by the definition, in double, and the bound each element may err
+// by: an fp32 sum of C·R·S products, in any order, errs by at most about
+// C·R·S · eps · Σ|x·w| (eps = 2^-23 ~ 1.2e-7), the registry's conv2d bound.
+void reference(const ConvShape& g, const std::vector<float>& x, const std::vector<float>& w,
+               std::vector<double>& want, std::vector<double>& bound) {
+  const size_t size = size_t(g.N) * g.K * g.P * g.Q;
+  want.assign(size, 0.0);
+  bound.assign(size, 0.0);
+  for (int n = 0; n < g.N; ++n)
+    for (int k = 0; k < g.K; ++k)
+      for (int p = 0; p < g.P; ++p)
+        for (int q = 0; q < g.Q; ++q) {
+          double sum = 0, magnitude = 0;
+          for (int c = 0; c < g.C; ++c)
+            for (int r = 0; r < g.R; ++r)
+              for (int s = 0; s < g.S; ++s) {
+                const int ih = p * g.stride - g.pad + r * g.dil, iw = q * g.stride - g.pad + s * g.dil;
+                if (ih < 0 || ih >= g.H || iw < 0 || iw >= g.W) continue;
+                const double product = double(x[((size_t(n) * g.C + c) * g.H + ih) * g.W + iw]) *
+                                       double(w[((size_t(k) * g.C + c) * g.R + r) * g.S + s]);
+                sum += product;
+                magnitude += std::abs(product);
+              }
+          const size_t e = ((size_t(n) * g.K + k) * g.P + p) * g.Q + q;
+          want[e] = sum;
+          bound[e] = g.crs() * 1.2e-7 * magnitude + 1e-30;
+        }
+}
+
+// Candidate i, launched with its own shape (the registration's gemm_tiles).
+void launch_candidate(int i, const ConvShape& g, const float* x, const float* w, float* y) {
+  conv_v07::with_candidate(i, [&]<class T>() {
+    const dim3 grid(warpnet::ceil_div(g.gemm_m(), T::BM), warpnet::ceil_div(g.K, T::BN));
+    warpnet::simt::launch(T::kernel(), grid, dim3(T::threads), 0, g, x, w, y);
+  });
+}
+
+}  // namespace
+
+TEST_CASE("conv autotune: every candidate of conv2d/07 matches the CPU reference at awkward sizes") {
+  // {N, C, H, W, K, R, S, stride, pad, dilation}
+  const int sizes[][10] = {
+      {1, 1, 1, 1, 1, 1, 1, 1, 0, 1},      // below every tile
+      {3, 3, 13, 13, 5, 3, 3, 2, 2, 2},    // C = 3, K = 5, stride 2, pad 2, dilation 2
+      {1, 3, 9, 11, 5, 3, 5, 2, 1, 1},     // a 3x5 filter, stride 2, H != W
+      {3, 5, 7, 13, 5, 1, 1, 1, 0, 1},     // 1x1 filters: a pure GEMM
+      {2, 8, 5, 5, 70, 3, 3, 1, 1, 1},     // K = 70: past the widest tile (64), a second column of blocks
+      {1, 300, 4, 4, 3, 3, 3, 1, 1, 1},    // C·R·S = 2700: past the table (2304), a second chunk of 396 taps
+      {2, 1, 28, 28, 6, 5, 5, 1, 2, 1},    // LeNet-5's conv1
+      {2, 6, 14, 14, 16, 5, 5, 1, 0, 1}};  // LeNet-5's conv2
+  std::printf("conv autotune test: seed %llu\n", (unsigned long long)kSeed);
+  for (const auto& size : sizes) {
+    const ConvShape g = shape(size);
+    uint64_t state = kSeed;
+    const std::vector<float> x = uniform(size_t(g.N) * g.C * g.H * g.W, state);
+    const std::vector<float> w = uniform(size_t(g.K) * g.crs(), state);
+    std::vector<double> want, bound;
+    reference(g, x, w, want, bound);
+    DeviceBuffer<float> d_x(x), d_w(w);
+    for (int i = 0; i < conv_v07::kCandidates; ++i) {
+      const std::string what =
+          warpnet::cat(conv_v07::candidate_name(i), " at N=", g.N, " C=", g.C, " H=", g.H, " W=", g.W, " K=", g.K,
+                       " R=", g.R, " S=", g.S, " stride=", g.stride, " pad=", g.pad, " dilation=", g.dil, ", seed ", kSeed);
+      INFO(what);
+      // Poisoned with NaN, so an element the kernel never writes cannot pass.
+      DeviceBuffer<float> d_y(std::vector<float>(want.size(), std::numeric_limits<float>::quiet_NaN()));
+      try {
+        launch_candidate(i, g, d_x.get(), d_w.get(), d_y.get());
+      } catch (const warpnet::simt::LaunchError& e) {
+        FAIL_CHECK(std::string(e.what()));
+        continue;
+      }
+      const std::vector<float> got = d_y.download();
+      int mismatches = 0;
+      for (size_t e = 0; e < got.size(); ++e) {
+        if (std::abs(double(got[e]) - want[e]) <= bound[e]) continue;  // NaN fails here too
+        if (++mismatches <= 5)
+          std::printf("%s: y[%zu] = %g, want %g (tolerance %g)\n", what.c_str(), e, got[e], want[e], bound[e]);
+      }
+      CHECK(mismatches == 0);
+    }
+  }
+}
+
+TEST_CASE("conv autotune: the tuning table picks the narrowest tile covering K, then enough blocks for an H200") {
+  // {N, C, H, W, K, R, S, stride, pad, dilation}
+  const auto choice = [](const int (&s)[10]) { return conv_v07::table_choice(shape(s)); };
+  // Issue 5's layers (N = 64, 3x3, pad 1): v4's 128x64 tile.
+  CHECK(choice({64, 64, 56, 56, 64, 3, 3, 1, 1, 1}) == 0);    // 1568 blocks
+  CHECK(choice({64, 128, 28, 28, 128, 3, 3, 1, 1, 1}) == 0);  // 392 x 2 = 784 blocks
+  CHECK(choice({64, 256, 14, 14, 256, 3, 3, 1, 1, 1}) == 0);  // 98 x 4 = 392 blocks
+  CHECK(choice({8, 64, 14, 14, 64, 3, 3, 1, 1, 1}) == 1);     // 13 blocks of 128x64, 25 of 64x64: the smaller
+  CHECK(choice({2, 16, 14, 14, 32, 3, 3, 1, 1, 1}) == 2);     // K = 32: 64x32, the only tile that width
+  CHECK(choice({64, 1, 28, 28, 6, 5, 5, 1, 2, 1}) == 5);      // LeNet-5's conv1: 64x8, 784 blocks
+  CHECK(choice({64, 6, 14, 14, 16, 5, 5, 1, 0, 1}) == 4);     // conv2: 64x16 is 100 blocks, 32x16 200
+  CHECK(choice({256, 6, 14, 14, 16, 5, 5, 1, 0, 1}) == 3);    // conv2 at batch 256: 64x16, 400 blocks
+  CHECK(choice({1, 1, 1, 1, 1, 1, 1, 1, 0, 1}) == 6);         // nothing reaches 132: the smallest 8-wide tile
+}
