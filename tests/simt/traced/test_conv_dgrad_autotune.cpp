@@ -1,0 +1,148 @@
+// Every candidate tile of conv2d_dgrad/03_autotuned against a CPU reference,
+// at awkward sizes, on both of its paths (the tap table at stride 1, dgrad
+// v2's kernel at stride 2). The registry test checks only the candidate the
+// tuning table picks at each test size; on a GPU the autotuner may pick any
+// of them, so each is checked here. Traced (see ../../CMakeLists.txt): the
+// checker also fails a launch on any out-of-bounds access, shared-memory race
+// or uninitialized shared read.
+#include <doctest/doctest.h>
+
+#include <cmath>
+#include <cstdint>
+#include <cstdio>
+#include <limits>
+#include <string>
+#include <vector>
+
+#include "kernels/common/all.hpp"  // before the kernel files (see there)
+#include "tests/simt/device_buffer.hpp"
+
+namespace {
+#include "kernels/conv/dgrad_03_autotuned.cu"
+}  // namespace
+
+namespace {
+
+constexpr uint64_t kSeed = 2026;
+
+// Uniform in [-1, 1) from a fixed-seed 64-bit LCG (Knuth's MMIX constants).
+std::vector<float> uniform(size_t n, uint64_t& state) {
+  std::vector<float> v(n);
+  for (float& x : v) {
+    state = state * 6364136223846793005ull + 1442695040888963407ull;
+    x = float(double(state >> 11) * 0x1.0p-53 * 2.0 - 1.0);
+  }
+  return v;
+}
+
+// {N, C, H, W, K, R, S, stride, pad, dilation} as the kernel sees them.
+ConvShape shape(const int (&s)[10]) {
+  ConvShape g{s[0], s[1], s[2], s[3], s[4], s[5], s[6], s[7], s[8], s[9], 0, 0};
+  g.P = (g.H + 2 * g.pad - g.dil * (g.R - 1) - 1) / g.stride + 1;
+  g.Q = (g.W + 2 * g.pad - g.dil * (g.S - 1) - 1) / g.stride + 1;
+  return g;
+}
+
+// dx = dgrad(dy, w) by the definition, scattered the forward's way (output
+// (p,q) through tap (r,s) reads input (p·stride − pad + r·dil, ...)), in
+// double, and the bound each element may err by: an fp32 sum of at most
+// K·R·S products, in any order, errs by at most about K·R·S · eps · Σ|dy·w|
+// (eps = 2^-23 ~ 1.2e-7), the registry's conv2d_dgrad bound.
+void reference(const ConvShape& g, const std::vector<float>& dy, const std::vector<float>& w,
+               std::vector<double>& want, std::vector<double>& bound) {
+  const size_t size = size_t(g.N) * g.C * g.H * g.W;
+  want.assign(size, 0.0);
+  std::vector<double> magnitude(size, 0.0);
+  for (int n = 0; n < g.N; ++n)
+    for (int k = 0; k < g.K; ++k)
+      for (int p = 0; p < g.P; ++p)
+        for (int q = 0; q < g.Q; ++q)
+          for (int c = 0; c < g.C; ++c)
+            for (int r = 0; r < g.R; ++r)
+              for (int s = 0; s < g.S; ++s) {
+                const int ih = p * g.stride - g.pad + r * g.dil, iw = q * g.stride - g.pad + s * g.dil;
+                if (ih < 0 || ih >= g.H || iw < 0 || iw >= g.W) continue;
+                const double product = double(dy[((size_t(n) * g.K + k) * g.P + p) * g.Q + q]) *
+                                       double(w[((size_t(k) * g.C + c) * g.R + r) * g.S + s]);
+                const size_t e = ((size_t(n) * g.C + c) * g.H + ih) * g.W + iw;
+                want[e] += product;
+                magnitude[e] += std::abs(product);
+              }
+  bound.resize(size);
+  for (size_t e = 0; e < size; ++e) bound[e] = double(g.K) * g.R * g.S * 1.2e-7 * magnitude[e] + 1e-30;
+}
+
+// Candidate i, launched as the registration launches it (its kernel for the
+// stride, grid over dX (N·H·W, C)).
+void launch_candidate(int i, const ConvShape& g, const float* dy, const float* w, float* dx) {
+  conv_dgrad_v03::with_candidate(i, [&]<class T>() {
+    const dim3 grid(warpnet::ceil_div(g.N * g.H * g.W, T::BM), warpnet::ceil_div(g.C, T::BN));
+    warpnet::simt::launch(T::kernel(g), grid, dim3(T::threads), 0, g, dy, w, dx);
+  });
+}
+
+}  // namespace
+
+TEST_CASE("conv dgrad autotune: every candidate of conv2d_dgrad/03 matches the CPU reference at awkward sizes") {
+  // {N, C, H, W, K, R, S, stride, pad, dilation}
+  const int sizes[][10] = {
+      {1, 1, 1, 1, 1, 1, 1, 1, 0, 1},      // below every tile
+      {3, 1, 13, 13, 5, 5, 5, 1, 2, 1},    // C = 1, K = 5, 5x5, pad 2
+      {2, 3, 9, 11, 5, 3, 5, 1, 1, 1},     // C = 3, a 3x5 filter, pad 1, H != W
+      {1, 3, 13, 7, 5, 3, 3, 1, 2, 2},     // dilation 2, pad 2
+      {3, 5, 7, 13, 5, 1, 1, 1, 0, 1},     // 1x1 filters: a pure GEMM
+      {2, 70, 5, 5, 8, 3, 3, 1, 1, 1},     // C = 70: past the widest tile (64), a second column of blocks
+      {1, 4, 4, 4, 300, 3, 3, 1, 1, 1},    // K·R·S = 2700: past the table (2304), a second chunk of 396 taps
+      {2, 6, 14, 14, 16, 5, 5, 1, 0, 1},   // LeNet-5's conv2
+      {3, 3, 13, 13, 5, 3, 3, 2, 2, 2},    // stride 2 (dgrad v2's kernel), pad 2, dilation 2
+      {1, 3, 9, 11, 5, 3, 5, 2, 1, 1}};    // stride 2, a 3x5 filter, H != W
+  std::printf("conv dgrad autotune test: seed %llu\n", (unsigned long long)kSeed);
+  for (const auto& size : sizes) {
+    const ConvShape g = shape(size);
+    uint64_t state = kSeed;
+    const std::vector<float> dy = uniform(size_t(g.N) * g.K * g.P * g.Q, state);
+    const std::vector<float> w = uniform(size_t(g.K) * g.C * g.R * g.S, state);
+    std::vector<double> want, bound;
+    reference(g, dy, w, want, bound);
+    DeviceBuffer<float> d_dy(dy), d_w(w);
+    for (int i = 0; i < conv_dgrad_v03::kCandidates; ++i) {
+      const std::string what =
+          warpnet::cat(conv_dgrad_v03::candidate_name(i), " at N=", g.N, " C=", g.C, " H=", g.H, " W=", g.W,
+                       " K=", g.K, " R=", g.R, " S=", g.S, " stride=", g.stride, " pad=", g.pad, " dilation=", g.dil,
+                       ", seed ", kSeed);
+      INFO(what);
+      // Poisoned with NaN, so an element the kernel never writes cannot pass.
+      DeviceBuffer<float> d_dx(std::vector<float>(want.size(), std::numeric_limits<float>::quiet_NaN()));
+      try {
+        launch_candidate(i, g, d_dy.get(), d_w.get(), d_dx.get());
+      } catch (const warpnet::simt::LaunchError& e) {
+        FAIL_CHECK(std::string(e.what()));
+        continue;
+      }
+      const std::vector<float> got = d_dx.download();
+      int mismatches = 0;
+      for (size_t e = 0; e < got.size(); ++e) {
+        if (std::abs(double(got[e]) - want[e]) <= bound[e]) continue;  // NaN fails here too
+        if (++mismatches <= 5)
+          std::printf("%s: dx[%zu] = %g, want %g (tolerance %g)\n", what.c_str(), e, got[e], want[e], bound[e]);
+      }
+      CHECK(mismatches == 0);
+    }
+  }
+}
+
+TEST_CASE("conv dgrad autotune: the tuning table picks the narrowest tile covering C, then enough blocks") {
+  // {N, C, H, W, K, R, S, stride, pad, dilation}
+  const auto choice = [](const int (&s)[10]) { return conv_dgrad_v03::table_choice(shape(s)); };
+  // Issue 5's layers (N = 64, 3x3, pad 1): dgrad v2's wide 128x64 tile.
+  CHECK(choice({64, 64, 56, 56, 64, 3, 3, 1, 1, 1}) == 0);    // 1568 blocks
+  CHECK(choice({64, 128, 28, 28, 128, 3, 3, 1, 1, 1}) == 0);  // 392 x 2 = 784 blocks
+  CHECK(choice({64, 256, 14, 14, 256, 3, 3, 1, 1, 1}) == 0);  // 98 x 4 = 392 blocks
+  CHECK(choice({8, 64, 14, 14, 64, 3, 3, 1, 1, 1}) == 1);     // 13 blocks of 128x64, 25 of 64x64: the smaller
+  CHECK(choice({64, 32, 14, 14, 64, 3, 3, 1, 1, 1}) == 2);    // C = 32: 64x32, the only tile that width
+  CHECK(choice({64, 1, 28, 28, 6, 5, 5, 1, 2, 1}) == 5);      // C = 1 at 28x28: 64x8, 784 blocks
+  CHECK(choice({64, 6, 14, 14, 16, 5, 5, 1, 0, 1}) == 5);     // LeNet-5's conv2: 64x8, 196 blocks
+  CHECK(choice({8, 6, 14, 14, 16, 5, 5, 1, 0, 1}) == 6);      // at batch 8: 64x8 is 25 blocks, 32x8 49
+  CHECK(choice({64, 16, 14, 14, 32, 3, 3, 1, 1, 1}) == 3);    // C = 16: 64x16, 196 blocks
+  CHECK(choice({1, 1, 1, 1, 1, 1, 1, 1, 0, 1}) == 6);         // nothing reaches 132: the smallest 8-wide tile
+}
