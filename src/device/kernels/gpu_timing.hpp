@@ -10,7 +10,11 @@
 #include <cuda_profiler_api.h>
 
 #include <algorithm>
+#include <cmath>
 #include <cstddef>
+#include <limits>
+#include <string>
+#include <vector>
 
 #include "core/error.hpp"
 
@@ -70,6 +74,40 @@ double time_launches(const EventPair& ev, Launcher launch) {
   };
   const double once = run(1);
   return run(std::clamp(int(20.0 / std::max(once, 1e-3)), 3, 200));
+}
+
+// Every candidate of a tuner timed on one problem: launch(i) launches
+// candidate i. A warm-up launch each, which also finds launches this GPU
+// refuses (an invalid grid, too many resources: NaN in the result, e.g. a
+// grid past 65535 blocks in y), then time_launches. Returns each
+// candidate's milliseconds; `best` is the fastest one's index, -1 when
+// none could be launched (the caller says at what).
+template <class LaunchCandidate>
+std::vector<double> time_candidates(int count, const EventPair& ev, LaunchCandidate launch, int& best) {
+  std::vector<double> ms;
+  best = -1;
+  for (int i = 0; i < count; ++i) {
+    launch(i);
+    const cudaError_t error = cudaGetLastError();
+    if (error == cudaErrorInvalidConfiguration || error == cudaErrorLaunchOutOfResources) {
+      ms.push_back(std::numeric_limits<double>::quiet_NaN());
+      continue;
+    }
+    check(error, ev.who, "a warm-up launch");
+    check(cudaDeviceSynchronize(), ev.who, "a warm-up run");
+    ms.push_back(time_launches(ev, [&] { launch(i); }));
+    if (best < 0 || ms.back() < ms[best]) best = i;
+  }
+  return ms;
+}
+
+// "<name> <ms> ms, <name> refused, ...": each candidate's time, for the record.
+template <class NameOf>
+std::string describe_times(const std::vector<double>& ms, NameOf name_of) {
+  std::string all;
+  for (size_t i = 0; i < ms.size(); ++i)
+    all += cat(i ? ", " : "", name_of(int(i)), " ", std::isnan(ms[i]) ? std::string("refused") : cat(ms[i], " ms"));
+  return all;
 }
 
 }  // namespace warpnet::device::gpu_timing

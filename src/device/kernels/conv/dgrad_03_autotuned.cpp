@@ -136,23 +136,11 @@ std::string tune_on_gpu(const Sizes& given) {
   void* const buffers[] = {d_dy.p, d_w.p, d_dx.p};
   check(cudaGetLastError(), "an earlier call (a stale error)");
 
-  std::vector<double> ms;
   const gpu_timing::ProfilerPaused not_profiled;  // the timing launches are not the workload
   EventPair ev(kWho);
   int best = -1;
-  for (int i = 0; i < conv_dgrad_v03::kCandidates; ++i) {
-    const Launch l = launch_shape(i, s);
-    launch_candidate(i, s, l, buffers);  // warm-up; also finds launches this GPU or grid refuses
-    const cudaError_t error = cudaGetLastError();
-    if (error == cudaErrorInvalidConfiguration || error == cudaErrorLaunchOutOfResources) {
-      ms.push_back(std::numeric_limits<double>::quiet_NaN());  // e.g. a grid past 65535 blocks in y
-      continue;
-    }
-    check(error, "a warm-up launch");
-    check(cudaDeviceSynchronize(), "a warm-up run");
-    ms.push_back(time_launches(ev, [&] { launch_candidate(i, s, l, buffers); }));
-    if (best < 0 || ms.back() < ms[best]) best = i;
-  }
+  const std::vector<double> ms = gpu_timing::time_candidates(
+      conv_dgrad_v03::kCandidates, ev, [&](int i) { launch_candidate(i, s, launch_shape(i, s), buffers); }, best);
   WN_CHECK(best >= 0, kWho, ": no candidate could be launched at ", describe_sizes(the_op, s));
 
   // The winner's output: poisoned first (0xFF bytes are a NaN), so an element it never writes fails.
@@ -195,10 +183,7 @@ std::string tune_on_gpu(const Sizes& given) {
     const std::lock_guard lock(t.mutex);
     t.best[s] = best;
   }
-  std::string all;
-  for (int i = 0; i < conv_dgrad_v03::kCandidates; ++i)
-    all += cat(i ? ", " : "", conv_dgrad_v03::candidate_name(i), " ",
-               std::isnan(ms[i]) ? std::string("refused") : cat(ms[i], " ms"));
+  const std::string all = gpu_timing::describe_times(ms, conv_dgrad_v03::candidate_name);
   return cat("measured by conv2d_dgrad/03's tune: ", conv_dgrad_v03::candidate_name(best), " (", all, ")");
 }
 

@@ -116,20 +116,9 @@ MatmulTuning autotune_matmul(const Sizes& given) {
   const gpu_timing::ProfilerPaused not_profiled;  // the timing launches are not the workload
   EventPair ev(kWho);
   int best = -1;
-  for (int i = 0; i < sgemm_v10::kCandidates; ++i) {
-    const Launch l = shape_of(i, s);
-    result.names.push_back(sgemm_v10::candidate_name(i));
-    launch_candidate(i, s, l, buffers);  // warm-up; also finds launches this GPU or grid refuses
-    const cudaError_t error = cudaGetLastError();
-    if (error == cudaErrorInvalidConfiguration || error == cudaErrorLaunchOutOfResources) {
-      result.ms.push_back(std::numeric_limits<double>::quiet_NaN());  // e.g. a grid past 65535 blocks in y
-      continue;
-    }
-    check(error, "a warm-up launch");
-    check(cudaDeviceSynchronize(), "a warm-up run");
-    result.ms.push_back(time_launches(ev, [&] { launch_candidate(i, s, l, buffers); }));
-    if (best < 0 || result.ms.back() < result.ms[best]) best = i;
-  }
+  result.ms = gpu_timing::time_candidates(
+      sgemm_v10::kCandidates, ev, [&](int i) { launch_candidate(i, s, shape_of(i, s), buffers); }, best);
+  for (int i = 0; i < sgemm_v10::kCandidates; ++i) result.names.push_back(sgemm_v10::candidate_name(i));
   WN_CHECK(best >= 0, "autotune_matmul: no candidate could be launched at ", describe_sizes(the_op, s));
 
   // The winner's output: poisoned first (0xFF bytes are a NaN), so an element it never writes fails.
@@ -173,9 +162,7 @@ namespace {
 // "measured by device::autotune_matmul: <winner> (<each candidate> <ms>, ...)", for the record.
 std::string tune_on_gpu(const Sizes& s) {
   const MatmulTuning t = autotune_matmul(s);
-  std::string all;
-  for (size_t i = 0; i < t.names.size(); ++i)
-    all += cat(i ? ", " : "", t.names[i], " ", std::isnan(t.ms[i]) ? std::string("refused") : cat(t.ms[i], " ms"));
+  const std::string all = gpu_timing::describe_times(t.ms, [&](int i) { return t.names[size_t(i)]; });
   return cat("measured by device::autotune_matmul: ", t.chosen, " (", all, ")");
 }
 
