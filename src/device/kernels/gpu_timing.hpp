@@ -1,6 +1,6 @@
 // What the autotuners (matmul/10, conv2d/07, conv2d_dgrad/03) share on a real GPU: device
-// buffers freed on every path, a pair of CUDA events, and the mean time of
-// one launch. The CUDA copy of the registrations alone includes it (nvcc);
+// buffers freed on every path, a pair of CUDA events, the mean time of one
+// launch, timing every candidate, and checking the winner. The CUDA copy of the registrations alone includes it (nvcc);
 // the emulator's copies have no autotuner. Errors throw Error as
 // "<who>: <what> failed: <CUDA name>: <CUDA string>", `who` naming the tuner.
 #pragma once
@@ -12,11 +12,14 @@
 #include <algorithm>
 #include <cmath>
 #include <cstddef>
+#include <functional>
 #include <limits>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "core/error.hpp"
+#include "core/rng.hpp"
 
 namespace warpnet::device::gpu_timing {
 
@@ -29,6 +32,7 @@ struct DeviceFloats {
   float* p = nullptr;
   DeviceFloats(size_t n, const char* who) { check(cudaMalloc(&p, n * sizeof(float)), who, "cudaMalloc"); }
   ~DeviceFloats() { cudaFree(p); }
+  DeviceFloats(DeviceFloats&& o) noexcept : p(std::exchange(o.p, nullptr)) {}
   DeviceFloats(const DeviceFloats&) = delete;
   DeviceFloats& operator=(const DeviceFloats&) = delete;
 };
@@ -79,14 +83,21 @@ double time_launches(const EventPair& ev, Launcher launch) {
 // Every candidate of a tuner timed on one problem: launch(i) launches
 // candidate i. A warm-up launch each, which also finds launches this GPU
 // refuses (an invalid grid, too many resources: NaN in the result, e.g. a
-// grid past 65535 blocks in y), then time_launches. Returns each
+// grid past 65535 blocks in y), then time_launches. A candidate that
+// `applies` says is not one here (a split-K candidate that would not split:
+// the same launch as another) is not run: +infinity. Returns each
 // candidate's milliseconds; `best` is the fastest one's index, -1 when
 // none could be launched (the caller says at what).
 template <class LaunchCandidate>
-std::vector<double> time_candidates(int count, const EventPair& ev, LaunchCandidate launch, int& best) {
+std::vector<double> time_candidates(int count, const EventPair& ev, LaunchCandidate launch, int& best,
+                                    const std::function<bool(int)>& applies = {}) {
   std::vector<double> ms;
   best = -1;
   for (int i = 0; i < count; ++i) {
+    if (applies && !applies(i)) {
+      ms.push_back(std::numeric_limits<double>::infinity());
+      continue;
+    }
     launch(i);
     const cudaError_t error = cudaGetLastError();
     if (error == cudaErrorInvalidConfiguration || error == cudaErrorLaunchOutOfResources) {
@@ -105,9 +116,77 @@ std::vector<double> time_candidates(int count, const EventPair& ev, LaunchCandid
 template <class NameOf>
 std::string describe_times(const std::vector<double>& ms, NameOf name_of) {
   std::string all;
-  for (size_t i = 0; i < ms.size(); ++i)
-    all += cat(i ? ", " : "", name_of(int(i)), " ", std::isnan(ms[i]) ? std::string("refused") : cat(ms[i], " ms"));
+  for (size_t i = 0; i < ms.size(); ++i) {
+    const std::string time = std::isnan(ms[i])   ? std::string("refused")
+                             : std::isinf(ms[i]) ? std::string("not a candidate here")
+                                                 : cat(ms[i], " ms");
+    all += cat(i ? ", " : "", name_of(int(i)), " ", time);
+  }
   return all;
+}
+
+// n uniform [-1, 1) floats from rng, in `host` and in a device buffer.
+inline DeviceFloats random_on_device(std::vector<float>& host, size_t n, Rng& rng, const char* who) {
+  host.resize(n);
+  for (float& x : host) x = float(rng.uniform(-1.0, 1.0));
+  DeviceFloats d(n, who);
+  check(cudaMemcpy(d.p, host.data(), n * sizeof(float), cudaMemcpyHostToDevice), who, "cudaMemcpy to the device");
+  return d;
+}
+
+// A tuner's measurement: each candidate's milliseconds (time_candidates) and
+// the fastest one. Not seen by a profiler (ProfilerPaused); `where` names
+// the problem when no candidate could be launched.
+struct Timed {
+  std::vector<double> ms;
+  int best = -1;
+};
+template <class LaunchCandidate>
+Timed pick_fastest(int count, const char* who, LaunchCandidate launch, const std::string& where,
+                   const std::function<bool(int)>& applies = {}) {
+  check(cudaGetLastError(), who, "an earlier call (a stale error)");
+  const ProfilerPaused not_profiled;  // the timing launches are not the workload
+  EventPair ev(who);
+  Timed t;
+  t.ms = time_candidates(count, ev, launch, t.best, applies);
+  WN_CHECK(t.best >= 0, who, ": no candidate could be launched at ", where);
+  return t;
+}
+
+// One element's value by the definition, in double: the sum of its
+// products, and the sum of their magnitudes (for the bound).
+struct Reference {
+  double want = 0, magnitude = 0;
+  void add(double product) {
+    want += product;
+    magnitude += std::abs(product);
+  }
+};
+
+// Checks the winner before the registration may launch it: launch() writes
+// `out` (n floats), poisoned first (0xFF bytes are a NaN, so an element it
+// never writes fails); every element must be finite, and 256 sampled ones
+// (the first and the last first) within the op's bound for an fp32 sum of
+// `terms` products of reference_at(e): terms * 1.2e-7 * magnitude. Errors
+// name the winner and sizes (`what`) and the element (element_name(e),
+// "y[n,k,p,q]").
+template <class LaunchWinner, class ReferenceAt, class ElementName>
+void verify_winner(const char* who, const std::string& what, LaunchWinner launch, const DeviceFloats& out, size_t n,
+                   Rng& rng, double terms, ReferenceAt reference_at, ElementName element_name) {
+  check(cudaMemset(out.p, 0xFF, n * sizeof(float)), who, "cudaMemset of the output");
+  launch();
+  check(cudaGetLastError(), who, "the verifying launch");
+  std::vector<float> got(n);
+  check(cudaMemcpy(got.data(), out.p, n * sizeof(float), cudaMemcpyDeviceToHost), who, "cudaMemcpy of the output");
+  for (size_t e = 0; e < n; ++e)
+    WN_CHECK(std::isfinite(got[e]), who, ": ", what, " left ", element_name(e), " = ", got[e]);
+  for (int sample = 0; sample < 256; ++sample) {
+    const size_t e = sample == 0 ? 0 : sample == 1 ? n - 1 : size_t(rng.below(n));
+    const Reference r = reference_at(e);
+    const double tolerance = terms * 1.2e-7 * r.magnitude + 1e-30;
+    WN_CHECK(std::abs(got[e] - r.want) <= tolerance, who, ": ", what, " gives ", element_name(e), " = ", got[e],
+             ", want ", r.want, " (tolerance ", tolerance, ")");
+  }
 }
 
 }  // namespace warpnet::device::gpu_timing

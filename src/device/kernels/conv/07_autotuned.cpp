@@ -1,7 +1,5 @@
-#include <map>
-#include <mutex>
-
 #include "device/kernels/conv/conv_registration.hpp"
+#include "device/kernels/tuned_choices.hpp"
 
 namespace {
 #include "kernels/conv/07_autotuned.cu"
@@ -10,27 +8,13 @@ namespace {
 namespace warpnet::device::conv {
 namespace {
 
-// The autotuner's winners (candidate index) per sizes. Filled only by
-// tune_on_gpu, in the CUDA copy; each copy of this file has its own, always
-// empty in the emulator's.
-struct Tuned {
-  std::mutex mutex;
-  std::map<Sizes, int> best;
-};
-Tuned& tuned() {
-  static Tuned t;
+TunedChoices& tuned() {
+  static TunedChoices t;
   return t;
 }
 
 // The measured winner for these sizes, or the tuning table's choice.
-int choice(const Sizes& s) {
-  {
-    Tuned& t = tuned();
-    const std::lock_guard lock(t.mutex);
-    if (const auto it = t.best.find(s); it != t.best.end()) return it->second;
-  }
-  return conv_v07::table_choice(shape_of(s));
-}
+int choice(const Sizes& s) { return tuned().find(s).value_or(conv_v07::table_choice(shape_of(s))); }
 
 #if defined(__CUDACC__)
 std::string tune_on_gpu(const Sizes& s);  // below
@@ -82,8 +66,8 @@ const Registration autotuned{Kernel{
 }  // namespace warpnet::device::conv
 
 #if defined(__CUDACC__)
+#include <array>
 #include <cmath>
-#include <limits>
 #include <vector>
 
 #include "device/kernels/gpu_timing.hpp"
@@ -91,20 +75,13 @@ const Registration autotuned{Kernel{
 namespace warpnet::device::conv {
 namespace {
 
-using gpu_timing::DeviceFloats;
-using gpu_timing::EventPair;
-using gpu_timing::time_launches;
-
-constexpr const char* kWho = "conv2d/07_autotuned tune";
-void check(cudaError_t error, const char* what) { gpu_timing::check(error, kWho, what); }
-
 // On the current GPU: times every candidate on `given` (uniform [-1, 1]
 // inputs, fixed seed) with CUDA events, checks the fastest one's output
-// (poisoned first; every element finite; 256 sampled elements, the corners
-// first, against a double-precision direct convolution within the op's
-// bound), caches it, so the registered conv2d/07 launches it from then on
-// for these sizes, and says so: "measured: <winner> (<each candidate> <ms>, ...)".
+// against a double-precision direct convolution (gpu_timing::verify_winner),
+// caches it, so the registered conv2d/07 launches it from then on for these
+// sizes, and says so: "measured: <winner> (<each candidate> <ms>, ...)".
 std::string tune_on_gpu(const Sizes& given) {
+  constexpr const char* kWho = "conv2d/07_autotuned tune";
   const Op& the_op = op("conv2d");
   const Sizes s = complete_sizes(the_op, given);
   const ConvShape g = shape_of(s);
@@ -114,61 +91,41 @@ std::string tune_on_gpu(const Sizes& given) {
   constexpr uint64_t kSeed = 2026;
   Rng rng(kSeed);
   const size_t HW = size_t(g.H) * g.W, PQ = size_t(g.P) * g.Q;
-  std::vector<float> x(size_t(g.N) * g.C * HW), w(size_t(g.K) * g.crs());
-  for (float& v : x) v = float(rng.uniform(-1.0, 1.0));
-  for (float& v : w) v = float(rng.uniform(-1.0, 1.0));
+  std::vector<float> x, w;
+  const gpu_timing::DeviceFloats d_x = gpu_timing::random_on_device(x, size_t(g.N) * g.C * HW, rng, kWho);
+  const gpu_timing::DeviceFloats d_w = gpu_timing::random_on_device(w, size_t(g.K) * g.crs(), rng, kWho);
   const size_t y_size = size_t(g.N) * g.K * PQ;
-  DeviceFloats d_x(x.size(), kWho), d_w(w.size(), kWho), d_y(y_size, kWho);
-  check(cudaMemcpy(d_x.p, x.data(), x.size() * sizeof(float), cudaMemcpyHostToDevice), "cudaMemcpy x");
-  check(cudaMemcpy(d_w.p, w.data(), w.size() * sizeof(float), cudaMemcpyHostToDevice), "cudaMemcpy w");
+  const gpu_timing::DeviceFloats d_y(y_size, kWho);
   void* const buffers[] = {d_x.p, d_w.p, d_y.p};
-  check(cudaGetLastError(), "an earlier call (a stale error)");
+  const auto run = [&](int i) { launch_candidate(i, s, launch_shape(i, s), buffers); };
 
-  const gpu_timing::ProfilerPaused not_profiled;  // the timing launches are not the workload
-  EventPair ev(kWho);
-  int best = -1;
-  const std::vector<double> ms = gpu_timing::time_candidates(
-      conv_v07::kCandidates, ev, [&](int i) { launch_candidate(i, s, launch_shape(i, s), buffers); }, best);
-  WN_CHECK(best >= 0, kWho, ": no candidate could be launched at ", describe_sizes(the_op, s));
-
-  // The winner's output: poisoned first (0xFF bytes are a NaN), so an element it never writes fails.
-  check(cudaMemset(d_y.p, 0xFF, y_size * sizeof(float)), "cudaMemset y");
-  launch_candidate(best, s, launch_shape(best, s), buffers);
-  check(cudaGetLastError(), "the verifying launch");
-  std::vector<float> y(y_size);
-  check(cudaMemcpy(y.data(), d_y.p, y.size() * sizeof(float), cudaMemcpyDeviceToHost), "cudaMemcpy y");
-  const auto describe = [&] { return cat(conv_v07::candidate_name(best), " at ", describe_sizes(the_op, s)); };
-  for (size_t i = 0; i < y.size(); ++i)
-    WN_CHECK(std::isfinite(y[i]), kWho, ": ", describe(), " left y[", i, "] = ", y[i]);
-  // Sampled outputs (the first and last element of y first) against a double
-  // direct convolution, within the op's bound for an fp32 sum of C·R·S
-  // products: C·R·S · 1.2e-7 · Σ|x·w| (src/device/ops/conv2d.cpp).
+  const gpu_timing::Timed t = gpu_timing::pick_fastest(conv_v07::kCandidates, kWho, run, describe_sizes(the_op, s));
+  // y[n,k,p,q] by the definition: a sum of C·R·S products (src/device/ops/conv2d.cpp's bound).
   const int CRS = g.crs();
-  for (int sample = 0; sample < 256; ++sample) {
-    const size_t e = sample == 0 ? 0 : sample == 1 ? y_size - 1 : size_t(rng.below(y_size));
-    const int n = int(e / (size_t(g.K) * PQ)), k = int(e / PQ % g.K), p = int(e % PQ / g.Q), q = int(e % g.Q);
-    double want = 0, magnitude = 0;
+  const auto where = [&](size_t e) {
+    return std::array{int(e / (size_t(g.K) * PQ)), int(e / PQ % g.K), int(e % PQ / g.Q), int(e % g.Q)};
+  };
+  const auto reference_at = [&](size_t e) {
+    const auto [n, k, p, q] = where(e);
+    gpu_timing::Reference ref;
     for (int crs = 0; crs < CRS; ++crs) {
       const int c = crs / (g.R * g.S), r = crs / g.S % g.R, sx = crs % g.S;
       const int ih = p * g.stride - g.pad + r * g.dil, iw = q * g.stride - g.pad + sx * g.dil;
       if (ih < 0 || ih >= g.H || iw < 0 || iw >= g.W) continue;
-      const double product =
-          double(x[(size_t(n) * g.C + c) * HW + size_t(ih) * g.W + iw]) * double(w[size_t(k) * CRS + crs]);
-      want += product;
-      magnitude += std::abs(product);
+      ref.add(double(x[(size_t(n) * g.C + c) * HW + size_t(ih) * g.W + iw]) * double(w[size_t(k) * CRS + crs]));
     }
-    const double got = y[e], tolerance = CRS * 1.2e-7 * magnitude + 1e-30;
-    WN_CHECK(std::abs(got - want) <= tolerance, kWho, ": ", describe(), " gives y[", n, ",", k, ",", p, ",", q,
-             "] = ", got, ", want ", want, " (tolerance ", tolerance, ")");
-  }
+    return ref;
+  };
+  const auto element_name = [&](size_t e) {
+    const auto [n, k, p, q] = where(e);
+    return cat("y[", n, ",", k, ",", p, ",", q, "]");
+  };
+  gpu_timing::verify_winner(kWho, cat(conv_v07::candidate_name(t.best), " at ", describe_sizes(the_op, s)),
+                            [&] { run(t.best); }, d_y, y_size, rng, CRS, reference_at, element_name);
 
-  {
-    Tuned& t = tuned();
-    const std::lock_guard lock(t.mutex);
-    t.best[s] = best;
-  }
-  const std::string all = gpu_timing::describe_times(ms, conv_v07::candidate_name);
-  return cat("measured by conv2d/07's tune: ", conv_v07::candidate_name(best), " (", all, ")");
+  tuned().remember(s, t.best);
+  const std::string all = gpu_timing::describe_times(t.ms, conv_v07::candidate_name);
+  return cat("measured by conv2d/07's tune: ", conv_v07::candidate_name(t.best), " (", all, ")");
 }
 
 }  // namespace

@@ -1,7 +1,5 @@
-#include <map>
-#include <mutex>
-
 #include "device/kernels/conv/conv_registration.hpp"
+#include "device/kernels/tuned_choices.hpp"
 
 namespace {
 #include "kernels/conv/dgrad_03_autotuned.cu"
@@ -10,27 +8,13 @@ namespace {
 namespace warpnet::device::conv {
 namespace {
 
-// The autotuner's winners (candidate index) per sizes. Filled only by
-// tune_on_gpu, in the CUDA copy; each copy of this file has its own, always
-// empty in the emulator's.
-struct Tuned {
-  std::mutex mutex;
-  std::map<Sizes, int> best;
-};
-Tuned& tuned() {
-  static Tuned t;
+TunedChoices& tuned() {
+  static TunedChoices t;
   return t;
 }
 
 // The measured winner for these sizes, or the tuning table's choice.
-int choice(const Sizes& s) {
-  {
-    Tuned& t = tuned();
-    const std::lock_guard lock(t.mutex);
-    if (const auto it = t.best.find(s); it != t.best.end()) return it->second;
-  }
-  return conv_dgrad_v03::table_choice(shape_of(s));
-}
+int choice(const Sizes& s) { return tuned().find(s).value_or(conv_dgrad_v03::table_choice(shape_of(s))); }
 
 #if defined(__CUDACC__)
 std::string tune_on_gpu(const Sizes& s);  // below
@@ -94,8 +78,8 @@ const Registration autotuned{Kernel{
 }  // namespace warpnet::device::conv
 
 #if defined(__CUDACC__)
+#include <array>
 #include <cmath>
-#include <limits>
 #include <vector>
 
 #include "device/kernels/gpu_timing.hpp"
@@ -103,20 +87,14 @@ const Registration autotuned{Kernel{
 namespace warpnet::device::conv {
 namespace {
 
-using gpu_timing::DeviceFloats;
-using gpu_timing::EventPair;
-using gpu_timing::time_launches;
-
-constexpr const char* kWho = "conv2d_dgrad/03_autotuned tune";
-void check(cudaError_t error, const char* what) { gpu_timing::check(error, kWho, what); }
-
 // On the current GPU: times every candidate on `given` (uniform [-1, 1]
 // inputs, fixed seed) with CUDA events, checks the fastest one's output
-// (poisoned first; every element finite; 256 sampled elements, the corners
-// first, against a double-precision dgrad within the op's bound), caches it,
-// so the registered conv2d_dgrad/03 launches it from then on for these
-// sizes, and says so: "measured: <winner> (<each candidate> <ms>, ...)".
+// against a double-precision dgrad by the definition
+// (gpu_timing::verify_winner), caches it, so the registered conv2d_dgrad/03
+// launches it from then on for these sizes, and says so: "measured: <winner>
+// (<each candidate> <ms>, ...)".
 std::string tune_on_gpu(const Sizes& given) {
+  constexpr const char* kWho = "conv2d_dgrad/03_autotuned tune";
   const Op& the_op = op("conv2d_dgrad");
   const Sizes s = complete_sizes(the_op, given);
   const ConvShape g = shape_of(s);
@@ -126,40 +104,23 @@ std::string tune_on_gpu(const Sizes& given) {
   constexpr uint64_t kSeed = 2026;
   Rng rng(kSeed);
   const size_t HW = size_t(g.H) * g.W, PQ = size_t(g.P) * g.Q, RS = size_t(g.R) * g.S;
-  std::vector<float> dy(size_t(g.N) * g.K * PQ), w(size_t(g.K) * g.C * RS);
-  for (float& v : dy) v = float(rng.uniform(-1.0, 1.0));
-  for (float& v : w) v = float(rng.uniform(-1.0, 1.0));
+  std::vector<float> dy, w;
+  const gpu_timing::DeviceFloats d_dy = gpu_timing::random_on_device(dy, size_t(g.N) * g.K * PQ, rng, kWho);
+  const gpu_timing::DeviceFloats d_w = gpu_timing::random_on_device(w, size_t(g.K) * g.C * RS, rng, kWho);
   const size_t dx_size = size_t(g.N) * g.C * HW;
-  DeviceFloats d_dy(dy.size(), kWho), d_w(w.size(), kWho), d_dx(dx_size, kWho);
-  check(cudaMemcpy(d_dy.p, dy.data(), dy.size() * sizeof(float), cudaMemcpyHostToDevice), "cudaMemcpy dy");
-  check(cudaMemcpy(d_w.p, w.data(), w.size() * sizeof(float), cudaMemcpyHostToDevice), "cudaMemcpy w");
+  const gpu_timing::DeviceFloats d_dx(dx_size, kWho);
   void* const buffers[] = {d_dy.p, d_w.p, d_dx.p};
-  check(cudaGetLastError(), "an earlier call (a stale error)");
+  const auto run = [&](int i) { launch_candidate(i, s, launch_shape(i, s), buffers); };
 
-  const gpu_timing::ProfilerPaused not_profiled;  // the timing launches are not the workload
-  EventPair ev(kWho);
-  int best = -1;
-  const std::vector<double> ms = gpu_timing::time_candidates(
-      conv_dgrad_v03::kCandidates, ev, [&](int i) { launch_candidate(i, s, launch_shape(i, s), buffers); }, best);
-  WN_CHECK(best >= 0, kWho, ": no candidate could be launched at ", describe_sizes(the_op, s));
-
-  // The winner's output: poisoned first (0xFF bytes are a NaN), so an element it never writes fails.
-  check(cudaMemset(d_dx.p, 0xFF, dx_size * sizeof(float)), "cudaMemset dx");
-  launch_candidate(best, s, launch_shape(best, s), buffers);
-  check(cudaGetLastError(), "the verifying launch");
-  std::vector<float> dx(dx_size);
-  check(cudaMemcpy(dx.data(), d_dx.p, dx.size() * sizeof(float), cudaMemcpyDeviceToHost), "cudaMemcpy dx");
-  const auto describe = [&] { return cat(conv_dgrad_v03::candidate_name(best), " at ", describe_sizes(the_op, s)); };
-  for (size_t i = 0; i < dx.size(); ++i)
-    WN_CHECK(std::isfinite(dx[i]), kWho, ": ", describe(), " left dx[", i, "] = ", dx[i]);
-  // Sampled elements (the first and last of dx first) against a double
-  // dgrad by the definition, within the op's bound for an fp32 sum of
-  // K·R·S products: K·R·S · 1.2e-7 · Σ|dy·w| (src/device/ops/conv2d.cpp).
-  const int KRS = g.K * g.R * g.S;
-  for (int sample = 0; sample < 256; ++sample) {
-    const size_t e = sample == 0 ? 0 : sample == 1 ? dx_size - 1 : size_t(rng.below(dx_size));
-    const int n = int(e / (size_t(g.C) * HW)), c = int(e / HW % g.C), h = int(e % HW / g.W), x = int(e % g.W);
-    double want = 0, magnitude = 0;
+  const gpu_timing::Timed t =
+      gpu_timing::pick_fastest(conv_dgrad_v03::kCandidates, kWho, run, describe_sizes(the_op, s));
+  // dx[n,c,h,x] by the definition: a sum of K·R·S products at most (src/device/ops/conv2d.cpp's bound).
+  const auto where = [&](size_t e) {
+    return std::array{int(e / (size_t(g.C) * HW)), int(e / HW % g.C), int(e % HW / g.W), int(e % g.W)};
+  };
+  const auto reference_at = [&](size_t e) {
+    const auto [n, c, h, x] = where(e);
+    gpu_timing::Reference ref;
     for (int k = 0; k < g.K; ++k)
       for (int r = 0; r < g.R; ++r)
         for (int sx = 0; sx < g.S; ++sx) {
@@ -168,23 +129,22 @@ std::string tune_on_gpu(const Sizes& given) {
           if (ph < 0 || qw < 0 || ph % g.stride || qw % g.stride) continue;
           const int p = ph / g.stride, q = qw / g.stride;
           if (p >= g.P || q >= g.Q) continue;
-          const double product = double(dy[((size_t(n) * g.K + k) * g.P + p) * g.Q + q]) *
-                                 double(w[((size_t(k) * g.C + c) * g.R + r) * g.S + sx]);
-          want += product;
-          magnitude += std::abs(product);
+          ref.add(double(dy[((size_t(n) * g.K + k) * g.P + p) * g.Q + q]) *
+                  double(w[((size_t(k) * g.C + c) * g.R + r) * g.S + sx]));
         }
-    const double got = dx[e], tolerance = KRS * 1.2e-7 * magnitude + 1e-30;
-    WN_CHECK(std::abs(got - want) <= tolerance, kWho, ": ", describe(), " gives dx[", n, ",", c, ",", h, ",", x,
-             "] = ", got, ", want ", want, " (tolerance ", tolerance, ")");
-  }
+    return ref;
+  };
+  const auto element_name = [&](size_t e) {
+    const auto [n, c, h, x] = where(e);
+    return cat("dx[", n, ",", c, ",", h, ",", x, "]");
+  };
+  gpu_timing::verify_winner(kWho, cat(conv_dgrad_v03::candidate_name(t.best), " at ", describe_sizes(the_op, s)),
+                            [&] { run(t.best); }, d_dx, dx_size, rng, double(g.K) * g.R * g.S, reference_at,
+                            element_name);
 
-  {
-    Tuned& t = tuned();
-    const std::lock_guard lock(t.mutex);
-    t.best[s] = best;
-  }
-  const std::string all = gpu_timing::describe_times(ms, conv_dgrad_v03::candidate_name);
-  return cat("measured by conv2d_dgrad/03's tune: ", conv_dgrad_v03::candidate_name(best), " (", all, ")");
+  tuned().remember(s, t.best);
+  const std::string all = gpu_timing::describe_times(t.ms, conv_dgrad_v03::candidate_name);
+  return cat("measured by conv2d_dgrad/03's tune: ", conv_dgrad_v03::candidate_name(t.best), " (", all, ")");
 }
 
 }  // namespace

@@ -1,0 +1,35 @@
+// The winners of an autotuned registration (matmul/10, conv2d/07,
+// conv2d_dgrad/03): the candidate its tuner measured fastest, per sizes.
+// An anonymous namespace although this is a header, as workspace.hpp: each
+// registration file is compiled as three copies (plain, traced, nvcc; see
+// copy.hpp) and each copy keeps its own winners. Only the CUDA copy's tuner
+// fills them; the emulator's stay empty, so there the tuning table decides.
+#pragma once
+#include <map>
+#include <mutex>
+#include <optional>
+
+#include "device/registry.hpp"
+
+namespace warpnet::device {
+namespace {
+
+class TunedChoices {
+ public:
+  std::optional<int> find(const Sizes& s) const {
+    const std::lock_guard lock(mutex_);
+    if (const auto it = best_.find(s); it != best_.end()) return it->second;
+    return std::nullopt;
+  }
+  void remember(const Sizes& s, int candidate) {
+    const std::lock_guard lock(mutex_);
+    best_[s] = candidate;
+  }
+
+ private:
+  mutable std::mutex mutex_;
+  std::map<Sizes, int> best_;
+};
+
+}  // namespace
+}  // namespace warpnet::device
