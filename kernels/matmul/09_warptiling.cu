@@ -13,7 +13,8 @@
 //   as in v8. A quarter warp's float4 reads of A hit 32 contiguous bytes (two
 //   row pieces, the other lanes broadcast) and of B 64 contiguous bytes: no
 //   bank conflicts. Every level is a template parameter, so v10 can try other
-//   shapes (128x64, 256x128, one-warp blocks...) with the same code.
+//   shapes (128x64, 256x128, one-warp blocks...) with the same code, and a
+//   grid with a z dimension splits K among blocks (v10's split-K).
 // Changed from v8: the thread -> C mapping goes through warps and sub-tiles;
 //   BK = 16 (two k-tiles in 33 KiB), so one barrier per 16 k instead of per 8;
 //   the global -> shared copies are v8's (sgemm_v8::stage_tile: 16-byte
@@ -27,7 +28,10 @@
 
 // A: (M,K) row-major, or (K,M) when TA; B: (K,N) row-major, or (N,K) when TB;
 // C: (M,N) row-major. C = op(A) @ op(B).
-// Launch: block ((BM/WM) * (BN/WN) * 32); grid (ceil(N/BN), ceil(M/BM)).
+// Launch: block ((BM/WM) * (BN/WN) * 32); grid (ceil(N/BN), ceil(M/BM)[, S]).
+// With S = gridDim.z > 1 (v10's split-K) C is (S,M,N): block z sums only its
+// slice of k, whole BK-steps from z * ceil(ceil(K/S)/BK) * BK, into C[z], and
+// the caller adds the S partial products up.
 template <int BM, int BN, int BK, int WM, int WN, int WMITER, int WNITER, int TM, int TN, bool TA = false,
           bool TB = false>
 __global__ void __launch_bounds__((BM / WM) * (BN / WN) * 32)
@@ -54,6 +58,11 @@ __global__ void __launch_bounds__((BM / WM) * (BN / WN) * 32)
   const int lm = (lane / LANES_N) * TM, ln = (lane % LANES_N) * TN;     // the thread tile, within a sub-tile
   const bool a_vec = TA && M % 4 == 0 && sgemm_v8::aligned16(A);
   const bool b_vec = !TB && N % 4 == 0 && sgemm_v8::aligned16(B);
+  // The slice is whole BK-steps, so only the last one, which ends at K, has
+  // a partial step: the copies' bound stays K.
+  const int k_slice = ::warpnet::ceil_div(::warpnet::ceil_div(K, gridDim.z), BK) * BK;  // K when not split
+  const int k_begin = blockIdx.z * k_slice, k_end = min(K, k_begin + k_slice);
+  C += size_t(blockIdx.z) * M * N;
 
   auto stage = [&](int s, int k0) {
     sgemm_v8::stage_tile<BK, BM, BM + PAD, THREADS, TA>(&As[s][0][0], A, row0, k0, M, K, t, a_vec);
@@ -64,13 +73,13 @@ __global__ void __launch_bounds__((BM / WM) * (BN / WN) * 32)
   // acc[i][j]: C at row wm0 + (i/TM)*WSUBM + lm + i%TM, column wn0 + (j/TN)*WSUBN + ln + j%TN
   // of the block tile: WMITER x WNITER thread tiles of TM x TN, in registers.
   float acc[WMITER * TM][WNITER * TN] = {};
-  const int steps = (K + BK - 1) / BK;
-  if (steps > 0) stage(0, 0);
+  const int steps = ::warpnet::ceil_div(k_end - k_begin, BK);  // <= 0 for a slice past K: C[z] = 0
+  if (steps > 0) stage(0, k_begin);
   for (int step = 0; step < steps; ++step) {
     const int s = step % 2;
     warpnet::ptx::cp_async_wait<0>();  // this thread's copies into stage s have landed
     __syncthreads();                   // everyone's have; everyone is done with stage 1-s (v8)
-    if (step + 1 < steps) stage(1 - s, (step + 1) * BK);
+    if (step + 1 < steps) stage(1 - s, k_begin + (step + 1) * BK);
     for (int k = 0; k < BK; ++k) {
       float a[WMITER * TM], b[WNITER * TN];  // the warp-tile column of op(A) and row of op(B) this lane needs
       for (int i = 0; i < WMITER * TM; i += 4) {

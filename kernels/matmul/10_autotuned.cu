@@ -7,6 +7,8 @@
 //   132 SMs, and half the chip idles. Small tiles fill the chip and waste
 //   bandwidth. v9 made every level of the tiling a template parameter; this
 //   version instantiates a few shapes (kCandidates, below) and picks one.
+//   When even the smallest tile leaves SMs idle (a small C, a long K), two
+//   candidates split K among blocks instead (split-K, below).
 // How the choice is made:
 //   1. By measurement, on a GPU: device::autotune_matmul(sizes)
 //      (src/device/kernels/matmul/autotune.hpp; compiled only into the CUDA
@@ -18,12 +20,14 @@
 //      training run meets, at its first launch (device::kernels_tuned()).
 //   2. Otherwise, from the tuning table (sgemm_v10::table_choice): the largest
 //      tile that still gives at least one block per SM of an H200 (132), else
-//      the smallest tile. On the emulator (and for untuned sizes) this is the
-//      only rule; it is a starting point, not a measurement.
+//      the split-K candidate with the most blocks, else the smallest tile. On
+//      the emulator (and for untuned sizes) this is the only rule; it is a
+//      starting point, not a measurement.
 //   Every candidate is checked against the CPU reference on the emulator at
 //   awkward sizes and all four layouts (tests/simt/traced/test_matmul_autotune.cpp),
 //   so whichever one a GPU picks has been checked.
-// Changed from v9: nothing in the kernel; the launch picks its instance.
+// Changed from v9: nothing in the kernel; the launch picks its instance, and
+//   a split-K launch adds a second kernel that sums the slices.
 //   All candidates keep thread tiles of 4x4 and two stages in static shared
 //   memory under 48 KiB, so each is valid on sm_80, sm_89 and sm_90 without
 //   opting in to more shared memory.
@@ -48,44 +52,79 @@ struct Tiles {
   }
 };
 
-// The candidates, largest tile first (the table's search order).
+// The candidates: five tiles, largest first (the table's search order), then
+// two of them again with K split among blocks (split-K, below).
 //           block (BM x BN x BK)  warp tile   sub-tiles  threads  shared
 using C0 = Tiles<256, 128, 8, 64, 64, 2, 4>;    //  4x2 warps 32x16     256  24.5 KiB
 using C1 = Tiles<128, 128, 16, 64, 32, 2, 2>;   //  2x4 warps 32x16     256  33.0 KiB (v9)
 using C2 = Tiles<128, 64, 16, 64, 32, 2, 2>;    //  2x2 warps 32x16     128  25.0 KiB
 using C3 = Tiles<64, 64, 16, 32, 32, 1, 2>;     //  2x2 warps 32x16     128  17.0 KiB
 using C4 = Tiles<32, 32, 32, 32, 32, 1, 2>;     //  1 warp    32x16      32  18.0 KiB
-constexpr int kCandidates = 5;
+constexpr int kTiles = 5;       // candidates 0-4: C0-C4, K whole
+constexpr int kCandidates = 7;  // 5, 6: C3, C4 with K split
 
-// visit.template operator()<Ci>() for candidate i (0 <= i < kCandidates).
+// visit.template operator()<Ci>() for candidate i's tile (0 <= i < kCandidates).
 template <class Visit>
 auto with_candidate(int i, Visit&& visit) {
   switch (i) {
     case 0: return visit.template operator()<C0>();
     case 1: return visit.template operator()<C1>();
     case 2: return visit.template operator()<C2>();
-    case 3: return visit.template operator()<C3>();
+    case 3:
+    case 5: return visit.template operator()<C3>();
     default: return visit.template operator()<C4>();
   }
 }
 
 // "256x128x8, warps 64x64": how listings and the autotuner name candidate i.
 inline const char* candidate_name(int i) {
-  static const char* const names[kCandidates] = {"256x128x8, warps 64x64", "128x128x16, warps 64x32",
-                                                 "128x64x16, warps 64x32", "64x64x16, warps 32x32",
-                                                 "32x32x32, one warp"};
+  static const char* const names[kCandidates] = {
+      "256x128x8, warps 64x64", "128x128x16, warps 64x32", "128x64x16, warps 64x32", "64x64x16, warps 32x32",
+      "32x32x32, one warp",     "64x64x16, split K",       "32x32x32, one warp, split K"};
   return names[i < 0 || i >= kCandidates ? kCandidates - 1 : i];
 }
 
-// The tuning table's rule: the first (largest) candidate whose grid has at
-// least kSMs blocks, so every SM of an H200 gets work; else the smallest.
-constexpr int kSMs = 132;
-inline int table_choice(int M, int N) {
-  for (int i = 0; i < kCandidates; ++i) {
-    const int blocks = with_candidate(i, [&]<class T>() { return ::warpnet::ceil_div(M, T::BM) * ::warpnet::ceil_div(N, T::BN); });
-    if (blocks >= kSMs) return i;
-  }
-  return kCandidates - 1;
+constexpr int kSMs = 132;  // an H200's
+
+// Split-K. A small C with a long K — a fully connected layer's weight
+// gradient, where K is the batch, or its forward pass at a small batch — gives
+// a few blocks, each walking all of K while most SMs idle: LeNet-5's
+// 256x120x400 is 8 blocks of 64x64. Candidates 5 and 6 cut K into S slices,
+// one per z of the grid (sgemm_warptiling's split, v9), into S partial C's
+// that a second kernel adds up (sum_splits, kernels/common) in slice order,
+// so the sum is the same on every run. S is enough slices for a block per SM,
+// but each slice keeps at least 4 BK-steps (fewer spend the slice filling the
+// pipeline), and no slice is empty. 1 for candidates 0-4 or when K is short.
+inline int split_of(int i, int M, int N, int K) {
+  if (i < kTiles) return 1;
+  return with_candidate(i, [&]<class T>() {
+    using ::warpnet::ceil_div;
+    const int blocks = ceil_div(M, T::BM) * ceil_div(N, T::BN);
+    const int for_sms = ceil_div(kSMs, blocks), for_depth = K / (4 * T::BK);
+    const int wanted = for_sms < for_depth ? for_sms : for_depth;
+    if (wanted <= 1) return 1;
+    const int slice = ceil_div(ceil_div(K, wanted), T::BK) * T::BK;  // as the kernel cuts K
+    return ceil_div(K, slice);
+  });
+}
+
+// Candidate i's blocks at M x N x K: its tile grid times its slices.
+inline int blocks_of(int i, int M, int N, int K) {
+  return with_candidate(i, [&]<class T>() { return ::warpnet::ceil_div(M, T::BM) * ::warpnet::ceil_div(N, T::BN); }) *
+         split_of(i, M, N, K);
+}
+
+// The tuning table's rule: the first (largest) tile whose grid has at least
+// kSMs blocks, so every SM of an H200 gets work; else the split-K candidate
+// that gives the most blocks, if it gives more than the smallest tile alone;
+// else the smallest tile.
+inline int table_choice(int M, int N, int K) {
+  for (int i = 0; i < kTiles; ++i)
+    if (blocks_of(i, M, N, K) >= kSMs) return i;
+  int best = kTiles - 1;
+  for (int i = kTiles; i < kCandidates; ++i)
+    if (blocks_of(i, M, N, K) > blocks_of(best, M, N, K)) best = i;
+  return best;
 }
 
 }  // namespace sgemm_v10

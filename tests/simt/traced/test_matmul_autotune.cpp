@@ -60,14 +60,22 @@ void reference(const Problem& p, const std::vector<float>& a, const std::vector<
     }
 }
 
-// Candidate i's kernel for the problem's layout, launched with its own shape.
+// Candidate i's kernel for the problem's layout, launched with its own shape;
+// split K, into NaN-poisoned partials (a slice never written fails) that
+// sum_splits then adds into C, as the registration does.
 void launch_candidate(int i, const Problem& p, const float* A, const float* B, float* C) {
+  const int slices = sgemm_v10::split_of(i, p.M, p.N, p.K);
+  const size_t elements = size_t(p.M) * p.N;
+  DeviceBuffer<float> part(std::vector<float>(slices * elements, std::numeric_limits<float>::quiet_NaN()));
   sgemm_v10::with_candidate(i, [&]<class T>() {
     const auto kernel = p.ta ? (p.tb ? T::template kernel<true, true>() : T::template kernel<true, false>())
                              : (p.tb ? T::template kernel<false, true>() : T::template kernel<false, false>());
-    const dim3 grid(warpnet::ceil_div(p.N, T::BN), warpnet::ceil_div(p.M, T::BM));
-    warpnet::simt::launch(kernel, grid, dim3(T::threads), 0, p.M, p.N, p.K, A, B, C);
+    const dim3 grid(warpnet::ceil_div(p.N, T::BN), warpnet::ceil_div(p.M, T::BM), slices);
+    warpnet::simt::launch(kernel, grid, dim3(T::threads), 0, p.M, p.N, p.K, A, B, slices > 1 ? part.get() : C);
   });
+  if (slices > 1)
+    warpnet::simt::launch(warpnet::sum_splits<256>, dim3(warpnet::ceil_div(int(elements), 256)), dim3(256), 0,
+                          int(elements), slices, static_cast<const float*>(part.get()), C);
 }
 
 }  // namespace
@@ -76,8 +84,11 @@ TEST_CASE("autotune: every candidate of matmul/10 matches the CPU reference at a
   // 1 and 7x5x3: below every tile; 33x31x35 and 127x129x65: odd everywhere
   // (rows not whole float4s: the 4-byte copies); 260x136x40: multiples of 4 but
   // of no tile, K of no BK (16-byte copies, zero-filled chunks at every edge);
-  // 256x128x64: whole tiles for every candidate.
-  const int sizes[][3] = {{1, 1, 1}, {7, 5, 3}, {33, 31, 35}, {127, 129, 65}, {260, 136, 40}, {256, 128, 64}};
+  // 256x128x64: whole tiles for every candidate. 33x47x300 and 100x36x520:
+  // K split (64x64x16 into 4 and 7 slices, 32x32x32 into 2 and 4), the last
+  // slice shorter and ending off BK.
+  const int sizes[][3] = {{1, 1, 1},      {7, 5, 3},       {33, 31, 35},  {127, 129, 65},
+                          {260, 136, 40}, {256, 128, 64}, {33, 47, 300}, {100, 36, 520}};
   std::printf("autotune test: seed %llu\n", (unsigned long long)kSeed);
   for (const auto& [M, N, K] : sizes)
     for (int layout = 0; layout < 4; ++layout) {
@@ -111,11 +122,27 @@ TEST_CASE("autotune: every candidate of matmul/10 matches the CPU reference at a
     }
 }
 
-TEST_CASE("autotune: the tuning table picks the largest tile that gives every SM of an H200 a block") {
-  CHECK(sgemm_v10::table_choice(1, 1) == 4);        // nothing reaches 132 blocks: the smallest tile
-  CHECK(sgemm_v10::table_choice(128, 128) == 4);
-  CHECK(sgemm_v10::table_choice(1024, 1024) == 3);  // 64x64: 256 blocks; 128x64 would be 128
-  CHECK(sgemm_v10::table_choice(1024, 2048) == 2);  // 128x64: 256 blocks
-  CHECK(sgemm_v10::table_choice(2048, 2048) == 1);  // 128x128: 256 blocks; 256x128 would be 128
-  CHECK(sgemm_v10::table_choice(4096, 4096) == 0);  // 256x128: 512 blocks
+TEST_CASE("autotune: split-K cuts K into whole BK-steps, enough for a block per SM, none empty") {
+  using sgemm_v10::split_of;
+  for (int i = 0; i < sgemm_v10::kTiles; ++i) CHECK(split_of(i, 33, 47, 300) == 1);  // the tiles keep K whole
+  CHECK(split_of(5, 33, 47, 300) == 4);  // 1 block; 300 / (4 * 16) = 4 slices of 80
+  CHECK(split_of(6, 33, 47, 300) == 2);  // 4 blocks; 300 / (4 * 32) = 2 slices of 160
+  CHECK(split_of(5, 100, 36, 520) == 7);  // 8 slices wanted: ceil(65 / 16) * 16 = 80 each, so 7
+  CHECK(split_of(6, 100, 36, 520) == 4);  // 4 of 160 (the last 40)
+  CHECK(split_of(5, 256, 120, 400) == 5);  // LeNet-5's fc1 at batch 256: 8 blocks, 6 wanted, 80 each, so 5
+  CHECK(split_of(6, 256, 120, 400) == 3);  // 32 blocks, 3 slices of 160 (the last 80)
+  CHECK(split_of(6, 64, 64, 100) == 1);    // under 4 BK-steps per slice: no split
+  CHECK(split_of(5, 1024, 1024, 4096) == 1);  // 256 blocks already fill the SMs
+}
+
+TEST_CASE("autotune: the tuning table picks the largest tile that gives every SM of an H200 a block, else splits K") {
+  using sgemm_v10::table_choice;
+  CHECK(table_choice(1, 1, 1) == 4);            // nothing reaches 132 blocks, K too short to split: the smallest tile
+  CHECK(table_choice(128, 128, 128) == 4);      // 16 blocks; split, 8 (64x64 x 2) or 16 (32x32 unsplit)
+  CHECK(table_choice(256, 120, 400) == 6);      // 32x32 split 3 ways: 96 blocks, against 40 and 32
+  CHECK(table_choice(128, 128, 4096) == 6);     // 32x32 split 9 ways: 144 blocks; 64x64 32 ways: 128
+  CHECK(table_choice(1024, 1024, 1024) == 3);   // 64x64: 256 blocks; 128x64 would be 128
+  CHECK(table_choice(1024, 2048, 1024) == 2);   // 128x64: 256 blocks
+  CHECK(table_choice(2048, 2048, 2048) == 1);   // 128x128: 256 blocks; 256x128 would be 128
+  CHECK(table_choice(4096, 4096, 4096) == 0);   // 256x128: 512 blocks
 }
