@@ -9,13 +9,10 @@
 // partial sums).
 //
 // Several versions make more than one launch (v3: im2col then a GEMM, per
-// image), and the tracer publishes one trace per launch: simt::last_trace()
-// holds only the latest. So each version runs under a simt::Stepper watching
-// warp 0 of block (0,0,0), which pauses the launches at that warp's memory
-// accesses; at each pause the program picks up the trace the previous launch
-// left and reads how much device memory is allocated. One limit: two
-// launches in a row that touch the same addresses in the same way would look
-// like one (no version does that).
+// image): a simt::TraceRecorder keeps the trace of each. Each version also
+// runs under a simt::Stepper watching warp 0 of block (0,0,0), which pauses
+// the launches at that warp's memory accesses, where the program reads how
+// much device memory is allocated (a workspace lives only during its launch).
 #include "lessons/05-convolution/ladder.hpp"
 
 #include <algorithm>
@@ -54,23 +51,6 @@ using lesson::fixed;
 
 // ---- every launch of a version ----------------------------------------------
 
-// Whether two published traces are the same launch: same kernel, same counts
-// per instruction, same sampled addresses.
-bool same_launch(const KernelTrace& a, const KernelTrace& b) {
-  if (a.kernel != b.kernel || a.warps != b.warps || a.instructions.size() != b.instructions.size() ||
-      a.samples.size() != b.samples.size())
-    return false;
-  for (size_t i = 0; i < a.instructions.size(); ++i) {
-    const simt::InstructionStats &x = a.instructions[i], &y = b.instructions[i];
-    if (x.pc != y.pc || x.requests != y.requests || x.active_lanes != y.active_lanes || x.sectors != y.sectors ||
-        x.wavefronts != y.wavefronts)
-      return false;
-  }
-  for (size_t i = 0; i < a.samples.size(); ++i)
-    if (a.samples[i].mask != b.samples[i].mask || a.samples[i].addresses != b.samples[i].addresses) return false;
-  return true;
-}
-
 int64_t device_bytes_allocated() {
   int64_t bytes = 0;
   for (const simt::Allocation& a : simt::allocation_snapshot()) bytes += int64_t(a.bytes);
@@ -82,25 +62,17 @@ struct Watched {
   int64_t peak_allocated = 0;         // device bytes allocated at the fullest pause
 };
 
-// Runs `launches` (host code making one or more kernel launches) under a
-// stepper and returns the trace of each launch it made.
+// Runs `launches` (host code making one or more kernel launches) and
+// returns the trace of each launch it made, and the most device memory
+// allocated at any pause of a stepper watching warp 0 of block (0,0,0).
 Watched watch(const std::function<void()>& launches) {
   Watched w;
-  std::optional<KernelTrace> seen = simt::last_trace();  // from before: not ours
-  const auto pick_up = [&] {
-    std::optional<KernelTrace> t = simt::last_trace();
-    if (!t || (seen && same_launch(*t, *seen))) return;
-    w.launches.push_back(*t);
-    seen = std::move(t);
-  };
+  simt::TraceRecorder recorder;
   {
     simt::Stepper stepper(uint3{0, 0, 0}, 0, launches);
-    while (stepper.step()) {
-      pick_up();  // the launch before the one now paused, if it is new
-      w.peak_allocated = std::max(w.peak_allocated, device_bytes_allocated());
-    }
+    while (stepper.step()) w.peak_allocated = std::max(w.peak_allocated, device_bytes_allocated());
   }
-  pick_up();  // the last launch
+  w.launches = recorder.launches();
   return w;
 }
 

@@ -1,13 +1,14 @@
 // warpnet trace KERNEL --size M,N,K: run a registered kernel's traced copy on
 // the emulator, check it against the CPU reference, print how its warps use
-// memory (coalescing, bank conflicts, divergence) and write the trace JSON the
+// memory (coalescing, bank conflicts, divergence) — for each kernel a version
+// launches, summed over its launches — and write the trace JSON the
 // visualizer reads. --block/--warp also records that warp stop by stop.
 #include <cstdio>
 #include <fstream>
 #include <map>
 #include <nlohmann/json.hpp>
-#include <optional>
 #include <tuple>
+#include <vector>
 
 #include "cli/commands.hpp"
 #include "cli/number_list.hpp"
@@ -84,6 +85,8 @@ void run_trace(const TraceOptions& o) {
   const device::Launch shape = kernel.shape(sizes);
 
   simt::set_workers(1);  // blocks in order: the samples and steps repeat exactly
+  // A version may launch several kernels (split-K's sum, im2col then a GEMM): every launch is kept.
+  simt::TraceRecorder recorder;
   std::vector<Tensor> out;
   nlohmann::json steps = nlohmann::json::array();
   if (o.warp >= 0 || !o.block.empty()) {
@@ -96,27 +99,44 @@ void run_trace(const TraceOptions& o) {
     out = device::run_emulated(kernel, sizes, inputs);
   }
   const device::Comparison check = device::compare(kernel, sizes, inputs, out);
-  const auto trace = simt::last_trace();
-  WN_CHECK(trace.has_value(), "trace: ", kernel.id(), " made no traced memory access");
+  std::vector<int> launches;
+  const std::vector<simt::KernelTrace> kernels = recorder.by_kernel(&launches);
+  WN_CHECK(!kernels.empty(), "trace: ", kernel.id(), " made no traced memory access");
 
-  std::printf("%s (%s) at %s: grid (%u,%u,%u), block (%u,%u,%u), %llu warps, traced on the emulator\n",
-              kernel.id().c_str(), trace->kernel.c_str(), device::describe_sizes(op, sizes).c_str(), shape.grid.x,
-              shape.grid.y, shape.grid.z, shape.block.x, shape.block.y, shape.block.z,
-              (unsigned long long)trace->warps);
+  std::printf("%s at %s: grid (%u,%u,%u), block (%u,%u,%u), traced on the emulator\n", kernel.id().c_str(),
+              device::describe_sizes(op, sizes).c_str(), shape.grid.x, shape.grid.y, shape.grid.z, shape.block.x,
+              shape.block.y, shape.block.z);
   std::printf("  result: %s the CPU reference (%lld elements, worst error %.3g of the tolerance)\n",
               check.mismatches ? "DIFFERS FROM" : "matches", (long long)check.checked, check.worst_ratio);
   uint64_t global_bytes = 0;
-  for (const auto& i : trace->instructions)
-    if (i.space == simt::Space::global) global_bytes += i.active_lanes * i.bytes;
+  for (const simt::KernelTrace& t : kernels)
+    for (const auto& i : t.instructions)
+      if (i.space == simt::Space::global) global_bytes += i.active_lanes * i.bytes;
   std::printf("  global bytes asked for: %.4g (registry formula %.4g); FLOPs %.4g\n", double(global_bytes),
               kernel.bytes(sizes), kernel.flops(sizes));
-  print_summary(*trace);
+  for (size_t k = 0; k < kernels.size(); ++k) {
+    if (kernels.size() > 1)
+      std::printf("  kernel %zu of %zu: %s, %d launch%s, %llu warps\n", k + 1, kernels.size(),
+                  kernels[k].kernel.c_str(), launches[k], launches[k] == 1 ? "" : "es",
+                  (unsigned long long)kernels[k].warps);
+    else
+      std::printf("  kernel %s, %llu warps\n", kernels[k].kernel.c_str(), (unsigned long long)kernels[k].warps);
+    print_summary(kernels[k]);
+  }
   if (!steps.empty())
     std::printf("  block %s warp %d: %zu stops recorded\n", o.block.empty() ? "0" : o.block.c_str(),
                 std::max(o.warp, 0), steps.size());
 
   if (!o.json.empty()) {
-    nlohmann::json j = trace->to_json();
+    // The first kernel's trace, as the visualizer reads it; any others after it.
+    nlohmann::json j = kernels[0].to_json();
+    j["launches"] = launches[0];
+    j["other_kernels"] = nlohmann::json::array();
+    for (size_t k = 1; k < kernels.size(); ++k) {
+      nlohmann::json other = kernels[k].to_json();
+      other["launches"] = launches[k];
+      j["other_kernels"].push_back(std::move(other));
+    }
     j["id"] = kernel.id();
     j["sizes"] = sizes;
     j["size_names"] = op.size_names;

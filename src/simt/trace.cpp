@@ -149,9 +149,42 @@ nlohmann::json KernelTrace::to_json() const {
 }
 
 namespace {
-std::mutex last_mutex;
+std::mutex last_mutex;  // guards `last` and `recorders`
 std::optional<KernelTrace> last;
+std::vector<TraceRecorder*> recorders;  // alive, in construction order
 }  // namespace
+
+TraceRecorder::TraceRecorder() {
+  std::lock_guard lock(last_mutex);
+  recorders.push_back(this);
+}
+
+TraceRecorder::~TraceRecorder() {
+  std::lock_guard lock(last_mutex);
+  recorders.erase(std::find(recorders.begin(), recorders.end(), this));
+}
+
+std::vector<KernelTrace> TraceRecorder::launches() const {
+  std::lock_guard lock(mutex_);
+  return launches_;
+}
+
+std::vector<KernelTrace> TraceRecorder::by_kernel(std::vector<int>* counts) const {
+  std::vector<KernelTrace> out;
+  std::vector<int> n;
+  for (const KernelTrace& t : launches()) {
+    auto it = std::find_if(out.begin(), out.end(), [&](const KernelTrace& k) { return k.kernel == t.kernel; });
+    if (it == out.end()) {
+      out.push_back(t);
+      n.push_back(1);
+    } else {
+      it->add(t);
+      ++n[size_t(it - out.begin())];
+    }
+  }
+  if (counts) *counts = std::move(n);
+  return out;
+}
 
 std::optional<KernelTrace> last_trace() {
   std::lock_guard lock(last_mutex);
@@ -165,14 +198,12 @@ TraceSink::TraceSink(std::string kernel, const LaunchShape& shape) {
   trace_.warps = (threads + 31) / 32 * shape.grid.x * shape.grid.y * shape.grid.z;
 }
 
-void TraceSink::add(const std::vector<InstructionStats>& stats, std::vector<WarpAccess>& samples) {
-  std::lock_guard lock(mutex_);
-  traced_ = true;
+void KernelTrace::add(const std::vector<InstructionStats>& stats, const std::vector<WarpAccess>& more_samples) {
   for (const InstructionStats& s : stats) {
-    auto it = std::lower_bound(trace_.instructions.begin(), trace_.instructions.end(), s.pc,
+    auto it = std::lower_bound(instructions.begin(), instructions.end(), s.pc,
                                [](const InstructionStats& a, const void* pc) { return a.pc < pc; });
-    if (it == trace_.instructions.end() || it->pc != s.pc) {
-      trace_.instructions.insert(it, s);
+    if (it == instructions.end() || it->pc != s.pc) {
+      instructions.insert(it, s);
       continue;
     }
     it->requests += s.requests;
@@ -184,10 +215,24 @@ void TraceSink::add(const std::vector<InstructionStats>& stats, std::vector<Warp
     it->ideal_wavefronts += s.ideal_wavefronts;
     it->worst_wavefronts = std::max(it->worst_wavefronts, s.worst_wavefronts);
   }
-  for (WarpAccess& a : samples) {
-    if (trace_.samples.size() >= KernelTrace::kMaxSamples) break;
-    trace_.samples.push_back(a);
+  for (const WarpAccess& a : more_samples) {
+    if (samples.size() >= kMaxSamples) break;
+    samples.push_back(a);
   }
+}
+
+void KernelTrace::add(const KernelTrace& other) {
+  add(other.instructions, other.samples);
+  warps += other.warps;
+  bulk_copies += other.bulk_copies;
+  bulk_bytes += other.bulk_bytes;
+  bulk_largest = std::max(bulk_largest, other.bulk_largest);
+}
+
+void TraceSink::add(const std::vector<InstructionStats>& stats, std::vector<WarpAccess>& samples) {
+  std::lock_guard lock(mutex_);
+  traced_ = true;
+  trace_.add(stats, samples);
 }
 
 void TraceSink::add_bulk(uint64_t copies, uint64_t bytes, uint64_t largest) {
@@ -200,6 +245,10 @@ void TraceSink::add_bulk(uint64_t copies, uint64_t bytes, uint64_t largest) {
 void TraceSink::publish() {
   std::lock_guard lock(last_mutex);
   last = trace_;
+  for (TraceRecorder* r : recorders) {
+    std::lock_guard own(r->mutex_);
+    r->launches_.push_back(trace_);
+  }
 }
 
 }  // namespace warpnet::simt

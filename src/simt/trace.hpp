@@ -59,11 +59,35 @@ struct KernelTrace {
 
   // Sums over instructions of one kind.
   InstructionStats total(Space space, bool write) const;
+  // Adds statistics of the same kernel's instructions (more blocks, or
+  // another launch): counts summed per pc, samples kept up to kMaxSamples.
+  void add(const std::vector<InstructionStats>& stats, const std::vector<WarpAccess>& more_samples);
+  void add(const KernelTrace& other);  // another launch of the same kernel: also its warps and TMA copies
   nlohmann::json to_json() const;
 };
 
 // The trace of the most recent traced launch on any thread (nullopt before one).
 std::optional<KernelTrace> last_trace();
+
+// Every traced launch published while it lives, on any thread, in order:
+// for a caller whose one call makes several launches (split-K and its sum,
+// im2col and a GEMM), where last_trace() keeps only the latest.
+class TraceRecorder {
+ public:
+  TraceRecorder();
+  ~TraceRecorder();
+  TraceRecorder(const TraceRecorder&) = delete;
+  TraceRecorder& operator=(const TraceRecorder&) = delete;
+  std::vector<KernelTrace> launches() const;
+  // The launches of each kernel added up, in the order of each kernel's
+  // first launch; `counts` gets how many launches each one sums.
+  std::vector<KernelTrace> by_kernel(std::vector<int>* counts = nullptr) const;
+
+ private:
+  friend class TraceSink;
+  mutable std::mutex mutex_;
+  std::vector<KernelTrace> launches_;
+};
 
 // Sectors and wavefronts of one warp-level access (lanes in `mask`).
 unsigned sectors_touched(const std::array<uintptr_t, 32>& addresses, unsigned mask, unsigned bytes);

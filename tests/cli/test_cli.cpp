@@ -204,6 +204,14 @@ TEST_CASE("warpnet trace runs a registered kernel traced, prints its memory summ
   CHECK(text.find("\"matches_reference\": true") != std::string::npos);
   CHECK(text.find("\"at_barrier\": true") != std::string::npos);  // the recorded warp's stops
 
+  // A version of two kernels (split-K, then the sum of the slices): both are traced.
+  Run split = warpnet_cli("trace matmul/10 --size 33,47,300");
+  INFO(split.output);
+  REQUIRE(split.status == 0);
+  CHECK(split.output.find("kernel 1 of 2: sgemm_warptiling<32, 32, 32") != std::string::npos);
+  CHECK(split.output.find("kernel 2 of 2: ") != std::string::npos);
+  CHECK(split.output.find("sum_splits<256>, 1 launch") != std::string::npos);
+
   Run unknown = warpnet_cli("trace matmul/99 --size 4,4,4");
   CHECK(unknown.status != 0);
   CHECK(unknown.output.find("matmul/01_naive, matmul/02_coalesced, matmul/03_smem_tiled") != std::string::npos);
