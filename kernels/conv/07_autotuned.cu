@@ -21,7 +21,7 @@
 //   2. The tile. v4's 128 (pixels) x 64 (output channels) tile wastes most
 //      of its columns when K is small (LeNet-5: K = 6 and 16; 58 of 64
 //      columns are zeros for conv1) and gives few blocks. Following matmul
-//      v10, the kernel is instantiated at several tiles (kCandidates, below),
+//      v10, the kernel is instantiated at several tiles (kernels/conv/tap_tiles.hpp),
 //      from v4's shape for big layers down to 32 x 8 (dgrad v2's narrow tile),
 //      and the launch picks one:
 //        a. by measurement on a GPU: the registration's Kernel::tune
@@ -68,6 +68,7 @@
 #include "kernels/common/cuda_compat.hpp"
 #include "kernels/conv/conv_shape.hpp"
 #include "kernels/conv/tap_table.hpp"
+#include "kernels/conv/tap_tiles.hpp"
 
 namespace conv_v07 {
 
@@ -189,62 +190,14 @@ struct Tiles {
   static constexpr auto kernel() { return conv2d_implicit_gemm_taps<BM, BN, BK, TM, TN>; }
 };
 
-// The candidates, widest BN first and at each width the largest BM first
-// (the table's search order). Deeper steps for the narrow tiles: their
-// blocks have few threads per tap, and fewer steps mean fewer barriers.
-//          BM x BN x BK  per thread   threads  shared
-using C0 = Tiles<128, 64, 8, 8, 4>;  // 8x4        256   24.1 KiB (v4's tile)
-using C1 = Tiles<64, 64, 16, 4, 4>;  // 4x4        256   26.1 KiB
-using C2 = Tiles<64, 32, 16, 4, 2>;  // 4x2        256   24.1 KiB
-using C3 = Tiles<64, 16, 32, 2, 1>;  // 2x1        512   28.1 KiB
-using C4 = Tiles<32, 16, 32, 1, 1>;  // 1x1        512   24.1 KiB
-using C5 = Tiles<64, 8, 32, 2, 1>;   // 2x1        256   27.1 KiB
-using C6 = Tiles<32, 8, 32, 1, 1>;   // 1x1        256   23.1 KiB (dgrad v2's narrow tile)
-constexpr int kCandidates = 7;
-
-// visit.template operator()<Ci>() for candidate i (0 <= i < kCandidates).
+// The candidates: conv_tap_tiles' seven shapes (kernels/conv/tap_tiles.hpp),
+// 23.1 to 28.1 KiB of shared memory each here.
+using conv_tap_tiles::candidate_name;
+using conv_tap_tiles::kCandidates;
 template <class Visit>
 auto with_candidate(int i, Visit&& visit) {
-  switch (i) {
-    case 0: return visit.template operator()<C0>();
-    case 1: return visit.template operator()<C1>();
-    case 2: return visit.template operator()<C2>();
-    case 3: return visit.template operator()<C3>();
-    case 4: return visit.template operator()<C4>();
-    case 5: return visit.template operator()<C5>();
-    default: return visit.template operator()<C6>();
-  }
+  return conv_tap_tiles::with_candidate<Tiles>(i, visit);
 }
-
-// "128x64x8, 8x4 per thread": how listings and the autotuner name candidate i.
-inline const char* candidate_name(int i) {
-  static const char* const names[kCandidates] = {
-      "128x64x8, 8x4 per thread", "64x64x16, 4x4 per thread", "64x32x16, 4x2 per thread",
-      "64x16x32, 2x1 per thread", "32x16x32, 1x1 per thread", "64x8x32, 2x1 per thread",
-      "32x8x32, 1x1 per thread"};
-  return names[i < 0 || i >= kCandidates ? kCandidates - 1 : i];
-}
-
-// The tuning table's rule: among the candidates of the narrowest BN that
-// still covers K (the widest BN when none does: K is then split over
-// columns of blocks), the first (largest BM) whose grid has at least kSMs
-// blocks, so every SM of an H200 gets work; else that width's smallest.
-constexpr int kSMs = 132;
-inline int table_choice(const ConvShape& g) {
-  const auto bn = [](int i) { return with_candidate(i, []<class T>() { return T::BN; }); };
-  int width = bn(0);
-  for (int i = 0; i < kCandidates; ++i)
-    if (bn(i) >= g.K && bn(i) < width) width = bn(i);
-  int last = 0;
-  for (int i = 0; i < kCandidates; ++i) {
-    if (bn(i) != width) continue;
-    const int blocks = with_candidate(i, [&]<class T>() {
-      return ::warpnet::ceil_div(g.gemm_m(), T::BM) * ::warpnet::ceil_div(g.K, T::BN);
-    });
-    if (blocks >= kSMs) return i;
-    last = i;
-  }
-  return last;
-}
+inline int table_choice(const ConvShape& g) { return conv_tap_tiles::table_choice<Tiles>(g.gemm_m(), g.K); }
 
 }  // namespace conv_v07

@@ -16,3 +16,14 @@ struct ConvShape {
   __host__ __device__ int gemm_m() const { return N * P * Q; }
   __host__ __device__ int crs() const { return C * R * S; }
 };
+
+// The shape of the convolution with these sizes, P and Q computed: the
+// filter spans dil·(R − 1) + 1 input pixels along an axis; 0 output pixels
+// where it does not fit in the padded input.
+inline ConvShape conv_shape(int N, int C, int H, int W, int K, int R, int S, int stride, int pad, int dil) {
+  const auto out_size = [&](int in, int filter) {
+    const long long span = in + 2LL * pad, extent = (long long)dil * (filter - 1) + 1;
+    return span < extent ? 0 : int((span - extent) / stride + 1);
+  };
+  return ConvShape{N, C, H, W, K, R, S, stride, pad, dil, out_size(H, R), out_size(W, S)};
+}

@@ -31,7 +31,7 @@
 //   no output, rows past M and taps past the reduction. Preconditions
 //   (checked by the registration): H + pad, W + pad <= kNoTap and
 //   dil·(R − 1), dil·(S − 1) < kNoTap (the displacements fit 16 bits).
-// Tiles: v7's seven candidates (kCandidates, below), from v2's wide
+// Tiles: v7's seven candidates (kernels/conv/tap_tiles.hpp), from v2's wide
 //   128x64x8 down to v2's narrow 32x8x32, with 64x8x32 for C = 1 .. 8 at
 //   large N·H·W; C takes the GEMM's column role here, so the table rule is
 //   v7's with C in K's place. On a GPU the registration's Kernel::tune times
@@ -64,6 +64,7 @@
 #include "kernels/common/cuda_compat.hpp"
 #include "kernels/conv/conv_shape.hpp"
 #include "kernels/conv/tap_table.hpp"
+#include "kernels/conv/tap_tiles.hpp"
 #include "kernels/conv/dgrad_02_implicit_gemm.cu"  // the stride > 1 path
 
 namespace conv_dgrad_v03 {
@@ -191,64 +192,14 @@ struct Tiles {
   }
 };
 
-// The candidates, widest BN first and at each width the largest BM first
-// (the table's search order); conv v7's list. Deeper steps for the narrow
-// tiles: their blocks have few threads per tap, and fewer steps mean fewer
-// barriers (v2's finding at LeNet-5's conv2).
-//          BM x BN x BK  per thread   threads  shared
-using C0 = Tiles<128, 64, 8, 8, 4>;  // 8x4        256   33.1 KiB (dgrad v2's wide tile)
-using C1 = Tiles<64, 64, 16, 4, 4>;  // 4x4        256   35.1 KiB
-using C2 = Tiles<64, 32, 16, 4, 2>;  // 4x2        256   33.1 KiB
-using C3 = Tiles<64, 16, 32, 2, 1>;  // 2x1        512   37.1 KiB
-using C4 = Tiles<32, 16, 32, 1, 1>;  // 1x1        512   33.1 KiB
-using C5 = Tiles<64, 8, 32, 2, 1>;   // 2x1        256   36.1 KiB
-using C6 = Tiles<32, 8, 32, 1, 1>;   // 1x1        256   32.1 KiB (dgrad v2's narrow tile)
-constexpr int kCandidates = 7;
-
-// visit.template operator()<Ci>() for candidate i (0 <= i < kCandidates).
+// The candidates: conv_tap_tiles' seven shapes (kernels/conv/tap_tiles.hpp),
+// 32.1 to 37.1 KiB of shared memory each here.
+using conv_tap_tiles::candidate_name;
+using conv_tap_tiles::kCandidates;
 template <class Visit>
 auto with_candidate(int i, Visit&& visit) {
-  switch (i) {
-    case 0: return visit.template operator()<C0>();
-    case 1: return visit.template operator()<C1>();
-    case 2: return visit.template operator()<C2>();
-    case 3: return visit.template operator()<C3>();
-    case 4: return visit.template operator()<C4>();
-    case 5: return visit.template operator()<C5>();
-    default: return visit.template operator()<C6>();
-  }
+  return conv_tap_tiles::with_candidate<Tiles>(i, visit);
 }
-
-// "128x64x8, 8x4 per thread": how listings and the autotuner name candidate i.
-inline const char* candidate_name(int i) {
-  static const char* const names[kCandidates] = {
-      "128x64x8, 8x4 per thread", "64x64x16, 4x4 per thread", "64x32x16, 4x2 per thread",
-      "64x16x32, 2x1 per thread", "32x16x32, 1x1 per thread", "64x8x32, 2x1 per thread",
-      "32x8x32, 1x1 per thread"};
-  return names[i < 0 || i >= kCandidates ? kCandidates - 1 : i];
-}
-
-// The tuning table's rule, a starting point and not a measurement: among
-// the candidates of the narrowest BN that still covers C (the widest BN when
-// none does: C is then split over columns of blocks, each gathering A
-// again), the first (largest BM) whose grid has at least kSMs blocks, so
-// every SM of an H200 gets work; else that width's smallest.
-constexpr int kSMs = 132;
-inline int table_choice(const ConvShape& g) {
-  const auto bn = [](int i) { return with_candidate(i, []<class T>() { return T::BN; }); };
-  int width = bn(0);
-  for (int i = 0; i < kCandidates; ++i)
-    if (bn(i) >= g.C && bn(i) < width) width = bn(i);
-  int last = 0;
-  for (int i = 0; i < kCandidates; ++i) {
-    if (bn(i) != width) continue;
-    const int blocks = with_candidate(i, [&]<class T>() {
-      return ::warpnet::ceil_div(g.N * g.H * g.W, T::BM) * ::warpnet::ceil_div(g.C, T::BN);
-    });
-    if (blocks >= kSMs) return i;
-    last = i;
-  }
-  return last;
-}
+inline int table_choice(const ConvShape& g) { return conv_tap_tiles::table_choice<Tiles>(g.N * g.H * g.W, g.C); }
 
 }  // namespace conv_dgrad_v03

@@ -9,12 +9,11 @@
 #include <cmath>
 #include <cstdint>
 #include <cstdio>
-#include <limits>
 #include <string>
 #include <vector>
 
 #include "kernels/common/all.hpp"  // before the kernel files (see there)
-#include "tests/simt/device_buffer.hpp"
+#include "tests/simt/traced/candidate_check.hpp"
 
 namespace {
 #include "kernels/conv/07_autotuned.cu"
@@ -22,25 +21,10 @@ namespace {
 
 namespace {
 
-constexpr uint64_t kSeed = 2026;
-
-// Uniform in [-1, 1) from a fixed-seed 64-bit LCG (Knuth's MMIX constants).
-std::vector<float> uniform(size_t n, uint64_t& state) {
-  std::vector<float> v(n);
-  for (float& x : v) {
-    state = state * 6364136223846793005ull + 1442695040888963407ull;
-    x = float(double(state >> 11) * 0x1.0p-53 * 2.0 - 1.0);
-  }
-  return v;
-}
+using candidate_check::kSeed;
 
 // {N, C, H, W, K, R, S, stride, pad, dilation} as the kernel sees them.
-ConvShape shape(const int (&s)[10]) {
-  ConvShape g{s[0], s[1], s[2], s[3], s[4], s[5], s[6], s[7], s[8], s[9], 0, 0};
-  g.P = (g.H + 2 * g.pad - g.dil * (g.R - 1) - 1) / g.stride + 1;
-  g.Q = (g.W + 2 * g.pad - g.dil * (g.S - 1) - 1) / g.stride + 1;
-  return g;
-}
+ConvShape shape(const int (&s)[10]) { return conv_shape(s[0], s[1], s[2], s[3], s[4], s[5], s[6], s[7], s[8], s[9]); }
 
 // y = x * w by the definition, in double, and the bound each element may err
 // by: an fp32 sum of C·R·S products, in any order, errs by at most about
@@ -96,33 +80,17 @@ TEST_CASE("conv autotune: every candidate of conv2d/07 matches the CPU reference
   for (const auto& size : sizes) {
     const ConvShape g = shape(size);
     uint64_t state = kSeed;
-    const std::vector<float> x = uniform(size_t(g.N) * g.C * g.H * g.W, state);
-    const std::vector<float> w = uniform(size_t(g.K) * g.crs(), state);
+    const std::vector<float> x = candidate_check::uniform(size_t(g.N) * g.C * g.H * g.W, state);
+    const std::vector<float> w = candidate_check::uniform(size_t(g.K) * g.crs(), state);
     std::vector<double> want, bound;
     reference(g, x, w, want, bound);
     DeviceBuffer<float> d_x(x), d_w(w);
-    for (int i = 0; i < conv_v07::kCandidates; ++i) {
-      const std::string what =
+    for (int i = 0; i < conv_v07::kCandidates; ++i)
+      candidate_check::check(
           warpnet::cat(conv_v07::candidate_name(i), " at N=", g.N, " C=", g.C, " H=", g.H, " W=", g.W, " K=", g.K,
-                       " R=", g.R, " S=", g.S, " stride=", g.stride, " pad=", g.pad, " dilation=", g.dil, ", seed ", kSeed);
-      INFO(what);
-      // Poisoned with NaN, so an element the kernel never writes cannot pass.
-      DeviceBuffer<float> d_y(std::vector<float>(want.size(), std::numeric_limits<float>::quiet_NaN()));
-      try {
-        launch_candidate(i, g, d_x.get(), d_w.get(), d_y.get());
-      } catch (const warpnet::simt::LaunchError& e) {
-        FAIL_CHECK(std::string(e.what()));
-        continue;
-      }
-      const std::vector<float> got = d_y.download();
-      int mismatches = 0;
-      for (size_t e = 0; e < got.size(); ++e) {
-        if (std::abs(double(got[e]) - want[e]) <= bound[e]) continue;  // NaN fails here too
-        if (++mismatches <= 5)
-          std::printf("%s: y[%zu] = %g, want %g (tolerance %g)\n", what.c_str(), e, got[e], want[e], bound[e]);
-      }
-      CHECK(mismatches == 0);
-    }
+                       " R=", g.R, " S=", g.S, " stride=", g.stride, " pad=", g.pad, " dilation=", g.dil, ", seed ",
+                       kSeed),
+          [&](float* y) { launch_candidate(i, g, d_x.get(), d_w.get(), y); }, want, bound);
   }
 }
 

@@ -10,12 +10,11 @@
 #include <cmath>
 #include <cstdint>
 #include <cstdio>
-#include <limits>
 #include <string>
 #include <vector>
 
 #include "kernels/common/all.hpp"  // before the kernel files (see there)
-#include "tests/simt/device_buffer.hpp"
+#include "tests/simt/traced/candidate_check.hpp"
 
 namespace {
 #include "kernels/conv/dgrad_03_autotuned.cu"
@@ -23,25 +22,10 @@ namespace {
 
 namespace {
 
-constexpr uint64_t kSeed = 2026;
-
-// Uniform in [-1, 1) from a fixed-seed 64-bit LCG (Knuth's MMIX constants).
-std::vector<float> uniform(size_t n, uint64_t& state) {
-  std::vector<float> v(n);
-  for (float& x : v) {
-    state = state * 6364136223846793005ull + 1442695040888963407ull;
-    x = float(double(state >> 11) * 0x1.0p-53 * 2.0 - 1.0);
-  }
-  return v;
-}
+using candidate_check::kSeed;
 
 // {N, C, H, W, K, R, S, stride, pad, dilation} as the kernel sees them.
-ConvShape shape(const int (&s)[10]) {
-  ConvShape g{s[0], s[1], s[2], s[3], s[4], s[5], s[6], s[7], s[8], s[9], 0, 0};
-  g.P = (g.H + 2 * g.pad - g.dil * (g.R - 1) - 1) / g.stride + 1;
-  g.Q = (g.W + 2 * g.pad - g.dil * (g.S - 1) - 1) / g.stride + 1;
-  return g;
-}
+ConvShape shape(const int (&s)[10]) { return conv_shape(s[0], s[1], s[2], s[3], s[4], s[5], s[6], s[7], s[8], s[9]); }
 
 // dx = dgrad(dy, w) by the definition, scattered the forward's way (output
 // (p,q) through tap (r,s) reads input (p·stride − pad + r·dil, ...)), in
@@ -100,34 +84,17 @@ TEST_CASE("conv dgrad autotune: every candidate of conv2d_dgrad/03 matches the C
   for (const auto& size : sizes) {
     const ConvShape g = shape(size);
     uint64_t state = kSeed;
-    const std::vector<float> dy = uniform(size_t(g.N) * g.K * g.P * g.Q, state);
-    const std::vector<float> w = uniform(size_t(g.K) * g.C * g.R * g.S, state);
+    const std::vector<float> dy = candidate_check::uniform(size_t(g.N) * g.K * g.P * g.Q, state);
+    const std::vector<float> w = candidate_check::uniform(size_t(g.K) * g.C * g.R * g.S, state);
     std::vector<double> want, bound;
     reference(g, dy, w, want, bound);
     DeviceBuffer<float> d_dy(dy), d_w(w);
-    for (int i = 0; i < conv_dgrad_v03::kCandidates; ++i) {
-      const std::string what =
+    for (int i = 0; i < conv_dgrad_v03::kCandidates; ++i)
+      candidate_check::check(
           warpnet::cat(conv_dgrad_v03::candidate_name(i), " at N=", g.N, " C=", g.C, " H=", g.H, " W=", g.W,
                        " K=", g.K, " R=", g.R, " S=", g.S, " stride=", g.stride, " pad=", g.pad, " dilation=", g.dil,
-                       ", seed ", kSeed);
-      INFO(what);
-      // Poisoned with NaN, so an element the kernel never writes cannot pass.
-      DeviceBuffer<float> d_dx(std::vector<float>(want.size(), std::numeric_limits<float>::quiet_NaN()));
-      try {
-        launch_candidate(i, g, d_dy.get(), d_w.get(), d_dx.get());
-      } catch (const warpnet::simt::LaunchError& e) {
-        FAIL_CHECK(std::string(e.what()));
-        continue;
-      }
-      const std::vector<float> got = d_dx.download();
-      int mismatches = 0;
-      for (size_t e = 0; e < got.size(); ++e) {
-        if (std::abs(double(got[e]) - want[e]) <= bound[e]) continue;  // NaN fails here too
-        if (++mismatches <= 5)
-          std::printf("%s: dx[%zu] = %g, want %g (tolerance %g)\n", what.c_str(), e, got[e], want[e], bound[e]);
-      }
-      CHECK(mismatches == 0);
-    }
+                       ", seed ", kSeed),
+          [&](float* dx) { launch_candidate(i, g, d_dy.get(), d_w.get(), dx); }, want, bound);
   }
 }
 

@@ -14,7 +14,7 @@
 #include <vector>
 
 #include "kernels/common/all.hpp"  // before the kernel files (see there)
-#include "tests/simt/device_buffer.hpp"
+#include "tests/simt/traced/candidate_check.hpp"
 
 namespace {
 #include "kernels/matmul/10_autotuned.cu"
@@ -22,17 +22,7 @@ namespace {
 
 namespace {
 
-constexpr uint64_t kSeed = 2026;
-
-// Uniform in [-1, 1) from a fixed-seed 64-bit LCG (Knuth's MMIX constants).
-std::vector<float> uniform(size_t n, uint64_t& state) {
-  std::vector<float> v(n);
-  for (float& x : v) {
-    state = state * 6364136223846793005ull + 1442695040888963407ull;
-    x = float(double(state >> 11) * 0x1.0p-53 * 2.0 - 1.0);
-  }
-  return v;
-}
+using candidate_check::kSeed;
 
 struct Problem {
   int M, N, K;
@@ -94,31 +84,15 @@ TEST_CASE("autotune: every candidate of matmul/10 matches the CPU reference at a
     for (int layout = 0; layout < 4; ++layout) {
       const Problem p{M, N, K, layout / 2 == 1, layout % 2 == 1};
       uint64_t state = kSeed;
-      const std::vector<float> a = uniform(size_t(M) * K, state), b = uniform(size_t(K) * N, state);
+      const std::vector<float> a = candidate_check::uniform(size_t(M) * K, state),
+                               b = candidate_check::uniform(size_t(K) * N, state);
       std::vector<double> want, bound;
       reference(p, a, b, want, bound);
       DeviceBuffer<float> d_a(a), d_b(b);
-      for (int i = 0; i < sgemm_v10::kCandidates; ++i) {
-        const std::string what = warpnet::cat(sgemm_v10::candidate_name(i), " at M=", M, " N=", N, " K=", K,
-                                              " trans_a=", p.ta, " trans_b=", p.tb, ", seed ", kSeed);
-        INFO(what);
-        // Poisoned with NaN, so an element the kernel never writes cannot pass.
-        DeviceBuffer<float> d_c(std::vector<float>(size_t(M) * N, std::numeric_limits<float>::quiet_NaN()));
-        try {
-          launch_candidate(i, p, d_a.get(), d_b.get(), d_c.get());
-        } catch (const warpnet::simt::LaunchError& e) {
-          FAIL_CHECK(std::string(e.what()));
-          continue;
-        }
-        const std::vector<float> got = d_c.download();
-        int mismatches = 0;
-        for (size_t e = 0; e < got.size(); ++e) {
-          if (std::abs(double(got[e]) - want[e]) <= bound[e]) continue;  // NaN fails here too
-          if (++mismatches <= 5)
-            std::printf("%s: C[%zu] = %g, want %g (tolerance %g)\n", what.c_str(), e, got[e], want[e], bound[e]);
-        }
-        CHECK(mismatches == 0);
-      }
+      for (int i = 0; i < sgemm_v10::kCandidates; ++i)
+        candidate_check::check(warpnet::cat(sgemm_v10::candidate_name(i), " at M=", M, " N=", N, " K=", K,
+                                            " trans_a=", p.ta, " trans_b=", p.tb, ", seed ", kSeed),
+                               [&](float* c) { launch_candidate(i, p, d_a.get(), d_b.get(), c); }, want, bound);
     }
 }
 

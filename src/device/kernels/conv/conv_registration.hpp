@@ -19,20 +19,10 @@ namespace {
 namespace warpnet::device::conv {
 namespace {
 
-// The output extent along one axis (cpu::conv_out_size, which this copy does
-// not link): the filter spans dil·(R − 1) + 1 input pixels.
-inline int out_size(int64_t in, int64_t filter, int64_t stride, int64_t pad, int64_t dil) {
-  const int64_t span = in + 2 * pad, extent = dil * (filter - 1) + 1;
-  return span < extent ? 0 : int((span - extent) / stride + 1);
-}
-
 // Sizes {N, C, H, W, K, R, S, stride, pad, dilation} as the kernels see them.
 inline ConvShape shape_of(const Sizes& s) {
-  ConvShape g{int(s[0]), int(s[1]), int(s[2]), int(s[3]), int(s[4]), int(s[5]), int(s[6]),
-              int(s[7]), int(s[8]), int(s[9]), 0, 0};
-  g.P = out_size(g.H, g.R, g.stride, g.pad, g.dil);
-  g.Q = out_size(g.W, g.S, g.stride, g.pad, g.dil);
-  return g;
+  return conv_shape(int(s[0]), int(s[1]), int(s[2]), int(s[3]), int(s[4]), int(s[5]), int(s[6]), int(s[7]),
+                    int(s[8]), int(s[9]));
 }
 
 // Output elements N·K·P·Q, each a sum of C·R·S products (padding taps counted:
