@@ -24,6 +24,10 @@ void for_each_update(const std::vector<Parameter*>& params, Fn&& fn) {
 }  // namespace
 
 void Optimizer::write_hyper(std::vector<double> values) {
+  // Unchanged (SGD at a fixed rate, every step): the device copy holds them
+  // already, and a copy from pageable host memory would first wait for
+  // everything queued on the device, the previous step included.
+  if (hyper_.on_device.defined() && values == hyper_.values) return;
   const Device device = params_.empty() ? Device::cpu : params_.front()->var.value().device();
   if (device != Device::cpu) {
     Tensor host = Tensor::empty({int64_t(values.size())});

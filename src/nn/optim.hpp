@@ -49,7 +49,7 @@ class Optimizer {
   static void restore_slot(const std::map<std::string, Tensor>& state, const std::string& key, Tensor& slot);
 
   // Sets this step's hyperparameters: on the CPU the values, on a device
-  // also the tensor the kernels read (one upload per step).
+  // also the tensor the kernels read (uploaded when they change).
   void write_hyper(std::vector<double> values);
 
   std::vector<Parameter*> params_;

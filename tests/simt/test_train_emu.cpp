@@ -11,6 +11,7 @@
 #include "datasets/synthetic.hpp"
 #include "device_buffer.hpp"
 #include "nn/device_dataset.hpp"
+#include "nn/optim.hpp"
 #include "nn/trainer.hpp"
 #include "tests/graph_checks.hpp"
 
@@ -100,4 +101,24 @@ TEST_CASE("train emu: a batch gathered from the training set on the device equal
   CHECK(std::memcmp(labels.raw(), want_labels.raw(), size_t(want_labels.nbytes())) == 0);
   const std::vector<int64_t> bad = {3, 37};
   CHECK_THROWS_WITH(on_emu.indices_of(bad), doctest::Contains("row 37 of a batch is outside the set's 37 rows"));
+}
+
+TEST_CASE("optimizer on emu: a learning rate changed between steps reaches the device's copy of it") {
+  // SGD skips the upload of hyperparameters that did not change; one that did
+  // must still arrive. Three steps at 0.1, 0.1 and 0.01 on the CPU and on emu.
+  const Tensor w0 = Tensor::from<float>({5}, {1, -2, 3, 0.5f, -1}), g = Tensor::from<float>({5}, {0.5f, 1, -1, 2, 4});
+  std::vector<Tensor> after;
+  for (Device device : {Device::cpu, Device::emu}) {
+    nn::Parameter p{"w", ag::Var(w0.clone().to(device), true, "w")};
+    nn::Sgd sgd({&p}, 0.1, 0.9);
+    for (double lr : {0.1, 0.1, 0.01}) {
+      sgd.set_lr(lr);
+      p.var.grad() = g.to(device);
+      sgd.step();
+    }
+    after.push_back(p.var.value().to(Device::cpu));
+  }
+  // w: 1 − 0.1·0.5 − 0.1·(0.9·0.5 + 0.5) − 0.01·(0.9·0.95 + 0.5) = 0.841450 for the first element.
+  CHECK(after[0].item(0) == doctest::Approx(0.84145).epsilon(1e-6));
+  for (int64_t i = 0; i < 5; ++i) CHECK(after[1].item(i) == doctest::Approx(after[0].item(i)).epsilon(1e-6));
 }
