@@ -129,10 +129,21 @@ Timing time_with_pieces(PieceBuffers& b, double message_bytes, const TimedOp& al
   // received). One exchange that sent the destination and received the
   // operand at once left a 64 KiB reduction twice as slow as the ring's
   // (14 against 7 us; the all-reduce of 128 KiB predicted 21-37% high).
-  float* out = b.send;
-  float* in = b.receive;
+  //
+  // The exchange also turns over three buffers, not two: run k sends buffer
+  // k mod 3 (received, so written, in run k-1) and receives into buffer
+  // (k+1) mod 3 (sent, so read by the peer, in run k-1), and so touches 3m
+  // per rank, as much as the ring does (its vector's 2m, and the m of the
+  // temporary buffer the first round receives into). With two buffers it
+  // touched 2m: from 8 MiB on, where the ring's 6m for two ranks outgrows a
+  // 32 MiB L3 and the exchanges' 4m does not yet, it ran faster than the
+  // ring's and the all-reduce of 8 and 16 MiB was predicted 18-20% short in
+  // the median (16 MiB beyond 25% in 7 of 20 runs; a 2-core AMD EPYC VM,
+  // 2026-12-01).
+  float* const turns[3] = {b.send, b.receive, b.operand};
+  int turn = 0;
   std::vector<TimedOp> ops{
-      {[&] { dist::exchange(out, in, bytes, b.peer); }, [&] { std::swap(out, in); }},
+      {[&] { dist::exchange(turns[turn % 3], turns[(turn + 1) % 3], bytes, b.peer); }, [&] { ++turn; }},
       {[&] { dist::reduce_local_sum(b.operand, b.receive, count); },
        [&] {
          dist::exchange(b.receive, b.send, bytes, b.peer);
