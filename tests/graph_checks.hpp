@@ -14,7 +14,7 @@ namespace warpnet::graph_checks {
 
 // A graph replays the kernels the eager step launched, with the same
 // arguments, in the same order, on the same values; the training kernels are
-// deterministic (no atomics: kernels/conv/wgrad_02, kernels/reduce), so the
+// deterministic (no atomics: kernels/conv/wgrad_02 and 03, kernels/reduce), so the
 // two runs must agree bit for bit, every step, across epochs. What this
 // catches: a value frozen into the capture (Adam's bias correction, or a
 // dropout seed, passed as a launch argument would repeat the captured

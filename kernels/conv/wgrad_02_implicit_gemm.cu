@@ -14,17 +14,17 @@
 //   blocks, each looping 6,272 times. So the reduction is split: block
 //   (tile, z) sums slice z of L — `slice` consecutive pixels, a multiple of
 //   BK — into its own partial tile part[z] (a workspace of splits·K·C·R·S
-//   floats), and sum_splits (kernels/common) adds part[0], part[1], ... in that
-//   order into dw. The registration picks splits so that tiles·splits is
+//   floats), and sum_splits (kernels/common) adds the partials into dw in
+//   one fixed order. The registration picks splits so that tiles·splits is
 //   about 264 blocks (two per SM of an H200), but never slices shorter than
 //   4 steps; one split writes dw directly and skips the second kernel.
 // Deterministic on purpose: every dw element is the same sum in the same
-//   order on every run (each thread walks its slice in order, slices are
-//   added in z order), whatever order the blocks ran in. Split-K with
-//   atomicAdd into dw would save the workspace (2·splits·K·C·R·S·4 bytes of
-//   traffic) and the second launch, but float addition is not associative:
-//   the result would change from run to run in the last bits, and dw would
-//   have to be zeroed first. A one-launch deterministic form exists too
+//   order on every run (each thread walks its slice in order, sum_splits
+//   adds the slices in an order fixed by their count), whatever order the
+//   blocks ran in. Split-K with atomicAdd into dw would save the workspace
+//   (2·splits·K·C·R·S·4 bytes of traffic) and the second launch, but float
+//   addition is not associative: the result would change from run to run in
+//   the last bits, and dw would have to be zeroed first. A one-launch deterministic form exists too
 //   (CUTLASS's serial split-K: the blocks of a tile take turns, in order,
 //   through a semaphore), at the price of blocks waiting on each other.
 // Tiles: 64 (output channels k) x 64 (taps crs) per block, 32 pixels l per

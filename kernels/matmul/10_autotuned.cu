@@ -92,7 +92,7 @@ constexpr int kSMs = 132;  // an H200's
 // batch 256, 256x120x400, is 8 blocks of 64x64 or 32 of 32x32. Candidates 5
 // and 6 cut K into S slices, one per z of the grid (sgemm_warptiling's split,
 // v9), into S partial C's that a second kernel adds up (sum_splits,
-// kernels/common) in slice order, so the sum is the same on every run. S is enough slices for a block per SM,
+// kernels/common) in a fixed order, so the sum is the same on every run. S is enough slices for a block per SM,
 // but each slice keeps at least 4 BK-steps (fewer spend the slice filling the
 // pipeline), and no slice is empty. 1 for candidates 0-4 or when K is short.
 inline int split_of(int i, int M, int N, int K) {

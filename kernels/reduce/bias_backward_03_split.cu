@@ -6,8 +6,8 @@
 //   50,176 terms: 6 blocks on a 132-SM H200, each summing 50k values alone.
 //   Here block (c, z) sums slice z of channel c's N·S terms (`slice`
 //   consecutive terms, v2's coalesced sweep inside it, v2's block reduction)
-//   into partial part[z][c], and sum_splits (kernels/common) adds part[0][c],
-//   part[1][c], ... in that order into db[c]. The registration picks splits
+//   into partial part[z][c], and sum_splits (kernels/common) adds the
+//   partials into db[c] in one fixed order. The registration picks splits
 //   so that C·splits is about 264 blocks (two per SM of an H200), but never
 //   a slice under 2048 terms, and one split writes db directly (one launch).
 //   S = 1 (a linear layer's (N,C) gradient) takes another mapping: the

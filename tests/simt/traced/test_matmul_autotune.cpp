@@ -63,9 +63,11 @@ void launch_candidate(int i, const Problem& p, const float* A, const float* B, f
     const dim3 grid(warpnet::ceil_div(p.N, T::BN), warpnet::ceil_div(p.M, T::BM), slices);
     warpnet::simt::launch(kernel, grid, dim3(T::threads), 0, p.M, p.N, p.K, A, B, slices > 1 ? part.get() : C);
   });
-  if (slices > 1)
-    warpnet::simt::launch(warpnet::sum_splits<256>, dim3(warpnet::ceil_div(int(elements), 256)), dim3(256), 0,
-                          int(elements), slices, static_cast<const float*>(part.get()), C);
+  if (slices > 1) {
+    const warpnet::SumSplitsLaunch sum = warpnet::sum_splits_launch(int(elements), slices);
+    warpnet::simt::launch(warpnet::sum_splits<warpnet::kSumThreads>, sum.grid, sum.block, 0, int(elements), slices,
+                          static_cast<const float*>(part.get()), C);
+  }
 }
 
 }  // namespace

@@ -11,7 +11,6 @@ namespace {
 
 // 64 (k) x 64 (crs) per block, 32 pixels per step; 4x4 per thread.
 constexpr int BM = 64, BN = 64, BK = 32, TM = 4, TN = 4;
-constexpr int SUM_BLOCK = 256;
 // Splits: enough blocks to fill the GPU (two per SM of an H200, 132 SMs),
 // never a slice shorter than 4 steps (128 pixels), which would make the
 // partial tiles' traffic rival the slice's own loads.
@@ -37,7 +36,8 @@ const Registration wgrad_implicit_gemm{Kernel{
     .shape_text = "block (256), grid (ceil(C*R*S/64), ceil(K/64), splits): a 64 (k) x 64 (c,r,s) tile of dW = dy @ "
                   "gather(x) per block over one slice of the N*P*Q pixels, 32 per step, 4x4 outputs per thread, "
                   "into a partial tile; splits = about 264 blocks / tiles (slices of at least 128 pixels); then, "
-                  "when splits > 1, block (256), grid (ceil(K*C*R*S/256)): the partials added in order",
+                  "when splits > 1, sum_splits: block (256/G, G), grid (ceil(K*C*R*S*G/256)), G = 1 .. 8 groups of "
+                  "splits: the partials added in a fixed order",
     // The GEMM's launch; the ordered sum's is derived in .launch.
     .shape = [](const Sizes& s) {
       const ConvShape g = shape_of(s);
@@ -76,8 +76,9 @@ const Registration wgrad_implicit_gemm{Kernel{
                     split.slice, x, dy, part.floats());
       check_launch();
       // Same stream: runs after every partial tile is written.
-      launch_kernel(warpnet::sum_splits<SUM_BLOCK>, dim3(ceil_div(elements, SUM_BLOCK)), dim3(SUM_BLOCK), 0,
-                    elements, split.splits, static_cast<const float*>(part.floats()), dw);
+      const warpnet::SumSplitsLaunch sum = warpnet::sum_splits_launch(elements, split.splits);
+      launch_kernel(warpnet::sum_splits<warpnet::kSumThreads>, sum.grid, sum.block, 0, elements, split.splits,
+                    static_cast<const float*>(part.floats()), dw);
       check_launch();
     },
     .copy = kThisCopy,

@@ -33,8 +33,6 @@ Launch shape_of(int candidate, const Sizes& s) {
   });
 }
 
-constexpr int SUM_BLOCK = 256;
-
 void launch_candidate(int candidate, const Sizes& s, const Launch& l, Buffers b) {
   const auto gemm = [&](Buffers buffers) {
     sgemm_v10::with_candidate(candidate, [&]<class T>() {
@@ -48,8 +46,9 @@ void launch_candidate(int candidate, const Sizes& s, const Launch& l, Buffers b)
   void* const partial[] = {b[0], b[1], part.floats()};
   gemm(partial);
   // Same stream: runs after every slice is written.
-  launch_kernel(warpnet::sum_splits<SUM_BLOCK>, dim3(ceil_div(elements, SUM_BLOCK)), dim3(SUM_BLOCK), 0, elements,
-                slices, static_cast<const float*>(part.floats()), static_cast<float*>(b[2]));
+  const warpnet::SumSplitsLaunch sum = warpnet::sum_splits_launch(elements, slices);
+  launch_kernel(warpnet::sum_splits<warpnet::kSumThreads>, sum.grid, sum.block, 0, elements, slices,
+                static_cast<const float*>(part.floats()), static_cast<float*>(b[2]));
   check_launch();
 }
 

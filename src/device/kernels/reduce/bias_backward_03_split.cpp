@@ -10,7 +10,7 @@ namespace {
 namespace warpnet::device::reduce_kernels {
 namespace {
 
-constexpr int BLOCK = 256, SUM_BLOCK = 256;
+constexpr int BLOCK = 256;
 constexpr int kColumns = 32, kRowsPerStep = BLOCK / kColumns;  // S = 1: a block is 32 columns x 8 warps
 // Splits: enough blocks to fill the GPU (two per SM of an H200, 132 SMs),
 // never a slice under 2048 terms: a split costs a block reduction (two
@@ -56,7 +56,8 @@ const Registration bias_backward_split_registration{Kernel{
     .shape_text = "block (256), grid (C, splits): a slice of a channel's N*S terms per block, coalesced along S, "
                   "warp-shuffle block reduction into a partial; S = 1: grid (ceil(C/32), splits), 32 columns x "
                   "8 warps along a slice of rows; splits = about 264 blocks / C (slices of at least 2048 terms); "
-                  "then, when splits > 1, block (256), grid (ceil(C/256)): the partials added in order",
+                  "then, when splits > 1, sum_splits: block (256/G, G), grid (ceil(C*G/256)), G = 1 .. 8 groups of "
+                  "splits: the partials added in a fixed order",
     // The sweep's launch; the ordered sum's is derived in .launch.
     .shape = [](const Sizes& s) {
       const int splits = split_of(s).splits;
@@ -86,8 +87,9 @@ const Registration bias_backward_split_registration{Kernel{
       launch_kernel(sweep, l.grid, l.block, l.dynamic_shared, N, C, S, split.slice, dY, part.floats());
       check_launch();
       // Same stream: runs after every partial is written.
-      launch_kernel(warpnet::sum_splits<SUM_BLOCK>, dim3(ceil_div(C, SUM_BLOCK)), dim3(SUM_BLOCK), 0, C,
-                    split.splits, static_cast<const float*>(part.floats()), db);
+      const warpnet::SumSplitsLaunch sum = warpnet::sum_splits_launch(C, split.splits);
+      launch_kernel(warpnet::sum_splits<warpnet::kSumThreads>, sum.grid, sum.block, 0, C, split.splits,
+                    static_cast<const float*>(part.floats()), db);
       check_launch();
     },
     .copy = kThisCopy,

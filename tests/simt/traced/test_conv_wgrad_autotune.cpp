@@ -1,0 +1,167 @@
+// Every candidate tile of conv2d_wgrad/03_autotuned against a CPU reference
+// at awkward sizes, with its split of the pixels and the ordered sum, and
+// sum_splits alone at every group count. The registry test checks only the
+// candidate the tuning table picks at each test size; on a GPU the autotuner
+// may pick any of them, so each is checked here. Traced (see
+// ../../CMakeLists.txt): the checker also fails a launch on any
+// out-of-bounds access, shared-memory race or uninitialized shared read.
+#include <doctest/doctest.h>
+
+#include <cmath>
+#include <cstdint>
+#include <cstdio>
+#include <limits>
+#include <string>
+#include <vector>
+
+#include "kernels/common/all.hpp"  // before the kernel files (see there)
+#include "tests/simt/traced/candidate_check.hpp"
+
+namespace {
+#include "kernels/conv/wgrad_03_autotuned.cu"
+}  // namespace
+
+namespace {
+
+using candidate_check::kSeed;
+
+// {N, C, H, W, K, R, S, stride, pad, dilation} as the kernel sees them.
+ConvShape shape(const int (&s)[10]) { return conv_shape(s[0], s[1], s[2], s[3], s[4], s[5], s[6], s[7], s[8], s[9]); }
+
+// dw = wgrad(x, dy) by the definition, in double, and the bound each element
+// may err by: an fp32 sum of at most N·P·Q products, in any order, errs by
+// at most about N·P·Q · eps · Σ|dy·x| (eps = 2^-23 ~ 1.2e-7), the registry's
+// conv2d_wgrad bound.
+void reference(const ConvShape& g, const std::vector<float>& x, const std::vector<float>& dy,
+               std::vector<double>& want, std::vector<double>& bound) {
+  const size_t size = size_t(g.K) * g.C * g.R * g.S;
+  want.assign(size, 0.0);
+  std::vector<double> magnitude(size, 0.0);
+  for (int n = 0; n < g.N; ++n)
+    for (int k = 0; k < g.K; ++k)
+      for (int p = 0; p < g.P; ++p)
+        for (int q = 0; q < g.Q; ++q)
+          for (int c = 0; c < g.C; ++c)
+            for (int r = 0; r < g.R; ++r)
+              for (int s = 0; s < g.S; ++s) {
+                const int ih = p * g.stride - g.pad + r * g.dil, iw = q * g.stride - g.pad + s * g.dil;
+                if (ih < 0 || ih >= g.H || iw < 0 || iw >= g.W) continue;
+                const double product = double(dy[((size_t(n) * g.K + k) * g.P + p) * g.Q + q]) *
+                                       double(x[((size_t(n) * g.C + c) * g.H + ih) * g.W + iw]);
+                const size_t e = ((size_t(k) * g.C + c) * g.R + r) * g.S + s;
+                want[e] += product;
+                magnitude[e] += std::abs(product);
+              }
+  bound.resize(size);
+  for (size_t e = 0; e < size; ++e) bound[e] = double(g.N) * g.P * g.Q * 1.2e-7 * magnitude[e] + 1e-30;
+}
+
+// Candidate i, launched as the registration launches it: its split, into
+// NaN-poisoned partial tiles (a slice never written fails), then sum_splits.
+void launch_candidate(int i, const ConvShape& g, const float* x, const float* dy, float* dw) {
+  const conv_wgrad_v03::Split split = conv_wgrad_v03::split_of(i, g);
+  const int elements = g.K * g.crs();
+  DeviceBuffer<float> part(
+      std::vector<float>(size_t(split.splits) * elements, std::numeric_limits<float>::quiet_NaN()));
+  conv_wgrad_v03::with_candidate(i, [&]<class T>() {
+    const dim3 grid(warpnet::ceil_div(g.crs(), T::BM), warpnet::ceil_div(g.K, T::BN), split.splits);
+    warpnet::simt::launch(T::kernel(), grid, dim3(T::threads), 0, g, split.slice, x, dy,
+                          split.splits > 1 ? part.get() : dw);
+  });
+  if (split.splits == 1) return;
+  const warpnet::SumSplitsLaunch sum = warpnet::sum_splits_launch(elements, split.splits);
+  warpnet::simt::launch(warpnet::sum_splits<warpnet::kSumThreads>, sum.grid, sum.block, 0, elements, split.splits,
+                        static_cast<const float*>(part.get()), dw);
+}
+
+}  // namespace
+
+TEST_CASE("conv wgrad autotune: every candidate of conv2d_wgrad/03 matches the CPU reference at awkward sizes") {
+  // {N, C, H, W, K, R, S, stride, pad, dilation}
+  const int sizes[][10] = {
+      {1, 1, 1, 1, 1, 1, 1, 1, 0, 1},     // below every tile, one split
+      {3, 1, 13, 13, 5, 5, 5, 1, 2, 1},   // C = 1, K = 5, 5x5, pad 2
+      {2, 3, 9, 11, 5, 3, 5, 1, 1, 1},    // a 3x5 filter, pad 1, H != W
+      {1, 3, 13, 7, 5, 3, 3, 1, 2, 2},    // dilation 2, pad 2
+      {3, 3, 13, 13, 5, 3, 3, 2, 2, 2},   // stride 2, pad 2, dilation 2
+      {1, 3, 9, 11, 5, 3, 5, 2, 1, 1},    // stride 2, a 3x5 filter
+      {3, 5, 7, 13, 5, 1, 1, 1, 0, 1},    // 1x1 filters: a pure GEMM
+      {2, 8, 9, 9, 70, 3, 3, 1, 1, 1},    // K = 70: past the widest tile (64), a second column of tiles
+      {1, 15, 5, 5, 3, 3, 3, 1, 1, 1},    // C·R·S = 135: past the tallest tile (128)
+      {2, 1, 28, 28, 6, 5, 5, 1, 2, 1},   // LeNet-5's conv1: 13 to 49 splits
+      {2, 6, 14, 14, 16, 5, 5, 1, 0, 1},  // LeNet-5's conv2
+      {6, 1, 28, 28, 6, 5, 5, 1, 2, 1}};  // conv1 at batch 6: 147 splits of 128x64x8 (8 groups in the sum)
+  std::printf("conv wgrad autotune test: seed %llu\n", (unsigned long long)kSeed);
+  for (const auto& size : sizes) {
+    const ConvShape g = shape(size);
+    uint64_t state = kSeed;
+    const std::vector<float> x = candidate_check::uniform(size_t(g.N) * g.C * g.H * g.W, state);
+    const std::vector<float> dy = candidate_check::uniform(size_t(g.N) * g.K * g.P * g.Q, state);
+    std::vector<double> want, bound;
+    reference(g, x, dy, want, bound);
+    DeviceBuffer<float> d_x(x), d_dy(dy);
+    for (int i = 0; i < conv_wgrad_v03::kCandidates; ++i)
+      candidate_check::check(
+          warpnet::cat(conv_wgrad_v03::candidate_name(i), " (", conv_wgrad_v03::split_of(i, g).splits,
+                       " splits) at N=", g.N, " C=", g.C, " H=", g.H, " W=", g.W, " K=", g.K, " R=", g.R, " S=", g.S,
+                       " stride=", g.stride, " pad=", g.pad, " dilation=", g.dil, ", seed ", kSeed),
+          [&](float* dw) { launch_candidate(i, g, d_x.get(), d_dy.get(), dw); }, want, bound);
+  }
+}
+
+TEST_CASE("conv wgrad autotune: the splits fill the GPU, keep 4 steps a slice and leave none empty") {
+  // {N, C, H, W, K, R, S, stride, pad, dilation}
+  const ConvShape conv1 = shape({256, 1, 28, 28, 6, 5, 5, 1, 2, 1});  // LeNet-5's conv1 at batch 256
+  const conv_wgrad_v03::Split s6 = conv_wgrad_v03::split_of(6, conv1);  // 32x8x32: one tile
+  CHECK(s6.slice == 768);    // 200,704 pixels / 264 blocks, rounded up to whole steps of 32
+  CHECK(s6.splits == 262);   // so 262 slices, the last one shorter
+  const conv_wgrad_v03::Split tiny = conv_wgrad_v03::split_of(6, shape({1, 1, 5, 5, 1, 3, 3, 1, 1, 1}));
+  CHECK(tiny.splits == 1);  // 25 pixels: under one slice of 4 steps
+  for (int i = 0; i < conv_wgrad_v03::kCandidates; ++i) {
+    const ConvShape g = shape({3, 5, 17, 19, 7, 3, 3, 1, 1, 1});  // 969 pixels
+    const conv_wgrad_v03::Split s = conv_wgrad_v03::split_of(i, g);
+    const int bk = conv_wgrad_v03::with_candidate(i, []<class T>() { return T::BK; });
+    INFO(conv_wgrad_v03::candidate_name(i));
+    CHECK(s.slice % bk == 0);
+    CHECK(s.slice >= 4 * bk);
+    CHECK((s.splits - 1) * s.slice < 969);  // the last slice holds pixels
+    CHECK(s.splits * s.slice >= 969);       // and every pixel is in one
+  }
+}
+
+TEST_CASE("conv wgrad autotune: the tuning table takes the largest tile that wastes few outputs") {
+  const auto choice = [](const int (&s)[10]) { return conv_wgrad_v03::table_choice(shape(s)); };
+  // LeNet-5's conv1, dW^T 25 x 6: 32x8 pads it to 256 outputs, every other tile to 512 or more.
+  CHECK(choice({64, 1, 28, 28, 6, 5, 5, 1, 2, 1}) == 6);
+  // conv2, 150 x 16: 32x16 pads to 2,560; 64x16 to 3,072 (within 25%) is the larger tile.
+  CHECK(choice({64, 6, 14, 14, 16, 5, 5, 1, 0, 1}) == 3);
+  // 288 x 64 (lesson 05's trace): 32-row tiles fit exactly; 64x64 pads 11%, 128x64 33%.
+  CHECK(choice({2, 32, 14, 14, 64, 3, 3, 1, 1, 1}) == 1);
+  // 2304 x 256: every tile exact, the largest.
+  CHECK(choice({64, 256, 14, 14, 256, 3, 3, 1, 1, 1}) == 0);
+}
+
+TEST_CASE("conv wgrad autotune: sum_splits adds every split once, at every group count") {
+  // Small integers: every sum is exact in fp32, whatever the order.
+  for (const int splits : {1, 7, 16, 33, 64, 130})
+    for (const int elements : {1, 31, 150, 1000}) {
+      std::vector<float> part(size_t(splits) * elements);
+      for (size_t e = 0; e < part.size(); ++e) part[e] = float(int(e * 7 % 13) - 6);
+      std::vector<double> want(size_t(elements), 0.0), bound(size_t(elements), 0.0);
+      for (int z = 0; z < splits; ++z)
+        for (int i = 0; i < elements; ++i) want[size_t(i)] += part[size_t(z) * elements + i];
+      DeviceBuffer<float> d_part(part);
+      const warpnet::SumSplitsLaunch sum = warpnet::sum_splits_launch(elements, splits);
+      candidate_check::check(
+          warpnet::cat("sum_splits of ", splits, " splits (", sum.block.y, " groups) x ", elements, " elements"),
+          [&](float* out) {
+            warpnet::simt::launch(warpnet::sum_splits<warpnet::kSumThreads>, sum.grid, sum.block, 0, elements,
+                                  splits, static_cast<const float*>(d_part.get()), out);
+          },
+          want, bound);
+    }
+  CHECK(warpnet::sum_splits_groups(15) == 1);
+  CHECK(warpnet::sum_splits_groups(16) == 2);
+  CHECK(warpnet::sum_splits_groups(64) == 8);
+  CHECK(warpnet::sum_splits_groups(264) == 8);
+}
