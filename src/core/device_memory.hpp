@@ -15,6 +15,9 @@ struct DeviceMemory {
   void (*release)(void* pointer);
   void (*to_device)(void* device_dst, const void* host_src, size_t bytes);  // throws Error on failure
   void (*to_host)(void* host_dst, const void* device_src, size_t bytes);    // throws Error on failure
+  // Device to device, ordered after the work queued before it; the host
+  // need not wait for it (a training step queues its copies and moves on).
+  void (*within)(void* device_dst, const void* device_src, size_t bytes);  // throws Error on failure
 };
 
 // Called at static initialization by a backend.

@@ -150,6 +150,17 @@ Tensor Tensor::reshape(const Shape& shape) const {
   return t;
 }
 
+Tensor Tensor::rows(int64_t begin, int64_t count) const {
+  WN_CHECK(is_contiguous() && rank() >= 1, "rows: needs a contiguous tensor of rank >= 1, got ", describe());
+  WN_CHECK(begin >= 0 && count >= 0 && begin + count <= shape_[0], "rows: rows [", begin, ", ", begin + count,
+           ") of ", describe());
+  Tensor t = *this;
+  t.shape_[0] = count;
+  t.strides_ = contiguous_strides(t.shape_);
+  t.offset_ = offset_ + begin * (rank() > 1 ? strides_[0] : 1);
+  return t;
+}
+
 Tensor Tensor::transpose(int a, int b) const {
   int r = rank();
   if (a < 0) a += r;
@@ -185,8 +196,10 @@ void Tensor::copy_from(const Tensor& src) {
     device_memory(to).to_device(raw(), src.raw(), bytes);
   } else if (to == Device::cpu) {
     device_memory(from).to_host(raw(), src.raw(), bytes);
+  } else if (from == to) {
+    device_memory(to).within(raw(), src.raw(), bytes);
   } else {
-    copy_from(src.to(Device::cpu));  // device to device through the host: rare, and never timed
+    copy_from(src.to(Device::cpu));  // between two devices through the host: rare, and never timed
   }
 }
 

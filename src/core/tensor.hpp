@@ -84,6 +84,9 @@ class Tensor {
   // Views share storage.
   Tensor reshape(const Shape& shape) const;  // contiguous only; -1 infers one extent
   Tensor transpose(int axis0, int axis1) const;
+  // Rows [begin, begin + count) along the first axis (contiguous only):
+  // a contiguous view, on the host or a device.
+  Tensor rows(int64_t begin, int64_t count) const;
   // Copies.
   Tensor contiguous() const;
   Tensor clone() const;
@@ -93,6 +96,8 @@ class Tensor {
   Tensor to(Device device) const;
   // Overwrites this tensor's values with src's, across devices; one shape
   // and dtype, both contiguous. The storage (and its tag) stays this one's.
+  // Within one device the copy stays there, queued after the work before it:
+  // the host does not wait for it.
   void copy_from(const Tensor& src);
 
   void fill(double value);

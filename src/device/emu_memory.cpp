@@ -23,7 +23,8 @@ const bool registered = [] {
                          {.allocate = allocate,
                           .release = [](void* p) { cudaFree(p); },
                           .to_device = [](void* d, const void* h, size_t n) { copy(d, h, n, cudaMemcpyHostToDevice); },
-                          .to_host = [](void* h, const void* d, size_t n) { copy(h, d, n, cudaMemcpyDeviceToHost); }});
+                          .to_host = [](void* h, const void* d, size_t n) { copy(h, d, n, cudaMemcpyDeviceToHost); },
+                          .within = [](void* d, const void* s, size_t n) { copy(d, s, n, cudaMemcpyDeviceToDevice); }});
   return true;
 }();
 

@@ -92,7 +92,8 @@ PooledMemory& pooled() {
     register_device_memory(D, {.allocate = [](size_t bytes) { return pooled<D>().allocate(bytes); },
                                .release = [](void* p) { pooled<D>().release(p); },
                                .to_device = m->under.to_device,
-                               .to_host = m->under.to_host});
+                               .to_host = m->under.to_host,
+                               .within = m->under.within});
     return m;
   }();
   return *memory;

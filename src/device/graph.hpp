@@ -43,7 +43,10 @@ class GraphRuntime {
   virtual size_t end_capture() = 0;
   // Ends a capture whose step threw, discarding what was recorded.
   virtual void abandon_capture() = 0;
-  // One launch of the graph, waited for. Throws with the runtime's error.
+  // One launch of the graph, queued: the host does not wait for it. Throws
+  // with the runtime's error when the launch fails; an error in one of its
+  // kernels on a GPU comes back from the next call that waits (reading a
+  // result), as for any kernel launch.
   virtual void replay() = 0;
 };
 void register_graph_runtime(Device device, std::unique_ptr<GraphRuntime> (*make)());
@@ -61,7 +64,8 @@ class StepGraph {
   // replay(). If `step` throws, the capture is discarded and the error
   // passed on; a second capture replaces the first.
   void capture(const std::function<void()>& step);
-  // Runs the captured step once and waits for it.
+  // Queues the captured step once (see GraphRuntime::replay). Copies and
+  // launches after it run after it.
   void replay();
 
   bool ready() const { return nodes_ > 0; }

@@ -9,6 +9,8 @@
 
 namespace warpnet::nn {
 
+double batch_loss(const Tensor& row_loss) { return double(float(device::mean_row_loss(row_loss))); }
+
 GraphedStep::GraphedStep(Sequential& model, Optimizer& optimizer, const DeviceDataset& data, const Shape& inputs)
     : model_(model), optimizer_(optimizer), data_(data), device_(data.device()), graph_(data.device()) {
   MemoryScope scope(MemTag::other, "batch");
@@ -29,10 +31,27 @@ void GraphedStep::step() {
   optimizer_.apply_step();
 }
 
-StepOutcome GraphedStep::train(const Tensor& indices) {
-  WN_CHECK(indices.shape() == indices_.shape(), "train --graph: a batch of ", indices.shape(),
-           " rows for a step captured with ", indices_.shape());
-  indices_.copy_from(indices);
+void GraphedStep::start_epoch(const Tensor& indices) {
+  const int64_t B = indices_.dim(0);
+  WN_CHECK(indices.rank() == 1 && indices.dtype() == DType::i32 && indices.dim(0) > 0 && indices.dim(0) % B == 0,
+           "train --graph: an epoch's row numbers must be whole batches of ", B, " i32 values, got ",
+           indices.describe());
+  WN_CHECK(first_unread_ == next_batch_, "train --graph: a new epoch with ", next_batch_ - first_unread_,
+           " steps of the last one unread");
+  if (!epoch_indices_.defined() || epoch_indices_.shape() != indices.shape()) {
+    MemoryScope scope(MemTag::other, "batch");
+    epoch_indices_ = Tensor::empty(indices.shape(), DType::i32, device_);
+  }
+  epoch_indices_.copy_from(indices);  // once an epoch: the only copy from the host that waits
+  first_unread_ = next_batch_ = 0;
+}
+
+void GraphedStep::train(int64_t batch) {
+  const int64_t B = indices_.dim(0);
+  WN_CHECK(epoch_indices_.defined() && batch == next_batch_ && (batch + 1) * B <= epoch_indices_.dim(0),
+           "train --graph: batch ", batch, " asked for, where batch ", next_batch_, " of ",
+           epoch_indices_.defined() ? epoch_indices_.dim(0) / B : 0, " comes next");
+  indices_.copy_from(epoch_indices_.rows(batch * B, B));  // on the device, queued behind the last step
   model_.prepare_step(device_);
   optimizer_.prepare_step();
   if (calls_ == 0) {
@@ -48,9 +67,26 @@ StepOutcome GraphedStep::train(const Tensor& indices) {
     graph_.replay();
   }
   ++calls_;
-  // The mean as an eager step reports it: softmax_cross_entropy's, held in
-  // the loss Var's dtype (the logits', f32).
-  return {double(float(device::mean_row_loss(row_loss_))), probs_.to(Device::cpu)};
+  const int64_t rows = epoch_indices_.dim(0);
+  if (!epoch_row_loss_.defined() || epoch_row_loss_.dim(0) != rows) {
+    MemoryScope scope(MemTag::other, "batch");
+    epoch_probs_ = Tensor::empty({rows, probs_.dim(1)}, probs_.dtype(), device_);
+    epoch_row_loss_ = Tensor::empty({rows}, row_loss_.dtype(), device_);
+  }
+  epoch_probs_.rows(batch * B, B).copy_from(probs_);  // on the device too
+  epoch_row_loss_.rows(batch * B, B).copy_from(row_loss_);
+  next_batch_ = batch + 1;
+}
+
+std::vector<StepOutcome> GraphedStep::finished() {
+  std::vector<StepOutcome> out;
+  if (first_unread_ == next_batch_) return out;
+  const int64_t B = indices_.dim(0), begin = first_unread_ * B, count = (next_batch_ - first_unread_) * B;
+  const Tensor losses = epoch_row_loss_.rows(begin, count).to(Device::cpu);  // waits for the steps
+  const Tensor probs = epoch_probs_.rows(begin, count).to(Device::cpu);
+  for (int64_t at = 0; at < count; at += B) out.push_back({batch_loss(losses.rows(at, B)), probs.rows(at, B)});
+  first_unread_ = next_batch_;
+  return out;
 }
 
 }  // namespace warpnet::nn

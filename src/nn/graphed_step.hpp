@@ -3,13 +3,21 @@
 // what a replay is and what capture demands of the step).
 //
 // The step reads its batch's row numbers from a buffer on the device that
-// every replay reuses (the host copies the next batch's into it first),
-// gathers the rows from the training set held there (nn/device_dataset.hpp)
-// as its first two kernels, and leaves each row's loss and the softmax in
-// two more buffers, read back after the replay. The host's
-// halves of the step run before each replay: the model's
-// (Module::prepare_step: each dropout layer's new seed) and the optimizer's
-// (Optimizer::prepare_step: Adam's bias correction follows the step count).
+// every replay reuses, gathers the rows from the training set held there
+// (nn/device_dataset.hpp) as its first two kernels, and leaves each row's
+// loss and the softmax in two more buffers. Nothing of this crosses to the
+// host step by step: the epoch's row numbers go to the device once
+// (start_epoch), each step copies its batch's into the step's buffer and
+// its outputs into the epoch's buffers, all on the device and queued
+// behind the step before, and the host reads the outcomes of many steps at
+// once (finished). So the host queues step after step without waiting for
+// one to end, and the GPU does not idle between them while a copy to or
+// from the host comes and goes. The host's halves of the step run before
+// each replay: the model's (Module::prepare_step: each dropout layer's new
+// seed) and the optimizer's (Optimizer::prepare_step: Adam's bias
+// correction follows the step count). Those two still copy a few bytes from
+// the host when they change, and such a copy waits for the queue; SGD on a
+// model without dropout (LeNet-5) copies nothing step by step.
 //
 // The first call runs the step as usual: it makes what a capture may not
 // (constants uploaded once, the optimizer's hyperparameter buffer, the conv
@@ -32,15 +40,28 @@ struct StepOutcome {
   Tensor probs;  // (N,C) softmax, on the host
 };
 
+// A batch's mean loss as an eager step reports it: the mean of the rows'
+// losses in double (device::mean_row_loss), held in the loss Var's dtype
+// (the logits', f32).
+double batch_loss(const Tensor& row_loss);
+
 class GraphedStep {
  public:
   // The model's parameters and `data` are on one device (emu or cuda);
   // `inputs` gives the shape of one full batch.
   GraphedStep(Sequential& model, Optimizer& optimizer, const DeviceDataset& data, const Shape& inputs);
 
-  // One optimizer step on the rows `indices` (i32 (B) on the host, from
-  // DeviceDataset::indices_of) names; B is the full batch's.
-  StepOutcome train(const Tensor& indices);
+  // An epoch begins: `indices` (i32 (R) on the host, from
+  // DeviceDataset::indices_of) holds the row numbers of its full batches,
+  // batch after batch, R a positive multiple of the batch size.
+  void start_epoch(const Tensor& indices);
+  // Queues one optimizer step on the epoch's batch `batch` (0, 1, ...: rows
+  // batch·B .. batch·B + B − 1 of start_epoch's indices) and returns
+  // without waiting for it. Batches go in order: 0, 1, 2, ...
+  void train(int64_t batch);
+  // The outcomes of the steps queued since the last call, in order; waits
+  // for them. Every step is read before the next start_epoch.
+  std::vector<StepOutcome> finished();
 
   size_t nodes() const { return graph_.nodes(); }  // 0 until captured
 
@@ -53,6 +74,10 @@ class GraphedStep {
   Tensor indices_;             // on the device, refilled before every step
   Tensor inputs_, labels_;     // on the device, gathered by the step
   Tensor probs_, row_loss_;    // the step's outputs, on the device
+  // The epoch's, on the device: every full batch's row numbers, and each
+  // step's outputs copied out at the batch's rows (R, C) and (R).
+  Tensor epoch_indices_, epoch_probs_, epoch_row_loss_;
+  int64_t first_unread_ = 0, next_batch_ = 0;  // batches: [first_unread_, next_batch_) are queued, unread
   Device device_;
   device::StepGraph graph_;
   int64_t calls_ = 0;

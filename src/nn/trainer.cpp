@@ -3,6 +3,8 @@
 #include <cmath>
 #include <cstring>
 #include <filesystem>
+#include <span>
+#include <vector>
 
 #include "autograd/functions.hpp"
 #include "core/memory.hpp"
@@ -206,38 +208,79 @@ StepOutcome Trainer::eager_step(const data::Batch& batch, int epoch, int64_t ind
   return {value, probs.to(Device::cpu)};
 }
 
+// How often, at most, an epoch with a captured step reads its queued
+// steps back to report progress: in between, the host queues steps without
+// waiting for the device (nn/graphed_step.hpp). A bad loss is caught at the
+// next read, so a run that diverges stops within this long of the step.
+constexpr double kGraphedReportSeconds = 0.25;
+
 Trainer::EpochSums Trainer::train_epoch(int epoch, const OnStep& on_step) {
   data::Batches batches(train_, options_.batch_size, true, options_.seed * 1000003ull + uint64_t(epoch));
-  data::Batch batch;
+  std::vector<std::span<const int64_t>> epoch_rows;  // the epoch's batches, views of `batches`' order
+  for (std::span<const int64_t> rows = batches.next_rows(); !rows.empty(); rows = batches.next_rows())
+    epoch_rows.push_back(rows);
+  const auto full = [&](std::span<const int64_t> rows) { return int64_t(rows.size()) == options_.batch_size; };
+  if (graphed_) {  // every full batch's row numbers to the device at once
+    std::vector<int64_t> rows;
+    for (std::span<const int64_t> batch : epoch_rows)
+      if (full(batch)) rows.insert(rows.end(), batch.begin(), batch.end());
+    if (!rows.empty()) graphed_->start_epoch(resident_->indices_of(rows));
+  }
+
   double loss_sum = 0;
-  int64_t seen = 0, correct = 0, index = 0;
+  int64_t seen = 0, correct = 0, index = 0, graphed = 0;
   Timer timer;
+  double last_read = 0;  // when the queued steps were last read back
+  // on_step after every step, in order; a replayed step's when it is read.
+  const auto report = [&](int64_t steps_done) {
+    if (on_step)
+      on_step({epoch, steps_done, batches.count(), loss_sum / double(seen), double(correct) / double(seen),
+               double(seen) / std::max(timer.seconds(), 1e-9)});
+  };
+  const auto account = [&](const StepOutcome& step, std::span<const int64_t> rows) {
+    loss_sum += step.loss * double(rows.size());
+    correct += count_correct(step.probs, data::gather_rows(train_.labels, rows));  // the labels on the host
+    seen += int64_t(rows.size());
+  };
+  // The replayed steps queued and not yet read, with their batch numbers:
+  // read in order, so the sums add up as in an epoch without a graph. A
+  // replayed step has updated the weights already: a bad loss stops the run
+  // after the step rather than before it.
+  std::vector<int64_t> queued;
+  const auto read_queued = [&] {
+    if (queued.empty()) return;
+    const std::vector<StepOutcome> done = graphed_->finished();
+    for (size_t k = 0; k < done.size(); ++k) {
+      check_loss(done[k].loss, epoch, queued[k], options_.lr);
+      account(done[k], epoch_rows[size_t(queued[k])]);
+      report(queued[k] + 1);
+    }
+    queued.clear();
+    last_read = timer.seconds();
+  };
   {
     MemoryScope batch_scope(MemTag::other, "batch");  // the copied-out inputs
     ag::PrecisionScope precision(precision_.get());  // null: fp32
-    for (std::span<const int64_t> rows = batches.next_rows(); !rows.empty(); rows = batches.next_rows()) {
-      const int64_t b = static_cast<int64_t>(rows.size());
-      const bool replay = graphed_ && b == options_.batch_size;
+    for (; index < int64_t(epoch_rows.size());) {
+      const std::span<const int64_t> rows = epoch_rows[size_t(index)];
+      if (graphed_ && full(rows)) {
+        graphed_->train(graphed++);
+        queued.push_back(index++);
+        if (timer.seconds() - last_read >= kGraphedReportSeconds) read_queued();
+        continue;
+      }
+      read_queued();  // the steps before this one first
       StepOutcome step{};
       if (!resident_) {
-        batch = {data::gather_rows(train_.inputs, rows), data::gather_rows(train_.labels, rows)};
-        step = eager_step(batch, epoch, index);
+        step = eager_step({data::gather_rows(train_.inputs, rows), data::gather_rows(train_.labels, rows)}, epoch,
+                          index);
       } else {
-        const Tensor indices = resident_->indices_of(rows);
-        step = replay ? graphed_->train(indices) : eager_step(resident_->batch(indices.to(options_.device)), epoch, index);
-        batch.labels = data::gather_rows(train_.labels, rows);  // on the host, for the accuracy
+        step = eager_step(resident_->batch(resident_->indices_of(rows).to(options_.device)), epoch, index);
       }
-      // A replayed step has updated the weights already: a bad loss stops
-      // the run after the step rather than before it.
-      if (replay) check_loss(step.loss, epoch, index, options_.lr);
-      loss_sum += step.loss * double(b);
-      correct += count_correct(step.probs, batch.labels);
-      seen += b;
-      ++index;
-      if (on_step)
-        on_step({epoch, index, batches.count(), loss_sum / double(seen), double(correct) / double(seen),
-                 double(seen) / std::max(timer.seconds(), 1e-9)});
+      account(step, rows);
+      report(++index);
     }
+    read_queued();
   }
   return {loss_sum, correct, seen, timer.seconds()};
 }

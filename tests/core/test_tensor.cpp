@@ -29,6 +29,24 @@ TEST_CASE("tensor reshape, transpose and contiguous copy") {
   CHECK_THROWS_WITH_AS(t.reshape({4, 2}), "reshape: (2,3) has 6 elements, (4,2) has 8", Error);
 }
 
+TEST_CASE("tensor rows: a view of a range along the first axis") {
+  Tensor t = Tensor::from<float>({4, 3}, {0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11});
+  Tensor middle = t.rows(1, 2);
+  CHECK(middle.shape() == Shape{2, 3});
+  CHECK(middle.storage() == t.storage());
+  CHECK(middle.is_contiguous());
+  for (int i = 0; i < 6; ++i) CHECK(middle.item(i) == 3 + i);
+  middle.rows(1, 1).copy_from(Tensor::from<float>({1, 3}, {-1, -2, -3}));  // writes through to t's row 2
+  CHECK(t.item(6) == -1);
+  CHECK(t.item(8) == -3);
+  CHECK(t.item(9) == 9);
+  Tensor flat = Tensor::from<int32_t>({5}, {10, 11, 12, 13, 14}).rows(3, 2);
+  CHECK(flat.item(0) == 13);
+  CHECK(flat.rows(0, 0).numel() == 0);
+  CHECK_THROWS_WITH_AS(t.rows(3, 2), "rows: rows [3, 5) of f32 (4,3)", Error);
+  CHECK_THROWS_WITH_AS(t.transpose(0, 1).rows(0, 1), doctest::Contains("rows: needs a contiguous tensor"), Error);
+}
+
 TEST_CASE("tensor typed access names the dtype on mismatch") {
   Tensor t = Tensor::zeros({2, 2}, DType::f64);
   CHECK_THROWS_WITH_AS(t.data<float>(), "tensor: asked for f32 data of a f64 (2,2)", Error);

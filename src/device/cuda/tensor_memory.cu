@@ -91,7 +91,12 @@ const bool registered = [] {
        .to_device = [](void* d, const void* h,
                        size_t n) { WN_CUDA(cudaMemcpy(d, h, n, cudaMemcpyHostToDevice), "tensor to cuda"); },
        .to_host = [](void* h, const void* d,
-                     size_t n) { WN_CUDA(cudaMemcpy(h, d, n, cudaMemcpyDeviceToHost), "tensor from cuda"); }});
+                     size_t n) { WN_CUDA(cudaMemcpy(h, d, n, cudaMemcpyDeviceToHost), "tensor from cuda"); },
+       // cudaMemcpy between two device buffers returns without waiting for
+       // the copy (CUDA runtime API, "API synchronization behavior"); it
+       // runs on the legacy stream, after what is queued before it.
+       .within = [](void* d, const void* s,
+                    size_t n) { WN_CUDA(cudaMemcpy(d, s, n, cudaMemcpyDeviceToDevice), "tensor within cuda"); }});
   return true;
 }();
 
