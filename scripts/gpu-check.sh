@@ -249,17 +249,18 @@ if want sass && command -v cuobjdump >/dev/null && [ -x "$BIN/warpnet" ]; then
 fi
 
 # Where a LeNet-5 training step's time goes: every kernel of a short
-# `bench train` (the graphed epochs replay the same kernels) timed alone by
+# `bench train` at batch 256, issue 5's target (the graphed epochs replay
+# the same kernels; 2 epochs x 4 steps, graphed and not) timed alone by
 # Nsight Compute, clocks left as they are. Kernel times only: the gaps
 # between kernels (launches, copies, host work) are the step's time less
 # their sum. The autotuners' timing launches (each size's first launch in
-# training tunes matmul/10, conv2d/07, conv2d_dgrad/03) pause the profiler
+# training tunes matmul/10, conv2d/07, conv2d_dgrad/03, conv2d_wgrad/03) pause the profiler
 # (gpu_timing::ProfilerPaused), so only the workload's launches are counted.
 ncu_csv="$OUT/ncu-lenet.csv"
 if want ncu && command -v ncu >/dev/null && [ -x "$BIN/warpnet" ]; then
   phase "ncu: each kernel of a LeNet-5 training step -> $ncu_csv"
   timeout "$(left_until 470)" ncu --clock-control none --metrics gpu__time_duration.sum --csv --log-file "$ncu_csv" \
-    "$BIN/warpnet" bench train --model lenet5 --batch 64 --images 256 --threads 2 >/dev/null 2>&1
+    "$BIN/warpnet" bench train --model lenet5 --batch 256 --images 1024 --threads 2 >/dev/null 2>&1
   echo "ncu: rc=$?"
   python3 - "$ncu_csv" <<'PY'
 import csv, sys, collections
