@@ -9,7 +9,14 @@
 
 namespace warpnet::nn {
 
+namespace {
+
+// A batch's mean loss as an eager step reports it: the mean of the rows'
+// losses in double (device::mean_row_loss), held in the loss Var's dtype
+// (the logits', f32).
 double batch_loss(const Tensor& row_loss) { return double(float(device::mean_row_loss(row_loss))); }
+
+}  // namespace
 
 GraphedStep::GraphedStep(Sequential& model, Optimizer& optimizer, const DeviceDataset& data, const Shape& inputs)
     : model_(model), optimizer_(optimizer), data_(data), device_(data.device()), graph_(data.device()) {

@@ -40,11 +40,6 @@ struct StepOutcome {
   Tensor probs;  // (N,C) softmax, on the host
 };
 
-// A batch's mean loss as an eager step reports it: the mean of the rows'
-// losses in double (device::mean_row_loss), held in the loss Var's dtype
-// (the logits', f32).
-double batch_loss(const Tensor& row_loss);
-
 class GraphedStep {
  public:
   // The model's parameters and `data` are on one device (emu or cuda);
