@@ -4,8 +4,8 @@
 //
 // Idea: v2 tiles dW (K, C·R·S) in 64 (k) x 64 (c,r,s) blocks, sized for
 //   ResNet's layers. LeNet-5's are tiny in both: conv1's dW is 6 x 25 (150
-//   of a tile's 4,096 outputs do work, 4%) and conv2's 16 x 150 (two tiles,
-//   25% used). On an H200 at batch 64 (Nsight Compute, 2026-11-30,
+//   of a tile's 4,096 outputs do work, 4%) and conv2's 16 x 150 (three
+//   tiles, 20% used). On an H200 at batch 64 (Nsight Compute, 2026-11-30,
 //   bench/results/logs/) v2 took 27 and 26.5 us for the two, plus 11 and 4.5
 //   us for the ordered sums — about a tenth of the step. And every gathered
 //   x element split its column crs into (c, r, s) with two divisions by R·S
