@@ -66,66 +66,41 @@ const Registration autotuned{Kernel{
 }  // namespace warpnet::device::conv
 
 #if defined(__CUDACC__)
-#include <array>
-#include <cmath>
-#include <vector>
-
-#include "device/kernels/gpu_timing.hpp"
+#include "device/kernels/conv/conv_tune.hpp"
 
 namespace warpnet::device::conv {
 namespace {
 
 // On the current GPU: times every candidate on `given` (uniform [-1, 1]
 // inputs, fixed seed) with CUDA events, checks the fastest one's output
-// against a double-precision direct convolution (gpu_timing::verify_winner),
-// caches it, so the registered conv2d/07 launches it from then on for these
-// sizes, and says so: "measured: <winner> (<each candidate> <ms>, ...)".
+// against a double-precision direct convolution, caches it, so the
+// registered conv2d/07 launches it from then on for these sizes, and says
+// so (conv_tune.hpp).
 std::string tune_on_gpu(const Sizes& given) {
-  constexpr const char* kWho = "conv2d/07_autotuned tune";
-  const Op& the_op = op("conv2d");
-  const Sizes s = complete_sizes(the_op, given);
-  const ConvShape g = shape_of(s);
-  WN_CHECK(g.N > 0 && g.C > 0 && g.K > 0 && g.P > 0 && g.Q > 0, kWho, ": sizes give no output, got ",
-           describe_sizes(the_op, s));
-
-  constexpr uint64_t kSeed = 2026;
-  Rng rng(kSeed);
-  const size_t HW = size_t(g.H) * g.W, PQ = size_t(g.P) * g.Q;
-  std::vector<float> x, w;
-  const gpu_timing::DeviceFloats d_x = gpu_timing::random_on_device(x, size_t(g.N) * g.C * HW, rng, kWho);
-  const gpu_timing::DeviceFloats d_w = gpu_timing::random_on_device(w, size_t(g.K) * g.crs(), rng, kWho);
-  const size_t y_size = size_t(g.N) * g.K * PQ;
-  const gpu_timing::DeviceFloats d_y(y_size, kWho);
-  void* const buffers[] = {d_x.p, d_w.p, d_y.p};
-  const auto run = [&](int i) { launch_candidate(i, s, launch_shape(i, s), buffers); };
-
-  const gpu_timing::Timed t = gpu_timing::pick_fastest(conv_v07::kCandidates, kWho, run, describe_sizes(the_op, s));
-  // y[n,k,p,q] by the definition: a sum of C·R·S products (src/device/ops/conv2d.cpp's bound).
-  const int CRS = g.crs();
-  const auto where = [&](size_t e) {
-    return std::array{int(e / (size_t(g.K) * PQ)), int(e / PQ % g.K), int(e % PQ / g.Q), int(e % g.Q)};
-  };
-  const auto reference_at = [&](size_t e) {
-    const auto [n, k, p, q] = where(e);
-    gpu_timing::Reference ref;
-    for (int crs = 0; crs < CRS; ++crs) {
-      const int c = crs / (g.R * g.S), r = crs / g.S % g.R, sx = crs % g.S;
-      const int ih = p * g.stride - g.pad + r * g.dil, iw = q * g.stride - g.pad + sx * g.dil;
-      if (ih < 0 || ih >= g.H || iw < 0 || iw >= g.W) continue;
-      ref.add(double(x[(size_t(n) * g.C + c) * HW + size_t(ih) * g.W + iw]) * double(w[size_t(k) * CRS + crs]));
-    }
-    return ref;
-  };
-  const auto element_name = [&](size_t e) {
-    const auto [n, k, p, q] = where(e);
-    return cat("y[", n, ",", k, ",", p, ",", q, "]");
-  };
-  gpu_timing::verify_winner(kWho, cat(conv_v07::candidate_name(t.best), " at ", describe_sizes(the_op, s)),
-                            [&] { run(t.best); }, d_y, y_size, rng, CRS, reference_at, element_name);
-
-  tuned().remember(s, t.best);
-  const std::string all = gpu_timing::describe_times(t.ms, conv_v07::candidate_name);
-  return cat("measured by conv2d/07's tune: ", conv_v07::candidate_name(t.best), " (", all, ")");
+  return tune_conv(
+      "conv2d/07", "conv2d", given, tuned(), conv_v07::kCandidates, conv_v07::candidate_name,
+      [](const ConvShape& g) {
+        return ConvTuneBuffers{size_t(g.N) * g.C * g.H * g.W, size_t(g.K) * g.crs(), size_t(g.N) * g.K * g.P * g.Q,
+                               double(g.crs())};
+      },
+      [](int i, const Sizes& s, Buffers b) { launch_candidate(i, s, launch_shape(i, s), b); }, "y",
+      [](const ConvShape& g, size_t e) {
+        const size_t PQ = size_t(g.P) * g.Q;
+        return std::array{int(e / (size_t(g.K) * PQ)), int(e / PQ % g.K), int(e % PQ / g.Q), int(e % g.Q)};
+      },
+      // y[n,k,p,q] by the definition: a sum of C·R·S products (src/device/ops/conv2d.cpp's bound).
+      [](const ConvShape& g, const std::vector<float>& x, const std::vector<float>& w, std::array<int, 4> at) {
+        const auto [n, k, p, q] = at;
+        const int CRS = g.crs();
+        gpu_timing::Reference ref;
+        for (int crs = 0; crs < CRS; ++crs) {
+          const int c = crs / (g.R * g.S), r = crs / g.S % g.R, sx = crs % g.S;
+          const int ih = p * g.stride - g.pad + r * g.dil, iw = q * g.stride - g.pad + sx * g.dil;
+          if (ih < 0 || ih >= g.H || iw < 0 || iw >= g.W) continue;
+          ref.add(double(x[((size_t(n) * g.C + c) * g.H + ih) * g.W + iw]) * double(w[size_t(k) * CRS + crs]));
+        }
+        return ref;
+      });
 }
 
 }  // namespace

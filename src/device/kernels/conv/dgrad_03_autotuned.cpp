@@ -78,73 +78,45 @@ const Registration autotuned{Kernel{
 }  // namespace warpnet::device::conv
 
 #if defined(__CUDACC__)
-#include <array>
-#include <cmath>
-#include <vector>
-
-#include "device/kernels/gpu_timing.hpp"
+#include "device/kernels/conv/conv_tune.hpp"
 
 namespace warpnet::device::conv {
 namespace {
 
 // On the current GPU: times every candidate on `given` (uniform [-1, 1]
 // inputs, fixed seed) with CUDA events, checks the fastest one's output
-// against a double-precision dgrad by the definition
-// (gpu_timing::verify_winner), caches it, so the registered conv2d_dgrad/03
-// launches it from then on for these sizes, and says so: "measured: <winner>
-// (<each candidate> <ms>, ...)".
+// against a double-precision dgrad by the definition, caches it, so the
+// registered conv2d_dgrad/03 launches it from then on for these sizes, and
+// says so (conv_tune.hpp).
 std::string tune_on_gpu(const Sizes& given) {
-  constexpr const char* kWho = "conv2d_dgrad/03_autotuned tune";
-  const Op& the_op = op("conv2d_dgrad");
-  const Sizes s = complete_sizes(the_op, given);
-  const ConvShape g = shape_of(s);
-  WN_CHECK(g.N > 0 && g.C > 0 && g.H > 0 && g.W > 0 && g.K > 0 && g.P > 0 && g.Q > 0, kWho,
-           ": sizes give no output, got ", describe_sizes(the_op, s));
-
-  constexpr uint64_t kSeed = 2026;
-  Rng rng(kSeed);
-  const size_t HW = size_t(g.H) * g.W, PQ = size_t(g.P) * g.Q, RS = size_t(g.R) * g.S;
-  std::vector<float> dy, w;
-  const gpu_timing::DeviceFloats d_dy = gpu_timing::random_on_device(dy, size_t(g.N) * g.K * PQ, rng, kWho);
-  const gpu_timing::DeviceFloats d_w = gpu_timing::random_on_device(w, size_t(g.K) * g.C * RS, rng, kWho);
-  const size_t dx_size = size_t(g.N) * g.C * HW;
-  const gpu_timing::DeviceFloats d_dx(dx_size, kWho);
-  void* const buffers[] = {d_dy.p, d_w.p, d_dx.p};
-  const auto run = [&](int i) { launch_candidate(i, s, launch_shape(i, s), buffers); };
-
-  const gpu_timing::Timed t =
-      gpu_timing::pick_fastest(conv_dgrad_v03::kCandidates, kWho, run, describe_sizes(the_op, s));
-  // dx[n,c,h,x] by the definition: a sum of K·R·S products at most (src/device/ops/conv2d.cpp's bound).
-  const auto where = [&](size_t e) {
-    return std::array{int(e / (size_t(g.C) * HW)), int(e / HW % g.C), int(e % HW / g.W), int(e % g.W)};
-  };
-  const auto reference_at = [&](size_t e) {
-    const auto [n, c, h, x] = where(e);
-    gpu_timing::Reference ref;
-    for (int k = 0; k < g.K; ++k)
-      for (int r = 0; r < g.R; ++r)
-        for (int sx = 0; sx < g.S; ++sx) {
-          // Output (p, q) read input (h, x) through tap (r, sx) if p·stride = h + pad − r·dil, likewise q.
-          const int ph = h + g.pad - r * g.dil, qw = x + g.pad - sx * g.dil;
-          if (ph < 0 || qw < 0 || ph % g.stride || qw % g.stride) continue;
-          const int p = ph / g.stride, q = qw / g.stride;
-          if (p >= g.P || q >= g.Q) continue;
-          ref.add(double(dy[((size_t(n) * g.K + k) * g.P + p) * g.Q + q]) *
-                  double(w[((size_t(k) * g.C + c) * g.R + r) * g.S + sx]));
-        }
-    return ref;
-  };
-  const auto element_name = [&](size_t e) {
-    const auto [n, c, h, x] = where(e);
-    return cat("dx[", n, ",", c, ",", h, ",", x, "]");
-  };
-  gpu_timing::verify_winner(kWho, cat(conv_dgrad_v03::candidate_name(t.best), " at ", describe_sizes(the_op, s)),
-                            [&] { run(t.best); }, d_dx, dx_size, rng, double(g.K) * g.R * g.S, reference_at,
-                            element_name);
-
-  tuned().remember(s, t.best);
-  const std::string all = gpu_timing::describe_times(t.ms, conv_dgrad_v03::candidate_name);
-  return cat("measured by conv2d_dgrad/03's tune: ", conv_dgrad_v03::candidate_name(t.best), " (", all, ")");
+  return tune_conv(
+      "conv2d_dgrad/03", "conv2d_dgrad", given, tuned(), conv_dgrad_v03::kCandidates, conv_dgrad_v03::candidate_name,
+      [](const ConvShape& g) {
+        return ConvTuneBuffers{size_t(g.N) * g.K * g.P * g.Q, size_t(g.K) * g.crs(), size_t(g.N) * g.C * g.H * g.W,
+                               double(g.K) * g.R * g.S};
+      },
+      [](int i, const Sizes& s, Buffers b) { launch_candidate(i, s, launch_shape(i, s), b); }, "dx",
+      [](const ConvShape& g, size_t e) {
+        const size_t HW = size_t(g.H) * g.W;
+        return std::array{int(e / (size_t(g.C) * HW)), int(e / HW % g.C), int(e % HW / g.W), int(e % g.W)};
+      },
+      // dx[n,c,h,x] by the definition: a sum of K·R·S products at most (src/device/ops/conv2d.cpp's bound).
+      [](const ConvShape& g, const std::vector<float>& dy, const std::vector<float>& w, std::array<int, 4> at) {
+        const auto [n, c, h, x] = at;
+        gpu_timing::Reference ref;
+        for (int k = 0; k < g.K; ++k)
+          for (int r = 0; r < g.R; ++r)
+            for (int sx = 0; sx < g.S; ++sx) {
+              // Output (p, q) read input (h, x) through tap (r, sx) if p·stride = h + pad − r·dil, likewise q.
+              const int ph = h + g.pad - r * g.dil, qw = x + g.pad - sx * g.dil;
+              if (ph < 0 || qw < 0 || ph % g.stride || qw % g.stride) continue;
+              const int p = ph / g.stride, q = qw / g.stride;
+              if (p >= g.P || q >= g.Q) continue;
+              ref.add(double(dy[((size_t(n) * g.K + k) * g.P + p) * g.Q + q]) *
+                      double(w[((size_t(k) * g.C + c) * g.R + r) * g.S + sx]));
+            }
+        return ref;
+      });
 }
 
 }  // namespace

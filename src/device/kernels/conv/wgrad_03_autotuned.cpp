@@ -101,70 +101,42 @@ const Registration autotuned{Kernel{
 }  // namespace warpnet::device::conv
 
 #if defined(__CUDACC__)
-#include <array>
-#include <cmath>
-#include <vector>
-
-#include "device/kernels/gpu_timing.hpp"
+#include "device/kernels/conv/conv_tune.hpp"
 
 namespace warpnet::device::conv {
 namespace {
 
 // On the current GPU: times every candidate on `given` (uniform [-1, 1]
-// inputs, fixed seed) with CUDA events, the ordered sum included, checks the
-// fastest one's output against a double-precision wgrad by the definition
-// (gpu_timing::verify_winner), caches it, so the registered conv2d_wgrad/03
-// launches it from then on for these sizes, and says so: "measured:
-// <winner> (<each candidate> <ms>, ...)".
+// inputs, fixed seed) with CUDA events, the ordered sum included, checks
+// the fastest one's output against a double-precision wgrad by the
+// definition, caches it, so the registered conv2d_wgrad/03 launches it from
+// then on for these sizes, and says so (conv_tune.hpp).
 std::string tune_on_gpu(const Sizes& given) {
-  constexpr const char* kWho = "conv2d_wgrad/03_autotuned tune";
-  const Op& the_op = op("conv2d_wgrad");
-  const Sizes s = complete_sizes(the_op, given);
-  const ConvShape g = shape_of(s);
-  WN_CHECK(g.N > 0 && g.C > 0 && g.H > 0 && g.W > 0 && g.K > 0 && g.P > 0 && g.Q > 0, kWho,
-           ": sizes give no output, got ", describe_sizes(the_op, s));
-
-  constexpr uint64_t kSeed = 2026;
-  Rng rng(kSeed);
-  const size_t HW = size_t(g.H) * g.W, PQ = size_t(g.P) * g.Q, RS = size_t(g.R) * g.S;
-  std::vector<float> x, dy;
-  const gpu_timing::DeviceFloats d_x = gpu_timing::random_on_device(x, size_t(g.N) * g.C * HW, rng, kWho);
-  const gpu_timing::DeviceFloats d_dy = gpu_timing::random_on_device(dy, size_t(g.N) * g.K * PQ, rng, kWho);
-  const size_t dw_size = size_t(g.K) * g.C * RS;
-  const gpu_timing::DeviceFloats d_dw(dw_size, kWho);
-  void* const buffers[] = {d_x.p, d_dy.p, d_dw.p};
-  const auto run = [&](int i) { launch_candidate(i, s, launch_shape(i, s), buffers); };
-
-  const gpu_timing::Timed t =
-      gpu_timing::pick_fastest(conv_wgrad_v03::kCandidates, kWho, run, describe_sizes(the_op, s));
-  // dw[k,c,r,s] by the definition: a sum of N·P·Q products at most.
-  const auto where = [&](size_t e) {
-    return std::array{int(e / (size_t(g.C) * RS)), int(e / RS % g.C), int(e % RS / g.S), int(e % g.S)};
-  };
-  const auto reference_at = [&](size_t e) {
-    const auto [k, c, r, sx] = where(e);
-    gpu_timing::Reference ref;
-    for (int n = 0; n < g.N; ++n)
-      for (int p = 0; p < g.P; ++p)
-        for (int q = 0; q < g.Q; ++q) {
-          const int ih = p * g.stride - g.pad + r * g.dil, iw = q * g.stride - g.pad + sx * g.dil;
-          if (ih < 0 || ih >= g.H || iw < 0 || iw >= g.W) continue;
-          ref.add(double(dy[((size_t(n) * g.K + k) * g.P + p) * g.Q + q]) *
-                  double(x[((size_t(n) * g.C + c) * g.H + ih) * g.W + iw]));
-        }
-    return ref;
-  };
-  const auto element_name = [&](size_t e) {
-    const auto [k, c, r, sx] = where(e);
-    return cat("dw[", k, ",", c, ",", r, ",", sx, "]");
-  };
-  gpu_timing::verify_winner(kWho, cat(conv_wgrad_v03::candidate_name(t.best), " at ", describe_sizes(the_op, s)),
-                            [&] { run(t.best); }, d_dw, dw_size, rng, double(g.N) * g.P * g.Q, reference_at,
-                            element_name);
-
-  tuned().remember(s, t.best);
-  const std::string all = gpu_timing::describe_times(t.ms, conv_wgrad_v03::candidate_name);
-  return cat("measured by conv2d_wgrad/03's tune: ", conv_wgrad_v03::candidate_name(t.best), " (", all, ")");
+  return tune_conv(
+      "conv2d_wgrad/03", "conv2d_wgrad", given, tuned(), conv_wgrad_v03::kCandidates, conv_wgrad_v03::candidate_name,
+      [](const ConvShape& g) {
+        return ConvTuneBuffers{size_t(g.N) * g.C * g.H * g.W, size_t(g.N) * g.K * g.P * g.Q, size_t(g.K) * g.crs(),
+                               double(g.N) * g.P * g.Q};
+      },
+      [](int i, const Sizes& s, Buffers b) { launch_candidate(i, s, launch_shape(i, s), b); }, "dw",
+      [](const ConvShape& g, size_t e) {
+        const size_t RS = size_t(g.R) * g.S;
+        return std::array{int(e / (size_t(g.C) * RS)), int(e / RS % g.C), int(e % RS / g.S), int(e % g.S)};
+      },
+      // dw[k,c,r,s] by the definition: a sum of N·P·Q products at most.
+      [](const ConvShape& g, const std::vector<float>& x, const std::vector<float>& dy, std::array<int, 4> at) {
+        const auto [k, c, r, sx] = at;
+        gpu_timing::Reference ref;
+        for (int n = 0; n < g.N; ++n)
+          for (int p = 0; p < g.P; ++p)
+            for (int q = 0; q < g.Q; ++q) {
+              const int ih = p * g.stride - g.pad + r * g.dil, iw = q * g.stride - g.pad + sx * g.dil;
+              if (ih < 0 || ih >= g.H || iw < 0 || iw >= g.W) continue;
+              ref.add(double(dy[((size_t(n) * g.K + k) * g.P + p) * g.Q + q]) *
+                      double(x[((size_t(n) * g.C + c) * g.H + ih) * g.W + iw]));
+            }
+        return ref;
+      });
 }
 
 }  // namespace
