@@ -45,4 +45,13 @@ with open(out, "w") as f:
 within = [r["within_25_percent"] for r in last["repeats"]]
 worst = max(r["worst_error"] for r in last["repeats"])
 print(f"{out}: {runs} runs, within 25% at {min(within)} to {max(within)} of {len(last['rows'])} sizes, worst {worst:.0%}")
+# Per size, the prediction's error over the runs (negative: predicted short):
+# a size the model misses in the median is the model's; one it misses only
+# now and then is the machine's noise.
+print(f"{'bytes':>11} {'median':>8} {'min':>8} {'max':>8}  runs beyond 25%")
+for k, row in enumerate(last["rows"]):
+    errors = sorted(r["errors"][k] for r in last["repeats"])
+    median = (errors[(runs - 1) // 2] + errors[runs // 2]) / 2
+    beyond = sum(abs(e) > 0.25 for e in errors)
+    print(f"{int(row['bytes']):>11} {median:>+8.1%} {errors[0]:>+8.1%} {errors[-1]:>+8.1%}  {beyond}")
 PY
