@@ -162,7 +162,11 @@ nlohmann::json run_training(const nn::TrainOptions& options, const DataSplits& d
           ? ""
           : "; low-precision tensors counted at their format's width",
       MemoryTracker::instance().report().c_str());
-  if (const nn::GraphedStep* graphed = trainer.graphed_step())
+  if (const nn::GraphedStep* graphed = trainer.graphed_step(); graphed && graphed->nodes() == 0)
+    say("graph: none captured (the first full batch of %lld runs as is, the second is captured; this run had "
+        "fewer)\n",
+        static_cast<long long>(options.batch_size));
+  else if (graphed)
     say("graph: every full batch after the first replayed one captured step of %zu nodes\n", graphed->nodes());
   else if (!trainer.graph_note().empty())
     say("graph: none (%s)\n", trainer.graph_note().c_str());
