@@ -15,8 +15,10 @@
 // from the host comes and goes. The host's halves of the step run before
 // each replay: the model's (Module::prepare_step: each dropout layer's new
 // seed) and the optimizer's (Optimizer::prepare_step: Adam's bias
-// correction follows the step count). Those two still copy a few bytes from
-// the host when they change, and such a copy waits for the queue; SGD on a
+// correction follows the step count). The optimizer's values go to the
+// device 64 steps at a time and are copied there step by step
+// (Optimizer::prepare_step, queued); a dropout layer's seed is still a few
+// bytes from the host every step, and such a copy waits for the queue: a
 // model without dropout (LeNet-5) copies nothing step by step.
 //
 // The first call runs the step as usual: it makes what a capture may not

@@ -23,20 +23,48 @@ void for_each_update(const std::vector<Parameter*>& params, Fn&& fn) {
 }
 }  // namespace
 
-void Optimizer::write_hyper(std::vector<double> values) {
+void Optimizer::prepare_step(bool queued) {
+  ++steps_;
+  write_hyper(queued);
+}
+
+void Optimizer::write_hyper(bool queued) {
+  std::vector<double> values = hyper_at(steps_);
   // Unchanged (SGD at a fixed rate, every step): the device copy holds them
   // already, and a copy from pageable host memory would first wait for
   // everything queued on the device, the previous step included.
   if (hyper_.on_device.defined() && values == hyper_.values) return;
   const Device device = params_.empty() ? Device::cpu : params_.front()->var.value().device();
   if (device != Device::cpu) {
-    Tensor host = Tensor::empty({int64_t(values.size())});
-    for (size_t i = 0; i < values.size(); ++i) host.set(int64_t(i), values[i]);
+    const auto n = int64_t(values.size());
     if (!hyper_.on_device.defined()) {
       MemoryScope scope(MemTag::optimizer, "hyperparameters");
-      hyper_.on_device = host.to(device);
-    } else {
+      hyper_.on_device = Tensor::empty({n}, DType::f32, device);
+    }
+    if (!queued) {
+      Tensor host = Tensor::empty({n});
+      for (int64_t i = 0; i < n; ++i) host.set(i, values[size_t(i)]);
       hyper_.on_device.copy_from(host);  // the same buffer: a captured step reads it
+    } else {
+      // The next kAheadSteps steps' values in one copy from the host, made
+      // again when they run out or no longer hold (the rate was changed).
+      const int64_t row = steps_ - ahead_first_;
+      if (!ahead_.defined() || row < 0 || row >= kAheadSteps || ahead_values_[size_t(row)] != values) {
+        ahead_first_ = steps_;
+        ahead_values_.clear();
+        Tensor host = Tensor::empty({kAheadSteps, n});
+        for (int64_t k = 0; k < kAheadSteps; ++k) {
+          ahead_values_.push_back(hyper_at(steps_ + k));
+          for (int64_t i = 0; i < n; ++i) host.set(k * n + i, ahead_values_.back()[size_t(i)]);
+        }
+        if (!ahead_.defined()) {
+          MemoryScope scope(MemTag::optimizer, "hyperparameters");
+          ahead_ = host.to(device);
+        } else {
+          ahead_.copy_from(host);  // waits for the queued steps, which read the old rows
+        }
+      }
+      hyper_.on_device.copy_from(ahead_.rows(steps_ - ahead_first_, 1).reshape({n}));  // on the device: queued
     }
   }
   hyper_.values = std::move(values);
@@ -68,10 +96,7 @@ Sgd::Sgd(std::vector<Parameter*> params, double lr, double momentum, double weig
 
 // The update itself is dispatch::sgd_momentum_update: cpu::sgd_momentum_update
 // (the device kernels' reference too) or the kernel, where the weights live.
-void Sgd::prepare_step() {
-  ++steps_;
-  write_hyper({lr_, momentum_, weight_decay_});
-}
+std::vector<double> Sgd::hyper_at(int64_t) const { return {lr_, momentum_, weight_decay_}; }
 
 void Sgd::apply_step() {
   for_each_update(params_, [&](Tensor& w, const Tensor& g, size_t i) {
@@ -100,12 +125,11 @@ Adam::Adam(std::vector<Parameter*> params, double lr, double beta1, double beta2
   }
 }
 
-void Adam::prepare_step() {
-  ++steps_;
+std::vector<double> Adam::hyper_at(int64_t step) const {
   // Bias correction folded into the step size, as in the paper's Algorithm 1.
-  const double c1 = 1.0 - std::pow(beta1_, double(steps_));
-  const double c2 = 1.0 - std::pow(beta2_, double(steps_));
-  write_hyper({lr_ * std::sqrt(c2) / c1, beta1_, beta2_, eps_ * std::sqrt(c2)});
+  const double c1 = 1.0 - std::pow(beta1_, double(step));
+  const double c2 = 1.0 - std::pow(beta2_, double(step));
+  return {lr_ * std::sqrt(c2) / c1, beta1_, beta2_, eps_ * std::sqrt(c2)};
 }
 
 // The update itself is dispatch::adam_update, as for SGD.

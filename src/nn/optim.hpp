@@ -25,8 +25,13 @@ class Optimizer {
   // The host's half of a step: counts it and writes its hyperparameters
   // (to the device, where the weights live there). A step captured in a
   // graph (device/graph.hpp) replays only apply_step, so whoever replays it
-  // calls this before every replay.
-  virtual void prepare_step() = 0;
+  // calls this before every replay. `queued`: the caller queues steps
+  // without waiting for them (nn/graphed_step.hpp). A copy from the host
+  // waits for everything queued, so values that change every step (Adam's
+  // step size) then go to the device kAheadSteps steps at a time, and each
+  // step's are copied from there on the device.
+  void prepare_step(bool queued = false);
+  static constexpr int64_t kAheadSteps = 64;
   // The update kernels (or the CPU loops), reading what prepare_step wrote.
   virtual void apply_step() = 0;
   // Drops the gradients (set to none) so the next backward starts afresh.
@@ -48,25 +53,38 @@ class Optimizer {
   // Copies a checkpointed slot into `slot`, checking it exists and fits.
   static void restore_slot(const std::map<std::string, Tensor>& state, const std::string& key, Tensor& slot);
 
-  // Sets this step's hyperparameters: on the CPU the values, on a device
-  // also the tensor the kernels read (uploaded when they change).
-  void write_hyper(std::vector<double> values);
+  // The hyperparameters of step `step` (1, 2, ...) at the current rate, as
+  // the update reads them.
+  virtual std::vector<double> hyper_at(int64_t step) const = 0;
 
   std::vector<Parameter*> params_;
   double lr_;
   int64_t steps_ = 0;
   dispatch::StepHyper hyper_;
+
+ private:
+  // Sets step steps_'s hyperparameters: on the CPU the values, on a device
+  // also the tensor the kernels read (written when they change).
+  void write_hyper(bool queued);
+  // Queued steps on a device: the values of steps ahead_first_ ..
+  // ahead_first_ + kAheadSteps − 1, on the device (f32 (kAheadSteps, n))
+  // and as they were computed (to notice a rate changed since).
+  Tensor ahead_;
+  std::vector<std::vector<double>> ahead_values_;
+  int64_t ahead_first_ = 0;
 };
 
 // v ← μ·v + g (+ wd·w);  w ← w − lr·v.
 class Sgd : public Optimizer {
  public:
   Sgd(std::vector<Parameter*> params, double lr, double momentum = 0.9, double weight_decay = 0.0);
-  void prepare_step() override;
   void apply_step() override;
   std::map<std::string, Tensor> state() const override;
   void load_state(const std::map<std::string, Tensor>& state, int64_t steps) override;
   std::string name() const override { return "sgd"; }
+
+ protected:
+  std::vector<double> hyper_at(int64_t step) const override;
 
  private:
   double momentum_, weight_decay_;
@@ -77,11 +95,13 @@ class Sgd : public Optimizer {
 class Adam : public Optimizer {
  public:
   Adam(std::vector<Parameter*> params, double lr, double beta1 = 0.9, double beta2 = 0.999, double eps = 1e-8);
-  void prepare_step() override;
   void apply_step() override;
   std::map<std::string, Tensor> state() const override;
   void load_state(const std::map<std::string, Tensor>& state, int64_t steps) override;
   std::string name() const override { return "adam"; }
+
+ protected:
+  std::vector<double> hyper_at(int64_t step) const override;
 
  private:
   double beta1_, beta2_, eps_;

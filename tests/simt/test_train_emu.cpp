@@ -184,3 +184,27 @@ TEST_CASE("train emu --graph: steps queued and read at once equal steps read one
   CHECK(queued.step->nodes() > 40);  // captured at the second step, replayed from then on
   CHECK_THROWS_WITH(queued.step->train(7), doctest::Contains("batch 7 asked for, where batch 4 of 4 comes next"));
 }
+
+TEST_CASE("optimizer on emu: queued steps read Adam's step sizes from the table on the device, refilled as needed") {
+  // 150 Adam steps, the rate changed at step 100: the table of 64 steps'
+  // values runs out twice and is made again once for the new rate. Queued
+  // (a replayed graph's way) the weights equal those of steps each
+  // uploading their own values, bit for bit, and the CPU's within float
+  // rounding.
+  const Tensor w0 = Tensor::from<float>({5}, {1, -2, 3, 0.5f, -1}), g = Tensor::from<float>({5}, {0.5f, 1, -1, 2, 4});
+  std::vector<Tensor> after;
+  for (const auto& [device, queued] : {std::pair{Device::cpu, false}, {Device::emu, false}, {Device::emu, true}}) {
+    nn::Parameter p{"w", ag::Var(w0.clone().to(device), true, "w")};
+    nn::Adam adam({&p}, 1e-2);
+    for (int step = 1; step <= 150; ++step) {
+      if (step == 100) adam.set_lr(3e-3);
+      p.var.grad() = g.to(device);
+      adam.prepare_step(queued);
+      adam.apply_step();
+    }
+    after.push_back(p.var.value().to(Device::cpu));
+  }
+  CHECK(std::memcmp(after[1].raw(), after[2].raw(), 5 * sizeof(float)) == 0);
+  for (int64_t i = 0; i < 5; ++i) CHECK(after[2].item(i) == doctest::Approx(after[0].item(i)).epsilon(1e-5));
+  CHECK(after[2].item(0) != doctest::Approx(1.0).epsilon(1e-3));  // the weights moved
+}
