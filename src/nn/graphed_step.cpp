@@ -59,7 +59,7 @@ void GraphedStep::train(int64_t batch) {
            "train --graph: batch ", batch, " asked for, where batch ", next_batch_, " of ",
            epoch_indices_.defined() ? epoch_indices_.dim(0) / B : 0, " comes next");
   indices_.copy_from(epoch_indices_.rows(batch * B, B));  // on the device, queued behind the last step
-  model_.prepare_step(device_);
+  model_.prepare_step(device_, /*queued=*/true);
   optimizer_.prepare_step(/*queued=*/true);
   if (calls_ == 0) {
     step();

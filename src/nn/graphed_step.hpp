@@ -15,11 +15,10 @@
 // from the host comes and goes. The host's halves of the step run before
 // each replay: the model's (Module::prepare_step: each dropout layer's new
 // seed) and the optimizer's (Optimizer::prepare_step: Adam's bias
-// correction follows the step count). The optimizer's values go to the
-// device 64 steps at a time and are copied there step by step
-// (Optimizer::prepare_step, queued); a dropout layer's seed is still a few
-// bytes from the host every step, and such a copy waits for the queue: a
-// model without dropout (LeNet-5) copies nothing step by step.
+// correction follows the step count). Both are told the steps are queued:
+// what changes every step (Adam's step size, the seeds) then goes to the
+// device 64 steps at a time, one copy from the host that waits for the
+// queue, and each step's values are copied there on the device.
 //
 // The first call runs the step as usual: it makes what a capture may not
 // (constants uploaded once, the optimizer's hyperparameter buffer, the conv

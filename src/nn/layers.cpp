@@ -168,18 +168,46 @@ Dropout::Dropout(std::string name, double p, uint64_t seed) : Module(std::move(n
 
 std::string Dropout::describe() const { return cat("Dropout(p=", p_, ")"); }
 
-void Dropout::prepare_step(Device device) {
-  seed_.value = p_ == 0.0 ? 0 : rng_.next_u64();
-  if (device != Device::cpu) {
-    const Tensor words = cpu::dropout_seed_words(seed_.value);
-    if (seed_.on_device.defined() && seed_.on_device.device() == device) {
-      seed_.on_device.copy_from(words);  // the same buffer: a captured step reads it
+void Dropout::draw_ahead(Device device) {
+  ahead_seeds_.clear();
+  Tensor table = Tensor::empty({kAheadSteps, 2}, DType::i32);  // each row a seed's words
+  for (int64_t k = 0; k < kAheadSteps; ++k) {
+    ahead_seeds_.push_back(rng_.next_u64());
+    table.rows(k, 1).copy_from(cpu::dropout_seed_words(ahead_seeds_.back()).reshape({1, 2}));
+  }
+  if (ahead_.defined() && ahead_.device() == device) {
+    ahead_.copy_from(table);  // waits for the queued steps, which read the old rows
+  } else {
+    MemoryScope scope(MemTag::other, name());
+    ahead_ = table.to(device);
+  }
+  ahead_next_ = 0;
+}
+
+void Dropout::prepare_step(Device device, bool queued) {
+  prepared_ = true;
+  bool in_table = false;  // this step's seed is row ahead_next_ − 1 of ahead_, on `device`
+  if (p_ == 0.0) {
+    seed_.value = 0;
+  } else {
+    if (queued && device != Device::cpu && ahead_next_ == ahead_seeds_.size()) draw_ahead(device);
+    if (ahead_next_ < ahead_seeds_.size()) {  // seeds drawn ahead are used first: the rng's order either way
+      in_table = ahead_.defined() && ahead_.device() == device;
+      seed_.value = ahead_seeds_[ahead_next_++];
     } else {
-      MemoryScope scope(MemTag::other, name());
-      seed_.on_device = words.to(device);
+      seed_.value = rng_.next_u64();
     }
   }
-  prepared_ = true;
+  if (device == Device::cpu) return;
+  const Tensor words = cpu::dropout_seed_words(seed_.value);
+  if (!seed_.on_device.defined() || seed_.on_device.device() != device) {
+    MemoryScope scope(MemTag::other, name());
+    seed_.on_device = words.to(device);
+  } else if (queued && in_table) {
+    seed_.on_device.copy_from(ahead_.rows(int64_t(ahead_next_) - 1, 1).reshape(words.shape()));  // on the device
+  } else {
+    seed_.on_device.copy_from(words);  // the same buffer: a captured step reads it
+  }
 }
 
 ag::Var Dropout::forward(const ag::Var& x) {
@@ -198,8 +226,8 @@ std::vector<Parameter*> Sequential::parameters() {
   return ps;
 }
 
-void Sequential::prepare_step(Device device) {
-  for (auto& layer : layers_) layer->prepare_step(device);
+void Sequential::prepare_step(Device device, bool queued) {
+  for (auto& layer : layers_) layer->prepare_step(device, queued);
 }
 
 void Sequential::set_training(bool training) {

@@ -101,7 +101,10 @@ class Dropout : public Module {
   OpCost cost(const Shape& input) const override { return elementwise_cost(input.numel(), 1); }
   std::string describe() const override;
   // Draws this step's seed and writes it to `device` (dispatch::DropoutSeed).
-  void prepare_step(Device device) override;
+  // Queued, the seeds go to the device kAheadSteps at a time, each step's
+  // copied from there on the device; drawn in the same order either way.
+  void prepare_step(Device device, bool queued = false) override;
+  static constexpr int64_t kAheadSteps = 64;
 
  protected:
   ag::Var forward(const ag::Var& x) override;
@@ -111,6 +114,12 @@ class Dropout : public Module {
   Rng rng_;                      // one seed per training step
   dispatch::DropoutSeed seed_;   // this step's, and its copy where the kernels run
   bool prepared_ = false;        // prepare_step drew seed_ and forward has not used it yet
+  // Queued steps: seeds drawn ahead, and their words on the device
+  // (kAheadSteps rows); ahead_next_ is the first not yet used.
+  std::vector<uint64_t> ahead_seeds_;
+  Tensor ahead_;
+  size_t ahead_next_ = 0;
+  void draw_ahead(Device device);  // the next kAheadSteps seeds, to `device` in one copy
 };
 
 // The names the literature uses.
@@ -143,7 +152,7 @@ class Sequential : public Module {
   const std::vector<std::unique_ptr<Module>>& layers() const { return layers_; }
   std::vector<Parameter*> parameters() override;
   void set_training(bool training) override;
-  void prepare_step(Device device) override;
+  void prepare_step(Device device, bool queued = false) override;
   Shape output_shape(const Shape& input) const override;
   OpCost cost(const Shape& input) const override;
   std::string describe() const override;

@@ -41,8 +41,10 @@ class Module {
   // layer needs fresh every step and writes it where its kernels read it
   // (dropout's seed), so a step captured in a graph (nn/graphed_step.hpp)
   // gets new values at every replay. A layer used without it draws in
-  // forward instead. Most layers need nothing.
-  virtual void prepare_step(Device) {}
+  // forward instead. Most layers need nothing. `queued`: the caller queues
+  // steps without waiting for them (nn/graphed_step.hpp), so a layer should
+  // not copy from the host every step (such a copy waits for the queue).
+  virtual void prepare_step(Device, bool /*queued*/ = false) {}
 
   // Shape bookkeeping for the FLOP and memory chapter: what comes out for an
   // input shape, and what one forward pass costs.

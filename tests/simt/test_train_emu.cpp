@@ -208,3 +208,26 @@ TEST_CASE("optimizer on emu: queued steps read Adam's step sizes from the table 
   for (int64_t i = 0; i < 5; ++i) CHECK(after[2].item(i) == doctest::Approx(after[0].item(i)).epsilon(1e-5));
   CHECK(after[2].item(0) != doctest::Approx(1.0).epsilon(1e-3));  // the weights moved
 }
+
+TEST_CASE("dropout on emu: seeds drawn ahead for queued steps come in the rng's order, mixed with unqueued steps") {
+  // Two layers of one seed: one prepared queued at every step but every
+  // 7th (as a trainer's eager last batch), one never queued; 150 steps run
+  // through two tables of 64 seeds and a third. Every step drops the same
+  // units in both.
+  const Tensor x = Tensor::full({4, 33}, 1.0).to(Device::emu);
+  nn::Dropout queued("drop", 0.5, 99), unqueued("drop", 0.5, 99);
+  queued.set_training(true);
+  unqueued.set_training(true);
+  int differing = 0, changed = 0;
+  Tensor last;
+  for (int step = 1; step <= 150; ++step) {
+    queued.prepare_step(Device::emu, step % 7 != 0);
+    unqueued.prepare_step(Device::emu, false);
+    const Tensor a = queued(ag::Var(x)).value().to(Device::cpu), b = unqueued(ag::Var(x)).value().to(Device::cpu);
+    differing += std::memcmp(a.raw(), b.raw(), size_t(a.nbytes())) != 0;
+    if (last.defined()) changed += std::memcmp(a.raw(), last.raw(), size_t(a.nbytes())) != 0;
+    last = a;
+  }
+  CHECK(differing == 0);
+  CHECK(changed == 149);  // a new mask every step
+}
