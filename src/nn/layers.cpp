@@ -203,6 +203,8 @@ void Dropout::prepare_step(Device device, bool queued) {
   if (!seed_.on_device.defined() || seed_.on_device.device() != device) {
     MemoryScope scope(MemTag::other, name());
     seed_.on_device = words.to(device);
+  } else if (p_ == 0.0) {
+    // Always 0 (nothing is dropped): written once.
   } else if (queued && in_table) {
     seed_.on_device.copy_from(ahead_.rows(int64_t(ahead_next_) - 1, 1).reshape(words.shape()));  // on the device
   } else {
