@@ -7,6 +7,7 @@
 #include "cli/machine.hpp"
 #include "cli/precision_report.hpp"
 #include "cli/progress.hpp"
+#include "core/device_memory.hpp"
 #include "core/memory.hpp"
 #include "cpu/ops.hpp"
 #include "device/backend.hpp"
@@ -152,7 +153,12 @@ nlohmann::json run_training(const nn::TrainOptions& options, const DataSplits& d
                       {"images_per_second", e.images_per_second}});
     std::fflush(stdout);
   };
+  const TransferCounts transfers_before = transfer_counts();
   std::vector<nn::EpochStats> history = trainer.run(on_step, on_epoch);
+  const TransferCounts transfers_after = transfer_counts();
+  const TransferCounts transfers{transfers_after.to_device - transfers_before.to_device,
+                                 transfers_after.to_host - transfers_before.to_host,
+                                 transfers_after.within - transfers_before.within};
 
   say("precision %s: test accuracy %.2f%%\n", std::string(ag::name_of(options.precision)).c_str(),
       history.empty() ? 0.0 : 100 * history.back().test_accuracy);
@@ -170,6 +176,11 @@ nlohmann::json run_training(const nn::TrainOptions& options, const DataSplits& d
     say("graph: every full batch after the first replayed one captured step of %zu nodes\n", graphed->nodes());
   else if (!trainer.graph_note().empty())
     say("graph: none (%s)\n", trainer.graph_note().c_str());
+  if (options.device != Device::cpu)
+    // A copy to or from the host waits for the device's queue: how often training made the host wait.
+    say("copies while training (evaluation included): %lld to the device, %lld to the host, %lld within it\n",
+        static_cast<long long>(transfers.to_device), static_cast<long long>(transfers.to_host),
+        static_cast<long long>(transfers.within));
   const std::vector<std::string> kernels = device::kernels_launched();
   if (!kernels.empty()) {
     say("kernels launched:");
@@ -198,6 +209,8 @@ nlohmann::json run_training(const nn::TrainOptions& options, const DataSplits& d
     report["kernels_launched"] = kernels;
     report["kernels_tuned"] = {{"seconds", tuned.seconds}, {"sizes", tuned.lines}};
     report["graph_nodes"] = trainer.graphed_step() ? trainer.graphed_step()->nodes() : 0;
+    report["copies"] = {{"to_device", transfers.to_device}, {"to_host", transfers.to_host},
+                        {"within_device", transfers.within}};
   }
   if (options.data_parallel)
     report["data_parallel"] = {{"ranks", dist::size()},

@@ -1,6 +1,7 @@
 #include "core/device_memory.hpp"
 
 #include <array>
+#include <atomic>
 
 #include "core/error.hpp"
 
@@ -14,7 +15,19 @@ std::array<const DeviceMemory*, 3>& registered() {
   return table;
 }
 
+std::array<std::atomic<int64_t>, 3>& transfers() {
+  static std::array<std::atomic<int64_t>, 3> counts{};
+  return counts;
+}
+
 }  // namespace
+
+void count_transfer(Transfer kind) { ++transfers()[size_t(kind)]; }
+
+TransferCounts transfer_counts() {
+  return {transfers()[size_t(Transfer::to_device)].load(), transfers()[size_t(Transfer::to_host)].load(),
+          transfers()[size_t(Transfer::within)].load()};
+}
 
 void register_device_memory(Device device, DeviceMemory memory) {
   registered()[size_t(device)] = new DeviceMemory(memory);  // lives as long as the program

@@ -5,6 +5,7 @@
 // a clear error instead of a crash.
 #pragma once
 #include <cstddef>
+#include <cstdint>
 
 #include "core/dtype.hpp"
 
@@ -19,6 +20,17 @@ struct DeviceMemory {
   // need not wait for it (a training step queues its copies and moves on).
   void (*within)(void* device_dst, const void* device_src, size_t bytes);  // throws Error on failure
 };
+
+// Tensor copies between the host and a device, and within one, since the
+// program started (Tensor::copy_from counts them). A copy to or from the
+// host's pageable memory waits for everything queued on the device, so the
+// first two say how often a training step made the host wait.
+struct TransferCounts {
+  int64_t to_device = 0, to_host = 0, within = 0;
+};
+enum class Transfer { to_device, to_host, within };
+void count_transfer(Transfer kind);
+TransferCounts transfer_counts();
 
 // Called at static initialization by a backend.
 void register_device_memory(Device device, DeviceMemory memory);

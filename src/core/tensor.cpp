@@ -193,10 +193,13 @@ void Tensor::copy_from(const Tensor& src) {
   if (from == Device::cpu && to == Device::cpu) {
     std::memcpy(raw(), src.raw(), bytes);
   } else if (from == Device::cpu) {
+    count_transfer(Transfer::to_device);
     device_memory(to).to_device(raw(), src.raw(), bytes);
   } else if (to == Device::cpu) {
+    count_transfer(Transfer::to_host);
     device_memory(from).to_host(raw(), src.raw(), bytes);
   } else if (from == to) {
+    count_transfer(Transfer::within);
     device_memory(to).within(raw(), src.raw(), bytes);
   } else {
     copy_from(src.to(Device::cpu));  // between two devices through the host: rare, and never timed

@@ -9,6 +9,7 @@
 #include <cstring>
 #include <memory>
 
+#include "core/device_memory.hpp"
 #include "datasets/synthetic.hpp"
 #include "device_buffer.hpp"
 #include "nn/device_dataset.hpp"
@@ -154,22 +155,35 @@ TEST_CASE("train emu --graph: steps queued and read at once equal steps read one
     Setup s;
     s.model = nn::make_model("lenet5", {1, 28, 28}, set.num_classes, 7);
     s.model->to(Device::emu);
-    s.optimizer = nn::make_optimizer("sgd", s.model->parameters(), 0.05);
+    s.optimizer = nn::make_optimizer("adam", s.model->parameters(), 1e-3);
     s.data = std::make_unique<nn::DeviceDataset>(set, Device::emu);
     s.step = std::make_unique<nn::GraphedStep>(*s.model, *s.optimizer, *s.data, Shape{batch, 1, 28, 28});
     s.step->start_epoch(s.data->indices_of(rows));
     return s;
   };
   Setup queued = setup(), one_by_one = setup();
+  // The first step runs as is, the second is captured; the replays after
+  // them copy nothing to or from the host: on the device, the batch's row
+  // numbers in, Adam's step size from its table, the losses and softmax out.
+  queued.step->train(0);
+  queued.step->train(1);
+  const TransferCounts before = transfer_counts();
+  queued.step->train(2);
+  queued.step->train(3);
+  const TransferCounts after = transfer_counts();
+  CHECK(after.to_device == before.to_device);
+  CHECK(after.to_host == before.to_host);
+  CHECK(after.within - before.within == 2 * 4);
   std::vector<nn::StepOutcome> each;
   for (int64_t b = 0; b < 4; ++b) {
-    queued.step->train(b);
     one_by_one.step->train(b);
     for (nn::StepOutcome& o : one_by_one.step->finished()) each.push_back(std::move(o));
   }
   CHECK_THROWS_WITH(queued.step->start_epoch(queued.data->indices_of(rows)),
                     doctest::Contains("a new epoch with 4 steps of the last one unread"));
+  const int64_t read_before = transfer_counts().to_host;
   const std::vector<nn::StepOutcome> at_once = queued.step->finished();
+  CHECK(transfer_counts().to_host - read_before == 2);  // the queued steps' losses and softmax, read at once
   CHECK(queued.step->finished().empty());  // read once
   REQUIRE(at_once.size() == 4);
   REQUIRE(each.size() == 4);
