@@ -6,7 +6,9 @@
 #pragma once
 #include <doctest/doctest.h>
 
+#include <array>
 #include <cmath>
+#include <vector>
 
 #include "core/rng.hpp"
 #include "device/backend.hpp"
@@ -138,26 +140,71 @@ inline void layer_ops(Device device, uint64_t seed) {
   check_close(back(device::softmax_cross_entropy_backward(ce_dev.probs, there(labels), 0.5)),
               cpu::softmax_cross_entropy_backward(ce.probs, labels, 0.5), 10);
 
-  // Gradient accumulation and the optimizers' in-place updates.
+  // Gradient accumulation.
   Tensor acc = there(m);
   device::add_into(acc, there(m));
   Tensor twice = m.clone();
   cpu::add_into(twice, m);
   check_close(back(acc), twice, 1);
-  const Tensor g = random(w.shape(), rng);
-  Tensor w_cpu = w.clone(), v_cpu = random(w.shape(), rng);
-  Tensor w_dev = there(w_cpu), v_dev = there(v_cpu);
-  cpu::sgd_momentum_update(w_cpu, v_cpu, g, 0.1, 0.9, 1e-4);
-  device::sgd_momentum_update(w_dev, v_dev, there(g), there(Tensor::from<float>({3}, {0.1f, 0.9f, 1e-4f})));
-  check_close(back(w_dev), w_cpu, 4);
-  check_close(back(v_dev), v_cpu, 4);
-  Tensor m1 = Tensor::zeros(w.shape()), v1 = Tensor::zeros(w.shape());
-  Tensor w1 = w.clone(), w1_dev = there(w1), m1_dev = there(m1), v1_dev = there(v1);
-  cpu::adam_update(w1, m1, v1, g, 1e-3, 0.9, 0.999, 1e-8);
-  device::adam_update(w1_dev, m1_dev, v1_dev, there(g), there(Tensor::from<float>({4}, {1e-3f, 0.9f, 0.999f, 1e-8f})));
-  check_close(back(w1_dev), w1, 4);
-  check_close(back(m1_dev), m1, 4);
-  check_close(back(v1_dev), v1, 4);
+}
+
+// One optimizer step over many parameters, in place, against the CPU's
+// loops: 18 parameters (two launches of a multi-tensor version, 16 per
+// launch), 1 to 4099 elements, three of them views one float into a buffer
+// (not 16-byte aligned: the kernels' scalar path). With the best kernels
+// (sgd_momentum/03, adam/03: one launch per 16) and with version 2 (one
+// launch per parameter).
+inline void optimizer_steps(Device device, uint64_t seed) {
+  const std::vector<int64_t> sizes = {1, 7, 33, 1000, 1031, 4099, 6, 150, 2400, 16, 2050, 120, 10, 84, 840, 5, 3, 4096};
+  for (const char* choice : {"best", "sgd_momentum=2,adam=2"}) {
+    CAPTURE(choice);
+    device::set_kernel_choice(choice);
+    Rng rng(seed);
+    // Host tensors, and the same values on the device (every third a view at an odd offset).
+    std::vector<std::array<Tensor, 4>> host, dev;
+    for (size_t i = 0; i < sizes.size(); ++i) {
+      std::array<Tensor, 4>& h = host.emplace_back();
+      std::array<Tensor, 4>& d = dev.emplace_back();
+      for (size_t k = 0; k < 4; ++k) {
+        h[k] = random({sizes[i]}, rng);
+        d[k] = i % 6 == 1 ? Tensor::zeros({sizes[i] + 1}).to(device).rows(1, sizes[i]) : Tensor::empty({sizes[i]}, DType::f32, device);
+        d[k].copy_from(h[k]);
+      }
+      h[2] = h[2].clone();  // Adam's second moment must be >= 0
+      for (int64_t j = 0; j < sizes[i]; ++j) h[2].set(j, std::abs(h[2].item(j)));
+      d[2].copy_from(h[2]);
+    }
+    // SGD: {w, v, g} = tensors 0, 1, 3.
+    std::vector<std::array<Tensor*, 3>> sgd;
+    for (auto& d : dev) sgd.push_back({&d[0], &d[1], &d[3]});
+    device::sgd_momentum_update(sgd, Tensor::from<float>({3}, {0.1f, 0.9f, 1e-4f}).to(device));
+    for (size_t i = 0; i < sizes.size(); ++i) {
+      CAPTURE(i);
+      Tensor w = host[i][0].clone(), v = host[i][1].clone();
+      cpu::sgd_momentum_update(w, v, host[i][3], 0.1, 0.9, 1e-4);
+      check_close(dev[i][0].to(Device::cpu), w, 4);
+      check_close(dev[i][1].to(Device::cpu), v, 4);
+    }
+    // Adam on the updated tensors: {w, m, v, g} = 0, 1, 2, 3.
+    for (size_t i = 0; i < sizes.size(); ++i)
+      for (size_t k = 0; k < 2; ++k) host[i][k] = dev[i][k].to(Device::cpu);
+    std::vector<std::array<Tensor*, 4>> adam;
+    for (auto& d : dev) adam.push_back({&d[0], &d[1], &d[2], &d[3]});
+    device::adam_update(adam, Tensor::from<float>({4}, {1e-3f, 0.9f, 0.999f, 1e-8f}).to(device));
+    for (size_t i = 0; i < sizes.size(); ++i) {
+      CAPTURE(i);
+      Tensor w = host[i][0].clone(), m = host[i][1].clone(), v = host[i][2].clone();
+      cpu::adam_update(w, m, v, host[i][3], 1e-3, 0.9, 0.999, 1e-8);
+      check_close(dev[i][0].to(Device::cpu), w, 4);
+      check_close(dev[i][1].to(Device::cpu), m, 4);
+      check_close(dev[i][2].to(Device::cpu), v, 4);
+    }
+    // What ran: the multi-tensor version, or v2 one parameter at a time.
+    const bool best = choice == std::string("best");
+    CHECK((device::chosen_kernel("sgd_momentum", device).launch_many != nullptr) == best);
+    CHECK((device::chosen_kernel("adam", device).launch_many != nullptr) == best);
+  }
+  device::set_kernel_choice("best");
 }
 
 }  // namespace warpnet::backend_checks

@@ -28,19 +28,18 @@ __device__ __forceinline__ float sgd_element(float w, float v, float g, float lr
   return w - lr * v_new;
 }
 
-// w, v, g, w_out, v_out: (n) fp32; hyper: (3) = {lr, momentum, weight_decay}.
-// Launch: block (BLOCK); any grid: the loops cover every element.
-template <int BLOCK>
-__global__ void sgd_momentum_vectorized(int n, const float* w, const float* v, const float* __restrict__ g,
-                                        const float* __restrict__ hyper, float* w_out, float* v_out) {
+// Elements [0, n) of one tensor, as thread t of `stride` threads: whole
+// float4s while every pointer allows them, then the last n % 4 elements (or
+// all n when a pointer is unaligned) one per thread. v2's kernel hands it
+// the whole tensor and grid, v3's (03_multi_tensor.cu) one chunk and block.
+__device__ __forceinline__ void sgd_momentum_span(size_t n, const float* w, const float* v,
+                                                  const float* __restrict__ g, float* w_out, float* v_out, float lr,
+                                                  float mu, float wd, size_t t, size_t stride) {
   using warpnet::load_float4, warpnet::store_float4;
-  static_assert(BLOCK % 32 == 0, "whole warps");
-  const float lr = hyper[0], mu = hyper[1], wd = hyper[2];
-  const size_t t = size_t(blockIdx.x) * BLOCK + threadIdx.x, stride = size_t(gridDim.x) * BLOCK;
   // n4: elements covered by whole float4s when every pointer allows them, else none.
   const bool aligned = optim_aligned16(w) && optim_aligned16(v) && optim_aligned16(g) && optim_aligned16(w_out) &&
                        optim_aligned16(v_out);
-  const size_t n4 = aligned ? size_t(n) / 4 * 4 : 0;
+  const size_t n4 = aligned ? n / 4 * 4 : 0;
   for (size_t i = 4 * t; i < n4; i += 4 * stride) {
     const float4 w4 = load_float4(w + i), v4 = load_float4(v + i), g4 = load_float4(g + i);  // elements i .. i+3
     float4 vn;
@@ -51,13 +50,22 @@ __global__ void sgd_momentum_vectorized(int n, const float* w, const float* v, c
     store_float4(v_out + i, vn);
     store_float4(w_out + i, wn);
   }
-  // The tail: the n % 4 elements past n4 (or all n when unaligned), one per thread.
-  for (size_t i = n4 + t; i < size_t(n); i += stride) {
+  for (size_t i = n4 + t; i < n; i += stride) {
     float vn;
     const float wn = sgd_element(w[i], v[i], g[i], lr, mu, wd, vn);
     v_out[i] = vn;
     w_out[i] = wn;
   }
+}
+
+// w, v, g, w_out, v_out: (n) fp32; hyper: (3) = {lr, momentum, weight_decay}.
+// Launch: block (BLOCK); any grid: the loops cover every element.
+template <int BLOCK>
+__global__ void sgd_momentum_vectorized(int n, const float* w, const float* v, const float* __restrict__ g,
+                                        const float* __restrict__ hyper, float* w_out, float* v_out) {
+  static_assert(BLOCK % 32 == 0, "whole warps");
+  const size_t t = size_t(blockIdx.x) * BLOCK + threadIdx.x, stride = size_t(gridDim.x) * BLOCK;
+  sgd_momentum_span(size_t(n), w, v, g, w_out, v_out, hyper[0], hyper[1], hyper[2], t, stride);
 }
 
 // One Adam element (v1's arithmetic); writes the new m and v to m_new, v_new.
@@ -68,20 +76,17 @@ __device__ __forceinline__ float adam_element(float w, float m, float v, float g
   return w - step_size * m_new / (sqrtf(v_new) + eps_hat);
 }
 
-// w, m, v, g, w_out, m_out, v_out: (n) fp32; hyper: (4) = {step_size, beta1,
-// beta2, eps_hat}. Launch: as sgd_momentum_vectorized.
-template <int BLOCK>
-__global__ void adam_vectorized(int n, const float* w, const float* m, const float* v, const float* __restrict__ g,
-                                const float* __restrict__ hyper, float* w_out, float* m_out, float* v_out) {
+// Elements [0, n) of one tensor, as thread t of `stride` threads (as
+// sgd_momentum_span). All four tensors' elements i .. i+3 are loaded before
+// any store.
+__device__ __forceinline__ void adam_span(size_t n, const float* w, const float* m, const float* v,
+                                          const float* __restrict__ g, float* w_out, float* m_out, float* v_out,
+                                          float a, float b1, float b2, float e, size_t t, size_t stride) {
   using warpnet::load_float4, warpnet::store_float4;
-  static_assert(BLOCK % 32 == 0, "whole warps");
-  const float a = hyper[0], b1 = hyper[1], b2 = hyper[2], e = hyper[3];
-  const size_t t = size_t(blockIdx.x) * BLOCK + threadIdx.x, stride = size_t(gridDim.x) * BLOCK;
   const bool aligned = optim_aligned16(w) && optim_aligned16(m) && optim_aligned16(v) && optim_aligned16(g) &&
                        optim_aligned16(w_out) && optim_aligned16(m_out) && optim_aligned16(v_out);
-  const size_t n4 = aligned ? size_t(n) / 4 * 4 : 0;
+  const size_t n4 = aligned ? n / 4 * 4 : 0;
   for (size_t i = 4 * t; i < n4; i += 4 * stride) {
-    // All four tensors' elements i .. i+3 are loaded before any store.
     const float4 w4 = load_float4(w + i), m4 = load_float4(m + i), v4 = load_float4(v + i), g4 = load_float4(g + i);
     float4 mn, vn;
     const float4 wn = make_float4(adam_element(w4.x, m4.x, v4.x, g4.x, a, b1, b2, e, mn.x, vn.x),
@@ -92,11 +97,21 @@ __global__ void adam_vectorized(int n, const float* w, const float* m, const flo
     store_float4(v_out + i, vn);
     store_float4(w_out + i, wn);
   }
-  for (size_t i = n4 + t; i < size_t(n); i += stride) {
+  for (size_t i = n4 + t; i < n; i += stride) {
     float mn, vn;
     const float wn = adam_element(w[i], m[i], v[i], g[i], a, b1, b2, e, mn, vn);
     m_out[i] = mn;
     v_out[i] = vn;
     w_out[i] = wn;
   }
+}
+
+// w, m, v, g, w_out, m_out, v_out: (n) fp32; hyper: (4) = {step_size, beta1,
+// beta2, eps_hat}. Launch: as sgd_momentum_vectorized.
+template <int BLOCK>
+__global__ void adam_vectorized(int n, const float* w, const float* m, const float* v, const float* __restrict__ g,
+                                const float* __restrict__ hyper, float* w_out, float* m_out, float* v_out) {
+  static_assert(BLOCK % 32 == 0, "whole warps");
+  const size_t t = size_t(blockIdx.x) * BLOCK + threadIdx.x, stride = size_t(gridDim.x) * BLOCK;
+  adam_span(size_t(n), w, m, v, g, w_out, m_out, v_out, hyper[0], hyper[1], hyper[2], hyper[3], t, stride);
 }

@@ -142,15 +142,17 @@ const Kernel& chosen_kernel(const std::string& op, Device device) {
   return *pick;
 }
 
-void launch_op(const std::string& op_name, const Sizes& sizes, std::initializer_list<const Tensor*> inputs,
-               std::initializer_list<Tensor*> outputs) {
-  WN_CHECK(inputs.size() > 0, "device backend: ", op_name, " launched with no inputs");
-  const Device device = (*inputs.begin())->device();
-  const Kernel& kernel = chosen_kernel(op_name, device);
+namespace {
+
+// Checks launch_op's tensors (on `device`, contiguous, f32 or i32, each
+// output of the op's shape at `sizes`) and appends their buffers, inputs
+// first. Returns the number of output elements.
+int64_t collect_buffers(const std::string& op_name, Device device, const Sizes& sizes,
+                        std::span<const Tensor* const> inputs, std::span<Tensor* const> outputs,
+                        std::vector<void*>& buffers) {
   const std::vector<Shape> shapes = op(op_name).output_shapes(sizes);
   WN_CHECK(shapes.size() == outputs.size(), "device backend: ", op_name, " has ", shapes.size(), " outputs, given ",
            outputs.size());
-  std::vector<void*> buffers;
   auto check = [&](const Tensor& t, const char* role) {
     WN_CHECK(t.device() == device && t.is_contiguous(), "device backend: ", op_name, ": an ", role, " is ",
              t.describe(), "; every tensor must be contiguous and on ", name_of(device));
@@ -162,20 +164,59 @@ void launch_op(const std::string& op_name, const Sizes& sizes, std::initializer_
     buffers.push_back(const_cast<void*>(t->raw()));
   }
   int64_t elements = 0;
-  size_t i = 0;
-  for (Tensor* t : outputs) {
-    check(*t, "output");
+  for (size_t i = 0; i < outputs.size(); ++i) {
+    Tensor& t = *outputs[i];
+    check(t, "output");
     // Kernels see flat buffers: an (N,C,H,W) activation is the {n} of an
     // elementwise op, so the element counts must agree, not the shapes.
-    WN_CHECK(t->numel() == shapes[i].numel(), "device backend: ", op_name, ": output ", i, " is ", t->describe(),
+    WN_CHECK(t.numel() == shapes[i].numel(), "device backend: ", op_name, ": output ", i, " is ", t.describe(),
              ", the op makes ", shapes[i], " at ", describe_sizes(op(op_name), sizes));
-    elements += t->numel();
-    buffers.push_back(t->raw());
-    ++i;
+    elements += t.numel();
+    buffers.push_back(t.raw());
   }
-  if (elements == 0) return;  // nothing to write; a kernel need not handle empty grids
+  return elements;
+}
+
+void launch_checked(const std::string& op_name, const Sizes& sizes, std::span<const Tensor* const> inputs,
+                    std::span<Tensor* const> outputs) {
+  WN_CHECK(!inputs.empty(), "device backend: ", op_name, " launched with no inputs");
+  const Device device = inputs.front()->device();
+  const Kernel& kernel = chosen_kernel(op_name, device);
+  std::vector<void*> buffers;
+  if (collect_buffers(op_name, device, sizes, inputs, outputs, buffers) == 0) return;  // a kernel need not handle empty grids
   tune_at_first_use(kernel, sizes);
   launch(kernel, sizes, buffers);
+  launched().insert(kernel.id());
+}
+
+}  // namespace
+
+void launch_op(const std::string& op_name, const Sizes& sizes, std::initializer_list<const Tensor*> inputs,
+               std::initializer_list<Tensor*> outputs) {
+  launch_checked(op_name, sizes, std::span(inputs.begin(), inputs.size()), std::span(outputs.begin(), outputs.size()));
+}
+
+void launch_op_many(const std::string& op_name, std::span<const OpTensors> entries) {
+  if (entries.empty()) return;
+  WN_CHECK(!entries.front().inputs.empty(), "device backend: ", op_name, " launched with no inputs");
+  const Device device = entries.front().inputs.front()->device();
+  const Kernel& kernel = chosen_kernel(op_name, device);
+  if (!kernel.launch_many) {
+    for (const OpTensors& e : entries) launch_checked(op_name, {e.inputs.at(0)->numel()}, e.inputs, e.outputs);
+    return;
+  }
+  std::vector<int64_t> counts;
+  std::vector<void*> buffers;
+  for (const OpTensors& e : entries) {
+    WN_CHECK(!e.inputs.empty(), "device backend: ", op_name, " launched with no inputs");
+    counts.push_back(e.inputs.front()->numel());
+    collect_buffers(op_name, device, {counts.back()}, e.inputs, e.outputs, buffers);
+  }
+  try {
+    kernel.launch_many(counts, buffers);
+  } catch (const Error& e) {
+    fail(kernel.id(), " on ", counts.size(), " tensors: ", e.what());
+  }
   launched().insert(kernel.id());
 }
 

@@ -2,7 +2,9 @@
 // kernel registry's versions: what layers call when a model runs on a device.
 // The tensors live on the device (Tensor::to(Device)); results stay there.
 #pragma once
+#include <array>
 #include <initializer_list>
+#include <span>
 #include <string>
 #include <vector>
 
@@ -56,6 +58,15 @@ TuningLog kernels_tuned();
 // device, and each output's shape.
 void launch_op(const std::string& op, const Sizes& sizes, std::initializer_list<const Tensor*> inputs,
                std::initializer_list<Tensor*> outputs);
+// launch_op of a one-size op ({n}: the optimizer updates) on many tensors
+// at once: entry i holds one launch's inputs and outputs, at n = its first
+// input's element count. A kernel with Kernel::launch_many (a multi-tensor
+// version) takes every entry in one go, any other one launch per entry.
+struct OpTensors {
+  std::vector<const Tensor*> inputs;
+  std::vector<Tensor*> outputs;
+};
+void launch_op_many(const std::string& op, std::span<const OpTensors> entries);
 
 // The ops below mirror cpu/ops.hpp (same arguments, same results) for f32
 // tensors on Device::emu or Device::cuda; each is one or a few kernel
@@ -128,7 +139,10 @@ void add_into(Tensor& dst, const Tensor& src);
 // hyperparameters are a tensor on the device, read by the kernel: sgd
 // {lr, momentum, weight_decay}, adam {step_size, beta1, beta2, eps_hat}
 // (dispatch::StepHyper says why not scalars).
-void sgd_momentum_update(Tensor& w, Tensor& v, const Tensor& g, const Tensor& hyper);
-void adam_update(Tensor& w, Tensor& m, Tensor& v, const Tensor& g, const Tensor& hyper);
+// A step updates every parameter: params[i] is parameter i's {w, v, g}
+// (SGD) or {w, m, v, g} (Adam); one hyper for all. With a multi-tensor
+// version (sgd_momentum/03, adam/03) one launch covers up to 16 parameters.
+void sgd_momentum_update(std::span<const std::array<Tensor*, 3>> params, const Tensor& hyper);
+void adam_update(std::span<const std::array<Tensor*, 4>> params, const Tensor& hyper);
 
 }  // namespace warpnet::device

@@ -206,17 +206,37 @@ Tensor softmax_cross_entropy_backward(const Tensor& probs, const Tensor& labels,
 
 void add_into(Tensor& dst, const Tensor& src) { dst = binary("add", dst, src); }
 
-void sgd_momentum_update(Tensor& w, Tensor& v, const Tensor& g, const Tensor& hyper) {
+namespace {
+// One entry per parameter: its tensors (N of them, the gradient last) then
+// hyper as the op's inputs, all but the gradient as its outputs (in place:
+// the kernels read each element before they write it, kernels/optim).
+template <size_t N>
+void update_all(const char* op, std::span<const std::array<Tensor*, N>> params, const Tensor& hyper) {
+  std::vector<OpTensors> entries;
+  for (const std::array<Tensor*, N>& p : params) {
+    OpTensors& e = entries.emplace_back();
+    for (size_t k = 0; k < N; ++k) {
+      WN_CHECK(p[k]->numel() == p[0]->numel(), "device::", op, ": ", p[0]->describe(), " and ", p[k]->describe(),
+               " differ in size");
+      e.inputs.push_back(p[k]);
+      if (k + 1 < N) e.outputs.push_back(p[k]);
+    }
+    e.inputs.push_back(&hyper);
+  }
+  launch_op_many(op, entries);
+}
+}  // namespace
+
+void sgd_momentum_update(std::span<const std::array<Tensor*, 3>> params, const Tensor& hyper) {
   WN_CHECK(hyper.numel() == 3, "device::sgd_momentum_update: hyper is ", hyper.describe(),
            "; it holds {lr, momentum, weight_decay}");
-  // In place: the kernel reads each element before it writes it (kernels/optim).
-  launch_op("sgd_momentum", {w.numel()}, {&w, &v, &g, &hyper}, {&w, &v});
+  update_all("sgd_momentum", params, hyper);
 }
 
-void adam_update(Tensor& w, Tensor& m, Tensor& v, const Tensor& g, const Tensor& hyper) {
+void adam_update(std::span<const std::array<Tensor*, 4>> params, const Tensor& hyper) {
   WN_CHECK(hyper.numel() == 4, "device::adam_update: hyper is ", hyper.describe(),
            "; it holds {step_size, beta1, beta2, eps_hat}");
-  launch_op("adam", {w.numel()}, {&w, &m, &v, &g, &hyper}, {&w, &m, &v});
+  update_all("adam", params, hyper);
 }
 
 }  // namespace warpnet::device

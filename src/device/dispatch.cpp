@@ -80,13 +80,16 @@ Tensor softmax_cross_entropy_backward(const Tensor& probs, const Tensor& labels,
 
 void add_into(Tensor& dst, const Tensor& src) { on_cpu(dst) ? cpu::add_into(dst, src) : device::add_into(dst, src); }
 
-void sgd_momentum_update(Tensor& w, Tensor& v, const Tensor& g, const StepHyper& h) {
-  on_cpu(w) ? cpu::sgd_momentum_update(w, v, g, h.values.at(0), h.values.at(1), h.values.at(2))
-            : device::sgd_momentum_update(w, v, g, h.on_device);
+void sgd_momentum_update(std::span<const std::array<Tensor*, 3>> params, const StepHyper& h) {
+  if (params.empty()) return;
+  if (!on_cpu(*params.front()[0])) return device::sgd_momentum_update(params, h.on_device);
+  for (const auto& [w, v, g] : params) cpu::sgd_momentum_update(*w, *v, *g, h.values.at(0), h.values.at(1), h.values.at(2));
 }
-void adam_update(Tensor& w, Tensor& m, Tensor& v, const Tensor& g, const StepHyper& h) {
-  on_cpu(w) ? cpu::adam_update(w, m, v, g, h.values.at(0), h.values.at(1), h.values.at(2), h.values.at(3))
-            : device::adam_update(w, m, v, g, h.on_device);
+void adam_update(std::span<const std::array<Tensor*, 4>> params, const StepHyper& h) {
+  if (params.empty()) return;
+  if (!on_cpu(*params.front()[0])) return device::adam_update(params, h.on_device);
+  for (const auto& [w, m, v, g] : params)
+    cpu::adam_update(*w, *m, *v, *g, h.values.at(0), h.values.at(1), h.values.at(2), h.values.at(3));
 }
 
 }  // namespace warpnet::dispatch

@@ -4,7 +4,9 @@
 // on any backend (`warpnet train --device cpu|emu|cuda`) with no branch of
 // its own. Arguments and results follow cpu/ops.hpp; the exceptions say so.
 #pragma once
+#include <array>
 #include <cstdint>
+#include <span>
 #include <vector>
 
 #include "core/rng.hpp"
@@ -71,10 +73,14 @@ struct StepHyper {
   Tensor on_device;  // f32, values.size(); undefined when the weights are on the CPU
 };
 
-// In place: v ← μ·v + g + wd·w; w ← w − lr·v.  h: {lr, μ, wd}.
-void sgd_momentum_update(Tensor& w, Tensor& v, const Tensor& g, const StepHyper& h);
-// In place: m ← β1·m + (1−β1)·g; v ← β2·v + (1−β2)·g²; w ← w − a·m/(√v + ε̂).
+// One step of an optimizer over every parameter, in place. params[i] is
+// parameter i's {w, v, g} (SGD) or {w, m, v, g} (Adam), all on one device.
+// On the CPU one loop per parameter (cpu::sgd_momentum_update, ...); on a
+// device the chosen kernel, which a multi-tensor version runs in one launch.
+// SGD:  v ← μ·v + g + wd·w; w ← w − lr·v.  h: {lr, μ, wd}.
+void sgd_momentum_update(std::span<const std::array<Tensor*, 3>> params, const StepHyper& h);
+// Adam: m ← β1·m + (1−β1)·g; v ← β2·v + (1−β2)·g²; w ← w − a·m/(√v + ε̂).
 // h: {a, β1, β2, ε̂}.
-void adam_update(Tensor& w, Tensor& m, Tensor& v, const Tensor& g, const StepHyper& h);
+void adam_update(std::span<const std::array<Tensor*, 4>> params, const StepHyper& h);
 
 }  // namespace warpnet::dispatch

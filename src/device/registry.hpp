@@ -99,6 +99,12 @@ struct Kernel {
   // shapes) and says what it chose, for the record. Null for most kernels,
   // and in the emulator's copies.
   std::string (*tune)(const Sizes&) = nullptr;
+  // Multi-tensor optimizer updates only (sgd_momentum/03, adam/03): one
+  // update of many tensors in as few launches as the version allows.
+  // `buffers` holds each tensor's buffers in the op's order ({w, v, g,
+  // hyper, w', v'} for sgd_momentum), one tensor after another, the same
+  // hyper for all; counts[i] is tensor i's element count.
+  void (*launch_many)(std::span<const int64_t> counts, Buffers buffers) = nullptr;
 
   std::string id() const;  // "matmul/03_smem_tiled", the kernel's file name
   double accumulation_widening() const;  // 2^(24 - accumulator_bits)

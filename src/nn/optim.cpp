@@ -1,5 +1,6 @@
 #include "nn/optim.hpp"
 
+#include <array>
 #include <cmath>
 
 #include "core/memory.hpp"
@@ -11,7 +12,7 @@ namespace {
 // The layer a parameter belongs to: "conv1.weight" → "conv1".
 std::string layer_of(const Parameter& p) { return p.name.substr(0, p.name.rfind('.')); }
 
-// Calls fn(Tensor& w, const Tensor& g, size_t index) for every parameter
+// Calls fn(Tensor& w, Tensor& g, size_t index) for every parameter
 // with a gradient; parameters that got none (unused in the graph) are skipped.
 template <class Fn>
 void for_each_update(const std::vector<Parameter*>& params, Fn&& fn) {
@@ -99,9 +100,9 @@ Sgd::Sgd(std::vector<Parameter*> params, double lr, double momentum, double weig
 std::vector<double> Sgd::hyper_at(int64_t) const { return {lr_, momentum_, weight_decay_}; }
 
 void Sgd::apply_step() {
-  for_each_update(params_, [&](Tensor& w, const Tensor& g, size_t i) {
-    dispatch::sgd_momentum_update(w, velocity_[i], g, hyper_);
-  });
+  std::vector<std::array<Tensor*, 3>> updates;
+  for_each_update(params_, [&](Tensor& w, Tensor& g, size_t i) { updates.push_back({&w, &velocity_[i], &g}); });
+  dispatch::sgd_momentum_update(updates, hyper_);
 }
 
 std::map<std::string, Tensor> Sgd::state() const {
@@ -134,8 +135,9 @@ std::vector<double> Adam::hyper_at(int64_t step) const {
 
 // The update itself is dispatch::adam_update, as for SGD.
 void Adam::apply_step() {
-  for_each_update(params_,
-                  [&](Tensor& w, const Tensor& g, size_t i) { dispatch::adam_update(w, m_[i], v_[i], g, hyper_); });
+  std::vector<std::array<Tensor*, 4>> updates;
+  for_each_update(params_, [&](Tensor& w, Tensor& g, size_t i) { updates.push_back({&w, &m_[i], &v_[i], &g}); });
+  dispatch::adam_update(updates, hyper_);
 }
 
 std::map<std::string, Tensor> Adam::state() const {

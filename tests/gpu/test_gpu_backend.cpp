@@ -18,8 +18,12 @@ TEST_CASE("backend cuda: matmul and its gradients match the CPU, every layout") 
   backend_checks::matmul_and_gradients(Device::cuda, kSeed);
 }
 
-TEST_CASE("backend cuda: every layer op matches its CPU twin (conv, pooling, activations, dropout, loss, optimizers)") {
+TEST_CASE("backend cuda: every layer op matches its CPU twin (conv, pooling, activations, dropout, loss)") {
   backend_checks::layer_ops(Device::cuda, kSeed);
+}
+
+TEST_CASE("backend cuda: an optimizer step over many parameters matches the CPU, multi-tensor and one by one") {
+  backend_checks::optimizer_steps(Device::cuda, kSeed);
 }
 
 TEST_CASE("train cuda --graph: replaying the captured step equals training without it, bit for bit") {

@@ -33,8 +33,12 @@ TEST_CASE("backend emu: the default kernel is the best fp32 version; bad inputs 
   CHECK(empty_k.to(Device::cpu).item(5) == 0.0);
 }
 
-TEST_CASE("backend emu: every layer op matches its CPU twin (conv, pooling, activations, dropout, loss, optimizers)") {
+TEST_CASE("backend emu: every layer op matches its CPU twin (conv, pooling, activations, dropout, loss)") {
   backend_checks::layer_ops(Device::emu, kSeed);
+}
+
+TEST_CASE("backend emu: an optimizer step over many parameters matches the CPU, multi-tensor and one by one") {
+  backend_checks::optimizer_steps(Device::emu, kSeed);
 }
 
 TEST_CASE("backend emu: --kernels chooses versions; a choice naming nothing registered is refused") {

@@ -65,5 +65,5 @@ TEST_CASE("optimizer kernels update in place exactly as out of place (w' = w, v'
       }
     }
   }
-  CHECK(checked == 2 * 2 * 2 * 3);  // 2 ops x 2 versions x 2 copies x 3 sizes
+  CHECK(checked == 2 * 3 * 2 * 3);  // 2 ops x 3 versions x 2 copies x 3 sizes
 }
