@@ -41,7 +41,8 @@
 #                       run cut short by the time limit keeps the first ones
 #                       (e.g. "matmul --size 4096,4096,4096"; "" for every op)
 #   TRAIN_ARGS          arguments for `warpnet bench train`, default
-#                       "--model lenet5 --threads 2"
+#                       "--model lenet5 --threads 2 --batch 64,256,1024"
+#                       (the speed-up at three batch sizes, one record)
 #   PHASES              which phases run, default "test bench train precision sass"
 #                       (add "ncu" for the per-kernel times of a LeNet-5 step)
 #   RECORD_TAG          appended to the records' names (<gpu>-<date>-<tag>.json),
@@ -196,7 +197,7 @@ else
   note "bench: not run (no warpnet binary)"
 fi
 
-TRAIN_ARGS=${TRAIN_ARGS-"--model lenet5 --threads 2"}
+TRAIN_ARGS=${TRAIN_ARGS-"--model lenet5 --threads 2 --batch 64,256,1024"}
 train_record="$OUT/train-${record##*/}"
 if want train && [ -x "$BIN/warpnet" ]; then
   phase "warpnet bench train $TRAIN_ARGS -> $train_record"

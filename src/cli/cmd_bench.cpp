@@ -68,6 +68,7 @@ struct BenchOptions {
   bool no_cpu = false;
   Settings settings;
   bench::TrainSettings train;
+  std::vector<int64_t> train_batches = {64};
   bench::AllreduceSettings allreduce;
   bench::PrecisionSettings precision;
 };
@@ -488,7 +489,13 @@ void run_bench(BenchOptions& o) {
   bool all_ok = true;
   for (const std::string& name : o.ops) {
     if (name == "train") {
-      record["ops"].push_back(bench::bench_train(o.train, s, info));
+      // One record entry per batch size, in the order given: how the
+      // speed-up grows as a batch fills more of the GPU.
+      for (const int64_t batch : o.train_batches) {
+        bench::TrainSettings t = o.train;
+        t.batch = batch;
+        record["ops"].push_back(bench::bench_train(t, s, info));
+      }
       if (!o.json_path.empty()) {
         std::ofstream file(o.json_path);
         WN_CHECK(file && (file << record.dump(1) << '\n'), "bench: cannot write ", o.json_path);
@@ -565,8 +572,10 @@ void add_bench_command(CLI::App& app) {
   cmd->add_option("--threads", o->settings.threads, "CPU threads (0: all cores)")->check(CLI::NonNegativeNumber);
   cmd->add_flag("--no-cpu", o->no_cpu, "skip the CPU half");
   cmd->add_option("--model", o->train.model, "train: the model")->check(CLI::IsMember({"mlp", "lenet5", "alexnet"}));
-  cmd->add_option("--batch", o->train.batch, "train: images per batch")->check(CLI::Range(1, 65536));
-  cmd->add_option("--images", o->train.images, "train: images per timed epoch")->check(CLI::Range(1, 1 << 24));
+  cmd->add_option("--batch", o->train_batches, "train: images per batch; several, comma-separated, time each (64,256,1024)")
+      ->delimiter(',')
+      ->check(CLI::Range(1, 65536));
+  cmd->add_option("--images", o->train.images, "train: images per timed epoch (several batches: 8192 is 8 of 1024)")->check(CLI::Range(1, 1 << 24));
   cmd->add_option("--json", o->json_path, "write the record (machine, GPU, every figure) here");
   cmd->add_option("--precisions", o->precision.precisions,
                   "precision: which, comma-separated (fp32,tf32,bf16,fp16,e4m3,e5m2,e2m1; default all)")

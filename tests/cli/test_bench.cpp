@@ -78,24 +78,28 @@ TEST_CASE("warpnet bench takes the start of op names for a family of ops") {
 
 TEST_CASE("warpnet bench train times training on the CPU and records the GPU rate or why it was skipped") {
   const std::string path = (warpnet::test::scratch_dir() / "bench-train.json").string();
-  const Run run = bench("train --images 96 --batch 32 --threads 1 --seed 3 --json " + path);
+  // Two batch sizes: one record entry each, in the order given.
+  const Run run = bench("train --images 96 --batch 32,48 --threads 1 --seed 3 --json " + path);
   INFO(run.output);
   CHECK(run.status == 0);
   std::ifstream file(path);
   REQUIRE(file);
   const nlohmann::json rec = nlohmann::json::parse(file);
-  REQUIRE(rec["ops"].size() == 1);
-  const nlohmann::json& op = rec["ops"][0];
-  CHECK(op["op"] == "train");
-  CHECK(op["model"] == "lenet5");
-  CHECK(op["cpu"]["images_per_second"].get<double>() > 0);
-  CHECK(op["cpu"]["images"] == 96);
-  if (!rec["gpu"]["usable"].get<bool>()) {
-    CHECK(op["gpu"]["skipped"].get<std::string>().find("no usable GPU") == 0);
-    CHECK_FALSE(op.contains("gpu_speedup_over_cpu"));
-  } else {
-    CHECK(op["gpu"]["images_per_second"].get<double>() > 0);
-    CHECK(op["gpu_speedup_over_cpu"].get<double>() > 0);
+  REQUIRE(rec["ops"].size() == 2);
+  for (size_t i = 0; i < 2; ++i) {
+    const nlohmann::json& op = rec["ops"][i];
+    CHECK(op["op"] == "train");
+    CHECK(op["model"] == "lenet5");
+    CHECK(op["batch_size"] == (i == 0 ? 32 : 48));
+    CHECK(op["cpu"]["images_per_second"].get<double>() > 0);
+    CHECK(op["cpu"]["images"] == 96);
+    if (!rec["gpu"]["usable"].get<bool>()) {
+      CHECK(op["gpu"]["skipped"].get<std::string>().find("no usable GPU") == 0);
+      CHECK_FALSE(op.contains("gpu_speedup_over_cpu"));
+    } else {
+      CHECK(op["gpu"]["images_per_second"].get<double>() > 0);
+      CHECK(op["gpu_speedup_over_cpu"].get<double>() > 0);
+    }
   }
 }
 
