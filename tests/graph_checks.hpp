@@ -51,7 +51,7 @@ inline void replay_equals_eager(Device device, const std::string& model, int64_t
   const Result eager = run(nn::TrainOptions::Graph::off);
   const Result graphed = run(nn::TrainOptions::Graph::on);
   CHECK(eager.nodes == 0);
-  // Forward, loss, backward and an Adam update per parameter: dozens of launches.
+  // Forward, loss, backward and the update: dozens of launches.
   CHECK(graphed.nodes > 40);
   REQUIRE(graphed.losses.size() == eager.losses.size());
   REQUIRE(eager.losses.size() == size_t(4 * epochs));
@@ -64,6 +64,53 @@ inline void replay_equals_eager(Device device, const std::string& model, int64_t
     CHECK(graphed.epochs[e].train_accuracy == eager.epochs[e].train_accuracy);
   }
   CHECK(graphed.weights == eager.weights);
+}
+
+// A ReLU folded into the layer before it (Sequential::fold_bias_relu: one
+// bias_relu kernel for the bias and the ReLU) computes x + b and max(·, 0)
+// as the two kernels do, and its backward's mask from the output is the
+// mask from the input, so training must agree bit for bit with the layers
+// run one by one, graphed as trained by default. `relus`: the model's ReLUs
+// after a Conv2d or Linear.
+inline void folded_equals_unfolded(Device device, const std::string& model, int64_t batch, int relus) {
+  const data::Dataset train_set = data::make_squares(3 * batch + 1, 10, 28, 23),
+                      test_set = data::make_squares(8, 10, 28, 24);
+  nn::TrainOptions o;
+  o.model = model;
+  o.batch_size = batch;
+  o.optimizer = "sgd";
+  o.lr = 0.05;
+  o.device = device;
+  o.graph = nn::TrainOptions::Graph::on;
+  struct Result {
+    std::vector<double> losses;
+    double test_loss;
+    uint64_t weights;
+    int folded;
+    size_t nodes;
+  };
+  auto run = [&](bool fold) {
+    o.fold_bias_relu = fold;
+    nn::Trainer trainer(o, train_set, test_set);
+    Result r;
+    r.test_loss = trainer.run([&](const nn::StepProgress& s) { r.losses.push_back(s.loss); }).back().test_loss;
+    r.weights = nn::weights_fingerprint(trainer.model());
+    r.folded = trainer.folded_relus();
+    r.nodes = trainer.graphed_step() ? trainer.graphed_step()->nodes() : 0;
+    return r;
+  };
+  const Result apart = run(false), folded = run(true);
+  CHECK(apart.folded == 0);
+  CHECK(folded.folded == relus);
+  // One launch fewer per folded ReLU in the captured step.
+  CHECK(folded.nodes + size_t(relus) == apart.nodes);
+  REQUIRE(folded.losses.size() == apart.losses.size());
+  for (size_t i = 0; i < apart.losses.size(); ++i) {
+    INFO("step ", i + 1);
+    CHECK(folded.losses[i] == apart.losses[i]);
+  }
+  CHECK(folded.test_loss == apart.test_loss);
+  CHECK(folded.weights == apart.weights);
 }
 
 }  // namespace warpnet::graph_checks

@@ -13,6 +13,10 @@
 namespace warpnet {
 inline namespace WARPNET_KERNEL_COPY {
 
+// y = x: what a kernel with an activation parameter does without one (bias_add).
+struct Identity {
+  __device__ __forceinline__ float operator()(float x) const { return x; }
+};
 // y = max(x, 0). Exact: y is x or 0.
 struct Relu {
   __device__ __forceinline__ float operator()(float x) const { return x > 0.0f ? x : 0.0f; }

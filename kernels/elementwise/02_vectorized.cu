@@ -53,22 +53,27 @@ __global__ void binary_vectorized(int n, const float* __restrict__ x, const floa
   for (size_t i = n4 + t; i < size_t(n); i += stride) dx[i] = f(x[i], dy[i]);
 }
 
-// y = x + b broadcast along axis 1. x, y: (N,C,S) fp32, S = H·W; b: (C).
+// y = f(x + b), b broadcast along axis 1. x, y: (N,C,S) fp32, S = H·W; b:
+// (C). F = Identity is bias_add; F = Relu is bias_relu, the bias and the
+// ReLU after it fused: one pass over the activation instead of two (x read
+// and y written once, not x, then the sum, read and written again), and one
+// launch instead of two.
 // Launch: as unary_vectorized. The four elements of a float4 share a channel
 // only when S % 4 == 0; in general each takes its own (i / S) % C, so b stays
 // four scalar loads (from cache) while x and y move as float4s.
-template <int BLOCK>
+template <int BLOCK, class F = warpnet::Identity>
 __global__ void bias_add_vectorized(int N, int C, int S, const float* __restrict__ x, const float* __restrict__ b,
                                     float* __restrict__ y) {
   using warpnet::load_float4, warpnet::store_float4;
   static_assert(BLOCK % 32 == 0, "whole warps");
+  const F f;
   const size_t n = size_t(N) * C * S;
   const size_t t = size_t(blockIdx.x) * BLOCK + threadIdx.x, stride = size_t(gridDim.x) * BLOCK;
   const size_t n4 = aligned16(x) && aligned16(y) ? n / 4 * 4 : 0;
   for (size_t i = 4 * t; i < n4; i += 4 * stride) {
     const float4 v = load_float4(x + i);  // v: x[i .. i+3], flat
-    store_float4(y + i, make_float4(v.x + b[(i + 0) / S % C], v.y + b[(i + 1) / S % C], v.z + b[(i + 2) / S % C],
-                                    v.w + b[(i + 3) / S % C]));
+    store_float4(y + i, make_float4(f(v.x + b[(i + 0) / S % C]), f(v.y + b[(i + 1) / S % C]),
+                                    f(v.z + b[(i + 2) / S % C]), f(v.w + b[(i + 3) / S % C])));
   }
-  for (size_t i = n4 + t; i < n; i += stride) y[i] = x[i] + b[i / S % C];
+  for (size_t i = n4 + t; i < n; i += stride) y[i] = f(x[i] + b[i / S % C]);
 }

@@ -133,6 +133,22 @@ Var bias_add(const Var& x, const Var& b) {
   return y;
 }
 
+Var bias_relu(const Var& x, const Var& b) {
+  const bool grad = needs_grad({&x, &b});
+  const ActivationWidth width;
+  Var y = activation(dispatch::bias_relu(x.value(), b.value()), grad);
+  if (grad) {
+    record([x, b, y]() mutable {
+      if (!y.grad().defined()) return;
+      // relu_backward's mask is "its first argument > 0": y's sign is x + b's.
+      Tensor dz = dispatch::relu_backward(y.value(), y.grad());
+      if (b.requires_grad()) b.accumulate(dispatch::bias_add_backward(dz));
+      x.accumulate(dz);
+    });
+  }
+  return y;
+}
+
 Var conv2d(const Var& x, const Var& w, const Var& b, const cpu::Conv2dParams& p) {
   const bool grad = needs_grad({&x, &w, &b});
   const ActivationWidth width;

@@ -16,6 +16,10 @@ Var linear(const Var& x, const Var& w, const Var& b);
 // x: (N,C,H,W), w: (K,C,R,S), b: (K) or undefined → (N,K,P,Q).
 Var conv2d(const Var& x, const Var& w, const Var& b, const cpu::Conv2dParams& p);
 Var bias_add(const Var& x, const Var& b);
+// relu(bias_add(x, b)) as one op: the ReLU of a layer folded into it
+// (nn::Sequential::fold_bias_relu). Its backward masks dy with y > 0, which
+// is x + b > 0: the output alone tells where the gradient passes.
+Var bias_relu(const Var& x, const Var& b);
 Var relu(const Var& x);
 Var gelu(const Var& x);
 Var sigmoid(const Var& x);

@@ -26,6 +26,7 @@ void add_train_command(CLI::App& app) {
     std::string device = "cpu";
     int64_t bucket_kib = 1024;
     bool no_overlap = false;
+    bool no_fold = false;
     double dist_timeout = 120;
     std::string precision = "fp32";
     std::string graph = "auto";
@@ -90,6 +91,8 @@ void add_train_command(CLI::App& app) {
                   "where it changes nothing but the checks)")
       ->check(CLI::IsMember({"auto", "on", "off"}))
       ->capture_default_str();
+  cmd->add_flag("--no-fold", args->no_fold,
+                "emu/cuda: run each bias add and the ReLU after it as two kernels (by default one kernel does both)");
   cmd->add_option("--checkpoint", args->train.checkpoint, "Write a checkpoint here after every epoch");
   cmd->add_flag("--resume", args->train.resume, "Continue from --checkpoint when it exists");
   cmd->add_option("--report", args->report, "Write a JSON report of the run here");
@@ -114,6 +117,7 @@ void add_train_command(CLI::App& app) {
                         : args->graph == "off" ? Graph::off
                         : args->train.device == Device::cuda ? Graph::when_possible
                                                              : Graph::off;
+    args->train.fold_bias_relu = !args->no_fold;
     WN_CHECK(args->train.device != Device::cpu || args->train.kernels == "best",
              "train: --kernels chooses kernel versions for --device emu or cuda; the CPU runs Eigen");
     if (args->train.device == Device::cuda) {

@@ -85,6 +85,8 @@ cpu::MatmulGrads matmul_backward(const Tensor& a, const Tensor& b, const Tensor&
                                  const Kernel* kernel = nullptr);
 
 Tensor bias_add(const Tensor& x, const Tensor& b);
+// max(x + b, 0) in one kernel: a bias add with the ReLU after it fused.
+Tensor bias_relu(const Tensor& x, const Tensor& b);
 Tensor bias_add_backward(const Tensor& dy);
 
 Tensor relu(const Tensor& x);

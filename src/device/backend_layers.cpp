@@ -71,13 +71,19 @@ const Tensor& device_constant(double value, Device device) {
 
 }  // namespace
 
-Tensor bias_add(const Tensor& x, const Tensor& b) {
-  const Sizes s = channel_sizes("bias_add", x);
-  WN_CHECK(b.rank() == 1 && b.dim(0) == s[1], "device::bias_add: b is ", b.describe(), ", x has ", s[1], " channels");
+namespace {
+// bias_add and bias_relu: y = f(x + b), b along axis 1.
+Tensor bias_op(const char* op, const Tensor& x, const Tensor& b) {
+  const Sizes s = channel_sizes(op, x);
+  WN_CHECK(b.rank() == 1 && b.dim(0) == s[1], "device::", op, ": b is ", b.describe(), ", x has ", s[1], " channels");
   Tensor y = empty_like(x.shape(), x);
-  launch_op("bias_add", s, {&x, &b}, {&y});
+  launch_op(op, s, {&x, &b}, {&y});
   return y;
 }
+}  // namespace
+
+Tensor bias_add(const Tensor& x, const Tensor& b) { return bias_op("bias_add", x, b); }
+Tensor bias_relu(const Tensor& x, const Tensor& b) { return bias_op("bias_relu", x, b); }
 
 Tensor bias_add_backward(const Tensor& dy) {
   const Sizes s = channel_sizes("bias_add_backward", dy);

@@ -18,6 +18,9 @@ cpu::MatmulGrads matmul_backward(const Tensor& a, const Tensor& b, const Tensor&
 }
 
 Tensor bias_add(const Tensor& x, const Tensor& b) { return on_cpu(x) ? cpu::bias_add(x, b) : device::bias_add(x, b); }
+Tensor bias_relu(const Tensor& x, const Tensor& b) {
+  return on_cpu(x) ? cpu::relu(cpu::bias_add(x, b)) : device::bias_relu(x, b);
+}
 Tensor bias_add_backward(const Tensor& dy) {
   return on_cpu(dy) ? cpu::bias_add_backward(dy) : device::bias_add_backward(dy);
 }

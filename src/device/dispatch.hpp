@@ -20,6 +20,8 @@ cpu::MatmulGrads matmul_backward(const Tensor& a, const Tensor& b, const Tensor&
                                  bool need_da, bool need_db);
 
 Tensor bias_add(const Tensor& x, const Tensor& b);
+// relu(bias_add(x, b)); on a device one kernel (bias_relu), on the CPU the two ops.
+Tensor bias_relu(const Tensor& x, const Tensor& b);
 Tensor bias_add_backward(const Tensor& dy);
 
 Tensor relu(const Tensor& x);

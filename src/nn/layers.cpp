@@ -50,6 +50,7 @@ std::string Linear::describe() const { return cat("Linear(", in_, "→", out_, "
 
 ag::Var Linear::forward(const ag::Var& x) {
   output_shape(x.shape());
+  if (fold_relu_) return ag::bias_relu(ag::linear(x, weight_.var, ag::Var()), bias_.var);
   return ag::linear(x, weight_.var, bias_.var);
 }
 
@@ -96,6 +97,7 @@ std::string Conv2d::describe() const {
 
 ag::Var Conv2d::forward(const ag::Var& x) {
   output_shape(x.shape());
+  if (fold_relu_) return ag::bias_relu(ag::conv2d(x, weight_.var, ag::Var(), params_), bias_.var);
   return ag::conv2d(x, weight_.var, bias_.var, params_);
 }
 
@@ -109,6 +111,7 @@ OpCost Act::cost(const Shape& input) const {
 }
 
 std::string Act::describe() const {
+  if (!folded_into_.empty()) return cat("ReLU (folded into ", folded_into_, ")");
   switch (kind_) {
     case Activation::relu: return "ReLU";
     case Activation::gelu: return "GELU";
@@ -119,6 +122,7 @@ std::string Act::describe() const {
 }
 
 ag::Var Act::forward(const ag::Var& x) {
+  if (!folded_into_.empty()) return x;  // the layer before applied it
   switch (kind_) {
     case Activation::relu: return ag::relu(x);
     case Activation::gelu: return ag::gelu(x);
@@ -257,6 +261,25 @@ std::string Sequential::describe() const {
   std::string s = name() + ":";
   for (const auto& layer : layers_) s += cat("\n  ", layer->name(), ": ", layer->describe());
   return s;
+}
+
+int Sequential::fold_bias_relu() {
+  int folded = 0;
+  for (size_t i = 0; i + 1 < layers_.size(); ++i) {
+    auto* act = dynamic_cast<Act*>(layers_[i + 1].get());
+    if (!act || act->kind() != Activation::relu) continue;
+    Module& layer = *layers_[i];
+    if (auto* conv = dynamic_cast<Conv2d*>(&layer); conv && conv->has_bias()) {
+      conv->fold_relu();
+    } else if (auto* linear = dynamic_cast<Linear*>(&layer); linear && linear->has_bias()) {
+      linear->fold_relu();
+    } else {
+      continue;
+    }
+    act->fold_into(layer.name());
+    ++folded;
+  }
+  return folded;
 }
 
 ag::Var Sequential::forward(const ag::Var& x) {

@@ -12,6 +12,9 @@ namespace warpnet::nn {
 class Linear : public Module {
  public:
   Linear(std::string name, int64_t in, int64_t out, Rng& rng, bool bias = true);
+  // From now on forward applies the ReLU after the bias itself (Sequential::fold_bias_relu).
+  void fold_relu() { fold_relu_ = true; }
+  bool has_bias() const { return bias_.var.defined(); }
   std::vector<Parameter*> parameters() override;
   Shape output_shape(const Shape& input) const override;
   OpCost cost(const Shape& input) const override;
@@ -23,6 +26,7 @@ class Linear : public Module {
  private:
   int64_t in_, out_;
   Parameter weight_, bias_;
+  bool fold_relu_ = false;
 };
 
 // x: (N,C,H,W) → (N,K,P,Q); weight (K,C,R,R), bias (K); uniform ±1/√(C·R·R).
@@ -30,6 +34,9 @@ class Conv2d : public Module {
  public:
   Conv2d(std::string name, int64_t in_channels, int64_t out_channels, int kernel, Rng& rng,
          cpu::Conv2dParams params = {}, bool bias = true);
+  // As Linear's.
+  void fold_relu() { fold_relu_ = true; }
+  bool has_bias() const { return bias_.var.defined(); }
   std::vector<Parameter*> parameters() override;
   Shape output_shape(const Shape& input) const override;
   OpCost cost(const Shape& input) const override;
@@ -43,6 +50,7 @@ class Conv2d : public Module {
   int kernel_;
   cpu::Conv2dParams params_;
   Parameter weight_, bias_;
+  bool fold_relu_ = false;
 };
 
 enum class Activation { relu, gelu, sigmoid, tanh };
@@ -51,6 +59,10 @@ enum class Activation { relu, gelu, sigmoid, tanh };
 class Act : public Module {
  public:
   Act(std::string name, Activation kind) : Module(std::move(name)), kind_(kind) {}
+  Activation kind() const { return kind_; }
+  // The layer before applies this activation itself from now on, and this
+  // one passes its input through (Sequential::fold_bias_relu).
+  void fold_into(std::string layer) { folded_into_ = std::move(layer); }
   Shape output_shape(const Shape& input) const override { return input; }
   OpCost cost(const Shape& input) const override;
   std::string describe() const override;
@@ -60,6 +72,7 @@ class Act : public Module {
 
  private:
   Activation kind_;
+  std::string folded_into_;  // empty: not folded
 };
 
 enum class PoolKind { max, average };
@@ -150,6 +163,14 @@ class Sequential : public Module {
     return ref;
   }
   const std::vector<std::unique_ptr<Module>>& layers() const { return layers_; }
+  // Folds every ReLU that directly follows a Conv2d or Linear with a bias
+  // into that layer: its forward then adds the bias and applies the ReLU in
+  // one op (ag::bias_relu; on a device one kernel instead of two, one pass
+  // over the activation instead of two), and the ReLU passes its input
+  // through. The same values, the same parameters and layer names. The
+  // trainer folds models that run on a device (TrainOptions::fold_bias_relu).
+  // Returns how many it folded.
+  int fold_bias_relu();
   std::vector<Parameter*> parameters() override;
   void set_training(bool training) override;
   void prepare_step(Device device, bool queued = false) override;

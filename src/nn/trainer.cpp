@@ -121,6 +121,7 @@ Trainer::Trainer(TrainOptions options, const data::Dataset& train, const data::D
   if (options_.device != Device::cpu) {
     device::set_kernel_choice(options_.kernels);
     model_->to(options_.device);  // before the optimizer, whose state is made beside each parameter
+    if (options_.fold_bias_relu) folded_relus_ = model_->fold_bias_relu();
   }
   optimizer_ = make_optimizer(options_.optimizer, model_->parameters(), options_.lr, options_.momentum);
   // Data-parallel: rank 0 alone reads the checkpoint and then hands its

@@ -55,6 +55,11 @@ struct TrainOptions {
   // trains without a graph and says why (Trainer::graph_note).
   enum class Graph { off, on, when_possible };
   Graph graph = Graph::off;
+  // emu or cuda: each ReLU right after a Conv2d or Linear is folded into
+  // that layer (Sequential::fold_bias_relu): one kernel adds the bias and
+  // applies the ReLU. The CPU always runs every layer on its own, as the
+  // chapters' per-layer tables count them.
+  bool fold_bias_relu = true;
 };
 
 struct StepProgress {
@@ -101,6 +106,8 @@ class Trainer {
   // is none when one was asked for where possible ("" otherwise).
   const GraphedStep* graphed_step() const { return graphed_.get(); }
   const std::string& graph_note() const { return graph_note_; }
+  // The layers whose ReLU was folded into them (TrainOptions::fold_bias_relu).
+  int folded_relus() const { return folded_relus_; }
   // The precision policy (null for fp32) and fp16's loss scaler (null otherwise).
   const ag::MixedPrecision* precision_policy() const { return precision_.get(); }
   const DynamicLossScaler* loss_scaler() const { return scaler_.get(); }
@@ -133,6 +140,7 @@ class Trainer {
   std::unique_ptr<DeviceDataset> resident_;
   std::unique_ptr<GraphedStep> graphed_;
   std::string graph_note_;
+  int folded_relus_ = 0;
   // Data-parallel state.
   std::unique_ptr<GradientBuckets> buckets_;
   data::Dataset test_shard_;  // this rank's rows of the test set

@@ -31,6 +31,10 @@ TEST_CASE("train cuda --graph: replaying the captured step equals training witho
   graph_checks::replay_equals_eager(Device::cuda, "alexnet", 4, 1);
 }
 
+TEST_CASE("train cuda: a ReLU folded into its layer trains bit for bit as the two ops, one launch fewer") {
+  graph_checks::folded_equals_unfolded(Device::cuda, "lenet5", 8, 4);
+}
+
 TEST_CASE("backend cuda: a kernel with a tuner is tuned at the first launch of each size, and only then") {
   // A size no other test uses, so its first launch is this one.
   const Tensor a = Tensor::zeros({37, 19}).to(Device::cuda), b = Tensor::zeros({19, 23}).to(Device::cuda);

@@ -79,6 +79,14 @@ TEST_CASE("train emu --graph: replaying the captured step equals training withou
   SUBCASE("mini-AlexNet (dropout)") { graph_checks::replay_equals_eager(Device::emu, "alexnet", 4, 1); }
 }
 
+TEST_CASE("train emu: a ReLU folded into its layer trains bit for bit as the two ops, one launch fewer") {
+  DeterministicScope deterministic;
+  SUBCASE("LeNet-5: conv1, conv2, fc1, fc2") { graph_checks::folded_equals_unfolded(Device::emu, "lenet5", 8, 4); }
+  SUBCASE("mini-AlexNet: five convolutions, two linear layers") {
+    graph_checks::folded_equals_unfolded(Device::emu, "alexnet", 4, 7);
+  }
+}
+
 TEST_CASE("train --graph: refused where there is nothing to capture, skipped with the reason where possible") {
   const data::Dataset train_set = data::make_squares(4, 10, 28, 31), test_set = data::make_squares(4, 10, 28, 32);
   nn::TrainOptions o;

@@ -299,6 +299,13 @@ std::vector<Tensor> bias_inputs(const Sizes& s, Rng& rng) {
   return {std::move(x), std::move(b)};
 }
 
+// (N,C) matrices (S = 1) of 1, 7, 33, 1000 and 1031 elements; NCHW-like
+// ones whose S is odd (2·3·7, 3·7·49 = 1029: a float4 spans channels) and a
+// multiple of 4 (4·64·16 = 4096); and 1·1031·1049 = 1081519, past the grid
+// cap in float4s as for the activations.
+const std::vector<Sizes> kBiasTestSizes = {{1, 1, 1}, {7, 1, 1},  {3, 11, 1},  {10, 100, 1},    {1, 1031, 1},
+                                           {2, 3, 7}, {3, 7, 49}, {4, 64, 16}, {1, 1031, 1049}};
+
 // One fp32 add of two fp32 values, rounded to nearest: within 2^-24·|x + b|
 // of the exact sum (the unit roundoff; exact when it lands in the denormals).
 std::vector<Tensor> bias_tolerance(const Sizes&, const std::vector<Tensor>& in) {
@@ -311,12 +318,7 @@ std::vector<Tensor> bias_tolerance(const Sizes&, const std::vector<Tensor>& in) 
 const Registration bias_add{Op{
     .name = "bias_add",
     .size_names = {"N", "C", "S"},
-    // (N,C) matrices (S = 1) of 1, 7, 33, 1000 and 1031 elements; NCHW-like
-    // ones whose S is odd (2·3·7, 3·7·49 = 1029: a float4 spans channels)
-    // and a multiple of 4 (4·64·16 = 4096); and 1·1031·1049 = 1081519, past
-    // the grid cap in float4s as for the activations.
-    .test_sizes = {{1, 1, 1}, {7, 1, 1}, {3, 11, 1}, {10, 100, 1}, {1, 1031, 1},
-                   {2, 3, 7}, {3, 7, 49}, {4, 64, 16}, {1, 1031, 1049}},
+    .test_sizes = kBiasTestSizes,
     .defaults = {64, 256, 1024},
     .make_inputs = bias_inputs,
     .output_shapes = [](const Sizes& s) { return std::vector<Shape>{Shape{s[0], s[1], s[2]}}; },
@@ -329,6 +331,30 @@ const Registration bias_add{Op{
     .bench_sizes = {{64, 256, 4096}},
     .reduction_length = one,
     .cpu_fp32 = [](const Sizes&, const std::vector<Tensor>& in) -> std::vector<Tensor> { return {cpu::bias_add(in[0], in[1])}; },
+}};
+
+// ---- bias_relu -----------------------------------------------------------------
+// y = max(x + b, 0): bias_add's sizes and inputs, the ReLU after it (exact:
+// y is the rounded sum or 0), so bias_add's bound. What a device runs for a
+// layer whose ReLU is folded into it (nn::Sequential::fold_bias_relu).
+Tensor bias_relu_f64(const std::vector<Tensor>& in) {
+  return cpu::relu(cpu::bias_add(in[0].to(DType::f64), in[1].to(DType::f64)));
+}
+
+const Registration bias_relu{Op{
+    .name = "bias_relu",
+    .size_names = {"N", "C", "S"},
+    .test_sizes = kBiasTestSizes,
+    .defaults = {64, 256, 1024},
+    .make_inputs = bias_inputs,
+    .output_shapes = [](const Sizes& s) { return std::vector<Shape>{Shape{s[0], s[1], s[2]}}; },
+    .reference = [](const Sizes&, const std::vector<Tensor>& in) -> std::vector<Tensor> { return {bias_relu_f64(in)}; },
+    .tolerance = bias_tolerance,
+    .bench_sizes = {{64, 256, 4096}},
+    .reduction_length = one,
+    .cpu_fp32 = [](const Sizes&, const std::vector<Tensor>& in) -> std::vector<Tensor> {
+      return {cpu::relu(cpu::bias_add(in[0], in[1]))};
+    },
 }};
 
 }  // namespace

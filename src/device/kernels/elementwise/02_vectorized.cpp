@@ -72,5 +72,20 @@ const Registration bias_add{Kernel{
     .copy = kThisCopy,
 }};
 
+// bias_relu: y = max(x + b, 0), buffers {x, b, y}: bias_add's loop with the
+// ReLU applied before the store.
+const Registration bias_relu{Kernel{
+    .op = "bias_relu",
+    .version = 2,
+    .name = "vectorized",
+    .precision = "fp32",
+    .shape_text = kShapeText,
+    .shape = [](const Sizes& s) { return capped_grid((bias_elements(s) + 3) / 4); },
+    .flops = [](const Sizes& s) { return bias_flops(s) + kReluFlops * double(bias_elements(s)); },
+    .bytes = bias_bytes,
+    .launch = [](const Sizes& s, const Launch& l, Buffers b) { launch_bias(s, l, b, bias_add_vectorized<kBlock, Relu>); },
+    .copy = kThisCopy,
+}};
+
 }  // namespace
 }  // namespace warpnet::device::elementwise_kernels
