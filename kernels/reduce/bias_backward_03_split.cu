@@ -20,6 +20,9 @@
 //   tree and the slices are added in z order, so db is the same sum in the
 //   same order on every run. atomicAdd of the partials into db would save
 //   the second launch but change db's last bits from run to run.
+// Also bias_relu_backward (a ReLU folded into its layer, nn::Sequential::
+//   fold_bias_relu): the same sweeps with MASK, each term dY where the
+//   ReLU's output is positive, else 0, stored as it is added (bias_term).
 // Changed from v2: the reduction split over blocks (a workspace of splits·C
 //   floats and a second launch); one barrier, not two (block_allreduce_once:
 //   the kernel's only reduction); the term index (n, s) advanced by adding
@@ -30,6 +33,9 @@
 //   3.75 sectors per request, 32 warps (v2: 12.5%, 32 sectors per request,
 //   960 warps); N=8 C=64 S=49: as v2 (73.7%, 5.12 sectors per request).
 //   With splits (5,3,1031: two) the trace shows the last launch, the ordered sum.
+//   With MASK (bias_relu_backward, 2026-12-01) at N=64 C=6 S=784 (LeNet-5's
+//   conv1 at batch 64): the sweep's loads (y and dY) and stores (dZ) 100%
+//   efficient, 4.00 and 3.96 sectors per request.
 // Measured: not yet measured on a GPU; v02 on an NVIDIA H200, 2026-11-30:
 //   23.8 us per launch on average over LeNet-5's five bias gradients at
 //   batch 64 (Nsight Compute).
@@ -37,14 +43,32 @@
 #include "kernels/common/cuda_compat.hpp"
 #include "kernels/common/row_reduce.hpp"
 
+// One term of a bias gradient: dY's element, or with MASK (bias_relu_backward)
+// the ReLU's backward of it, dY where the ReLU's output y is positive and 0
+// elsewhere, also stored to dZ (the gradient the layer before receives). The
+// one sweep then does the ReLU's backward and the bias's sum: dY and y read
+// once, dZ written once, where two kernels read dY twice.
+template <bool MASK>
+__device__ __forceinline__ float bias_term(const float* __restrict__ dY, const float* __restrict__ y,
+                                           float* __restrict__ dZ, size_t i) {
+  if constexpr (!MASK) {
+    return dY[i];
+  } else {
+    const float g = dY[i], term = y[i] > 0.0f ? g : 0.0f;  // every lane loads: whole sectors, no divergence
+    dZ[i] = term;
+    return term;
+  }
+}
+
 // dY: (N,C,S) fp32, S > 1; out: (splits, C) row-major, block (c, z) writes
 // out[z][c] = the sum of channel c's terms k in [z·slice, (z+1)·slice) ∩
-// [0, N·S), term k being dY[n][c][s] with n = k / S, s = k % S.
+// [0, N·S), term k being dY[n][c][s] with n = k / S, s = k % S. MASK: y and
+// dZ are (N,C,S) too (bias_term); otherwise both null.
 // Launch: block (BLOCK); grid (C, splits).
-template <int BLOCK>
+template <int BLOCK, bool MASK = false>
 __global__ void __launch_bounds__(BLOCK)
     bias_backward_split_planes(int N, int C, int S, int slice, const float* __restrict__ dY,
-                               float* __restrict__ out) {
+                               const float* __restrict__ y, float* __restrict__ dZ, float* __restrict__ out) {
   using warpnet::block_allreduce_once, warpnet::Sum;
   static_assert(BLOCK % 32 == 0 && BLOCK <= 1024, "whole warps, every lane in the shuffles");
   __shared__ float partials[BLOCK / 32];  // partials: (BLOCK/32) one value per warp
@@ -57,7 +81,7 @@ __global__ void __launch_bounds__(BLOCK)
   int n = (begin + int(threadIdx.x)) / S, s = (begin + int(threadIdx.x)) % S;
   float acc = 0.0f;  // threads with no term keep 0 and still join the shuffles and the barrier
   for (int k = begin + threadIdx.x; k < end; k += BLOCK) {
-    acc += dY[(size_t(n) * C + c) * S + s];
+    acc += bias_term<MASK>(dY, y, dZ, (size_t(n) * C + c) * S + s);
     n += q, s += r;
     if (s >= S) s -= S, ++n;
   }
@@ -67,11 +91,12 @@ __global__ void __launch_bounds__(BLOCK)
 
 // dY: (N,C) fp32 (S = 1); out: (splits, C), block (x, z) writes out[z][c]
 // for its 32 columns c = 32·x + lane: the sum of rows [z·slice, (z+1)·slice) ∩ [0, N).
+// MASK: y and dZ (N,C), as for the planes.
 // Launch: block (BLOCK): 32 lanes along c, BLOCK/32 warps along n; grid (ceil(C/32), splits).
-template <int BLOCK>
+template <int BLOCK, bool MASK = false>
 __global__ void __launch_bounds__(BLOCK)
     bias_backward_split_columns(int N, int C, int S, int slice, const float* __restrict__ dY,
-                                float* __restrict__ out) {
+                                const float* __restrict__ y, float* __restrict__ dZ, float* __restrict__ out) {
   static_assert(BLOCK % 32 == 0 && BLOCK <= 1024, "whole warps");
   constexpr int WARPS = BLOCK / 32;
   __shared__ float sums[WARPS][32];  // sums[w][lane]: warp w's sum of column 32·x + lane
@@ -81,7 +106,8 @@ __global__ void __launch_bounds__(BLOCK)
   const int begin = z * slice, end = begin + min(slice, N - begin);
   float acc = 0.0f;
   if (c < C)
-    for (int n = begin + warp; n < end; n += WARPS) acc += dY[size_t(n) * C + c];  // a warp: one row, 32 columns
+    for (int n = begin + warp; n < end; n += WARPS)
+      acc += bias_term<MASK>(dY, y, dZ, size_t(n) * C + c);  // a warp: one row, 32 columns
   sums[warp][lane] = acc;  // a warp's 32 stores: 32 consecutive words, no bank conflict
   __syncthreads();
   if (warp == 0 && c < C) {

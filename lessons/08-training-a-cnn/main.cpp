@@ -599,10 +599,11 @@ void part4(const data::Dataset& train, int64_t steps, int64_t batch) {
   if (!line.empty()) std::printf("   %s\n", line.c_str());
   // Every op of a mini-AlexNet training step, forward, backward and update.
   // Each ReLU comes after a layer with a bias, so the device runs both in one
-  // bias_relu kernel (TrainOptions::fold_bias_relu); fc3's bias alone is bias_add.
+  // kernel forward (bias_relu) and one backward (bias_relu_backward:
+  // TrainOptions::fold_bias_relu); fc3's bias alone is bias_add.
   const char* needed[] = {"conv2d",     "conv2d_dgrad",          "conv2d_wgrad",
                           "bias_add",   "bias_add_backward",     "matmul",
-                          "bias_relu",  "relu_backward",         "max_pool2d",
+                          "bias_relu",  "bias_relu_backward",    "max_pool2d",
                           "max_pool2d_backward",                 "dropout",
                           "softmax_cross_entropy",               "softmax_cross_entropy_backward",
                           "adam"};
@@ -610,8 +611,8 @@ void part4(const data::Dataset& train, int64_t steps, int64_t batch) {
   for (const char* op : needed)
     if (std::none_of(ids.begin(), ids.end(), [&](const std::string& id) { return id.rfind(std::string(op) + "/", 0) == 0; }))
       missing += cat(" ", op);
-  std::printf("  every op of the step ran as a kernel (conv forward, dgrad, wgrad, bias, bias + ReLU in one,\n"
-              "  matmul, ReLU's backward, pool, dropout, softmax + cross-entropy, Adam)%s: %s\n",
+  std::printf("  every op of the step ran as a kernel (conv forward, dgrad, wgrad, bias, bias + ReLU in one\n"
+              "  and its backward in one, matmul, pool, dropout, softmax + cross-entropy, Adam)%s: %s\n",
               missing.empty() ? "" : cat(", missing:", missing).c_str(), check(missing.empty()));
   std::printf("  speed over the steps after the first, batch %lld: Eigen %.0f images/s on this CPU, the emulator\n"
               "  %.1f images/s, %.0f× slower. The emulator runs every GPU thread as a fiber on this same CPU:\n"

@@ -140,10 +140,10 @@ Var bias_relu(const Var& x, const Var& b) {
   if (grad) {
     record([x, b, y]() mutable {
       if (!y.grad().defined()) return;
-      // relu_backward's mask is "its first argument > 0": y's sign is x + b's.
-      Tensor dz = dispatch::relu_backward(y.value(), y.grad());
-      if (b.requires_grad()) b.accumulate(dispatch::bias_add_backward(dz));
-      x.accumulate(dz);
+      // The ReLU's mask from y (y > 0 where x + b > 0) and the bias's sum, one op.
+      const cpu::BiasReluGrads g = dispatch::bias_relu_backward(y.value(), y.grad());
+      if (b.requires_grad()) b.accumulate(g.db);
+      x.accumulate(g.dx);
     });
   }
   return y;

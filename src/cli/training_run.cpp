@@ -177,7 +177,8 @@ nlohmann::json run_training(const nn::TrainOptions& options, const DataSplits& d
   else if (!trainer.graph_note().empty())
     say("graph: none (%s)\n", trainer.graph_note().c_str());
   if (trainer.folded_relus() > 0)
-    say("bias + ReLU: one kernel in each of %d layers (--no-fold: two)\n", trainer.folded_relus());
+    say("bias + ReLU: one kernel forward and one backward in each of %d layers (--no-fold: two each)\n",
+        trainer.folded_relus());
   if (options.device != Device::cpu)
     // A copy to or from the host waits for the device's queue: how often training made the host wait.
     say("copies while training (evaluation included): %lld to the device, %lld to the host, %lld within it\n",

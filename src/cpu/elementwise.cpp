@@ -140,6 +140,13 @@ Tensor relu_backward(const Tensor& x, const Tensor& dy) {
   return map_binary("relu_backward", "x", x, dy, [](auto v, auto g) { return v > 0 ? g : decltype(g)(0); });
 }
 
+BiasReluGrads bias_relu_backward(const Tensor& y, const Tensor& dy) {
+  BiasReluGrads g;
+  g.dx = relu_backward(y, dy);  // y > 0 exactly where x + b > 0
+  g.db = bias_add_backward(g.dx);
+  return g;
+}
+
 // y = 0.5·x·(1 + tanh(u)), u = √(2/π)·(x + 0.044715·x³)
 Tensor gelu(const Tensor& x) {
   return map_unary("gelu", x, [](auto v) {

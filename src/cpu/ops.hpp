@@ -42,6 +42,12 @@ MatmulGrads matmul_backward(const Tensor& a, const Tensor& b, const Tensor& dc, 
 Tensor bias_add(const Tensor& x, const Tensor& b);
 // db(C) = Σ dy over every axis but 1.
 Tensor bias_add_backward(const Tensor& dy);
+// The backward of y = relu(x + b) from its output: dx = dy where y > 0
+// (where x + b > 0), else 0; db = bias_add_backward(dx).
+struct BiasReluGrads {
+  Tensor dx, db;
+};
+BiasReluGrads bias_relu_backward(const Tensor& y, const Tensor& dy);
 
 // dst += src elementwise, in place; one shape and dtype (gradients accumulating).
 void add_into(Tensor& dst, const Tensor& src);

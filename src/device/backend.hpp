@@ -88,6 +88,8 @@ Tensor bias_add(const Tensor& x, const Tensor& b);
 // max(x + b, 0) in one kernel: a bias add with the ReLU after it fused.
 Tensor bias_relu(const Tensor& x, const Tensor& b);
 Tensor bias_add_backward(const Tensor& dy);
+// cpu::bias_relu_backward in one sweep (the bias_relu_backward kernels).
+cpu::BiasReluGrads bias_relu_backward(const Tensor& y, const Tensor& dy);
 
 Tensor relu(const Tensor& x);
 Tensor relu_backward(const Tensor& x, const Tensor& dy);

@@ -92,6 +92,15 @@ Tensor bias_add_backward(const Tensor& dy) {
   return db;
 }
 
+cpu::BiasReluGrads bias_relu_backward(const Tensor& y, const Tensor& dy) {
+  const Sizes s = channel_sizes("bias_relu_backward", dy);
+  WN_CHECK(y.shape() == dy.shape(), "device::bias_relu_backward: y ", y.describe(), " and dy ", dy.describe(),
+           " differ in shape");
+  cpu::BiasReluGrads g{empty_like(dy.shape(), dy), empty_like({s[1]}, dy)};
+  launch_op("bias_relu_backward", s, {&y, &dy}, {&g.dx, &g.db});
+  return g;
+}
+
 Tensor relu(const Tensor& x) { return unary("relu", x); }
 Tensor relu_backward(const Tensor& x, const Tensor& dy) { return binary("relu_backward", x, dy); }
 Tensor gelu(const Tensor& x) { return unary("gelu", x); }

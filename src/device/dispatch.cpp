@@ -24,6 +24,9 @@ Tensor bias_relu(const Tensor& x, const Tensor& b) {
 Tensor bias_add_backward(const Tensor& dy) {
   return on_cpu(dy) ? cpu::bias_add_backward(dy) : device::bias_add_backward(dy);
 }
+cpu::BiasReluGrads bias_relu_backward(const Tensor& y, const Tensor& dy) {
+  return on_cpu(dy) ? cpu::bias_relu_backward(y, dy) : device::bias_relu_backward(y, dy);
+}
 
 Tensor relu(const Tensor& x) { return on_cpu(x) ? cpu::relu(x) : device::relu(x); }
 Tensor relu_backward(const Tensor& x, const Tensor& dy) {

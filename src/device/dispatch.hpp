@@ -23,6 +23,7 @@ Tensor bias_add(const Tensor& x, const Tensor& b);
 // relu(bias_add(x, b)); on a device one kernel (bias_relu), on the CPU the two ops.
 Tensor bias_relu(const Tensor& x, const Tensor& b);
 Tensor bias_add_backward(const Tensor& dy);
+cpu::BiasReluGrads bias_relu_backward(const Tensor& y, const Tensor& dy);
 
 Tensor relu(const Tensor& x);
 Tensor relu_backward(const Tensor& x, const Tensor& dy);

@@ -122,16 +122,19 @@ std::vector<Tensor> bias_backward_tolerance(const Sizes& s, const std::vector<Te
   return {std::move(tol)};
 }
 
+// (N,C) matrices (S = 1): 1x1, a column of 7, 33x7, 1031 channels (past
+// v1's 128-thread block), 300 rows of 129 channels (four splits in v3);
+// small maps (S = 7, 49: a warp's 32 terms straddle planes); 4x64x16 (S a
+// multiple of 4); 5x3x1031 and 1x2x4099 (a channel's terms pass v2's 256
+// threads several times, ending mid-sweep; two splits in v3).
+const std::vector<Sizes> kBiasBackwardTestSizes = {{1, 1, 1},   {7, 1, 1},  {33, 7, 1},   {1, 1031, 1},
+                                                   {300, 129, 1}, {2, 3, 7}, {3, 7, 49},   {4, 64, 16},
+                                                   {5, 3, 1031},  {1, 2, 4099}};
+
 const Registration bias_add_backward{Op{
     .name = "bias_add_backward",
     .size_names = {"N", "C", "S"},
-    // (N,C) matrices (S = 1): 1x1, a column of 7, 33x7, 1031 channels (past
-    // v1's 128-thread block), 300 rows of 129 channels; small maps (S = 7,
-    // 49: a warp's 32 terms straddle planes); 4x64x16 (S a multiple of 4);
-    // 5x3x1031 and 1x2x4099 (a channel's terms pass v2's 256 threads several
-    // times, ending mid-sweep).
-    .test_sizes = {{1, 1, 1}, {7, 1, 1}, {33, 7, 1}, {1, 1031, 1}, {300, 129, 1},
-                   {2, 3, 7}, {3, 7, 49}, {4, 64, 16}, {5, 3, 1031}, {1, 2, 4099}},
+    .test_sizes = kBiasBackwardTestSizes,
     .defaults = {64, 256, 1024},
     .make_inputs = bias_backward_inputs,
     .output_shapes = [](const Sizes& s) { return std::vector<Shape>{Shape{s[1]}}; },
@@ -145,6 +148,51 @@ const Registration bias_add_backward{Op{
     .reduction_length = [](const Sizes& s) { return s[0] * s[2]; },
     .cpu_fp32 = [](const Sizes&, const std::vector<Tensor>& in) -> std::vector<Tensor> {
       return {cpu::bias_add_backward(in[0])};
+    },
+}};
+
+// ---- bias_relu_backward ----------------------------------------------------------
+// The backward of bias_relu (y = max(x + b, 0)) from its output: y and dY
+// (N,C,S) → dZ (N,C,S), dZ = dY where y > 0, else 0 (the gradient of x),
+// and db (C), db[c] = Σ dZ[n][c][s] (the gradient of b). What a ReLU folded
+// into its layer runs backward (nn::Sequential::fold_bias_relu).
+
+// y = max(u, 0), u uniform in [-1, 1]: about half the terms masked; dY uniform.
+std::vector<Tensor> bias_relu_backward_inputs(const Sizes& s, Rng& rng) {
+  Tensor y = Tensor::empty({s[0], s[1], s[2]}), dy = Tensor::empty({s[0], s[1], s[2]});
+  fill_uniform(y, rng, -1.0, 1.0);
+  y = cpu::relu(y);
+  fill_uniform(dy, rng, -1.0, 1.0);
+  return {std::move(y), std::move(dy)};
+}
+
+// cpu::bias_relu_backward in f64 from the fp32 inputs: dZ exact (each term
+// is dY or 0), db its sums.
+cpu::BiasReluGrads bias_relu_backward_f64(const std::vector<Tensor>& in) {
+  return cpu::bias_relu_backward(in[0].to(DType::f64), in[1].to(DType::f64));
+}
+
+const Registration bias_relu_backward{Op{
+    .name = "bias_relu_backward",
+    .size_names = {"N", "C", "S"},
+    .test_sizes = kBiasBackwardTestSizes,
+    .defaults = {64, 256, 1024},
+    .make_inputs = bias_relu_backward_inputs,
+    .output_shapes = [](const Sizes& s) { return std::vector<Shape>{Shape{s[0], s[1], s[2]}, Shape{s[1]}}; },
+    .reference = [](const Sizes&, const std::vector<Tensor>& in) -> std::vector<Tensor> {
+      cpu::BiasReluGrads g = bias_relu_backward_f64(in);
+      return {std::move(g.dx), std::move(g.db)};
+    },
+    // dZ exact (a selection); db the bias gradient's bound on the masked terms.
+    .tolerance = [](const Sizes& s, const std::vector<Tensor>& in) -> std::vector<Tensor> {
+      const Tensor masked = bias_relu_backward_f64(in).dx.to(DType::f32);
+      return {Tensor::zeros({s[0], s[1], s[2]}, DType::f64), bias_backward_tolerance(s, {masked})[0]};
+    },
+    .bench_sizes = {{64, 256, 4096}, {65536, 1024, 1}},
+    .reduction_length = [](const Sizes& s) { return s[0] * s[2]; },
+    .cpu_fp32 = [](const Sizes&, const std::vector<Tensor>& in) -> std::vector<Tensor> {
+      cpu::BiasReluGrads g = cpu::bias_relu_backward(in[0], in[1]);
+      return {std::move(g.dx), std::move(g.db)};
     },
 }};
 
