@@ -1,7 +1,8 @@
 // `warpnet bench train`: training throughput, images per second, of one
 // model on the CPU (Eigen) and on the GPU (warpnet's best kernels, each step
-// replayed from a CUDA graph where the model allows, and without one), and
-// the speed-ups, measured in one run.
+// replayed from a CUDA graph where the model allows, without one, and with
+// each bias add and ReLU as two kernels), and the speed-ups, measured in one
+// run.
 #include <cstdio>
 
 #include "cli/bench.hpp"
@@ -20,7 +21,7 @@ constexpr int64_t kEpochImages = 60000;
 // Two epochs over `images` 28x28 images with SGD; the second epoch's rate
 // (the first pays for warm-up: allocations, library handles, caches).
 nlohmann::json train_rate(const TrainSettings& t, Device device, uint64_t seed,
-                          nn::TrainOptions::Graph graph = nn::TrainOptions::Graph::off) {
+                          nn::TrainOptions::Graph graph = nn::TrainOptions::Graph::off, bool fold = true) {
   // The pixel values do not change the time a step takes: synthetic images
   // of Fashion-MNIST's shape keep the bench free of the data set.
   const data::Dataset train = data::make_squares(t.images, 10, 28, seed), none;
@@ -33,6 +34,7 @@ nlohmann::json train_rate(const TrainSettings& t, Device device, uint64_t seed,
   o.seed = seed;
   o.device = device;
   o.graph = graph;
+  o.fold_bias_relu = fold;
   try {
     nn::Trainer trainer(o, train, none);
     const std::vector<nn::EpochStats> epochs = trainer.run();
@@ -71,6 +73,8 @@ nlohmann::json bench_train(const TrainSettings& t, const Settings& s, const devi
     // model allows); "gpu_no_graph" launches every kernel from the host.
     rec["gpu"] = train_rate(t, Device::cuda, s.seed, nn::TrainOptions::Graph::when_possible);
     rec["gpu_no_graph"] = train_rate(t, Device::cuda, s.seed, nn::TrainOptions::Graph::off);
+    // And with each bias add and ReLU as two kernels (TrainOptions::fold_bias_relu off).
+    rec["gpu_no_fold"] = train_rate(t, Device::cuda, s.seed, nn::TrainOptions::Graph::when_possible, false);
     // Tuned in the first GPU run's first epoch, outside both timed epochs.
     const device::TuningLog tuned = device::kernels_tuned();
     rec["kernels_tuned"] = {{"seconds", tuned.seconds}, {"sizes", tuned.lines}};
@@ -81,7 +85,10 @@ nlohmann::json bench_train(const TrainSettings& t, const Settings& s, const devi
   if (gpu_rate > 0 && eager_rate > 0 && rec["gpu"].value("graph_nodes", 0) > 0)
     rec["graph_speedup"] = gpu_rate / eager_rate;
 
-  for (const char* where : {"cpu", "gpu", "gpu_no_graph"}) {
+  const double unfolded_rate = rec.contains("gpu_no_fold") ? rec["gpu_no_fold"].value("images_per_second", 0.0) : 0.0;
+  if (gpu_rate > 0 && unfolded_rate > 0) rec["fold_speedup"] = gpu_rate / unfolded_rate;
+
+  for (const char* where : {"cpu", "gpu", "gpu_no_graph", "gpu_no_fold"}) {
     if (!rec.contains(where)) continue;
     const nlohmann::json& r = rec[where];
     if (r.contains("images_per_second"))
@@ -93,6 +100,8 @@ nlohmann::json bench_train(const TrainSettings& t, const Settings& s, const devi
   }
   if (rec.contains("gpu_speedup_over_cpu"))
     std::printf("  GPU over CPU: %.1fx\n", rec["gpu_speedup_over_cpu"].get<double>());
+  if (rec.contains("fold_speedup"))
+    std::printf("  GPU with each bias + ReLU in one kernel over two: %.2fx\n", rec["fold_speedup"].get<double>());
   if (rec.contains("graph_speedup"))
     std::printf("  GPU with a graph over without: %.2fx (%d nodes per step)\n", rec["graph_speedup"].get<double>(),
                 rec["gpu"]["graph_nodes"].get<int>());
