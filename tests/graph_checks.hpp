@@ -6,6 +6,7 @@
 
 #include <string>
 
+#include "core/memory.hpp"
 #include "datasets/synthetic.hpp"
 #include "nn/data_parallel.hpp"
 #include "nn/trainer.hpp"
@@ -71,8 +72,10 @@ inline void replay_equals_eager(Device device, const std::string& model, int64_t
 // as the two kernels do, and its backward's mask from the output is the
 // mask from the input, so training must agree bit for bit with the layers
 // run one by one, graphed as trained by default. `relus`: the model's ReLUs
-// after a Conv2d or Linear.
-inline void folded_equals_unfolded(Device device, const std::string& model, int64_t batch, int relus) {
+// after a Conv2d or Linear; `first_product`: the first one's input, values
+// per image.
+inline void folded_equals_unfolded(Device device, const std::string& model, int64_t batch, int relus,
+                                   int64_t first_product) {
   const data::Dataset train_set = data::make_squares(3 * batch + 1, 10, 28, 23),
                       test_set = data::make_squares(8, 10, 28, 24);
   nn::TrainOptions o;
@@ -88,18 +91,27 @@ inline void folded_equals_unfolded(Device device, const std::string& model, int6
     uint64_t weights;
     int folded;
     size_t nodes;
+    int64_t activation_peak;  // bytes above what was kept before the run
   };
   auto run = [&](bool fold) {
     o.fold_bias_relu = fold;
+    MemoryTracker& memory = MemoryTracker::instance();
+    memory.reset_peaks();
+    const int64_t before = memory.tag(MemTag::activation).current;
     nn::Trainer trainer(o, train_set, test_set);
     Result r;
     r.test_loss = trainer.run([&](const nn::StepProgress& s) { r.losses.push_back(s.loss); }).back().test_loss;
     r.weights = nn::weights_fingerprint(trainer.model());
     r.folded = trainer.folded_relus();
     r.nodes = trainer.graphed_step() ? trainer.graphed_step()->nodes() : 0;
+    r.activation_peak = memory.tag(MemTag::activation).peak - before;
     return r;
   };
   const Result apart = run(false), folded = run(true);
+  // A folded layer frees its product before the bias once bias_relu has
+  // read it (no backward reads it): at least the first folded layer's,
+  // `first_product` floats per image, comes off the activations' peak.
+  CHECK(apart.activation_peak - folded.activation_peak >= 4 * batch * first_product);
   CHECK(apart.folded == 0);
   CHECK(folded.folded == relus);
   // Two launches fewer per folded ReLU in the captured step: its forward

@@ -18,6 +18,11 @@ Var::Var(Tensor value, bool requires_grad, std::string name) : data_(std::make_s
   data_->name = std::move(name);
 }
 
+void Var::drop_value() {
+  data_->dropped_shape = data_->value.shape();
+  data_->value = Tensor();
+}
+
 void Var::accumulate(const Tensor& g) const {
   if (!data_->requires_grad) return;
   WN_CHECK(g.shape() == shape(), "autograd: gradient of shape ", g.shape(), " for ",

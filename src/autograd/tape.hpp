@@ -20,6 +20,7 @@ struct VarData {
   Tensor grad;  // undefined until a gradient arrives
   bool requires_grad = false;
   std::string name;
+  Shape dropped_shape;  // value's shape after drop_value()
 };
 
 // A node of the computation: a value, and the gradient flowing back into it.
@@ -35,7 +36,13 @@ class Var {
   Tensor& grad() { return data_->grad; }
   bool requires_grad() const { return data_ && data_->requires_grad; }
   const std::string& name() const { return data_->name; }
-  const Shape& shape() const { return data_->value.shape(); }
+  const Shape& shape() const { return data_->value.defined() ? data_->value.shape() : data_->dropped_shape; }
+
+  // Frees the value while the node lives on for its gradient: for a value
+  // no backward reads (the product before a folded ReLU, nn::Conv2d), whose
+  // node the closures of the ops around it still hold. Its shape stays, for
+  // accumulate's check; value() is undefined from then on.
+  void drop_value();
 
   // grad += g (or grad = g when none has arrived yet). `g` must not be
   // written afterwards by anyone else: ops pass freshly computed tensors.

@@ -15,6 +15,17 @@ void init_uniform(Parameter& p, double fan_in, Rng& rng) {
 }
 
 OpCost bias_cost(int64_t count) { return elementwise_cost(count, 1); }
+
+// A folded layer's bias and ReLU (Sequential::fold_bias_relu) after its
+// product: relu(product + b). The product's values are read by no backward
+// (the layer's reads its input and weights, bias_relu's its output), so they
+// are freed here instead of living to the end of backward: folding saves
+// the memory of one activation per layer, the bytes a ReLU otherwise keeps.
+ag::Var bias_relu_dropping(ag::Var product, const ag::Var& bias) {
+  ag::Var y = ag::bias_relu(product, bias);
+  product.drop_value();
+  return y;
+}
 }  // namespace
 
 // ---- Linear -------------------------------------------------------------
@@ -50,7 +61,7 @@ std::string Linear::describe() const { return cat("Linear(", in_, "→", out_, "
 
 ag::Var Linear::forward(const ag::Var& x) {
   output_shape(x.shape());
-  if (fold_relu_) return ag::bias_relu(ag::linear(x, weight_.var, ag::Var()), bias_.var);
+  if (fold_relu_) return bias_relu_dropping(ag::linear(x, weight_.var, ag::Var()), bias_.var);
   return ag::linear(x, weight_.var, bias_.var);
 }
 
@@ -97,7 +108,7 @@ std::string Conv2d::describe() const {
 
 ag::Var Conv2d::forward(const ag::Var& x) {
   output_shape(x.shape());
-  if (fold_relu_) return ag::bias_relu(ag::conv2d(x, weight_.var, ag::Var(), params_), bias_.var);
+  if (fold_relu_) return bias_relu_dropping(ag::conv2d(x, weight_.var, ag::Var(), params_), bias_.var);
   return ag::conv2d(x, weight_.var, bias_.var, params_);
 }
 

@@ -89,6 +89,22 @@ TEST_CASE("an MLP with every activation: gradients match finite differences") {
   });
 }
 
+TEST_CASE("a ReLU folded into its layer (bias_relu, the product's value dropped): gradients match finite differences") {
+  // What a folded Conv2d runs on a device (nn/layers.cpp): conv without its
+  // bias, bias_relu, and the product's value freed, as no backward reads it.
+  Rng rng(kSeed + 4);
+  std::vector<ag::Var> in{random_var({2, 2, 6, 6}, rng), random_var({3, 2, 3, 3}, rng), random_var({3}, rng)};
+  const Tensor labels = labels_of({1, 0});
+  check_gradients(in, [&](std::vector<ag::Var>& v) {
+    ag::Var product = ag::conv2d(v[0], v[1], ag::Var(), {1, 0, 1});  // (2,3,4,4)
+    ag::Var y = ag::bias_relu(product, v[2]);
+    product.drop_value();
+    CHECK_FALSE(product.value().defined());
+    CHECK(product.shape() == Shape{2, 3, 4, 4});  // kept for the gradient's shape check
+    return ag::softmax_cross_entropy(ag::flatten(ag::avg_pool2d(y, {2, 2, 0})), labels);
+  });
+}
+
 TEST_CASE("a value used twice receives the sum of both gradients") {
   // h·hᵀ uses h as both operands: backward accumulates dA and dB into h.
   Rng rng(kSeed + 2);
