@@ -69,6 +69,12 @@ const Kernel& find_kernel(const std::string& key, Copy copy) {
         k->name == key)  // "matmul/03_smem_tiled", "matmul/03", "matmul/3", "smem_tiled"
       hits.push_back(k);
   if (hits.size() == 1) return *hits.front();
+  // An op's name alone ("relu"): list its versions only.
+  std::string versions;
+  for (const Kernel* k : all)
+    if (k->op == key) versions += cat(versions.empty() ? "" : ", ", k->id());
+  WN_CHECK(versions.empty(), "kernel registry: '", key, "' is an op; name one of its versions (", to_string(copy),
+           "): ", versions);
   std::string known;
   for (const Kernel* k : all) known += cat(known.empty() ? "" : ", ", k->id());
   fail("kernel registry: ", hits.empty() ? "no kernel matches '" : "more than one kernel matches '", key,

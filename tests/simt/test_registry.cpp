@@ -65,6 +65,10 @@ TEST_CASE("registry: kernels are found by id, op/version and name") {
   CHECK_THROWS_WITH_AS(device::find_kernel("nope"), doctest::Contains("matmul/01_naive"), Error);
   // A name several ops share must be asked for by id.
   CHECK_THROWS_WITH_AS(device::find_kernel("naive"), doctest::Contains("more than one kernel matches 'naive'"), Error);
+  // An op's name: its versions, not the whole registry.
+  CHECK_THROWS_WITH_AS(device::find_kernel("bias_relu"),
+                       doctest::Contains("'bias_relu' is an op; name one of its versions (emulator): bias_relu/02_vectorized"),
+                       Error);
   const device::Kernel& tiled = device::find_kernel("matmul/3");
   const device::Sizes s{256, 256, 256, 0, 0};
   CHECK(tiled.flops(s) == 2.0 * 256 * 256 * 256);
