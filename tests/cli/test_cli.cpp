@@ -130,14 +130,20 @@ TEST_CASE("warpnet train --device emu trains on the kernels, names them, checkpo
   CHECK(run.output.find("device emu: warpnet's kernels (--kernels best)") != std::string::npos);
   CHECK(run.output.find("kernels launched: ") != std::string::npos);
   CHECK(run.output.find("conv2d/") != std::string::npos);
+  // LeNet-5's four ReLUs folded into conv1, conv2, fc1 and fc2 (the default on a device).
+  CHECK(run.output.find("bias + ReLU: one kernel forward and one backward in each of 4 layers") != std::string::npos);
+  CHECK(run.output.find("bias_relu/02_vectorized") != std::string::npos);
   CHECK(read_file(report).find("\"device\": \"emu\"") != std::string::npos);
   run = warpnet_cli(cat("train --model lenet5 --data squares --limit 96 --epochs 2 --batch-size 32 --device emu ",
-                        "--kernels 1 --resume --checkpoint ", ckpt));
+                        "--kernels 1 --no-fold --resume --checkpoint ", ckpt));
   INFO(run.output);
   REQUIRE(run.status == 0);
   CHECK(run.output.find("resuming from") != std::string::npos);
   CHECK(run.output.find("epoch 2: train loss") != std::string::npos);
   CHECK(run.output.find("matmul/01_naive") != std::string::npos);  // --kernels 1: every op's first version
+  // --no-fold: the bias add and the ReLU apart.
+  CHECK(run.output.find("bias + ReLU") == std::string::npos);
+  CHECK(run.output.find("relu/01_grid_stride") != std::string::npos);
 }
 
 TEST_CASE("warpnet train refuses --kernels on the CPU, and --device cuda without a GPU says why") {
