@@ -83,16 +83,28 @@ template <int Pending>
 inline void cp_async_wait() {
   simt::AsyncCopy copy;
   while (simt::async_copy_next(unsigned(Pending), &copy)) {
-    if (copy.src_bytes == copy.bytes) {  // one access of the copy's size, as the tracer should count it
+    // One shared store of the copy's size, as the tracer should count it; a
+    // zero-filled copy (src-size < cp-size, at a tile's edge) too: on the GPU
+    // it is one write, not one per byte.
+    uint4 value{0, 0, 0, 0};
+    if (copy.src_bytes == copy.bytes) {  // one global access of the copy's size
       switch (copy.bytes) {
-        case 4: *static_cast<uint32_t*>(copy.dst) = *static_cast<const uint32_t*>(copy.src); break;
-        case 8: *static_cast<uint2*>(copy.dst) = *static_cast<const uint2*>(copy.src); break;
-        default: *static_cast<uint4*>(copy.dst) = *static_cast<const uint4*>(copy.src); break;
+        case 4: value.x = *static_cast<const uint32_t*>(copy.src); break;
+        case 8: {
+          const uint2 pair = *static_cast<const uint2*>(copy.src);
+          value.x = pair.x, value.y = pair.y;
+          break;
+        }
+        default: value = *static_cast<const uint4*>(copy.src); break;
       }
-    } else {
-      auto* dst = static_cast<unsigned char*>(copy.dst);
+    } else {  // the src-size bytes only (none past an edge)
       const auto* src = static_cast<const unsigned char*>(copy.src);
-      for (uint32_t i = 0; i < copy.bytes; ++i) dst[i] = i < copy.src_bytes ? src[i] : 0;
+      for (uint32_t i = 0; i < copy.src_bytes; ++i) reinterpret_cast<unsigned char*>(&value)[i] = src[i];
+    }
+    switch (copy.bytes) {
+      case 4: *static_cast<uint32_t*>(copy.dst) = value.x; break;
+      case 8: *static_cast<uint2*>(copy.dst) = uint2{value.x, value.y}; break;
+      default: *static_cast<uint4*>(copy.dst) = value; break;
     }
   }
 }
