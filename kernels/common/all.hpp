@@ -13,4 +13,5 @@
 #include "kernels/common/ptx.hpp"
 #include "kernels/common/row_reduce.hpp"
 #include "kernels/common/sum_splits.hpp"
+#include "kernels/common/tile_order.hpp"
 #include "kernels/common/wmma.hpp"

@@ -67,6 +67,7 @@
 #include <cstdint>
 
 #include "kernels/common/hopper.hpp"
+#include "kernels/common/tile_order.hpp"
 #include "kernels/matmul/13_wgmma_tma.cu"  // wgmma_v13: Operand, descriptor, store_accumulators, make_map
 
 namespace wgmma_v16 {
@@ -100,13 +101,12 @@ struct Tile {
   int row0, col0;  // C's first row and column of the tile
 };
 // Tile t (0 <= t < tiles_m * tiles_n) of the persistent walk: groups of
-// GROUP_M tile rows (the last group may be shorter), each walked column by
-// column, so consecutive t — the tiles that run at the same time — share
-// their A rows and B columns.
+// GROUP_M tile rows, each walked column by column (warpnet::grouped_tile),
+// so consecutive t — the tiles that run at the same time — share their A
+// rows and B columns.
 __host__ __device__ constexpr Tile tile_at(int t, int tiles_m, int tiles_n) {
-  const int per_group = GROUP_M * tiles_n, first_m = t / per_group * GROUP_M;
-  const int rows = tiles_m - first_m < GROUP_M ? tiles_m - first_m : GROUP_M, in_group = t % per_group;
-  return Tile{(first_m + in_group % rows) * BM, in_group / rows * BN};
+  const warpnet::TileIndex at = warpnet::grouped_tile(t, tiles_m, tiles_n, GROUP_M);
+  return Tile{at.m * BM, at.n * BN};
 }
 
 }  // namespace wgmma_v16

@@ -1,0 +1,185 @@
+// GEMM v17 — mma.sync as Ampere-class kernels run it: a 128x256 block tile,
+// 64x64 warp tiles and a four-stage cp.async pipeline. bf16 inputs, fp32
+// accumulation.
+//
+// Idea: v12 (33% of cuBLAS bf16 at 4096^3 on an H200) issues mma.sync well
+//   but feeds it poorly. This version keeps its instructions (cp.async,
+//   ldmatrix, mma.sync m16n8k16) and changes how much each one carries:
+//   - Operands per mma. A 64x32 warp tile loads 4 A and 2 B ldmatrix.x4 for
+//     16 mma per k16; a 64x64 warp tile loads 4 A and 4 B for 32 mma, and a
+//     128x256 block tile reads 128 + 256 operand rows per 128x256 outputs
+//     (3/256 per output against v12's 1/64): a quarter less shared-memory and
+//     L2 traffic per FLOP. 128 fp32 accumulators per thread.
+//   - Latency hidden. Two stages cover one k-step of global latency; four
+//     stages keep three tiles in flight while one is computed, and one
+//     __syncthreads per k-step (v12 has two) orders both the arrival of a
+//     stage and the end of reading the one refilled next (the loop's comment).
+//   - L2 reuse. Blocks take their C tiles in groups of GROUP_M tile rows walked
+//     column by column (grouped_tile), so the blocks running at once share
+//     their A rows and B columns through L2, as v16's persistent walk does.
+//   Shared memory: 4 stages of (128x32 A + 32x256 B) bf16 tiles, rows padded
+//   16 bytes as in v12 = 106-120 KiB by layout, over the 48 KiB a block gets
+//   without opting in (launch() raises the limit); one block per SM. ptxas
+//   (nvcc 13, sm_90, -Xptxas -v) fits it in 193-196 registers, no spills.
+// Layouts, banks, edges: v12's (its stage_tile copies every tile; ldmatrix's
+//   .trans transposes the m- or n-contiguous ones), for any M, N, K and all
+//   four layouts.
+// Changed from v12: block tile 128x256 (was 128x128), warp tile 64x64 (was
+//   64x32), 4 stages (was 2) with one barrier per k-step, grouped tile order,
+//   dynamic shared memory.
+// Trace (emulator, `warpnet trace matmul/17 --size 256,256,128,TA,TB`, each of
+//   the four layouts): global loads 16 sectors per 16-byte request (100%),
+//   stores 8-byte pairs at 100%, ldmatrix and cp.async 1.00-way (no bank
+//   conflicts). For the same C, 384 global load requests and 1024 ldmatrix
+//   against v12's 512 and 1536, for the same mma.sync count.
+// Measured: not yet on a GPU (written 2026-12-01 on a machine without one);
+//   `scripts/gpu-check.sh` times it against cuBLAS bf16 beside v12 and v16.
+// Run: build/bin/test_simt -tc="registry*"; build/bin/warpnet trace matmul/17 --size 127,129,65;
+//   build/bin/warpnet bench matmul --size 4096,4096,4096 --kernels 0,12,16,17
+#include "kernels/common/float4_rows.hpp"
+#include "kernels/common/ptx.hpp"
+#include "kernels/common/tile_order.hpp"
+#include "kernels/matmul/12_mma_sync.cu"  // mma_sync_v12::stage_tile
+
+namespace mma_sync_v17 {
+
+constexpr int BM = 128, BN = 256, BK = 32;  // block tile of C, k-step
+constexpr int WM = 64, WN = 64;             // warp tile of C
+constexpr int WARPS_N = BN / WN, THREADS = (BM / WM) * WARPS_N * 32;
+constexpr int STAGES = 4;
+constexpr int GROUP_M = 8;  // tile rows per group of the tile order (grouped_tile)
+constexpr int PAD = 8;      // 16 bytes per shared row: conflict-free ldmatrix (v12's header)
+static_assert(THREADS == 256 && WM % 16 == 0 && WN % 16 == 0 && BK % 16 == 0, "8 warps of whole m16 x n16 pairs");
+
+// Shared tiles as stored: A k-contiguous unless TA, B k-contiguous only when TB.
+template <bool TA>
+constexpr int A_PITCH = TA ? BM + PAD : BK + PAD;
+template <bool TA>
+constexpr int A_ELEMS = TA ? BK * A_PITCH<TA> : BM * A_PITCH<TA>;
+template <bool TB>
+constexpr int B_PITCH = TB ? BK + PAD : BN + PAD;
+template <bool TB>
+constexpr int B_ELEMS = TB ? BN * B_PITCH<TB> : BK * B_PITCH<TB>;
+// Dynamic shared memory of one block: every stage's A tile, then every stage's B tile.
+template <bool TA, bool TB>
+constexpr size_t kSharedBytes = size_t(STAGES) * (A_ELEMS<TA> + B_ELEMS<TB>) * 2;
+static_assert(kSharedBytes<true, true> <= 227 * 1024, "fits sm_90's opt-in shared memory");
+
+}  // namespace mma_sync_v17
+
+// A: (M,K) row-major bf16, or (K,M) when TA; B: (K,N) row-major bf16, or (N,K)
+// when TB; C: (M,N) row-major fp32. C = op(A) @ op(B).
+// Launch: block (256) = 8 warps; grid (ceil(M/128) * ceil(N/256)); dynamic
+// shared memory kSharedBytes<TA, TB> (mma_sync_v17::launch).
+template <bool TA = false, bool TB = false>
+__global__ void __launch_bounds__(mma_sync_v17::THREADS, 1)
+    gemm_mma_sync_multistage(int M, int N, int K, const __nv_bfloat16* __restrict__ A,
+                             const __nv_bfloat16* __restrict__ B, float* __restrict__ C) {
+  using namespace mma_sync_v17;
+  using T = __nv_bfloat16;
+  constexpr int MI = WM / 16, NI = WN / 8;  // m16 x n8 fragments per warp tile
+  constexpr int AP = A_PITCH<TA>, BP = B_PITCH<TB>;
+  // sA[s]: (BM, BK+8) = op(A) tile, or (BK, BM+8) = its stored transpose when TA; stage s.
+  // sB[s]: (BK, BN+8) = op(B) tile, or (BN, BK+8) = its stored transpose when TB; stage s.
+  T* sA = warpnet::dynamic_shared<T>();
+  T* sB = sA + STAGES * A_ELEMS<TA>;
+
+  const int lane = threadIdx.x % 32, warp = threadIdx.x / 32;
+  const warpnet::TileIndex tile =
+      warpnet::grouped_tile(int(blockIdx.x), warpnet::ceil_div(M, BM), warpnet::ceil_div(N, BN), GROUP_M);
+  const int row0 = tile.m * BM, col0 = tile.n * BN;
+  const int wm0 = (warp / WARPS_N) * WM, wn0 = (warp % WARPS_N) * WN;  // this warp's tile inside the block's
+  const bool a_aligned = (TA ? M : K) % 8 == 0, b_aligned = (TB ? K : N) % 8 == 0;
+  const int steps = (K + BK - 1) / BK;
+
+  // Issues the tiles of k-step `step` into its stage as one cp.async group;
+  // past the last step an empty group, so that every iteration commits one
+  // and wait_group counts stay the same.
+  auto stage = [&](int step) {
+    if (step < steps) {
+      T* a = sA + (step % STAGES) * A_ELEMS<TA>;
+      T* b = sB + (step % STAGES) * B_ELEMS<TB>;
+      const int k0 = step * BK;
+      if constexpr (TA) mma_sync_v12::stage_tile<BK, BM, THREADS>(a, AP, A, K, M, k0, row0, a_aligned);
+      else mma_sync_v12::stage_tile<BM, BK, THREADS>(a, AP, A, M, K, row0, k0, a_aligned);
+      if constexpr (TB) mma_sync_v12::stage_tile<BN, BK, THREADS>(b, BP, B, N, K, col0, k0, b_aligned);
+      else mma_sync_v12::stage_tile<BK, BN, THREADS>(b, BP, B, K, N, k0, col0, b_aligned);
+    }
+    warpnet::ptx::cp_async_commit();
+  };
+
+  // ldmatrix.x4 addresses, as in v12: lane l gives row l%8 of matrix l/8.
+  const int mat = lane / 8, mrow = lane % 8;
+  auto a_row = [&](const T* a, int m, int k) -> const T* {  // A fragment m16 x k16 at (m, k)
+    return TA ? &a[(k + mrow + 8 * (mat / 2)) * AP + m + 8 * (mat % 2)]   // stored rows are k: .trans
+              : &a[(m + mrow + 8 * (mat % 2)) * AP + k + 8 * (mat / 2)];  // stored rows are m
+  };
+  auto b_row = [&](const T* b, int k, int n) -> const T* {  // B fragments k16 x n16 at (k, n): two n8 tiles
+    return TB ? &b[(n + mrow + 8 * (mat / 2)) * BP + k + 8 * (mat % 2)]   // stored rows are n
+              : &b[(k + mrow + 8 * (mat % 2)) * BP + n + 8 * (mat / 2)];  // stored rows are k: .trans
+  };
+
+  float acc[MI][NI][4] = {};  // acc[i][j]: C fragment of rows wm0+16i.., columns wn0+8j..
+  for (int s = 0; s < STAGES - 1; ++s) stage(s);
+  for (int step = 0; step < steps; ++step) {
+    // STAGES-1+step groups are committed; step's is the oldest not yet waited
+    // for, so at most STAGES-2 may stay in flight.
+    warpnet::ptx::cp_async_wait<STAGES - 2>();
+    // One barrier for two orders: every thread's copies into this step's
+    // stage are visible, and every warp has finished step-1, whose stage the
+    // next line refills.
+    __syncthreads();
+    stage(step + STAGES - 1);
+    const T* a = sA + (step % STAGES) * A_ELEMS<TA>;
+    const T* b = sB + (step % STAGES) * B_ELEMS<TB>;
+#pragma unroll
+    for (int kk = 0; kk < BK; kk += 16) {
+      uint32_t af[MI][4], bf[NI / 2][4];  // af[i]: one A fragment; bf[j]: B fragments of n8 tiles 2j, 2j+1
+#pragma unroll
+      for (int i = 0; i < MI; ++i) warpnet::ptx::ldmatrix_m8n8<4, TA>(af[i], a_row(a, wm0 + 16 * i, kk));
+#pragma unroll
+      for (int j = 0; j < NI / 2; ++j) warpnet::ptx::ldmatrix_m8n8<4, !TB>(bf[j], b_row(b, kk, wn0 + 16 * j));
+#pragma unroll
+      for (int i = 0; i < MI; ++i)
+#pragma unroll
+        for (int j = 0; j < NI; ++j) {
+          const uint32_t bj[2] = {bf[j / 2][2 * (j % 2)], bf[j / 2][2 * (j % 2) + 1]};
+          warpnet::ptx::mma_m16n8k16_bf16_f32(acc[i][j], af[i], bj, acc[i][j]);
+        }
+    }
+  }
+  warpnet::ptx::cp_async_wait<0>();  // the trailing groups are empty; none is left behind
+
+  // C fragment: c0,c1 at (groupID, 2*threadID_in_group + 0/1), c2,c3 eight rows lower.
+  const int group = lane / 4, in_group = lane % 4;
+#pragma unroll
+  for (int i = 0; i < MI; ++i)
+#pragma unroll
+    for (int j = 0; j < NI; ++j)
+#pragma unroll
+      for (int h = 0; h < 2; ++h) {
+        const int r = row0 + wm0 + 16 * i + group + 8 * h, c = col0 + wn0 + 8 * j + 2 * in_group;
+        if (r >= M) continue;
+        float* out = C + size_t(r) * N + c;
+        if (N % 2 == 0 && c + 1 < N) {  // c even: an 8-byte aligned pair
+          warpnet::store_float2(out, acc[i][j][2 * h], acc[i][j][2 * h + 1]);
+        } else {
+          if (c < N) out[0] = acc[i][j][2 * h];
+          if (c + 1 < N) out[1] = acc[i][j][2 * h + 1];
+        }
+      }
+}
+
+namespace mma_sync_v17 {
+
+inline dim3 grid(int M, int N) { return dim3(warpnet::ceil_div(M, BM) * warpnet::ceil_div(N, BN)); }
+
+// Raises the kernel's shared-memory limit to what it uses and launches it.
+template <bool TA, bool TB>
+void launch(int M, int N, int K, const __nv_bfloat16* A, const __nv_bfloat16* B, float* C) {
+  constexpr size_t shared = kSharedBytes<TA, TB>;
+  cudaFuncSetAttribute(gemm_mma_sync_multistage<TA, TB>, cudaFuncAttributeMaxDynamicSharedMemorySize, int(shared));
+  warpnet::launch_kernel(gemm_mma_sync_multistage<TA, TB>, grid(M, N), dim3(THREADS), shared, M, N, K, A, B, C);
+}
+
+}  // namespace mma_sync_v17
