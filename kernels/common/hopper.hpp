@@ -12,6 +12,7 @@
 //   wgmma_m64n128k16_bf16<TransA, TransB>    d (64,128) += a (64,16) @ b (16,128), bf16, fp32 accumulators
 //   wgmma_m64n128k32_e4m3                    d (64,128) += a (64,32) @ b (32,128), fp8 e4m3 (K-major both)
 //   wgmma_m64n256k16_bf16<TransA, TransB>    d (64,256) += a (64,16) @ b (16,256), bf16, fp32 accumulators
+//   wgmma_m64n256k32_e4m3                    d (64,256) += a (64,32) @ b (32,256), fp8 e4m3 (K-major both)
 //   setmaxnreg_dec<N> / _inc<N>              shrink or grow the warpgroup's registers per thread to N
 //
 // WARPNET_HOPPER_PTX is 1 where these exist: the emulator, and nvcc's device
@@ -156,6 +157,15 @@ __device__ __forceinline__ void wgmma_m64n256k16_bf16(float (&d)[128], uint64_t 
                ", %128, %129, 1, 1, 1, %130, %131;\n"  // scale-d 1: d += a @ b; imm-scale-a/b 1
                : WARPNET_WGMMA_D128_OPERANDS(d)
                : "l"(desc_a), "l"(desc_b), "n"(TransA), "n"(TransB)
+               : "memory");
+}
+// d (64,256) += a (64,32) @ b (32,256), fp8 e4m3: both tiles K-major (no
+// transpose for 8-bit types), no trans operands in the instruction.
+__device__ __forceinline__ void wgmma_m64n256k32_e4m3(float (&d)[128], uint64_t desc_a, uint64_t desc_b) {
+  asm volatile("wgmma.mma_async.sync.aligned.m64n256k32.f32.e4m3.e4m3 " WARPNET_WGMMA_D128
+               ", %128, %129, 1, 1, 1;\n"  // scale-d 1; imm-scale-a/b 1
+               : WARPNET_WGMMA_D128_OPERANDS(d)
+               : "l"(desc_a), "l"(desc_b)
                : "memory");
 }
 #undef WARPNET_WGMMA_D128

@@ -174,11 +174,11 @@ inline bool tma_describable(const void* base, int K) {
 }
 
 // A row-major (rows, pitch) K-major byte matrix as a 2-D tensor map: boxes of
-// 128 k x 128 rows, 128-byte swizzle, zeros outside.
-inline bool make_map(CUtensorMap* map, const void* base, int rows, int pitch) {
+// 128 k x box_rows rows (at most 256, TMA's limit), 128-byte swizzle, zeros outside.
+inline bool make_map(CUtensorMap* map, const void* base, int rows, int pitch, unsigned box_rows = 128) {
   const PFN_cuTensorMapEncodeTiled_v12000 encode = wgmma_v13::encode_tiled();
   const cuuint64_t dims[2] = {cuuint64_t(pitch), cuuint64_t(rows)}, strides[1] = {cuuint64_t(pitch)};
-  const cuuint32_t box[2] = {BK, 128}, element_strides[2] = {1, 1};
+  const cuuint32_t box[2] = {BK, box_rows}, element_strides[2] = {1, 1};
   return encode && encode(map, CU_TENSOR_MAP_DATA_TYPE_UINT8, 2, const_cast<void*>(base), dims, strides, box,
                           element_strides, CU_TENSOR_MAP_INTERLEAVE_NONE, CU_TENSOR_MAP_SWIZZLE_128B,
                           CU_TENSOR_MAP_L2_PROMOTION_L2_256B, CU_TENSOR_MAP_FLOAT_OOB_FILL_NONE) == CUDA_SUCCESS;

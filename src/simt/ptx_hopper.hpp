@@ -49,6 +49,10 @@ inline void wgmma_m64n256k16_bf16(float (&d)[128], uint64_t desc_a, uint64_t des
   static constexpr simt::WgmmaShape shape{256, 16, simt::WgmmaInput::bf16, TransA != 0, TransB != 0};
   simt::wgmma_issue("wgmma.mma_async.sync.aligned.m64n256k16.f32.bf16.bf16", shape, d, desc_a, desc_b);
 }
+inline void wgmma_m64n256k32_e4m3(float (&d)[128], uint64_t desc_a, uint64_t desc_b) {
+  static constexpr simt::WgmmaShape shape{256, 32, simt::WgmmaInput::e4m3, false, false};
+  simt::wgmma_issue("wgmma.mma_async.sync.aligned.m64n256k32.f32.e4m3.e4m3", shape, d, desc_a, desc_b);
+}
 
 // setmaxnreg: a no-op here. Registers are not modelled (a fiber's locals live
 // on its stack, never short of room), so giving them back or taking more

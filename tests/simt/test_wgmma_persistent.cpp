@@ -7,6 +7,8 @@
 // and its phases run on from tile to tile and each block's accumulators are
 // reused; the result is checked against the op's CPU reference. Also: the
 // tile walk visits every tile once, and the registered grid is min(tiles, SMs).
+// matmul/18 (v16's pipeline with fp8 e4m3) walks the same tiles and is
+// checked the same way.
 #include <doctest/doctest.h>
 
 #include <algorithm>
@@ -52,16 +54,16 @@ Tensor run_with_blocks(const device::Kernel& kernel, const device::Sizes& sizes,
   return c;
 }
 
-// Checks v16 with `blocks` blocks at `sizes` against the op's reference.
-void check_with_blocks(const device::Kernel& v16, const device::Sizes& sizes, unsigned blocks) {
+// Checks a persistent version (16, 18) with `blocks` blocks at `sizes` against the op's reference.
+void check_with_blocks(const device::Kernel& kernel, const device::Sizes& sizes, unsigned blocks) {
   INFO(device::describe_sizes(device::op("matmul"), sizes), ", ", blocks, " blocks for ",
        wgmma_v16::tile_count(int(sizes[0]), int(sizes[1])), " tiles, seed ", kSeed);
   REQUIRE(int(blocks) < wgmma_v16::tile_count(int(sizes[0]), int(sizes[1])));  // some block takes several
   Rng rng(kSeed);
-  const auto inputs = device::make_inputs(v16, sizes, rng);
+  const auto inputs = device::make_inputs(kernel, sizes, rng);
   Tensor got;
-  REQUIRE_NOTHROW(got = run_with_blocks(v16, sizes, inputs, blocks));
-  const device::Comparison c = device::compare(v16, sizes, inputs, {got});
+  REQUIRE_NOTHROW(got = run_with_blocks(kernel, sizes, inputs, blocks));
+  const device::Comparison c = device::compare(kernel, sizes, inputs, {got});
   if (c.mismatches) std::printf("%lld of %lld wrong\n%s", (long long)c.mismatches, (long long)c.checked, c.first.c_str());
   CHECK(c.mismatches == 0);
   CHECK(c.checked == int64_t(sizes[0] * sizes[1]));
@@ -83,6 +85,22 @@ TEST_CASE("matmul/16: blocks that walk several tiles, the ring running on across
   check_with_blocks(v16, {1100, 40, 24, 0, 0}, 2);
   // The traced copy, under the checker: every tile's epilogue stores in bounds, no race.
   check_with_blocks(device::find_kernel("matmul/16", device::Copy::traced), {300, 520, 328, 1, 0}, 2);
+}
+
+TEST_CASE("matmul/18: fp8 blocks that walk several tiles, the ring running on across them") {
+  const device::Kernel& v18 = device::find_kernel("matmul/18");
+  // v16's 3 x 3 tiles of 128x256. K = 640: 5 k-steps of 128 a tile, not a
+  // multiple of the 4 stages, so each tile of a block starts at another
+  // stage and parity; A (M,K) and B (N,K) read in place. Then B row-major
+  // (packed K-major first), and both stored the other way with K off 16
+  // (both packed, pitch 336).
+  for (const unsigned blocks : {1u, 4u}) check_with_blocks(v18, {300, 520, 640, 0, 1}, blocks);
+  check_with_blocks(v18, {300, 520, 328, 0, 0}, 4);
+  check_with_blocks(v18, {300, 520, 330, 1, 1}, 4);
+  // 9 tile rows, more than a group of GROUP_M = 8.
+  check_with_blocks(v18, {1100, 40, 48, 0, 1}, 2);
+  // The traced copy, under the checker: every tile's epilogue stores in bounds, no race.
+  check_with_blocks(device::find_kernel("matmul/18", device::Copy::traced), {300, 520, 640, 0, 1}, 2);
 }
 
 TEST_CASE("matmul/16: the persistent walk visits every tile once") {
