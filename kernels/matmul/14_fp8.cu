@@ -53,7 +53,7 @@
 //   78.2 TFLOP/s at 8192^3, 6.63%.
 //   Both with a row-major B (trans_b = 0): the transposing path above.
 // Run: build/bin/test_simt -tc="registry*"; build/bin/warpnet trace matmul/14 --size 128,128,128,0,1
-#include "kernels/common/float4_rows.hpp"
+#include "kernels/common/mma_store.hpp"
 #include "kernels/common/ptx.hpp"
 
 namespace fp8_v14 {
@@ -175,22 +175,5 @@ __global__ void __launch_bounds__((BM / WM) * (BN / WN) * 32)
     __syncthreads();  // every warp is done with stage s before it is refilled
   }
 
-  // C fragment: c0,c1 at (groupID, 2*threadID_in_group + 0/1), c2,c3 eight rows lower.
-  const int group = lane / 4, in_group = lane % 4;
-#pragma unroll
-  for (int i = 0; i < MI; ++i)
-#pragma unroll
-    for (int j = 0; j < NI; ++j)
-#pragma unroll
-      for (int h = 0; h < 2; ++h) {
-        const int r = row0 + wm0 + 16 * i + group + 8 * h, c = col0 + wn0 + 8 * j + 2 * in_group;
-        if (r >= M) continue;
-        float* out = C + size_t(r) * N + c;
-        if (N % 2 == 0 && c + 1 < N) {
-          warpnet::store_float2(out, acc[i][j][2 * h], acc[i][j][2 * h + 1]);
-        } else {
-          if (c < N) out[0] = acc[i][j][2 * h];
-          if (c + 1 < N) out[1] = acc[i][j][2 * h + 1];
-        }
-      }
+  warpnet::store_mma_fragments(acc, C, M, N, row0 + wm0, col0 + wn0, lane);
 }

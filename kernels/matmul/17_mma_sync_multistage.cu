@@ -36,7 +36,7 @@
 //   `scripts/gpu-check.sh` times it against cuBLAS bf16 beside v12 and v16.
 // Run: build/bin/test_simt -tc="registry*"; build/bin/warpnet trace matmul/17 --size 127,129,65;
 //   build/bin/warpnet bench matmul --size 4096,4096,4096 --kernels 0,12,16,17
-#include "kernels/common/float4_rows.hpp"
+#include "kernels/common/mma_store.hpp"
 #include "kernels/common/ptx.hpp"
 #include "kernels/common/tile_order.hpp"
 #include "kernels/matmul/12_mma_sync.cu"  // mma_sync_v12::stage_tile
@@ -150,24 +150,7 @@ __global__ void __launch_bounds__(mma_sync_v17::THREADS, 1)
   }
   warpnet::ptx::cp_async_wait<0>();  // the trailing groups are empty; none is left behind
 
-  // C fragment: c0,c1 at (groupID, 2*threadID_in_group + 0/1), c2,c3 eight rows lower.
-  const int group = lane / 4, in_group = lane % 4;
-#pragma unroll
-  for (int i = 0; i < MI; ++i)
-#pragma unroll
-    for (int j = 0; j < NI; ++j)
-#pragma unroll
-      for (int h = 0; h < 2; ++h) {
-        const int r = row0 + wm0 + 16 * i + group + 8 * h, c = col0 + wn0 + 8 * j + 2 * in_group;
-        if (r >= M) continue;
-        float* out = C + size_t(r) * N + c;
-        if (N % 2 == 0 && c + 1 < N) {  // c even: an 8-byte aligned pair
-          warpnet::store_float2(out, acc[i][j][2 * h], acc[i][j][2 * h + 1]);
-        } else {
-          if (c < N) out[0] = acc[i][j][2 * h];
-          if (c + 1 < N) out[1] = acc[i][j][2 * h + 1];
-        }
-      }
+  warpnet::store_mma_fragments(acc, C, M, N, row0 + wm0, col0 + wn0, lane);
 }
 
 namespace mma_sync_v17 {
