@@ -1,6 +1,7 @@
 // Every candidate tile of conv2d_dgrad/03_autotuned against a CPU reference,
 // at awkward sizes, on both of its paths (the tap table at stride 1, dgrad
-// v2's kernel at stride 2). The registry test checks only the candidate the
+// v2's kernel at stride 2); and every direct tile of conv2d_dgrad/04 where
+// it applies (its other candidates are v3's). The registry test checks only the candidate the
 // tuning table picks at each test size; on a GPU the autotuner may pick any
 // of them, so each is checked here. Traced (see ../../CMakeLists.txt): the
 // checker also fails a launch on any out-of-bounds access, shared-memory race
@@ -17,7 +18,7 @@
 #include "tests/simt/traced/candidate_check.hpp"
 
 namespace {
-#include "kernels/conv/dgrad_03_autotuned.cu"
+#include "kernels/conv/dgrad_04_direct_few_channels.cu"  // includes dgrad_03_autotuned.cu
 }  // namespace
 
 namespace {
@@ -65,6 +66,34 @@ void launch_candidate(int i, const ConvShape& g, const float* dy, const float* w
   });
 }
 
+// Direct candidate i of conv2d_dgrad/04, launched as the registration launches it.
+void launch_direct(int i, const ConvShape& g, const float* dy, const float* w, float* dx) {
+  conv_dgrad_v04::with_direct(i, g, [&]<int CMAX, int TH, int TW>() {
+    const dim3 grid(warpnet::ceil_div(g.W, TW), warpnet::ceil_div(g.H, TH), g.N);
+    warpnet::simt::launch(conv2d_dgrad_few_channels<CMAX, TH, TW>, grid, dim3(TH * TW),
+                          conv_dgrad_v04::shared_bytes(g, TH, TW), g, conv_dgrad_v04::chunk_channels(g, TH, TW), dy,
+                          w, dx);
+  });
+}
+
+// Runs check_one(name, launch) for every size, with fixed-seed dy and w and the reference.
+template <size_t COUNT, class CheckAll>
+void for_each_size(const int (&sizes)[COUNT][10], CheckAll check_all) {
+  for (const auto& size : sizes) {
+    const ConvShape g = shape(size);
+    uint64_t state = kSeed;
+    const std::vector<float> dy = candidate_check::uniform(size_t(g.N) * g.K * g.P * g.Q, state);
+    const std::vector<float> w = candidate_check::uniform(size_t(g.K) * g.C * g.R * g.S, state);
+    std::vector<double> want, bound;
+    reference(g, dy, w, want, bound);
+    DeviceBuffer<float> d_dy(dy), d_w(w);
+    const std::string at = warpnet::cat(" at N=", g.N, " C=", g.C, " H=", g.H, " W=", g.W, " K=", g.K, " R=", g.R,
+                                        " S=", g.S, " stride=", g.stride, " pad=", g.pad, " dilation=", g.dil,
+                                        ", seed ", kSeed);
+    check_all(g, at, d_dy.get(), d_w.get(), want, bound);
+  }
+}
+
 }  // namespace
 
 TEST_CASE("conv dgrad autotune: every candidate of conv2d_dgrad/03 matches the CPU reference at awkward sizes") {
@@ -81,21 +110,47 @@ TEST_CASE("conv dgrad autotune: every candidate of conv2d_dgrad/03 matches the C
       {3, 3, 13, 13, 5, 3, 3, 2, 2, 2},    // stride 2 (dgrad v2's kernel), pad 2, dilation 2
       {1, 3, 9, 11, 5, 3, 5, 2, 1, 1}};    // stride 2, a 3x5 filter, H != W
   std::printf("conv dgrad autotune test: seed %llu\n", (unsigned long long)kSeed);
-  for (const auto& size : sizes) {
-    const ConvShape g = shape(size);
-    uint64_t state = kSeed;
-    const std::vector<float> dy = candidate_check::uniform(size_t(g.N) * g.K * g.P * g.Q, state);
-    const std::vector<float> w = candidate_check::uniform(size_t(g.K) * g.C * g.R * g.S, state);
-    std::vector<double> want, bound;
-    reference(g, dy, w, want, bound);
-    DeviceBuffer<float> d_dy(dy), d_w(w);
+  for_each_size(sizes, [](const ConvShape& g, const std::string& at, const float* dy, const float* w,
+                          const std::vector<double>& want, const std::vector<double>& bound) {
     for (int i = 0; i < conv_dgrad_v03::kCandidates; ++i)
       candidate_check::check(
-          warpnet::cat(conv_dgrad_v03::candidate_name(i), " at N=", g.N, " C=", g.C, " H=", g.H, " W=", g.W,
-                       " K=", g.K, " R=", g.R, " S=", g.S, " stride=", g.stride, " pad=", g.pad, " dilation=", g.dil,
-                       ", seed ", kSeed),
-          [&](float* dx) { launch_candidate(i, g, d_dy.get(), d_w.get(), dx); }, want, bound);
-  }
+          conv_dgrad_v03::candidate_name(i) + at, [&](float* dx) { launch_candidate(i, g, dy, w, dx); }, want, bound);
+  });
+}
+
+TEST_CASE("conv dgrad direct: every direct tile of conv2d_dgrad/04 matches the CPU reference where it applies") {
+  // {N, C, H, W, K, R, S, stride, pad, dilation}
+  const int sizes[][10] = {
+      {1, 1, 1, 1, 1, 1, 1, 1, 0, 1},      // one pixel: C = 1 (one filter slot), a tile of mostly idle threads
+      {3, 1, 13, 13, 5, 5, 5, 1, 2, 1},    // C = 1, 5x5, pad 2
+      {2, 2, 9, 11, 5, 3, 5, 1, 1, 1},     // C = 2, a 3x5 filter, H != W
+      {1, 3, 13, 7, 5, 3, 3, 1, 2, 2},     // C = 3 (4 slots), dilation 2, pad 2
+      {2, 6, 14, 14, 16, 5, 5, 1, 0, 1},   // LeNet-5's conv2 (8 slots)
+      {1, 8, 37, 19, 4, 3, 3, 1, 1, 1},    // C = 8, the most it takes; 3 x 2 tiles of 16x16, 5 x 1 of 8x32
+      {1, 5, 6, 6, 60, 5, 5, 1, 2, 1},     // K = 60: 3 chunks of 20 channels at 16x16 (48 KiB), 4 at 8x32
+      {2, 4, 5, 5, 8, 1, 1, 1, 0, 1}};     // 1x1 filters
+  for_each_size(sizes, [](const ConvShape& g, const std::string& at, const float* dy, const float* w,
+                          const std::vector<double>& want, const std::vector<double>& bound) {
+    for (int i = 0; i < conv_dgrad_v04::kDirectTiles; ++i) {
+      REQUIRE(conv_dgrad_v04::candidate_applies(i, g));
+      candidate_check::check(
+          conv_dgrad_v04::candidate_name(i) + at, [&](float* dx) { launch_direct(i, g, dy, w, dx); }, want, bound);
+    }
+  });
+  // Where it does not apply: stride 2, C = 9, a window too wide for 48 KiB.
+  CHECK_FALSE(conv_dgrad_v04::candidate_applies(0, shape({1, 3, 9, 9, 4, 3, 3, 2, 1, 1})));
+  CHECK_FALSE(conv_dgrad_v04::candidate_applies(0, shape({1, 9, 9, 9, 4, 3, 3, 1, 1, 1})));
+  CHECK_FALSE(conv_dgrad_v04::candidate_applies(0, shape({1, 3, 200, 200, 4, 101, 101, 1, 50, 1})));
+  CHECK(conv_dgrad_v04::candidate_applies(conv_dgrad_v04::kDirectTiles, shape({1, 9, 9, 9, 4, 3, 3, 1, 1, 1})));
+}
+
+TEST_CASE("conv dgrad direct: the tuning table takes the direct tile where it applies, dgrad v3's table elsewhere") {
+  const auto choice = [](const int (&s)[10]) { return conv_dgrad_v04::table_choice(shape(s)); };
+  CHECK(choice({64, 6, 14, 14, 16, 5, 5, 1, 0, 1}) == 0);  // LeNet-5's conv2
+  // Issue 5's layers: v3's 128x64 tile, after the two direct ones.
+  CHECK(choice({64, 64, 56, 56, 64, 3, 3, 1, 1, 1}) == conv_dgrad_v04::kDirectTiles + 0);
+  CHECK(choice({3, 3, 13, 13, 5, 3, 3, 2, 2, 2}) ==
+        conv_dgrad_v04::kDirectTiles + conv_dgrad_v03::table_choice(shape({3, 3, 13, 13, 5, 3, 3, 2, 2, 2})));
 }
 
 TEST_CASE("conv dgrad autotune: the tuning table picks the narrowest tile covering C, then enough blocks") {

@@ -8,6 +8,7 @@
 // headers (copy.hpp).
 #pragma once
 #include <array>
+#include <functional>
 #include <string>
 #include <vector>
 
@@ -26,14 +27,15 @@ struct ConvTuneBuffers {
 };
 
 // `id` names the version ("conv2d_wgrad/03"), `op_name` its op. launch(i, s,
-// buffers) launches candidate i; where(g, e) splits output element e into its
+// buffers) launches candidate i, of those applies(i) allows (all when empty); where(g, e) splits output element e into its
 // four indices; reference(g, in0, in1, index) is that element by the
 // definition, in double (gpu_timing::Reference). Returns "measured by <id>'s
 // tune: <winner> (<each candidate> <ms>, ...)".
 template <class LaunchCandidate, class Where, class ReferenceAt>
 std::string tune_conv(const char* id, const char* op_name, const Sizes& given, TunedChoices& tuned, int candidates,
                       const char* (*candidate_name)(int), ConvTuneBuffers (*buffers_of)(const ConvShape&),
-                      LaunchCandidate launch, const char* out_name, Where where, ReferenceAt reference) {
+                      LaunchCandidate launch, const char* out_name, Where where, ReferenceAt reference,
+                      const std::function<bool(int)>& applies = {}) {
   const std::string who_text = cat(id, "_autotuned tune");
   const char* who = who_text.c_str();
   const Op& the_op = op(op_name);
@@ -52,7 +54,7 @@ std::string tune_conv(const char* id, const char* op_name, const Sizes& given, T
   void* const buffers[] = {d_in0.p, d_in1.p, d_out.p};
   const auto run = [&](int i) { launch(i, s, Buffers(buffers)); };
 
-  const gpu_timing::Timed t = gpu_timing::pick_fastest(candidates, who, run, describe_sizes(the_op, s));
+  const gpu_timing::Timed t = gpu_timing::pick_fastest(candidates, who, run, describe_sizes(the_op, s), applies);
   const auto element_name = [&](size_t e) {
     const std::array<int, 4> i = where(g, e);
     return cat(out_name, "[", i[0], ",", i[1], ",", i[2], ",", i[3], "]");
