@@ -12,7 +12,8 @@
 //   A block owns a TH x TW tile of one image's pixels and stages, per chunk of
 //   KC output channels k, the dy window those pixels read — (TH + dil·(R−1))
 //   x (TW + dil·(S−1)), zeros outside dy — and the chunk's filters as
-//   s_w[k][r][s][c], c padded to CMAX (1, 2, 4 or 8: the least >= C). Every
+//   s_w[k][r][s][c], c padded to CMAX (1, 2, 4 or 8: the least >= C;
+//   few_channels.hpp). Every
 //   thread then walks its K·R·S taps with no index arithmetic but two adds
 //   and no bounds test (the window holds the zeros): per tap one shared load
 //   of dy (consecutive pixels across the lanes), the tap's CMAX weights as
@@ -35,14 +36,14 @@
 // Measured: not yet on a GPU (written 2026-12-01 on a machine without one).
 // Run: build/bin/test_simt -tc="conv dgrad autotune*"; build/bin/warpnet trace conv2d_dgrad/04 --size 2,6,14,14,16,5,5,1,0,1
 #include "kernels/common/cuda_compat.hpp"
-#include "kernels/common/float4_rows.hpp"
 #include "kernels/conv/conv_shape.hpp"
+#include "kernels/conv/few_channels.hpp"
 #include "kernels/conv/dgrad_03_autotuned.cu"  // the GEMM tiles, for what this kernel does not cover
 
 namespace conv_dgrad_v04 {
 
-constexpr int kMaxChannels = 8;                // C beyond this: dgrad v3's tiles
-constexpr int kSharedFloats = 48 * 1024 / 4;  // what a block gets without opting in
+using conv_few_channels::kSharedFloats;
+constexpr int kMaxChannels = 8;  // C beyond this: dgrad v3's tiles
 
 // The dy window of a TH x TW tile: rows and row pitch (floats); the
 // filters' per-channel part, after the windows, 16-byte aligned.
@@ -54,13 +55,10 @@ struct Window {
   }
 };
 
-// The fewest filter slots (1, 2, 4, 8) that hold C channels.
-__host__ __device__ constexpr int channel_slots(int C) { return C <= 1 ? 1 : C <= 2 ? 2 : C <= 4 ? 4 : 8; }
-
 // Output channels staged per chunk: as many as 48 KiB holds (at most K); 0 when not even one fits.
 inline int chunk_channels(const ConvShape& g, int th, int tw) {
   const Window win = Window::of(g, th, tw);
-  const int per_k = win.k_floats + g.R * g.S * channel_slots(g.C);
+  const int per_k = win.k_floats + g.R * g.S * conv_few_channels::slots(g.C);
   const int kc = kSharedFloats / per_k;
   return kc < g.K ? kc : g.K;
 }
@@ -71,22 +69,7 @@ inline bool applies(const ConvShape& g, int th, int tw) {
 
 inline size_t shared_bytes(const ConvShape& g, int th, int tw) {
   const int kc = chunk_channels(g, th, tw);
-  return 4 * size_t(kc) * (Window::of(g, th, tw).k_floats + g.R * g.S * channel_slots(g.C));
-}
-
-// acc[c] += v · w[c] for the CMAX slots of one tap (16-byte aligned when CMAX >= 4).
-template <int CMAX>
-__device__ __forceinline__ void multiply_add(float (&acc)[CMAX], float v, const float* w) {
-  if constexpr (CMAX >= 4) {
-#pragma unroll
-    for (int c = 0; c < CMAX; c += 4) {
-      const float4 w4 = warpnet::load_float4(w + c);
-      acc[c] += v * w4.x, acc[c + 1] += v * w4.y, acc[c + 2] += v * w4.z, acc[c + 3] += v * w4.w;
-    }
-  } else {
-#pragma unroll
-    for (int c = 0; c < CMAX; ++c) acc[c] += v * w[c];
-  }
+  return 4 * size_t(kc) * (Window::of(g, th, tw).k_floats + g.R * g.S * conv_few_channels::slots(g.C));
 }
 
 }  // namespace conv_dgrad_v04
@@ -94,7 +77,7 @@ __device__ __forceinline__ void multiply_add(float (&acc)[CMAX], float v, const 
 // dy: (N,K,P,Q), w: (K,C,R,S), dx: (N,C,H,W), NCHW row-major (ConvShape).
 // Launch: block (TH·TW); grid (ceil(W/TW), ceil(H/TH), N); dynamic shared
 // shared_bytes(g, TH, TW); KC = chunk_channels(g, TH, TW).
-// Preconditions: applies(g, TH, TW); CMAX = channel_slots(g.C).
+// Preconditions: applies(g, TH, TW); CMAX = conv_few_channels::slots(g.C).
 template <int CMAX, int TH, int TW>
 __global__ void __launch_bounds__(TH * TW)
     conv2d_dgrad_few_channels(ConvShape g, int KC, const float* __restrict__ dy, const float* __restrict__ w,
@@ -138,7 +121,7 @@ __global__ void __launch_bounds__(TH * TW)
       for (int r = 0; r < g.R; ++r) {
         const float* row = s_dy + k * win.k_floats + corner - g.dil * r * win.cols;  // tap (r, 0)
         const float* w_r = s_w + (k * RS + r * g.S) * CMAX;
-        for (int s = 0; s < g.S; ++s) conv_dgrad_v04::multiply_add<CMAX>(acc, row[-g.dil * s], w_r + s * CMAX);
+        for (int s = 0; s < g.S; ++s) conv_few_channels::multiply_add<CMAX>(acc, row[-g.dil * s], w_r + s * CMAX);
       }
     __syncthreads();  // everyone is done with the chunk before the next one overwrites it
   }
@@ -174,18 +157,11 @@ inline int table_choice(const ConvShape& g) {
 }
 
 // visit.template operator()<CMAX, TH, TW>() for direct candidate i at C = g.C.
-template <int TH, int TW, class Visit>
-auto with_slots(const ConvShape& g, Visit&& visit) {
-  switch (channel_slots(g.C)) {
-    case 1: return visit.template operator()<1, TH, TW>();
-    case 2: return visit.template operator()<2, TH, TW>();
-    case 4: return visit.template operator()<4, TH, TW>();
-    default: return visit.template operator()<8, TH, TW>();
-  }
-}
 template <class Visit>
 auto with_direct(int i, const ConvShape& g, Visit&& visit) {
-  return i == 0 ? with_slots<16, 16>(g, visit) : with_slots<8, 32>(g, visit);
+  return conv_few_channels::with_slots(g.C, [&]<int CMAX>() {
+    return i == 0 ? visit.template operator()<CMAX, 16, 16>() : visit.template operator()<CMAX, 8, 32>();
+  });
 }
 
 }  // namespace conv_dgrad_v04

@@ -1,4 +1,4 @@
-// What the autotuners (matmul/10, conv2d/07, conv2d_dgrad/03,
+// What the autotuners (matmul/10, conv2d/07 and 08, conv2d_dgrad/03 and 04,
 // conv2d_wgrad/03; the conv ones through conv/conv_tune.hpp) share on a
 // real GPU: device buffers freed on every path, a pair of CUDA events, the
 // mean time of one launch, timing every candidate, and checking the winner.

@@ -1,5 +1,6 @@
 // Every candidate tile of conv2d/07_autotuned against a CPU reference, at
-// awkward sizes. The registry test checks only the candidate the tuning table
+// awkward sizes, and every direct block of conv2d/08 where it applies (its
+// other candidates are v7's). The registry test checks only the candidate the tuning table
 // picks at each test size; on a GPU the autotuner may pick any of them, so
 // each is checked here. Traced (see ../../CMakeLists.txt): the checker also
 // fails a launch on any out-of-bounds access, shared-memory race or
@@ -16,7 +17,7 @@
 #include "tests/simt/traced/candidate_check.hpp"
 
 namespace {
-#include "kernels/conv/07_autotuned.cu"
+#include "kernels/conv/08_direct_few_channels.cu"  // includes 07_autotuned.cu
 }  // namespace
 
 namespace {
@@ -63,6 +64,32 @@ void launch_candidate(int i, const ConvShape& g, const float* x, const float* w,
   });
 }
 
+// Direct candidate i of conv2d/08, launched as the registration launches it.
+void launch_direct(int i, const ConvShape& g, const float* x, const float* w, float* y) {
+  conv_v08::with_direct(i, g, [&]<int KMAX, int THREADS>() {
+    warpnet::simt::launch(conv2d_few_channels<KMAX, THREADS>, conv_v08::grid(g, THREADS), dim3(THREADS),
+                          conv_v08::shared_bytes(g, THREADS), g, conv_v08::chunk_channels(g, THREADS), x, w, y);
+  });
+}
+
+// Calls check_all(g, "at ...", x, w, want, bound) for every size, with fixed-seed x and w and the reference.
+template <size_t COUNT, class CheckAll>
+void for_each_size(const int (&sizes)[COUNT][10], CheckAll check_all) {
+  for (const auto& size : sizes) {
+    const ConvShape g = shape(size);
+    uint64_t state = kSeed;
+    const std::vector<float> x = candidate_check::uniform(size_t(g.N) * g.C * g.H * g.W, state);
+    const std::vector<float> w = candidate_check::uniform(size_t(g.K) * g.crs(), state);
+    std::vector<double> want, bound;
+    reference(g, x, w, want, bound);
+    DeviceBuffer<float> d_x(x), d_w(w);
+    const std::string at = warpnet::cat(" at N=", g.N, " C=", g.C, " H=", g.H, " W=", g.W, " K=", g.K, " R=", g.R,
+                                        " S=", g.S, " stride=", g.stride, " pad=", g.pad, " dilation=", g.dil,
+                                        ", seed ", kSeed);
+    check_all(g, at, d_x.get(), d_w.get(), want, bound);
+  }
+}
+
 }  // namespace
 
 TEST_CASE("conv autotune: every candidate of conv2d/07 matches the CPU reference at awkward sizes") {
@@ -77,21 +104,45 @@ TEST_CASE("conv autotune: every candidate of conv2d/07 matches the CPU reference
       {2, 1, 28, 28, 6, 5, 5, 1, 2, 1},    // LeNet-5's conv1
       {2, 6, 14, 14, 16, 5, 5, 1, 0, 1}};  // LeNet-5's conv2
   std::printf("conv autotune test: seed %llu\n", (unsigned long long)kSeed);
-  for (const auto& size : sizes) {
-    const ConvShape g = shape(size);
-    uint64_t state = kSeed;
-    const std::vector<float> x = candidate_check::uniform(size_t(g.N) * g.C * g.H * g.W, state);
-    const std::vector<float> w = candidate_check::uniform(size_t(g.K) * g.crs(), state);
-    std::vector<double> want, bound;
-    reference(g, x, w, want, bound);
-    DeviceBuffer<float> d_x(x), d_w(w);
+  for_each_size(sizes, [](const ConvShape& g, const std::string& at, const float* x, const float* w,
+                          const std::vector<double>& want, const std::vector<double>& bound) {
     for (int i = 0; i < conv_v07::kCandidates; ++i)
       candidate_check::check(
-          warpnet::cat(conv_v07::candidate_name(i), " at N=", g.N, " C=", g.C, " H=", g.H, " W=", g.W, " K=", g.K,
-                       " R=", g.R, " S=", g.S, " stride=", g.stride, " pad=", g.pad, " dilation=", g.dil, ", seed ",
-                       kSeed),
-          [&](float* y) { launch_candidate(i, g, d_x.get(), d_w.get(), y); }, want, bound);
-  }
+          conv_v07::candidate_name(i) + at, [&](float* y) { launch_candidate(i, g, x, w, y); }, want, bound);
+  });
+}
+
+TEST_CASE("conv direct: every direct block of conv2d/08 matches the CPU reference where it applies") {
+  // {N, C, H, W, K, R, S, stride, pad, dilation}
+  const int sizes[][10] = {
+      {1, 1, 1, 1, 1, 1, 1, 1, 0, 1},      // one pixel, K = 1 (one slot): a block of idle threads
+      {3, 3, 13, 13, 5, 3, 3, 2, 2, 2},    // K = 5 (8 slots), stride 2, pad 2, dilation 2
+      {1, 3, 9, 11, 2, 3, 5, 2, 1, 1},     // K = 2, a 3x5 filter, stride 2, H != W
+      {3, 5, 7, 13, 3, 1, 1, 1, 0, 1},     // K = 3 (4 slots), 1x1 filters
+      {2, 1, 28, 28, 6, 5, 5, 1, 2, 1},    // LeNet-5's conv1: 28 columns, 4 rows a block at 128 threads
+      {2, 6, 14, 14, 16, 5, 5, 1, 0, 1},   // LeNet-5's conv2 (16 slots): the 10x10 output in one block
+      {1, 4, 3, 300, 7, 3, 3, 1, 1, 1},    // Q = 300: wider than a block, tiles along q
+      {1, 70, 6, 6, 4, 5, 5, 1, 2, 1}};    // C = 70: 2 chunks of input channels at 128 threads (48 KiB)
+  for_each_size(sizes, [](const ConvShape& g, const std::string& at, const float* x, const float* w,
+                          const std::vector<double>& want, const std::vector<double>& bound) {
+    for (int i = 0; i < conv_v08::kDirectBlocks; ++i) {
+      REQUIRE(conv_v08::candidate_applies(i, g));
+      candidate_check::check(
+          conv_v08::candidate_name(i) + at, [&](float* y) { launch_direct(i, g, x, w, y); }, want, bound);
+    }
+  });
+  // Where it does not apply: K = 17, a window too wide for 48 KiB.
+  CHECK_FALSE(conv_v08::candidate_applies(0, shape({1, 3, 9, 9, 17, 3, 3, 1, 1, 1})));
+  CHECK_FALSE(conv_v08::candidate_applies(0, shape({1, 3, 200, 200, 4, 101, 101, 1, 50, 1})));
+  CHECK(conv_v08::candidate_applies(conv_v08::kDirectBlocks, shape({1, 3, 9, 9, 17, 3, 3, 1, 1, 1})));
+}
+
+TEST_CASE("conv direct: the tuning table takes the direct kernel where it applies, v7's table elsewhere") {
+  const auto choice = [](const int (&s)[10]) { return conv_v08::table_choice(shape(s)); };
+  CHECK(choice({64, 1, 28, 28, 6, 5, 5, 1, 2, 1}) == 0);   // LeNet-5's conv1
+  CHECK(choice({64, 6, 14, 14, 16, 5, 5, 1, 0, 1}) == 0);  // and conv2
+  // Issue 5's layers: v7's 128x64 tile, after the two direct ones.
+  CHECK(choice({64, 64, 56, 56, 64, 3, 3, 1, 1, 1}) == conv_v08::kDirectBlocks + 0);
 }
 
 TEST_CASE("conv autotune: the tuning table picks the narrowest tile covering K, then enough blocks for an H200") {

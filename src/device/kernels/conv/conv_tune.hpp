@@ -1,5 +1,5 @@
-// What the tuners of the autotuned conv versions (conv2d/07, conv2d_dgrad/03,
-// conv2d_wgrad/03) share on a real GPU: the sizes completed and checked, two
+// What the tuners of the autotuned conv versions (conv2d/07 and 08,
+// conv2d_dgrad/03 and 04, conv2d_wgrad/03) share on a real GPU: the sizes completed and checked, two
 // random inputs and the output on the device, every candidate timed, the
 // fastest one checked against the op's definition, remembered, and the line
 // that says so. Each version gives its buffers' sizes, its launch and the

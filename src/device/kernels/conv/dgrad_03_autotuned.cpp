@@ -20,7 +20,13 @@ TunedChoices& tuned() {
 int choice(const Sizes& s) { return tuned().find(s).value_or(conv_dgrad_v03::table_choice(shape_of(s))); }
 
 #if defined(__CUDACC__)
-std::string tune_on_gpu(const Sizes& s);  // below
+// On the current GPU: every candidate timed on `given`, the fastest checked
+// and remembered, so the registered conv2d_dgrad/03 launches it from then on
+// for these sizes (dgrad_tiles.hpp, conv_tune.hpp).
+std::string tune_on_gpu(const Sizes& given) {
+  return tune_dgrad("conv2d_dgrad/03", given, tuned(), conv_dgrad_v03::kCandidates, conv_dgrad_v03::candidate_name,
+                    [](int i, const Sizes& s, Buffers b) { launch_dgrad_tile(kId, i, s, dgrad_tile_shape(i, s), b); });
+}
 #endif
 
 const Registration autotuned{Kernel{
@@ -48,19 +54,3 @@ const Registration autotuned{Kernel{
 
 }  // namespace
 }  // namespace warpnet::device::conv
-
-#if defined(__CUDACC__)
-namespace warpnet::device::conv {
-namespace {
-
-// On the current GPU: every candidate timed on `given`, the fastest checked
-// and remembered, so the registered conv2d_dgrad/03 launches it from then on
-// for these sizes (dgrad_tiles.hpp, conv_tune.hpp).
-std::string tune_on_gpu(const Sizes& given) {
-  return tune_dgrad("conv2d_dgrad/03", given, tuned(), conv_dgrad_v03::kCandidates, conv_dgrad_v03::candidate_name,
-                    [](int i, const Sizes& s, Buffers b) { launch_dgrad_tile(kId, i, s, dgrad_tile_shape(i, s), b); });
-}
-
-}  // namespace
-}  // namespace warpnet::device::conv
-#endif

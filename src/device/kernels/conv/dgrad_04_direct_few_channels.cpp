@@ -20,10 +20,6 @@ TunedChoices& tuned() {
 // The measured winner for these sizes, or the tuning table's choice.
 int choice(const Sizes& s) { return tuned().find(s).value_or(conv_dgrad_v04::table_choice(shape_of(s))); }
 
-#if defined(__CUDACC__)
-std::string tune_on_gpu(const Sizes& s);  // below
-#endif
-
 // Direct tile i: TH x TW pixels of one image per block.
 Launch direct_shape(int i, const Sizes& s) {
   const ConvShape g = shape_of(s);
@@ -49,6 +45,20 @@ void launch_candidate(int candidate, const Sizes& s, const Launch& l, Buffers b)
                   static_cast<const float*>(b[1]), static_cast<float*>(b[2]));
   });
 }
+
+#if defined(__CUDACC__)
+// On the current GPU: the direct tiles (where they apply) and dgrad v3's
+// tiles timed on `given`, the fastest checked and remembered, so the
+// registered conv2d_dgrad/04 launches it from then on for these sizes
+// (dgrad_tiles.hpp, conv_tune.hpp).
+std::string tune_on_gpu(const Sizes& given) {
+  const ConvShape g = shape_of(complete_sizes(op("conv2d_dgrad"), given));
+  return tune_dgrad(
+      "conv2d_dgrad/04", given, tuned(), conv_dgrad_v04::kCandidates, conv_dgrad_v04::candidate_name,
+      [](int i, const Sizes& s, Buffers b) { launch_candidate(i, s, launch_shape(i, s), b); },
+      [g](int i) { return conv_dgrad_v04::candidate_applies(i, g); });
+}
+#endif
 
 const Registration direct_few_channels{Kernel{
     .op = "conv2d_dgrad",
@@ -89,23 +99,3 @@ const Registration direct_few_channels{Kernel{
 
 }  // namespace
 }  // namespace warpnet::device::conv
-
-#if defined(__CUDACC__)
-namespace warpnet::device::conv {
-namespace {
-
-// On the current GPU: the direct tiles (where they apply) and dgrad v3's
-// tiles timed on `given`, the fastest checked and remembered, so the
-// registered conv2d_dgrad/04 launches it from then on for these sizes
-// (dgrad_tiles.hpp, conv_tune.hpp).
-std::string tune_on_gpu(const Sizes& given) {
-  const ConvShape g = shape_of(complete_sizes(op("conv2d_dgrad"), given));
-  return tune_dgrad(
-      "conv2d_dgrad/04", given, tuned(), conv_dgrad_v04::kCandidates, conv_dgrad_v04::candidate_name,
-      [](int i, const Sizes& s, Buffers b) { launch_candidate(i, s, launch_shape(i, s), b); },
-      [g](int i) { return conv_dgrad_v04::candidate_applies(i, g); });
-}
-
-}  // namespace
-}  // namespace warpnet::device::conv
-#endif

@@ -1,0 +1,173 @@
+// Conv v8 — direct, for few output channels: a thread per output pixel
+// computing every channel of it, the window of x its block reads and the
+// filters in shared memory. v7's tiles remain for everything else.
+//
+// Idea: the implicit GEMM's columns are the K output channels. At LeNet-5's
+//   layers K is 6 and 16: each element v7 gathers from x (a table read, two
+//   compares, a load, a shared store, a barrier's share) feeds only K
+//   multiply-adds, so gathering is most of the work — the finding of dgrad v4,
+//   whose kernel this mirrors for the forward. A block owns TH rows x TW
+//   columns of one image's output pixels, TW = min(Q, threads) and TH as
+//   many rows as the rest of the block holds (at most P): small images fill
+//   the block with whole rows (LeNet-5's 10x10 conv2 output: 100 pixels of a
+//   128-thread block) where square tiles would leave most threads idle. Per
+//   chunk of CC input channels it stages the x window those pixels read,
+//   ((TH−1)·stride + dil·(R−1) + 1) x ((TW−1)·stride + dil·(S−1) + 1), zeros
+//   in the padding, and the chunk's filters as s_w[c][r][s][k], k padded to
+//   KMAX (1, 2, 4, 8 or 16: the least >= K; few_channels.hpp). Each thread
+//   then walks its C·R·S taps with no bounds test: per tap one shared load of
+//   x and the tap's KMAX weights as float4s every lane reads at one address,
+//   KMAX multiply-adds into registers. Any stride, padding and dilation.
+// Applies: K <= 16, with a window and filters for at least one input channel
+//   in 48 KiB of shared memory (applies()); the registration runs v7's tiles
+//   otherwise, and times both kinds on a GPU.
+// Changed from v7: not a GEMM: one pixel per thread and all its output
+//   channels in registers; the x window staged whole instead of a gathered
+//   column per k-step; a row-filling tile of runtime shape.
+// Trace (emulator, `warpnet trace conv2d/0N --size ...`, LeNet-5's layers at
+//   batch 2, beside the tile v7's table picks):
+//   conv1 (2,1,28,28,6,5,5,1,2,1): 56 warps issuing 90.1 memory instructions
+//     each against v7's 392 at 78.6 (6.1x fewer in all); 4,200 shared loads
+//     (v7 26,656); global bytes asked 5.8e4 (v7 2.1e5).
+//   conv2 (2,6,14,14,16,5,5,1,0,1): 8 warps at 822 against 112 at 361.8
+//     (6.2x fewer); 6,000 shared loads (v7 36,960), 1.05-way; 4.1e4 global
+//     bytes (v7 2.0e5); 20% of the lanes idle (100 pixels, 128 threads).
+// Measured: not yet on a GPU (written 2026-12-01 on a machine without one).
+// Run: build/bin/test_simt -tc="conv direct*"; build/bin/warpnet trace conv2d/08 --size 2,6,14,14,16,5,5,1,0,1
+#include "kernels/common/cuda_compat.hpp"
+#include "kernels/conv/07_autotuned.cu"  // the GEMM tiles, for what this kernel does not cover
+#include "kernels/conv/conv_shape.hpp"
+#include "kernels/conv/few_channels.hpp"
+
+namespace conv_v08 {
+
+using conv_few_channels::kSharedFloats;
+constexpr int kMaxChannels = 16;  // K beyond this: v7's tiles
+
+// A block's tile of output pixels (TH rows x TW columns of one image) and
+// the x window it reads: rows, row pitch, one channel's floats rounded up to
+// 4 (so the filters after the windows start 16-byte aligned).
+struct Tile {
+  int th, tw, rows, cols, c_floats;
+  __host__ __device__ static Tile of(const ConvShape& g, int threads) {
+    const int tw = g.Q < threads ? g.Q : threads;
+    const int fit = threads / (tw > 0 ? tw : 1), th = fit < g.P ? fit : g.P;
+    const int rows = (th - 1) * g.stride + g.dil * (g.R - 1) + 1, cols = (tw - 1) * g.stride + g.dil * (g.S - 1) + 1;
+    return Tile{th, tw, rows, cols, (rows * cols + 3) / 4 * 4};
+  }
+};
+
+// Input channels staged per chunk: as many as 48 KiB holds (at most C); 0 when not even one fits.
+inline int chunk_channels(const ConvShape& g, int threads) {
+  const Tile tile = Tile::of(g, threads);
+  const int per_c = tile.c_floats + g.R * g.S * conv_few_channels::slots(g.K);
+  const int cc = kSharedFloats / per_c;
+  return cc < g.C ? cc : g.C;
+}
+
+inline bool applies(const ConvShape& g, int threads) {
+  return g.K <= kMaxChannels && g.P > 0 && g.Q > 0 && chunk_channels(g, threads) >= 1;
+}
+
+inline size_t shared_bytes(const ConvShape& g, int threads) {
+  const int cc = chunk_channels(g, threads);
+  return 4 * size_t(cc) * (Tile::of(g, threads).c_floats + g.R * g.S * conv_few_channels::slots(g.K));
+}
+
+inline dim3 grid(const ConvShape& g, int threads) {
+  const Tile tile = Tile::of(g, threads);
+  return dim3(::warpnet::ceil_div(g.Q, tile.tw), ::warpnet::ceil_div(g.P, tile.th), g.N);
+}
+
+}  // namespace conv_v08
+
+// x: (N,C,H,W), w: (K,C,R,S), y: (N,K,P,Q), NCHW row-major (ConvShape).
+// Launch: block (THREADS); grid conv_v08::grid(g, THREADS) = (ceil(Q/TW),
+// ceil(P/TH), N); dynamic shared shared_bytes(g, THREADS); CC =
+// chunk_channels(g, THREADS). Preconditions: applies(g, THREADS); KMAX =
+// conv_few_channels::slots(g.K).
+template <int KMAX, int THREADS>
+__global__ void __launch_bounds__(THREADS)
+    conv2d_few_channels(ConvShape g, int CC, const float* __restrict__ x, const float* __restrict__ w,
+                        float* __restrict__ y) {
+  using conv_v08::Tile;
+  static_assert(THREADS % 32 == 0 && THREADS <= 1024, "whole warps");
+  const Tile tile = Tile::of(g, THREADS);
+  const int RS = g.R * g.S;
+  float* s_x = warpnet::dynamic_shared<float>();  // s_x[c·c_floats + i·cols + j] = x[n, c0+c, h0+i, w0+j], (CC, rows, cols)
+  float* s_w = s_x + CC * tile.c_floats;          // s_w[((c·R + r)·S + s)·KMAX + k] = w[k, c0+c, r, s], (CC, R, S, KMAX)
+
+  const int n = blockIdx.z, p0 = blockIdx.y * tile.th, q0 = blockIdx.x * tile.tw;
+  const int h0 = p0 * g.stride - g.pad, w0 = q0 * g.stride - g.pad;  // the window's corner in x
+  const int t = threadIdx.x, ty = t / tile.tw, tx = t % tile.tw;
+  const bool active = ty < tile.th;  // the block's last threads may have no pixel
+  // Tap (r, s) of this thread's pixel reads window row ty·stride + r·dil, column tx·stride + s·dil.
+  const int corner = ty * g.stride * tile.cols + tx * g.stride;
+  const float* x_n = x + size_t(n) * g.C * g.H * g.W;
+
+  float acc[KMAX] = {};
+  for (int c0 = 0; c0 < g.C; c0 += CC) {
+    const int cc = min(CC, g.C - c0);
+    // Stage the chunk's x windows (zeros in the padding) and filters. Divisions
+    // here run once per staged element, not per multiply-add.
+    for (int i = t; i < cc * tile.c_floats; i += THREADS) {
+      const int c = i / tile.c_floats, e = i % tile.c_floats, wi = e / tile.cols, wj = e % tile.cols;
+      const int h = h0 + wi, xw = w0 + wj;
+      float v = 0.0f;  // padding, and the rounding slots past rows·cols
+      if (wi < tile.rows && unsigned(h) < unsigned(g.H) && unsigned(xw) < unsigned(g.W))
+        v = x_n[(size_t(c0 + c) * g.H + h) * g.W + xw];
+      s_x[i] = v;
+    }
+    for (int i = t; i < cc * RS * KMAX; i += THREADS) {
+      const int k = i % KMAX, crs = i / KMAX, c = crs / RS, rs = crs % RS;
+      s_w[i] = k < g.K ? w[(size_t(k) * g.C + c0 + c) * RS + rs] : 0.0f;  // w[k, c0+c, r, s]
+    }
+    __syncthreads();  // the window and filters are complete before anyone reads them
+
+    if (active)
+      for (int c = 0; c < cc; ++c)
+        for (int r = 0; r < g.R; ++r) {
+          const float* row = s_x + c * tile.c_floats + corner + g.dil * r * tile.cols;  // tap (r, 0)
+          const float* w_r = s_w + (c * RS + r * g.S) * KMAX;
+          for (int s = 0; s < g.S; ++s) conv_few_channels::multiply_add<KMAX>(acc, row[g.dil * s], w_r + s * KMAX);
+        }
+    __syncthreads();  // everyone is done with the chunk before the next one overwrites it
+  }
+
+  // Consecutive lanes own consecutive q: coalesced stores, one channel plane at a time.
+  const int p = p0 + ty, q = q0 + tx;
+  if (!active || p >= g.P || q >= g.Q) return;
+#pragma unroll
+  for (int k = 0; k < KMAX; ++k)
+    if (k < g.K) y[((size_t(n) * g.K + k) * g.P + p) * g.Q + q] = acc[k];
+}
+
+namespace conv_v08 {
+
+// The direct kernel at 128 and 256 threads, then v7's seven tiles.
+constexpr int kDirectBlocks = 2;
+constexpr int kCandidates = kDirectBlocks + conv_v07::kCandidates;
+constexpr int kThreads[kDirectBlocks] = {128, 256};
+
+inline const char* candidate_name(int i) {
+  static const char* const direct[kDirectBlocks] = {"direct, 128 threads", "direct, 256 threads"};
+  return i < kDirectBlocks ? direct[i < 0 ? 0 : i] : conv_v07::candidate_name(i - kDirectBlocks);
+}
+
+// Whether candidate i can run this problem (the GEMM tiles run anything).
+inline bool candidate_applies(int i, const ConvShape& g) { return i >= kDirectBlocks || applies(g, kThreads[i]); }
+
+// The tuning table: the 128-thread direct kernel where it applies, else v7's table.
+inline int table_choice(const ConvShape& g) {
+  return candidate_applies(0, g) ? 0 : kDirectBlocks + conv_v07::table_choice(g);
+}
+
+// visit.template operator()<KMAX, THREADS>() for direct candidate i at K = g.K.
+template <class Visit>
+auto with_direct(int i, const ConvShape& g, Visit&& visit) {
+  return conv_few_channels::with_slots(g.K, [&]<int KMAX>() {
+    return i == 0 ? visit.template operator()<KMAX, 128>() : visit.template operator()<KMAX, 256>();
+  });
+}
+
+}  // namespace conv_v08
