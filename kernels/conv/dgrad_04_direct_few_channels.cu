@@ -13,13 +13,12 @@
 //   KC output channels k, the dy window those pixels read — (TH + dil·(R−1))
 //   x (TW + dil·(S−1)), zeros outside dy — and the chunk's filters as
 //   s_w[k][r][s][c], c padded to CMAX (1, 2, 4 or 8: the least >= C;
-//   few_channels.hpp). Every
-//   thread then walks its K·R·S taps with no index arithmetic but two adds
-//   and no bounds test (the window holds the zeros): per tap one shared load
-//   of dy (consecutive pixels across the lanes), the tap's CMAX weights as
-//   float4s that every lane reads at one address (a broadcast), and CMAX
-//   multiply-adds into registers. No barrier inside a chunk; a chunk of KC
-//   channels costs two.
+//   few_channels.hpp). Every thread then walks its K·R·S taps with no index
+//   arithmetic but two adds and no bounds test (the window holds the
+//   zeros): per tap one shared load of dy (consecutive pixels across the
+//   lanes), the tap's CMAX weights as float4s that every lane reads at one
+//   address (a broadcast), and CMAX multiply-adds into registers. No
+//   barrier inside a chunk; a chunk of KC channels costs two.
 // Applies: stride 1 and C <= 8, with a window and filters for at least one
 //   channel in 48 KiB of shared memory (applies()); the registration runs
 //   dgrad v3's tiles otherwise, and times both kinds on a GPU.
