@@ -24,7 +24,7 @@
 // Changed from v7: not a GEMM: one pixel per thread and all its output
 //   channels in registers; the x window staged whole instead of a gathered
 //   column per k-step; a row-filling tile of runtime shape.
-// Trace (emulator, `warpnet trace conv2d/0N --size ...`, LeNet-5's layers at
+// Trace (emulator, `warpnet trace conv2d/08 --size ...` and conv2d/07, LeNet-5's layers at
 //   batch 2, beside the tile v7's table picks):
 //   conv1 (2,1,28,28,6,5,5,1,2,1): 56 warps issuing 90.1 memory instructions
 //     each against v7's 392 at 78.6 (6.1x fewer in all); 4,200 shared loads

@@ -25,7 +25,7 @@
 // Changed from dgrad v3: not a GEMM: one pixel per thread and all its
 //   channels in registers instead of a tile of the (pixels x channels) GEMM;
 //   the dy window staged whole instead of a gathered column per k-step.
-// Trace (emulator, `warpnet trace conv2d_dgrad/0N --size 2,6,14,14,16,5,5,1,0,1`,
+// Trace (emulator, `warpnet trace conv2d_dgrad/04 --size 2,6,14,14,16,5,5,1,0,1` and /03,
 //   LeNet-5's conv2 at batch 2, beside dgrad v3's 32x8x32 tile): 16 warps
 //   issuing 1276 memory instructions each (v3: 104 warps, 1016 each: 5.2x
 //   more in all); 19,200 shared loads (v3 93,288), float4 weights 1.00-way,

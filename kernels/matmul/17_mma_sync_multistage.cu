@@ -35,7 +35,7 @@
 // Measured: not yet on a GPU (written 2026-12-01 on a machine without one);
 //   `scripts/gpu-check.sh` times it against cuBLAS bf16 beside v12 and v16.
 // Run: build/bin/test_simt -tc="registry*"; build/bin/warpnet trace matmul/17 --size 127,129,65;
-//   build/bin/warpnet bench matmul --size 4096,4096,4096 --kernels 0,12,16,17
+//   build/bin/warpnet bench matmul --size 4096,4096,4096 --kernels matmul/12,matmul/16,matmul/17
 #include "kernels/common/mma_store.hpp"
 #include "kernels/common/ptx.hpp"
 #include "kernels/common/tile_order.hpp"

@@ -37,7 +37,7 @@
 //   packed. nvcc 13.0 for sm_90a (-Xptxas -v): 168 registers, no spills.
 // Measured: not yet on a GPU (written 2026-12-01 on a machine without one).
 // Build: sm_90a only, as v13 (src/device/CMakeLists.txt, sm90a_registrations).
-// Run: build/bin/warpnet bench matmul --size 8192,8192,8192,0,1 --kernels 0,15,18 on an H100/H200
+// Run: build/bin/warpnet bench matmul --size 8192,8192,8192,0,1 --kernels matmul/15,matmul/18 on an H100/H200
 //   (cuBLASLt fp8 is version 0 for e4m3); on the emulator:
 //   build/bin/warpnet trace matmul/18 --size 144,280,256,0,1
 #include <cstdint>
