@@ -14,7 +14,9 @@
 #   4. runs `warpnet bench` for the ops the issues set targets for, writing
 #      the JSON record <gpu>-<date>.json;
 #   5. runs `warpnet bench train` (LeNet-5) with 2 CPU threads, the 2-core
-#      CPU the GPU is compared with, its own record train-<gpu>-<date>.json;
+#      CPU the GPU is compared with, its own record train-<gpu>-<date>.json,
+#      and every conv, dgrad and wgrad version at LeNet-5's two conv layers
+#      (batch 256) against cuDNN, lenet-conv-<gpu>-<date>.json;
 #   6. runs `warpnet bench precision` on the GPU (one matmul in each format:
 #      the FP8/BF16 and BF16/FP32 throughput ratios), precision-<gpu>-<date>.json,
 #      and again for bf16 and fp8 with B stored (N,K) (--trans-b: fp8's native
@@ -43,7 +45,10 @@
 #   TRAIN_ARGS          arguments for `warpnet bench train`, default
 #                       "--model lenet5 --threads 2 --batch 64,256,1024"
 #                       (the speed-up at three batch sizes, one record)
-#   PHASES              which phases run, default "test bench train precision sass"
+#   LENET_CONV_ARGS     arguments for the "lenet" phase's `warpnet bench`, default
+#                       "conv2d conv2d_dgrad conv2d_wgrad" at LeNet-5's conv1 and
+#                       conv2 at batch 256
+#   PHASES              which phases run, default "test bench train lenet precision sass"
 #                       (add "ncu" for the per-kernel times of a LeNet-5 step)
 #   RECORD_TAG          appended to the records' names (<gpu>-<date>-<tag>.json),
 #                       so a second run the same day keeps the first's
@@ -86,7 +91,7 @@ echo "cpu: $(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2 | sed 's/^ //'); 
 gpu=$(timeout 20 nvidia-smi --query-gpu=name --format=csv,noheader 2>/dev/null | head -1)
 gpu_slug=$(echo "${gpu:-no-gpu}" | tr 'A-Z' 'a-z' | tr -cs 'a-z0-9' '-' | sed 's/^-//; s/-$//')
 record="$OUT/$gpu_slug-$date_utc${RECORD_TAG:+-$RECORD_TAG}.json"
-PHASES=${PHASES:-test bench train precision sass}
+PHASES=${PHASES:-test bench train lenet precision sass}
 want() { case " $PHASES " in *" $1 "*) return 0 ;; esac; return 1; }
 echo "phases: $PHASES"
 
@@ -208,6 +213,21 @@ if want train && [ -x "$BIN/warpnet" ]; then
   [ -n "$gpu" ] && [ -f "$train_record" ] && cp -f "$train_record" "$root/bench/results/"
 fi
 
+# LeNet-5's two conv layers at batch 256, the step issue 5's 50x target
+# depends on: every conv, dgrad and wgrad version (the direct ones for few
+# channels, the tuned GEMM tiles, the first ones) against cuDNN at those
+# sizes, in a record of its own.
+LENET_CONV_ARGS=${LENET_CONV_ARGS-"conv2d conv2d_dgrad conv2d_wgrad --size 256,1,28,28,6,5,5,1,2,1 --size 256,6,14,14,16,5,5,1,0,1"}
+lenet_record="$OUT/lenet-conv-${record##*/}"
+if want lenet && [ -x "$BIN/warpnet" ]; then
+  phase "warpnet bench $LENET_CONV_ARGS -> $lenet_record"
+  # shellcheck disable=SC2086
+  timeout "$(left_until 430)" "$BIN/warpnet" bench $LENET_CONV_ARGS --budget 1 --timeout 15 --json "$lenet_record"
+  rc=$?
+  [ "$rc" -eq 0 ] && note "bench lenet conv: ok" || note "bench lenet conv: rc=$rc (124: out of time; 1: a version failed)"
+  [ -n "$gpu" ] && [ -f "$lenet_record" ] && cp -f "$lenet_record" "$root/bench/results/"
+fi
+
 precision_record="$OUT/precision-${record##*/}"
 if ! want precision; then
   :
@@ -289,7 +309,7 @@ fi
 
 phase "summary"
 if command -v python3 >/dev/null; then
-  python3 - "$record" "$train_record" <<'PY'
+  python3 - "$record" "$train_record" "$lenet_record" <<'PY'
 import json, os, sys
 ops, rec = [], None
 for path in sys.argv[1:]:

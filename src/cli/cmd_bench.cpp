@@ -472,7 +472,14 @@ void run_bench(BenchOptions& o) {
     return;
   }
   o.ops = o.ops.empty() ? all_ops() : expand_names(o.ops);
-  WN_CHECK(o.sizes.empty() || o.ops.size() == 1, "bench: --size applies to one op; name it (warpnet bench matmul --size ...)");
+  // --size with several ops: only ops whose sizes are named alike (conv2d,
+  // conv2d_dgrad and conv2d_wgrad all take N,C,H,W,K,R,S,stride,pad,dilation).
+  WN_CHECK(o.sizes.empty() || std::all_of(o.ops.begin(), o.ops.end(),
+                                          [&](const std::string& name) {
+                                            return device::op(name).size_names == device::op(o.ops[0]).size_names;
+                                          }),
+           "bench: --size applies to ops whose sizes are named alike; name one (warpnet bench matmul --size ...) "
+           "or several of one kind (warpnet bench conv2d conv2d_dgrad --size ...)");
 
   const device::gpu::Info info = device::gpu::probe();
   std::printf("warpnet bench: seed %llu, at most %d timed runs or %.1f s per version, %s\n",
@@ -559,8 +566,9 @@ void add_bench_command(CLI::App& app) {
                   "run), precision (one matmul in every number format: error and time), or allreduce "
                   "(under mpirun: latency and bus bandwidth by message size, and the "
                   "alpha-beta model); default: every op in the registry");
-  cmd->add_option("--size", o->sizes, "problem sizes, comma-separated (matmul: M,N,K[,trans_a,trans_b]); repeatable")
-      ;
+  cmd->add_option("--size", o->sizes,
+                  "problem sizes, comma-separated (matmul: M,N,K[,trans_a,trans_b]); repeatable; for one op, or several "
+                  "whose sizes are named alike (conv2d conv2d_dgrad conv2d_wgrad)");
   cmd->add_option("--runs", o->settings.runs, "most timed runs per version; the median is reported")
       ->check(CLI::PositiveNumber);
   cmd->add_option("--budget", o->settings.budget_s, "seconds of timed runs per version before stopping (at least 3 runs)")

@@ -69,6 +69,27 @@ TEST_CASE("warpnet bench refuses a malformed size and an unknown op") {
   CHECK(unknown.output.find("'convolution' is neither an op, the start of one, nor train") != std::string::npos);
 }
 
+TEST_CASE("warpnet bench takes one --size for several ops whose sizes are named alike, and refuses it for others") {
+  const std::string path = (warpnet::test::scratch_dir() / "bench-conv-family.json").string();
+  const Run run = bench("conv2d_dgrad conv2d_wgrad --size 2,3,9,9,4,3,3,1,1,1 --runs 3 --budget 0.01 --threads 1 --json " +
+                        path);
+  INFO(run.output);
+  CHECK(run.status == 0);
+  std::ifstream file(path);
+  REQUIRE(file);
+  const nlohmann::json rec = nlohmann::json::parse(file);
+  REQUIRE(rec["ops"].size() == 2);
+  std::set<std::string> ops;
+  for (const auto& op : rec["ops"]) {
+    ops.insert(op["op"].get<std::string>());
+    CHECK(op["sizes"] == nlohmann::json({2, 3, 9, 9, 4, 3, 3, 1, 1, 1}));
+  }
+  CHECK(ops == std::set<std::string>{"conv2d_dgrad", "conv2d_wgrad"});
+  const Run mixed = bench("matmul softmax --size 4,4,4 --no-cpu");
+  CHECK(mixed.status != 0);
+  CHECK(mixed.output.find("--size applies to ops whose sizes are named alike") != std::string::npos);
+}
+
 TEST_CASE("warpnet bench takes the start of op names for a family of ops") {
   const Run run = bench("sum --no-cpu");
   INFO(run.output);
