@@ -332,7 +332,10 @@ for op in ops:
         if "error" in op.get("gpu", {}):
             print(f"  gpu (graph) failed: {op['gpu']['error']}")
         continue
-    size = "x".join(str(s) for s in op["sizes"][:3]) + ("" if not any(op["sizes"][3:]) else " T" + "".join(str(s) for s in op["sizes"][3:]))
+    if op["op"] == "matmul":  # M x N x K, and the layout when transposed
+        size = "x".join(str(s) for s in op["sizes"][:3]) + ("" if not any(op["sizes"][3:]) else " T" + "".join(str(s) for s in op["sizes"][3:]))
+    else:
+        size = ",".join(str(s) for s in op["sizes"])
     print(f"{op['op']} {size}")
     for r in op["gpu"].get("kernels", []):
         t = (r.get("timing") or {}).get("median_ms")
