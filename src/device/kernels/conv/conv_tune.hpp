@@ -1,11 +1,11 @@
 // What the tuners of the autotuned conv versions (conv2d/07 and 08,
-// conv2d_dgrad/03 and 04, conv2d_wgrad/03) share on a real GPU: the sizes completed and checked, two
-// random inputs and the output on the device, every candidate timed, the
-// fastest one checked against the op's definition, remembered, and the line
-// that says so. Each version gives its buffers' sizes, its launch and the
-// definition of one output element. The CUDA copy of the registrations alone
-// includes it (nvcc); an anonymous namespace as the other registration
-// headers (copy.hpp).
+// conv2d_dgrad/03 and 04, conv2d_wgrad/03) share on a real GPU: the sizes
+// completed and checked, two random inputs and the output on the device,
+// every candidate timed, the fastest one checked against the op's
+// definition, remembered, and the line that says so. Each version gives its
+// buffers' sizes, its launch and the definition of one output element. The
+// CUDA copy of the registrations alone includes it (nvcc); an anonymous
+// namespace as the other registration headers (copy.hpp).
 #pragma once
 #include <array>
 #include <functional>
@@ -27,10 +27,11 @@ struct ConvTuneBuffers {
 };
 
 // `id` names the version ("conv2d_wgrad/03"), `op_name` its op. launch(i, s,
-// buffers) launches candidate i, of those applies(i) allows (all when empty); where(g, e) splits output element e into its
-// four indices; reference(g, in0, in1, index) is that element by the
-// definition, in double (gpu_timing::Reference). Returns "measured by <id>'s
-// tune: <winner> (<each candidate> <ms>, ...)".
+// buffers) launches candidate i, of those applies(i) allows (all when
+// empty); where(g, e) splits output element e into its four indices;
+// reference(g, in0, in1, index) is that element by the definition, in double
+// (gpu_timing::Reference). Returns "measured by <id>'s tune: <winner> (<each
+// candidate> <ms>, ...)".
 template <class LaunchCandidate, class Where, class ReferenceAt>
 std::string tune_conv(const char* id, const char* op_name, const Sizes& given, TunedChoices& tuned, int candidates,
                       const char* (*candidate_name)(int), ConvTuneBuffers (*buffers_of)(const ConvShape&),
