@@ -108,20 +108,12 @@ __global__ void __launch_bounds__(THREADS)
   float acc[KMAX] = {};
   for (int c0 = 0; c0 < g.C; c0 += CC) {
     const int cc = min(CC, g.C - c0);
-    // Stage the chunk's x windows (zeros in the padding) and filters. Divisions
-    // here run once per staged element, not per multiply-add.
-    for (int i = t; i < cc * tile.c_floats; i += THREADS) {
-      const int c = i / tile.c_floats, e = i % tile.c_floats, wi = e / tile.cols, wj = e % tile.cols;
-      const int h = h0 + wi, xw = w0 + wj;
-      float v = 0.0f;  // padding, and the rounding slots past rows·cols
-      if (wi < tile.rows && unsigned(h) < unsigned(g.H) && unsigned(xw) < unsigned(g.W))
-        v = x_n[(size_t(c0 + c) * g.H + h) * g.W + xw];
-      s_x[i] = v;
-    }
-    for (int i = t; i < cc * RS * KMAX; i += THREADS) {
-      const int k = i % KMAX, crs = i / KMAX, c = crs / RS, rs = crs % RS;
-      s_w[i] = k < g.K ? w[(size_t(k) * g.C + c0 + c) * RS + rs] : 0.0f;  // w[k, c0+c, r, s]
-    }
+    // Stage the chunk's x windows (zeros in the padding) and filters.
+    conv_few_channels::stage_windows<THREADS>(s_x, x_n + size_t(c0) * g.H * g.W, cc, tile.c_floats, tile.rows,
+                                              tile.cols, h0, w0, g.H, g.W);
+    conv_few_channels::stage_filters<KMAX, THREADS>(s_w, cc, RS, g.K, [&](int c, int k, int rs) {
+      return w[(size_t(k) * g.C + c0 + c) * RS + rs];  // w[k, c0+c, r, s]
+    });
     __syncthreads();  // the window and filters are complete before anyone reads them
 
     if (active)

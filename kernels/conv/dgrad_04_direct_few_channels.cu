@@ -100,20 +100,12 @@ __global__ void __launch_bounds__(TH * TW)
   float acc[CMAX] = {};
   for (int k0 = 0; k0 < g.K; k0 += KC) {
     const int kc = min(KC, g.K - k0);
-    // Stage the chunk's dy windows (zeros outside dy) and filters. Divisions
-    // here run once per staged element, not per multiply-add.
-    for (int i = t; i < kc * win.k_floats; i += THREADS) {
-      const int k = i / win.k_floats, e = i % win.k_floats, pi = e / win.cols, qj = e % win.cols;
-      const int p = p0 + pi, q = q0 + qj;
-      float v = 0.0f;  // outside dy, and the rounding slots past rows·cols
-      if (pi < win.rows && unsigned(p) < unsigned(g.P) && unsigned(q) < unsigned(g.Q))
-        v = dy_n[(size_t(k0 + k) * g.P + p) * g.Q + q];
-      s_dy[i] = v;
-    }
-    for (int i = t; i < kc * RS * CMAX; i += THREADS) {
-      const int c = i % CMAX, krs = i / CMAX, k = krs / RS, rs = krs % RS;
-      s_w[i] = c < g.C ? w[(size_t(k0 + k) * g.C + c) * RS + rs] : 0.0f;  // w[k0+k, c, r, s]
-    }
+    // Stage the chunk's dy windows (zeros outside dy) and filters.
+    conv_few_channels::stage_windows<THREADS>(s_dy, dy_n + size_t(k0) * g.P * g.Q, kc, win.k_floats, win.rows,
+                                              win.cols, p0, q0, g.P, g.Q);
+    conv_few_channels::stage_filters<CMAX, THREADS>(s_w, kc, RS, g.C, [&](int k, int c, int rs) {
+      return w[(size_t(k0 + k) * g.C + c) * RS + rs];  // w[k0+k, c, r, s]
+    });
     __syncthreads();  // the window and filters are complete before anyone reads them
 
     for (int k = 0; k < kc; ++k)

@@ -29,6 +29,36 @@ __device__ __forceinline__ void multiply_add(float (&acc)[SLOTS], float v, const
   }
 }
 
+// Stages `planes` windows of a stack of (height, width) planes — x's input
+// channels, dy's output channels — into shared memory: dst[p·pitch + i·cols
+// + j] = src[(p·height + row0 + i)·width + col0 + j], zero outside the
+// planes and in the slots past rows·cols (pitch >= rows·cols). A 1-D block
+// of THREADS threads; divisions once per staged element, not per
+// multiply-add.
+template <int THREADS>
+__device__ __forceinline__ void stage_windows(float* dst, const float* src, int planes, int pitch, int rows, int cols,
+                                              int row0, int col0, int height, int width) {
+  for (int i = threadIdx.x; i < planes * pitch; i += THREADS) {
+    const int p = i / pitch, e = i % pitch, wi = e / cols, wj = e % cols;
+    const int h = row0 + wi, x = col0 + wj;
+    float v = 0.0f;
+    if (wi < rows && unsigned(h) < unsigned(height) && unsigned(x) < unsigned(width))
+      v = src[(size_t(p) * height + h) * width + x];
+    dst[i] = v;
+  }
+}
+
+// Stages the filters of `count` staged channels j, tap-major with the
+// register channels o innermost: dst[(j·RS + rs)·SLOTS + o] = weight(j, o,
+// rs) for o < channels, 0 in the padding slots.
+template <int SLOTS, int THREADS, class Weight>
+__device__ __forceinline__ void stage_filters(float* dst, int count, int RS, int channels, Weight weight) {
+  for (int i = threadIdx.x; i < count * RS * SLOTS; i += THREADS) {
+    const int o = i % SLOTS, jrs = i / SLOTS, j = jrs / RS, rs = jrs % RS;
+    dst[i] = o < channels ? weight(j, o, rs) : 0.0f;
+  }
+}
+
 // visit.template operator()<SLOTS>() for slots(n) (n at most 16).
 template <class Visit>
 auto with_slots(int n, Visit&& visit) {
