@@ -19,8 +19,11 @@
 //   BK = 16 (two k-tiles in 33 KiB), so one barrier per 16 k instead of per 8;
 //   the global -> shared copies are v8's (sgemm_v8::stage_tile: 16-byte
 //   cp.async where the layout allows it, 4-byte transposing ones otherwise),
-//   double buffered with one __syncthreads() per k-step.
-// Measured: NVIDIA H200, 2026-11-30, run 2 (bench/results/nvidia-h200-2026-11-30-run2-matmul.json,
+//   double buffered with one __syncthreads() per k-step. The k loop is
+//   unrolled by `#pragma unroll` (added after the figures below: the run-1
+//   SASS held 64 FFMA, one k per trip, so each trip waited on its own shared
+//   loads); ptxas then gives 124-128 registers at 128x128, two blocks per SM.
+// Measured, before the unrolled k loop: NVIDIA H200, 2026-11-30, run 2 (bench/results/nvidia-h200-2026-11-30-run2-matmul.json,
 //   `warpnet bench matmul`): 4.24 ms = 32.4 TFLOP/s at 4096^3, 63.0% of cuBLAS SGEMM in the same run;
 //   32.7 TFLOP/s at 8192^3, 64.1%.
 // Run: build/bin/test_simt -tc="registry*"; build/bin/warpnet trace matmul/09 --size 128,128,128
@@ -80,17 +83,24 @@ __global__ void __launch_bounds__((BM / WM) * (BN / WN) * 32)
     warpnet::ptx::cp_async_wait<0>();  // this thread's copies into stage s have landed
     __syncthreads();                   // everyone's have; everyone is done with stage 1-s (v8)
     if (step + 1 < steps) stage(1 - s, k_begin + (step + 1) * BK);
+    // Unrolled, so the scheduler can issue step k+1's shared loads under step
+    // k's FMAs; left to itself nvcc kept one k per trip (64 FFMA in the loop).
+#pragma unroll
     for (int k = 0; k < BK; ++k) {
       float a[WMITER * TM], b[WNITER * TN];  // the warp-tile column of op(A) and row of op(B) this lane needs
+#pragma unroll
       for (int i = 0; i < WMITER * TM; i += 4) {
         const float4 v = load_float4(&As[s][k][wm0 + (i / TM) * WSUBM + lm + i % TM]);
         a[i] = v.x, a[i + 1] = v.y, a[i + 2] = v.z, a[i + 3] = v.w;
       }
+#pragma unroll
       for (int j = 0; j < WNITER * TN; j += 4) {
         const float4 v = load_float4(&Bs[s][k][wn0 + (j / TN) * WSUBN + ln + j % TN]);
         b[j] = v.x, b[j + 1] = v.y, b[j + 2] = v.z, b[j + 3] = v.w;
       }
+#pragma unroll
       for (int i = 0; i < WMITER * TM; ++i)
+#pragma unroll
         for (int j = 0; j < WNITER * TN; ++j) acc[i][j] += a[i] * b[j];
     }
   }

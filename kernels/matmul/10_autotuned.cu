@@ -31,7 +31,7 @@
 //   All candidates keep thread tiles of 4x4 and two stages in static shared
 //   memory under 48 KiB, so each is valid on sm_80, sm_89 and sm_90 without
 //   opting in to more shared memory.
-// Measured: NVIDIA H200, 2026-11-30, run 2 (bench/results/nvidia-h200-2026-11-30-run2-matmul.json,
+// Measured, before v9's k loop was unrolled: NVIDIA H200, 2026-11-30, run 2 (bench/results/nvidia-h200-2026-11-30-run2-matmul.json,
 //   `warpnet bench matmul`): 4.24 ms = 32.4 TFLOP/s at 4096^3, 63.0% of cuBLAS SGEMM in the same run;
 //   32.7 TFLOP/s at 8192^3, 64.1%. The autotuner picked 128x128x16, warps 64x32
 //   (v09's shape) at both sizes; v09 in the same run measured the same to 3 figures.
