@@ -1,6 +1,7 @@
 // Every candidate tile of conv2d_wgrad/03_autotuned against a CPU reference
-// at awkward sizes, with its split of the pixels and the ordered sum, and
-// sum_splits alone at every group count. The registry test checks only the
+// at awkward sizes, with its split of the pixels and the ordered sum;
+// conv2d_wgrad/04's direct kernel where it applies (its other candidates are
+// v3's); and sum_splits alone at every group count. The registry test checks only the
 // candidate the tuning table picks at each test size; on a GPU the autotuner
 // may pick any of them, so each is checked here. Traced (see
 // ../../CMakeLists.txt): the checker also fails a launch on any
@@ -18,7 +19,7 @@
 #include "tests/simt/traced/candidate_check.hpp"
 
 namespace {
-#include "kernels/conv/wgrad_03_autotuned.cu"
+#include "kernels/conv/wgrad_04_direct_few_channels.cu"  // includes wgrad_03_autotuned.cu
 }  // namespace
 
 namespace {
@@ -74,6 +75,24 @@ void launch_candidate(int i, const ConvShape& g, const float* x, const float* dy
                         static_cast<const float*>(part.get()), dw);
 }
 
+// conv2d_wgrad/04's direct kernel, launched as the registration launches
+// it: its runs of bands into NaN-poisoned partials, then sum_splits.
+void launch_direct(const ConvShape& g, const float* x, const float* dy, float* dw) {
+  const conv_wgrad_v04::Split split = conv_wgrad_v04::split_of(g);
+  const int elements = g.K * g.crs();
+  DeviceBuffer<float> part(
+      std::vector<float>(size_t(split.splits) * elements, std::numeric_limits<float>::quiet_NaN()));
+  conv_wgrad_v04::with_direct(g, [&]<int KMAX>() {
+    warpnet::simt::launch(conv2d_wgrad_few_channels<KMAX>, dim3(split.splits), dim3(conv_wgrad_v04::kThreads),
+                          conv_wgrad_v04::shared_bytes(g), g, conv_wgrad_v04::band_of(g), split.run, x, dy,
+                          split.splits > 1 ? part.get() : dw);
+  });
+  if (split.splits == 1) return;
+  const warpnet::SumSplitsLaunch sum = warpnet::sum_splits_launch(elements, split.splits);
+  warpnet::simt::launch(warpnet::sum_splits<warpnet::kSumThreads>, sum.grid, sum.block, 0, elements, split.splits,
+                        static_cast<const float*>(part.get()), dw);
+}
+
 }  // namespace
 
 TEST_CASE("conv wgrad autotune: every candidate of conv2d_wgrad/03 matches the CPU reference at awkward sizes") {
@@ -107,6 +126,53 @@ TEST_CASE("conv wgrad autotune: every candidate of conv2d_wgrad/03 matches the C
                        " stride=", g.stride, " pad=", g.pad, " dilation=", g.dil, ", seed ", kSeed),
           [&](float* dw) { launch_candidate(i, g, d_x.get(), d_dy.get(), dw); }, want, bound);
   }
+}
+
+TEST_CASE("conv wgrad direct: conv2d_wgrad/04's direct kernel matches the CPU reference where it applies") {
+  // {N, C, H, W, K, R, S, stride, pad, dilation}
+  const int sizes[][10] = {
+      {1, 1, 1, 1, 1, 1, 1, 1, 0, 1},      // one tap, one pixel: 256 groups of pixels, 255 of them idle
+      {3, 1, 13, 13, 5, 5, 5, 1, 2, 1},    // K = 5 (8 slots), C = 1, 5x5, pad 2: 10 groups
+      {2, 3, 9, 11, 2, 3, 5, 1, 1, 1},     // K = 2, a 3x5 filter, H != W
+      {1, 3, 13, 7, 3, 3, 3, 1, 2, 2},     // K = 3 (4 slots), dilation 2, pad 2
+      {3, 3, 13, 13, 5, 3, 3, 2, 2, 2},    // stride 2, pad 2, dilation 2
+      {2, 6, 14, 14, 16, 5, 5, 1, 0, 1},   // LeNet-5's conv2: 150 taps, one group
+      {2, 1, 28, 28, 6, 5, 5, 1, 2, 1},    // LeNet-5's conv1: 25 taps, 10 groups
+      {1, 10, 7, 7, 4, 5, 5, 1, 2, 1},     // C·R·S = 250: the most taps, one group, 6 idle threads
+      {1, 1, 60, 60, 16, 3, 3, 1, 1, 1},   // bands of 9 rows (48 KiB), the last one 6
+      {600, 1, 4, 4, 2, 3, 3, 1, 1, 1}};   // 600 bands in runs of 3: 200 partials, summed in 8 groups
+  std::printf("conv wgrad direct test: seed %llu\n", (unsigned long long)kSeed);
+  for (const auto& size : sizes) {
+    const ConvShape g = shape(size);
+    REQUIRE(conv_wgrad_v04::applies(g));
+    uint64_t state = kSeed;
+    const std::vector<float> x = candidate_check::uniform(size_t(g.N) * g.C * g.H * g.W, state);
+    const std::vector<float> dy = candidate_check::uniform(size_t(g.N) * g.K * g.P * g.Q, state);
+    std::vector<double> want, bound;
+    reference(g, x, dy, want, bound);
+    DeviceBuffer<float> d_x(x), d_dy(dy);
+    const conv_wgrad_v04::Band band = conv_wgrad_v04::band_of(g);
+    candidate_check::check(
+        warpnet::cat(conv_wgrad_v04::candidate_name(0), " (bands of ", band.bp, " rows, ", band.groups, " groups, ",
+                     conv_wgrad_v04::split_of(g).splits, " splits) at N=", g.N, " C=", g.C, " H=", g.H, " W=", g.W,
+                     " K=", g.K, " R=", g.R, " S=", g.S, " stride=", g.stride, " pad=", g.pad, " dilation=", g.dil,
+                     ", seed ", kSeed),
+        [&](float* dw) { launch_direct(g, d_x.get(), d_dy.get(), dw); }, want, bound);
+  }
+  // The bands and splits the sizes above rely on.
+  CHECK(conv_wgrad_v04::band_of(shape({1, 1, 60, 60, 16, 3, 3, 1, 1, 1})).bp == 9);
+  CHECK(conv_wgrad_v04::split_of(shape({600, 1, 4, 4, 2, 3, 3, 1, 1, 1})).run == 3);
+  CHECK(conv_wgrad_v04::split_of(shape({600, 1, 4, 4, 2, 3, 3, 1, 1, 1})).splits == 200);
+  CHECK(conv_wgrad_v04::split_of(shape({256, 6, 14, 14, 16, 5, 5, 1, 0, 1})).splits == 256);  // LeNet-5 at batch 256
+  // Where it does not apply: K = 17, C·R·S = 257, one output row too wide for 48 KiB.
+  CHECK_FALSE(conv_wgrad_v04::candidate_applies(0, shape({1, 3, 9, 9, 17, 3, 3, 1, 1, 1})));
+  CHECK_FALSE(conv_wgrad_v04::candidate_applies(0, shape({1, 257, 4, 4, 4, 1, 1, 1, 0, 1})));
+  CHECK_FALSE(conv_wgrad_v04::candidate_applies(0, shape({1, 1, 3, 700, 16, 1, 1, 1, 0, 1})));
+  CHECK(conv_wgrad_v04::candidate_applies(conv_wgrad_v04::kDirectTiles, shape({1, 3, 9, 9, 17, 3, 3, 1, 1, 1})));
+  // The table: the direct kernel where it applies, wgrad v3's table after it elsewhere.
+  CHECK(conv_wgrad_v04::table_choice(shape({64, 1, 28, 28, 6, 5, 5, 1, 2, 1})) == 0);
+  CHECK(conv_wgrad_v04::table_choice(shape({64, 64, 56, 56, 64, 3, 3, 1, 1, 1})) ==
+        conv_wgrad_v04::kDirectTiles + conv_wgrad_v03::table_choice(shape({64, 64, 56, 56, 64, 3, 3, 1, 1, 1})));
 }
 
 TEST_CASE("conv wgrad autotune: the splits fill the GPU, keep 4 steps a slice and leave none empty") {

@@ -1,0 +1,128 @@
+// wgrad v3's GEMM tiles as a registration launches them, for the versions
+// that offer them (conv2d_wgrad/03, and 04 beside its direct kernel): the
+// launch shape of candidate i, its launch with the split sum, its global
+// bytes, and what a tuner on a GPU checks a winner against. Included after
+// kernels/conv/wgrad_03_autotuned.cu; an anonymous namespace as the other
+// registration headers (../copy.hpp).
+#pragma once
+#include <array>
+#include <functional>
+#include <string>
+#include <vector>
+
+#include "core/error.hpp"
+#include "device/kernels/conv/conv_registration.hpp"
+
+namespace warpnet::device::conv {
+namespace {
+
+// A kernel that writes `splits` partial dw's, each (K, C·R·S), summed in a
+// fixed order: launch(out) with out = dw itself for one split, else into a
+// workspace that sum_splits then adds into dw (same stream: after every
+// partial is written). The caller checks the last launch's error.
+template <class LaunchPartials>
+void launch_split_wgrad(const ConvShape& g, int splits, float* dw, LaunchPartials launch) {
+  if (splits == 1) return launch(dw);
+  const int elements = g.K * g.crs();
+  Workspace part(size_t(splits) * elements * sizeof(float));  // (splits, K, C·R·S)
+  launch(part.floats());
+  check_launch();
+  const warpnet::SumSplitsLaunch sum = warpnet::sum_splits_launch(elements, splits);
+  launch_kernel(warpnet::sum_splits<warpnet::kSumThreads>, sum.grid, sum.block, 0, elements, splits,
+                static_cast<const float*>(part.floats()), dw);
+}
+
+// A tile over dW^T (C·R·S, K): BM taps x BN output channels per block, one
+// slice of the pixels per z.
+inline Launch wgrad_tile_shape(int candidate, const Sizes& s) {
+  const ConvShape g = shape_of(s);
+  const int splits = conv_wgrad_v03::split_of(candidate, g).splits;
+  return conv_wgrad_v03::with_candidate(candidate, [&]<class T>() {
+    return Launch{dim3(ceil_div(g.crs(), T::BM), ceil_div(g.K, T::BN), splits), dim3(T::threads), 0};
+  });
+}
+
+// Candidate i launched into dw (buffers {x, dy, dw}); the caller checks the
+// launch's error. `id` names the version in the error for sizes the tap
+// table cannot hold.
+inline void launch_wgrad_tile(const char* id, int candidate, const Sizes& s, const Launch& l, Buffers b) {
+  const ConvShape g = shape_of(s);
+  // The tap table's 16-bit displacements and its "no tap" mark (wgrad v3's preconditions).
+  WN_CHECK(g.H + g.pad <= conv_wgrad_v03::kNoTap && g.W + g.pad <= conv_wgrad_v03::kNoTap &&
+               g.dil * (g.R - 1) < conv_wgrad_v03::kNoTap && g.dil * (g.S - 1) < conv_wgrad_v03::kNoTap,
+           id, ": H + pad, W + pad and the filter's span must be below ", conv_wgrad_v03::kNoTap);
+  const conv_wgrad_v03::Split split = conv_wgrad_v03::split_of(candidate, g);
+  const auto* x = static_cast<const float*>(b[0]);
+  const auto* dy = static_cast<const float*>(b[1]);
+  launch_split_wgrad(g, split.splits, static_cast<float*>(b[2]), [&](float* out) {
+    conv_wgrad_v03::with_candidate(candidate, [&]<class T>() {
+      launch_kernel(T::kernel(), l.grid, l.block, l.dynamic_shared, g, split.slice, x, dy, out);
+    });
+  });
+}
+
+// Tiled GEMM bytes at candidate i's tile for rows C·R·S, columns K, depth
+// N·P·Q: dy read once per row of tiles, the virtual x matrix once per
+// column of tiles (an upper bound: padding taps are not read), every split's
+// partial tile written once; with splits > 1 the partials read back and dw
+// written.
+inline double wgrad_tile_bytes(int candidate, const Sizes& s) {
+  const ConvShape g = shape_of(s);
+  const int splits = conv_wgrad_v03::split_of(candidate, g).splits;
+  return conv_wgrad_v03::with_candidate(candidate, [&]<class T>() {
+    const double rows = g.crs(), cols = g.K, depth = double(g.N) * g.P * g.Q;
+    const double gemm =
+        cols * depth * ceil_div(g.crs(), T::BM) + rows * depth * ceil_div(g.K, T::BN) + splits * rows * cols;
+    return 4.0 * (gemm + (splits > 1 ? (splits + 1) * rows * cols : 0.0));
+  });
+}
+
+}  // namespace
+}  // namespace warpnet::device::conv
+
+#if defined(__CUDACC__)
+#include "device/kernels/conv/conv_tune.hpp"
+
+namespace warpnet::device::conv {
+namespace {
+
+// On the current GPU: times every candidate that applies on `given`
+// (launch(i, sizes, buffers) launches candidate i, its ordered sum
+// included) with CUDA events, checks the fastest one's output against a
+// double-precision wgrad by the definition, remembers it in `tuned`, and
+// says so (conv_tune.hpp).
+template <class LaunchCandidate>
+std::string tune_wgrad(const char* id, const Sizes& given, TunedChoices& tuned, int candidates,
+                       const char* (*candidate_name)(int), LaunchCandidate launch,
+                       const std::function<bool(int)>& applies = {}) {
+  return tune_conv(
+      id, "conv2d_wgrad", given, tuned, candidates, candidate_name,
+      [](const ConvShape& g) {
+        return ConvTuneBuffers{size_t(g.N) * g.C * g.H * g.W, size_t(g.N) * g.K * g.P * g.Q, size_t(g.K) * g.crs(),
+                               double(g.N) * g.P * g.Q};
+      },
+      launch, "dw",
+      [](const ConvShape& g, size_t e) {
+        const size_t RS = size_t(g.R) * g.S;
+        return std::array{int(e / (size_t(g.C) * RS)), int(e / RS % g.C), int(e % RS / g.S), int(e % g.S)};
+      },
+      // dw[k,c,r,s] by the definition: a sum of N·P·Q products at most.
+      [](const ConvShape& g, const std::vector<float>& x, const std::vector<float>& dy, std::array<int, 4> at) {
+        const auto [k, c, r, sx] = at;
+        gpu_timing::Reference ref;
+        for (int n = 0; n < g.N; ++n)
+          for (int p = 0; p < g.P; ++p)
+            for (int q = 0; q < g.Q; ++q) {
+              const int ih = p * g.stride - g.pad + r * g.dil, iw = q * g.stride - g.pad + sx * g.dil;
+              if (ih < 0 || ih >= g.H || iw < 0 || iw >= g.W) continue;
+              ref.add(double(dy[((size_t(n) * g.K + k) * g.P + p) * g.Q + q]) *
+                      double(x[((size_t(n) * g.C + c) * g.H + ih) * g.W + iw]));
+            }
+        return ref;
+      },
+      applies);
+}
+
+}  // namespace
+}  // namespace warpnet::device::conv
+#endif
