@@ -96,8 +96,8 @@ struct Kernel {
   int accumulator_bits = 24;
   // On a GPU, before a harness checks and times the kernel at `sizes`:
   // chooses what its launch runs for those sizes (matmul/10 times its tile
-  // shapes) and says what it chose, for the record. Null for most kernels,
-  // and in the emulator's copies.
+  // shapes; cuDNN's version 0 runs cudnnFind) and says what it chose, for
+  // the record. Null for most kernels, and in the emulator's copies.
   std::string (*tune)(const Sizes&) = nullptr;
   // Multi-tensor optimizer updates only (sgd_momentum/03, adam/03): one
   // update of many tensors in as few launches as the version allows.

@@ -25,15 +25,21 @@
 // design, see kernels/conv/wgrad_02_implicit_gemm.cu). Its workspace is a
 // process-lifetime buffer grown to the largest plan. Both happen at a size's
 // first launch, which the bench runs untimed (a version is checked before it
-// is timed); a later launch is the cuDNN call alone.
+// is timed); a later launch is the cuDNN call alone. Kernel::tune makes the
+// plan before the check and returns every algorithm cudnnFind timed, with
+// the one taken, for the record's `tuned`: the yardstick's kind (Winograd,
+// FFT, implicit GEMM) and cuDNN's implicit GEMM's time in the same run.
 //
 // Compiled only when CMake finds cuDNN (src/device/cuda/CMakeLists.txt);
 // without it the conv ops have no version 0 and the bench's "% vendor" stays
 // empty for them. Registered in the CUDA copy only, like matmul_cublas.cu.
-// Not yet run on a GPU: compiled and linked against cuDNN 9.19 only.
+// Ran on an H200 on 2026-11-30 (the records' conv rows); the `tuned` text
+// is newer and has not run on a GPU yet.
 #include <cudnn.h>
 
+#include <iterator>
 #include <map>
+#include <string>
 #include <tuple>
 
 #include "device/cuda/check.cuh"
@@ -86,7 +92,19 @@ struct Plan {
   cudnnConvolutionDescriptor_t conv = nullptr;
   int algo = 0;  // a cudnnConvolution{Fwd,BwdData,BwdFilter}Algo_t
   size_t workspace = 0;
+  std::string found;  // what cudnnFind measured, in words (algorithms_found)
 };
+
+// The algorithms' names, indexed by their enum values (cudnn_ops.h).
+constexpr const char* kForwardAlgos[] = {"IMPLICIT_GEMM", "IMPLICIT_PRECOMP_GEMM", "GEMM", "DIRECT",
+                                         "FFT", "FFT_TILING", "WINOGRAD", "WINOGRAD_NONFUSED"};
+constexpr const char* kDgradAlgos[] = {"ALGO_0", "ALGO_1", "FFT", "FFT_TILING", "WINOGRAD", "WINOGRAD_NONFUSED"};
+constexpr const char* kWgradAlgos[] = {"ALGO_0",   "ALGO_1", "FFT",       "ALGO_3",
+                                       "WINOGRAD", "WINOGRAD_NONFUSED", "FFT_TILING"};
+static_assert(std::size(kForwardAlgos) == CUDNN_CONVOLUTION_FWD_ALGO_COUNT &&
+                  std::size(kDgradAlgos) == CUDNN_CONVOLUTION_BWD_DATA_ALGO_COUNT &&
+                  std::size(kWgradAlgos) == CUDNN_CONVOLUTION_BWD_FILTER_ALGO_COUNT,
+              "one name per cuDNN algorithm");
 
 // The first (fastest) of cudnnFind's results that ran and uses no tensor-op math.
 template <class Perf>
@@ -96,6 +114,25 @@ const Perf* fastest_fp32(const Perf* perf, int count) {
         perf[i].mathType != CUDNN_TENSOR_OP_MATH_ALLOW_CONVERSION)
       return &perf[i];
   return nullptr;
+}
+
+// "cudnnFind: WINOGRAD_NONFUSED 0.201 ms (chosen), IMPLICIT_PRECOMP_GEMM 0.310 ms, FFT tensor-op math
+// (skipped), GEMM failed, ...": every result in cudnnFind's order (fastest first), so the record says
+// which kind of algorithm the yardstick is and what cuDNN's implicit GEMM took in the same run.
+template <class Perf, size_t N>
+std::string algorithms_found(const Perf* perf, int count, const Perf* chosen, const char* const (&names)[N]) {
+  std::string text = "cudnnFind:";
+  for (int i = 0; i < count; ++i) {
+    const Perf& r = perf[i];
+    text += cat(i ? ", " : " ", size_t(r.algo) < N ? names[r.algo] : "algorithm " + std::to_string(int(r.algo)));
+    if (r.status != CUDNN_STATUS_SUCCESS)
+      text += " failed";
+    else if (&r != chosen && (r.mathType == CUDNN_TENSOR_OP_MATH || r.mathType == CUDNN_TENSOR_OP_MATH_ALLOW_CONVERSION))
+      text += cat(" ", r.time, " ms tensor-op math (skipped)");
+    else
+      text += cat(" ", r.time, " ms", &r == chosen ? " (chosen)" : "");
+  }
+  return text;
 }
 
 const Plan& plan_of(Pass pass, cudnnTensorFormat_t format, const Sizes& s) {
@@ -126,19 +163,25 @@ const Plan& plan_of(Pass pass, cudnnTensorFormat_t format, const Sizes& s) {
     WN_CUDNN(cudnnFindConvolutionForwardAlgorithm(h, p.x, p.w, p.conv, p.y, CUDNN_CONVOLUTION_FWD_ALGO_COUNT, &found,
                                                   perf),
              at);
-    if (const auto* best = fastest_fp32(perf, found)) p.algo = best->algo, p.workspace = best->memory, chosen = true;
+    const auto* best = fastest_fp32(perf, found);
+    if (best) p.algo = best->algo, p.workspace = best->memory, chosen = true;
+    p.found = algorithms_found(perf, found, best, kForwardAlgos);
   } else if (pass == Pass::dgrad) {
     cudnnConvolutionBwdDataAlgoPerf_t perf[CUDNN_CONVOLUTION_BWD_DATA_ALGO_COUNT];
     WN_CUDNN(cudnnFindConvolutionBackwardDataAlgorithm(h, p.w, p.y, p.conv, p.x, CUDNN_CONVOLUTION_BWD_DATA_ALGO_COUNT,
                                                        &found, perf),
              at);
-    if (const auto* best = fastest_fp32(perf, found)) p.algo = best->algo, p.workspace = best->memory, chosen = true;
+    const auto* best = fastest_fp32(perf, found);
+    if (best) p.algo = best->algo, p.workspace = best->memory, chosen = true;
+    p.found = algorithms_found(perf, found, best, kDgradAlgos);
   } else {
     cudnnConvolutionBwdFilterAlgoPerf_t perf[CUDNN_CONVOLUTION_BWD_FILTER_ALGO_COUNT];
     WN_CUDNN(cudnnFindConvolutionBackwardFilterAlgorithm(h, p.x, p.y, p.conv, p.w,
                                                          CUDNN_CONVOLUTION_BWD_FILTER_ALGO_COUNT, &found, perf),
              at);
-    if (const auto* best = fastest_fp32(perf, found)) p.algo = best->algo, p.workspace = best->memory, chosen = true;
+    const auto* best = fastest_fp32(perf, found);
+    if (best) p.algo = best->algo, p.workspace = best->memory, chosen = true;
+    p.found = algorithms_found(perf, found, best, kWgradAlgos);
   }
   if (!chosen) throw gpu::Failure(at + ": cudnnFind found no fp32 (non-tensor-op) algorithm that runs", false);
   return plans.emplace(key, p).first->second;
@@ -182,6 +225,13 @@ void run(const Sizes& s, const Launch&, Buffers b) {
   }
 }
 
+// Kernel::tune for version 0: no tuning of ours, but the plan made (cudnnFind
+// run) before the check, and what it found written into the record.
+template <Pass pass, cudnnTensorFormat_t format>
+std::string algorithms(const Sizes& s) {
+  return plan_of(pass, format, s).found;
+}
+
 // What any convolution pass must move at least: its two inputs read once,
 // its output written once — x, w and y in every pass. What cuDNN's kernels
 // really ask for is theirs to know.
@@ -195,7 +245,8 @@ Launch library_shape(const Sizes&) { return Launch{dim3(1), dim3(1), 0}; }
 
 // One cuDNN version 0: what differs between the four is the op, the call
 // in words and the pass and layout it launches.
-Kernel cudnn_kernel(std::string op, std::string shape_text, void (*launch)(const Sizes&, const Launch&, Buffers)) {
+Kernel cudnn_kernel(std::string op, std::string shape_text, void (*launch)(const Sizes&, const Launch&, Buffers),
+                    std::string (*found)(const Sizes&)) {
   return Kernel{.op = std::move(op),
                 .version = 0,
                 .name = "cudnn",
@@ -206,32 +257,33 @@ Kernel cudnn_kernel(std::string op, std::string shape_text, void (*launch)(const
                 .bytes = compulsory_bytes,
                 .emulator = false,
                 .launch = launch,
-                .copy = Copy::cuda};
+                .copy = Copy::cuda,
+                .tune = found};
 }
 
 const Registration cudnn_forward{cudnn_kernel(
     "conv2d",
     "cudnnConvolutionForward, NCHW fp32, cross-correlation, the fastest FMA-math algorithm "
     "cudnnFindConvolutionForwardAlgorithm measured",
-    run<Pass::forward, CUDNN_TENSOR_NCHW>)};
+    run<Pass::forward, CUDNN_TENSOR_NCHW>, algorithms<Pass::forward, CUDNN_TENSOR_NCHW>)};
 
 const Registration cudnn_dgrad{cudnn_kernel(
     "conv2d_dgrad",
     "cudnnConvolutionBackwardData, NCHW fp32, the fastest FMA-math algorithm "
     "cudnnFindConvolutionBackwardDataAlgorithm measured",
-    run<Pass::dgrad, CUDNN_TENSOR_NCHW>)};
+    run<Pass::dgrad, CUDNN_TENSOR_NCHW>, algorithms<Pass::dgrad, CUDNN_TENSOR_NCHW>)};
 
 const Registration cudnn_wgrad{cudnn_kernel(
     "conv2d_wgrad",
     "cudnnConvolutionBackwardFilter, NCHW fp32, the fastest FMA-math algorithm "
     "cudnnFindConvolutionBackwardFilterAlgorithm measured (it may be non-deterministic)",
-    run<Pass::wgrad, CUDNN_TENSOR_NCHW>)};
+    run<Pass::wgrad, CUDNN_TENSOR_NCHW>, algorithms<Pass::wgrad, CUDNN_TENSOR_NCHW>)};
 
 const Registration cudnn_nhwc{cudnn_kernel(
     "conv2d_nhwc",
     "cudnnConvolutionForward, NHWC x and y, KRSC w (CUDNN_TENSOR_NHWC) fp32, the fastest FMA-math algorithm "
     "cudnnFindConvolutionForwardAlgorithm measured",
-    run<Pass::forward, CUDNN_TENSOR_NHWC>)};
+    run<Pass::forward, CUDNN_TENSOR_NHWC>, algorithms<Pass::forward, CUDNN_TENSOR_NHWC>)};
 
 }  // namespace
 }  // namespace warpnet::device::conv
