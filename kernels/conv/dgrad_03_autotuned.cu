@@ -152,6 +152,7 @@ __global__ void __launch_bounds__((BM / TM) * (BN / TN))
         Bs[b_kk][nn] = (wrow >= 0 && c < g.C) ? w[wrow + size_t(c) * RS] : 0.0f;  // w[k, c, r, s]
       }
       __syncthreads();  // the tiles are complete before anyone reads them
+#pragma unroll  // the whole step's multiply-adds in a row (matmul v09 says why)
       for (int kk = 0; kk < BK; ++kk) {
         float a[TM], b[TN];
         for (int i = 0; i < TM; ++i) a[i] = As[kk][tm + i * LM];  // LM consecutive floats per half warp or warp

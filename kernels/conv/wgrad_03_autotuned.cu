@@ -124,6 +124,7 @@ __global__ void __launch_bounds__((BM / TM) * (BN / TN))
       Bs[ll][nn] = l_valid && k < g.K ? dy_l[size_t(k) * PQ] : 0.0f;
     }
     __syncthreads();  // the tiles are complete before anyone reads them
+#pragma unroll  // the whole step's multiply-adds in a row (matmul v09 says why)
     for (int kk = 0; kk < BK; ++kk) {
       float a[TM], b[TN];
       for (int i = 0; i < TM; ++i) a[i] = As[kk][tm + i * LM];  // consecutive floats along the lanes
