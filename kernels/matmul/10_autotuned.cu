@@ -35,6 +35,7 @@
 //   `warpnet bench matmul`): 4.24 ms = 32.4 TFLOP/s at 4096^3, 63.0% of cuBLAS SGEMM in the same run;
 //   32.7 TFLOP/s at 8192^3, 64.1%. The autotuner picked 128x128x16, warps 64x32
 //   (v09's shape) at both sizes; v09 in the same run measured the same to 3 figures.
+//   Candidate 2 (128x128x8 in 4 warps of 64x64) was added after that run.
 // Run: build/bin/test_simt -tc="autotune*"; build/bin/warpnet trace matmul/10 --size 128,128,128
 #include "kernels/matmul/09_warptiling.cu"
 
@@ -52,16 +53,20 @@ struct Tiles {
   }
 };
 
-// The candidates: five tiles, largest first (the table's search order), then
-// two of them again with K split among blocks (split-K, below).
+// The candidates: six tiles, largest first (the table's search order), then
+// two of them again with K split among blocks (split-K, below). C2 is C1's
+// tile as cuBLAS's sm_80 FFMA SGEMM cuts it: 4 warps of 64x64, 128
+// accumulators per thread (8 + 16 floats read per 128 multiply-adds, where
+// C1 reads 8 + 8 per 64), fewer warps to hide latency with.
 //           block (BM x BN x BK)  warp tile   sub-tiles  threads  shared
 using C0 = Tiles<256, 128, 8, 64, 64, 2, 4>;    //  4x2 warps 32x16     256  24.5 KiB
 using C1 = Tiles<128, 128, 16, 64, 32, 2, 2>;   //  2x4 warps 32x16     256  33.0 KiB (v9)
-using C2 = Tiles<128, 64, 16, 64, 32, 2, 2>;    //  2x2 warps 32x16     128  25.0 KiB
-using C3 = Tiles<64, 64, 16, 32, 32, 1, 2>;     //  2x2 warps 32x16     128  17.0 KiB
-using C4 = Tiles<32, 32, 32, 32, 32, 1, 2>;     //  1 warp    32x16      32  18.0 KiB
-constexpr int kTiles = 5;       // candidates 0-4: C0-C4, K whole
-constexpr int kCandidates = 7;  // 5, 6: C3, C4 with K split
+using C2 = Tiles<128, 128, 8, 64, 64, 2, 4>;    //  2x2 warps 32x16     128  16.5 KiB
+using C3 = Tiles<128, 64, 16, 64, 32, 2, 2>;    //  2x2 warps 32x16     128  25.0 KiB
+using C4 = Tiles<64, 64, 16, 32, 32, 1, 2>;     //  2x2 warps 32x16     128  17.0 KiB
+using C5 = Tiles<32, 32, 32, 32, 32, 1, 2>;     //  1 warp    32x16      32  18.0 KiB
+constexpr int kTiles = 6;       // candidates 0-5: C0-C5, K whole
+constexpr int kCandidates = 8;  // 6, 7: C4, C5 with K split
 
 // visit.template operator()<Ci>() for candidate i's tile (0 <= i < kCandidates).
 template <class Visit>
@@ -70,17 +75,19 @@ auto with_candidate(int i, Visit&& visit) {
     case 0: return visit.template operator()<C0>();
     case 1: return visit.template operator()<C1>();
     case 2: return visit.template operator()<C2>();
-    case 3:
-    case 5: return visit.template operator()<C3>();
-    default: return visit.template operator()<C4>();
+    case 3: return visit.template operator()<C3>();
+    case 4:
+    case 6: return visit.template operator()<C4>();
+    default: return visit.template operator()<C5>();
   }
 }
 
 // "256x128x8, warps 64x64": how listings and the autotuner name candidate i.
 inline const char* candidate_name(int i) {
   static const char* const names[kCandidates] = {
-      "256x128x8, warps 64x64", "128x128x16, warps 64x32", "128x64x16, warps 64x32", "64x64x16, warps 32x32",
-      "32x32x32, one warp",     "64x64x16, split K",       "32x32x32, one warp, split K"};
+      "256x128x8, warps 64x64", "128x128x16, warps 64x32", "128x128x8, warps 64x64",
+      "128x64x16, warps 64x32", "64x64x16, warps 32x32",   "32x32x32, one warp",
+      "64x64x16, split K",      "32x32x32, one warp, split K"};
   return names[i < 0 || i >= kCandidates ? kCandidates - 1 : i];
 }
 
@@ -89,8 +96,8 @@ constexpr int kSMs = 132;  // an H200's
 // Split-K. A small C with a long K — a fully connected layer's weight
 // gradient, where K is the batch, or its forward pass at a small batch — gives
 // a few blocks, each walking all of K while most SMs idle: LeNet-5's fc1 at
-// batch 256, 256x120x400, is 8 blocks of 64x64 or 32 of 32x32. Candidates 5
-// and 6 cut K into S slices, one per z of the grid (sgemm_warptiling's split,
+// batch 256, 256x120x400, is 8 blocks of 64x64 or 32 of 32x32. Candidates 6
+// and 7 cut K into S slices, one per z of the grid (sgemm_warptiling's split,
 // v9), into S partial C's that a second kernel adds up (sum_splits,
 // kernels/common) in a fixed order, so the sum is the same on every run. S is enough slices for a block per SM,
 // but each slice keeps at least 4 BK-steps (fewer spend the slice filling the

@@ -101,24 +101,24 @@ TEST_CASE("autotune: every candidate of matmul/10 matches the CPU reference at a
 TEST_CASE("autotune: split-K cuts K into whole BK-steps, enough for a block per SM, none empty") {
   using sgemm_v10::split_of;
   for (int i = 0; i < sgemm_v10::kTiles; ++i) CHECK(split_of(i, 33, 47, 300) == 1);  // the tiles keep K whole
-  CHECK(split_of(5, 33, 47, 300) == 4);  // 1 block; 300 / (4 * 16) = 4 slices of 80
-  CHECK(split_of(6, 33, 47, 300) == 2);  // 4 blocks; 300 / (4 * 32) = 2 slices of 160
-  CHECK(split_of(5, 100, 36, 520) == 7);  // 8 slices wanted: ceil(65 / 16) * 16 = 80 each, so 7
-  CHECK(split_of(6, 100, 36, 520) == 4);  // 4 of 160 (the last 40)
-  CHECK(split_of(5, 256, 120, 400) == 5);  // LeNet-5's fc1 at batch 256: 8 blocks, 6 wanted, 80 each, so 5
-  CHECK(split_of(6, 256, 120, 400) == 3);  // 32 blocks, 3 slices of 160 (the last 80)
-  CHECK(split_of(6, 64, 64, 100) == 1);    // under 4 BK-steps per slice: no split
-  CHECK(split_of(5, 1024, 1024, 4096) == 1);  // 256 blocks already fill the SMs
+  CHECK(split_of(6, 33, 47, 300) == 4);  // 1 block; 300 / (4 * 16) = 4 slices of 80
+  CHECK(split_of(7, 33, 47, 300) == 2);  // 4 blocks; 300 / (4 * 32) = 2 slices of 160
+  CHECK(split_of(6, 100, 36, 520) == 7);  // 8 slices wanted: ceil(65 / 16) * 16 = 80 each, so 7
+  CHECK(split_of(7, 100, 36, 520) == 4);  // 4 of 160 (the last 40)
+  CHECK(split_of(6, 256, 120, 400) == 5);  // LeNet-5's fc1 at batch 256: 8 blocks, 6 wanted, 80 each, so 5
+  CHECK(split_of(7, 256, 120, 400) == 3);  // 32 blocks, 3 slices of 160 (the last 80)
+  CHECK(split_of(7, 64, 64, 100) == 1);    // under 4 BK-steps per slice: no split
+  CHECK(split_of(6, 1024, 1024, 4096) == 1);  // 256 blocks already fill the SMs
 }
 
 TEST_CASE("autotune: the tuning table picks the largest tile that gives every SM of an H200 a block, else splits K") {
   using sgemm_v10::table_choice;
-  CHECK(table_choice(1, 1, 1) == 4);            // nothing reaches 132 blocks, K too short to split: the smallest tile
-  CHECK(table_choice(128, 128, 128) == 4);      // 16 blocks; split, 8 (64x64 x 2) or 16 (32x32 unsplit)
-  CHECK(table_choice(256, 120, 400) == 6);      // 32x32 split 3 ways: 96 blocks, against 40 and 32
-  CHECK(table_choice(128, 128, 4096) == 6);     // 32x32 split 9 ways: 144 blocks; 64x64 32 ways: 128
-  CHECK(table_choice(1024, 1024, 1024) == 3);   // 64x64: 256 blocks; 128x64 would be 128
-  CHECK(table_choice(1024, 2048, 1024) == 2);   // 128x64: 256 blocks
+  CHECK(table_choice(1, 1, 1) == 5);            // nothing reaches 132 blocks, K too short to split: the smallest tile
+  CHECK(table_choice(128, 128, 128) == 5);      // 16 blocks; split, 8 (64x64 x 2) or 16 (32x32 unsplit)
+  CHECK(table_choice(256, 120, 400) == 7);      // 32x32 split 3 ways: 96 blocks, against 40 and 32
+  CHECK(table_choice(128, 128, 4096) == 7);     // 32x32 split 9 ways: 144 blocks; 64x64 32 ways: 128
+  CHECK(table_choice(1024, 1024, 1024) == 4);   // 64x64: 256 blocks; 128x64 would be 128
+  CHECK(table_choice(1024, 2048, 1024) == 3);   // 128x64: 256 blocks
   CHECK(table_choice(2048, 2048, 2048) == 1);   // 128x128: 256 blocks; 256x128 would be 128
   CHECK(table_choice(4096, 4096, 4096) == 0);   // 256x128: 512 blocks
 }

@@ -57,7 +57,7 @@ const Registration autotuned{Kernel{
     .version = 10,
     .name = "autotuned",
     .precision = "fp32",
-    .shape_text = "v9's kernel with one of 5 tile shapes per problem (256x128 ... 32x32), or 2 of them with K "
+    .shape_text = "v9's kernel with one of 6 tile shapes per problem (256x128 ... 32x32), or 2 of them with K "
                   "split into grid.z slices and a sum kernel (measured by device::autotune_matmul on a GPU, else "
                   "the largest tile giving >= 132 blocks, else the split with the most): e.g. "
                   "block (256), grid (ceil(N/128), ceil(M/128)) for 128x128",
