@@ -29,6 +29,40 @@
 // Run: build/bin/test_simt -tc="registry*"; build/bin/warpnet trace matmul/09 --size 128,128,128
 #include "kernels/matmul/08_double_buffered.cu"  // sgemm_v8::stage_tile, the cp.async copies
 
+namespace sgemm_v9 {
+
+// One stage's BK k-steps of a warp's tile (conv v9 multiplies its stages
+// with it too): acc[i][j] += sum over k of As[k][a0 + (i/TM)·WSUBM + i%TM] ·
+// Bs[k][b0 + (j/TN)·WSUBN + j%TN], the operands read as float4s. As: (BK,
+// LDA), Bs: (BK, LDB) shared, k-major; a0, b0: the lane's first row and
+// column in them. Unrolled, so the scheduler can issue step k+1's shared
+// loads under step k's FMAs; left to itself nvcc kept one k per trip round
+// the loop (64 FFMA in the run-1 SASS).
+template <int BK, int LDA, int LDB, int WMITER, int WNITER, int WSUBM, int WSUBN, int TM, int TN>
+__device__ __forceinline__ void multiply_stage(const float* As, const float* Bs, int a0, int b0,
+                                               float (&acc)[WMITER * TM][WNITER * TN]) {
+#pragma unroll
+  for (int k = 0; k < BK; ++k) {
+    float a[WMITER * TM], b[WNITER * TN];  // the warp-tile column of op(A) and row of op(B) this lane needs
+#pragma unroll
+    for (int i = 0; i < WMITER * TM; i += 4) {
+      const float4 v = ::warpnet::load_float4(&As[k * LDA + a0 + (i / TM) * WSUBM + i % TM]);
+      a[i] = v.x, a[i + 1] = v.y, a[i + 2] = v.z, a[i + 3] = v.w;
+    }
+#pragma unroll
+    for (int j = 0; j < WNITER * TN; j += 4) {
+      const float4 v = ::warpnet::load_float4(&Bs[k * LDB + b0 + (j / TN) * WSUBN + j % TN]);
+      b[j] = v.x, b[j + 1] = v.y, b[j + 2] = v.z, b[j + 3] = v.w;
+    }
+#pragma unroll
+    for (int i = 0; i < WMITER * TM; ++i)
+#pragma unroll
+      for (int j = 0; j < WNITER * TN; ++j) acc[i][j] += a[i] * b[j];
+  }
+}
+
+}  // namespace sgemm_v9
+
 // A: (M,K) row-major, or (K,M) when TA; B: (K,N) row-major, or (N,K) when TB;
 // C: (M,N) row-major. C = op(A) @ op(B).
 // Launch: block ((BM/WM) * (BN/WN) * 32); grid (ceil(N/BN), ceil(M/BM)[, S]).
@@ -43,7 +77,7 @@ __global__ void __launch_bounds__((BM / WM) * (BN / WN) * 32)
   constexpr int WARPS_N = BN / WN, THREADS = (BM / WM) * WARPS_N * 32;
   constexpr int WSUBM = WM / WMITER, WSUBN = WN / WNITER;    // one sub-iteration's piece of the warp tile
   constexpr int LANES_M = WSUBM / TM, LANES_N = WSUBN / TN;  // the lanes laid over that piece
-  using warpnet::load_float4, warpnet::store_float4;  // 16-byte accesses the tracer sees whole (float4_rows.hpp)
+  using warpnet::store_float4;  // 16-byte accesses the tracer sees whole (float4_rows.hpp)
   constexpr int PAD = 4;  // rows stay 16-byte aligned; transposing copies spread over the banks (v8)
   static_assert(BM % WM == 0 && BN % WN == 0, "warp tiles cover the block tile");
   static_assert(WM % WMITER == 0 && WN % WNITER == 0 && WSUBM % TM == 0 && WSUBN % TN == 0,
@@ -83,26 +117,8 @@ __global__ void __launch_bounds__((BM / WM) * (BN / WN) * 32)
     warpnet::ptx::cp_async_wait<0>();  // this thread's copies into stage s have landed
     __syncthreads();                   // everyone's have; everyone is done with stage 1-s (v8)
     if (step + 1 < steps) stage(1 - s, k_begin + (step + 1) * BK);
-    // Unrolled, so the scheduler can issue step k+1's shared loads under step
-    // k's FMAs; left to itself nvcc kept one k per trip (64 FFMA in the loop).
-#pragma unroll
-    for (int k = 0; k < BK; ++k) {
-      float a[WMITER * TM], b[WNITER * TN];  // the warp-tile column of op(A) and row of op(B) this lane needs
-#pragma unroll
-      for (int i = 0; i < WMITER * TM; i += 4) {
-        const float4 v = load_float4(&As[s][k][wm0 + (i / TM) * WSUBM + lm + i % TM]);
-        a[i] = v.x, a[i + 1] = v.y, a[i + 2] = v.z, a[i + 3] = v.w;
-      }
-#pragma unroll
-      for (int j = 0; j < WNITER * TN; j += 4) {
-        const float4 v = load_float4(&Bs[s][k][wn0 + (j / TN) * WSUBN + ln + j % TN]);
-        b[j] = v.x, b[j + 1] = v.y, b[j + 2] = v.z, b[j + 3] = v.w;
-      }
-#pragma unroll
-      for (int i = 0; i < WMITER * TM; ++i)
-#pragma unroll
-        for (int j = 0; j < WNITER * TN; ++j) acc[i][j] += a[i] * b[j];
-    }
+    sgemm_v9::multiply_stage<BK, BM + PAD, BN + PAD, WMITER, WNITER, WSUBM, WSUBN, TM, TN>(
+        &As[s][0][0], &Bs[s][0][0], wm0 + lm, wn0 + ln, acc);
   }
 
   // float4 stores where a row is whole float4s; guarded scalar stores at the edges.

@@ -17,7 +17,7 @@
 #include "tests/simt/traced/candidate_check.hpp"
 
 namespace {
-#include "kernels/conv/08_direct_few_channels.cu"  // includes 07_autotuned.cu
+#include "kernels/conv/09_implicit_gemm_pipelined.cu"  // includes 08_direct_few_channels.cu and 07
 }  // namespace
 
 namespace {
@@ -69,6 +69,14 @@ void launch_direct(int i, const ConvShape& g, const float* x, const float* w, fl
   conv_v08::with_direct(i, g, [&]<int KMAX, int THREADS>() {
     warpnet::simt::launch(conv2d_few_channels<KMAX, THREADS>, conv_v08::grid(g, THREADS), dim3(THREADS),
                           conv_v08::shared_bytes(g, THREADS), g, conv_v08::chunk_channels(g, THREADS), x, w, y);
+  });
+}
+
+// Pipelined tile i of conv2d/09, launched with its own shape.
+void launch_pipelined(int i, const ConvShape& g, const float* x, const float* w, float* y) {
+  conv_v09::with_pipelined(i, [&]<class T>() {
+    const dim3 grid(warpnet::ceil_div(g.gemm_m(), T::BM), warpnet::ceil_div(g.K, T::BN));
+    warpnet::simt::launch(T::kernel(), grid, dim3(T::threads), 0, g, x, w, y);
   });
 }
 
@@ -135,6 +143,40 @@ TEST_CASE("conv direct: every direct block of conv2d/08 matches the CPU referenc
   CHECK_FALSE(conv_v08::candidate_applies(0, shape({1, 3, 9, 9, 17, 3, 3, 1, 1, 1})));
   CHECK_FALSE(conv_v08::candidate_applies(0, shape({1, 3, 200, 200, 4, 101, 101, 1, 50, 1})));
   CHECK(conv_v08::candidate_applies(conv_v08::kDirectBlocks, shape({1, 3, 9, 9, 17, 3, 3, 1, 1, 1})));
+}
+
+TEST_CASE("conv pipelined: every pipelined tile of conv2d/09 matches the CPU reference at awkward sizes") {
+  // {N, C, H, W, K, R, S, stride, pad, dilation}
+  const int sizes[][10] = {
+      {1, 1, 1, 1, 1, 1, 1, 1, 0, 1},       // one output, one tap: one step, almost all zero-filled
+      {3, 3, 13, 13, 5, 3, 3, 2, 2, 2},     // C = 3, K = 5, stride 2, pad 2, dilation 2
+      {1, 3, 9, 11, 5, 3, 5, 2, 1, 1},      // a 3x5 filter, stride 2, H != W
+      {3, 5, 7, 13, 5, 1, 1, 1, 0, 1},      // 1x1 filters: a pure GEMM, C·R·S = 5 < BK
+      {2, 8, 5, 5, 130, 3, 3, 1, 1, 1},     // K = 130: past 128, a second column of tiles
+      {1, 300, 4, 4, 3, 3, 3, 1, 1, 1},     // C·R·S = 2700: a second chunk of the table mid-run
+      {3, 16, 9, 9, 40, 3, 3, 1, 1, 1},     // M = 243: two rows of tiles, the second mostly past M
+      {2, 32, 14, 14, 64, 3, 3, 1, 1, 1}};  // lesson 05's layer
+  std::printf("conv pipelined test: seed %llu\n", (unsigned long long)kSeed);
+  for_each_size(sizes, [](const ConvShape& g, const std::string& at, const float* x, const float* w,
+                          const std::vector<double>& want, const std::vector<double>& bound) {
+    for (int i = 0; i < conv_v09::kPipelined; ++i)
+      candidate_check::check(
+          conv_v09::candidate_name(i) + at, [&](float* y) { launch_pipelined(i, g, x, w, y); }, want, bound);
+  });
+}
+
+TEST_CASE("conv pipelined: the tuning table takes v8's direct kernel, then a pipelined tile with enough blocks") {
+  const auto choice = [](const int (&s)[10]) { return conv_v09::table_choice(shape(s)); };
+  CHECK(choice({64, 6, 14, 14, 16, 5, 5, 1, 0, 1}) == conv_v09::kPipelined);  // LeNet-5's conv2: v8's direct
+  // Issue 5's layers: 128x128 in 8 warps (1568, 392 and 196 blocks).
+  CHECK(choice({64, 64, 56, 56, 64, 3, 3, 1, 1, 1}) == 0);
+  CHECK(choice({64, 128, 28, 28, 128, 3, 3, 1, 1, 1}) == 0);
+  CHECK(choice({64, 256, 14, 14, 256, 3, 3, 1, 1, 1}) == 0);
+  // 100 blocks of 128x128, 200 of 128x64 (M = 32·20·20): the narrower pipelined tile.
+  CHECK(choice({32, 64, 40, 40, 128, 3, 3, 2, 1, 1}) == 2);
+  // Too few blocks for any pipelined tile: v8's table (v7's tiles).
+  CHECK(choice({8, 64, 14, 14, 64, 3, 3, 1, 1, 1}) ==
+        conv_v09::kPipelined + conv_v08::table_choice(shape({8, 64, 14, 14, 64, 3, 3, 1, 1, 1})));
 }
 
 TEST_CASE("conv direct: the tuning table takes the direct kernel where it applies, v7's table elsewhere") {
