@@ -110,18 +110,10 @@ __global__ void __launch_bounds__((BM / TM) * (BN / TN))
 
   // The A row this thread gathers (the same at every k-step): output pixel
   // (n,p,q) of y, as its image, the input pixel (h0, w0) under tap (0,0) and
-  // that pixel's index h0·W + w0 in the image (negative in the padding).
+  // that pixel's index h0·W + w0 in the image (negative in the padding):
+  // forward_row, tap_table.hpp.
   const int a_mm = t % BM, a_k = t / BM;  // elements (a_k + i·THREADS/BM, a_mm) of As
-  const int a_m = m0 + a_mm;
-  int a_h0 = kOutsideRow, a_w0 = 0, a_hw0 = 0;  // past M: every bounds test fails
-  const float* a_x = x;
-  if (a_m < M) {
-    const int pq = a_m % PQ;
-    a_h0 = (pq / g.Q) * g.stride - g.pad;
-    a_w0 = (pq % g.Q) * g.stride - g.pad;
-    a_hw0 = a_h0 * g.W + a_w0;
-    a_x = x + size_t(a_m / PQ) * g.C * HW;  // image n, (C,H,W)
-  }
+  const ForwardRow a_row = forward_row(g, m0 + a_mm, x);
   // The B elements: consecutive lanes along crs (contiguous in w).
   const int b_kk = t % BK, b_nn = t / BK;  // elements (b_kk, b_nn + i·THREADS/BK) of Bs
 
@@ -144,9 +136,9 @@ __global__ void __launch_bounds__((BM / TM) * (BN / TN))
     for (int k0 = chunk0; k0 < chunk0 + taps; k0 += BK) {
       for (int kk = a_k; kk < BK; kk += THREADS / BM) {
         const Tap tap = s_taps[k0 - chunk0 + kk];  // one entry for the whole warp: a broadcast
-        const int ih = a_h0 + tap_dh(tap), iw = a_w0 + tap_dw(tap);
+        const int ih = a_row.h0 + tap_dh(tap), iw = a_row.w0 + tap_dw(tap);
         float v = 0.0f;  // in the padding, past M or past C·R·S: zero
-        if (unsigned(ih) < unsigned(g.H) && unsigned(iw) < unsigned(g.W)) v = a_x[a_hw0 + tap_offset(tap)];
+        if (unsigned(ih) < unsigned(g.H) && unsigned(iw) < unsigned(g.W)) v = a_row.image[a_row.hw0 + tap_offset(tap)];
         As[kk][a_mm] = v;
       }
       for (int nn = b_nn; nn < BN; nn += THREADS / BK) {

@@ -83,18 +83,9 @@ __global__ void __launch_bounds__((BM / WM) * (BN / WN) * 32, 2)
   const int lm = (lane / LANES_N) * TM, ln = (lane % LANES_N) * TN;       // the thread tile in a sub-tile
 
   // The A row this thread gathers at every step: output pixel m = (n, p, q)
-  // as its image and the input pixel (h0, w0) under tap (0, 0), v7's way.
+  // as its image and the input pixel (h0, w0) under tap (0, 0) (forward_row, tap_table.hpp).
   const int a_mm = t % BM, a_k = t / BM;  // elements (a_k + i·A_ROWS, a_mm) of As
-  const int a_m = m0 + a_mm;
-  int a_h0 = kOutsideRow, a_w0 = 0, a_hw0 = 0;  // past M: every bounds test fails
-  const float* a_x = x;
-  if (a_m < M) {
-    const int pq = a_m % PQ;
-    a_h0 = (pq / g.Q) * g.stride - g.pad;
-    a_w0 = (pq % g.Q) * g.stride - g.pad;
-    a_hw0 = a_h0 * g.W + a_w0;
-    a_x = x + size_t(a_m / PQ) * g.C * HW;  // image n, (C,H,W)
-  }
+  const ForwardRow a_row = forward_row(g, m0 + a_mm, x);
 
   // Taps chunk0 .. chunk0 + TAPS − 1 into the table (past C·R·S: no tap, a zero).
   auto build_table = [&](int chunk0) {
@@ -114,9 +105,9 @@ __global__ void __launch_bounds__((BM / WM) * (BN / WN) * 32, 2)
     for (int i = 0; i < BK / A_ROWS; ++i) {
       const int kk = a_k + i * A_ROWS;
       const Tap tap = s_taps[k0 - chunk0 + kk];  // one entry for the whole warp: a broadcast
-      const int ih = a_h0 + tap_dh(tap), iw = a_w0 + tap_dw(tap);
+      const int ih = a_row.h0 + tap_dh(tap), iw = a_row.w0 + tap_dw(tap);
       const bool in = unsigned(ih) < unsigned(g.H) && unsigned(iw) < unsigned(g.W);
-      warpnet::ptx::cp_async_ca<4>(&As[st][kk][a_mm], in ? a_x + a_hw0 + tap_offset(tap) : x, in ? 4 : 0);
+      warpnet::ptx::cp_async_ca<4>(&As[st][kk][a_mm], in ? a_row.image + a_row.hw0 + tap_offset(tap) : x, in ? 4 : 0);
     }
     sgemm_v8::stage_tile<BK, BN, BN + PAD, THREADS, false>(&Bs[st][0][0], w, n0, k0, g.K, CRS, t, false);
     warpnet::ptx::cp_async_commit();  // this step's copies are one group

@@ -9,6 +9,7 @@
 #include <cstdint>
 
 #include "kernels/common/cuda_compat.hpp"
+#include "kernels/conv/conv_shape.hpp"
 
 namespace conv_taps {
 
@@ -28,5 +29,20 @@ constexpr int kTableTaps = 2304;
 constexpr int kNoTap = UINT16_MAX;
 // The row coordinate given to a row past M: outside the image for every tap.
 constexpr int kOutsideRow = -(1 << 30);
+
+// Where output pixel m of the forward's implicit GEMM (m = (n, p, q), a row
+// of A; conv v7 and v9) reads its taps: image n of x, and the input pixel
+// (h0, w0) under tap (0, 0) with its offset h0·W + w0, to which a tap's
+// offset is added. Past M = N·P·Q, h0 = kOutsideRow: every bounds test fails.
+struct ForwardRow {
+  int h0, w0, hw0;
+  const float* image;  // x + n·C·H·W, (C,H,W)
+};
+__device__ __forceinline__ ForwardRow forward_row(const ConvShape& g, int m, const float* x) {
+  if (m >= g.gemm_m()) return ForwardRow{kOutsideRow, 0, 0, x};
+  const int PQ = g.P * g.Q, pq = m % PQ;
+  const int h0 = (pq / g.Q) * g.stride - g.pad, w0 = (pq % g.Q) * g.stride - g.pad;
+  return ForwardRow{h0, w0, h0 * g.W + w0, x + size_t(m / PQ) * g.C * g.H * g.W};
+}
 
 }  // namespace conv_taps
