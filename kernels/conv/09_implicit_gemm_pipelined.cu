@@ -58,7 +58,7 @@ using namespace conv_taps;  // Tap, its fields and the table's constants
 // Preconditions: H + pad, W + pad <= kNoTap; dil·(R−1), dil·(S−1) < kNoTap.
 // Two blocks per SM asked of the register allocator: left alone, ptxas gave
 // the 256-thread tile 139 registers, one block (8 warps) per SM; held to 128
-// it spills 32 bytes (sm_90, nvcc 13.0). The 128-thread tiles: 145 and 223.
+// it spills 32 bytes (sm_90, nvcc 13.0). The 128-thread tiles: 167 and 217.
 template <int BM, int BN, int BK, int WM, int WN, int WMITER, int WNITER>
 __global__ void __launch_bounds__((BM / WM) * (BN / WN) * 32, 2)
     conv2d_implicit_gemm_pipelined(ConvShape g, const float* __restrict__ x, const float* __restrict__ w,
