@@ -18,7 +18,7 @@
 #include "tests/simt/traced/candidate_check.hpp"
 
 namespace {
-#include "kernels/conv/dgrad_04_direct_few_channels.cu"  // includes dgrad_03_autotuned.cu
+#include "kernels/conv/dgrad_05_implicit_gemm_pipelined.cu"  // includes dgrad_04_direct_few_channels.cu and 03
 }  // namespace
 
 namespace {
@@ -73,6 +73,14 @@ void launch_direct(int i, const ConvShape& g, const float* dy, const float* w, f
     warpnet::simt::launch(conv2d_dgrad_few_channels<CMAX, TH, TW>, grid, dim3(TH * TW),
                           conv_dgrad_v04::shared_bytes(g, TH, TW), g, conv_dgrad_v04::chunk_channels(g, TH, TW), dy,
                           w, dx);
+  });
+}
+
+// Pipelined tile i of conv2d_dgrad/05, launched with its own shape (grid over dX (N·H·W, C)).
+void launch_pipelined(int i, const ConvShape& g, const float* dy, const float* w, float* dx) {
+  conv_dgrad_v05::with_pipelined(i, [&]<class T>() {
+    const dim3 grid(warpnet::ceil_div(g.N * g.H * g.W, T::BM), warpnet::ceil_div(g.C, T::BN));
+    warpnet::simt::launch(T::kernel(), grid, dim3(T::threads), 0, g, dy, w, dx);
   });
 }
 
@@ -142,6 +150,36 @@ TEST_CASE("conv dgrad direct: every direct tile of conv2d_dgrad/04 matches the C
   CHECK_FALSE(conv_dgrad_v04::candidate_applies(0, shape({1, 9, 9, 9, 4, 3, 3, 1, 1, 1})));
   CHECK_FALSE(conv_dgrad_v04::candidate_applies(0, shape({1, 3, 200, 200, 4, 101, 101, 1, 50, 1})));
   CHECK(conv_dgrad_v04::candidate_applies(conv_dgrad_v04::kDirectTiles, shape({1, 9, 9, 9, 4, 3, 3, 1, 1, 1})));
+}
+
+TEST_CASE("conv dgrad pipelined: every pipelined tile of conv2d_dgrad/05 matches the CPU reference at stride 1") {
+  // {N, C, H, W, K, R, S, stride, pad, dilation}
+  const int sizes[][10] = {
+      {1, 1, 1, 1, 1, 1, 1, 1, 0, 1},      // one pixel, one tap
+      {3, 1, 13, 13, 5, 5, 5, 1, 2, 1},    // C = 1, K = 5, 5x5, pad 2
+      {2, 3, 9, 11, 5, 3, 5, 1, 1, 1},     // a 3x5 filter, pad 1, H != W
+      {1, 3, 13, 7, 5, 3, 3, 1, 2, 2},     // dilation 2, pad 2
+      {3, 5, 7, 13, 5, 1, 1, 1, 0, 1},     // 1x1 filters: K·R·S = 5 < BK
+      {2, 130, 5, 5, 8, 3, 3, 1, 1, 1},    // C = 130: past 128, a second column of tiles
+      {1, 4, 4, 4, 300, 3, 3, 1, 1, 1},    // K·R·S = 2700: three chunks of the 1152-tap table
+      {2, 64, 14, 14, 32, 3, 3, 1, 1, 1}}; // H·W = 196: dx stored as float4s
+  std::printf("conv dgrad pipelined test: seed %llu\n", (unsigned long long)kSeed);
+  for_each_size(sizes, [](const ConvShape& g, const std::string& at, const float* dy, const float* w,
+                          const std::vector<double>& want, const std::vector<double>& bound) {
+    for (int i = 0; i < conv_dgrad_v05::kPipelined; ++i) {
+      REQUIRE(conv_dgrad_v05::candidate_applies(i, g));
+      candidate_check::check(
+          conv_dgrad_v05::candidate_name(i) + at, [&](float* dx) { launch_pipelined(i, g, dy, w, dx); }, want, bound);
+    }
+  });
+  // Stride 2: not the pipelined tiles; dgrad v3's tiles (after v4's direct ones) take it.
+  CHECK_FALSE(conv_dgrad_v05::candidate_applies(0, shape({3, 3, 13, 13, 5, 3, 3, 2, 2, 2})));
+  CHECK(conv_dgrad_v05::table_choice(shape({3, 3, 13, 13, 5, 3, 3, 2, 2, 2})) ==
+        conv_dgrad_v05::kPipelined + conv_dgrad_v04::table_choice(shape({3, 3, 13, 13, 5, 3, 3, 2, 2, 2})));
+  // The table: dgrad v4's direct tile at LeNet-5's conv2, 128x128 in 8 warps at issue 5's layers.
+  CHECK(conv_dgrad_v05::table_choice(shape({64, 6, 14, 14, 16, 5, 5, 1, 0, 1})) == conv_dgrad_v05::kPipelined);
+  CHECK(conv_dgrad_v05::table_choice(shape({64, 64, 56, 56, 64, 3, 3, 1, 1, 1})) == 0);
+  CHECK(conv_dgrad_v05::table_choice(shape({64, 256, 14, 14, 256, 3, 3, 1, 1, 1})) == 0);  // 98 x 2 blocks
 }
 
 TEST_CASE("conv dgrad direct: the tuning table takes the direct tile where it applies, dgrad v3's table elsewhere") {
