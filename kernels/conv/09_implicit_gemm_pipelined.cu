@@ -83,35 +83,18 @@ struct ForwardTaps {
 
 namespace conv_v09 {
 
-// One pipelined tile: the kernel's parameters (thread tiles 4x4, BK 8).
-template <int BM_, int BN_, int WM_, int WN_, int WMITER_, int WNITER_>
-struct Tiles {
-  static constexpr int BM = BM_, BN = BN_, BK = 8, WM = WM_, WN = WN_, WMITER = WMITER_, WNITER = WNITER_;
-  static constexpr int threads = (BM / WM) * (BN / WN) * 32;
-  static constexpr auto kernel() {
-    return implicit_gemm_pipelined<ForwardTaps, BM, BN, BK, WM, WN, WMITER, WNITER>;
-  }
-};
-
-// The pipelined tiles, then v8's candidates (its direct kernel, v7's tiles).
-constexpr int kPipelined = 3;
+// The pipelined tiles (pipelined_gemm.hpp), then v8's candidates (its direct kernel, v7's tiles).
+constexpr int kPipelined = conv_pipelined::kTiles;
 constexpr int kCandidates = kPipelined + conv_v08::kCandidates;
 
 // visit.template operator()<T>() for pipelined tile i (0 <= i < kPipelined).
 template <class Visit>
 auto with_pipelined(int i, Visit&& visit) {
-  switch (i) {  //                                            block     warp tile  sub-tiles  threads
-    case 0: return visit.template operator()<Tiles<128, 128, 64, 32, 2, 2>>();  // 128x128  64x32  32x16  256
-    case 1: return visit.template operator()<Tiles<128, 128, 64, 64, 2, 4>>();  // 128x128  64x64  32x16  128
-    default: return visit.template operator()<Tiles<128, 64, 64, 32, 2, 2>>();  // 128x64   64x32  32x16  128
-  }
+  return conv_pipelined::with_tile<ForwardTaps>(i, visit);
 }
 
 inline const char* candidate_name(int i) {
-  static const char* const pipelined[kPipelined] = {"pipelined 128x128x8, warps 64x32",
-                                                    "pipelined 128x128x8, warps 64x64",
-                                                    "pipelined 128x64x8, warps 64x32"};
-  return i < kPipelined ? pipelined[i < 0 ? 0 : i] : conv_v08::candidate_name(i - kPipelined);
+  return i < kPipelined ? conv_pipelined::tile_name(i) : conv_v08::candidate_name(i - kPipelined);
 }
 
 // Whether candidate i can run this problem (the pipelined tiles and v7's run anything).
@@ -123,12 +106,8 @@ inline bool candidate_applies(int i, const ConvShape& g) {
 // pipelined tile giving at least one block per SM of an H200; else v8's table.
 inline int table_choice(const ConvShape& g) {
   if (conv_v08::candidate_applies(0, g)) return kPipelined;
-  for (int i = 0; i < kPipelined; ++i) {
-    const int blocks = with_pipelined(
-        i, [&]<class T>() { return ::warpnet::ceil_div(g.gemm_m(), T::BM) * ::warpnet::ceil_div(g.K, T::BN); });
-    if (blocks >= conv_tap_tiles::kSMs) return i;
-  }
-  return kPipelined + conv_v08::table_choice(g);
+  const int tile = conv_pipelined::first_filling_tile(g.gemm_m(), g.K);
+  return tile >= 0 ? tile : kPipelined + conv_v08::table_choice(g);
 }
 
 }  // namespace conv_v09

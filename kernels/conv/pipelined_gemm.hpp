@@ -121,3 +121,49 @@ __global__ void __launch_bounds__((BM / WM) * (BN / WN) * 32, 2)
     }
   }
 }
+
+namespace conv_pipelined {
+
+// One tile of the kernel for pass Pass (thread tiles 4x4, BK 8).
+template <class Pass, int BM_, int BN_, int WM_, int WN_, int WMITER_, int WNITER_>
+struct Tiles {
+  static constexpr int BM = BM_, BN = BN_, BK = 8, WM = WM_, WN = WN_, WMITER = WMITER_, WNITER = WNITER_;
+  static constexpr int threads = (BM / WM) * (BN / WN) * 32;
+  static constexpr auto kernel() { return implicit_gemm_pipelined<Pass, BM, BN, BK, WM, WN, WMITER, WNITER>; }
+};
+
+// The tiles, for layers with many channels: 128x128 in 8 warps of 64x32
+// (matmul v10's C1 cut) or 4 warps of 64x64 (its C2, cuBLAS's), 128x64 in 4
+// warps of 64x32; BK = 8 keeps two stages (17 KiB) beside an 18 KiB table
+// in 48 KiB of static shared memory.
+constexpr int kTiles = 3;
+
+// visit.template operator()<T>() for tile i (0 <= i < kTiles) of pass Pass.
+template <class Pass, class Visit>
+auto with_tile(int i, Visit&& visit) {
+  switch (i) {  //                                                  block     warp tile  threads
+    case 0: return visit.template operator()<Tiles<Pass, 128, 128, 64, 32, 2, 2>>();  // 128x128  64x32  256
+    case 1: return visit.template operator()<Tiles<Pass, 128, 128, 64, 64, 2, 4>>();  // 128x128  64x64  128
+    default: return visit.template operator()<Tiles<Pass, 128, 64, 64, 32, 2, 2>>();  // 128x64   64x32  128
+  }
+}
+
+inline const char* tile_name(int i) {
+  static const char* const names[kTiles] = {"pipelined 128x128x8, warps 64x32", "pipelined 128x128x8, warps 64x64",
+                                            "pipelined 128x64x8, warps 64x32"};
+  return names[i < 0 || i >= kTiles ? kTiles - 1 : i];
+}
+
+// The tuning tables' rule for a rows x cols GEMM: the first tile whose grid
+// gives every SM of an H200 (132) a block; -1 when none does.
+inline int first_filling_tile(int rows, int cols) {
+  constexpr int kSMs = 132;
+  for (int i = 0; i < kTiles; ++i) {
+    const int blocks = with_tile<void>(
+        i, [&]<class T>() { return ::warpnet::ceil_div(rows, T::BM) * ::warpnet::ceil_div(cols, T::BN); });
+    if (blocks >= kSMs) return i;
+  }
+  return -1;
+}
+
+}  // namespace conv_pipelined
