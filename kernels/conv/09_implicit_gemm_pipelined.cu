@@ -31,7 +31,7 @@
 // Changed from v7: cp.async gathers into two stages instead of register
 //   gathers into one; matmul v9's warp-tiled, unrolled multiply instead of
 //   v7's scalar-read thread tiles; BK 8 with padded k-major rows for both
-//   tiles.
+//   tiles; y stored as float4s where P·Q is a multiple of 4.
 // Trace (emulator, `warpnet trace conv2d/09 --size 2,8,98,98,32,3,3,1,1,1` and
 //   conv2d/07; the smallest layer here where the table takes a pipelined tile,
 //   151 blocks of 128x128 in 8 warps, against v7's 301 of 64x32x16): memory
@@ -39,7 +39,7 @@
 //   shared loads 391,392 against 1,204,000 (float4s, 1.00-way); global bytes
 //   asked 9.3e6 against 1.07e7; y stored as float4s, 88.9% efficient.
 // Measured: not yet on a GPU (written 2026-12-01 on a machine without one).
-// Run: build/bin/test_simt -tc="conv pipelined*"; build/bin/warpnet trace conv2d/09 --size 2,32,14,14,64,3,3,1,1,1
+// Run: build/bin/test_simt -tc="conv pipelined*"; build/bin/warpnet trace conv2d/09 --size 2,8,98,98,32,3,3,1,1,1
 #include "kernels/common/cuda_compat.hpp"
 #include "kernels/conv/08_direct_few_channels.cu"  // v8's candidates (it includes v7)
 #include "kernels/conv/conv_shape.hpp"
