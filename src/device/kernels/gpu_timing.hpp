@@ -1,7 +1,7 @@
-// What the autotuners (matmul/10, conv2d/07 and 08, conv2d_dgrad/03 and 04,
-// conv2d_wgrad/03; the conv ones through conv/conv_tune.hpp) share on a
-// real GPU: device buffers freed on every path, a pair of CUDA events, the
-// mean time of one launch, timing every candidate, and checking the winner.
+// What the autotuners (matmul/10, and the conv versions through
+// conv/conv_tune.hpp) share on a real GPU: device buffers freed on every
+// path, a pair of CUDA events, the mean time of one launch, timing every
+// candidate, and checking the winner.
 // The CUDA copy of the registrations alone includes it (nvcc); the
 // emulator's copies have no autotuner. Errors throw Error as
 // "<who>: <what> failed: <CUDA name>: <CUDA string>", `who` naming the tuner.

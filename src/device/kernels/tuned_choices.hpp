@@ -1,5 +1,5 @@
-// The winners of an autotuned registration (matmul/10, conv2d/07 and
-// 08, conv2d_dgrad/03 and 04, conv2d_wgrad/03): the candidate its tuner measured
+// The winners of an autotuned registration (matmul/10, and the conv
+// versions through conv/autotuned.hpp): the candidate its tuner measured
 // fastest, per sizes.
 // An anonymous namespace although this is a header, as workspace.hpp: each
 // registration file is compiled as three copies (plain, traced, nvcc; see

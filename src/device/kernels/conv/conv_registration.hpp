@@ -54,5 +54,33 @@ inline const float* x_of(Buffers b) { return static_cast<const float*>(b[0]); }
 inline const float* w_of(Buffers b) { return static_cast<const float*>(b[1]); }
 inline float* y_of(Buffers b) { return static_cast<float*>(b[2]); }
 
+// The three passes of a convolution, each a registered op.
+enum class ConvPass { forward, dgrad, wgrad };
+inline const char* op_name(ConvPass pass) {
+  switch (pass) {
+    case ConvPass::forward: return "conv2d";
+    case ConvPass::dgrad: return "conv2d_dgrad";
+    case ConvPass::wgrad: break;
+  }
+  return "conv2d_wgrad";
+}
+
+// An autotuned version's candidates (conv2d/07-09, conv2d_dgrad/03-05,
+// conv2d_wgrad/03-04): several kernels or tiles for one pass, of which a
+// tuner on a GPU times those that apply and keeps the fastest per sizes,
+// and a table chooses without one. autotuned.hpp registers them.
+struct AutotunedConv {
+  const char* id;  // the version, "conv2d/07_autotuned"
+  ConvPass pass;
+  int count;                                   // candidates 0 .. count-1
+  const char* (*name)(int candidate);          // "128x64", for the tuner's line
+  int (*table_choice)(const ConvShape&);       // the choice without a measurement
+  Launch (*shape)(int candidate, const Sizes&);
+  double (*bytes)(int candidate, const Sizes&);
+  // Launches the candidate; the caller checks the launch's error.
+  void (*launch)(int candidate, const Sizes&, const Launch&, Buffers);
+  bool (*applies)(int candidate, const ConvShape&) = nullptr;  // null: all of them, at any sizes
+};
+
 }  // namespace
 }  // namespace warpnet::device::conv

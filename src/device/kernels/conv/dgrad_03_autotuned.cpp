@@ -1,5 +1,4 @@
-#include "device/kernels/conv/conv_registration.hpp"
-#include "device/kernels/tuned_choices.hpp"
+#include "device/kernels/conv/autotuned.hpp"
 
 namespace {
 #include "kernels/conv/dgrad_03_autotuned.cu"
@@ -11,46 +10,26 @@ namespace {
 
 constexpr const char* kId = "conv2d_dgrad/03_autotuned";
 
-TunedChoices& tuned() {
-  static TunedChoices t;
-  return t;
-}
+// dgrad v3's 7 GEMM tiles (dgrad_tiles.hpp).
+constexpr AutotunedConv kAutotuned{
+    .id = kId,
+    .pass = ConvPass::dgrad,
+    .count = conv_dgrad_v03::kCandidates,
+    .name = conv_dgrad_v03::candidate_name,
+    .table_choice = conv_dgrad_v03::table_choice,
+    .shape = dgrad_tile_shape,
+    .bytes = dgrad_tile_bytes,
+    .launch = [](int i, const Sizes& s, const Launch& l, Buffers b) { launch_dgrad_tile(kId, i, s, l, b); },
+};
 
-// The measured winner for these sizes, or the tuning table's choice.
-int choice(const Sizes& s) { return tuned().find(s).value_or(conv_dgrad_v03::table_choice(shape_of(s))); }
-
-#if defined(__CUDACC__)
-// On the current GPU: every candidate timed on `given`, the fastest checked
-// and remembered, so the registered conv2d_dgrad/03 launches it from then on
-// for these sizes (dgrad_tiles.hpp, conv_tune.hpp).
-std::string tune_on_gpu(const Sizes& given) {
-  return tune_dgrad("conv2d_dgrad/03", given, tuned(), conv_dgrad_v03::kCandidates, conv_dgrad_v03::candidate_name,
-                    [](int i, const Sizes& s, Buffers b) { launch_dgrad_tile(kId, i, s, dgrad_tile_shape(i, s), b); });
-}
-#endif
-
-const Registration autotuned{Kernel{
-    .op = "conv2d_dgrad",
+const Registration autotuned{autotuned_kernel<kAutotuned>({
     .version = 3,
     .name = "autotuned",
-    .precision = "fp32",
     .shape_text = "dgrad v2's implicit GEMM with a per-tap table in shared memory (no division per gathered "
                   "element) at stride 1, dgrad v2's kernel itself at stride > 1; at one of 7 tiles per problem "
                   "(128x64 ... 32x8; measured by Kernel::tune on a GPU, else the narrowest BN covering C with "
                   ">= 132 blocks): e.g. block (256), grid (ceil(N*H*W/128), ceil(C/64)) for 128x64",
-    .shape = [](const Sizes& s) { return dgrad_tile_shape(choice(s), s); },
-    // The forward's FLOPs: the same products, summed the other way.
-    .flops = flops,
-    .bytes = [](const Sizes& s) { return dgrad_tile_bytes(choice(s), s); },
-    .launch = [](const Sizes& s, const Launch& l, Buffers b) {
-      launch_dgrad_tile(kId, choice(s), s, l, b);
-      check_launch();
-    },
-    .copy = kThisCopy,
-#if defined(__CUDACC__)
-    .tune = tune_on_gpu,
-#endif
-}};
+})};
 
 }  // namespace
 }  // namespace warpnet::device::conv

@@ -1,5 +1,4 @@
-#include "device/kernels/conv/conv_registration.hpp"
-#include "device/kernels/tuned_choices.hpp"
+#include "device/kernels/conv/autotuned.hpp"
 
 namespace {
 #include "kernels/conv/dgrad_05_implicit_gemm_pipelined.cu"  // includes dgrad_04_direct_few_channels.cu and 03
@@ -11,14 +10,6 @@ namespace {
 
 constexpr const char* kId = "conv2d_dgrad/05_implicit_gemm_pipelined";
 using conv_dgrad_v05::kPipelined;
-
-TunedChoices& tuned() {
-  static TunedChoices t;
-  return t;
-}
-
-// The measured winner for these sizes, or the tuning table's choice.
-int choice(const Sizes& s) { return tuned().find(s).value_or(conv_dgrad_v05::table_choice(shape_of(s))); }
 
 // A pipelined tile over dX (N·H·W, C).
 Launch launch_shape(int candidate, const Sizes& s) {
@@ -44,54 +35,41 @@ void launch_candidate(int candidate, const Sizes& s, const Launch& l, Buffers b)
   });
 }
 
-#if defined(__CUDACC__)
-// On the current GPU: the pipelined tiles (at stride 1), dgrad v4's direct
-// tiles (where they apply) and dgrad v3's tiles timed on `given`, the
-// fastest checked and remembered, so the registered conv2d_dgrad/05 launches
-// it from then on for these sizes (dgrad_few_channels_tiles.hpp,
-// dgrad_tiles.hpp, conv_tune.hpp).
-std::string tune_on_gpu(const Sizes& given) {
-  const ConvShape g = shape_of(complete_sizes(op("conv2d_dgrad"), given));
-  return tune_dgrad(
-      "conv2d_dgrad/05", given, tuned(), conv_dgrad_v05::kCandidates, conv_dgrad_v05::candidate_name,
-      [](int i, const Sizes& s, Buffers b) { launch_candidate(i, s, launch_shape(i, s), b); },
-      [g](int i) { return conv_dgrad_v05::candidate_applies(i, g); });
+// Pipelined: dgrad v3's tiled formula at the tile (the virtual A once per
+// column of tiles, w once per row of tiles, dx once); dgrad v4's otherwise.
+double bytes_of(int candidate, const Sizes& s) {
+  if (candidate >= kPipelined) return dgrad_v04_bytes(candidate - kPipelined, s);
+  const ConvShape g = shape_of(s);
+  return conv_dgrad_v05::with_pipelined(candidate, [&]<class T>() {
+    const double M = double(g.N) * g.H * g.W, N = g.C, K = double(g.K) * g.R * g.S;
+    return 4.0 * (M * K * ceil_div(g.C, T::BN) + K * N * ceil_div(g.N * g.H * g.W, T::BM) + M * N);
+  });
 }
-#endif
 
-const Registration implicit_gemm_pipelined{Kernel{
-    .op = "conv2d_dgrad",
+// The 3 pipelined tiles at stride 1, then dgrad v4's candidates: its direct
+// tiles where they apply and dgrad v3's 7 GEMM tiles
+// (dgrad_few_channels_tiles.hpp, dgrad_tiles.hpp).
+constexpr AutotunedConv kAutotuned{
+    .id = kId,
+    .pass = ConvPass::dgrad,
+    .count = conv_dgrad_v05::kCandidates,
+    .name = conv_dgrad_v05::candidate_name,
+    .table_choice = conv_dgrad_v05::table_choice,
+    .shape = launch_shape,
+    .bytes = bytes_of,
+    .launch = launch_candidate,
+    .applies = conv_dgrad_v05::candidate_applies,
+};
+
+const Registration implicit_gemm_pipelined{autotuned_kernel<kAutotuned>({
     .version = 5,
     .name = "implicit_gemm_pipelined",
-    .precision = "fp32",
     .shape_text = "at stride 1: dgrad v3's tap-table gathers of dy and w as 4-byte cp.async into two stages, "
                   "multiplied by matmul v9's warp tiles (conv v9's kernel): 128x128x8 (256 or 128 threads) or "
                   "128x64x8 (128), grid (ceil(N*H*W/BM), ceil(C/BN)); dgrad v4's direct tiles and v3's 7 tiles "
                   "after them; the choice measured by Kernel::tune on a GPU, else dgrad v4's direct tile where it "
                   "applies, the first pipelined tile giving >= 132 blocks, or dgrad v4's table",
-    .shape = [](const Sizes& s) { return launch_shape(choice(s), s); },
-    // The forward's FLOPs: the same products, summed the other way.
-    .flops = flops,
-    // Pipelined: dgrad v3's tiled formula at the tile (the virtual A once per
-    // column of tiles, w once per row of tiles, dx once); dgrad v4's otherwise.
-    .bytes = [](const Sizes& s) {
-      const int i = choice(s);
-      if (i >= kPipelined) return dgrad_v04_bytes(i - kPipelined, s);
-      const ConvShape g = shape_of(s);
-      return conv_dgrad_v05::with_pipelined(i, [&]<class T>() {
-        const double M = double(g.N) * g.H * g.W, N = g.C, K = double(g.K) * g.R * g.S;
-        return 4.0 * (M * K * ceil_div(g.C, T::BN) + K * N * ceil_div(g.N * g.H * g.W, T::BM) + M * N);
-      });
-    },
-    .launch = [](const Sizes& s, const Launch& l, Buffers b) {
-      launch_candidate(choice(s), s, l, b);
-      check_launch();
-    },
-    .copy = kThisCopy,
-#if defined(__CUDACC__)
-    .tune = tune_on_gpu,
-#endif
-}};
+})};
 
 }  // namespace
 }  // namespace warpnet::device::conv

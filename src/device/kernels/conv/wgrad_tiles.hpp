@@ -1,15 +1,10 @@
 // wgrad v3's GEMM tiles as a registration launches them, for the versions
-// that offer them (conv2d_wgrad/03, and 04 beside its direct kernel): the
-// launch shape of candidate i, its launch with the split sum, its global
-// bytes, and what a tuner on a GPU checks a winner against. Included after
+// that offer them (conv2d_wgrad/03, and 04 after its direct kernel): the
+// launch shape of candidate i, its launch with the split sum (shared with
+// 04's direct kernel) and its global bytes. Included after
 // kernels/conv/wgrad_03_autotuned.cu; an anonymous namespace as the other
 // registration headers (../copy.hpp).
 #pragma once
-#include <array>
-#include <functional>
-#include <string>
-#include <vector>
-
 #include "core/error.hpp"
 #include "device/kernels/conv/conv_registration.hpp"
 
@@ -79,50 +74,3 @@ inline double wgrad_tile_bytes(int candidate, const Sizes& s) {
 
 }  // namespace
 }  // namespace warpnet::device::conv
-
-#if defined(__CUDACC__)
-#include "device/kernels/conv/conv_tune.hpp"
-
-namespace warpnet::device::conv {
-namespace {
-
-// On the current GPU: times every candidate that applies on `given`
-// (launch(i, sizes, buffers) launches candidate i, its ordered sum
-// included) with CUDA events, checks the fastest one's output against a
-// double-precision wgrad by the definition, remembers it in `tuned`, and
-// says so (conv_tune.hpp).
-template <class LaunchCandidate>
-std::string tune_wgrad(const char* id, const Sizes& given, TunedChoices& tuned, int candidates,
-                       const char* (*candidate_name)(int), LaunchCandidate launch,
-                       const std::function<bool(int)>& applies = {}) {
-  return tune_conv(
-      id, "conv2d_wgrad", given, tuned, candidates, candidate_name,
-      [](const ConvShape& g) {
-        return ConvTuneBuffers{size_t(g.N) * g.C * g.H * g.W, size_t(g.N) * g.K * g.P * g.Q, size_t(g.K) * g.crs(),
-                               double(g.N) * g.P * g.Q};
-      },
-      launch, "dw",
-      [](const ConvShape& g, size_t e) {
-        const size_t RS = size_t(g.R) * g.S;
-        return std::array{int(e / (size_t(g.C) * RS)), int(e / RS % g.C), int(e % RS / g.S), int(e % g.S)};
-      },
-      // dw[k,c,r,s] by the definition: a sum of N·P·Q products at most.
-      [](const ConvShape& g, const std::vector<float>& x, const std::vector<float>& dy, std::array<int, 4> at) {
-        const auto [k, c, r, sx] = at;
-        gpu_timing::Reference ref;
-        for (int n = 0; n < g.N; ++n)
-          for (int p = 0; p < g.P; ++p)
-            for (int q = 0; q < g.Q; ++q) {
-              const int ih = p * g.stride - g.pad + r * g.dil, iw = q * g.stride - g.pad + sx * g.dil;
-              if (ih < 0 || ih >= g.H || iw < 0 || iw >= g.W) continue;
-              ref.add(double(dy[((size_t(n) * g.K + k) * g.P + p) * g.Q + q]) *
-                      double(x[((size_t(n) * g.C + c) * g.H + ih) * g.W + iw]));
-            }
-        return ref;
-      },
-      applies);
-}
-
-}  // namespace
-}  // namespace warpnet::device::conv
-#endif
