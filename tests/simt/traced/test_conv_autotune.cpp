@@ -1,8 +1,9 @@
 // Every candidate tile of conv2d/07_autotuned against a CPU reference, at
-// awkward sizes, and every direct block of conv2d/08 where it applies (its
-// other candidates are v7's). The registry test checks only the candidate the tuning table
-// picks at each test size; on a GPU the autotuner may pick any of them, so
-// each is checked here. Traced (see ../../CMakeLists.txt): the checker also
+// awkward sizes, every direct block of conv2d/08 where it applies, every
+// pipelined tile of 09 and both Winograd candidates of 10 (their other
+// candidates are the previous version's). The registry test checks only the
+// candidate the tuning table picks at each test size; on a GPU the
+// autotuner may pick any of them, so each is checked here. Traced (see ../../CMakeLists.txt): the checker also
 // fails a launch on any out-of-bounds access, shared-memory race or
 // uninitialized shared read.
 #include <doctest/doctest.h>
@@ -17,7 +18,7 @@
 #include "tests/simt/traced/candidate_check.hpp"
 
 namespace {
-#include "kernels/conv/09_implicit_gemm_pipelined.cu"  // includes 08_direct_few_channels.cu and 07
+#include "kernels/conv/10_winograd.cu"  // includes 09_implicit_gemm_pipelined.cu, 08 and 07
 }  // namespace
 
 namespace {
@@ -78,6 +79,16 @@ void launch_pipelined(int i, const ConvShape& g, const float* x, const float* w,
     const dim3 grid(warpnet::ceil_div(g.gemm_m(), T::BM), warpnet::ceil_div(g.K, T::BN));
     warpnet::simt::launch(T::kernel(), grid, dim3(T::threads), 0, g, x, w, y);
   });
+}
+
+// Winograd candidate i of conv2d/10, its five launches with a workspace of
+// its own; a launch the checker stops leaves its error for cudaGetLastError
+// (launch_kernel's CUDA error model), rethrown here for check().
+void launch_winograd(int i, const ConvShape& g, const float* x, const float* w, float* y) {
+  DeviceBuffer<float> workspace(conv_v10::workspace_floats(g));
+  conv_v10::launch_winograd(i, g, x, w, y, workspace.get());
+  if (cudaGetLastError() != cudaSuccess)
+    throw warpnet::simt::LaunchError(cudaErrorLaunchFailure, warpnet::simt::last_error_message());
 }
 
 // Calls check_all(g, "at ...", x, w, want, bound) for every size, with fixed-seed x and w and the reference.
@@ -163,6 +174,45 @@ TEST_CASE("conv pipelined: every pipelined tile of conv2d/09 matches the CPU ref
       candidate_check::check(
           conv_v09::candidate_name(i) + at, [&](float* y) { launch_pipelined(i, g, x, w, y); }, want, bound);
   });
+}
+
+TEST_CASE("conv winograd: both Winograd candidates of conv2d/10 match the CPU reference at awkward sizes") {
+  // {N, C, H, W, K, R, S, stride, pad, dilation}: 3x3, stride 1, dilation 1 (where Winograd applies)
+  const int sizes[][10] = {
+      {1, 1, 1, 1, 1, 3, 3, 1, 1, 1},       // one output: one tile, three quarters past P and Q
+      {1, 1, 3, 3, 1, 3, 3, 1, 0, 1},       // no padding, P = Q = 1
+      {3, 3, 13, 13, 5, 3, 3, 1, 1, 1},     // P = Q = 13: a half tile at the end of each row and column
+      {2, 5, 7, 12, 70, 3, 3, 1, 2, 1},     // pad 2, H != W; K = 70: past the 64-row GEMM tile
+      {2, 17, 9, 9, 130, 3, 3, 1, 1, 1},    // K = 130: past the 128-row GEMM tile; C = 17, a partial k-step
+      {1, 40, 6, 5, 3, 3, 3, 1, 0, 1},      // K = 3, C = 40; P = 4, Q = 3
+      {2, 32, 14, 14, 64, 3, 3, 1, 1, 1}};  // lesson 05's layer
+  std::printf("conv winograd test: seed %llu\n", (unsigned long long)kSeed);
+  for_each_size(sizes, [](const ConvShape& g, const std::string& at, const float* x, const float* w,
+                          const std::vector<double>& want, const std::vector<double>& bound) {
+    for (int i = 0; i < conv_v10::kWinograd; ++i) {
+      REQUIRE(conv_v10::candidate_applies(i, g));
+      candidate_check::check(
+          conv_v10::candidate_name(i) + at, [&](float* y) { launch_winograd(i, g, x, w, y); }, want, bound);
+    }
+  });
+  // Where it does not apply: stride 2, dilation 2, a 5x5 filter; v9's candidates do.
+  CHECK_FALSE(conv_v10::candidate_applies(0, shape({1, 3, 9, 9, 4, 3, 3, 2, 1, 1})));
+  CHECK_FALSE(conv_v10::candidate_applies(1, shape({1, 3, 9, 9, 4, 3, 3, 1, 2, 2})));
+  CHECK_FALSE(conv_v10::candidate_applies(0, shape({1, 3, 9, 9, 4, 5, 5, 1, 2, 1})));
+  CHECK(conv_v10::candidate_applies(conv_v10::kWinograd, shape({1, 3, 9, 9, 4, 5, 5, 1, 2, 1})));
+}
+
+TEST_CASE("conv winograd: the tuning table takes Winograd at 3x3 stride-1 layers with C, K >= 16, v9's elsewhere") {
+  const auto choice = [](const int (&s)[10]) { return conv_v10::table_choice(shape(s)); };
+  // Issue 5's layers: the 64-row GEMM tile at K = 64, the 128-row one at 128 and 256.
+  CHECK(choice({64, 64, 56, 56, 64, 3, 3, 1, 1, 1}) == 1);
+  CHECK(choice({64, 128, 28, 28, 128, 3, 3, 1, 1, 1}) == 0);
+  CHECK(choice({64, 256, 14, 14, 256, 3, 3, 1, 1, 1}) == 0);
+  CHECK(choice({8, 32, 14, 14, 96, 3, 3, 1, 1, 1}) == 0);  // 128 rows either way: the larger tile
+  // v9's table: LeNet-5's 5x5 conv2, a stride-2 3x3 layer, and C = 8.
+  for (const ConvShape& g : {shape({64, 6, 14, 14, 16, 5, 5, 1, 0, 1}), shape({32, 64, 40, 40, 128, 3, 3, 2, 1, 1}),
+                             shape({8, 8, 14, 14, 64, 3, 3, 1, 1, 1})})
+    CHECK(conv_v10::table_choice(g) == conv_v10::kWinograd + conv_v09::table_choice(g));
 }
 
 TEST_CASE("conv pipelined: the tuning table takes v8's direct kernel, then a pipelined tile with enough blocks") {

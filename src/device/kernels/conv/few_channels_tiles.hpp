@@ -1,7 +1,7 @@
 // conv v8's candidates — its direct kernel for few output channels, then
 // v7's GEMM tiles — as a registration launches them, for the versions that
-// offer them (conv2d/08, and 09 after its pipelined tiles): the launch shape
-// of candidate i, its launch, its global bytes. Included after
+// offer them (conv2d/08, and 09 and 10 after their own kernels): the launch
+// shape of candidate i, its launch, its global bytes. Included after
 // kernels/conv/08_direct_few_channels.cu; an anonymous namespace as the
 // other registration headers (../copy.hpp).
 #pragma once
