@@ -275,8 +275,9 @@ fi
 # Nsight Compute, clocks left as they are. Kernel times only: the gaps
 # between kernels (launches, copies, host work) are the step's time less
 # their sum. The autotuners' timing launches (each size's first launch in
-# training tunes matmul/10, conv2d/08, conv2d_dgrad/04, conv2d_wgrad/03) pause the profiler
-# (gpu_timing::ProfilerPaused), so only the workload's launches are counted.
+# training tunes matmul/10 and the autotuned conv versions) pause the
+# profiler (gpu_timing::ProfilerPaused), so only the workload's launches are
+# counted.
 ncu_csv="$OUT/ncu-lenet.csv"
 if want ncu && command -v ncu >/dev/null && [ -x "$BIN/warpnet" ]; then
   phase "ncu: each kernel of a LeNet-5 training step -> $ncu_csv"

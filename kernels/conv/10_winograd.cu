@@ -90,18 +90,23 @@ inline size_t workspace_floats(const ConvShape& g) {
 
 }  // namespace conv_v10
 
-// U[ξ][k][c] = (G w[k,c] Gᵀ)[ξ], ξ = 4·i + j. w: (K, C, 3, 3).
+// U[ξ][k][c] = (G f Gᵀ)[ξ], ξ = 4·i + j, f = w[k, c]: (3, 3), w: (K, C, 3, 3).
+// TURNED (dgrad v6, which runs this file's convolution on dy): f[r][s] =
+//   w[c, k, 2 − r, 2 − s], w: (C, K, 3, 3) — the filters transposed and
+//   turned by 180°, read in place.
 // Launch: block (BLOCK); grid (⌈K·C / BLOCK⌉): a thread per (k, c), c fastest
 //   (its 9 loads are one filter's, its 16 stores coalesced across the warp).
-template <int BLOCK>
+template <int BLOCK, bool TURNED>
 __global__ void __launch_bounds__(BLOCK)
     winograd_filter_transform(ConvShape g, const float* __restrict__ w, float* __restrict__ U) {
-  const int i = blockIdx.x * BLOCK + threadIdx.x;
+  const int i = blockIdx.x * BLOCK + threadIdx.x;  // k·C + c
   if (i >= g.K * g.C) return;
-  const float* f = w + size_t(i) * 9;  // w[k, c] (3, 3), i = k·C + c
-  float Gg[4][3];                      // G g: (4, 3)
+  const int k = i / g.C, c = i % g.C;
+  const float* f = w + (TURNED ? size_t(c) * g.K + k : size_t(i)) * 9;
+  const auto at = [&](int r, int s) { return TURNED ? f[8 - (3 * r + s)] : f[3 * r + s]; };
+  float Gg[4][3];  // G f: (4, 3)
   for (int s = 0; s < 3; ++s) {
-    const float f0 = f[s], f1 = f[3 + s], f2 = f[6 + s];
+    const float f0 = at(0, s), f1 = at(1, s), f2 = at(2, s);
     Gg[0][s] = f0;
     Gg[1][s] = 0.5f * (f0 + f1 + f2);
     Gg[2][s] = 0.5f * (f0 - f1 + f2);
@@ -219,9 +224,10 @@ auto with_gemm_tile(int i, Visit&& visit) {
 
 // The whole convolution with GEMM tile i: the filter and input transforms,
 // the 16 GEMMs, the output transform, on `workspace` (workspace_floats(g)),
-// in launch order on the current stream. The caller checks the launches'
-// errors.
-inline void launch_winograd(int i, const ConvShape& g, const float* x, const float* w, float* y, float* workspace) {
+// in launch order on the current stream; TURNED: the filters as the filter
+// transform's TURNED reads them. The caller checks the launches' errors.
+template <bool TURNED = false>
+void launch_winograd(int i, const ConvShape& g, const float* x, const float* w, float* y, float* workspace) {
   using ::warpnet::launch_kernel;
   const Tiles tiles = tiles_of(g);
   const int T = tiles.pitch;  // the GEMMs' columns: the tiles, then the pitch's zero columns
@@ -230,7 +236,7 @@ inline void launch_winograd(int i, const ConvShape& g, const float* x, const flo
   float* M = V + size_t(kXi) * g.C * T;
   const dim3 block(kTransformBlock);
   const auto grid_for = [](long long threads) { return dim3(unsigned((threads + kTransformBlock - 1) / kTransformBlock)); };
-  launch_kernel(winograd_filter_transform<kTransformBlock>, grid_for(1LL * g.K * g.C), block, 0, g, w, U);
+  launch_kernel(winograd_filter_transform<kTransformBlock, TURNED>, grid_for(1LL * g.K * g.C), block, 0, g, w, U);
   launch_kernel(winograd_input_transform<kTransformBlock>, grid_for(1LL * g.C * T), block, 0, g, x, V);
   with_gemm_tile(i, [&]<class Tile>() {
     const dim3 grid(::warpnet::ceil_div(T, Tile::BN), ::warpnet::ceil_div(g.K, Tile::BM));

@@ -1,9 +1,10 @@
 // Every candidate tile of conv2d_dgrad/03_autotuned against a CPU reference,
 // at awkward sizes, on both of its paths (the tap table at stride 1, dgrad
-// v2's kernel at stride 2); and every direct tile of conv2d_dgrad/04 where
-// it applies (its other candidates are v3's). The registry test checks only the candidate the
-// tuning table picks at each test size; on a GPU the autotuner may pick any
-// of them, so each is checked here. Traced (see ../../CMakeLists.txt): the
+// v2's kernel at stride 2); every direct tile of conv2d_dgrad/04 where it
+// applies, every pipelined tile of 05 and both Winograd candidates of 06
+// (their other candidates are the previous version's). The registry test
+// checks only the candidate the tuning table picks at each test size; on a
+// GPU the autotuner may pick any of them, so each is checked here. Traced (see ../../CMakeLists.txt): the
 // checker also fails a launch on any out-of-bounds access, shared-memory race
 // or uninitialized shared read.
 #include <doctest/doctest.h>
@@ -18,7 +19,7 @@
 #include "tests/simt/traced/candidate_check.hpp"
 
 namespace {
-#include "kernels/conv/dgrad_05_implicit_gemm_pipelined.cu"  // includes dgrad_04_direct_few_channels.cu and 03
+#include "kernels/conv/dgrad_06_winograd.cu"  // includes dgrad_05, 04 and 03, and conv 10_winograd.cu
 }  // namespace
 
 namespace {
@@ -82,6 +83,16 @@ void launch_pipelined(int i, const ConvShape& g, const float* dy, const float* w
     const dim3 grid(warpnet::ceil_div(g.N * g.H * g.W, T::BM), warpnet::ceil_div(g.C, T::BN));
     warpnet::simt::launch(T::kernel(), grid, dim3(T::threads), 0, g, dy, w, dx);
   });
+}
+
+// Winograd candidate i of conv2d_dgrad/06, its five launches with a
+// workspace of its own; a launch the checker stops leaves its error for
+// cudaGetLastError (launch_kernel's CUDA error model), rethrown for check().
+void launch_winograd(int i, const ConvShape& g, const float* dy, const float* w, float* dx) {
+  DeviceBuffer<float> workspace(conv_v10::workspace_floats(conv_dgrad_v06::forward_view(g)));
+  conv_dgrad_v06::launch_winograd(i, g, dy, w, dx, workspace.get());
+  if (cudaGetLastError() != cudaSuccess)
+    throw warpnet::simt::LaunchError(cudaErrorLaunchFailure, warpnet::simt::last_error_message());
 }
 
 // Runs check_one(name, launch) for every size, with fixed-seed dy and w and the reference.
@@ -180,6 +191,37 @@ TEST_CASE("conv dgrad pipelined: every pipelined tile of conv2d_dgrad/05 matches
   CHECK(conv_dgrad_v05::table_choice(shape({64, 6, 14, 14, 16, 5, 5, 1, 0, 1})) == conv_dgrad_v05::kPipelined);
   CHECK(conv_dgrad_v05::table_choice(shape({64, 64, 56, 56, 64, 3, 3, 1, 1, 1})) == 0);
   CHECK(conv_dgrad_v05::table_choice(shape({64, 256, 14, 14, 256, 3, 3, 1, 1, 1})) == 0);  // 98 x 2 blocks
+}
+
+TEST_CASE("conv dgrad winograd: both Winograd candidates of conv2d_dgrad/06 match the CPU reference") {
+  // {N, C, H, W, K, R, S, stride, pad, dilation}: 3x3, stride 1, dilation 1, pad <= 2 (where Winograd applies)
+  const int sizes[][10] = {
+      {1, 1, 1, 1, 1, 3, 3, 1, 1, 1},       // one pixel: dy 1x1, the forward view's pad 1
+      {1, 1, 3, 3, 1, 3, 3, 1, 0, 1},       // pad 0: dy 1x1 padded by 2
+      {3, 3, 13, 13, 5, 3, 3, 1, 1, 1},     // H = W = 13: a half tile at the end of each row and column
+      {2, 5, 7, 12, 70, 3, 3, 1, 2, 1},     // pad 2 (the view's pad 0), H != W; K = 70 GEMM columns of C = 5
+      {2, 130, 9, 9, 17, 3, 3, 1, 1, 1},    // C = 130: past the 128-row GEMM tile; K = 17, a partial k-step
+      {2, 64, 14, 14, 32, 3, 3, 1, 1, 1}};  // dgrad v5's float4 layer
+  std::printf("conv dgrad winograd test: seed %llu\n", (unsigned long long)kSeed);
+  for_each_size(sizes, [](const ConvShape& g, const std::string& at, const float* dy, const float* w,
+                          const std::vector<double>& want, const std::vector<double>& bound) {
+    for (int i = 0; i < conv_dgrad_v06::kWinograd; ++i) {
+      REQUIRE(conv_dgrad_v06::candidate_applies(i, g));
+      candidate_check::check(
+          conv_dgrad_v06::candidate_name(i) + at, [&](float* dx) { launch_winograd(i, g, dy, w, dx); }, want, bound);
+    }
+  });
+  // Where it does not apply: stride 2, pad 3, a 5x5 filter; dgrad v5's candidates do.
+  CHECK_FALSE(conv_dgrad_v06::candidate_applies(0, shape({1, 3, 9, 9, 4, 3, 3, 2, 1, 1})));
+  CHECK_FALSE(conv_dgrad_v06::candidate_applies(1, shape({1, 3, 9, 9, 4, 3, 3, 1, 3, 1})));
+  CHECK_FALSE(conv_dgrad_v06::candidate_applies(0, shape({1, 3, 9, 9, 4, 5, 5, 1, 2, 1})));
+  CHECK(conv_dgrad_v06::candidate_applies(conv_dgrad_v06::kWinograd, shape({1, 3, 9, 9, 4, 5, 5, 1, 2, 1})));
+  // The table: Winograd at issue 5's layers (the GEMMs' rows are C: 64 rows at C = 64), dgrad v5's
+  // table at LeNet-5's conv2 (5x5) and at C = 8.
+  CHECK(conv_dgrad_v06::table_choice(shape({64, 64, 56, 56, 64, 3, 3, 1, 1, 1})) == 1);
+  CHECK(conv_dgrad_v06::table_choice(shape({64, 256, 14, 14, 256, 3, 3, 1, 1, 1})) == 0);
+  for (const ConvShape& g : {shape({64, 6, 14, 14, 16, 5, 5, 1, 0, 1}), shape({8, 8, 14, 14, 64, 3, 3, 1, 1, 1})})
+    CHECK(conv_dgrad_v06::table_choice(g) == conv_dgrad_v06::kWinograd + conv_dgrad_v05::table_choice(g));
 }
 
 TEST_CASE("conv dgrad direct: the tuning table takes the direct tile where it applies, dgrad v3's table elsewhere") {

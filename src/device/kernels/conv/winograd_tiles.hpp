@@ -1,0 +1,61 @@
+// conv v10's Winograd candidates as a registration launches them, for the
+// versions that offer them (conv2d/10 on x; conv2d_dgrad/06 on dy, through
+// the forward convolution its kernel file derives): the GEMMs' launch shape,
+// the global bytes, and the five steps launched on a workspace. `view` is
+// the forward convolution computed (ConvShape of x, its filters and y).
+// Included after kernels/conv/10_winograd.cu; an anonymous namespace as the
+// other registration headers (../copy.hpp).
+#pragma once
+#include <algorithm>
+
+#include "core/error.hpp"
+#include "device/kernels/conv/conv_registration.hpp"
+
+namespace warpnet::device::conv {
+namespace {
+
+// The registry lists the GEMMs' launch (the transforms' grids follow from
+// the sizes in launch_winograd_tile).
+inline Launch winograd_shape(int candidate, const ConvShape& view) {
+  return conv_v10::with_gemm_tile(candidate, [&]<class T>() {
+    return Launch{dim3(ceil_div(conv_v10::tiles_of(view).pitch, T::BN), ceil_div(view.K, T::BM)), dim3(T::threads),
+                  0};
+  });
+}
+
+// With T tiles and V, M `pitch` columns wide: the filter transform reads the
+// filters and writes U (16·K·C); the input transform reads 16 floats of x
+// per tile and channel (an upper bound: the neighbours' overlap comes from
+// cache) and writes V (16·C·pitch); each of the 16 GEMMs reads U[ξ] once per
+// column of tiles and V[ξ] once per row of them and writes M[ξ]; the output
+// transform reads 16 floats of M per tile and channel and writes y.
+inline double winograd_bytes(int candidate, const ConvShape& view) {
+  const conv_v10::Tiles tiles = conv_v10::tiles_of(view);
+  const double T = tiles.count, pitch = tiles.pitch, K = view.K, C = view.C, xi = conv_v10::kXi;
+  return conv_v10::with_gemm_tile(candidate, [&]<class Tile>() {
+    const double gemms =
+        xi * (K * C * ceil_div(tiles.pitch, Tile::BN) + C * pitch * ceil_div(view.K, Tile::BM) + K * pitch);
+    const double transforms =
+        K * C * 9 + xi * K * C + xi * C * (T + pitch) + xi * K * T + double(view.N) * K * view.P * view.Q;
+    return 4.0 * (transforms + gemms);
+  });
+}
+
+// Candidate i's five steps on a workspace of this registration file's
+// (../workspace.hpp); TURNED: conv v10's filter transform reads the filters
+// turned (dgrad v6). The caller has checked that Winograd applies and checks
+// the launches' errors; `id` names the version in the error for sizes past
+// the kernels' int indexing.
+template <bool TURNED>
+void launch_winograd_tile(const char* id, int candidate, const ConvShape& view, const float* x, const float* w,
+                          float* y) {
+  const conv_v10::Tiles tiles = conv_v10::tiles_of(view);
+  WN_CHECK(double(tiles.pitch) * std::max(view.K, view.C) < 2147483648.0, id, ": ", tiles.count,
+           " output tiles of 2x2 times max(channels in, out) = ", std::max(view.K, view.C),
+           " passes 2^31 elements per transformed plane; use a smaller batch");
+  Workspace workspace(conv_v10::workspace_floats(view) * sizeof(float));
+  conv_v10::launch_winograd<TURNED>(candidate, view, x, w, y, workspace.floats());
+}
+
+}  // namespace
+}  // namespace warpnet::device::conv
