@@ -37,7 +37,7 @@
 
 namespace conv_dgrad_v06 {
 
-inline bool applies(const ConvShape& g) { return conv_v10::applies(g) && g.pad <= 2; }
+inline bool applies(const ConvShape& g) { return winograd::applies(g) && g.pad <= 2; }
 
 // The forward convolution whose output is dx (see above): x = dy (N, K, P, Q),
 // filters (C, K, 3, 3) (w turned), pad 2 − pad.

@@ -1,7 +1,7 @@
 // Every candidate tile of conv2d/07_autotuned against a CPU reference, at
 // awkward sizes, every direct block of conv2d/08 where it applies, every
-// pipelined tile of 09 and both Winograd candidates of 10 (their other
-// candidates are the previous version's). The registry test checks only the
+// pipelined tile of 09, both Winograd candidates of 10 and 11's fused kernel
+// (their other candidates are the previous version's). The registry test checks only the
 // candidate the tuning table picks at each test size; on a GPU the
 // autotuner may pick any of them, so each is checked here. Traced (see ../../CMakeLists.txt): the checker also
 // fails a launch on any out-of-bounds access, shared-memory race or
@@ -18,7 +18,7 @@
 #include "tests/simt/traced/candidate_check.hpp"
 
 namespace {
-#include "kernels/conv/10_winograd.cu"  // includes 09_implicit_gemm_pipelined.cu, 08 and 07
+#include "kernels/conv/11_winograd_fused.cu"  // includes 10_winograd.cu, 09, 08 and 07
 }  // namespace
 
 namespace {
@@ -87,6 +87,14 @@ void launch_pipelined(int i, const ConvShape& g, const float* x, const float* w,
 void launch_winograd(int i, const ConvShape& g, const float* x, const float* w, float* y) {
   DeviceBuffer<float> workspace(conv_v10::workspace_floats(g));
   conv_v10::launch_winograd(i, g, x, w, y, workspace.get());
+  if (cudaGetLastError() != cudaSuccess)
+    throw warpnet::simt::LaunchError(cudaErrorLaunchFailure, warpnet::simt::last_error_message());
+}
+
+// conv2d/11's fused kernel after v10's filter transform, on a workspace of its own.
+void launch_fused(const ConvShape& g, const float* x, const float* w, float* y) {
+  DeviceBuffer<float> workspace(winograd::fused::workspace_floats(g));
+  winograd::fused::launch(g, x, w, y, workspace.get());
   if (cudaGetLastError() != cudaSuccess)
     throw warpnet::simt::LaunchError(cudaErrorLaunchFailure, warpnet::simt::last_error_message());
 }
@@ -200,6 +208,30 @@ TEST_CASE("conv winograd: both Winograd candidates of conv2d/10 match the CPU re
   CHECK_FALSE(conv_v10::candidate_applies(1, shape({1, 3, 9, 9, 4, 3, 3, 1, 2, 2})));
   CHECK_FALSE(conv_v10::candidate_applies(0, shape({1, 3, 9, 9, 4, 5, 5, 1, 2, 1})));
   CHECK(conv_v10::candidate_applies(conv_v10::kWinograd, shape({1, 3, 9, 9, 4, 5, 5, 1, 2, 1})));
+}
+
+TEST_CASE("conv winograd fused: conv2d/11's fused kernel matches the CPU reference at awkward sizes") {
+  // {N, C, H, W, K, R, S, stride, pad, dilation}: 3x3, stride 1, dilation 1
+  const int sizes[][10] = {
+      {1, 1, 1, 1, 1, 3, 3, 1, 1, 1},       // one output: one tile of 32, three quarters past P and Q
+      {1, 1, 3, 3, 1, 3, 3, 1, 0, 1},       // no padding, P = Q = 1
+      {3, 3, 13, 13, 5, 3, 3, 1, 1, 1},     // P = Q = 13: half tiles; 147 tiles, the last block partly past them
+      {2, 5, 7, 12, 70, 3, 3, 1, 2, 1},     // pad 2, H != W (Q = 14, float2 stores); K = 70: three rows of blocks
+      {2, 17, 9, 9, 40, 3, 3, 1, 1, 1},     // C = 17: a third chunk of one channel; K = 40: a half-empty second half
+      {1, 40, 6, 5, 3, 3, 3, 1, 0, 1},      // K = 3, C = 40: five chunks; P = 4, Q = 3
+      {2, 32, 14, 14, 64, 3, 3, 1, 1, 1}};  // lesson 05's layer
+  std::printf("conv winograd fused test: seed %llu\n", (unsigned long long)kSeed);
+  for_each_size(sizes, [](const ConvShape& g, const std::string& at, const float* x, const float* w,
+                          const std::vector<double>& want, const std::vector<double>& bound) {
+    REQUIRE(conv_v11::candidate_applies(0, g));
+    candidate_check::check(
+        conv_v11::candidate_name(0) + at, [&](float* y) { launch_fused(g, x, w, y); }, want, bound);
+  });
+  CHECK_FALSE(conv_v11::candidate_applies(0, shape({1, 3, 9, 9, 4, 3, 3, 2, 1, 1})));  // stride 2
+  // The table: the fused kernel where v10's takes Winograd, v10's choice elsewhere.
+  CHECK(conv_v11::table_choice(shape({64, 64, 56, 56, 64, 3, 3, 1, 1, 1})) == 0);
+  for (const ConvShape& g : {shape({64, 6, 14, 14, 16, 5, 5, 1, 0, 1}), shape({8, 8, 14, 14, 64, 3, 3, 1, 1, 1})})
+    CHECK(conv_v11::table_choice(g) == conv_v11::kFused + conv_v10::table_choice(g));
 }
 
 TEST_CASE("conv winograd: the tuning table takes Winograd at 3x3 stride-1 layers with C, K >= 16, v9's elsewhere") {

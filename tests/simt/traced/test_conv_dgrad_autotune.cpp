@@ -1,8 +1,8 @@
 // Every candidate tile of conv2d_dgrad/03_autotuned against a CPU reference,
 // at awkward sizes, on both of its paths (the tap table at stride 1, dgrad
 // v2's kernel at stride 2); every direct tile of conv2d_dgrad/04 where it
-// applies, every pipelined tile of 05 and both Winograd candidates of 06
-// (their other candidates are the previous version's). The registry test
+// applies, every pipelined tile of 05, both Winograd candidates of 06 and
+// 07's fused kernel (their other candidates are the previous version's). The registry test
 // checks only the candidate the tuning table picks at each test size; on a
 // GPU the autotuner may pick any of them, so each is checked here. Traced (see ../../CMakeLists.txt): the
 // checker also fails a launch on any out-of-bounds access, shared-memory race
@@ -19,7 +19,7 @@
 #include "tests/simt/traced/candidate_check.hpp"
 
 namespace {
-#include "kernels/conv/dgrad_06_winograd.cu"  // includes dgrad_05, 04 and 03, and conv 10_winograd.cu
+#include "kernels/conv/dgrad_07_winograd_fused.cu"  // includes dgrad 06 ... 02 and conv 11 ... 07
 }  // namespace
 
 namespace {
@@ -91,6 +91,14 @@ void launch_pipelined(int i, const ConvShape& g, const float* dy, const float* w
 void launch_winograd(int i, const ConvShape& g, const float* dy, const float* w, float* dx) {
   DeviceBuffer<float> workspace(conv_v10::workspace_floats(conv_dgrad_v06::forward_view(g)));
   conv_dgrad_v06::launch_winograd(i, g, dy, w, dx, workspace.get());
+  if (cudaGetLastError() != cudaSuccess)
+    throw warpnet::simt::LaunchError(cudaErrorLaunchFailure, warpnet::simt::last_error_message());
+}
+
+// conv2d_dgrad/07's fused kernel after the turned filter transform, on a workspace of its own.
+void launch_fused(const ConvShape& g, const float* dy, const float* w, float* dx) {
+  DeviceBuffer<float> workspace(winograd::fused::workspace_floats(conv_dgrad_v07::forward_view(g)));
+  conv_dgrad_v07::launch_fused(g, dy, w, dx, workspace.get());
   if (cudaGetLastError() != cudaSuccess)
     throw warpnet::simt::LaunchError(cudaErrorLaunchFailure, warpnet::simt::last_error_message());
 }
@@ -193,7 +201,7 @@ TEST_CASE("conv dgrad pipelined: every pipelined tile of conv2d_dgrad/05 matches
   CHECK(conv_dgrad_v05::table_choice(shape({64, 256, 14, 14, 256, 3, 3, 1, 1, 1})) == 0);  // 98 x 2 blocks
 }
 
-TEST_CASE("conv dgrad winograd: both Winograd candidates of conv2d_dgrad/06 match the CPU reference") {
+TEST_CASE("conv dgrad winograd: dgrad/06's two Winograd candidates and dgrad/07's fused kernel match the CPU") {
   // {N, C, H, W, K, R, S, stride, pad, dilation}: 3x3, stride 1, dilation 1, pad <= 2 (where Winograd applies)
   const int sizes[][10] = {
       {1, 1, 1, 1, 1, 3, 3, 1, 1, 1},       // one pixel: dy 1x1, the forward view's pad 1
@@ -210,6 +218,9 @@ TEST_CASE("conv dgrad winograd: both Winograd candidates of conv2d_dgrad/06 matc
       candidate_check::check(
           conv_dgrad_v06::candidate_name(i) + at, [&](float* dx) { launch_winograd(i, g, dy, w, dx); }, want, bound);
     }
+    REQUIRE(conv_dgrad_v07::candidate_applies(0, g));
+    candidate_check::check(
+        conv_dgrad_v07::candidate_name(0) + at, [&](float* dx) { launch_fused(g, dy, w, dx); }, want, bound);
   });
   // Where it does not apply: stride 2, pad 3, a 5x5 filter; dgrad v5's candidates do.
   CHECK_FALSE(conv_dgrad_v06::candidate_applies(0, shape({1, 3, 9, 9, 4, 3, 3, 2, 1, 1})));
@@ -222,6 +233,11 @@ TEST_CASE("conv dgrad winograd: both Winograd candidates of conv2d_dgrad/06 matc
   CHECK(conv_dgrad_v06::table_choice(shape({64, 256, 14, 14, 256, 3, 3, 1, 1, 1})) == 0);
   for (const ConvShape& g : {shape({64, 6, 14, 14, 16, 5, 5, 1, 0, 1}), shape({8, 8, 14, 14, 64, 3, 3, 1, 1, 1})})
     CHECK(conv_dgrad_v06::table_choice(g) == conv_dgrad_v06::kWinograd + conv_dgrad_v05::table_choice(g));
+  // dgrad v7: its fused kernel where dgrad v6's table takes Winograd, dgrad v6's choice elsewhere.
+  CHECK(conv_dgrad_v07::table_choice(shape({64, 64, 56, 56, 64, 3, 3, 1, 1, 1})) == 0);
+  CHECK_FALSE(conv_dgrad_v07::candidate_applies(0, shape({1, 3, 9, 9, 4, 3, 3, 1, 3, 1})));  // pad 3
+  for (const ConvShape& g : {shape({64, 6, 14, 14, 16, 5, 5, 1, 0, 1}), shape({8, 8, 14, 14, 64, 3, 3, 1, 1, 1})})
+    CHECK(conv_dgrad_v07::table_choice(g) == conv_dgrad_v07::kFused + conv_dgrad_v06::table_choice(g));
 }
 
 TEST_CASE("conv dgrad direct: the tuning table takes the direct tile where it applies, dgrad v3's table elsewhere") {

@@ -18,7 +18,7 @@ namespace {
 // the sizes in launch_winograd_tile).
 inline Launch winograd_shape(int candidate, const ConvShape& view) {
   return conv_v10::with_gemm_tile(candidate, [&]<class T>() {
-    return Launch{dim3(ceil_div(conv_v10::tiles_of(view).pitch, T::BN), ceil_div(view.K, T::BM)), dim3(T::threads),
+    return Launch{dim3(ceil_div(winograd::tiles_of(view).pitch, T::BN), ceil_div(view.K, T::BM)), dim3(T::threads),
                   0};
   });
 }
@@ -30,8 +30,8 @@ inline Launch winograd_shape(int candidate, const ConvShape& view) {
 // column of tiles and V[ξ] once per row of them and writes M[ξ]; the output
 // transform reads 16 floats of M per tile and channel and writes y.
 inline double winograd_bytes(int candidate, const ConvShape& view) {
-  const conv_v10::Tiles tiles = conv_v10::tiles_of(view);
-  const double T = tiles.count, pitch = tiles.pitch, K = view.K, C = view.C, xi = conv_v10::kXi;
+  const winograd::Tiles tiles = winograd::tiles_of(view);
+  const double T = tiles.count, pitch = tiles.pitch, K = view.K, C = view.C, xi = winograd::kXi;
   return conv_v10::with_gemm_tile(candidate, [&]<class Tile>() {
     const double gemms =
         xi * (K * C * ceil_div(tiles.pitch, Tile::BN) + C * pitch * ceil_div(view.K, Tile::BM) + K * pitch);
@@ -49,7 +49,7 @@ inline double winograd_bytes(int candidate, const ConvShape& view) {
 template <bool TURNED>
 void launch_winograd_tile(const char* id, int candidate, const ConvShape& view, const float* x, const float* w,
                           float* y) {
-  const conv_v10::Tiles tiles = conv_v10::tiles_of(view);
+  const winograd::Tiles tiles = winograd::tiles_of(view);
   WN_CHECK(double(tiles.pitch) * std::max(view.K, view.C) < 2147483648.0, id, ": ", tiles.count,
            " output tiles of 2x2 times max(channels in, out) = ", std::max(view.K, view.C),
            " passes 2^31 elements per transformed plane; use a smaller batch");
