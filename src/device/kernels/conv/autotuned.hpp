@@ -1,5 +1,5 @@
-// The registration of an autotuned conv version (conv2d/07-09,
-// conv2d_dgrad/03-05, conv2d_wgrad/03-04) from its candidates
+// The registration of an autotuned conv version (conv2d/07-11,
+// conv2d_dgrad/03-07, conv2d_wgrad/03-04) from its candidates
 // (AutotunedConv, conv_registration.hpp): the choice for some sizes is the
 // candidate a tuner measured fastest on this GPU for them, else the
 // version's table; the registered shape, bytes and launch all follow that

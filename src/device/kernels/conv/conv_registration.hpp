@@ -65,7 +65,7 @@ inline const char* op_name(ConvPass pass) {
   return "conv2d_wgrad";
 }
 
-// An autotuned version's candidates (conv2d/07-09, conv2d_dgrad/03-05,
+// An autotuned version's candidates (conv2d/07-11, conv2d_dgrad/03-07,
 // conv2d_wgrad/03-04): several kernels or tiles for one pass, of which a
 // tuner on a GPU times those that apply and keeps the fastest per sizes,
 // and a table chooses without one. autotuned.hpp registers them.
