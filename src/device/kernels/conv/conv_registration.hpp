@@ -49,6 +49,30 @@ double gemm_tile_bytes(const Sizes& s, double input_bytes) {
   return input_bytes * (M * K * ceil_div(g.K, BN) + K * N * ceil_div(g.gemm_m(), BM)) + 4.0 * M * N;
 }
 
+// The data gradient's tiled GEMM bytes (conv2d_dgrad/02-05) at a tile of
+// `pixels` input pixels x `channels` input channels, for M = N·H·W, N' = C,
+// K' = K·R·S: the virtual A (gathered from dy) read once per column of tiles
+// (an upper bound: at stride > 1 most of its taps hit no output and are not
+// read), w once per row of tiles, dx written once; fp32 throughout.
+inline double dgrad_gemm_tile_bytes(const Sizes& s, int pixels, int channels) {
+  const ConvShape g = shape_of(s);
+  const double M = double(g.N) * g.H * g.W, N = g.C, K = double(g.K) * g.R * g.S;
+  return 4.0 * (M * K * ceil_div(g.C, channels) + K * N * ceil_div(g.N * g.H * g.W, pixels) + M * N);
+}
+
+// The weight gradient's (conv2d_wgrad/02-03) at a tile of `taps` (c,r,s) x
+// `channels` output channels with the N·P·Q sum cut in `splits` slices:
+// dy (K x N·P·Q) read once per column of tiles along C·R·S, the virtual x
+// matrix once per row of tiles along K (an upper bound: padding taps are not
+// read), every slice's partial tile written once; with splits > 1 the
+// partials read back and dw written.
+inline double wgrad_gemm_tile_bytes(const Sizes& s, int taps, int channels, int splits) {
+  const ConvShape g = shape_of(s);
+  const double crs = g.crs(), k = g.K, depth = double(g.N) * g.P * g.Q;
+  const double gemm = k * depth * ceil_div(g.crs(), taps) + crs * depth * ceil_div(g.K, channels) + splits * crs * k;
+  return 4.0 * (gemm + (splits > 1 ? (splits + 1) * crs * k : 0.0));
+}
+
 // Every conv2d kernel's buffers: x, w in, y out.
 inline const float* x_of(Buffers b) { return static_cast<const float*>(b[0]); }
 inline const float* w_of(Buffers b) { return static_cast<const float*>(b[1]); }

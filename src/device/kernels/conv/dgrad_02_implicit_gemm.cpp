@@ -51,15 +51,10 @@ const Registration dgrad_implicit_gemm{Kernel{
     // The forward's FLOPs: the same products, summed the other way (the
     // zeros a strided dgrad multiplies are not counted).
     .flops = flops,
-    // Tiled GEMM bytes for M = N·H·W, N' = C, K' = K·R·S: the virtual A read
-    // once per column of tiles (an upper bound: at stride > 1 most of its
-    // taps hit no output and are not read), w once per row of tiles, dx
-    // written once.
+    // The tiled GEMM's bytes at the tile chosen.
     .bytes = [](const Sizes& s) {
-      const ConvShape g = shape_of(s);
-      const Tile& t = tile_for(g);
-      const double M = double(g.N) * g.H * g.W, N = g.C, K = double(g.K) * g.R * g.S;
-      return 4.0 * (M * K * ceil_div(g.C, t.BN) + K * N * ceil_div(g.N * g.H * g.W, t.BM) + M * N);
+      const Tile& t = tile_for(shape_of(s));
+      return dgrad_gemm_tile_bytes(s, t.BM, t.BN);
     },
     .launch = [](const Sizes& s, const Launch& l, Buffers b) {
       const ConvShape g = shape_of(s);

@@ -40,16 +40,12 @@ inline void launch_dgrad_v05(const char* id, int candidate, const Sizes& s, cons
   });
 }
 
-// Pipelined: dgrad v3's tiled formula at the tile (the virtual A once per
-// column of tiles, w once per row of tiles, dx once); dgrad v4's otherwise.
+// Pipelined: dgrad v3's tiled formula at the tile; dgrad v4's otherwise.
 inline double dgrad_v05_bytes(int candidate, const Sizes& s) {
   using conv_dgrad_v05::kPipelined;
   if (candidate >= kPipelined) return dgrad_v04_bytes(candidate - kPipelined, s);
-  const ConvShape g = shape_of(s);
-  return conv_dgrad_v05::with_pipelined(candidate, [&]<class T>() {
-    const double M = double(g.N) * g.H * g.W, N = g.C, K = double(g.K) * g.R * g.S;
-    return 4.0 * (M * K * ceil_div(g.C, T::BN) + K * N * ceil_div(g.N * g.H * g.W, T::BM) + M * N);
-  });
+  return conv_dgrad_v05::with_pipelined(candidate,
+                                        [&]<class T>() { return dgrad_gemm_tile_bytes(s, T::BM, T::BN); });
 }
 
 }  // namespace

@@ -34,14 +34,10 @@ inline void launch_dgrad_tile(const char* id, int candidate, const Sizes& s, con
 }
 
 // dgrad v2's formula at candidate i's tile (the tables are built from the
-// sizes alone: no global reads): the virtual A (N·H·W, K·R·S) read once per
-// column of tiles, w once per row of tiles, dx written once.
+// sizes alone: no global reads).
 inline double dgrad_tile_bytes(int candidate, const Sizes& s) {
-  const ConvShape g = shape_of(s);
-  return conv_dgrad_v03::with_candidate(candidate, [&]<class T>() {
-    const double M = double(g.N) * g.H * g.W, N = g.C, K = double(g.K) * g.R * g.S;
-    return 4.0 * (M * K * ceil_div(g.C, T::BN) + K * N * ceil_div(g.N * g.H * g.W, T::BM) + M * N);
-  });
+  return conv_dgrad_v03::with_candidate(candidate,
+                                        [&]<class T>() { return dgrad_gemm_tile_bytes(s, T::BM, T::BN); });
 }
 
 }  // namespace

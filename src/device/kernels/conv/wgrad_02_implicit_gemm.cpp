@@ -47,17 +47,8 @@ const Registration wgrad_implicit_gemm{Kernel{
     // The forward's FLOPs: the same products, summed the other way (the
     // ordered sum's splits·K·C·R·S additions are not counted).
     .flops = flops,
-    // Tiled GEMM bytes for M = K, N' = C·R·S, K' = N·P·Q: dy read once per
-    // column of tiles, the virtual x matrix once per row of tiles (an upper
-    // bound: padding taps are not read); every split's partial tile written
-    // once; with splits > 1 the partials read back and dw written.
-    .bytes = [](const Sizes& s) {
-      const ConvShape g = shape_of(s);
-      const double M = g.K, N = g.crs(), K = double(g.N) * g.P * g.Q;
-      const int splits = split_of(g).splits;
-      const double gemm = M * K * ceil_div(g.crs(), BN) + K * N * ceil_div(g.K, BM) + splits * M * N;
-      return 4.0 * (gemm + (splits > 1 ? (splits + 1) * M * N : 0.0));
-    },
+    // The tiled GEMM's bytes: C·R·S cut by BN, K by BM.
+    .bytes = [](const Sizes& s) { return wgrad_gemm_tile_bytes(s, BN, BM, split_of(shape_of(s)).splits); },
     .launch = [](const Sizes& s, const Launch& l, Buffers b) {
       const ConvShape g = shape_of(s);
       const Split split = split_of(g);

@@ -56,20 +56,11 @@ inline void launch_wgrad_tile(const char* id, int candidate, const Sizes& s, con
   });
 }
 
-// Tiled GEMM bytes at candidate i's tile for rows C·R·S, columns K, depth
-// N·P·Q: dy read once per row of tiles, the virtual x matrix once per
-// column of tiles (an upper bound: padding taps are not read), every split's
-// partial tile written once; with splits > 1 the partials read back and dw
-// written.
+// The tiled formula at candidate i's tile (rows C·R·S by BM, columns K by BN).
 inline double wgrad_tile_bytes(int candidate, const Sizes& s) {
-  const ConvShape g = shape_of(s);
-  const int splits = conv_wgrad_v03::split_of(candidate, g).splits;
-  return conv_wgrad_v03::with_candidate(candidate, [&]<class T>() {
-    const double rows = g.crs(), cols = g.K, depth = double(g.N) * g.P * g.Q;
-    const double gemm =
-        cols * depth * ceil_div(g.crs(), T::BM) + rows * depth * ceil_div(g.K, T::BN) + splits * rows * cols;
-    return 4.0 * (gemm + (splits > 1 ? (splits + 1) * rows * cols : 0.0));
-  });
+  const int splits = conv_wgrad_v03::split_of(candidate, shape_of(s)).splits;
+  return conv_wgrad_v03::with_candidate(candidate,
+                                        [&]<class T>() { return wgrad_gemm_tile_bytes(s, T::BM, T::BN, splits); });
 }
 
 }  // namespace
