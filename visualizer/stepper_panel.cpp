@@ -348,7 +348,14 @@ void StepperPanel::draw_controls() {
     Session& s = *session_;
     ImGui::Separator();
     ImGui::Text("%s", s.kernel->id().c_str());
-    ImGui::Text("grid %s, block %s", dims(s.shape.grid).c_str(), dims(s.shape.block).c_str());
+    // An op may make several launches (conv2d/10: transforms, then GEMMs):
+    // the grid and block shown are those of the launch the current stop is
+    // in; before the first stop, the registry's launch shape.
+    const RecordedStop* at = s.stops.empty() ? nullptr : &s.stops[s.current];
+    const dim3 grid = at ? at->warp.launch.grid : s.shape.grid;
+    const dim3 threads = at ? at->warp.launch.block : s.shape.block;
+    if (at) ImGui::TextWrapped("launch %u: %s", at->warp.launch_index + 1, at->warp.kernel.c_str());
+    ImGui::Text("grid %s, block %s", dims(grid).c_str(), dims(threads).c_str());
     ImGui::Text("opened in %.2f s", open_seconds_);
     if (ImGui::Button("< Back")) back();
     ImGui::SameLine();
@@ -367,7 +374,7 @@ void StepperPanel::draw_controls() {
     // The grid of blocks (one z slice) and the warps of the block; click one to watch it.
     ImGui::Separator();
     ImGui::Text("Grid of blocks, z = %u (click: watch it)", s.block.z);
-    const dim3 g = s.shape.grid;
+    const dim3 g = grid;
     const float cell = std::clamp(std::min(300.0f / float(g.x), 120.0f / float(g.y)), 3.0f, 18.0f);
     ImDrawList* draw = ImGui::GetWindowDrawList();
     ImVec2 p = ImGui::GetCursorScreenPos();
@@ -388,7 +395,7 @@ void StepperPanel::draw_controls() {
     }
     if (shown_x < g.x || shown_y < g.y) ImGui::TextDisabled("(first %u x %u blocks shown)", shown_x, shown_y);
 
-    const dim3 b = s.shape.block;
+    const dim3 b = threads;
     const unsigned warps = (b.x * b.y * b.z + 31) / 32;
     ImGui::Text("Warps of block (%u,%u,%u)", s.block.x, s.block.y, s.block.z);
     p = ImGui::GetCursorScreenPos();

@@ -85,7 +85,8 @@ void run(const KernelCall& call, const LaunchShape& shape) {
   const uint64_t blocks = uint64_t(shape.grid.x) * shape.grid.y * shape.grid.z;
   // A stepper runs the launch on its own fiber of this thread: the deterministic
   // mode. An abandoned one's launch stops before its next block (Stepper::abandon).
-  const Stepper* stepper = active_stepper();
+  Stepper* stepper = active_stepper();
+  if (stepper) stepper->launch_begun();
   const unsigned threads = stepper ? 1 : std::min<uint64_t>(unsigned(workers()), blocks);
   std::atomic<uint64_t> next{0};
   std::atomic<bool> failed{false};

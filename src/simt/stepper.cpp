@@ -103,6 +103,9 @@ void Stepper::hold(Block& block, Lane& lane, const Touched& touched, uintptr_t a
 }
 
 void Stepper::show(Block& block, unsigned warp, bool at_barrier) {
+  stop_.kernel = block.kernel_name();
+  stop_.launch = block.shape();
+  stop_.launch_index = launches_ - 1;
   stop_.block = block.index();
   stop_.warp = warp;
   stop_.at_barrier = at_barrier;
@@ -138,7 +141,7 @@ void Stepper::show(Block& block, unsigned warp, bool at_barrier) {
 
 nlohmann::json to_json(const WarpStop& stop) {
   static const char* const states[] = {"memory", "barrier", "collective", "exited"};
-  const auto dim = [](uint3 d) { return nlohmann::json::array({d.x, d.y, d.z}); };
+  const auto dim = [](const auto& d) { return nlohmann::json::array({d.x, d.y, d.z}); };
   nlohmann::json lanes = nlohmann::json::array();
   for (const LaneView& v : stop.lanes) {
     nlohmann::json l{{"lane", v.lane}, {"thread", dim(v.thread)}, {"state", states[int(v.state)]}, {"where", v.where}};
@@ -151,7 +154,11 @@ nlohmann::json to_json(const WarpStop& stop) {
     }
     lanes.push_back(std::move(l));
   }
-  return {{"block", dim(stop.block)}, {"warp", stop.warp}, {"at_barrier", stop.at_barrier}, {"lanes", lanes}};
+  return {{"kernel", stop.kernel},
+          {"grid", dim(stop.launch.grid)},
+          {"threads", dim(stop.launch.block)},
+          {"launch", stop.launch_index},
+          {"block", dim(stop.block)}, {"warp", stop.warp}, {"at_barrier", stop.at_barrier}, {"lanes", lanes}};
 }
 
 }  // namespace warpnet::simt

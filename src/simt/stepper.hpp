@@ -16,6 +16,7 @@
 #include <string>
 #include <vector>
 
+#include "simt/launch.hpp"
 #include "simt/trace.hpp"
 
 namespace warpnet::simt {
@@ -40,6 +41,11 @@ struct LaneView {
 };
 
 struct WarpStop {
+  // The launch the warp belongs to: an op may make several (a transform, then
+  // GEMMs), each with its own kernel and shape.
+  std::string kernel;  // "sgemm_smem_tiled<16>"
+  LaunchShape launch;
+  unsigned launch_index = 0;  // the stepper's launches, counted from 0
   uint3 block{};
   unsigned warp = 0;
   bool at_barrier = false;  // every live lane waits at __syncthreads(); else some are at a memory access
@@ -66,6 +72,8 @@ class Stepper {
   void abandon() { abandoned_ = true; }
   bool abandoned() const { return abandoned_; }
 
+  // Called by the scheduler as each launch begins.
+  void launch_begun() { ++launches_; }
   // Called by the scheduler and the access callbacks of the watched block.
   bool watches(const Block& block, unsigned warp) const;
   // After a pass over the warp: shows a stop if its lanes are held at memory
@@ -89,11 +97,12 @@ class Stepper {
   size_t launcher_size_ = 0, host_size_ = 0;
   bool finished_ = false, detached_ = false, abandoned_ = false;
   unsigned shown_barrier_ = ~0u;  // the barrier epoch whose stop was shown
+  unsigned launches_ = 0;  // begun so far
   std::exception_ptr error_;
   WarpStop stop_;
 };
 
-// {"block": [x,y,z], "warp": w, "at_barrier": b, "lanes": [{"lane", "thread", "state",
+// {"kernel", "grid": [x,y,z], "threads": [x,y,z], "launch": i, "block": [x,y,z], "warp": w, "at_barrier": b, "lanes": [{"lane", "thread", "state",
 // "where", and at memory "address", "bytes", "kind", "space", "variable"}]}: for the visualizer.
 nlohmann::json to_json(const WarpStop& stop);
 

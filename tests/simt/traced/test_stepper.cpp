@@ -4,6 +4,7 @@
 #include <doctest/doctest.h>
 
 #include <algorithm>
+#include <nlohmann/json.hpp>
 #include <numeric>
 
 #include "simt/stepper.hpp"
@@ -117,6 +118,49 @@ TEST_CASE("stepper: a warp of the tiled SGEMM stops at its loads, its shared sto
   CHECK(saw_broadcast);
   while (stepper.step()) {
   }
+  p.check_result();
+}
+
+TEST_CASE("stepper: each stop names its launch (kernel, grid, block, which launch) when an op makes several") {
+  Problem p;
+  // Block (1,0) is in the second launch only: the first (16x16x16, one block) has no such block.
+  Stepper stepper(uint3{1, 0, 0}, 1, [&] {
+    warpnet::simt::launch(sgemm_smem_tiled<16>, dim3(1, 1), dim3(16, 16), 0, 16, 16, 16, p.A.get(), p.B.get(),
+                          p.C.get());
+    p.launch();
+  });
+  REQUIRE(stepper.step());
+  WarpStop s = stepper.stop();
+  CHECK(s.launch_index == 1);
+  CHECK(s.kernel.find("sgemm_smem_tiled") != std::string::npos);
+  CHECK((s.launch.grid.x == 2 && s.launch.grid.y == 2 && s.launch.grid.z == 1));
+  CHECK((s.launch.block.x == 16 && s.launch.block.y == 16 && s.launch.block.z == 1));
+  const nlohmann::json j = warpnet::simt::to_json(s);
+  CHECK(j["launch"] == 1);
+  CHECK(j["grid"] == nlohmann::json::array({2, 2, 1}));
+  CHECK(j["threads"] == nlohmann::json::array({16, 16, 1}));
+  CHECK(j["kernel"] == s.kernel);
+  while (stepper.step()) CHECK(stepper.stop().launch_index == 1);
+  p.check_result();
+}
+
+TEST_CASE("stepper: a block in two launches is watched in each, the stops' launch changing between them") {
+  Problem p;
+  Stepper stepper(uint3{0, 0, 0}, 0, [&] {
+    warpnet::simt::launch(sgemm_smem_tiled<16>, dim3(1, 1), dim3(16, 16), 0, 16, 16, 16, p.A.get(), p.B.get(),
+                          p.C.get());
+    p.launch();
+  });
+  std::vector<unsigned> launches, grid_x;
+  while (stepper.step()) {
+    launches.push_back(stepper.stop().launch_index);
+    grid_x.push_back(stepper.stop().launch.grid.x);
+  }
+  REQUIRE(!launches.empty());
+  CHECK(launches.front() == 0);
+  CHECK(launches.back() == 1);
+  CHECK(std::is_sorted(launches.begin(), launches.end()));
+  for (size_t i = 0; i < launches.size(); ++i) CHECK(grid_x[i] == launches[i] + 1);  // grids 1x1, then 2x2
   p.check_result();
 }
 
