@@ -43,6 +43,7 @@
 #include "cli/bench.hpp"
 #include "cli/bench_allreduce.hpp"
 #include "cli/commands.hpp"
+#include "cli/validators.hpp"
 #include "cli/number_list.hpp"
 #include "cli/machine.hpp"
 #include "core/build_info.hpp"
@@ -570,14 +571,14 @@ void add_bench_command(CLI::App& app) {
                   "problem sizes, comma-separated (matmul: M,N,K[,trans_a,trans_b]); repeatable; for one op, or several "
                   "whose sizes are named alike (conv2d conv2d_dgrad conv2d_wgrad)");
   cmd->add_option("--runs", o->settings.runs, "most timed runs per version; the median is reported")
-      ->check(CLI::PositiveNumber);
+      ->check(kPositive);
   cmd->add_option("--budget", o->settings.budget_s, "seconds of timed runs per version before stopping (at least 3 runs)")
-      ->check(CLI::PositiveNumber);
+      ->check(kPositive);
   cmd->add_option("--timeout", o->settings.timeout_s, "a GPU launch still running after this many seconds is reported hung")
-      ->check(CLI::PositiveNumber);
+      ->check(kPositive);
   cmd->add_option("--kernels", o->kernels, "only these CUDA versions, comma-separated ids or names (version 0 always runs)");
   cmd->add_option("--seed", o->settings.seed, "seed of the random inputs (default: from the clock; printed)");
-  cmd->add_option("--threads", o->settings.threads, "CPU threads (0: all cores)")->check(CLI::NonNegativeNumber);
+  cmd->add_option("--threads", o->settings.threads, "CPU threads (0: all cores)")->check(kNonNegative);
   cmd->add_flag("--no-cpu", o->no_cpu, "skip the CPU half");
   cmd->add_option("--model", o->train.model, "train: the model")->check(CLI::IsMember({"mlp", "lenet5", "alexnet"}));
   cmd->add_option("--batch", o->train_batches, "train: images per batch; several, comma-separated, time each (64,256,1024)")

@@ -6,6 +6,7 @@
 #include <map>
 
 #include "cli/commands.hpp"
+#include "cli/validators.hpp"
 #include "core/npy.hpp"
 #include "cpu/ops.hpp"
 
@@ -130,10 +131,10 @@ void add_op_command(CLI::App& app) {
   cmd->add_option("--grad-x", a->grad_x, "Where dL/dx goes (default: <out>.grad_x.npy)");
   cmd->add_option("--grad-w", a->grad_w, "Where dL/dw goes (default: <out>.grad_w.npy)");
   cmd->add_option("--grad-b", a->grad_b, "Where dL/db goes (default: <out>.grad_b.npy)");
-  cmd->add_option("--stride", a->stride, "conv2d/pooling stride")->check(CLI::PositiveNumber)->capture_default_str();
-  cmd->add_option("--pad", a->pad, "conv2d/pooling zero padding")->check(CLI::NonNegativeNumber)->capture_default_str();
-  cmd->add_option("--dilation", a->dilation, "conv2d dilation")->check(CLI::PositiveNumber)->capture_default_str();
-  cmd->add_option("--kernel", a->kernel, "pooling window")->check(CLI::PositiveNumber)->capture_default_str();
+  cmd->add_option("--stride", a->stride, "conv2d/pooling stride")->check(kPositive)->capture_default_str();
+  cmd->add_option("--pad", a->pad, "conv2d/pooling zero padding")->check(kNonNegative)->capture_default_str();
+  cmd->add_option("--dilation", a->dilation, "conv2d dilation")->check(kPositive)->capture_default_str();
+  cmd->add_option("--kernel", a->kernel, "pooling window")->check(kPositive)->capture_default_str();
   cmd->add_flag("--trans-a", a->trans_a, "matmul: use Aᵀ");
   cmd->add_flag("--trans-b", a->trans_b, "matmul: use Bᵀ");
   cmd->callback([a] {

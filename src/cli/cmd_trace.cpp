@@ -95,6 +95,11 @@ void run_trace(const TraceOptions& o) {
     simt::Stepper stepper(uint3{unsigned(b[0]), unsigned(b[1]), unsigned(b[2])}, unsigned(std::max(o.warp, 0)),
                           [&] { out = device::run_emulated(kernel, sizes, inputs); });
     while (stepper.step()) steps.push_back(simt::to_json(stepper.stop()));
+    WN_CHECK(!steps.empty(), "trace: block (", b[0], ",", b[1], ",", b[2], ") warp ", std::max(o.warp, 0),
+             " never stopped: no launch of ", kernel.id(), " at ", device::describe_sizes(op, sizes),
+             " has that warp, or it touched no memory and met no barrier (the registry's launch: grid (",
+             shape.grid.x, ",", shape.grid.y, ",", shape.grid.z, "), block (", shape.block.x, ",", shape.block.y,
+             ",", shape.block.z, "))");
   } else {
     out = device::run_emulated(kernel, sizes, inputs);
   }

@@ -7,6 +7,7 @@
 #include <optional>
 
 #include "cli/commands.hpp"
+#include "cli/validators.hpp"
 #include "cli/training_run.hpp"
 #include "core/atomic_file.hpp"
 #include "device/cuda/gpu.hpp"
@@ -41,14 +42,14 @@ void add_train_command(CLI::App& app) {
       ->capture_default_str();
   cmd->add_option("--data-dir", args->data_dir, "Directory with the Fashion-MNIST .gz files (default: $WARPNET_FASHION_MNIST or /usr/share/datasets/fashion-mnist)");
   cmd->add_option("--limit", args->limit, "Use only the first N training examples (N/6 test); 0 = all")
-      ->check(CLI::NonNegativeNumber);
+      ->check(kNonNegative);
   cmd->add_option("--epochs", args->train.epochs, "Epochs to train (in total, when resuming)")
       ->check(CLI::Range(1, 1000))
       ->capture_default_str();
   cmd->add_option("--batch-size", args->train.batch_size, "Examples per batch")
       ->check(CLI::Range(1, 65536))
       ->capture_default_str();
-  cmd->add_option("--lr", args->train.lr, "Learning rate")->check(CLI::PositiveNumber)->capture_default_str();
+  cmd->add_option("--lr", args->train.lr, "Learning rate")->check(kPositive)->capture_default_str();
   cmd->add_option("--optimizer", args->train.optimizer, "Optimizer")
       ->check(CLI::IsMember({"sgd", "adam"}))
       ->capture_default_str();
@@ -74,7 +75,7 @@ void add_train_command(CLI::App& app) {
       ->check(CLI::IsMember(ag::precision_names()))
       ->capture_default_str();
   cmd->add_option("--loss-scale", args->train.loss_scale.initial_scale, "fp16: the initial loss scale")
-      ->check(CLI::PositiveNumber)
+      ->check(kPositive)
       ->capture_default_str();
   cmd->add_option("--loss-scale-growth", args->train.loss_scale.growth_interval,
                   "fp16: double the loss scale after this many steps without an overflow")
@@ -106,7 +107,7 @@ void add_train_command(CLI::App& app) {
                 "Data-parallel: all-reduce every bucket after backward instead of as backward completes it");
   cmd->add_option("--dist-timeout", args->dist_timeout,
                   "Data-parallel: seconds a rank waits for the others in a collective before it ends the job")
-      ->check(CLI::PositiveNumber)
+      ->check(kPositive)
       ->capture_default_str();
   cmd->add_option("--inject-fault", args->train.inject_fault, "tests: rank=R,step=S,kind=exit|hang|error")->group("");
   cmd->callback([args] {

@@ -33,15 +33,21 @@ Storage::Storage(int64_t bytes, Device device, MemTag tag, std::string layer, in
     : bytes_(bytes), charged_(charged < 0 ? bytes : charged), device_(device), tag_(tag), layer_(std::move(layer)) {
   if (device != Device::cpu) {
     data_ = device_memory(device).allocate(static_cast<size_t>(bytes));
-    if (!data_) fail("storage: out of ", name_of(device), " memory allocating ", format_bytes(bytes), " for ", layer_);
+    if (!data_)
+      fail("storage: out of ", name_of(device), " memory allocating ", format_bytes(bytes), " (", purpose(), ")");
     MemoryTracker::instance().on_alloc(charged_, tag_, layer_);
     return;
   }
   keep_freed_memory_in_process();
   size_t rounded = (static_cast<size_t>(bytes) + kAlignment - 1) / kAlignment * kAlignment;
   data_ = std::aligned_alloc(kAlignment, rounded == 0 ? kAlignment : rounded);
-  if (!data_) fail("storage: out of host memory allocating ", format_bytes(bytes), " for ", layer_);
+  if (!data_) fail("storage: out of host memory allocating ", format_bytes(bytes), " (", purpose(), ")");
   MemoryTracker::instance().on_alloc(charged_, tag_, layer_);
+}
+
+std::string Storage::purpose() const {
+  const std::string tag(name_of(tag_));
+  return layer_ == "-" ? tag : cat(tag, ", layer ", layer_);
 }
 
 Storage::~Storage() {

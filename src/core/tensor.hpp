@@ -36,6 +36,9 @@ class Storage {
   void retag(MemTag tag, std::string layer);
 
  private:
+  // "activation, layer conv1", or the tag alone outside any layer: what an
+  // allocation was for, in its errors.
+  std::string purpose() const;
   void* data_ = nullptr;
   int64_t bytes_, charged_;
   Device device_;

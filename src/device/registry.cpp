@@ -88,7 +88,18 @@ Sizes complete_sizes(const Op& op, const Sizes& given) {
            " sizes (", names, "), got ", given.size());
   Sizes out = given;
   out.insert(out.end(), op.defaults.begin() + std::ptrdiff_t(given.size()), op.defaults.end());
+  if (op.check_sizes) op.check_sizes(op, out);
   return out;
+}
+
+void every_size_at_least_1(const Op& op, const Sizes& sizes) {
+  require_at_least(op, sizes, Sizes(sizes.size(), 1));
+}
+
+void require_at_least(const Op& op, const Sizes& sizes, const Sizes& minimum) {
+  for (size_t i = 0; i < minimum.size() && i < sizes.size(); ++i)
+    WN_CHECK(sizes[i] >= minimum[i], op.name, ": ", op.size_names[i], " = ", sizes[i], " at ",
+             describe_sizes(op, sizes), ": it must be at least ", minimum[i]);
 }
 
 std::string describe_sizes(const Op& op, const Sizes& sizes) {

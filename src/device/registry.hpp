@@ -55,7 +55,19 @@ struct Op {
   // warpnet's own CPU path in fp32 (the op's CPU version 0, Eigen for
   // matmul): what the bench times on the CPU and sets the GPU against.
   std::vector<Tensor> (*cpu_fp32)(const Sizes&, const std::vector<Tensor>& inputs) = nullptr;
+  // Throws, naming the size, where the op's kernels cannot take `sizes` (a
+  // zero extent, an empty output, a flag out of range); null where every
+  // size is fine. complete_sizes calls it, so sizes a user types (trace,
+  // bench, the visualizer) get that error before anything launches.
+  void (*check_sizes)(const Op&, const Sizes&) = nullptr;
 };
+
+// For check_sizes: throws naming the first size below its minimum
+// ("conv2d: stride = 0 at N=1 ...: it must be at least 1").
+void require_at_least(const Op& op, const Sizes& sizes, const Sizes& minimum);
+// The check_sizes of ops whose every size is an extent (rows, classes,
+// channels): none may be 0 (an empty row has no maximum, no softmax).
+void every_size_at_least_1(const Op& op, const Sizes& sizes);
 
 struct Launch {
   dim3 grid, block;
@@ -124,7 +136,8 @@ const Kernel& find_kernel(const std::string& key, Copy copy = Copy::emulator);
 
 // `given` followed by the op's defaults for the sizes it leaves out
 // ({256, 256, 256} -> {256, 256, 256, 0, 0} for matmul). Throws naming the op's
-// sizes when there are too many or too few.
+// sizes when there are too many or too few, or when the op cannot take them
+// (Op::check_sizes).
 Sizes complete_sizes(const Op& op, const Sizes& given);
 
 // "M=127 N=129 K=65 trans_a=0 trans_b=1".

@@ -186,6 +186,19 @@ TEST_CASE("warpnet train on a folder without Fashion-MNIST names the missing fil
   CHECK(run.output.find("train-images-idx3-ubyte") != std::string::npos);
 }
 
+TEST_CASE("warpnet train names an out-of-range number in a line") {
+  Run run = warpnet_cli("train --lr -1");
+  CHECK(run.status != 0);
+  CHECK(run.output.find("--lr: must be positive, got -1\n") != std::string::npos);
+  CHECK(run.output.size() < 200);  // not the digits of the largest double
+  run = warpnet_cli("train --limit -5");
+  CHECK(run.status != 0);
+  CHECK(run.output.find("--limit: must be 0 or more, got -5") != std::string::npos);
+  run = warpnet_cli("train --lr nan");
+  CHECK(run.status != 0);
+  CHECK(run.output.find("--lr: must be positive, got nan") != std::string::npos);
+}
+
 TEST_CASE("warpnet info describes the build") {
   Run run = warpnet_cli("info");
   INFO(run.output);
@@ -224,4 +237,14 @@ TEST_CASE("warpnet trace runs a registered kernel traced, prints its memory summ
   Run bad_size = warpnet_cli("trace matmul/01 --size 4,4,4,0,0,1");
   CHECK(bad_size.status != 0);
   CHECK(bad_size.output.find("matmul takes 1 to 5 sizes (M,N,K,trans_a,trans_b), got 6") != std::string::npos);
+  // Sizes the op cannot take are refused before a launch (a zero stride once divided by zero).
+  Run zero_stride = warpnet_cli("trace conv2d/01 --size 1,1,5,5,1,3,3,0");
+  CHECK(zero_stride.status != 0);
+  CHECK(zero_stride.output.find("conv2d: stride = 0 at N=1 C=1 H=5 W=5 K=1 R=3 S=3 stride=0 pad=1 dilation=1: it "
+                                "must be at least 1") != std::string::npos);
+  // A watched warp no launch has is named, not passed over in silence.
+  Run no_warp = warpnet_cli("trace matmul/3 --size 33,17,40 --block 9,0 --warp 1");
+  CHECK(no_warp.status != 0);
+  CHECK(no_warp.output.find("trace: block (9,0,0) warp 1 never stopped: no launch of matmul/03_smem_tiled") !=
+        std::string::npos);
 }

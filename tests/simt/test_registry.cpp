@@ -5,6 +5,8 @@
 
 #include <cmath>
 #include <cstdio>
+#include <string>
+#include <vector>
 
 #include "device/registry.hpp"
 #include "device/run.hpp"
@@ -75,6 +77,53 @@ TEST_CASE("registry: kernels are found by id, op/version and name") {
   // Tiling by 16 divides the A and B traffic of the naive kernel by 16.
   const double operands_v1 = device::find_kernel("matmul/01_naive").bytes(s) - 4.0 * 256 * 256;
   CHECK(operands_v1 / (tiled.bytes(s) - 4.0 * 256 * 256) == doctest::Approx(16.0));
+}
+
+TEST_CASE("registry: sizes an op cannot take are refused, naming the size, before anything launches") {
+  const auto refused = [](const char* op, device::Sizes sizes, const char* says) {
+    CHECK_THROWS_WITH_AS(device::complete_sizes(device::op(op), sizes), doctest::Contains(says), Error);
+  };
+  refused("conv2d", {1, 1, 5, 5, 1, 3, 3, 0}, "conv2d: stride = 0 at N=1 C=1 H=5 W=5 K=1 R=3 S=3 stride=0");
+  refused("conv2d_wgrad", {1, 0, 5, 5, 1, 3, 3}, "conv2d_wgrad: C = 0");
+  refused("conv2d_dgrad", {1, 1, 2, 2, 1, 3, 3, 1, 0}, "conv2d_dgrad: the output would be empty");
+  refused("conv2d_nhwc", {1, 1, 5, 5, 1, 3, 3, 1, 1, 0}, "dilation = 0");
+  refused("conv2d", {65536, 64, 256, 256, 64}, "has 2^31 elements or more");
+  refused("matmul", {0, 4, 4}, "matmul: M = 0");
+  refused("matmul", {4, 4, 4, 2}, "matmul: trans_a = 2");
+  refused("max_rows", {3, 0}, "max_rows: C = 0");
+  refused("softmax_cross_entropy", {0, 10}, "softmax_cross_entropy: N = 0");
+  refused("bias_add_backward", {2, 3, 0}, "bias_add_backward: S = 0");
+  // Sizes it can take pass unchanged, the left-out ones from the defaults.
+  CHECK(device::complete_sizes(device::op("conv2d"), {1, 1, 3, 3, 1, 3, 3, 1, 0}) ==
+        device::Sizes{1, 1, 3, 3, 1, 3, 3, 1, 0, 1});
+}
+
+TEST_CASE("registry: every kernel, at its op's first test size with one size 0, is refused or runs and matches") {
+  // No crash (a division by a zero stride), no launch of an empty grid, no
+  // wrong answer: each such size either stops at complete_sizes with an
+  // error naming the op, or the kernel handles it.
+  for (const device::Kernel* kernel : device::kernels(device::Copy::emulator)) {
+    if (!kernel->emulator) continue;
+    const device::Op& op = device::op(kernel->op);
+    const device::Sizes& base = op.test_sizes.at(0);
+    for (size_t i = 0; i < base.size(); ++i) {
+      if (base[i] == 0) continue;
+      device::Sizes sizes = base;
+      sizes[i] = 0;
+      INFO(kernel->id(), " at ", device::describe_sizes(op, sizes));
+      try {
+        sizes = device::complete_sizes(op, sizes);
+      } catch (const Error& e) {
+        CHECK(std::string(e.what()).find(op.name + ": ") != std::string::npos);
+        continue;
+      }
+      Rng rng(kSeed);
+      const auto inputs = device::make_inputs(*kernel, sizes, rng);
+      std::vector<Tensor> got;
+      REQUIRE_NOTHROW(got = device::run_emulated(*kernel, sizes, inputs));
+      CHECK(device::compare(*kernel, sizes, inputs, got).mismatches == 0);
+    }
+  }
 }
 
 TEST_CASE("registry: a failing launch names the kernel, the sizes and the CUDA error") {

@@ -23,6 +23,20 @@ Shape y_shape(const Sizes& s) {
   return {s[0], s[4], cpu::conv_out_size(s[2], s[5], params(s)), cpu::conv_out_size(s[3], s[6], params(s))};
 }
 
+// Every extent at least 1 (pad at least 0), an output that is not empty, and
+// each tensor under 2^31 elements (ConvShape's ints index it). The same for
+// the four conv ops: they share the sizes.
+void check_sizes(const Op& op, const Sizes& s) {
+  require_at_least(op, s, {1, 1, 1, 1, 1, 1, 1, 1, 0, 1});
+  const Shape y = y_shape(s);
+  WN_CHECK(y[2] >= 1 && y[3] >= 1, op.name, ": the output would be empty at ", describe_sizes(op, s),
+           ": the padded input (H + 2·pad, W + 2·pad) must hold the filter's span (dilation·(R − 1) + 1, "
+           "dilation·(S − 1) + 1)");
+  for (const Shape& t : {x_shape(s), w_shape(s), y})
+    WN_CHECK(t.numel() < (int64_t(1) << 31), op.name, ": a tensor of ", t, " at ", describe_sizes(op, s),
+             " has 2^31 elements or more; the kernels index in int");
+}
+
 // Uniform in [-1, 1], as matmul's inputs.
 Tensor uniform(Shape shape, Rng& rng) {
   Tensor t = Tensor::empty(std::move(shape));
@@ -102,6 +116,7 @@ const Registration conv2d{Op{
     .cpu_fp32 = [](const Sizes& s, const std::vector<Tensor>& in) -> std::vector<Tensor> {
       return {cpu::conv2d(in[0], in[1], Tensor{}, params(s))};
     },
+    .check_sizes = check_sizes,
 }};
 
 // ---- backward ---------------------------------------------------------------
@@ -158,6 +173,7 @@ const Registration conv2d_dgrad{Op{
     .cpu_fp32 = [](const Sizes& s, const std::vector<Tensor>& in) -> std::vector<Tensor> {
       return {cpu::conv2d_backward(Tensor::zeros(x_shape(s)), in[1], in[0], params(s), false, true).dx};
     },
+    .check_sizes = check_sizes,
 }};
 
 const Registration conv2d_wgrad{Op{
@@ -178,6 +194,7 @@ const Registration conv2d_wgrad{Op{
     .cpu_fp32 = [](const Sizes& s, const std::vector<Tensor>& in) -> std::vector<Tensor> {
       return {cpu::conv2d_backward(in[0], Tensor::zeros(w_shape(s)), in[1], params(s), false, false).dw};
     },
+    .check_sizes = check_sizes,
 }};
 
 // ---- NHWC ---------------------------------------------------------------------
@@ -239,6 +256,7 @@ const Registration conv2d_nhwc{Op{
     .cpu_fp32 = [](const Sizes& s, const std::vector<Tensor>& in) -> std::vector<Tensor> {
       return {to_nhwc(cpu::conv2d(to_nchw(in[0]), to_nchw(in[1]), Tensor{}, params(s)))};
     },
+    .check_sizes = check_sizes,
 }};
 
 }  // namespace

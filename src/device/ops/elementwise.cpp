@@ -331,6 +331,7 @@ const Registration bias_add{Op{
     .bench_sizes = {{64, 256, 4096}},
     .reduction_length = one,
     .cpu_fp32 = [](const Sizes&, const std::vector<Tensor>& in) -> std::vector<Tensor> { return {cpu::bias_add(in[0], in[1])}; },
+    .check_sizes = every_size_at_least_1,
 }};
 
 // ---- bias_relu -----------------------------------------------------------------
@@ -355,6 +356,7 @@ const Registration bias_relu{Op{
     .cpu_fp32 = [](const Sizes&, const std::vector<Tensor>& in) -> std::vector<Tensor> {
       return {cpu::relu(cpu::bias_add(in[0], in[1]))};
     },
+    .check_sizes = every_size_at_least_1,
 }};
 
 }  // namespace

@@ -51,6 +51,14 @@ std::vector<Tensor> tolerance(const Sizes& s, const std::vector<Tensor>& in) {
   return {bound};
 }
 
+// M, N, K at least 1; the layout flags 0 or 1.
+void check_sizes(const Op& op, const Sizes& s) {
+  require_at_least(op, s, {1, 1, 1, 0, 0});
+  for (int i : {3, 4})
+    WN_CHECK(s[i] <= 1, op.name, ": ", op.size_names[i], " = ", s[i], " at ", describe_sizes(op, s),
+             ": it is 0 (as stored) or 1 (transposed)");
+}
+
 const Registration matmul{Op{
     .name = "matmul",
     .size_names = {"M", "N", "K", "trans_a", "trans_b"},
@@ -92,6 +100,7 @@ const Registration matmul{Op{
     .cpu_fp32 = [](const Sizes& s, const std::vector<Tensor>& in) -> std::vector<Tensor> {
       return {cpu::matmul(in[0], in[1], trans_a(s), trans_b(s))};
     },
+    .check_sizes = check_sizes,
 }};
 
 }  // namespace

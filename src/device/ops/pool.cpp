@@ -23,6 +23,17 @@ int64_t out_extent(int64_t in, const Sizes& s) { return cpu::conv_out_size(in, s
 Shape x_shape(const Sizes& s) { return Shape{s[0], s[1], s[2], s[3]}; }
 Shape y_shape(const Sizes& s) { return Shape{s[0], s[1], out_extent(s[2], s), out_extent(s[3], s)}; }
 
+// Every extent and the stride at least 1, padding at most half the window
+// (each window then holds a pixel), an output that is not empty.
+void check_sizes(const Op& op, const Sizes& s) {
+  require_at_least(op, s, {1, 1, 1, 1, 1, 1, 0});
+  WN_CHECK(s[6] <= s[4] / 2, op.name, ": padding = ", s[6], " at ", describe_sizes(op, s),
+           ": it must be at most kernel / 2");
+  const Shape y = y_shape(s);
+  WN_CHECK(y[2] >= 1 && y[3] >= 1, op.name, ": the output would be empty at ", describe_sizes(op, s),
+           ": the padded input must hold one window");
+}
+
 // Integers in [lo, hi], every value exact in fp32.
 Tensor integers(const Shape& shape, Rng& rng, int lo, int hi) {
   Tensor t = Tensor::empty(shape);
@@ -139,6 +150,7 @@ const Registration max_pool2d{Op{
         [](const Sizes& s, const std::vector<Tensor>& in) {
           return std::vector<Tensor>{cpu::max_pool2d(in[0], params(s)).y};
         },
+    .check_sizes = check_sizes,
 }};
 
 // The CPU's backward takes the forward's argmax; the reference computes it
@@ -160,6 +172,7 @@ const Registration max_pool2d_backward{Op{
     .bench_sizes = kBenchSizes,
     .reduction_length = covering_count,
     .cpu_fp32 = [](const Sizes& s, const std::vector<Tensor>& in) { return max_backward(s, in, DType::f32); },
+    .check_sizes = check_sizes,
 }};
 
 const Registration avg_pool2d{Op{
@@ -180,6 +193,7 @@ const Registration avg_pool2d{Op{
         [](const Sizes& s, const std::vector<Tensor>& in) {
           return std::vector<Tensor>{cpu::avg_pool2d(in[0], params(s))};
         },
+    .check_sizes = check_sizes,
 }};
 
 const Registration avg_pool2d_backward{Op{
@@ -200,6 +214,7 @@ const Registration avg_pool2d_backward{Op{
         [](const Sizes& s, const std::vector<Tensor>& in) {
           return std::vector<Tensor>{cpu::avg_pool2d_backward(in[0], x_shape(s), params(s))};
         },
+    .check_sizes = check_sizes,
 }};
 
 }  // namespace

@@ -74,6 +74,7 @@ const Registration sum_rows{Op{
     .reduction_length = [](const Sizes& s) { return s[1]; },
     // The plain fp32 loop, in row order: warpnet's CPU has no row-sum op.
     .cpu_fp32 = [](const Sizes& s, const std::vector<Tensor>& in) -> std::vector<Tensor> { return {per_row<float>(s, in[0], sum<float>)}; },
+    .check_sizes = every_size_at_least_1,
 }};
 
 const Registration max_rows{Op{
@@ -88,6 +89,7 @@ const Registration max_rows{Op{
     .bench_sizes = kBenchSizes,
     .reduction_length = [](const Sizes& s) { return s[1]; },
     .cpu_fp32 = [](const Sizes& s, const std::vector<Tensor>& in) -> std::vector<Tensor> { return {per_row<float>(s, in[0], maximum)}; },
+    .check_sizes = every_size_at_least_1,
 }};
 
 
@@ -149,6 +151,7 @@ const Registration bias_add_backward{Op{
     .cpu_fp32 = [](const Sizes&, const std::vector<Tensor>& in) -> std::vector<Tensor> {
       return {cpu::bias_add_backward(in[0])};
     },
+    .check_sizes = every_size_at_least_1,
 }};
 
 // ---- bias_relu_backward ----------------------------------------------------------
@@ -194,6 +197,7 @@ const Registration bias_relu_backward{Op{
       cpu::BiasReluGrads g = cpu::bias_relu_backward(in[0], in[1]);
       return {std::move(g.dx), std::move(g.db)};
     },
+    .check_sizes = every_size_at_least_1,
 }};
 
 }  // namespace

@@ -89,6 +89,7 @@ const Registration softmax{Op{
     // Each probability divides by a sum of C terms.
     .reduction_length = [](const Sizes& s) { return s[1]; },
     .cpu_fp32 = [](const Sizes&, const std::vector<Tensor>& in) -> std::vector<Tensor> { return {cpu::softmax(in[0])}; },
+    .check_sizes = every_size_at_least_1,
 }};
 
 
@@ -175,6 +176,7 @@ const Registration softmax_cross_entropy{Op{
       cpu::SoftmaxCrossEntropy out = cpu::softmax_cross_entropy(in[0], in[1]);
       return {std::move(out.row_loss), std::move(out.probs)};
     },
+    .check_sizes = every_size_at_least_1,
 }};
 
 // ---- softmax_cross_entropy_backward -------------------------------------------
@@ -230,6 +232,7 @@ const Registration softmax_cross_entropy_backward{Op{
     .cpu_fp32 = [](const Sizes&, const std::vector<Tensor>& in) -> std::vector<Tensor> {
       return {cpu::softmax_cross_entropy_backward(in[0], in[1], in[2].item(0))};
     },
+    .check_sizes = every_size_at_least_1,
 }};
 
 }  // namespace
