@@ -6,12 +6,14 @@
 #include <cstdio>
 #include <fstream>
 #include <map>
+#include <optional>
 #include <nlohmann/json.hpp>
 #include <tuple>
 #include <vector>
 
 #include "cli/commands.hpp"
 #include "cli/number_list.hpp"
+#include "cli/progress.hpp"
 #include "core/error.hpp"
 #include "device/registry.hpp"
 #include "device/run.hpp"
@@ -85,6 +87,20 @@ void run_trace(const TraceOptions& o) {
   const device::Launch shape = kernel.shape(sizes);
 
   simt::set_workers(1);  // blocks in order: the samples and steps repeat exactly
+  // A big grid takes minutes traced on one worker: a bar per launch that runs past a second.
+  std::optional<ProgressBar> bar;
+  simt::set_launch_progress([&](const simt::LaunchProgress& p) {
+    if (!bar) bar.emplace(cat("tracing ", p.kernel, ": blocks"));
+    bar->update(int64_t(p.blocks_started), int64_t(p.blocks), "");
+    if (p.blocks_started == p.blocks) bar->finish(), bar.reset();
+  });
+  struct StopReporting {  // also when the launch throws: the bar's line ends before the error
+    std::optional<ProgressBar>& bar;
+    ~StopReporting() {
+      simt::set_launch_progress(nullptr);
+      if (bar) bar->finish();
+    }
+  } stop_reporting{bar};
   // A version may launch several kernels (split-K's sum, im2col then a GEMM): every launch is kept.
   simt::TraceRecorder recorder;
   std::vector<Tensor> out;

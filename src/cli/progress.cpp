@@ -13,9 +13,10 @@ void ProgressBar::update(int64_t done, int64_t total, const std::string& status)
   const int filled = total > 0 ? static_cast<int>(width * done / total) : width;
   std::string bar(filled, '#');
   bar.resize(width, '.');
+  const std::string after = status.empty() ? "" : "  " + status;
   if (tty_) {
-    std::printf("\r%s [%s] %lld/%lld  %s\033[K", label_.c_str(), bar.c_str(), static_cast<long long>(done),
-                static_cast<long long>(total), status.c_str());
+    std::printf("\r%s [%s] %lld/%lld%s\033[K", label_.c_str(), bar.c_str(), static_cast<long long>(done),
+                static_cast<long long>(total), after.c_str());
     std::fflush(stdout);
     open_ = true;
     return;
@@ -23,8 +24,8 @@ void ProgressBar::update(int64_t done, int64_t total, const std::string& status)
   const int tenth = total > 0 ? static_cast<int>(10 * done / total) : 10;
   if (tenth == last_tenth_) return;
   last_tenth_ = tenth;
-  std::printf("%s [%s] %lld/%lld  %s\n", label_.c_str(), bar.c_str(), static_cast<long long>(done),
-              static_cast<long long>(total), status.c_str());
+  std::printf("%s [%s] %lld/%lld%s\n", label_.c_str(), bar.c_str(), static_cast<long long>(done),
+              static_cast<long long>(total), after.c_str());
   std::fflush(stdout);
 }
 

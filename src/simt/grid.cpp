@@ -1,6 +1,9 @@
 // A launch: check the configuration as the GPU would, then run the blocks,
 // spread over worker threads (or in order on the calling thread).
+#include <algorithm>
 #include <atomic>
+#include <chrono>
+#include <functional>
 #include <cstdlib>
 #include <mutex>
 #include <thread>
@@ -17,6 +20,31 @@ namespace warpnet::simt {
 namespace {
 
 std::atomic<int> configured_workers{-1};  // -1: not read from the environment yet
+std::function<void(const LaunchProgress&)> progress_observer;
+
+// Reports a launch's progress (set_launch_progress): quiet for its first
+// second, then every quarter second, and at its end if it reported before.
+class ProgressReporter {
+ public:
+  ProgressReporter(const std::string& kernel, uint64_t blocks) : kernel_(kernel), blocks_(blocks) {}
+  void after_block(uint64_t started) {
+    if (!progress_observer) return;
+    const auto now = std::chrono::steady_clock::now();
+    if (now < next_) return;
+    next_ = now + std::chrono::milliseconds(250);
+    reported_ = true;
+    progress_observer(LaunchProgress{kernel_, std::min(started, blocks_), blocks_});
+  }
+  void at_end() {
+    if (reported_ && progress_observer) progress_observer(LaunchProgress{kernel_, blocks_, blocks_});
+  }
+
+ private:
+  const std::string& kernel_;
+  uint64_t blocks_;
+  std::chrono::steady_clock::time_point next_ = std::chrono::steady_clock::now() + std::chrono::seconds(1);
+  bool reported_ = false;
+};
 
 void check_configuration(const std::string& name, const LaunchShape& shape, size_t static_shared,
                          size_t dynamic_limit) {
@@ -74,6 +102,10 @@ int workers() {
 
 std::string kernel_name(const void* kernel) { return function_name(kernel); }
 
+void set_launch_progress(std::function<void(const LaunchProgress&)> observer) {
+  progress_observer = std::move(observer);
+}
+
 void run(const KernelCall& call, const LaunchShape& shape) {
   const std::string name = kernel_name(call.kernel);
   size_t static_shared = 0;
@@ -94,12 +126,15 @@ void run(const KernelCall& call, const LaunchShape& shape) {
   std::exception_ptr error;
   TraceSink sink(name, shape);
 
-  const auto worker = [&] {
+  ProgressReporter progress(name, blocks);
+  const auto worker = [&](bool reports) {
     auto resources = borrow_worker_resources();
     try {
       Block block(call, shape, name, resources->stacks, resources->dynamic_shared.data(), sink);
-      for (uint64_t i; !failed && !(stepper && stepper->abandoned()) && (i = next++) < blocks;)
+      for (uint64_t i; !failed && !(stepper && stepper->abandoned()) && (i = next++) < blocks;) {
         block.run(block_index(i, shape.grid));
+        if (reports) progress.after_block(next.load(std::memory_order_relaxed));
+      }
     } catch (...) {
       std::lock_guard lock(error_mutex);
       if (!error) error = std::current_exception();
@@ -108,14 +143,15 @@ void run(const KernelCall& call, const LaunchShape& shape) {
     return_worker_resources(std::move(resources));
   };
   if (threads == 1) {
-    worker();
+    worker(true);
   } else {
     std::vector<std::thread> pool;
-    for (unsigned t = 1; t < threads; ++t) pool.emplace_back(worker);
-    worker();
+    for (unsigned t = 1; t < threads; ++t) pool.emplace_back(worker, false);
+    worker(true);
     for (auto& thread : pool) thread.join();
   }
   if (error) std::rethrow_exception(error);
+  progress.at_end();
   if (sink.traced()) sink.publish();
 }
 

@@ -3,6 +3,7 @@
 #pragma once
 #include <cstddef>
 #include <cstdint>
+#include <functional>
 #include <memory>
 #include <string>
 #include <tuple>
@@ -104,6 +105,18 @@ int workers();
 
 // The name of the kernel at this address, e.g. "sgemm_tiled<16>".
 std::string kernel_name(const void* kernel);
+
+// How far a long launch has got: a big grid on the emulator takes minutes
+// (a traced 1024³ naive SGEMM about two), and a command should not sit
+// silent that long. The observer is called by the worker on the launching
+// thread once the launch has run for a second, then every quarter second,
+// and once more with blocks_started == blocks at its end; never for a launch
+// that ends within the second. Null (the default): no reports.
+struct LaunchProgress {
+  const std::string& kernel;
+  uint64_t blocks_started, blocks;  // started: those done, and one per worker in progress
+};
+void set_launch_progress(std::function<void(const LaunchProgress&)> observer);
 
 }  // namespace warpnet::simt
 
