@@ -37,6 +37,11 @@ struct Problem {
   void launch() const {
     warpnet::simt::launch(sgemm_smem_tiled<16>, dim3(2, 2), dim3(16, 16), 0, kN, kN, kN, A.get(), B.get(), C.get());
   }
+  // An op of two launches: a 16x16x16 product on one block, then launch().
+  void launch_twice() const {
+    warpnet::simt::launch(sgemm_smem_tiled<16>, dim3(1, 1), dim3(16, 16), 0, 16, 16, 16, A.get(), B.get(), C.get());
+    launch();
+  }
   void check_result() const {
     const auto c = C.download();
     for (int i = 0; i < kN; ++i)
@@ -123,12 +128,8 @@ TEST_CASE("stepper: a warp of the tiled SGEMM stops at its loads, its shared sto
 
 TEST_CASE("stepper: each stop names its launch (kernel, grid, block, which launch) when an op makes several") {
   Problem p;
-  // Block (1,0) is in the second launch only: the first (16x16x16, one block) has no such block.
-  Stepper stepper(uint3{1, 0, 0}, 1, [&] {
-    warpnet::simt::launch(sgemm_smem_tiled<16>, dim3(1, 1), dim3(16, 16), 0, 16, 16, 16, p.A.get(), p.B.get(),
-                          p.C.get());
-    p.launch();
-  });
+  // Block (1,0) is in the second launch only: the first has one block.
+  Stepper stepper(uint3{1, 0, 0}, 1, [&] { p.launch_twice(); });
   REQUIRE(stepper.step());
   WarpStop s = stepper.stop();
   CHECK(s.launch_index == 1);
@@ -146,11 +147,7 @@ TEST_CASE("stepper: each stop names its launch (kernel, grid, block, which launc
 
 TEST_CASE("stepper: a block in two launches is watched in each, the stops' launch changing between them") {
   Problem p;
-  Stepper stepper(uint3{0, 0, 0}, 0, [&] {
-    warpnet::simt::launch(sgemm_smem_tiled<16>, dim3(1, 1), dim3(16, 16), 0, 16, 16, 16, p.A.get(), p.B.get(),
-                          p.C.get());
-    p.launch();
-  });
+  Stepper stepper(uint3{0, 0, 0}, 0, [&] { p.launch_twice(); });
   std::vector<unsigned> launches, grid_x;
   while (stepper.step()) {
     launches.push_back(stepper.stop().launch_index);
