@@ -12,6 +12,7 @@
 
 #include "cli/bench.hpp"
 #include "cli/number_list.hpp"
+#include "core/atomic_file.hpp"
 #include "core/memory.hpp"
 #include "cpu/ops.hpp"
 #include "device/precision_matmul.hpp"
@@ -125,8 +126,7 @@ nlohmann::json bench_precision(const PrecisionSettings& p, const Settings& s, co
     std::printf("\n  no GPU rows, so no FP8/BF16 and BF16/FP32 ratios: %s\n", info.why_not.c_str());
   }
   if (!json_path.empty()) {
-    std::ofstream file(json_path);
-    WN_CHECK(file && (file << record.dump(1) << '\n'), "bench precision: cannot write ", json_path);
+    write_file_atomically(json_path, record.dump(1) + "\n");
     std::printf("\nwrote %s\n", json_path.c_str());
   }
   bool all_ok = true;

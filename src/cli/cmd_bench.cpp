@@ -43,9 +43,10 @@
 #include "cli/bench.hpp"
 #include "cli/bench_allreduce.hpp"
 #include "cli/commands.hpp"
-#include "cli/validators.hpp"
 #include "cli/number_list.hpp"
 #include "cli/machine.hpp"
+#include "cli/validators.hpp"
+#include "core/atomic_file.hpp"
 #include "core/build_info.hpp"
 #include "cpu/ops.hpp"
 #include "device/run.hpp"
@@ -459,8 +460,7 @@ void run_bench(BenchOptions& o) {
     WN_CHECK(o.ops.size() == 1, "bench: allreduce runs alone: mpirun -np 2 warpnet bench allreduce");
     const json record = bench::bench_allreduce(o.allreduce);
     if (!o.json_path.empty() && !record.is_null()) {
-      std::ofstream file(o.json_path);
-      WN_CHECK(file && (file << record.dump(1) << '\n'), "bench: cannot write ", o.json_path);
+      write_file_atomically(o.json_path, record.dump(1) + "\n");
       std::printf("\nwrote %s\n", o.json_path.c_str());
     }
     return;
@@ -505,8 +505,7 @@ void run_bench(BenchOptions& o) {
         record["ops"].push_back(bench::bench_train(t, s, info));
       }
       if (!o.json_path.empty()) {
-        std::ofstream file(o.json_path);
-        WN_CHECK(file && (file << record.dump(1) << '\n'), "bench: cannot write ", o.json_path);
+        write_file_atomically(o.json_path, record.dump(1) + "\n");
       }
       continue;
     }
@@ -532,8 +531,7 @@ void run_bench(BenchOptions& o) {
       record["ops"].push_back(rec);
       // Rewritten after every size: a run cut short (a time limit) keeps what it measured.
       if (!o.json_path.empty()) {
-        std::ofstream file(o.json_path);
-        WN_CHECK(file && (file << record.dump(1) << '\n'), "bench: cannot write ", o.json_path);
+        write_file_atomically(o.json_path, record.dump(1) + "\n");
         std::printf("\nwrote %s\n", o.json_path.c_str());
       }
     }

@@ -5,8 +5,8 @@
 #include <cstdio>
 
 #include "cli/commands.hpp"
-#include "cli/validators.hpp"
 #include "cli/training_run.hpp"
+#include "cli/validators.hpp"
 #include "core/build_info.hpp"
 #include "core/memory.hpp"
 #include "device/backend.hpp"

@@ -4,7 +4,6 @@
 // launches, summed over its launches — and write the trace JSON the
 // visualizer reads. --block/--warp also records that warp stop by stop.
 #include <cstdio>
-#include <fstream>
 #include <map>
 #include <optional>
 #include <nlohmann/json.hpp>
@@ -14,6 +13,7 @@
 #include "cli/commands.hpp"
 #include "cli/number_list.hpp"
 #include "cli/progress.hpp"
+#include "core/atomic_file.hpp"
 #include "core/error.hpp"
 #include "device/registry.hpp"
 #include "device/run.hpp"
@@ -166,8 +166,7 @@ void run_trace(const TraceOptions& o) {
     j["global_bytes_requested"] = global_bytes;
     j["matches_reference"] = check.mismatches == 0;
     j["steps"] = steps;
-    std::ofstream file(o.json);
-    WN_CHECK(file && (file << j.dump(1) << '\n'), "trace: cannot write ", o.json);
+    write_file_atomically(o.json, j.dump(1) + "\n");
     std::printf("  wrote %s\n", o.json.c_str());
   }
   WN_CHECK(check.mismatches == 0, "trace: ", kernel.id(), " gave wrong results:\n", check.first);

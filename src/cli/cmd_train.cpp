@@ -7,8 +7,8 @@
 #include <optional>
 
 #include "cli/commands.hpp"
-#include "cli/validators.hpp"
 #include "cli/training_run.hpp"
+#include "cli/validators.hpp"
 #include "core/atomic_file.hpp"
 #include "device/cuda/gpu.hpp"
 #include "dist/communicator.hpp"
