@@ -39,6 +39,8 @@ int main(int argc, char** argv) {
   s->add_option("--block", stepper.block, "The watched block: x,y,z");
   s->add_option("--warp", stepper.warp, "The watched warp of the block");
   s->add_option("--steps", stepper.steps, "Stops to advance after opening (default 1)");
+  s->add_option("--launches", stepper.launches, "Then launches to skip to, for an op of several (default 0)")
+      ->check(CLI::Range(0, 1000));
   s->add_flag("--fragments", stepper.fragments, "Show which lane holds which tensor-core fragment element");
   s->add_flag("--step-every-frame", stepper.step_every_frame, "Advance one stop per frame (with --fps)");
   auto* m = cli.add_option_group("memory", "Memory");

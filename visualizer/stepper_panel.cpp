@@ -172,6 +172,12 @@ StepperPanel::StepperPanel(StepperOptions options) : options_(std::move(options)
   if (error_.empty() && !kernels_.empty()) {
     open();
     for (int i = 1; i < options_.steps; ++i) forward();
+    for (int i = 0; i < options_.launches; ++i) next_launch();
+    if (options_.launches > 0 && session_ && !session_->stops.empty()) {
+      const simt::WarpStop& w = session_->stops[session_->current].warp;
+      std::printf("warpnet-viz: at launch %u, %s: grid %s, block %s\n", w.launch_index + 1, w.kernel.c_str(),
+                  dims(w.launch.grid).c_str(), dims(w.launch.block).c_str());
+    }
   }
 }
 
@@ -252,7 +258,7 @@ void StepperPanel::back() {
   if (session_ && session_->current > 0) --session_->current;
 }
 
-void StepperPanel::run_to(bool barrier) {
+void StepperPanel::run_until(const std::function<bool(const RecordedStop&)>& arrived) {
   if (!session_) return;
   Session& s = *session_;
   // A bound keeps the window responsive on a kernel that never gets there.
@@ -260,8 +266,18 @@ void StepperPanel::run_to(bool barrier) {
     const size_t before = s.current, recorded = s.stops.size();
     forward();
     if (s.current == before && s.stops.size() == recorded) return;  // the launch has ended
-    if (s.stops[s.current].warp.at_barrier == barrier) return;
+    if (arrived(s.stops[s.current])) return;
   }
+}
+
+void StepperPanel::run_to(bool barrier) {
+  run_until([barrier](const RecordedStop& r) { return r.warp.at_barrier == barrier; });
+}
+
+void StepperPanel::next_launch() {
+  if (!session_ || session_->stops.empty()) return;
+  const unsigned from = session_->stops[session_->current].warp.launch_index;
+  run_until([from](const RecordedStop& r) { return r.warp.launch_index != from; });
 }
 
 // [SECTION] Drawing
@@ -294,12 +310,13 @@ void StepperPanel::Draw() {
 }
 
 void StepperPanel::draw_controls() {
-  // Keyboard: arrows step, B runs to the next barrier, M to the next memory access.
+  // Keyboard: arrows step, B runs to the next barrier, M to the next memory access, L to the next launch.
   if (!ImGui::GetIO().WantTextInput) {
     if (ImGui::IsKeyPressed(ImGui::GetKeyIndex(ImGuiKey_RightArrow))) forward();
     if (ImGui::IsKeyPressed(ImGui::GetKeyIndex(ImGuiKey_LeftArrow))) back();
     if (ImGui::IsKeyPressed('B', false)) run_to(true);
     if (ImGui::IsKeyPressed('M', false)) run_to(false);
+    if (ImGui::IsKeyPressed('L', false)) next_launch();
   }
 
   ImGui::TextUnformatted("Kernel (traced copy)");
@@ -362,10 +379,14 @@ void StepperPanel::draw_controls() {
     if (ImGui::Button("Step >")) forward();
     ImGui::SameLine();
     help_marker("Step back replays the recorded stops; stepping past the last one runs the launch on. "
-                "Keys: left/right arrows, B (next barrier), M (next memory access).");
+                "Keys: left/right arrows, B (next barrier), M (next memory access), L (next launch).");
     if (ImGui::Button("Next barrier")) run_to(true);
     ImGui::SameLine();
     if (ImGui::Button("Next memory access")) run_to(false);
+    if (ImGui::Button("Next launch")) next_launch();
+    ImGui::SameLine();
+    help_marker("For an op of several launches (conv2d/10: filter and input transforms, 16 GEMMs, the output "
+                "transform): runs on to the watched warp's first stop in the next launch that has it.");
     if (!s.stops.empty())
       ImGui::Text("stop %zu of %zu recorded%s", s.current + 1, s.stops.size(),
                   s.finished ? " (launch ended)" : "");

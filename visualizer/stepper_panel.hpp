@@ -12,6 +12,7 @@
 // current line highlighted.
 #pragma once
 #include <array>
+#include <functional>
 #include <memory>
 #include <string>
 #include <vector>
@@ -28,6 +29,7 @@ struct StepperOptions {
   std::string block = "0,0,0";
   int warp = 0;
   int steps = 1;                 // stops to advance when the kernel is opened
+  int launches = 0;              // then launches to skip to (an op of several: conv2d/10)
   bool step_every_frame = false;  // advance one stop per frame (measuring frames per second)
   bool fragments = false;         // show the tensor-core fragments (fragment_view.hpp)
 };
@@ -66,10 +68,15 @@ class StepperPanel : public Panel {
   void back();     // one stop back (replay)
   // Forward until a stop at a barrier (true) or at a memory access (false).
   void run_to(bool barrier);
+  // Forward to the first stop in a later launch of the op (conv2d/10: from
+  // the filter transform to the input transform, then each GEMM).
+  void next_launch();
 
  private:
   struct Session;
   void draw_controls();
+  // Forward until `arrived` holds for the current stop, or the launches end.
+  void run_until(const std::function<bool(const RecordedStop&)>& arrived);
   void draw_lanes(const RecordedStop& stop);
   void draw_access(const RecordedStop& stop);
   void draw_buffer(const AccessView& access);
