@@ -5,8 +5,8 @@
 // visualizer reads. --block/--warp also records that warp stop by stop.
 #include <cstdio>
 #include <map>
-#include <optional>
 #include <nlohmann/json.hpp>
+#include <optional>
 #include <tuple>
 #include <vector>
 
@@ -92,7 +92,10 @@ void run_trace(const TraceOptions& o) {
   simt::set_launch_progress([&](const simt::LaunchProgress& p) {
     if (!bar) bar.emplace(cat("tracing ", p.kernel, ": blocks"));
     bar->update(int64_t(p.blocks_started), int64_t(p.blocks), "");
-    if (p.blocks_started == p.blocks) bar->finish(), bar.reset();
+    if (p.blocks_started == p.blocks) {  // the launch's end: the next launch gets a bar of its own
+      bar->finish();
+      bar.reset();
+    }
   });
   struct StopReporting {  // also when the launch throws: the bar's line ends before the error
     std::optional<ProgressBar>& bar;

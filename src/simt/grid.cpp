@@ -3,8 +3,8 @@
 #include <algorithm>
 #include <atomic>
 #include <chrono>
-#include <functional>
 #include <cstdlib>
+#include <functional>
 #include <mutex>
 #include <thread>
 
