@@ -204,13 +204,11 @@ void StepperPanel::open() {
     const device::Op& op = device::op(s->kernel->op);
     s->sizes = device::complete_sizes(op, parse_numbers(sizes_text_, "sizes"));
     s->shape = s->kernel->shape(s->sizes);
-    const dim3 g = s->shape.grid, b = s->shape.block;
-    WN_CHECK(block_[0] >= 0 && block_[1] >= 0 && block_[2] >= 0 && unsigned(block_[0]) < g.x &&
-                 unsigned(block_[1]) < g.y && unsigned(block_[2]) < g.z,
-             "stepper: block (", block_[0], ",", block_[1], ",", block_[2], ") is outside the grid ", dims(g));
-    const unsigned warps = (b.x * b.y * b.z + 31) / 32;
-    WN_CHECK(warp_ >= 0 && unsigned(warp_) < warps, "stepper: warp ", warp_, " is outside the block (", warps,
-             " warps)");
+    // Not checked against the registry's launch shape: an op of several
+    // launches (conv2d/10) has blocks and warps in its other launches that
+    // this one lacks. A warp no launch has never stops (said below).
+    WN_CHECK(block_[0] >= 0 && block_[1] >= 0 && block_[2] >= 0 && warp_ >= 0, "stepper: block (", block_[0], ",",
+             block_[1], ",", block_[2], ") and warp ", warp_, ": they count from 0");
     s->block = uint3{unsigned(block_[0]), unsigned(block_[1]), unsigned(block_[2])};
     s->warp = unsigned(warp_);
     Rng rng(1);
@@ -221,11 +219,19 @@ void StepperPanel::open() {
         s->block, s->warp, [raw] { raw->outputs = device::run_emulated(*raw->kernel, raw->sizes, raw->inputs); });
     session_ = std::move(s);
     forward();
+    const Session& opened = *session_;
+    if (opened.stops.empty() && opened.finished && error_.empty())
+      error_ = cat("stepper: block ", dims(dim3(opened.block.x, opened.block.y, opened.block.z)), " warp ",
+                   opened.warp, " never stopped: no launch of ", opened.kernel->id(), " at these sizes has that warp, "
+                   "or it touched no memory and met no barrier (the registry's launch: grid ", dims(opened.shape.grid),
+                   ", block ", dims(opened.shape.block), ")");
   } catch (const std::exception& e) {
     error_ = e.what();
   }
   open_seconds_ = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
-  if (session_)
+  if (!error_.empty())
+    std::printf("warpnet-viz: %s\n", error_.c_str());
+  else if (session_)
     std::printf("warpnet-viz: %s at %s opened traced, first stop in %.3f s\n", session_->kernel->id().c_str(),
                 device::describe_sizes(device::op(session_->kernel->op), session_->sizes).c_str(), open_seconds_);
 }
