@@ -102,8 +102,9 @@ class Stepper {
   WarpStop stop_;
 };
 
-// {"kernel", "grid": [x,y,z], "threads": [x,y,z], "launch": i, "block": [x,y,z], "warp": w, "at_barrier": b, "lanes": [{"lane", "thread", "state",
-// "where", and at memory "address", "bytes", "kind", "space", "variable"}]}: for the visualizer.
+// {"kernel", "grid": [x,y,z], "threads": [x,y,z], "launch": i, "block": [x,y,z],
+// "warp": w, "at_barrier": b, "lanes": [{"lane", "thread", "state", "where",
+// and at memory "address", "bytes", "kind", "space", "variable"}]}: for the visualizer.
 nlohmann::json to_json(const WarpStop& stop);
 
 // The stepper of the calling thread, or null.
