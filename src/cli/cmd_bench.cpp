@@ -43,17 +43,14 @@
 #include "cli/bench.hpp"
 #include "cli/bench_allreduce.hpp"
 #include "cli/commands.hpp"
-#include "cli/number_list.hpp"
 #include "cli/machine.hpp"
+#include "cli/number_list.hpp"
+#include "cli/openblas_peer.hpp"
 #include "cli/validators.hpp"
 #include "core/atomic_file.hpp"
 #include "core/build_info.hpp"
 #include "cpu/ops.hpp"
 #include "device/run.hpp"
-
-#if WARPNET_HAS_OPENBLAS
-#include <cblas.h>
-#endif
 
 extern char** environ;
 
@@ -174,43 +171,53 @@ json time_cpu(F&& run, const Settings& s, CacheFlusher& flusher) {
 }
 
 // A peer library for an op on the CPU: only a benchmark peer, never a
-// dependency (src/cli/CMakeLists.txt links it when pkg-config finds it).
+// dependency (openblas_peer.hpp: opened at run time, when the build found it).
 struct CpuPeer {
   const char* op;
   const char* library;
+  bool (*open)(int threads, std::string& why);  // ready to run on `threads` threads; else why not
   json (*about)();
   Tensor (*run)(const device::Sizes&, const std::vector<Tensor>&);
 };
 
 #if WARPNET_HAS_OPENBLAS
+const OpenBlas& openblas() {
+  std::string why;
+  const OpenBlas* blas = open_openblas(why);
+  WN_CHECK(blas, why);
+  return *blas;
+}
+bool openblas_open(int threads, std::string& why) {
+  const OpenBlas* blas = open_openblas(why);
+  if (blas) blas->set_num_threads(threads);
+  return blas != nullptr;
+}
 json openblas_about() {
   const char* coretype = std::getenv("OPENBLAS_CORETYPE");
   // Debian's OpenBLAS picks its kernel from CPUID; on a VM that hides the CPU
   // model it can fall back to an SSE3 one while Eigen uses AVX-512
   // (bench/README.md): quote the ratio with the kernel it used.
-  return {{"corename", openblas_get_corename()},
-          {"config", openblas_get_config()},
+  return {{"corename", openblas().corename()},
+          {"config", openblas().config()},
           {"OPENBLAS_CORETYPE", coretype ? json(coretype) : json(nullptr)}};
 }
 Tensor openblas_sgemm(const device::Sizes& s, const std::vector<Tensor>& in) {
   const int M = int(s[0]), N = int(s[1]), K = int(s[2]);
   const bool ta = s[3] != 0, tb = s[4] != 0;
   Tensor c = Tensor::empty({M, N});
-  cblas_sgemm(CblasRowMajor, ta ? CblasTrans : CblasNoTrans, tb ? CblasTrans : CblasNoTrans, M, N, K, 1.0f,
-              in[0].data<float>(), ta ? M : K, in[1].data<float>(), tb ? K : N, 0.0f, c.data<float>(), N);
+  openblas().sgemm(CblasRowMajor, ta ? CblasTrans : CblasNoTrans, tb ? CblasTrans : CblasNoTrans, M, N, K, 1.0f,
+                   in[0].data<float>(), ta ? M : K, in[1].data<float>(), tb ? K : N, 0.0f, c.data<float>(), N);
   return c;
 }
-constexpr CpuPeer kPeers[] = {{"matmul", "openblas", openblas_about, openblas_sgemm}};
+constexpr CpuPeer kPeers[] = {{"matmul", "openblas", openblas_open, openblas_about, openblas_sgemm}};
 #else
-constexpr CpuPeer kPeers[] = {{"", "", nullptr, nullptr}};
+bool no_openblas(int, std::string& why) { return open_openblas(why) != nullptr; }
+constexpr CpuPeer kPeers[] = {{"matmul", "openblas", no_openblas, nullptr, nullptr}};
 #endif
 
 json cpu_half(const device::Op& op, const device::Sizes& sizes, const Settings& s) {
   if (!op.cpu_fp32) return {{"skipped", cat("the op '", op.name, "' registers no CPU fp32 path")}};
   cpu::set_num_threads(s.threads);
-#if WARPNET_HAS_OPENBLAS
-  openblas_set_num_threads(cpu::num_threads());
-#endif
   Rng rng(s.seed);
   const std::vector<Tensor> inputs = op.make_inputs(sizes, rng);
   CacheFlusher flusher;
@@ -220,10 +227,10 @@ json cpu_half(const device::Op& op, const device::Sizes& sizes, const Settings& 
               {"what", "the op's CPU version 0 in fp32 (Eigen for matmul)"},
               {"timing", time_cpu([&] { op.cpu_fp32(sizes, inputs); }, s, flusher)}};
   rows.push_back(row);
-  bool peer_found = false;
+  std::string no_peer = "no peer library for this op";
   for (const CpuPeer& peer : kPeers) {
-    if (op.name != peer.op) continue;
-    peer_found = true;
+    if (op.name != peer.op || !peer.open(cpu::num_threads(), no_peer)) continue;
+    no_peer.clear();
     const bench::Deviation d = bench::deviation({peer.run(sizes, inputs)}, {mine});
     json p = {{"library", peer.library},
               {"about", peer.about()},
@@ -232,9 +239,7 @@ json cpu_half(const device::Op& op, const device::Sizes& sizes, const Settings& 
     rows.push_back(p);
   }
   json out = {{"threads", cpu::num_threads()}, {"inputs", "fp32 uniform(-1,1)"}, {"rows", rows}};
-  if (!peer_found)
-    out["peer"] = WARPNET_HAS_OPENBLAS ? "no peer library for this op"
-                                       : "OpenBLAS not built in (pkg-config found no openblas when configuring)";
+  if (!no_peer.empty()) out["peer"] = no_peer;
   return out;
 }
 

@@ -62,6 +62,29 @@ TEST_CASE("warpnet bench matmul runs the CPU half and records the GPU half or wh
   }
 }
 
+// On two threads OpenBLAS's SGEMM runs on its worker threads, whose stacks
+// must hold the emulator's static TLS beside the kernel's frames: linked,
+// the library started them before warpnet could grow the default stack, and
+// this run died of SIGSEGV (src/cli/openblas_peer.hpp).
+TEST_CASE("warpnet bench matmul runs the CPU peer on two threads") {
+  const std::string path = (warpnet::test::scratch_dir() / "bench-two-threads.json").string();
+  const Run run = bench("matmul --size 130,128,128 --runs 2 --budget 0.01 --threads 2 --json " + path);
+  INFO(run.output);
+  REQUIRE(run.status == 0);
+  std::ifstream file(path);
+  REQUIRE(file);
+  const nlohmann::json cpu = nlohmann::json::parse(file)["ops"][0]["cpu"];
+  CHECK(cpu["threads"] == 2);
+  if (cpu.contains("peer")) {  // a build without OpenBLAS says so
+    CHECK(cpu["peer"].get<std::string>().find("OpenBLAS") != std::string::npos);
+  } else {
+    REQUIRE(cpu["rows"].size() == 2);
+    CHECK(cpu["rows"][1]["library"] == "openblas");
+    CHECK(cpu["rows"][1]["relative_difference_from_warpnet"].get<double>() < 1e-5);
+    CHECK(cpu["rows"][1]["timing"]["median_ms"].get<double>() > 0);
+  }
+}
+
 TEST_CASE("warpnet bench refuses a malformed size and an unknown op") {
   CHECK(bench("matmul --size 4,x --no-cpu").status != 0);
   const Run unknown = bench("convolution --no-cpu");
