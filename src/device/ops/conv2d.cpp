@@ -91,7 +91,11 @@ std::vector<Sizes> conv_test_sizes() {
           {1, 3, 13, 7, 5, 3, 3, 1, 2, 2}, {3, 5, 7, 13, 5, 1, 1, 1, 0, 1},  {3, 3, 13, 13, 5, 1, 1, 2, 0, 1},
           {5, 3, 7, 7, 5, 7, 7, 1, 0, 1},  {1, 3, 9, 11, 5, 3, 5, 2, 1, 1},  {2, 8, 9, 9, 70, 3, 3, 1, 1, 1},
           // C = 12: past dgrad v2's narrow tile for small C (C <= 8), so its wide one runs too.
-          {2, 12, 7, 9, 5, 3, 3, 1, 1, 1}};
+          {2, 12, 7, 9, 5, 3, 3, 1, 1, 1},
+          // C, K >= 16 at 3x3 stride 1: the tables take Winograd (conv v10, v11; dgrad v6, v7 on the
+          // forward view, C and K swapped, pad 2 - pad), with the 64-row GEMM tile and, at K = 100 and
+          // pad 2, the 128-row one.
+          {2, 16, 7, 9, 20, 3, 3, 1, 1, 1}, {1, 17, 6, 5, 100, 3, 3, 1, 2, 1}};
 }
 
 // Issue 5's target layers: ResNet-style 3x3, pad 1, N = 64, C = K from 64 at
