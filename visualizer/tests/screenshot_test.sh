@@ -2,7 +2,9 @@
 # One headless test of warpnet-viz: render a panel under Xvfb (Mesa's
 # llvmpipe), then check the PNG with check_png.
 #   screenshot_test.sh VIZ CHECK_PNG OUT.png WxH "CHECKS" [warpnet-viz options...]
-# Exits 77 (CTest: skipped) when xvfb-run is not installed.
+# With EXPECT set (an extended regular expression), warpnet-viz's output must
+# also hold a line matching it. Exits 77 (CTest: skipped) when xvfb-run is
+# not installed, else non-zero on any failure.
 set -u
 viz=$1 checker=$2 out=$3 size=$4 checks=$5
 shift 5
@@ -11,10 +13,18 @@ if ! command -v xvfb-run >/dev/null 2>&1; then
   exit 77
 fi
 rm -f "$out"
+log="$out.log"
 # -a: a free display number, so tests can run in parallel; 24-bit colour.
-xvfb-run -a -s "-screen 0 ${size}x24" "$viz" --screenshot "$out" --size "$size" "$@" || {
-  echo "FAIL: warpnet-viz exited with $?"
+xvfb-run -a -s "-screen 0 ${size}x24" "$viz" --screenshot "$out" --size "$size" "$@" >"$log" 2>&1
+status=$?
+cat "$log"
+if [ "$status" -ne 0 ]; then
+  echo "FAIL: warpnet-viz exited with $status"
   exit 1
-}
+fi
+if [ -n "${EXPECT:-}" ] && ! grep -Eq "$EXPECT" "$log"; then
+  echo "FAIL: no line of warpnet-viz's output matches: $EXPECT"
+  exit 1
+fi
 # shellcheck disable=SC2086  # CHECKS is a list of options
 "$checker" "$out" --size "$size" $checks
