@@ -38,7 +38,9 @@
 // The table's rule (no GPU): Winograd where it applies with C and K at least
 //   16 (real GEMMs), the GEMM tile wasting fewer rows of K; else v9's table.
 // Changed from v9: the arithmetic: 16 GEMMs on transformed tiles instead of
-//   one on the virtual im2col matrix; three transform kernels (the filter
+//   one on the virtual im2col matrix, in one launch (matmul v9's
+//   sgemm_warptiling_batched, ξ = blockIdx.z: a layer's GEMM alone may not
+//   fill the GPU, 16 of them do); three transform kernels (the filter
 //   transform and the per-tile math in winograd.hpp, shared with v11 and
 //   dgrad v6, v7).
 // Trace (emulator, `warpnet trace conv2d/10 --size 2,32,28,28,64,3,3,1,1,1`,
@@ -128,7 +130,7 @@ using winograd::kTransformBlock;
 template <int BM_, int BN_, int WM, int WN, int THREADS>
 struct GemmTile {
   static constexpr int BM = BM_, BN = BN_, threads = THREADS;
-  static auto kernel() { return sgemm_warptiling<BM, BN, 16, WM, WN, 2, 2, 4, 4, false, false>; }
+  static auto kernel() { return sgemm_warptiling_batched<BM, BN, 16, WM, WN, 2, 2, 4, 4, false, false>; }
 };
 using Gemm0 = GemmTile<128, 128, 64, 32, 256>;
 using Gemm1 = GemmTile<64, 128, 32, 64, 128>;
@@ -142,9 +144,10 @@ auto with_gemm_tile(int i, Visit&& visit) {
 }
 
 // The whole convolution with GEMM tile i: the filter and input transforms,
-// the 16 GEMMs, the output transform, on `workspace` (workspace_floats(g)),
-// in launch order on the current stream; TURNED: the filters as the filter
-// transform's TURNED reads them. The caller checks the launches' errors.
+// the 16 GEMMs (one launch), the output transform, on `workspace`
+// (workspace_floats(g)), in launch order on the current stream; TURNED: the
+// filters as the filter transform's TURNED reads them. The caller checks the
+// launches' errors.
 template <bool TURNED = false>
 void launch_winograd(int i, const ConvShape& g, const float* x, const float* w, float* y, float* workspace) {
   using ::warpnet::launch_kernel;
@@ -159,13 +162,10 @@ void launch_winograd(int i, const ConvShape& g, const float* x, const float* w, 
   };
   winograd::launch_filter_transform<TURNED>(g, w, U);
   launch_kernel(winograd_input_transform<kTransformBlock>, grid_for(1LL * g.C * T), block, 0, g, x, V);
-  with_gemm_tile(i, [&]<class Tile>() {
-    const dim3 grid(::warpnet::ceil_div(T, Tile::BN), ::warpnet::ceil_div(g.K, Tile::BM));
-    for (int xi = 0; xi < kXi; ++xi) {
-      const float* u = U + size_t(xi) * g.K * g.C;
-      const float* v = V + size_t(xi) * g.C * T;
-      launch_kernel(Tile::kernel(), grid, dim3(Tile::threads), 0, g.K, T, g.C, u, v, M + size_t(xi) * g.K * T);
-    }
+  with_gemm_tile(i, [&]<class Tile>() {  // M[ξ] = U[ξ] @ V[ξ], the 16 in one launch: ξ = blockIdx.z
+    const dim3 grid(::warpnet::ceil_div(T, Tile::BN), ::warpnet::ceil_div(g.K, Tile::BM), kXi);
+    launch_kernel(Tile::kernel(), grid, dim3(Tile::threads), 0, g.K, T, g.C, static_cast<const float*>(U),
+                  size_t(g.K) * g.C, static_cast<const float*>(V), size_t(g.C) * T, M, size_t(g.K) * T);
   });
   launch_kernel(winograd_output_transform<kTransformBlock>, grid_for(1LL * g.K * T), block, 0, g,
                 static_cast<const float*>(M), y);

@@ -14,7 +14,8 @@
 //   row pieces, the other lanes broadcast) and of B 64 contiguous bytes: no
 //   bank conflicts. Every level is a template parameter, so v10 can try other
 //   shapes (128x64, 256x128, one-warp blocks...) with the same code, and a
-//   grid with a z dimension splits K among blocks (v10's split-K).
+//   grid with a z dimension splits K among blocks (v10's split-K) or, in
+//   sgemm_warptiling_batched, runs a batch of products (conv v10's GEMMs).
 // Changed from v8: the thread -> C mapping goes through warps and sub-tiles;
 //   BK = 16 (two k-tiles in 33 KiB), so one barrier per 16 k instead of per 8;
 //   the global -> shared copies are v8's (sgemm_v8::stage_tile: 16-byte
@@ -61,24 +62,25 @@ __device__ __forceinline__ void multiply_stage(const float* As, const float* Bs,
   }
 }
 
-}  // namespace sgemm_v9
+// Rows of the shared tiles stay 16-byte aligned; transposing copies spread over the banks (v8).
+constexpr int kPad = 4;
 
-// A: (M,K) row-major, or (K,M) when TA; B: (K,N) row-major, or (N,K) when TB;
-// C: (M,N) row-major. C = op(A) @ op(B).
-// Launch: block ((BM/WM) * (BN/WN) * 32); grid (ceil(N/BN), ceil(M/BM)[, S]).
-// With S = gridDim.z > 1 (v10's split-K) C is (S,M,N): block z sums only its
-// slice of k, whole BK-steps from z * ceil(ceil(K/S)/BK) * BK, into C[z], and
-// the caller adds the S partial products up.
-template <int BM, int BN, int BK, int WM, int WN, int WMITER, int WNITER, int TM, int TN, bool TA = false,
-          bool TB = false>
-__global__ void __launch_bounds__((BM / WM) * (BN / WN) * 32)
-    sgemm_warptiling(int M, int N, int K, const float* __restrict__ A, const float* __restrict__ B,
-                     float* __restrict__ C) {
+// The block tile (blockIdx.x, blockIdx.y) of C = op(A) @ op(B), summed over
+// k in [k_begin, k_end) only; the two kernels below choose the operands and
+// the k range by blockIdx.z. Shapes as sgemm_warptiling's; As, Bs: the
+// kernel's __shared__ stages (declared there, where the emulator's checker
+// looks for a kernel's shared memory):
+//   As[s][k][m] = op(A)[row0 + m, k0 + k]: (BK, BM) transposed A tile, stage s
+//   Bs[s][k][n] = op(B)[k0 + k, col0 + n]: (BK, BN) B tile, stage s
+template <int BM, int BN, int BK, int WM, int WN, int WMITER, int WNITER, int TM, int TN, bool TA, bool TB>
+__device__ __forceinline__ void block_tile(int M, int N, int K, const float* __restrict__ A,
+                                           const float* __restrict__ B, float* __restrict__ C, int k_begin,
+                                           int k_end, float (&As)[2][BK][BM + kPad], float (&Bs)[2][BK][BN + kPad]) {
   constexpr int WARPS_N = BN / WN, THREADS = (BM / WM) * WARPS_N * 32;
   constexpr int WSUBM = WM / WMITER, WSUBN = WN / WNITER;    // one sub-iteration's piece of the warp tile
   constexpr int LANES_M = WSUBM / TM, LANES_N = WSUBN / TN;  // the lanes laid over that piece
   using warpnet::store_float4;  // 16-byte accesses the tracer sees whole (float4_rows.hpp)
-  constexpr int PAD = 4;  // rows stay 16-byte aligned; transposing copies spread over the banks (v8)
+  constexpr int PAD = kPad;
   static_assert(BM % WM == 0 && BN % WN == 0, "warp tiles cover the block tile");
   static_assert(WM % WMITER == 0 && WN % WNITER == 0 && WSUBM % TM == 0 && WSUBN % TN == 0,
                 "sub-tiles cover the warp tile, thread tiles the sub-tile");
@@ -87,20 +89,12 @@ __global__ void __launch_bounds__((BM / WM) * (BN / WN) * 32)
   static_assert(THREADS <= 1024, "at most 1024 threads per block");
   static_assert(2 * BK * (BM + BN + 2 * PAD) * 4 <= 48 * 1024, "two stages fit in 48 KiB of static shared memory");
 
-  __shared__ __align__(16) float As[2][BK][BM + PAD];  // As[s][k][m] = op(A)[row0 + m, k0 + k]: (BK, BM) transposed A tile, stage s
-  __shared__ __align__(16) float Bs[2][BK][BN + PAD];  // Bs[s][k][n] = op(B)[k0 + k, col0 + n]: (BK, BN) B tile, stage s
   const int t = threadIdx.x, warp = t / 32, lane = t % 32;
   const int row0 = blockIdx.y * BM, col0 = blockIdx.x * BN;
   const int wm0 = (warp / WARPS_N) * WM, wn0 = (warp % WARPS_N) * WN;  // the warp tile, within the block tile
   const int lm = (lane / LANES_N) * TM, ln = (lane % LANES_N) * TN;     // the thread tile, within a sub-tile
   const bool a_vec = TA && M % 4 == 0 && sgemm_v8::aligned16(A);
   const bool b_vec = !TB && N % 4 == 0 && sgemm_v8::aligned16(B);
-  // The slice is whole BK-steps, so only the last one, which ends at K, has
-  // a partial step: the copies' bound stays K.
-  const int k_slice = ::warpnet::ceil_div(::warpnet::ceil_div(K, gridDim.z), BK) * BK;  // K when not split
-  const int k_begin = blockIdx.z * k_slice, k_end = min(K, k_begin + k_slice);
-  C += size_t(blockIdx.z) * M * N;
-
   auto stage = [&](int s, int k0) {
     sgemm_v8::stage_tile<BK, BM, BM + PAD, THREADS, TA>(&As[s][0][0], A, row0, k0, M, K, t, a_vec);
     sgemm_v8::stage_tile<BK, BN, BN + PAD, THREADS, !TB>(&Bs[s][0][0], B, col0, k0, N, K, t, b_vec);
@@ -136,4 +130,47 @@ __global__ void __launch_bounds__((BM / WM) * (BN / WN) * 32)
       }
     }
   }
+}
+
+}  // namespace sgemm_v9
+
+// A: (M,K) row-major, or (K,M) when TA; B: (K,N) row-major, or (N,K) when TB;
+// C: (M,N) row-major. C = op(A) @ op(B).
+// Launch: block ((BM/WM) * (BN/WN) * 32); grid (ceil(N/BN), ceil(M/BM)[, S]).
+// With S = gridDim.z > 1 (v10's split-K) C is (S,M,N): block z sums only its
+// slice of k, whole BK-steps from z * ceil(ceil(K/S)/BK) * BK, into C[z], and
+// the caller adds the S partial products up.
+template <int BM, int BN, int BK, int WM, int WN, int WMITER, int WNITER, int TM, int TN, bool TA = false,
+          bool TB = false>
+__global__ void __launch_bounds__((BM / WM) * (BN / WN) * 32)
+    sgemm_warptiling(int M, int N, int K, const float* __restrict__ A, const float* __restrict__ B,
+                     float* __restrict__ C) {
+  // The slice is whole BK-steps, so only the last one, which ends at K, has
+  // a partial step: the copies' bound stays K.
+  const int k_slice = ::warpnet::ceil_div(::warpnet::ceil_div(K, gridDim.z), BK) * BK;  // K when not split
+  const int k_begin = blockIdx.z * k_slice, k_end = min(K, k_begin + k_slice);
+  __shared__ __align__(16) float As[2][BK][BM + sgemm_v9::kPad];  // the two stages (sgemm_v9::block_tile)
+  __shared__ __align__(16) float Bs[2][BK][BN + sgemm_v9::kPad];
+  float* C_z = C + size_t(blockIdx.z) * M * N;
+  sgemm_v9::block_tile<BM, BN, BK, WM, WN, WMITER, WNITER, TM, TN, TA, TB>(M, N, K, A, B, C_z, k_begin, k_end, As,
+                                                                          Bs);
+}
+
+// A batch of independent products of one shape, one per z of the grid (conv
+// v10's 16 Winograd GEMMs in one launch): C_z = op(A_z) @ op(B_z), X_z =
+// X + z · stride_x, each as sgemm_warptiling's operands.
+// Launch: block ((BM/WM) * (BN/WN) * 32); grid (ceil(N/BN), ceil(M/BM), batch).
+// One launch instead of one per product: a product too small to fill the
+// GPU (conv v10 at 14x14, 256 channels: 50 blocks of 128x128 for 132 SMs)
+// shares the waves with the others.
+template <int BM, int BN, int BK, int WM, int WN, int WMITER, int WNITER, int TM, int TN, bool TA = false,
+          bool TB = false>
+__global__ void __launch_bounds__((BM / WM) * (BN / WN) * 32)
+    sgemm_warptiling_batched(int M, int N, int K, const float* __restrict__ A, size_t stride_a,
+                             const float* __restrict__ B, size_t stride_b, float* __restrict__ C, size_t stride_c) {
+  __shared__ __align__(16) float As[2][BK][BM + sgemm_v9::kPad];  // the two stages (sgemm_v9::block_tile)
+  __shared__ __align__(16) float Bs[2][BK][BN + sgemm_v9::kPad];
+  const size_t z = blockIdx.z;
+  sgemm_v9::block_tile<BM, BN, BK, WM, WN, WMITER, WNITER, TM, TN, TA, TB>(M, N, K, A + z * stride_a, B + z * stride_b,
+                                                                          C + z * stride_c, 0, K, As, Bs);
 }

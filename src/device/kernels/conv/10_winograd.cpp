@@ -30,10 +30,10 @@ const Registration winograd{autotuned_kernel<kAutotuned>({
     .version = 10,
     .name = "winograd",
     .shape_text = "3x3 filters at stride 1: Winograd F(2x2,3x3): U = G w G^T, block (256), grid (ceil(K*C/256)); "
-                  "V = B^T d B, grid (ceil(C*T/256)), T = N*ceil(P/2)*ceil(Q/2); 16 GEMMs M = U @ V, matmul v9's "
-                  "128x128 (256 threads) or 64x128 (128), grid (ceil(T/BN), ceil(K/BM)); y = A^T M A, grid "
-                  "(ceil(K*T/256)); v9's candidates after them; the choice measured by Kernel::tune on a GPU, "
-                  "else Winograd where it applies with C, K >= 16, v9's table elsewhere",
+                  "V = B^T d B, grid (ceil(C*T/256)), T = N*ceil(P/2)*ceil(Q/2); 16 GEMMs M = U @ V in one launch, "
+                  "matmul v9's 128x128 (256 threads) or 64x128 (128), grid (ceil(T/BN), ceil(K/BM), 16); "
+                  "y = A^T M A, grid (ceil(K*T/256)); v9's candidates after them; the choice measured by Kernel::tune "
+                  "on a GPU, else Winograd where it applies with C, K >= 16, v9's table elsewhere",
 })};
 
 }  // namespace

@@ -31,10 +31,10 @@ const Registration winograd{autotuned_kernel<kAutotuned>({
     .name = "winograd",
     .shape_text = "3x3 filters at stride 1, pad <= 2: conv v10's Winograd F(2x2,3x3) on dy with the filters turned "
                   "(transposed, rotated 180 degrees, pad 2 - pad): U = G w' G^T, grid (ceil(K*C/256)); V = B^T dy B, "
-                  "grid (ceil(K*T/256)), T = N*ceil(H/2)*ceil(W/2); 16 GEMMs M = U @ V at 128x128 (256 threads) or "
-                  "64x128 (128), grid (ceil(T/BN), ceil(C/BM)); dx = A^T M A; dgrad v5's candidates after them; "
-                  "the choice measured by Kernel::tune on a GPU, else Winograd where it applies with C, K >= 16, "
-                  "dgrad v5's table elsewhere",
+                  "grid (ceil(K*T/256)), T = N*ceil(H/2)*ceil(W/2); 16 GEMMs M = U @ V in one launch at 128x128 "
+                  "(256 threads) or 64x128 (128), grid (ceil(T/BN), ceil(C/BM), 16); dx = A^T M A; dgrad v5's "
+                  "candidates after them; the choice measured by Kernel::tune on a GPU, else Winograd where it "
+                  "applies with C, K >= 16, dgrad v5's table elsewhere",
 })};
 
 }  // namespace

@@ -14,12 +14,12 @@
 namespace warpnet::device::conv {
 namespace {
 
-// The registry lists the GEMMs' launch (the transforms' grids follow from
-// the sizes in launch_winograd_tile).
+// The registry lists the GEMMs' launch, the 16 as blockIdx.z (the
+// transforms' grids follow from the sizes in launch_winograd_tile).
 inline Launch winograd_shape(int candidate, const ConvShape& view) {
   return conv_v10::with_gemm_tile(candidate, [&]<class T>() {
-    return Launch{dim3(ceil_div(winograd::tiles_of(view).pitch, T::BN), ceil_div(view.K, T::BM)), dim3(T::threads),
-                  0};
+    const dim3 grid(ceil_div(winograd::tiles_of(view).pitch, T::BN), ceil_div(view.K, T::BM), winograd::kXi);
+    return Launch{grid, dim3(T::threads), 0};
   });
 }
 
