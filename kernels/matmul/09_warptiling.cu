@@ -163,9 +163,13 @@ __global__ void __launch_bounds__((BM / WM) * (BN / WN) * 32)
 // One launch instead of one per product: a product too small to fill the
 // GPU (conv v10 at 14x14, 256 channels: 50 blocks of 128x128 for 132 SMs)
 // shares the waves with the others.
+// Two blocks per SM asked of the register allocator: left alone, ptxas gave
+// the 128x128 tile 129 registers (the batch offsets), one block per SM where
+// sgemm_warptiling's 128 allow two; held to 128 it spills nothing (sm_90,
+// nvcc 13.0).
 template <int BM, int BN, int BK, int WM, int WN, int WMITER, int WNITER, int TM, int TN, bool TA = false,
           bool TB = false>
-__global__ void __launch_bounds__((BM / WM) * (BN / WN) * 32)
+__global__ void __launch_bounds__((BM / WM) * (BN / WN) * 32, 2)
     sgemm_warptiling_batched(int M, int N, int K, const float* __restrict__ A, size_t stride_a,
                              const float* __restrict__ B, size_t stride_b, float* __restrict__ C, size_t stride_c) {
   __shared__ __align__(16) float As[2][BK][BM + sgemm_v9::kPad];  // the two stages (sgemm_v9::block_tile)
