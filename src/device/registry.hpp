@@ -100,11 +100,13 @@ struct Kernel {
   // fp32 inputs to it, so the reference sees the values the kernel
   // multiplies, and the runners upload them encoded (device_bytes, run.hpp).
   const simt::Minifloat* input_format = nullptr;
-  // Significand bits the kernel's sums keep, fp32's 24 unless the hardware
-  // keeps fewer. The op's tolerances assume fp32 sums; checks of a kernel
-  // with fewer bits widen them by 2^(24 - accumulator_bits)
-  // (accumulation_widening). Only cuBLASLt's fp8 on Hopper sets it
-  // (src/device/cuda/matmul_cublas.cu says why).
+  // Significand bits the kernel's sums keep on a GPU, fp32's 24 unless the
+  // hardware keeps fewer. The op's tolerances assume fp32 sums; checks of
+  // the CUDA copy of a kernel with fewer bits widen them by
+  // 2^(24 - accumulator_bits) (accumulation_widening); the emulator's copies
+  // add in fp32 and keep the fp32 bound. Set by the fp8 wgmma kernels
+  // (cuBLASLt's fp8 on Hopper, matmul v15 and v18; src/device/cuda/
+  // matmul_cublas.cu says why).
   int accumulator_bits = 24;
   // On a GPU, before a harness checks and times the kernel at `sizes`:
   // chooses what its launch runs for those sizes (matmul/10 times its tile
@@ -119,7 +121,7 @@ struct Kernel {
   void (*launch_many)(std::span<const int64_t> counts, Buffers buffers) = nullptr;
 
   std::string id() const;  // "matmul/03_smem_tiled", the kernel's file name
-  double accumulation_widening() const;  // 2^(24 - accumulator_bits)
+  double accumulation_widening() const;  // 2^(24 - accumulator_bits) for the CUDA copy, else 1
 };
 
 // Registers at static-initialization time: `const Registration r{kernel};`.

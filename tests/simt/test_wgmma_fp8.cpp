@@ -4,7 +4,8 @@
 // read in place because they do not start 16-byte aligned. Both against the
 // op's CPU reference, and against the plain fp32 bound: the registration
 // declares 14-bit sums (the GPU's), but the emulator sums in fp32, so the
-// widened bound the registry allows must not be what lets it pass here.
+// bound the GPU's check widens must not be what lets it pass here (the
+// registry widens only the CUDA copy's: Kernel::accumulation_widening).
 #include <doctest/doctest.h>
 
 #include <algorithm>
