@@ -134,6 +134,10 @@ int run_app(const AppOptions& o, std::vector<PanelEntry>& panels) {
     glClear(GL_COLOR_BUFFER_BIT);
     ImGui_ImplOpenGL3_RenderDrawData(ImGui::GetDrawData());
     if (headless && frame == o.frames - 1) {
+      if (!entry.panel->failure().empty()) {  // the panel printed it when it failed
+        std::fprintf(stderr, "warpnet-viz: the %s panel shows an error (above); exit status 1\n", entry.name.c_str());
+        code = 1;  // the screenshot is still written: it shows the error as a user sees it
+      }
       if (save_png(o.screenshot, width, height)) {
         std::printf("warpnet-viz: wrote %s (%dx%d, panel %s)\n", o.screenshot.c_str(), width, height,
                     entry.name.c_str());

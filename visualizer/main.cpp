@@ -31,14 +31,15 @@ int main(int argc, char** argv) {
       ->check(CLI::IsMember({"stepper", "memory", "precision", "speedup"}));
   cli.add_option("--screenshot", app.screenshot, "Render headless, write this PNG and exit (run under xvfb-run)");
   cli.add_option("--size", size, "Window size WxH (default 1280x800)");
-  cli.add_option("--frames", app.frames, "Frames rendered before the screenshot (default 3)");
+  cli.add_option("--frames", app.frames, "Frames rendered before the screenshot (default 3)")
+      ->check(CLI::Range(1, 100000));
   cli.add_flag("--fps", app.print_fps, "Render --frames frames and print frames per second");
   auto* s = cli.add_option_group("stepper", "Kernel stepper");
   s->add_option("--kernel", stepper.kernel, "Kernel id (matmul/03_smem_tiled), op/version or name");
   s->add_option("--sizes", stepper.sizes, "Problem sizes, comma-separated (matmul: M,N,K)");
   s->add_option("--block", stepper.block, "The watched block: x,y,z");
-  s->add_option("--warp", stepper.warp, "The watched warp of the block");
-  s->add_option("--steps", stepper.steps, "Stops to advance after opening (default 1)");
+  s->add_option("--warp", stepper.warp, "The watched warp of the block")->check(CLI::Range(0, 31));
+  s->add_option("--steps", stepper.steps, "Stops to advance after opening (default 1)")->check(CLI::Range(1, 1000000));
   s->add_option("--launches", stepper.launches, "Then launches to skip to, for an op of several (default 0)")
       ->check(CLI::Range(0, 1000));
   s->add_flag("--fragments", stepper.fragments, "Show which lane holds which tensor-core fragment element");

@@ -139,6 +139,7 @@ StepMemory measure_step(const MemoryOptions& o) {
     }
   } catch (const std::exception& e) {
     r.error = e.what();
+    std::fprintf(stderr, "warpnet-viz: memory: %s\n", r.error.c_str());
   }
   r.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
   return r;

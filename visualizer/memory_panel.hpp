@@ -51,6 +51,7 @@ class MemoryPanel : public Panel {
  public:
   explicit MemoryPanel(MemoryOptions options);
   void Draw() override;
+  std::string failure() const override { return step_.error; }
 
  private:
   MemoryOptions options_;

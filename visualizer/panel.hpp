@@ -16,6 +16,9 @@ struct Panel {
   virtual ~Panel() = default;
   // Called once per frame while the panel is shown, inside its window.
   virtual void Draw() = 0;
+  // What the panel could not show (a kernel not found, a warp that never
+  // stopped), empty when nothing failed: a headless run exits non-zero on it.
+  virtual std::string failure() const { return {}; }
 };
 
 // Small drawing helpers every panel uses.

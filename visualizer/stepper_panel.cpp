@@ -169,6 +169,7 @@ StepperPanel::StepperPanel(StepperOptions options) : options_(std::move(options)
   }
   warp_ = options_.warp;
   show_fragments_ = options_.fragments;
+  if (!error_.empty()) std::fprintf(stderr, "warpnet-viz: %s\n", error_.c_str());
   if (error_.empty() && !kernels_.empty()) {
     open();
     for (int i = 1; i < options_.steps; ++i) forward();
@@ -230,7 +231,7 @@ void StepperPanel::open() {
   }
   open_seconds_ = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
   if (!error_.empty())
-    std::printf("warpnet-viz: %s\n", error_.c_str());
+    std::fprintf(stderr, "warpnet-viz: %s\n", error_.c_str());
   else if (session_)
     std::printf("warpnet-viz: %s at %s opened traced, first stop in %.3f s\n", session_->kernel->id().c_str(),
                 device::describe_sizes(device::op(session_->kernel->op), session_->sizes).c_str(), open_seconds_);

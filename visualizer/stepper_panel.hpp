@@ -61,6 +61,7 @@ class StepperPanel : public Panel {
   explicit StepperPanel(StepperOptions options);
   ~StepperPanel() override;
   void Draw() override;
+  std::string failure() const override { return error_; }
 
   // Runs the chosen kernel from the start, watching the chosen warp.
   void open();

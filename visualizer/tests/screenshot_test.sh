@@ -3,7 +3,8 @@
 # llvmpipe), then check the PNG with check_png.
 #   screenshot_test.sh VIZ CHECK_PNG OUT.png WxH "CHECKS" [warpnet-viz options...]
 # With EXPECT set (an extended regular expression), warpnet-viz's output must
-# also hold a line matching it. Exits 77 (CTest: skipped) when xvfb-run is
+# also hold a line matching it; with EXPECT_STATUS, warpnet-viz must exit with
+# that status (default 0: an error the panel shows fails the test). Exits 77 (CTest: skipped) when xvfb-run is
 # not installed, else non-zero on any failure.
 set -u
 viz=$1 checker=$2 out=$3 size=$4 checks=$5
@@ -18,8 +19,8 @@ log="$out.log"
 xvfb-run -a -s "-screen 0 ${size}x24" "$viz" --screenshot "$out" --size "$size" "$@" >"$log" 2>&1
 status=$?
 cat "$log"
-if [ "$status" -ne 0 ]; then
-  echo "FAIL: warpnet-viz exited with $status"
+if [ "$status" -ne "${EXPECT_STATUS:-0}" ]; then
+  echo "FAIL: warpnet-viz exited with $status, expected ${EXPECT_STATUS:-0}"
   exit 1
 fi
 if [ -n "${EXPECT:-}" ] && ! grep -Eq "$EXPECT" "$log"; then
