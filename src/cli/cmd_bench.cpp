@@ -461,6 +461,7 @@ void run_bench(BenchOptions& o) {
     std::fflush(stdout);
     std::_Exit(code);  // no static destructors: after a fault or hang they could wait on the GPU
   }
+  if (!o.json_path.empty()) prepare_output_file(o.json_path, "bench --json");
   if (std::find(o.ops.begin(), o.ops.end(), "allreduce") != o.ops.end()) {  // bench_allreduce.cpp, under mpirun
     WN_CHECK(o.ops.size() == 1, "bench: allreduce runs alone: mpirun -np 2 warpnet bench allreduce");
     const json record = bench::bench_allreduce(o.allreduce);
@@ -571,8 +572,9 @@ void add_bench_command(CLI::App& app) {
                   "(under mpirun: latency and bus bandwidth by message size, and the "
                   "alpha-beta model); default: every op in the registry");
   cmd->add_option("--size", o->sizes,
-                  "problem sizes, comma-separated (matmul: M,N,K[,trans_a,trans_b]); repeatable; for one op, or several "
-                  "whose sizes are named alike (conv2d conv2d_dgrad conv2d_wgrad)");
+                  "problem sizes, comma-separated (matmul: M,N,K[,trans_a,trans_b]), those left off at the end the op's "
+                  "defaults; repeatable; for one op, or several whose sizes are named alike (conv2d conv2d_dgrad "
+                  "conv2d_wgrad)");
   cmd->add_option("--runs", o->settings.runs, "most timed runs per version; the median is reported")
       ->check(kPositive);
   cmd->add_option("--budget", o->settings.budget_s, "seconds of timed runs per version before stopping (at least 3 runs)")

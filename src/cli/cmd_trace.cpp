@@ -78,6 +78,7 @@ void print_summary(const simt::KernelTrace& t) {
 }
 
 void run_trace(const TraceOptions& o) {
+  if (!o.json.empty()) prepare_output_file(o.json, "trace --json");
   const device::Kernel& kernel = device::find_kernel(o.kernel, device::Copy::traced);
   const device::Op& op = device::op(kernel.op);
   const device::Sizes sizes = device::complete_sizes(op, parse_number_list(o.sizes, "trace: --size"));
@@ -110,6 +111,10 @@ void run_trace(const TraceOptions& o) {
   nlohmann::json steps = nlohmann::json::array();
   if (o.warp >= 0 || !o.block.empty()) {
     auto b = parse_number_list(o.block.empty() ? "0" : o.block, "trace: --block");
+    WN_CHECK(b.size() <= 3, "trace: --block ", o.block, ": a block is x,y[,z], at most 3 numbers");
+    for (int64_t i : b)
+      WN_CHECK(i >= 0 && i < (int64_t(1) << 31), "trace: --block ", o.block, ": ", i,
+               " is not a block index (0 to 2^31 - 1)");
     b.resize(3, 0);
     simt::Stepper stepper(uint3{unsigned(b[0]), unsigned(b[1]), unsigned(b[2])}, unsigned(std::max(o.warp, 0)),
                           [&] { out = device::run_emulated(kernel, sizes, inputs); });
@@ -183,10 +188,13 @@ void add_trace_command(CLI::App& app) {
       "trace", "Run a kernel on the emulator with tracing: coalescing, bank conflicts, divergence, JSON trace");
   cmd->add_option("kernel", opts->kernel, "Kernel: id (matmul/03_smem_tiled), op/version (matmul/3) or name")
       ->required();
-  cmd->add_option("--size", opts->sizes, "Problem sizes, comma-separated (matmul: M,N,K)")->required();
+  cmd->add_option("--size", opts->sizes,
+                  "Problem sizes, comma-separated (matmul: M,N,K); sizes left off at the end take the op's defaults "
+                  "(`warpnet info --kernels` lists them)")
+      ->required();
   cmd->add_option("--json", opts->json, "Write the trace (summary, per-instruction statistics, samples, steps) here");
   cmd->add_option("--block", opts->block, "Record one warp of this block stop by stop: x,y[,z]");
-  cmd->add_option("--warp", opts->warp, "The warp of --block to record (default 0)");
+  cmd->add_option("--warp", opts->warp, "The warp of --block to record (default 0)")->check(CLI::Range(0, 31));
   cmd->add_option("--seed", opts->seed, "Seed of the random inputs");
   cmd->callback([opts] { run_trace(*opts); });
 }

@@ -95,7 +95,8 @@ void add_train_command(CLI::App& app) {
   cmd->add_flag("--no-fold", args->no_fold,
                 "emu/cuda: run each bias add and the ReLU after it as two kernels (by default one kernel does both)");
   cmd->add_option("--checkpoint", args->train.checkpoint, "Write a checkpoint here after every epoch");
-  cmd->add_flag("--resume", args->train.resume, "Continue from --checkpoint when it exists");
+  cmd->add_flag("--resume", args->train.resume, "Continue from --checkpoint when it exists")
+      ->needs("--checkpoint");
   cmd->add_option("--report", args->report, "Write a JSON report of the run here");
   cmd->add_flag("--data-parallel", args->train.data_parallel,
                 "Data-parallel training under mpirun -np N: each rank trains on its share of every batch and the "
@@ -142,6 +143,10 @@ void add_train_command(CLI::App& app) {
     // With several ranks, a failure names the rank and ends the whole job
     // (MPI_Abort), so the other ranks do not wait for it.
     try {
+      if (dist::rank() == 0) {  // the rank that writes them
+        if (!args->report.empty()) prepare_output_file(args->report, "train --report");
+        if (!args->train.checkpoint.empty()) prepare_output_file(args->train.checkpoint, "train --checkpoint");
+      }
       DataSplits data = load_data(args->data, args->data_dir, args->limit, args->train.seed);
       nlohmann::json report = run_training(args->train, data, args->threads);
       if (!args->report.empty() && dist::rank() == 0) {

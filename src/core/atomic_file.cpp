@@ -5,6 +5,7 @@
 
 #include <cerrno>
 #include <cstring>
+#include <filesystem>
 #include <fstream>
 #include <sstream>
 
@@ -38,6 +39,24 @@ void write_file_atomically(const std::string& path, std::string_view bytes) {
     ::unlink(tmp.c_str());
     fail(path, ": rename from ", tmp, " failed: ", std::strerror(err));
   }
+}
+
+void create_parent_directories(const std::string& path, std::string_view what) {
+  const std::filesystem::path parent = std::filesystem::path(path).parent_path();
+  if (parent.empty()) return;
+  std::error_code ec;
+  std::filesystem::create_directories(parent, ec);
+  if (ec) fail(what, " ", path, ": cannot create the directory ", parent.string(), ": ", ec.message());
+}
+
+void prepare_output_file(const std::string& path, std::string_view what) {
+  create_parent_directories(path, what);
+  if (std::filesystem::is_directory(path)) fail(what, " ", path, ": is a directory; name a file");
+  const std::string probe = path + ".tmp." + std::to_string(::getpid());
+  const int fd = ::open(probe.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0644);
+  if (fd < 0) fail(what, " ", path, ": cannot write there: ", std::strerror(errno));
+  ::close(fd);
+  ::unlink(probe.c_str());
 }
 
 std::string read_file(const std::string& path) {

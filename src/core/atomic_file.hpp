@@ -9,6 +9,15 @@ namespace warpnet {
 // flushed and fsync'ed, then renamed over `path` (atomic on POSIX).
 void write_file_atomically(const std::string& path, std::string_view bytes);
 
+// Makes `path`'s directory and its parents where missing; the error names
+// `what` (an option: "--report", or "checkpoint") and the path.
+void create_parent_directories(const std::string& path, std::string_view what);
+
+// Before a long run that ends by writing `path`: makes its directory and
+// checks that a file can be created there, so a path that cannot be written
+// fails the run at its start instead of losing its result at the end.
+void prepare_output_file(const std::string& path, std::string_view what);
+
 // Reads a whole file; the error names the file.
 std::string read_file(const std::string& path);
 

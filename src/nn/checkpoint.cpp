@@ -93,8 +93,7 @@ void save_checkpoint(const std::string& path, const Checkpoint& ck) {
   file.put<uint64_t>(body.bytes().size());
   file.put<uint32_t>(crc_of(body.bytes()));
   file.bytes() += body.bytes();
-  std::filesystem::path parent = std::filesystem::path(path).parent_path();
-  if (!parent.empty()) std::filesystem::create_directories(parent);
+  create_parent_directories(path, "checkpoint");
   write_file_atomically(path, file.bytes());
 }
 
