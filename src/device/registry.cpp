@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cmath>
 #include <cstdio>
+#include <limits>
 #include <map>
 
 #include "core/error.hpp"
@@ -90,6 +91,9 @@ Sizes complete_sizes(const Op& op, const Sizes& given) {
            " sizes (", names, "), got ", given.size());
   Sizes out = given;
   out.insert(out.end(), op.defaults.begin() + std::ptrdiff_t(given.size()), op.defaults.end());
+  for (size_t i = 0; i < out.size(); ++i)  // the kernels take their sizes as int
+    WN_CHECK(out[i] <= std::numeric_limits<int32_t>::max(), op.name, ": ", op.size_names[i], " = ", out[i], " at ",
+             describe_sizes(op, out), ": at most 2^31 - 1 (the kernels take int sizes)");
   if (op.check_sizes) op.check_sizes(op, out);
   return out;
 }
