@@ -62,12 +62,19 @@ bool Batches::next(Batch& batch) {
 }
 
 Dataset head(const Dataset& data, int64_t count) {
-  const int64_t n = data.size();
-  if (count < 0 || count >= n) return data;  // shares the tensors, as a copy of Dataset does
-  std::vector<int64_t> rows(static_cast<size_t>(count));
-  std::iota(rows.begin(), rows.end(), int64_t(0));
-  Dataset out = data;
+  if (count < 0 || count >= data.size()) return data;  // shares the tensors, as a copy of Dataset does
+  Dataset out = slice(data, 0, count);
   out.name = cat(data.name, "[:", count, "]");
+  return out;
+}
+
+Dataset slice(const Dataset& data, int64_t begin, int64_t end) {
+  WN_CHECK(0 <= begin && begin <= end && end <= data.size(), data.name, ": examples [", begin, ", ", end,
+           ") of ", data.size());
+  std::vector<int64_t> rows(static_cast<size_t>(end - begin));
+  std::iota(rows.begin(), rows.end(), begin);
+  Dataset out = data;
+  out.name = cat(data.name, "[", begin, ":", end, "]");
   out.inputs = gather_rows(data.inputs.contiguous(), rows);
   out.labels = gather_rows(data.labels.contiguous(), rows);
   return out;

@@ -58,6 +58,8 @@ class Batches {
 // The first `count` examples, copied (or all, sharing the tensors, when
 // count < 0 or not smaller than the set).
 Dataset head(const Dataset& data, int64_t count);
+// Examples [begin, end), copied.
+Dataset slice(const Dataset& data, int64_t begin, int64_t end);
 
 }  // namespace warpnet::data
 

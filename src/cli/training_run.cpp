@@ -25,16 +25,30 @@ DataSplits load_data(const std::string& name, const std::string& dir, int64_t li
     const std::string root = dir.empty() ? data::fashion_mnist_dir() : dir;
     d.train = data::load_fashion_mnist(root, true);
     d.test = data::load_fashion_mnist(root, false);
-  } else if (name == "spirals" || name == "blobs" || name == "squares") {
-    // 6:1 train/test like Fashion-MNIST, different seeds for the two splits.
-    const int64_t n = limit > 0 ? limit : 6000;
-    auto make = [&](int64_t count, uint64_t s) {
-      if (name == "spirals") return data::make_spirals(count, 3, s);
-      if (name == "blobs") return data::make_blobs(count, 4, 2, s);
-      return data::make_squares(count, 4, 28, s);
+    const auto image_of = [](const data::Dataset& s) {  // (1, H, W) of (N, 1, H, W)
+      return Shape(std::vector<int64_t>(s.inputs.shape().begin() + 1, s.inputs.shape().end()));
     };
-    d.train = make(n, seed);
-    d.test = make(std::max<int64_t>(n / 6, 1), seed + 7919);
+    WN_CHECK(image_of(d.train) == image_of(d.test), "Fashion-MNIST in ", root, ": the training images are ",
+             image_of(d.train), " but the test images ", image_of(d.test), ": the two splits must match");
+  } else if (name == "spirals" || name == "blobs" || name == "squares") {
+    // 6:1 train/test like Fashion-MNIST.
+    const int64_t n = limit > 0 ? limit : 6000, n_test = std::max<int64_t>(n / 6, 1);
+    if (name == "blobs") {
+      // One draw, split: the blobs' centres come from the seed, so a test
+      // set drawn with another seed has its classes elsewhere (it scored 0%).
+      const data::Dataset all = data::make_blobs(n + n_test, 4, 2, seed);
+      d.train = data::slice(all, 0, n);
+      d.test = data::slice(all, n, n + n_test);
+      d.train.name = d.test.name = "blobs";
+    } else {
+      // Spirals' arms and squares' cells are fixed: a seed only draws the
+      // noise, so the two splits take different seeds.
+      auto make = [&](int64_t count, uint64_t s) {
+        return name == "spirals" ? data::make_spirals(count, 3, s) : data::make_squares(count, 4, 28, s);
+      };
+      d.train = make(n, seed);
+      d.test = make(n_test, seed + 7919);
+    }
     return d;
   } else {
     fail("unknown data set '", name, "' (choose fashion-mnist, spirals, blobs or squares)");
@@ -160,8 +174,15 @@ nlohmann::json run_training(const nn::TrainOptions& options, const DataSplits& d
                                  transfers_after.to_host - transfers_before.to_host,
                                  transfers_after.within - transfers_before.within};
 
+  double test_accuracy = history.empty() ? 0.0 : history.back().test_accuracy;
+  if (history.empty()) {  // resumed from a checkpoint at or past --epochs: the restored model, as it is
+    const nn::EvalResult restored = trainer.evaluate_test_set();
+    test_accuracy = restored.accuracy;
+    say("nothing to train: %s holds epoch %d, and --epochs is %d; the restored model's test loss %.4f\n",
+        options.checkpoint.c_str(), trainer.first_epoch() - 1, options.epochs, restored.loss);
+  }
   say("precision %s: test accuracy %.2f%%\n", std::string(ag::name_of(options.precision)).c_str(),
-      history.empty() ? 0.0 : 100 * history.back().test_accuracy);
+      100 * test_accuracy);
   const nlohmann::json precision = report_precision(trainer, options.precision, dist::rank() == 0);
   say("memory by tag (current and peak during training%s):\n%s",
       options.precision == ag::Precision::fp32 || options.precision == ag::Precision::tf32
@@ -231,7 +252,7 @@ nlohmann::json run_training(const nn::TrainOptions& options, const DataSplits& d
   }
   report["epoch_seconds"] = seconds;
   report["train_images_per_second"] = total_seconds > 0 ? images / total_seconds : 0.0;
-  report["test_accuracy"] = history.empty() ? 0.0 : history.back().test_accuracy;
+  report["test_accuracy"] = test_accuracy;
   nlohmann::json memory;
   for (int t = 0; t < kMemTagCount; ++t)
     memory[std::string(name_of(MemTag(t)))] = MemoryTracker::instance().tag(MemTag(t)).peak;

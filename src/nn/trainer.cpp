@@ -133,7 +133,14 @@ Trainer::Trainer(TrainOptions options, const data::Dataset& train, const data::D
     Checkpoint ck = load_checkpoint(options_.checkpoint);
     WN_CHECK(ck.model == options_.model, options_.checkpoint, ": holds model '", ck.model, "', not '",
              options_.model, "'");
-    restore(ck, *model_, optimizer_.get());
+    // Each epoch's shuffle comes from the seed: another one would not give the uninterrupted run's batches.
+    WN_CHECK(ck.seed == options_.seed, options_.checkpoint, ": written by a run with --seed ", ck.seed,
+             ", resumed with --seed ", options_.seed, " (resume with --seed ", ck.seed, ")");
+    try {
+      restore(ck, *model_, optimizer_.get());
+    } catch (const std::exception& e) {
+      fail(options_.checkpoint, ": ", e.what());
+    }
     restore_precision_state(ck, options_.checkpoint, options_.precision, precision_.get(), scaler_.get());
     start_epoch_ = static_cast<int>(ck.epoch);
   }

@@ -94,8 +94,12 @@ class Trainer {
 
   using OnStep = std::function<void(const StepProgress&)>;
   using OnEpoch = std::function<void(const EpochStats&)>;
-  // Trains the remaining epochs (all of them, or those after the checkpoint).
+  // Trains the remaining epochs (all of them, or those after the checkpoint:
+  // none when it holds --epochs or more).
   std::vector<EpochStats> run(const OnStep& on_step = {}, const OnEpoch& on_epoch = {});
+  // The model on the test set, in the precision it trains in (data-parallel:
+  // over all ranks); zeros for an empty test set.
+  EvalResult evaluate_test_set();
 
   Sequential& model() { return *model_; }
   Optimizer& optimizer() { return *optimizer_; }
@@ -122,7 +126,6 @@ class Trainer {
   StepOutcome eager_step(const data::Batch& batch, int epoch, int64_t index);
   EpochSums train_epoch(int epoch, const OnStep& on_step);
   EpochSums train_epoch_data_parallel(int epoch, const OnStep& on_step);
-  EvalResult evaluate_test_set();
   void setup_data_parallel();
   void setup_graph();
 

@@ -108,3 +108,36 @@ TEST_CASE("damaged or mismatched checkpoints are rejected with a clear error") {
   for (const auto& entry : std::filesystem::directory_iterator(test::scratch_dir()))
     CHECK(entry.path().filename().string().find(".tmp.") == std::string::npos);
 }
+
+TEST_CASE("resuming names the checkpoint when the run differs from the one that wrote it") {
+  cpu::set_num_threads(1);
+  const data::Dataset train = data::make_blobs(50, 3, 2, 4);
+  const std::string path = fresh_path("mismatch.ckpt");
+  nn::Trainer(small_run(path, 1), train, data::Dataset{}).run();
+  nn::TrainOptions seed = small_run(path, 2);
+  seed.seed = 10;  // other batches than the uninterrupted run's
+  CHECK(test::error_of([&] { nn::Trainer t(seed, train, data::Dataset{}); }) ==
+        path + ": written by a run with --seed 9, resumed with --seed 10 (resume with --seed 9)");
+  nn::TrainOptions sgd = small_run(path, 2);
+  sgd.optimizer = "sgd";
+  CHECK(test::error_of([&] { nn::Trainer t(sgd, train, data::Dataset{}); }) ==
+        path + ": checkpoint: saved with optimizer 'adam', resuming with 'sgd'");
+}
+
+TEST_CASE("a checkpoint at --epochs resumes to nothing to train, and its model is the one evaluated") {
+  cpu::set_num_threads(1);
+  const data::Dataset train = data::make_blobs(200, 3, 2, 4), test = data::make_blobs(60, 3, 2, 5);
+  const std::string path = fresh_path("finished.ckpt");
+  nn::Trainer first(small_run(path, 2), train, test);
+  const std::vector<nn::EpochStats> trained = first.run();
+  REQUIRE(trained.size() == 2);
+  for (int epochs : {2, 1}) {  // at the checkpoint's epoch, and before it
+    nn::Trainer again(small_run(path, epochs), train, test);
+    CHECK(again.first_epoch() == 3);
+    CHECK(again.run().empty());
+    CHECK(weights_of(again.model()) == weights_of(first.model()));
+    const nn::EvalResult restored = again.evaluate_test_set();
+    CHECK(restored.accuracy == trained.back().test_accuracy);
+    CHECK(restored.loss == trained.back().test_loss);
+  }
+}
