@@ -93,6 +93,9 @@ TEST_CASE("registry: sizes an op cannot take are refused, naming the size, befor
   refused("max_rows", {3, 0}, "max_rows: C = 0");
   refused("softmax_cross_entropy", {0, 10}, "softmax_cross_entropy: N = 0");
   refused("bias_add_backward", {2, 3, 0}, "bias_add_backward: S = 0");
+  // Past int: it was cut to 32 bits (a stride of 2^32 + 1 ran as 1).
+  refused("conv2d", {1, 1, 8, 8, 1, 3, 3, 4294967297}, "conv2d: stride = 4294967297 at N=1");
+  refused("relu", {int64_t(1) << 31}, "relu: n = 2147483648 at n=2147483648: at most 2^31 - 1");
   // Sizes it can take pass unchanged, the left-out ones from the defaults.
   CHECK(device::complete_sizes(device::op("conv2d"), {1, 1, 3, 3, 1, 3, 3, 1, 0}) ==
         device::Sizes{1, 1, 3, 3, 1, 3, 3, 1, 0, 1});
