@@ -3,6 +3,7 @@
 // NumPy or PyTorch one op at a time.
 #include <cstdio>
 #include <functional>
+#include <limits>
 #include <map>
 
 #include "cli/commands.hpp"
@@ -31,6 +32,21 @@ std::string beside(const std::string& out, const std::string& what) {
 Tensor need(const std::string& path, const char* flag, const std::string& op) {
   WN_CHECK(!path.empty(), "op ", op, ": ", flag, " is required");
   return read_npy(path);
+}
+
+// softmax-ce's labels as int32 class indices: stored as int32 or int64 (as
+// PyTorch writes them); a float file or an int64 past int32 is refused, not
+// cut (the op checks each against the class count).
+Tensor class_labels(const std::string& path, const std::string& op) {
+  Tensor labels = need(path, "--labels", op);
+  WN_CHECK(labels.dtype() == DType::i32 || labels.dtype() == DType::i64, path, ": labels are ", labels.describe(),
+           "; op ", op, " takes int32 or int64 class indices");
+  for (int64_t i = 0; i < labels.numel(); ++i) {
+    const double v = labels.item(i);
+    WN_CHECK(v >= 0 && v <= std::numeric_limits<int32_t>::max(), path, ": label ", int64_t(v), " at row ", i,
+             " is not a class index");
+  }
+  return labels.to(DType::i32);
 }
 
 // The inputs and outputs of one run, written at the end.
@@ -101,12 +117,14 @@ const std::map<std::string, OpFn>& ops() {
       {"softmax-ce",
        [](const OpArgs& a, Results& r) {
          Tensor logits = need(a.x, "--x", a.name);
-         Tensor labels = need(a.labels, "--labels", a.name);
-         if (labels.dtype() != DType::i32) labels = labels.to(DType::i32);  // PyTorch writes int64
+         const Tensor labels = class_labels(a.labels, a.name);
          cpu::SoftmaxCrossEntropy s = cpu::softmax_cross_entropy(logits, labels);
          r.add(a.out, Tensor::full({}, s.loss, logits.dtype()));
          if (a.grad_out.empty()) return;
-         const double dloss = read_npy(a.grad_out).item(0);
+         const Tensor grad_loss = read_npy(a.grad_out);
+         WN_CHECK(grad_loss.numel() == 1, a.grad_out, ": the gradient of softmax-ce's loss, a scalar, is one number; "
+                  "got ", grad_loss.describe());
+         const double dloss = grad_loss.item(0);
          r.add(a.grad_x, cpu::softmax_cross_entropy_backward(s.probs, labels, dloss));
        }},
   };

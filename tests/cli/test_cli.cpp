@@ -88,6 +88,29 @@ TEST_CASE("warpnet op softmax-ce accepts int64 labels as PyTorch writes them") {
   CHECK(read_npy(path_of("loss.npy")).item(0) == doctest::Approx(expected).epsilon(1e-6));
 }
 
+TEST_CASE("warpnet op softmax-ce refuses labels that are not class indices and a loss gradient that is not one number") {
+  Rng rng(80);
+  write_npy(path_of("ce-logits.npy"), random_tensor({3, 5}, rng));
+  const auto run_with = [&](const Tensor& labels, const std::string& grad) {
+    write_npy(path_of("ce-labels.npy"), labels);
+    return warpnet_cli(cat("op softmax-ce --x ", path_of("ce-logits.npy"), " --labels ", path_of("ce-labels.npy"),
+                           " --out ", path_of("ce-loss.npy"), grad));
+  };
+  // 2^32 + 9 was cut to 9, and 1.5 to 1.
+  Run run = run_with(Tensor::from<int64_t>({3}, {4, (int64_t(1) << 32) + 9, 2}), "");
+  CHECK(run.status != 0);
+  CHECK(run.output.find(cat(path_of("ce-labels.npy"), ": label 4294967305 at row 1 is not a class index")) !=
+        std::string::npos);
+  run = run_with(Tensor::from<float>({3}, {4, 1.5f, 2}), "");
+  CHECK(run.status != 0);
+  CHECK(run.output.find("takes int32 or int64 class indices") != std::string::npos);
+  write_npy(path_of("ce-grad.npy"), Tensor::from<float>({2, 2}, {1, 1, 1, 1}));
+  run = run_with(Tensor::from<int32_t>({3}, {4, 0, 2}), " --grad-out " + path_of("ce-grad.npy"));
+  CHECK(run.status != 0);
+  CHECK(run.output.find(cat(path_of("ce-grad.npy"), ": the gradient of softmax-ce's loss, a scalar, is one number")) !=
+        std::string::npos);
+}
+
 TEST_CASE("warpnet op names the bad input") {
   Rng rng(79);
   write_npy(path_of("a.npy"), random_tensor({3, 4}, rng));
