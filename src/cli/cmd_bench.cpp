@@ -607,12 +607,27 @@ void add_bench_command(CLI::App& app) {
                 "precision: B stored (N,K), C = A·Bᵀ: a linear layer's forward, and fp8's native layout (default: B (K,N))")
       ->group("precision");
   // allreduce (bench_allreduce.hpp): under mpirun -np N.
-  cmd->add_option("--min-bytes", o->allreduce.min_bytes, "allreduce: smallest message")->group("allreduce");
-  cmd->add_option("--max-bytes", o->allreduce.max_bytes, "allreduce: largest message (sizes double)")->group("allreduce");
-  cmd->add_option("--params", o->allreduce.params, "allreduce: predict for gradients of this many parameters")->group("allreduce");
-  cmd->add_option("--grad-bytes", o->allreduce.grad_bytes, "allreduce: bytes per gradient value (2 bf16, 4 f32)")->group("allreduce");
-  cmd->add_option("--compute-ms", o->allreduce.compute_ms, "allreduce: forward+backward ms per GPU and step, for step time and efficiency")->group("allreduce");
-  cmd->add_option("--gpus", o->allreduce.gpus, "allreduce: GPU counts to predict for")->group("allreduce")->delimiter(',');
+  const int64_t kMaxMessage = int64_t(1) << 40;
+  cmd->add_option("--min-bytes", o->allreduce.min_bytes, "allreduce: smallest message (at least 4: one float)")
+      ->check(CLI::Range(int64_t(4), kMaxMessage))
+      ->group("allreduce");
+  cmd->add_option("--max-bytes", o->allreduce.max_bytes, "allreduce: largest message (sizes double)")
+      ->check(CLI::Range(int64_t(4), kMaxMessage))
+      ->group("allreduce");
+  cmd->add_option("--params", o->allreduce.params, "allreduce: predict for gradients of this many parameters")
+      ->check(kPositive)
+      ->group("allreduce");
+  cmd->add_option("--grad-bytes", o->allreduce.grad_bytes, "allreduce: bytes per gradient value (2 bf16, 4 f32)")
+      ->check(CLI::Range(1, 8))
+      ->group("allreduce");
+  cmd->add_option("--compute-ms", o->allreduce.compute_ms,
+                  "allreduce: forward+backward ms per GPU and step, for step time and efficiency")
+      ->check(kNonNegative)
+      ->group("allreduce");
+  cmd->add_option("--gpus", o->allreduce.gpus, "allreduce: GPU counts to predict for")
+      ->check(CLI::Range(1, 1 << 20))
+      ->group("allreduce")
+      ->delimiter(',');
   cmd->add_option("--gpu-worker", o->worker_out, "internal: run the GPU half here, events to this file")->group("");
   cmd->callback([o] { run_bench(*o); });
 }

@@ -4,6 +4,7 @@
 // range 0.000000 to 1797693...").
 #pragma once
 #include <CLI/CLI.hpp>
+#include <cmath>
 #include <string>
 
 namespace warpnet::cli {
@@ -24,8 +25,8 @@ CLI::Validator number_check(Ok ok, const char* rule, const char* name) {
 }  // namespace detail
 
 inline const CLI::Validator kPositive =
-    detail::number_check([](double v) { return v > 0; }, "must be positive", "POSITIVE");
-inline const CLI::Validator kNonNegative =
-    detail::number_check([](double v) { return v >= 0; }, "must be 0 or more", "NONNEGATIVE");
+    detail::number_check([](double v) { return v > 0 && std::isfinite(v); }, "must be positive and finite", "POSITIVE");
+inline const CLI::Validator kNonNegative = detail::number_check([](double v) { return v >= 0 && std::isfinite(v); },
+                                                                "must be 0 or more and finite", "NONNEGATIVE");
 
 }  // namespace warpnet::cli

@@ -247,14 +247,17 @@ TEST_CASE("warpnet train on a folder without Fashion-MNIST names the missing fil
 TEST_CASE("warpnet train names an out-of-range number in a line") {
   Run run = warpnet_cli("train --lr -1");
   CHECK(run.status != 0);
-  CHECK(run.output.find("--lr: must be positive, got -1\n") != std::string::npos);
+  CHECK(run.output.find("--lr: must be positive and finite, got -1\n") != std::string::npos);
   CHECK(run.output.size() < 200);  // not the digits of the largest double
   run = warpnet_cli("train --limit -5");
   CHECK(run.status != 0);
-  CHECK(run.output.find("--limit: must be 0 or more, got -5") != std::string::npos);
+  CHECK(run.output.find("--limit: must be 0 or more and finite, got -5") != std::string::npos);
   run = warpnet_cli("train --lr nan");
   CHECK(run.status != 0);
-  CHECK(run.output.find("--lr: must be positive, got nan") != std::string::npos);
+  CHECK(run.output.find("--lr: must be positive and finite, got nan") != std::string::npos);
+  run = warpnet_cli("train --lr inf");
+  CHECK(run.status != 0);
+  CHECK(run.output.find("--lr: must be positive and finite, got inf") != std::string::npos);
 }
 
 TEST_CASE("warpnet info describes the build") {
