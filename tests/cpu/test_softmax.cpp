@@ -23,15 +23,17 @@ Tensor random_labels(int64_t n, int64_t classes, Rng& rng) {
 // Textbook softmax in long double, safe for |logits| of a few tens only.
 struct NaiveSoftmax {
   Tensor probs;
+  Tensor row_loss;  // (N) f64: log Σ exp − the label's logit
   double loss;
 };
 NaiveSoftmax naive_softmax(const Tensor& logits, const Tensor& labels) {
   const int64_t n = logits.dim(0), c = logits.dim(1);
-  NaiveSoftmax out{Tensor::empty(logits.shape(), DType::f64), 0.0};
+  NaiveSoftmax out{Tensor::empty(logits.shape(), DType::f64), Tensor::empty({n}, DType::f64), 0.0};
   for (int64_t i = 0; i < n; ++i) {
     long double sum = 0;
     for (int64_t j = 0; j < c; ++j) sum += std::exp(static_cast<long double>(logits.item(i * c + j)));
     for (int64_t j = 0; j < c; ++j) out.probs.set(i * c + j, double(std::exp((long double)logits.item(i * c + j)) / sum));
+    out.row_loss.set(i, double(std::log(sum) - (long double)logits.item(i * c + int64_t(labels.item(i)))));
     out.loss -= double(std::log(out.probs.item(i * c + int64_t(labels.item(i)))));
   }
   out.loss /= double(n);
@@ -63,6 +65,12 @@ TEST_CASE("softmax_cross_entropy matches the textbook formula") {
       const double u = unit_roundoff(dtype), rtol = u + double(s.c + 4) * 0x1.0p-53;
       check_close(got.probs, want.probs, 0.0, rtol, cat("probs ", name_of(dtype)));
       check_equal(cpu::softmax(logits), got.probs, cat("softmax equals the fused op's probs ", name_of(dtype)));
+      // Each row's loss (what the device kernels' loss output is checked
+      // against) likewise in double and rounded once to dtype; absolutely,
+      // log Σ exp of logits within ±8 errs by a few ulps of 10.3 in double.
+      REQUIRE(got.row_loss.shape() == Shape{s.n});
+      check_close(got.row_loss, want.row_loss, 16 * 16 * 0x1.0p-53, u + double(s.c + 4) * 0x1.0p-53,
+                  cat("row_loss ", name_of(dtype)));
     }
   }
 }

@@ -105,6 +105,22 @@ TEST_CASE("a ReLU folded into its layer (bias_relu, the product's value dropped)
   });
 }
 
+TEST_CASE("ReLU, bias_add and dropout (a fixed seed): gradients match finite differences") {
+  Rng rng(kSeed + 5);
+  std::vector<ag::Var> in{random_var({2, 3, 4, 4}, rng), random_var({3}, rng), random_var({4, 48}, rng)};
+  const Tensor labels = labels_of({2, 0});
+  const dispatch::DropoutSeed seed{77, {}};  // the same mask every call: the loss a fixed function of the inputs
+  int64_t dropped = 0;
+  check_gradients(in, [&](std::vector<ag::Var>& v) {
+    const ag::Var kept = ag::relu(ag::bias_add(v[0], v[1]));  // (2,3,4,4)
+    const ag::Var h = ag::dropout(kept, 0.25, seed, true);
+    dropped = 0;
+    for (int64_t i = 0; i < h.value().numel(); ++i) dropped += h.value().item(i) == 0 && kept.value().item(i) != 0;
+    return ag::softmax_cross_entropy(ag::matmul(ag::flatten(h), v[2], false, true), labels);  // (2,48)·(4,48)ᵀ
+  });
+  CHECK(dropped > 0);  // the mask dropped some of the values the ReLU passed
+}
+
 TEST_CASE("a value used twice receives the sum of both gradients") {
   // h·hᵀ uses h as both operands: backward accumulates dA and dB into h.
   Rng rng(kSeed + 2);
