@@ -103,6 +103,23 @@ TEST_CASE("max and average pooling match a naive loop") {
   }
 }
 
+// The device kernels' max_pool2d(_backward) are checked, with zero
+// tolerance, on tied small integers against this reference: its rule for a
+// tie (the first value in row-major order wins, as PyTorch's CPU pooling)
+// must hold here too.
+TEST_CASE("max pooling picks the first of tied values in row-major order") {
+  Rng rng(4002);
+  for (const PoolCase& pc : kCases) {
+    INFO("case: ", std::string(pc.name));
+    Tensor x = Tensor::empty({pc.n, pc.c, pc.h, pc.w}, DType::f32);
+    for (int64_t i = 0; i < x.numel(); ++i) x.set(i, double(rng.below(3)));  // 0, 1, 2: most windows tie
+    const NaivePool want = naive_pool(x, pc.p);
+    const cpu::MaxPoolResult mp = cpu::max_pool2d(x, pc.p);
+    check_equal(mp.y, want.max, cat("max_pool2d ", pc.name));
+    check_equal(mp.argmax, want.argmax, cat("max_pool2d argmax ", pc.name));
+  }
+}
+
 TEST_CASE("max pooling propagates NaN like PyTorch") {
   Tensor x = Tensor::from<float>({1, 1, 2, 2}, {1.0f, NAN, 3.0f, 2.0f});
   const cpu::MaxPoolResult mp = cpu::max_pool2d(x, {2, 2, 0});
