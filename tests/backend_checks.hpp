@@ -108,6 +108,24 @@ inline void layer_ops(Device device, uint64_t seed) {
   check_close(back(device::tanh(there(a))), t, 4);
   check_close(back(device::tanh_backward(there(t), there(dy))), cpu::tanh_backward(t, dy), 4);
 
+  // The vectorized versions' scalar path (elementwise/02: float4s only where
+  // every pointer is 16-byte aligned): operands one float into a buffer.
+  const auto misaligned = [&](const Tensor& t) {  // t's values flattened, at an odd offset on the device
+    Tensor v = Tensor::zeros({t.numel() + 1}).to(device).rows(1, t.numel());
+    v.copy_from(t.contiguous().reshape({t.numel()}));
+    return v;
+  };
+  const auto flat = [](const Tensor& t) { return t.contiguous().reshape({t.numel()}); };
+  check_close(back(device::relu(misaligned(a))), flat(cpu::relu(a)), 1);
+  check_close(back(device::relu_backward(misaligned(a), misaligned(dy))), flat(cpu::relu_backward(a, dy)), 1);
+  check_close(back(device::gelu(misaligned(a))), flat(cpu::gelu(a)), 4);
+  check_close(back(device::sigmoid_backward(misaligned(s), misaligned(dy))), flat(cpu::sigmoid_backward(s, dy)), 4);
+  Tensor acc_odd = misaligned(m);
+  device::add_into(acc_odd, misaligned(m));
+  Tensor m_twice = m.clone();
+  cpu::add_into(m_twice, m);
+  check_close(back(acc_odd), flat(m_twice), 1);
+
   // Pooling: overlapping 3x3 windows, stride 2, padding 1, so a gradient
   // element may sum up to four windows.
   const cpu::Pool2dParams pool{3, 2, 1};

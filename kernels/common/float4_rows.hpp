@@ -22,10 +22,13 @@ inline namespace WARPNET_KERNEL_COPY {
 // only v's fields are used (and a float4 stored from four scalars into four
 // stores) before the tracer's instrumentation runs, so the trace would count
 // four requests where a GPU issues one; a 16-byte memcpy stays one access.
+// The memcpy would take any address, so the emulator checks the alignment a
+// GPU's ld.v4 (st.v4) requires and stops the launch as the GPU would.
 __device__ __forceinline__ float4 load_float4(const float* p) {
 #if defined(__CUDACC__)
   return *reinterpret_cast<const float4*>(p);
 #else
+  if (reinterpret_cast<uintptr_t>(p) % 16 != 0) ::warpnet::simt::misaligned_access("load_float4 (ld.v4)", p, 16);
   float4 v;
   __builtin_memcpy(&v, p, sizeof v);
   return v;
@@ -35,6 +38,7 @@ __device__ __forceinline__ void store_float4(float* p, float4 v) {
 #if defined(__CUDACC__)
   *reinterpret_cast<float4*>(p) = v;
 #else
+  if (reinterpret_cast<uintptr_t>(p) % 16 != 0) ::warpnet::simt::misaligned_access("store_float4 (st.v4)", p, 16);
   __builtin_memcpy(p, &v, sizeof v);
 #endif
 }
@@ -46,6 +50,7 @@ __device__ __forceinline__ void store_float2(float* p, float x, float y) {
 #if defined(__CUDACC__)
   *reinterpret_cast<float2*>(p) = make_float2(x, y);
 #else
+  if (reinterpret_cast<uintptr_t>(p) % 8 != 0) ::warpnet::simt::misaligned_access("store_float2 (st.v2)", p, 8);
   const float2 v = make_float2(x, y);
   __builtin_memcpy(p, &v, sizeof v);
 #endif

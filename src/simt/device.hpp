@@ -67,6 +67,10 @@ bool async_copy_next(unsigned pending, AsyncCopy* copy);
 // for misuse a GPU leaves undefined (a misaligned ldmatrix row, a bad ldm).
 [[noreturn]] void device_misuse(const char* instruction, const char* why, const void* address);
 
+// Stops the launch with cudaErrorMisalignedAddress, as a GPU does when a
+// vector access (a float4's 16 bytes, a float2's 8) is not aligned to its size.
+[[noreturn]] void misaligned_access(const char* instruction, const void* address, unsigned bytes);
+
 template <class T>
 uint64_t to_bits(T value) {
   static_assert(std::is_trivially_copyable_v<T> && sizeof(T) <= 8, "warp shuffles move at most 8 bytes");

@@ -4,6 +4,7 @@
 
 #include <string>
 
+#include "kernels/common/float4_rows.hpp"
 #include "tests/simt/device_buffer.hpp"
 
 using warpnet::simt::LaunchError;
@@ -16,6 +17,12 @@ __global__ void big_static_shared(float* out) {
   __shared__ float tile[16 * 1024];  // 64 KiB: over the 48 KiB static limit
   tile[threadIdx.x] = 1.0f;
   out[threadIdx.x] = tile[threadIdx.x];
+}
+
+// Each thread copies 4 floats from x + offset to y + offset as one float4.
+__global__ void copy_float4_at(const float* x, float* y, int offset) {
+  const int i = offset + 4 * int(threadIdx.x);
+  warpnet::store_float4(y + i, warpnet::load_float4(x + i));
 }
 
 // The error code and message of a launch of `noop` with this shape.
@@ -100,4 +107,21 @@ TEST_CASE("fresh device memory is poisoned, and events time a launch") {
   CHECK(cudaGetDeviceProperties(&prop, 0) == cudaSuccess);
   CHECK(prop.maxThreadsPerBlock == 1024);
   CHECK(prop.warpSize == 32);
+}
+
+// A GPU faults on a vector access not aligned to its size (the emulator's
+// float4 is a memcpy, which would take any address): elementwise/02 and the
+// GEMMs' vector paths must fall back to scalars for a pointer one float
+// into a buffer, and the emulator now tells when one does not.
+TEST_CASE("a float4 access at an address not 16-byte aligned is cudaErrorMisalignedAddress") {
+  DeviceBuffer<float> x(68), y(68);
+  CHECK_NOTHROW(warpnet::simt::launch(copy_float4_at, dim3(1), dim3(16), 0, x.get(), y.get(), 0));
+  try {
+    warpnet::simt::launch(copy_float4_at, dim3(1), dim3(16), 0, x.get(), y.get(), 1);
+    FAIL("a load_float4 at x + 1 ran");
+  } catch (const LaunchError& e) {
+    CHECK(e.code() == cudaErrorMisalignedAddress);
+    CHECK(std::string(e.what()).find("load_float4 (ld.v4)") != std::string::npos);
+    CHECK(std::string(e.what()).find("a 16-byte access at") != std::string::npos);
+  }
 }
