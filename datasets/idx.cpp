@@ -119,7 +119,8 @@ Tensor read_idx(const std::string& path) {
   // Reading one byte more also makes zlib check the gzip trailer's CRC.
   char extra;
   if (gz_read(f.get(), path, &extra, 1) != 0)
-    fail(path, ": more data after the ", elements, " bytes of ", what, " the header announces");
+    fail(path, ": more data after the ", elements, " bytes of ", what, " the header announces (", ndims,
+         " dimension", ndims == 1 ? "" : "s", "; a damaged header, or files joined?)");
   return t;
 }
 

@@ -62,8 +62,9 @@ void add_train_command(CLI::App& app) {
       ->check(CLI::IsMember({"cpu", "emu", "cuda"}))
       ->capture_default_str();
   cmd->add_option("--kernels", args->train.kernels,
-                  "Kernel versions on emu/cuda: best, a version N (each op's highest version <= N), or op=N pairs "
-                  "such as matmul=3,conv2d=1 (`warpnet info --kernels` lists them)")
+                  "Kernel versions on emu/cuda: best, a version N (each op's highest version <= N; an op whose "
+                  "versions all pass N, its first), or op=N pairs such as matmul=3,conv2d=1 (`warpnet info "
+                  "--kernels` lists them; the run prints the versions it launched)")
       ->capture_default_str();
   cmd->add_option("--precision", args->precision,
                   "Arithmetic of the forward and backward, emulated on the CPU by rounding with src/numeric: "

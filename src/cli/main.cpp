@@ -1,6 +1,8 @@
 // warpnet: the command a learner runs. Each subcommand is in cmd_<name>.cpp.
 #include <cstdio>
 #include <exception>
+#include <functional>
+#include <string>
 
 #include "cli/commands.hpp"
 #include "core/build_info.hpp"
@@ -16,6 +18,21 @@ int main(int argc, char** argv) {
   warpnet::cli::add_info_command(app);
   warpnet::cli::add_trace_command(app);
   warpnet::cli::add_bench_command(app);
+  // CLI11 says only "A subcommand is required" for a word that names none.
+  if (argc > 1 && argv[1][0] != '-') {
+    const CLI::App& commands = app;
+    bool known = false;
+    std::string names;
+    for (const CLI::App* sub : commands.get_subcommands(std::function<bool(const CLI::App*)>())) {
+      known = known || sub->check_name(argv[1]);
+      names += (names.empty() ? "" : ", ") + sub->get_name();
+    }
+    if (!known) {
+      std::fprintf(stderr, "warpnet: no command '%s' (the commands: %s; `warpnet --help` says what each does)\n",
+                   argv[1], names.c_str());
+      return 109;  // CLI11's exit code for a missing subcommand
+    }
+  }
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {

@@ -101,6 +101,7 @@ void set_kernel_choice(const std::string& text) {
   };
   if (text != "best" && text.find('=') == std::string::npos) {
     c.every = version(text);
+    WN_CHECK(c.every >= 1, "--kernels ", text, ": a version limit is at least 1 (every op's ladder starts at 1)");
   } else if (text != "best") {
     size_t start = 0;
     while (start <= text.size()) {

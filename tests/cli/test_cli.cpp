@@ -260,6 +260,13 @@ TEST_CASE("warpnet train names an out-of-range number in a line") {
   CHECK(run.output.find("--lr: must be positive and finite, got inf") != std::string::npos);
 }
 
+TEST_CASE("warpnet names a command it does not have, and lists those it has") {
+  const Run run = warpnet_cli("trian --epochs 1");
+  CHECK(run.status != 0);
+  CHECK(run.output.find("warpnet: no command 'trian' (the commands: tour, train, op, info, trace, bench;") !=
+        std::string::npos);
+}
+
 TEST_CASE("warpnet info describes the build") {
   Run run = warpnet_cli("info");
   INFO(run.output);

@@ -107,7 +107,9 @@ TEST_CASE("idx: truncated, overlong and corrupt data") {
   write_file_atomically(p, kImages.substr(0, kImages.size() - 35));
   CHECK(error_of([&] { read_idx(p); }) == p + ": truncated: expected 60 bytes of pixels (3,4,5), got 25");
   write_file_atomically(p, kLabels + "xyz");
-  CHECK(error_of([&] { read_idx(p); }) == p + ": more data after the 3 bytes of labels (3) the header announces");
+  CHECK(error_of([&] { read_idx(p); }) ==
+        p + ": more data after the 3 bytes of labels (3) the header announces (1 dimension; a damaged header, or "
+                "files joined?)");
 
   // A gzip stream cut in the middle, and one whose CRC no longer matches.
   const std::string big = idx_bytes({10, 20, 30}, noise_bytes(6000));

@@ -55,5 +55,7 @@ TEST_CASE("backend emu: --kernels chooses versions; a choice naming nothing regi
                        Error);
   CHECK_THROWS_WITH_AS(device::set_kernel_choice("nonsense=1"), doctest::Contains("nonsense"), Error);
   CHECK_THROWS_WITH_AS(device::set_kernel_choice("fast"), doctest::Contains("'fast' is not a version number"), Error);
+  CHECK_THROWS_WITH_AS(device::set_kernel_choice("0"), doctest::Contains("--kernels 0: a version limit is at least 1"),
+                       Error);
   device::set_kernel_choice(before);
 }
