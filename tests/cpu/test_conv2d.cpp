@@ -201,12 +201,15 @@ TEST_CASE("conv2d keeps its workspace off the caller's books once it returns") {
     CHECK(y.storage()->tag() == MemTag::activation);
     CHECK(grads.dw.storage()->layer() == "test.conv_memory");
   }
+  int found = 0;
   for (const MemRow& row : tracker.layers()) {
     if (row.layer != "test.conv_memory") continue;
+    ++found;
     const MemCounts ws = row.by_tag[static_cast<int>(MemTag::workspace)];
     CHECK(ws.peak > 0);      // im2col buffers were charged to the layer as workspace
     CHECK(ws.current == 0);  // and released before returning
   }
+  CHECK(found == 1);
 }
 
 TEST_CASE("conv2d errors name the shapes and values") {

@@ -361,7 +361,9 @@ TEST_CASE("memory: bf16 keeps activations and a weight copy at 2 bytes, fp8 its 
     tracker.reset_peaks();
     nn::Trainer trainer(o, train, data::Dataset{});
     trainer.run();
+    int rows_checked = 0;  // both layers must be found: a renamed layer would skip the checks
     for (const MemRow& row : tracker.layers()) {
+      rows_checked += row.layer == "relu1" || row.layer == "conv1";
       // relu1 keeps its output, (64,6,28,28), and nothing else.
       if (row.layer == "relu1")
         CHECK(row.by_tag[int(MemTag::activation)].peak == 64 * 6 * 28 * 28 * c.activation_bytes);
@@ -376,6 +378,7 @@ TEST_CASE("memory: bf16 keeps activations and a weight copy at 2 bytes, fp8 its 
               64 * 28 * 28 * c.copy_bytes + 64 * 6 * 28 * 28 * c.activation_bytes);
       }
     }
+    CHECK(rows_checked == 2);
   }
 }
 
