@@ -1,6 +1,7 @@
 // warpnet op: run one CPU op on .npy inputs and write its output and, given
 // the output's gradient, the inputs' gradients — for checking warpnet against
 // NumPy or PyTorch one op at a time.
+#include <algorithm>
 #include <cstdio>
 #include <functional>
 #include <limits>
@@ -155,7 +156,24 @@ void add_op_command(CLI::App& app) {
   cmd->add_option("--kernel", a->kernel, "pooling window")->check(kPositive)->capture_default_str();
   cmd->add_flag("--trans-a", a->trans_a, "matmul: use Aᵀ");
   cmd->add_flag("--trans-b", a->trans_b, "matmul: use Bᵀ");
-  cmd->callback([a] {
+  cmd->callback([a, cmd] {
+    // The options an op reads beyond --x, --out, --grad-out and --grad-x;
+    // another one given is said to do nothing rather than dropped in silence.
+    static const std::map<std::string, std::vector<std::string>> reads = {
+        {"matmul", {"--w", "--trans-a", "--trans-b", "--grad-w"}},
+        {"conv2d", {"--w", "--b", "--stride", "--pad", "--dilation", "--grad-w", "--grad-b"}},
+        {"maxpool2d", {"--kernel", "--stride", "--pad"}},
+        {"avgpool2d", {"--kernel", "--stride", "--pad"}},
+        {"softmax-ce", {"--labels"}}};
+    const auto found = reads.find(a->name);
+    for (const char* option : {"--w", "--b", "--labels", "--stride", "--pad", "--dilation", "--kernel", "--trans-a",
+                               "--trans-b", "--grad-w", "--grad-b"}) {
+      const bool read = found != reads.end() && std::find(found->second.begin(), found->second.end(), option) !=
+                                                    found->second.end();
+      if (cmd->count(option) > 0 && !read)
+        std::fprintf(stderr, "warpnet op %s: %s ignored: %s does not take it\n", a->name.c_str(), option,
+                     a->name.c_str());
+    }
     OpArgs args = *a;
     if (args.grad_x.empty()) args.grad_x = beside(args.out, "grad_x");
     if (args.grad_w.empty()) args.grad_w = beside(args.out, "grad_w");

@@ -112,7 +112,7 @@ void add_train_command(CLI::App& app) {
       ->check(kPositive)
       ->capture_default_str();
   cmd->add_option("--inject-fault", args->train.inject_fault, "tests: rank=R,step=S,kind=exit|hang|error")->group("");
-  cmd->callback([args] {
+  cmd->callback([args, cmd] {
     args->train.device = args->device == "emu" ? Device::emu : args->device == "cuda" ? Device::cuda : Device::cpu;
     args->train.precision = ag::parse_precision(args->precision);
     using Graph = nn::TrainOptions::Graph;
@@ -141,6 +141,21 @@ void add_train_command(CLI::App& app) {
       args->train.overlap = !args->no_overlap;
       session.emplace(args->dist_timeout);
     }
+    // An option that does nothing in the mode chosen is said, not dropped in silence.
+    const auto ignored = [&](const char* option, bool applies, const char* where) {
+      if (cmd->count(option) > 0 && !applies && dist::rank() == 0)
+        std::fprintf(stderr, "warpnet train: %s ignored: it applies %s\n", option, where);
+    };
+    const ag::Precision precision = args->train.precision;
+    ignored("--no-fold", args->train.device != Device::cpu, "to --device emu or cuda");
+    ignored("--loss-scale", precision == ag::Precision::fp16, "to --precision fp16");
+    ignored("--loss-scale-growth", precision == ag::Precision::fp16, "to --precision fp16");
+    ignored("--fp8-window", precision == ag::Precision::fp8, "to --precision fp8");
+    ignored("--fp8-margin", precision == ag::Precision::fp8, "to --precision fp8");
+    ignored("--bucket-kib", args->train.data_parallel, "with --data-parallel");
+    ignored("--no-overlap", args->train.data_parallel, "with --data-parallel");
+    ignored("--dist-timeout", args->train.data_parallel, "with --data-parallel");
+    ignored("--data-dir", args->data == "fashion-mnist", "to --data fashion-mnist");
     // With several ranks, a failure names the rank and ends the whole job
     // (MPI_Abort), so the other ranks do not wait for it.
     try {

@@ -111,6 +111,19 @@ TEST_CASE("warpnet op softmax-ce refuses labels that are not class indices and a
         std::string::npos);
 }
 
+TEST_CASE("warpnet op says which given options its op does not take") {
+  Rng rng(81);
+  write_npy(path_of("ig-a.npy"), random_tensor({3, 4}, rng));
+  write_npy(path_of("ig-b.npy"), random_tensor({4, 2}, rng));
+  const Run run = warpnet_cli(cat("op matmul --x ", path_of("ig-a.npy"), " --w ", path_of("ig-b.npy"), " --b ",
+                                  path_of("ig-b.npy"), " --stride 2 --trans-b --out ", path_of("ig-c.npy")));
+  INFO(run.output);
+  CHECK(run.status != 0);  // --trans-b is read: (3,4)·(4,2)ᵀ does not fit
+  CHECK(run.output.find("warpnet op matmul: --b ignored: matmul does not take it") != std::string::npos);
+  CHECK(run.output.find("warpnet op matmul: --stride ignored: matmul does not take it") != std::string::npos);
+  CHECK(run.output.find("--trans-b ignored") == std::string::npos);
+}
+
 TEST_CASE("warpnet op names the bad input") {
   Rng rng(79);
   write_npy(path_of("a.npy"), random_tensor({3, 4}, rng));
@@ -163,6 +176,19 @@ TEST_CASE("warpnet train on blobs generalizes to the test split, and a finished 
   CHECK(run.output.find(cat("nothing to train: ", ckpt, " holds epoch 2, and --epochs is 2")) != std::string::npos);
   CHECK(run.output.find("epoch 3") == std::string::npos);
   CHECK(nlohmann::json::parse(read_file(report))["test_accuracy"].get<double>() == trained);
+}
+
+TEST_CASE("warpnet train says which options do nothing in the mode chosen") {
+  const Run run = warpnet_cli("train --model mlp --data blobs --limit 60 --epochs 1 --threads 1 --no-fold "
+                              "--loss-scale 1024 --bucket-kib 64 --data-dir /nonexistent");
+  INFO(run.output);
+  CHECK(run.status == 0);
+  for (const char* said : {"--no-fold ignored: it applies to --device emu or cuda",
+                           "--loss-scale ignored: it applies to --precision fp16",
+                           "--bucket-kib ignored: it applies with --data-parallel",
+                           "--data-dir ignored: it applies to --data fashion-mnist"})
+    CHECK(run.output.find(said) != std::string::npos);
+  CHECK(run.output.find("--fp8-window ignored") == std::string::npos);  // only what was given
 }
 
 TEST_CASE("warpnet train refuses a report path it cannot write before training, and --resume without --checkpoint") {
