@@ -110,8 +110,10 @@ std::string MemoryTracker::report() const {
     out += line;
   }
   out += "\n";
+  bool unclaimed = false;
   for (const MemRow& row : rows) {
     if (row.total.peak == 0) continue;
+    unclaimed = unclaimed || row.layer == MemContext{}.layer;
     std::snprintf(line, sizeof line, "  %-14s", row.layer.c_str());
     out += line;
     for (int t = 0; t < kMemTagCount; ++t) {
@@ -120,6 +122,7 @@ std::string MemoryTracker::report() const {
     }
     out += "\n";
   }
+  if (unclaimed) out += cat("  (", MemContext{}.layer, ": made outside any layer or named scope)\n");
   return out;
 }
 
