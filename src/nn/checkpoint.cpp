@@ -77,6 +77,7 @@ void save_checkpoint(const std::string& path, const Checkpoint& ck) {
   body.put<int64_t>(ck.epoch);
   body.put<int64_t>(ck.steps);
   body.put<uint64_t>(ck.seed);
+  body.put_str(ck.data);
   body.put<uint32_t>(static_cast<uint32_t>(ck.tensors.size()));
   for (const auto& [name, tensor] : ck.tensors) {
     Tensor t = tensor.contiguous();
@@ -121,6 +122,7 @@ Checkpoint load_checkpoint(const std::string& path) {
   ck.epoch = in.get<int64_t>("epoch");
   ck.steps = in.get<int64_t>("steps");
   ck.seed = in.get<uint64_t>("seed");
+  if (version >= 2) ck.data = in.get_str("data set");
   const uint32_t count = in.get<uint32_t>("tensor count");
   for (uint32_t i = 0; i < count; ++i) {
     std::string name = in.get_str("tensor name");
@@ -160,11 +162,12 @@ Tensor on_host(const Tensor& t) {
 }  // namespace
 
 Checkpoint capture(const std::string& model_name, Module& model, const Optimizer* optimizer, int64_t epoch,
-                   uint64_t seed) {
+                   uint64_t seed, const std::string& data) {
   Checkpoint ck;
   ck.model = model_name;
   ck.epoch = epoch;
   ck.seed = seed;
+  ck.data = data;
   for (Parameter* p : model.parameters()) ck.tensors["param/" + p->name] = on_host(p->var.value());
   if (optimizer) {
     ck.optimizer = optimizer->name();

@@ -4,9 +4,9 @@
 // Layout (little-endian):
 //   "WARPNETC"  u32 version  u64 body_bytes  u32 crc32(body)  body
 // body:
-//   str model  str optimizer  i64 epoch  i64 steps  u64 seed  u32 count
+//   str model  str optimizer  i64 epoch  i64 steps  u64 seed  str data  u32 count
 //   count × { str name  u8 dtype  u32 rank  i64 dims[rank]  u64 bytes  data }
-// where str is u32 length + bytes.
+// where str is u32 length + bytes. Version 1 had no `data`.
 #pragma once
 #include <cstdint>
 #include <map>
@@ -17,7 +17,7 @@
 
 namespace warpnet::nn {
 
-inline constexpr uint32_t kCheckpointVersion = 1;
+inline constexpr uint32_t kCheckpointVersion = 2;
 
 struct Checkpoint {
   std::string model;      // "lenet5"
@@ -25,6 +25,7 @@ struct Checkpoint {
   int64_t epoch = 0;      // epochs completed
   int64_t steps = 0;      // optimizer steps taken
   uint64_t seed = 0;
+  std::string data;  // the training set, "spirals[:600], 600 examples"; empty in version 1 files
   std::map<std::string, Tensor> tensors;  // "param/<name>", "optim/<name>/<slot>"
 };
 
@@ -35,7 +36,7 @@ Checkpoint load_checkpoint(const std::string& path);
 
 // Gathers the model's parameters (and the optimizer's state when given).
 Checkpoint capture(const std::string& model_name, Module& model, const Optimizer* optimizer, int64_t epoch,
-                   uint64_t seed);
+                   uint64_t seed, const std::string& data);
 // Copies weights (and optimizer state when given) back; every parameter must
 // be present with the same shape, else an error names the first that is not.
 void restore(const Checkpoint& checkpoint, Module& model, Optimizer* optimizer);

@@ -136,6 +136,10 @@ Trainer::Trainer(TrainOptions options, const data::Dataset& train, const data::D
     // Each epoch's shuffle comes from the seed: another one would not give the uninterrupted run's batches.
     WN_CHECK(ck.seed == options_.seed, options_.checkpoint, ": written by a run with --seed ", ck.seed,
              ", resumed with --seed ", options_.seed, " (resume with --seed ", ck.seed, ")");
+    // Nor would another training set (--data, --limit): epochs of one set would be counted as the other's.
+    WN_CHECK(ck.data.empty() || ck.data == training_set_description(), options_.checkpoint,
+             ": written by a run on ", ck.data, ", resumed on ", training_set_description(),
+             " (resume with the same --data and --limit)");
     try {
       restore(ck, *model_, optimizer_.get());
     } catch (const std::exception& e) {
@@ -148,6 +152,10 @@ Trainer::Trainer(TrainOptions options, const data::Dataset& train, const data::D
   if (options_.device != Device::cpu && !options_.data_parallel)
     resident_ = std::make_unique<DeviceDataset>(train_, options_.device);
   if (options_.graph != TrainOptions::Graph::off) setup_graph();
+}
+
+std::string Trainer::training_set_description() const {
+  return cat(train_.name, ", ", train_.size(), " examples");
 }
 
 void Trainer::setup_graph() {
@@ -388,7 +396,8 @@ std::vector<EpochStats> Trainer::run(const OnStep& on_step, const OnEpoch& on_ep
     }
     if (!options_.checkpoint.empty() && (!options_.data_parallel || dist::rank() == 0)) {
       dist::set_activity(cat("writing the checkpoint of epoch ", epoch));
-      Checkpoint ck = capture(options_.model, *model_, optimizer_.get(), epoch, options_.seed);
+      Checkpoint ck = capture(options_.model, *model_, optimizer_.get(), epoch, options_.seed,
+                              training_set_description());
       save_precision_state(ck, options_.precision, precision_.get(), scaler_.get());
       save_checkpoint(options_.checkpoint, ck);
     }

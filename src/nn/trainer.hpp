@@ -128,6 +128,8 @@ class Trainer {
   EpochSums train_epoch_data_parallel(int epoch, const OnStep& on_step);
   void setup_data_parallel();
   void setup_graph();
+  // What a checkpoint records of the training set, to refuse resuming on another.
+  std::string training_set_description() const;
 
   TrainOptions options_;
   data::Dataset train_;  // copies share the tensors: cheap

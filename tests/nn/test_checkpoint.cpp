@@ -1,6 +1,7 @@
 // Checkpoints: round trip, resume equals an uninterrupted run, corruption and
 // mismatches rejected with errors that name the file and the fault.
 #include <doctest/doctest.h>
+#include <zlib.h>
 
 #include <filesystem>
 #include <fstream>
@@ -122,6 +123,42 @@ TEST_CASE("resuming names the checkpoint when the run differs from the one that 
   sgd.optimizer = "sgd";
   CHECK(test::error_of([&] { nn::Trainer t(sgd, train, data::Dataset{}); }) ==
         path + ": checkpoint: saved with optimizer 'adam', resuming with 'sgd'");
+  // Another training set (as --limit gives): its epochs are not the checkpoint's.
+  const data::Dataset fewer = data::head(train, 40);
+  CHECK(test::error_of([&] { nn::Trainer t(small_run(path, 2), fewer, data::Dataset{}); }) ==
+        path + ": written by a run on blobs, 50 examples, resumed on blobs[:40], 40 examples "
+               "(resume with the same --data and --limit)");
+}
+
+TEST_CASE("a version 1 checkpoint, which records no data set, still loads") {
+  std::string body;
+  const auto put = [&body](const auto& value) { body.append(reinterpret_cast<const char*>(&value), sizeof value); };
+  const auto put_str = [&](const std::string& s) {
+    put(static_cast<uint32_t>(s.size()));
+    body += s;
+  };
+  put_str("mlp");
+  put_str("");
+  put(int64_t{2});   // epoch
+  put(int64_t{26});  // steps
+  put(uint64_t{9});  // seed
+  put(uint32_t{0});  // no tensors
+  std::string file = "WARPNETC";
+  const uint32_t version = 1, crc = static_cast<uint32_t>(
+                                      crc32(0L, reinterpret_cast<const Bytef*>(body.data()), uInt(body.size())));
+  const uint64_t body_bytes = body.size();
+  file.append(reinterpret_cast<const char*>(&version), 4);
+  file.append(reinterpret_cast<const char*>(&body_bytes), 8);
+  file.append(reinterpret_cast<const char*>(&crc), 4);
+  file += body;
+  const std::string path = fresh_path("version1.ckpt");
+  write_file_atomically(path, file);
+  const nn::Checkpoint ck = nn::load_checkpoint(path);
+  CHECK(ck.model == "mlp");
+  CHECK(ck.epoch == 2);
+  CHECK(ck.steps == 26);
+  CHECK(ck.seed == 9);
+  CHECK(ck.data.empty());
 }
 
 TEST_CASE("a checkpoint at --epochs resumes to nothing to train, and its model is the one evaluated") {
