@@ -6,6 +6,7 @@
 #include <functional>
 #include <limits>
 #include <map>
+#include <set>
 
 #include "cli/commands.hpp"
 #include "cli/validators.hpp"
@@ -58,30 +59,38 @@ struct Results {
 
 using OpFn = std::function<void(const OpArgs&, Results&)>;
 
+// An op: the options it reads beyond --x, --out, --grad-out and --grad-x
+// (another one given is said to do nothing rather than dropped in silence),
+// and how it runs.
+struct Op {
+  std::vector<std::string> options;
+  OpFn run;
+};
+
 // Runs an elementwise activation: forward from x, backward from x (or y).
-OpFn activation(std::function<Tensor(const Tensor&)> forward,
-                std::function<Tensor(const Tensor& x, const Tensor& y, const Tensor& dy)> backward) {
-  return [forward, backward](const OpArgs& a, Results& r) {
-    Tensor x = need(a.x, "--x", a.name);
-    Tensor y = forward(x);
-    r.add(a.out, y);
-    if (!a.grad_out.empty()) r.add(a.grad_x, backward(x, y, read_npy(a.grad_out)));
-  };
+Op activation(std::function<Tensor(const Tensor&)> forward,
+              std::function<Tensor(const Tensor& x, const Tensor& y, const Tensor& dy)> backward) {
+  return {{}, [forward, backward](const OpArgs& a, Results& r) {
+            Tensor x = need(a.x, "--x", a.name);
+            Tensor y = forward(x);
+            r.add(a.out, y);
+            if (!a.grad_out.empty()) r.add(a.grad_x, backward(x, y, read_npy(a.grad_out)));
+          }};
 }
 
-const std::map<std::string, OpFn>& ops() {
-  static const std::map<std::string, OpFn> table{
+const std::map<std::string, Op>& ops() {
+  static const std::map<std::string, Op> table{
       {"matmul",
-       [](const OpArgs& a, Results& r) {
+       {{"--w", "--trans-a", "--trans-b", "--grad-w"}, [](const OpArgs& a, Results& r) {
          Tensor x = need(a.x, "--x", a.name), w = need(a.w, "--w", a.name);
          r.add(a.out, cpu::matmul(x, w, a.trans_a, a.trans_b));
          if (a.grad_out.empty()) return;
          cpu::MatmulGrads g = cpu::matmul_backward(x, w, read_npy(a.grad_out), a.trans_a, a.trans_b);
          r.add(a.grad_x, g.da);
          r.add(a.grad_w, g.db);
-       }},
+       }}},
       {"conv2d",
-       [](const OpArgs& a, Results& r) {
+       {{"--w", "--b", "--stride", "--pad", "--dilation", "--grad-w", "--grad-b"}, [](const OpArgs& a, Results& r) {
          Tensor x = need(a.x, "--x", a.name), w = need(a.w, "--w", a.name);
          Tensor b = a.b.empty() ? Tensor() : read_npy(a.b);
          const cpu::Conv2dParams p{a.stride, a.pad, a.dilation};
@@ -91,21 +100,21 @@ const std::map<std::string, OpFn>& ops() {
          r.add(a.grad_x, g.dx);
          r.add(a.grad_w, g.dw);
          if (b.defined()) r.add(a.grad_b, g.db);
-       }},
+       }}},
       {"maxpool2d",
-       [](const OpArgs& a, Results& r) {
+       {{"--kernel", "--stride", "--pad"}, [](const OpArgs& a, Results& r) {
          Tensor x = need(a.x, "--x", a.name);
          cpu::MaxPoolResult y = cpu::max_pool2d(x, {a.kernel, a.stride, a.pad});
          r.add(a.out, y.y);
          if (!a.grad_out.empty()) r.add(a.grad_x, cpu::max_pool2d_backward(read_npy(a.grad_out), y.argmax, x.shape()));
-       }},
+       }}},
       {"avgpool2d",
-       [](const OpArgs& a, Results& r) {
+       {{"--kernel", "--stride", "--pad"}, [](const OpArgs& a, Results& r) {
          Tensor x = need(a.x, "--x", a.name);
          const cpu::Pool2dParams p{a.kernel, a.stride, a.pad};
          r.add(a.out, cpu::avg_pool2d(x, p));
          if (!a.grad_out.empty()) r.add(a.grad_x, cpu::avg_pool2d_backward(read_npy(a.grad_out), x.shape(), p));
-       }},
+       }}},
       {"relu", activation([](const Tensor& x) { return cpu::relu(x); },
                           [](const Tensor& x, const Tensor&, const Tensor& dy) { return cpu::relu_backward(x, dy); })},
       {"gelu", activation([](const Tensor& x) { return cpu::gelu(x); },
@@ -116,7 +125,7 @@ const std::map<std::string, OpFn>& ops() {
       {"tanh", activation([](const Tensor& x) { return cpu::tanh(x); },
                           [](const Tensor&, const Tensor& y, const Tensor& dy) { return cpu::tanh_backward(y, dy); })},
       {"softmax-ce",
-       [](const OpArgs& a, Results& r) {
+       {{"--labels"}, [](const OpArgs& a, Results& r) {
          Tensor logits = need(a.x, "--x", a.name);
          const Tensor labels = class_labels(a.labels, a.name);
          cpu::SoftmaxCrossEntropy s = cpu::softmax_cross_entropy(logits, labels);
@@ -127,7 +136,7 @@ const std::map<std::string, OpFn>& ops() {
                   "got ", grad_loss.describe());
          const double dloss = grad_loss.item(0);
          r.add(a.grad_x, cpu::softmax_cross_entropy_backward(s.probs, labels, dloss));
-       }},
+       }}},
   };
   return table;
 }
@@ -137,10 +146,11 @@ const std::map<std::string, OpFn>& ops() {
 void add_op_command(CLI::App& app) {
   auto a = std::make_shared<OpArgs>();
   std::vector<std::string> names;
-  for (const auto& [name, fn] : ops()) names.push_back(name);
+  for (const auto& [name, op] : ops()) names.push_back(name);
   CLI::App* cmd = app.add_subcommand("op", "Run one CPU op on .npy inputs; write its output and gradients");
   cmd->add_option("name", a->name, "The op")->required()->check(CLI::IsMember(names));
-  cmd->add_option("--x", a->x, "Input (matmul: A; conv2d: (N,C,H,W); softmax-ce: logits (N,C))")->check(CLI::ExistingFile);
+  cmd->add_option("--x", a->x, "Input (matmul: A; conv2d: (N,C,H,W); softmax-ce: logits (N,C))")
+      ->check(CLI::ExistingFile);
   cmd->add_option("--w", a->w, "Second operand (matmul: B; conv2d: weights (K,C,R,S))")->check(CLI::ExistingFile);
   cmd->add_option("--b", a->b, "conv2d bias (K)")->check(CLI::ExistingFile);
   cmd->add_option("--labels", a->labels, "softmax-ce labels (N), int32 or int64")->check(CLI::ExistingFile);
@@ -157,29 +167,19 @@ void add_op_command(CLI::App& app) {
   cmd->add_flag("--trans-a", a->trans_a, "matmul: use Aᵀ");
   cmd->add_flag("--trans-b", a->trans_b, "matmul: use Bᵀ");
   cmd->callback([a, cmd] {
-    // The options an op reads beyond --x, --out, --grad-out and --grad-x;
-    // another one given is said to do nothing rather than dropped in silence.
-    static const std::map<std::string, std::vector<std::string>> reads = {
-        {"matmul", {"--w", "--trans-a", "--trans-b", "--grad-w"}},
-        {"conv2d", {"--w", "--b", "--stride", "--pad", "--dilation", "--grad-w", "--grad-b"}},
-        {"maxpool2d", {"--kernel", "--stride", "--pad"}},
-        {"avgpool2d", {"--kernel", "--stride", "--pad"}},
-        {"softmax-ce", {"--labels"}}};
-    const auto found = reads.find(a->name);
-    for (const char* option : {"--w", "--b", "--labels", "--stride", "--pad", "--dilation", "--kernel", "--trans-a",
-                               "--trans-b", "--grad-w", "--grad-b"}) {
-      const bool read = found != reads.end() && std::find(found->second.begin(), found->second.end(), option) !=
-                                                    found->second.end();
-      if (cmd->count(option) > 0 && !read)
-        std::fprintf(stderr, "warpnet op %s: %s ignored: %s does not take it\n", a->name.c_str(), option,
-                     a->name.c_str());
-    }
+    const std::vector<std::string>& reads = ops().at(a->name).options;
+    std::set<std::string> told;  // an option other ops read, given to this one
+    for (const auto& [name, op] : ops())
+      for (const std::string& option : op.options)
+        if (cmd->count(option) > 0 && std::ranges::find(reads, option) == reads.end() && told.insert(option).second)
+          std::fprintf(stderr, "warpnet op %s: %s ignored: %s does not take it\n", a->name.c_str(), option.c_str(),
+                       a->name.c_str());
     OpArgs args = *a;
     if (args.grad_x.empty()) args.grad_x = beside(args.out, "grad_x");
     if (args.grad_w.empty()) args.grad_w = beside(args.out, "grad_w");
     if (args.grad_b.empty()) args.grad_b = beside(args.out, "grad_b");
     Results results;
-    ops().at(args.name)(args, results);
+    ops().at(args.name).run(args, results);
     for (const auto& [path, tensor] : results.files) {
       write_npy(path, tensor);
       std::printf("wrote %s: %s\n", path.c_str(), tensor.describe().c_str());
