@@ -118,14 +118,14 @@ std::unique_ptr<nn::Sequential> fp32_model(const Data& d, int epochs, const std:
   std::printf("\n");
   // Hand the trained weights to a model of our own (the trainer's goes with it).
   auto model = nn::make_lenet5(kClasses, 1);
-  nn::restore(nn::capture("lenet5", trainer.model(), nullptr, epochs, 1), *model, nullptr);
+  nn::restore(nn::capture("lenet5", trainer.model(), nullptr, epochs, 1, ""), *model, nullptr);
   return model;
 }
 
 // A copy of `model` (its weights through a checkpoint in memory).
 std::unique_ptr<nn::Sequential> copy_of(nn::Sequential& model) {
   auto copy = nn::make_lenet5(kClasses, 1);
-  nn::restore(nn::capture("lenet5", model, nullptr, 0, 1), *copy, nullptr);
+  nn::restore(nn::capture("lenet5", model, nullptr, 0, 1, ""), *copy, nullptr);
   return copy;
 }
 

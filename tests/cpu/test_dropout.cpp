@@ -6,6 +6,7 @@
 #include <cmath>
 
 #include "cpu/ops.hpp"
+#include "kernels/common/counter_hash.hpp"
 #include "op_test_util.hpp"
 
 using namespace warpnet;
@@ -37,6 +38,21 @@ TEST_CASE("dropout keeps about 1 − p of the values, scaled by 1/(1 − p)") {
       CHECK(std::abs(double(kept) - n * (1 - p)) < 5 * sd);
     }
   }
+}
+
+TEST_CASE("the mask's bits are splitmix64's published stream, so no shared bug can hide in them") {
+  // The kernel and this reference share counter_hash, so comparing them
+  // cannot catch a fault in it: here it meets splitmix64's outputs for seed
+  // 1234567 as published (Rosetta Code, "Pseudo-random numbers/Splitmix64":
+  // 0x599ED017FB08FC85, 0x2C73F08458540FA5, 0x883EBCE5A3F27C77,
+  // 0x3FBEF740E9177B3F, 0xE3B8346708CB5ECD), high 32 bits of each.
+  const uint32_t published_high[] = {0x599ED017u, 0x2C73F084u, 0x883EBCE5u, 0x3FBEF740u, 0xE3B83467u};
+  for (uint64_t i = 0; i < 5; ++i) CHECK(counter_hash(1234567, i) == published_high[i]);
+  // At p = 0.5 (threshold 2^31) element i is kept iff its top bit is set.
+  const Tensor x = Tensor::full({5}, 1.0f);
+  const cpu::DropoutResult out = cpu::dropout(x, 0.5, uint64_t{1234567});
+  const float kept[] = {0, 0, 2, 0, 2};
+  for (int64_t i = 0; i < 5; ++i) CHECK(out.mask.item(i) == kept[i]);
 }
 
 TEST_CASE("dropout reproduces its mask from the Rng state; p = 0 keeps everything") {
