@@ -1,10 +1,13 @@
 #include "core/shape.hpp"
 
+#include "core/error.hpp"
+
 namespace warpnet {
 
 int64_t Shape::numel() const {
   int64_t n = 1;
-  for (int64_t d : dims_) n *= d;
+  for (int64_t d : dims_)  // sizes a user types can multiply past int64: refused, never wrapped
+    WN_CHECK(!__builtin_mul_overflow(n, d, &n), "shape ", str(), " has more than 2^63 elements");
   return n;
 }
 

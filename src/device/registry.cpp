@@ -91,11 +91,23 @@ Sizes complete_sizes(const Op& op, const Sizes& given) {
            " sizes (", names, "), got ", given.size());
   Sizes out = given;
   out.insert(out.end(), op.defaults.begin() + std::ptrdiff_t(given.size()), op.defaults.end());
-  for (size_t i = 0; i < out.size(); ++i)  // the kernels take their sizes as int
-    WN_CHECK(out[i] <= std::numeric_limits<int32_t>::max(), op.name, ": ", op.size_names[i], " = ", out[i], " at ",
-             describe_sizes(op, out), ": at most 2^31 - 1 (the kernels take int sizes)");
-  if (op.check_sizes) op.check_sizes(op, out);
+  require_launchable(op, out);
   return out;
+}
+
+void require_launchable(const Op& op, const Sizes& sizes) {
+  WN_CHECK(sizes.size() == op.size_names.size(), op.name, " takes ", op.size_names.size(), " sizes, got ",
+           sizes.size());
+  for (size_t i = 0; i < sizes.size(); ++i)  // the kernels take their sizes as int
+    WN_CHECK(sizes[i] <= std::numeric_limits<int32_t>::max(), op.name, ": ", op.size_names[i], " = ", sizes[i],
+             " at ", describe_sizes(op, sizes), ": at most 2^31 - 1 (the kernels take int sizes)");
+  if (op.check_sizes) op.check_sizes(op, sizes);
+}
+
+void require_indexable(const Op& op, const Sizes& sizes, const Shape& shape, const char* what) {
+  WN_CHECK(shape.numel() <= kMaxIndexedElements, op.name, ": ", what, " of ", shape, " at ",
+           describe_sizes(op, sizes), " has ", shape.numel(), " elements, more than 2^31 - 1024 (the kernels index "
+           "in int, and a last block's threads form indices up to a block past the end)");
 }
 
 void every_size_at_least_1(const Op& op, const Sizes& sizes) {

@@ -65,6 +65,13 @@ struct Op {
 // For check_sizes: throws naming the first size below its minimum
 // ("conv2d: stride = 0 at N=1 ...: it must be at least 1").
 void require_at_least(const Op& op, const Sizes& sizes, const Sizes& minimum);
+// Kernels index in int, and a last block's threads form indices up to a
+// block (at most 1024 threads) past the end before they test them: every
+// array a kernel indexes stays that far under 2^31 elements.
+inline constexpr int64_t kMaxIndexedElements = (int64_t(1) << 31) - 1024;
+// For check_sizes: throws naming the array (`what`, of `shape`) when it has
+// more than kMaxIndexedElements elements.
+void require_indexable(const Op& op, const Sizes& sizes, const Shape& shape, const char* what);
 // The check_sizes of ops whose every size is an extent (rows, classes,
 // channels): none may be 0 (an empty row has no maximum, no softmax).
 void every_size_at_least_1(const Op& op, const Sizes& sizes);
@@ -139,8 +146,12 @@ const Kernel& find_kernel(const std::string& key, Copy copy = Copy::emulator);
 // `given` followed by the op's defaults for the sizes it leaves out
 // ({256, 256, 256} -> {256, 256, 256, 0, 0} for matmul). Throws naming the op's
 // sizes when there are too many or too few, or when the op cannot take them
-// (Op::check_sizes).
+// (require_launchable).
 Sizes complete_sizes(const Op& op, const Sizes& given);
+// Throws naming the size when the op's kernels cannot take `sizes`: one past
+// int, or one Op::check_sizes refuses. Every launch (run.hpp) calls it, so
+// the layers' ops meet the limits that sizes a user types meet.
+void require_launchable(const Op& op, const Sizes& sizes);
 
 // "M=127 N=129 K=65 trans_a=0 trans_b=1".
 std::string describe_sizes(const Op& op, const Sizes& sizes);

@@ -64,6 +64,7 @@ int64_t total_elements(const std::vector<Shape>& shapes) {
 }
 
 void launch(const Kernel& kernel, const Sizes& sizes, Buffers buffers) {
+  require_launchable(op(kernel.op), sizes);
   try {
     kernel.launch(sizes, kernel.shape(sizes), buffers);
   } catch (const Error& e) {

@@ -87,7 +87,13 @@ TEST_CASE("registry: sizes an op cannot take are refused, naming the size, befor
   refused("conv2d_wgrad", {1, 0, 5, 5, 1, 3, 3}, "conv2d_wgrad: C = 0");
   refused("conv2d_dgrad", {1, 1, 2, 2, 1, 3, 3, 1, 0}, "conv2d_dgrad: the output would be empty");
   refused("conv2d_nhwc", {1, 1, 5, 5, 1, 3, 3, 1, 1, 0}, "dilation = 0");
-  refused("conv2d", {65536, 64, 256, 256, 64}, "has 2^31 elements or more");
+  refused("conv2d", {65536, 64, 256, 256, 64}, "conv2d: the input of (65536,64,256,256) at N=65536");
+  // conv v3's im2col matrix of one image, 2304 x 2^20, though each tensor fits.
+  refused("conv2d", {1, 256, 1024, 1024, 1, 3, 3, 1, 1, 1}, "the im2col matrix of one image of (2304,1048576)");
+  // Each extent an int, the product not: C of 46341 x 46341 has 2^31 + 10^4 elements.
+  refused("matmul", {46341, 46341, 1}, "matmul: C of (46341,46341)");
+  // Extents whose product passes int64 are refused, not wrapped round to a small count.
+  refused("conv2d", {2147483647, 2147483647, 2147483647, 2147483647, 1, 1, 1}, "more than 2^63 elements");
   refused("matmul", {0, 4, 4}, "matmul: M = 0");
   refused("matmul", {4, 4, 4, 2}, "matmul: trans_a = 2");
   refused("max_rows", {3, 0}, "max_rows: C = 0");
@@ -99,6 +105,17 @@ TEST_CASE("registry: sizes an op cannot take are refused, naming the size, befor
   // Sizes it can take pass unchanged, the left-out ones from the defaults.
   CHECK(device::complete_sizes(device::op("conv2d"), {1, 1, 3, 3, 1, 3, 3, 1, 0}) ==
         device::Sizes{1, 1, 3, 3, 1, 3, 3, 1, 0, 1});
+}
+
+TEST_CASE("registry: every launch meets the size limits, not only sizes a user types") {
+  // The layers' ops launch through device::launch without complete_sizes;
+  // it refuses before a kernel takes a size cut to 32 bits. Nothing is
+  // allocated, so the null buffers are never reached.
+  const std::vector<void*> none(3, nullptr);
+  CHECK_THROWS_WITH_AS(device::launch(device::find_kernel("relu/01"), {int64_t(1) << 31}, none),
+                       doctest::Contains("relu: n = 2147483648 at n=2147483648: at most 2^31 - 1"), Error);
+  CHECK_THROWS_WITH_AS(device::launch(device::find_kernel("matmul/01"), {46341, 46341, 1, 0, 0}, none),
+                       doctest::Contains("matmul: C of (46341,46341)"), Error);
 }
 
 TEST_CASE("registry: every kernel, at its op's first test size with one size 0, is refused or runs and matches") {

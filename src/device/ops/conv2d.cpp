@@ -24,7 +24,8 @@ Shape y_shape(const Sizes& s) {
 }
 
 // Every extent at least 1 (pad at least 0), an output that is not empty, and
-// each tensor under 2^31 elements (ConvShape's ints index it). The same for
+// every array a kernel indexes in int within reach (ConvShape's ints): the
+// tensors, and v3's im2col matrix of one image, (C·R·S, P·Q). The same for
 // the four conv ops: they share the sizes.
 void check_sizes(const Op& op, const Sizes& s) {
   require_at_least(op, s, {1, 1, 1, 1, 1, 1, 1, 1, 0, 1});
@@ -32,9 +33,10 @@ void check_sizes(const Op& op, const Sizes& s) {
   WN_CHECK(y[2] >= 1 && y[3] >= 1, op.name, ": the output would be empty at ", describe_sizes(op, s),
            ": the padded input (H + 2·pad, W + 2·pad) must hold the filter's span (dilation·(R − 1) + 1, "
            "dilation·(S − 1) + 1)");
-  for (const Shape& t : {x_shape(s), w_shape(s), y})
-    WN_CHECK(t.numel() < (int64_t(1) << 31), op.name, ": a tensor of ", t, " at ", describe_sizes(op, s),
-             " has 2^31 elements or more; the kernels index in int");
+  require_indexable(op, s, x_shape(s), "the input");
+  require_indexable(op, s, w_shape(s), "the filter");
+  require_indexable(op, s, y, "the output");
+  require_indexable(op, s, Shape{s[1] * s[5] * s[6], y[2] * y[3]}, "the im2col matrix of one image");
 }
 
 // Uniform in [-1, 1], as matmul's inputs.

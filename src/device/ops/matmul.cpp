@@ -51,12 +51,16 @@ std::vector<Tensor> tolerance(const Sizes& s, const std::vector<Tensor>& in) {
   return {bound};
 }
 
-// M, N, K at least 1; the layout flags 0 or 1.
+// M, N, K at least 1; the layout flags 0 or 1; A, B and C within the
+// kernels' int indices.
 void check_sizes(const Op& op, const Sizes& s) {
   require_at_least(op, s, {1, 1, 1, 0, 0});
   for (int i : {3, 4})
     WN_CHECK(s[i] <= 1, op.name, ": ", op.size_names[i], " = ", s[i], " at ", describe_sizes(op, s),
              ": it is 0 (as stored) or 1 (transposed)");
+  require_indexable(op, s, Shape{s[0], s[2]}, "A");
+  require_indexable(op, s, Shape{s[2], s[1]}, "B");
+  require_indexable(op, s, Shape{s[0], s[1]}, "C");
 }
 
 const Registration matmul{Op{
