@@ -45,6 +45,18 @@ void flatten(const json& j, const std::string& path, std::vector<std::pair<std::
   }
 }
 
+// A `warpnet bench train` entry's rates and their ratio, both measured in
+// the record's one run on one machine.
+void draw_training_headline(const json& op) {
+  const json none = json::object();
+  const json& cpu = op.contains("cpu") && op["cpu"].is_object() ? op["cpu"] : none;
+  const json& gpu = op.contains("gpu") && op["gpu"].is_object() ? op["gpu"] : none;
+  ImGui::Text("train %s, batch %s: CPU %s images/s (%s threads), GPU %s images/s, GPU/CPU %sx",
+              text_of(op.value("model", json("?"))).c_str(), text_of(op.value("batch_size", json("?"))).c_str(),
+              number(cpu, "images_per_second", "%.0f").c_str(), text_of(cpu.value("threads", json("?"))).c_str(),
+              number(gpu, "images_per_second", "%.0f").c_str(), number(op, "gpu_speedup_over_cpu", "%.1f").c_str());
+}
+
 void label(BenchRecord& r) {
   const json& j = r.json;
   r.benchmark = j.value("benchmark", std::string("(no \"benchmark\" field)"));
@@ -138,7 +150,8 @@ void SpeedupPanel::draw_record(const BenchRecord& r) {
   const json& j = r.json;
   if (j.contains("ops") && j["ops"].is_array()) {
     for (const json& op : j["ops"]) {
-      if (!op.contains("op")) {  // `bench train` rows and the like: their figures as written
+      if (!op.contains("op") || !op.contains("sizes")) {  // `bench train` rows and the like: their figures as written
+        if (op.value("op", std::string()) == "train") draw_training_headline(op);
         std::vector<std::pair<std::string, std::string>> rows;
         flatten(op, "", rows);
         for (const auto& [k, v] : rows) ImGui::BulletText("%s = %s", k.c_str(), v.c_str());
