@@ -346,18 +346,19 @@ void part4(nn::Sequential& model, const data::Dataset& test, bool quick) {
 // ==== 5. the GPU side ===============================================================================
 
 void part5(const std::vector<Row>& rows) {
-  std::printf("5. The GPU side (H200 datasheet figures; not yet measured on a GPU)\n\n");
+  std::printf("5. The GPU side (H200 datasheet figures and recorded L2 size; not yet measured on a GPU)\n\n");
   const auto model = nn::make_lenet5(kClasses, 1);
   const double flops = model->cost(Shape({1, 1, 28, 28})).flops;
   const double fp32_bytes = double(rows.front().q.total_bytes()), mx_bytes = double(rows.back().q.total_bytes());
   std::printf("  one image: %.2f MFLOP (Module::cost); the weights: %s B in fp32, %s B in MXFP4\n", flops / 1e6,
               grouped(int64_t(fp32_bytes)).c_str(), grouped(int64_t(mx_bytes)).c_str());
-  // H200 datasheet: 989.4 TFLOP/s bf16 dense, 4.8 TB/s HBM3e, 50 MB L2.
+  // H200 datasheet: 989.4 TFLOP/s bf16 dense, 4.8 TB/s HBM3e. L2: 62,914,560 B (60 MiB), what the device
+  // reports in the committed records (bench/results/nvidia-h200-2026-11-30*.json, "l2_bytes").
   std::printf("  computed from the datasheet: batch 512 is %.0f MFLOP, %.2f µs at 989 TFLOP/s (bf16); reading\n"
-              "  the fp32 weights once from HBM at 4.8 TB/s takes %.0f ns, and they fit in the 50 MB L2 %.0f times\n"
+              "  the fp32 weights once from HBM at 4.8 TB/s takes %.0f ns, and they fit in the 60 MiB L2 %.0f times\n"
               "  over. A network this small is bound by neither: by kernel launches and their latency, which\n"
               "  no GPU run has measured for this chapter yet.\n\n",
-              512 * flops / 1e6, 512 * flops / 989.4e12 * 1e6, fp32_bytes / 4.8e12 * 1e9, 50e6 / fp32_bytes);
+              512 * flops / 1e6, 512 * flops / 989.4e12 * 1e6, fp32_bytes / 4.8e12 * 1e9, 62914560.0 / fp32_bytes);
 }
 
 // The ModelQuantization of every format on a fresh LeNet-5 (counts only).
