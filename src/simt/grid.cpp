@@ -76,8 +76,11 @@ void check_configuration(const std::string& name, const LaunchShape& shape, size
                       cat("kernel ", name, " launched with ", shape.dynamic_shared,
                           " bytes of dynamic shared memory; with its ", static_shared,
                           " static bytes the limit is ", dynamic_limit,
-                          " (raise it up to ", kSharedPerBlockOptin - static_shared,
-                          " with cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, bytes))"
+                          dynamic_limit + static_shared >= kSharedPerBlockOptin
+                              ? cat(" (", kSharedPerBlockOptin, " per block, static and dynamic together)")
+                              : cat(" (raise it up to ", kSharedPerBlockOptin - static_shared,
+                                    " with cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, "
+                                    "bytes))"),
                           " (cudaErrorInvalidValue)"));
   }
 }
@@ -112,7 +115,9 @@ void run(const KernelCall& call, const LaunchShape& shape) {
   for (const SharedVariable& var : kernel_shared_variables(call.kernel)) static_shared += var.bytes;
   const size_t optin = dynamic_shared_optin(call.kernel);
   const size_t default_limit = static_shared < kSharedPerBlock ? kSharedPerBlock - static_shared : 0;
-  check_configuration(name, shape, static_shared, std::max(optin, default_limit));
+  // Static and dynamic together stay within the opt-in limit (cudaFuncSetAttribute checks it too).
+  const size_t optin_limit = static_shared < kSharedPerBlockOptin ? kSharedPerBlockOptin - static_shared : 0;
+  check_configuration(name, shape, static_shared, std::min(std::max(optin, default_limit), optin_limit));
 
   const uint64_t blocks = uint64_t(shape.grid.x) * shape.grid.y * shape.grid.z;
   // A stepper runs the launch on its own fiber of this thread: the deterministic

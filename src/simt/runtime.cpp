@@ -14,6 +14,7 @@
 #include "simt/capture.hpp"
 #include "simt/launch.hpp"
 #include "simt/limits.hpp"
+#include "simt/symbols.hpp"
 
 struct CUevent_st {
   std::chrono::steady_clock::time_point time;
@@ -312,9 +313,15 @@ cudaError_t cudaEventElapsedTime(float* ms, cudaEvent_t start, cudaEvent_t end) 
 cudaError_t cudaFuncSetAttribute(const void* kernel, cudaFuncAttribute attr, int value) {
   if (attr != cudaFuncAttributeMaxDynamicSharedMemorySize)
     return fail_with(cudaErrorInvalidValue, cat("cudaFuncSetAttribute: attribute ", int(attr), " is not emulated"));
-  if (value < 0 || size_t(value) > kSharedPerBlockOptin) {
-    return fail_with(cudaErrorInvalidValue, cat("cudaFuncSetAttribute: ", value,
-                                                " bytes of dynamic shared memory; the limit is ", kSharedPerBlockOptin));
+  // As on the GPU, the kernel's static __shared__ bytes count against the opt-in limit.
+  size_t static_shared = 0;
+  for (const SharedVariable& var : kernel_shared_variables(kernel)) static_shared += var.bytes;
+  const size_t limit = static_shared < kSharedPerBlockOptin ? kSharedPerBlockOptin - static_shared : 0;
+  if (value < 0 || size_t(value) > limit) {
+    return fail_with(cudaErrorInvalidValue,
+                     cat("cudaFuncSetAttribute: ", value, " bytes of dynamic shared memory; with the kernel's ",
+                         static_shared, " static bytes the limit is ", limit, " (", kSharedPerBlockOptin,
+                         " per block)"));
   }
   set_dynamic_shared_optin(kernel, size_t(value));
   return cudaSuccess;

@@ -19,6 +19,12 @@ __global__ void big_static_shared(float* out) {
   out[threadIdx.x] = tile[threadIdx.x];
 }
 
+__global__ void static_40_kib(float* out) {
+  __shared__ float tile[10 * 1024];  // 40 KiB: under the static limit, but it counts against the opt-in one
+  tile[threadIdx.x] = 1.0f;
+  out[threadIdx.x] = tile[threadIdx.x];
+}
+
 // Each thread copies 4 floats from x + offset to y + offset as one float4.
 __global__ void copy_float4_at(const float* x, float* y, int offset) {
   const int i = offset + 4 * int(threadIdx.x);
@@ -63,6 +69,19 @@ TEST_CASE("shared memory over the limit is cudaErrorInvalidValue until opted in"
   DeviceBuffer<float> out(32);
   CHECK_THROWS_WITH_AS(warpnet::simt::launch(big_static_shared, dim3(1), dim3(32), 0, out.get()),
                        doctest::Contains("declares 65536 bytes of static __shared__ memory"), LaunchError);
+
+  // Static and dynamic together: 227 KiB per block, so 40 KiB static leaves 187 KiB to opt in to.
+  const int room = (227 - 40) * 1024;
+  CHECK(cudaFuncSetAttribute(static_40_kib, cudaFuncAttributeMaxDynamicSharedMemorySize, room + 4) ==
+        cudaErrorInvalidValue);
+  CHECK(std::string(warpnet::cuda_error_detail(cudaErrorInvalidValue))
+            .find("with the kernel's 40960 static bytes the limit is 191488") != std::string::npos);
+  cudaGetLastError();
+  CHECK(cudaFuncSetAttribute(static_40_kib, cudaFuncAttributeMaxDynamicSharedMemorySize, room) == cudaSuccess);
+  warpnet::simt::launch(static_40_kib, dim3(1), dim3(32), size_t(room), out.get());
+  CHECK_THROWS_WITH_AS(warpnet::simt::launch(static_40_kib, dim3(1), dim3(32), size_t(room) + 4, out.get()),
+                       doctest::Contains("the limit is 191488 (232448 per block, static and dynamic together)"),
+                       LaunchError);
 }
 
 TEST_CASE("CUDA-style launches leave their error for cudaGetLastError") {
