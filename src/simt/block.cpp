@@ -52,7 +52,7 @@ Block::Block(const KernelCall& call, const LaunchShape& shape, const std::string
   const unsigned n = b.x * b.y * b.z;
   lanes_.resize(n);
   warps_ = (n + 31) / 32;
-  warp_epochs_.assign(warps_, 0);
+  warp_syncs_.assign(warps_, WarpSyncs{});
   stacks_.reserve(n);
   for (unsigned i = 0; i < n; ++i) {
     Lane& lane = lanes_[i];
@@ -73,6 +73,23 @@ Checker& Block::checker() {
 unsigned Block::lanes_in_warp(unsigned warp) const {
   const unsigned left = unsigned(lanes_.size()) - warp * 32;
   return left < 32 ? left : 32;
+}
+
+void Block::warp_sync(unsigned warp, uint32_t mask) {
+  WarpSyncs& w = warp_syncs_[warp];
+  w.masks.push_back(mask);
+  const unsigned count = lanes_in_warp(warp);
+  const uint32_t every_lane = count == 32 ? ~0u : (1u << count) - 1;
+  if ((mask & every_lane) == every_lane) w.through_last_full = unsigned(w.masks.size());
+}
+
+bool Block::warp_synced_since(unsigned warp, unsigned epoch, unsigned a, unsigned b) const {
+  const WarpSyncs& w = warp_syncs_[warp];
+  if (epoch < w.through_last_full) return true;  // a sync over the whole warp came after
+  const uint32_t both = (1u << a) | (1u << b);
+  for (size_t k = epoch; k < w.masks.size(); ++k)
+    if ((w.masks[k] & both) == both) return true;
+  return false;
 }
 
 std::string Block::where() const { return cat("kernel ", kernel_name_, ", block ", format_dim(index_)); }
@@ -210,7 +227,7 @@ void Block::run(uint3 index) {
   barrier_epoch_ = 0;
   arrived_ = votes_ = 0;
   diverged_ = false;
-  std::fill(warp_epochs_.begin(), warp_epochs_.end(), 0u);
+  for (WarpSyncs& w : warp_syncs_) w = WarpSyncs{};
   error_ = nullptr;
   current_block = this;
   if (checker_) checker_->start_block();

@@ -100,7 +100,13 @@ class Block {
   const std::string& kernel_name() const { return kernel_name_; }
   const void* kernel() const { return call_.kernel; }
   unsigned barrier_epoch() const { return barrier_epoch_; }
-  unsigned warp_epoch(unsigned warp) const { return warp_epochs_[warp]; }
+  // The race checker's view of __syncwarp: how many syncs warp `warp` has
+  // passed in this block (a __syncwarp, or a .sync.aligned matrix
+  // instruction over the whole warp), and whether lanes a and b (0..31)
+  // passed one together at or after its `epoch`-th. A __syncwarp(mask) orders
+  // only the lanes in its mask.
+  unsigned warp_epoch(unsigned warp) const { return unsigned(warp_syncs_[warp].masks.size()); }
+  bool warp_synced_since(unsigned warp, unsigned epoch, unsigned a, unsigned b) const;
   unsigned lanes_in_warp(unsigned warp) const;
   Lane& lane(unsigned linear) { return lanes_[linear]; }
   const KernelCall& call() const { return call_; }
@@ -153,7 +159,14 @@ class Block {
   void* dynamic_shared_;
   uint3 index_{};
   std::vector<Lane> lanes_;
-  std::vector<unsigned> warp_epochs_;  // __syncwarp generations, for the race checker
+  // Per warp, for the race checker: the lane mask of each sync it passed in
+  // this block, and how many of them ended with the last over every lane.
+  struct WarpSyncs {
+    std::vector<uint32_t> masks;
+    unsigned through_last_full = 0;
+  };
+  std::vector<WarpSyncs> warp_syncs_;
+  void warp_sync(unsigned warp, uint32_t mask);
   unsigned warps_ = 0;
   unsigned done_ = 0;
   unsigned barrier_epoch_ = 0;  // __syncthreads generations, for the race checker

@@ -80,14 +80,23 @@ void Checker::atomic(const Lane& lane, uintptr_t address, size_t bytes) {
   if (Region* region = shared_region(address)) {
     if (address + bytes > region->begin + region->bytes) out_of_bounds(lane, address, bytes, true, nullptr, true);
     // Atomics do not race with each other, but they read the word first: it must
-    // have been written in this block.
+    // have been written in this block. Against plain accesses of other threads
+    // with no barrier between, they race like any write.
     const bool fresh = region->block_generation == generation_;
     for (size_t i = 0; i < bytes; ++i) {
-      if (fresh && region->shadow[address - region->begin + i].writer >= 0) continue;
+      if (fresh && region->shadow[address - region->begin + i].writer.thread >= 0) continue;
       throw LaunchError(cudaErrorLaunchFailure,
                         cat(block_.where(lane), ": an atomic on `", region->name, "`[byte ", address - region->begin,
                             "] (address ", hex_address(address),
                             ") reads shared memory no thread of this block has written yet (uninitialized shared memory)"));
+    }
+    const Access mine{nullptr, block_.barrier_epoch(), block_.warp_epoch(lane.warp), int16_t(lane.linear), true};
+    for (size_t i = 0; i < bytes; ++i) {
+      Shadow& s = region->shadow[address - region->begin + i];
+      if (!ordered(s.writer, lane)) race(lane, *region, address + i, mine, true, s.writer, true);
+      for (const Access& r : s.readers)
+        if (!r.atomic && !ordered(r, lane)) race(lane, *region, address + i, mine, true, r, false);
+      keep_reader(s, mine, lane);  // kept beside the reads: a plain access of another thread races with it
     }
     return;
   }
@@ -95,11 +104,45 @@ void Checker::atomic(const Lane& lane, uintptr_t address, size_t bytes) {
     out_of_bounds(lane, address, bytes, true, nullptr, false);
 }
 
-bool Checker::ordered(int16_t other, uint32_t epoch, uint16_t sync, const Lane& lane) const {
+bool Checker::ordered(const Access& other, const Lane& lane) const {
   // Two accesses are ordered when the same thread made both, a __syncthreads
-  // lies between them, or they come from one warp with a __syncwarp between.
-  if (other < 0 || other == int16_t(lane.linear) || epoch != block_.barrier_epoch()) return true;
-  return unsigned(other) / 32 == lane.warp && sync != uint16_t(block_.warp_epoch(lane.warp));
+  // lies between them, or they come from one warp with a __syncwarp over
+  // both their lanes between.
+  if (other.thread < 0 || other.thread == int16_t(lane.linear) || other.epoch != block_.barrier_epoch()) return true;
+  const unsigned other_warp = unsigned(other.thread) / 32;
+  return other_warp == lane.warp &&
+         block_.warp_synced_since(lane.warp, other.sync, unsigned(other.thread) % 32, lane.lane);
+}
+
+void Checker::race(const Lane& lane, const Region& region, uintptr_t address, const Access& mine, bool write,
+                   const Access& other, bool other_wrote) {
+  const Lane& them = block_.lane(unsigned(other.thread));
+  const auto how = [](const Access& a, bool wrote) {
+    return a.atomic ? std::string("updated it with an atomic") : cat(wrote ? "wrote" : "read", " it at ",
+                                                                       describe_code(a.pc));
+  };
+  const std::string this_does =
+      mine.atomic ? "updates it with an atomic" : cat(verb(write), " it at ", describe_code(mine.pc));
+  throw LaunchError(cudaErrorLaunchFailure,
+                    cat(block_.where(lane), ": shared-memory race on `", region.name, "`[byte ",
+                        address - region.begin, "] (address ", hex_address(address), "): this thread ", this_does,
+                        " and thread ", format_dim(them.tid), " ", how(other, other_wrote),
+                        " with no __syncthreads() between them"));
+}
+
+void Checker::keep_reader(Shadow& s, const Access& read, const Lane& lane) {
+  // A read (or atomic) ordered after a kept one replaces it: whatever races
+  // with the old one races with the new (ordering is transitive). Kept are up
+  // to two unordered ones, the second preferably from another warp than the first.
+  auto stale = [&](const Access& r) { return r.thread < 0 || r.epoch != read.epoch || ordered(r, lane); };
+  if (stale(s.readers[0])) {
+    s.readers[0] = read;
+    return;
+  }
+  const auto warp_of = [](const Access& r) { return unsigned(r.thread) / 32; };
+  if (stale(s.readers[1]) ||
+      (warp_of(s.readers[1]) == warp_of(s.readers[0]) && lane.warp != warp_of(s.readers[0])))
+    s.readers[1] = read;
 }
 
 void Checker::check_shared(const Lane& lane, Region& region, uintptr_t address, size_t bytes, bool write,
@@ -108,41 +151,22 @@ void Checker::check_shared(const Lane& lane, Region& region, uintptr_t address, 
     region.shadow.assign(region.bytes, Shadow{});
     region.block_generation = generation_;
   }
-  const uint32_t epoch = block_.barrier_epoch();
-  const auto sync = uint16_t(block_.warp_epoch(lane.warp));
-  const auto where = [&](uintptr_t a) {
-    return cat("`", region.name, "`[byte ", a - region.begin, "] (address ", hex_address(a), ")");
-  };
-  const auto race = [&](uintptr_t a, bool other_wrote, int16_t other, const void* other_pc) {
-    const Lane& them = block_.lane(unsigned(other));
-    throw LaunchError(cudaErrorLaunchFailure,
-                      cat(block_.where(lane), ": shared-memory race on ", where(a), ": this thread ", verb(write),
-                          " it at ", describe_code(pc), " and thread ", format_dim(them.tid), " ",
-                          other_wrote ? "wrote" : "read", " it at ", describe_code(other_pc),
-                          " with no __syncthreads() between them"));
-  };
+  const Access mine{pc, block_.barrier_epoch(), block_.warp_epoch(lane.warp), int16_t(lane.linear), false};
   for (size_t i = 0; i < bytes; ++i) {
     Shadow& s = region.shadow[address - region.begin + i];
     // A read of a byte nobody wrote yet is a race if another thread writes it
     // before the next barrier (threads run one after another here, a GPU could
     // have run the writer first), otherwise an uninitialized read: decided at the barrier.
-    if (!write && s.writer < 0 && !uninitialized_)
+    if (!write && s.writer.thread < 0 && !uninitialized_)
       uninitialized_ = UninitializedRead{&region, address + i - region.begin, lane.linear, pc};
-    if (!ordered(s.writer, s.write_epoch, s.writer_sync, lane)) race(address + i, true, s.writer, s.write_pc);
+    if (!ordered(s.writer, lane)) race(lane, region, address + i, mine, write, s.writer, true);
+    for (const Access& r : s.readers)  // a write meets every read and atomic, a read the atomics
+      if ((write || r.atomic) && !ordered(r, lane)) race(lane, region, address + i, mine, write, r, false);
     if (write) {
-      if (!ordered(s.reader, s.read_epoch, s.reader_sync, lane)) race(address + i, false, s.reader, s.read_pc);
-      s.writer = int16_t(lane.linear);
-      s.write_epoch = epoch;
-      s.writer_sync = sync;
-      s.write_pc = pc;
-      s.reader = -1;
-    } else if (s.reader < 0 || s.read_epoch != epoch || ordered(s.reader, s.read_epoch, s.reader_sync, lane)) {
-      // Keep a reader a later write could race with; an unordered one already
-      // recorded is as good as this one for that.
-      s.reader = int16_t(lane.linear);
-      s.read_epoch = epoch;
-      s.reader_sync = sync;
-      s.read_pc = pc;
+      s.writer = mine;
+      s.readers = {};
+    } else {
+      keep_reader(s, mine, lane);
     }
   }
 }

@@ -40,13 +40,21 @@ class Checker {
   void end_block();
 
  private:
-  // Who last wrote and read one byte of shared memory, since which barrier.
+  // One access a later one may race with: which thread, in which barrier
+  // phase, after how many of its warp's syncs (Block::warp_epoch), where.
+  struct Access {
+    const void* pc = nullptr;
+    uint32_t epoch = 0, sync = 0;
+    int16_t thread = -1;  // -1: none
+    bool atomic = false;
+  };
+  // Who last wrote one byte of shared memory (a plain store), and up to two
+  // reads or atomics since, by threads unordered with each other: with two, a
+  // write by either one's thread still meets the other (one slot missed those
+  // races). Atomics do not race with each other, only with plain accesses.
   struct Shadow {
-    const void* write_pc = nullptr;
-    const void* read_pc = nullptr;
-    uint32_t write_epoch = 0, read_epoch = 0;
-    int16_t writer = -1, reader = -1;
-    uint16_t writer_sync = 0, reader_sync = 0;
+    Access writer;
+    std::array<Access, 2> readers;
   };
   struct Region {
     uintptr_t begin;
@@ -76,7 +84,10 @@ class Checker {
   Region* shared_region(uintptr_t address);
   std::string describe_shared(uintptr_t address, size_t bytes) const;
   void check_shared(const Lane& lane, Region& region, uintptr_t address, size_t bytes, bool write, const void* pc);
-  bool ordered(int16_t other, uint32_t epoch, uint16_t sync, const Lane& lane) const;
+  bool ordered(const Access& other, const Lane& lane) const;
+  void keep_reader(Shadow& s, const Access& read, const Lane& lane);
+  [[noreturn]] void race(const Lane& lane, const Region& region, uintptr_t address, const Access& mine,
+                         bool write, const Access& other, bool other_wrote);
   [[noreturn]] void out_of_bounds(const Lane& lane, uintptr_t address, size_t bytes, bool write, const void* pc,
                                   bool shared);
   void record(const Lane& lane, uintptr_t address, size_t bytes, bool write, const void* pc, Space space);

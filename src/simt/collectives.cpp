@@ -122,7 +122,7 @@ bool Block::resolve_masked_group(unsigned warp, Lane& first) {
   }
   for (unsigned l = 0; l < count; ++l)
     if (mask >> l & 1) group[l].state = LaneState::ready;
-  if (first.op == WarpOp::syncwarp) ++warp_epochs_[warp];
+  if (first.op == WarpOp::syncwarp) warp_sync(warp, mask);
   return true;
 }
 
@@ -154,7 +154,7 @@ void Block::run_matrix_op(unsigned warp, const Lane& first) {
     group[l].result = 0;
     group[l].state = op.yields ? LaneState::yielded : LaneState::ready;
   }
-  ++warp_epochs_[warp];  // a .sync instruction orders the warp's shared-memory accesses, as __syncwarp does
+  warp_sync(warp, ~0u);  // a .sync instruction orders the warp's shared-memory accesses, as __syncwarp does
 }
 
 void Block::resolve_activemask(unsigned warp) {
