@@ -172,9 +172,14 @@ cudaError_t cudaGetDeviceProperties(cudaDeviceProp* prop, int device) {
 
 namespace warpnet::simt {
 
+// Bytes after each allocation that belong to none: an overrun of up to this
+// much lands there and the traced build reports it, where it could have
+// landed in the next buffer the heap placed 16 bytes on.
+constexpr size_t kRedZone = 1024;
+
 cudaError_t allocate_device(void** ptr, size_t bytes, const char* call) {
   // CUDA aligns allocations to 256 bytes; kernels' vector loads rely on it.
-  void* p = ::operator new(std::max<size_t>(bytes, 1), std::align_val_t(256), std::nothrow);
+  void* p = ::operator new(bytes + kRedZone, std::align_val_t(256), std::nothrow);
   if (!p) return fail_with(cudaErrorMemoryAllocation, cat(call, ": cannot allocate ", bytes, " bytes"));
   std::memset(p, kPoison, bytes);
   register_allocation(p, bytes);

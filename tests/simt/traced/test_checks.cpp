@@ -45,6 +45,24 @@ TEST_CASE("traced: an off-by-one bounds check is an out-of-bounds global write")
   CHECK(message.find("off_by_one.cu:15") != std::string::npos);  // the source line, from the traced copy's -g
 }
 
+namespace {
+
+__global__ void read_at(const float* x, int index, float* out) { out[0] = x[index]; }
+
+}  // namespace
+
+TEST_CASE("traced: a read well past a buffer is out of bounds, not a read of the next buffer") {
+  // Two 4 KiB buffers allocated one after the other: without a gap after the
+  // first, 300 bytes past its end could be the second's.
+  DeterministicScope deterministic;
+  DeviceBuffer<float> x(std::vector<float>(1024, 1.0f)), next(std::vector<float>(1024, 2.0f)), out(1);
+  const std::string message =
+      launch_error(cudaErrorIllegalAddress, read_at, dim3(1), dim3(1), x.get(), 1024 + 75, out.get());
+  INFO(message);
+  CHECK(message.find("out-of-bounds global-memory read of 4 bytes") != std::string::npos);
+  CHECK(message.find("300 bytes past the end of a 4096-byte allocation") != std::string::npos);
+}
+
 TEST_CASE("traced: writing past a __shared__ array is an out-of-bounds shared access") {
   DeterministicScope deterministic;
   DeviceBuffer<float> out(32);
