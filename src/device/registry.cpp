@@ -110,6 +110,13 @@ void require_indexable(const Op& op, const Sizes& sizes, const Shape& shape, con
            "in int, and a last block's threads form indices up to a block past the end)");
 }
 
+std::string needs_newer_gpu(const Kernel& kernel, int major, int minor) {
+  const int sm = 10 * major + minor;
+  if (sm >= kernel.min_sm) return "";
+  return cat(kernel.id(), " needs sm_", kernel.min_sm, " or newer (", kernel.precision, "); this GPU is sm_", major,
+             minor);
+}
+
 void every_size_at_least_1(const Op& op, const Sizes& sizes) {
   require_at_least(op, sizes, Sizes(sizes.size(), 1));
 }

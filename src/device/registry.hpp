@@ -96,6 +96,11 @@ struct Kernel {
   // before any cache: what the tracer counts, and what tiling reduces.
   double (*bytes)(const Sizes&);
   bool emulator = true;  // false for kernels only a GPU runs (wgmma, TMA)
+  // The oldest GPU the kernel runs on, as 10·major + minor: 89 for fp8
+  // mma.sync (Ada), 90 for wgmma and TMA (Hopper, built for sm_90a); 0 for
+  // any the build targets. An older GPU would trap or find no code: the GPU
+  // runners refuse it first (needs_newer_gpu).
+  int min_sm = 0;
   // Launches the kernel with `launch` on `buffers`; throws Error with the
   // CUDA error's name and detail when the launch fails (check_launch in
   // device/kernels/copy.hpp). On a GPU the launch is asynchronous: a fault
@@ -152,6 +157,10 @@ Sizes complete_sizes(const Op& op, const Sizes& given);
 // int, or one Op::check_sizes refuses. Every launch (run.hpp) calls it, so
 // the layers' ops meet the limits that sizes a user types meet.
 void require_launchable(const Op& op, const Sizes& sizes);
+
+// Why `kernel` cannot run on a GPU of compute capability major.minor ("needs
+// sm_89 or newer ..."), or "" when it can.
+std::string needs_newer_gpu(const Kernel& kernel, int major, int minor);
 
 // "M=127 N=129 K=65 trans_a=0 trans_b=1".
 std::string describe_sizes(const Op& op, const Sizes& sizes);

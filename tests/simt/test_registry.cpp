@@ -79,6 +79,19 @@ TEST_CASE("registry: kernels are found by id, op/version and name") {
   CHECK(operands_v1 / (tiled.bytes(s) - 4.0 * 256 * 256) == doctest::Approx(16.0));
 }
 
+TEST_CASE("registry: fp8 mma.sync and wgmma versions name the oldest GPU they run on") {
+  const device::Kernel& fp8 = device::find_kernel("matmul/14");
+  CHECK(device::needs_newer_gpu(fp8, 8, 0) ==
+        "matmul/14_fp8 needs sm_89 or newer (" + fp8.precision + "); this GPU is sm_80");
+  CHECK(device::needs_newer_gpu(fp8, 8, 9).empty());
+  for (const char* hopper : {"matmul/13", "matmul/15", "matmul/16", "matmul/18"}) {
+    CHECK(device::needs_newer_gpu(device::find_kernel(hopper), 8, 9).find("needs sm_90 or newer") !=
+          std::string::npos);
+    CHECK(device::needs_newer_gpu(device::find_kernel(hopper), 9, 0).empty());
+  }
+  CHECK(device::needs_newer_gpu(device::find_kernel("matmul/12"), 8, 0).empty());  // bf16 mma.sync: Ampere
+}
+
 TEST_CASE("registry: sizes an op cannot take are refused, naming the size, before anything launches") {
   const auto refused = [](const char* op, device::Sizes sizes, const char* says) {
     CHECK_THROWS_WITH_AS(device::complete_sizes(device::op(op), sizes), doctest::Contains(says), Error);

@@ -301,6 +301,7 @@ const Registration cublaslt_fp8{Kernel{
     // The compulsory bytes; the packing copies, where needed, move more.
     .bytes = [](const Sizes& s) { return compulsory_bytes(s, 1); },
     .emulator = false,
+    .min_sm = 89,
     .launch = lt_fp8,
     .copy = Copy::cuda,
     .input_format = &simt::kE4M3,

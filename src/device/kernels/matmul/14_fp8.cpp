@@ -19,6 +19,7 @@ const Registration fp8{Kernel{
     .flops = flops,
     // 128x128 tiles of 1-byte inputs (see tiled_bytes).
     .bytes = [](const Sizes& s) { return tiled_bytes(s, 128, 128, 1); },
+    .min_sm = 89,
     .launch = [](const Sizes& s, const Launch& l, Buffers b) {
       launch_gemm<__nv_fp8_e4m3>(s, l, b, []<bool TA, bool TB>() { return gemm_fp8<128, 128, 64, 64, 32, TA, TB>; });
     },
