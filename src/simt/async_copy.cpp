@@ -5,6 +5,7 @@
 #include <cstdint>
 
 #include "simt/block.hpp"
+#include "simt/checker.hpp"
 #include "simt/device.hpp"
 #include "simt/trace_hooks.hpp"
 
@@ -17,6 +18,8 @@ void async_copy_issue(const char* instruction, void* dst, const void* src, unsig
   if (reinterpret_cast<uintptr_t>(dst) % bytes != 0) device_misuse(instruction, "shared address not aligned to the copy size", dst);
   if (reinterpret_cast<uintptr_t>(src) % bytes != 0) device_misuse(instruction, "global address not aligned to the copy size", src);
   if (src_bytes > bytes) device_misuse(instruction, "src-size larger than cp-size", src);
+  if (Checker* checker = current_block->checker_if_traced())
+    checker->async_copy_issued(lane, reinterpret_cast<uintptr_t>(dst), bytes, __builtin_return_address(0));
   lane.async_copies.push_back({dst, src, bytes, src_bytes, 0});
 }
 

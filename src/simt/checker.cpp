@@ -104,6 +104,13 @@ void Checker::atomic(const Lane& lane, uintptr_t address, size_t bytes) {
     out_of_bounds(lane, address, bytes, true, nullptr, false);
 }
 
+void Checker::async_copy_issued(const Lane& lane, uintptr_t address, size_t bytes, const void* pc) {
+  Region* region = shared_region(address);
+  if (!region) return;  // out of bounds: reported where the copy is made, with the store
+  if (address + bytes > region->begin + region->bytes) out_of_bounds(lane, address, bytes, true, pc, true);
+  check_shared(lane, *region, address, bytes, true, pc);
+}
+
 bool Checker::ordered(const Access& other, const Lane& lane) const {
   // Two accesses are ordered when the same thread made both, a __syncthreads
   // lies between them, or they come from one warp with a __syncwarp over

@@ -35,6 +35,12 @@ class Checker {
   // LaunchError for an out-of-bounds access, a race or an uninitialized read.
   Touched access(const Lane& lane, uintptr_t address, size_t bytes, bool write, const void* pc);
   void atomic(const Lane& lane, uintptr_t address, size_t bytes);
+  // A cp.async into shared memory, at its issue: the GPU may write the bytes
+  // any time until the wait_group, so reads of them by other threads not yet
+  // ordered before the issue race with it (a stage refilled while others still
+  // read it). Checked as a write, not counted: the store is counted where the
+  // copy is made.
+  void async_copy_issued(const Lane& lane, uintptr_t address, size_t bytes, const void* pc);
   // At each barrier and at the end of the block: warp-level accesses are complete.
   void end_phase();
   void end_block();
