@@ -4,6 +4,7 @@
 // block barrier is released, or nothing ever can and that is reported.
 #include "simt/block.hpp"
 
+#include <algorithm>
 #include <cstring>
 
 #include <boost/context/detail/exception.hpp>
@@ -52,7 +53,7 @@ Block::Block(const KernelCall& call, const LaunchShape& shape, const std::string
   const unsigned n = b.x * b.y * b.z;
   lanes_.resize(n);
   warps_ = (n + 31) / 32;
-  warp_syncs_.assign(warps_, WarpSyncs{});
+  warp_clocks_.assign(warps_, LaneClocks{});
   stacks_.reserve(n);
   for (unsigned i = 0; i < n; ++i) {
     Lane& lane = lanes_[i];
@@ -76,20 +77,19 @@ unsigned Block::lanes_in_warp(unsigned warp) const {
 }
 
 void Block::warp_sync(unsigned warp, uint32_t mask) {
-  WarpSyncs& w = warp_syncs_[warp];
-  w.masks.push_back(mask);
+  // Each lane in the mask ticks its own clock (its accesses so far are now
+  // "before the sync"), then all of them learn the latest of every clock any
+  // of them knows.
+  LaneClocks& v = warp_clocks_[warp];
   const unsigned count = lanes_in_warp(warp);
-  const uint32_t every_lane = count == 32 ? ~0u : (1u << count) - 1;
-  if ((mask & every_lane) == every_lane) w.through_last_full = unsigned(w.masks.size());
-}
-
-bool Block::warp_synced_since(unsigned warp, unsigned epoch, unsigned a, unsigned b) const {
-  const WarpSyncs& w = warp_syncs_[warp];
-  if (epoch < w.through_last_full) return true;  // a sync over the whole warp came after
-  const uint32_t both = (1u << a) | (1u << b);
-  for (size_t k = epoch; k < w.masks.size(); ++k)
-    if ((w.masks[k] & both) == both) return true;
-  return false;
+  std::array<uint32_t, 32> joined{};
+  for (unsigned l = 0; l < count; ++l) {
+    if (!(mask >> l & 1)) continue;
+    ++v[l][l];
+    for (unsigned j = 0; j < 32; ++j) joined[j] = std::max(joined[j], v[l][j]);
+  }
+  for (unsigned l = 0; l < count; ++l)
+    if (mask >> l & 1) v[l] = joined;
 }
 
 std::string Block::where() const { return cat("kernel ", kernel_name_, ", block ", format_dim(index_)); }
@@ -227,7 +227,7 @@ void Block::run(uint3 index) {
   barrier_epoch_ = 0;
   arrived_ = votes_ = 0;
   diverged_ = false;
-  for (WarpSyncs& w : warp_syncs_) w = WarpSyncs{};
+  std::fill(warp_clocks_.begin(), warp_clocks_.end(), LaneClocks{});
   error_ = nullptr;
   current_block = this;
   if (checker_) checker_->start_block();

@@ -2,6 +2,7 @@
 // rendezvous. Internal to src/simt. A Block runs on one OS thread, so nothing
 // here is shared between threads: that is what makes __shared__ thread_local.
 #pragma once
+#include <array>
 #include <boost/context/fiber.hpp>
 #include <cstdint>
 #include <exception>
@@ -100,13 +101,17 @@ class Block {
   const std::string& kernel_name() const { return kernel_name_; }
   const void* kernel() const { return call_.kernel; }
   unsigned barrier_epoch() const { return barrier_epoch_; }
-  // The race checker's view of __syncwarp: how many syncs warp `warp` has
-  // passed in this block (a __syncwarp, or a .sync.aligned matrix
-  // instruction over the whole warp), and whether lanes a and b (0..31)
-  // passed one together at or after its `epoch`-th. A __syncwarp(mask) orders
-  // only the lanes in its mask.
-  unsigned warp_epoch(unsigned warp) const { return unsigned(warp_syncs_[warp].masks.size()); }
-  bool warp_synced_since(unsigned warp, unsigned epoch, unsigned a, unsigned b) const;
+  // The race checker's view of __syncwarp, as vector clocks over a warp's
+  // lanes: lane_clock is the lane's own count of the syncs it passed (a
+  // __syncwarp(mask), or a .sync.aligned matrix instruction over the whole
+  // warp); an access made when lane a's clock read `stamp` is ordered before
+  // lane b's next one when a chain of syncs leads from a, after the access,
+  // to b (lane 1 syncing with lane 2, then lane 0 with lane 1, orders lane
+  // 2's earlier accesses before lane 0's later ones).
+  unsigned lane_clock(unsigned warp, unsigned lane) const { return warp_clocks_[warp][lane][lane]; }
+  bool warp_ordered(unsigned warp, unsigned earlier_lane, unsigned stamp, unsigned later_lane) const {
+    return warp_clocks_[warp][later_lane][earlier_lane] > stamp;
+  }
   unsigned lanes_in_warp(unsigned warp) const;
   Lane& lane(unsigned linear) { return lanes_[linear]; }
   const KernelCall& call() const { return call_; }
@@ -159,13 +164,9 @@ class Block {
   void* dynamic_shared_;
   uint3 index_{};
   std::vector<Lane> lanes_;
-  // Per warp, for the race checker: the lane mask of each sync it passed in
-  // this block, and how many of them ended with the last over every lane.
-  struct WarpSyncs {
-    std::vector<uint32_t> masks;
-    unsigned through_last_full = 0;
-  };
-  std::vector<WarpSyncs> warp_syncs_;
+  // Per warp, per lane, what the lane knows of every lane's clock (lane_clock).
+  using LaneClocks = std::array<std::array<uint32_t, 32>, 32>;
+  std::vector<LaneClocks> warp_clocks_;
   void warp_sync(unsigned warp, uint32_t mask);
   unsigned warps_ = 0;
   unsigned done_ = 0;

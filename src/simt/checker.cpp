@@ -90,12 +90,10 @@ void Checker::atomic(const Lane& lane, uintptr_t address, size_t bytes) {
                             "] (address ", hex_address(address),
                             ") reads shared memory no thread of this block has written yet (uninitialized shared memory)"));
     }
-    const Access mine{nullptr, block_.barrier_epoch(), block_.warp_epoch(lane.warp), int16_t(lane.linear), true};
+    const Access mine = access_now(lane, nullptr, Kind::atomic);
     for (size_t i = 0; i < bytes; ++i) {
       Shadow& s = region->shadow[address - region->begin + i];
-      if (!ordered(s.writer, lane)) race(lane, *region, address + i, mine, true, s.writer, true);
-      for (const Access& r : s.readers)
-        if (!r.atomic && !ordered(r, lane)) race(lane, *region, address + i, mine, true, r, false);
+      check_byte(lane, *region, address + i, s, mine, true);
       keep_reader(s, mine, lane);  // kept beside the reads: a plain access of another thread races with it
     }
     return;
@@ -108,7 +106,27 @@ void Checker::async_copy_issued(const Lane& lane, uintptr_t address, size_t byte
   Region* region = shared_region(address);
   if (!region) return;  // out of bounds: reported where the copy is made, with the store
   if (address + bytes > region->begin + region->bytes) out_of_bounds(lane, address, bytes, true, pc, true);
-  check_shared(lane, *region, address, bytes, true, pc);
+  if (region->block_generation != generation_) return;  // nothing touched it in this block yet
+  // Checked, not recorded: the write is recorded where the copy is made, so
+  // a read before it still finds the byte unwritten (uninitialized, or stale).
+  const Access mine = access_now(lane, pc, Kind::cp_async);
+  for (size_t i = 0; i < bytes; ++i)
+    check_byte(lane, *region, address + i, region->shadow[address - region->begin + i], mine, true);
+}
+
+Checker::Access Checker::access_now(const Lane& lane, const void* pc, Kind kind) const {
+  return {pc, block_.barrier_epoch(), block_.lane_clock(lane.warp, lane.lane), int16_t(lane.linear), kind};
+}
+
+void Checker::check_byte(const Lane& lane, const Region& region, uintptr_t address, const Shadow& s,
+                         const Access& mine, bool write) {
+  // Plain accesses race with a write or an atomic of another thread; atomics
+  // with plain ones only.
+  if (!ordered(s.writer, lane)) race(lane, region, address, mine, write, s.writer, true);
+  for (const Access& r : s.readers) {
+    const bool conflict = mine.kind == Kind::atomic ? r.kind != Kind::atomic : write || r.kind == Kind::atomic;
+    if (conflict && !ordered(r, lane)) race(lane, region, address, mine, write, r, false);
+  }
 }
 
 bool Checker::ordered(const Access& other, const Lane& lane) const {
@@ -117,19 +135,21 @@ bool Checker::ordered(const Access& other, const Lane& lane) const {
   // both their lanes between.
   if (other.thread < 0 || other.thread == int16_t(lane.linear) || other.epoch != block_.barrier_epoch()) return true;
   const unsigned other_warp = unsigned(other.thread) / 32;
-  return other_warp == lane.warp &&
-         block_.warp_synced_since(lane.warp, other.sync, unsigned(other.thread) % 32, lane.lane);
+  return other_warp == lane.warp && block_.warp_ordered(lane.warp, unsigned(other.thread) % 32, other.sync, lane.lane);
 }
 
 void Checker::race(const Lane& lane, const Region& region, uintptr_t address, const Access& mine, bool write,
                    const Access& other, bool other_wrote) {
   const Lane& them = block_.lane(unsigned(other.thread));
   const auto how = [](const Access& a, bool wrote) {
-    return a.atomic ? std::string("updated it with an atomic") : cat(wrote ? "wrote" : "read", " it at ",
-                                                                       describe_code(a.pc));
+    return a.kind == Kind::atomic ? std::string("updated it with an atomic")
+                                  : cat(wrote ? "wrote" : "read", " it at ", describe_code(a.pc));
   };
   const std::string this_does =
-      mine.atomic ? "updates it with an atomic" : cat(verb(write), " it at ", describe_code(mine.pc));
+      mine.kind == Kind::atomic     ? std::string("updates it with an atomic")
+      : mine.kind == Kind::cp_async ? cat("issues a cp.async into it (at ", describe_code(mine.pc),
+                                          "), which may write it from then on,")
+                                    : cat(verb(write), " it at ", describe_code(mine.pc));
   throw LaunchError(cudaErrorLaunchFailure,
                     cat(block_.where(lane), ": shared-memory race on `", region.name, "`[byte ",
                         address - region.begin, "] (address ", hex_address(address), "): this thread ", this_does,
@@ -138,17 +158,22 @@ void Checker::race(const Lane& lane, const Region& region, uintptr_t address, co
 }
 
 void Checker::keep_reader(Shadow& s, const Access& read, const Lane& lane) {
-  // A read (or atomic) ordered after a kept one replaces it: whatever races
-  // with the old one races with the new (ordering is transitive). Kept are up
-  // to two unordered ones, the second preferably from another warp than the first.
-  auto stale = [&](const Access& r) { return r.thread < 0 || r.epoch != read.epoch || ordered(r, lane); };
-  if (stale(s.readers[0])) {
+  // A read ordered after a kept read replaces it, an atomic an atomic:
+  // whatever races with the old one races with the new (ordering is
+  // transitive). A read never replaces an atomic nor the reverse: they race
+  // with different things. Kept are up to two, the second preferably from
+  // another warp than the first; a third unordered one is not kept.
+  const auto free = [&](const Access& r) {
+    return r.thread < 0 || r.epoch != read.epoch || (r.kind == read.kind && ordered(r, lane));
+  };
+  if (free(s.readers[0])) {
     s.readers[0] = read;
     return;
   }
   const auto warp_of = [](const Access& r) { return unsigned(r.thread) / 32; };
-  if (stale(s.readers[1]) ||
-      (warp_of(s.readers[1]) == warp_of(s.readers[0]) && lane.warp != warp_of(s.readers[0])))
+  const bool same_kinds = s.readers[0].kind == read.kind && s.readers[1].kind == read.kind;
+  if (free(s.readers[1]) ||
+      (same_kinds && warp_of(s.readers[1]) == warp_of(s.readers[0]) && lane.warp != warp_of(s.readers[0])))
     s.readers[1] = read;
 }
 
@@ -158,7 +183,7 @@ void Checker::check_shared(const Lane& lane, Region& region, uintptr_t address, 
     region.shadow.assign(region.bytes, Shadow{});
     region.block_generation = generation_;
   }
-  const Access mine{pc, block_.barrier_epoch(), block_.warp_epoch(lane.warp), int16_t(lane.linear), false};
+  const Access mine = access_now(lane, pc, Kind::plain);
   for (size_t i = 0; i < bytes; ++i) {
     Shadow& s = region.shadow[address - region.begin + i];
     // A read of a byte nobody wrote yet is a race if another thread writes it
@@ -166,9 +191,7 @@ void Checker::check_shared(const Lane& lane, Region& region, uintptr_t address, 
     // have run the writer first), otherwise an uninitialized read: decided at the barrier.
     if (!write && s.writer.thread < 0 && !uninitialized_)
       uninitialized_ = UninitializedRead{&region, address + i - region.begin, lane.linear, pc};
-    if (!ordered(s.writer, lane)) race(lane, region, address + i, mine, write, s.writer, true);
-    for (const Access& r : s.readers)  // a write meets every read and atomic, a read the atomics
-      if ((write || r.atomic) && !ordered(r, lane)) race(lane, region, address + i, mine, write, r, false);
+    check_byte(lane, region, address + i, s, mine, write);
     if (write) {
       s.writer = mine;
       s.readers = {};

@@ -47,12 +47,13 @@ class Checker {
 
  private:
   // One access a later one may race with: which thread, in which barrier
-  // phase, after how many of its warp's syncs (Block::warp_epoch), where.
+  // phase, at which of its lane's clock (Block::lane_clock), where, and what.
+  enum class Kind : uint8_t { plain, atomic, cp_async };
   struct Access {
     const void* pc = nullptr;
     uint32_t epoch = 0, sync = 0;
     int16_t thread = -1;  // -1: none
-    bool atomic = false;
+    Kind kind = Kind::plain;
   };
   // Who last wrote one byte of shared memory (a plain store), and up to two
   // reads or atomics since, by threads unordered with each other: with two, a
@@ -90,6 +91,10 @@ class Checker {
   Region* shared_region(uintptr_t address);
   std::string describe_shared(uintptr_t address, size_t bytes) const;
   void check_shared(const Lane& lane, Region& region, uintptr_t address, size_t bytes, bool write, const void* pc);
+  // Throws when `mine`, a read or a write of one byte, races with what its shadow holds.
+  void check_byte(const Lane& lane, const Region& region, uintptr_t address, const Shadow& s, const Access& mine,
+                  bool write);
+  Access access_now(const Lane& lane, const void* pc, Kind kind) const;
   bool ordered(const Access& other, const Lane& lane) const;
   void keep_reader(Shadow& s, const Access& read, const Lane& lane);
   [[noreturn]] void race(const Lane& lane, const Region& region, uintptr_t address, const Access& mine,

@@ -51,6 +51,37 @@ __global__ void read_the_count(int* out) {
   out[threadIdx.x] = count;
 }
 
+// Thread 0 adds and then reads the counter; the others only read it, with
+// thread 0's atomic unordered with their reads.
+__global__ void atomic_then_reads(int* out) {
+  __shared__ int count;
+  if (threadIdx.x == 0) count = 0;
+  __syncthreads();
+  if (threadIdx.x == 0) atomicAdd(&count, 1);
+  out[threadIdx.x] = count;
+}
+
+// Thread 0 reads the counter, then every thread adds to it: the others'
+// atomics are unordered with thread 0's read.
+__global__ void read_then_atomics(int* out) {
+  __shared__ int count;
+  if (threadIdx.x == 0) count = 0;
+  __syncthreads();
+  if (threadIdx.x == 0) out[0] = count;
+  atomicAdd(&count, 1);
+}
+
+// Ordering through a third lane: lane 2 writes, syncs with lane 1, which
+// then syncs with lane 0, which reads: ordered on a GPU, not a race.
+__global__ void sync_chain(float* out) {
+  __shared__ float s[1];
+  const unsigned lane = threadIdx.x;
+  if (lane == 2) s[0] = 5.0f;
+  if (lane == 1 || lane == 2) __syncwarp(0x6u);
+  if (lane == 0 || lane == 1) __syncwarp(0x3u);
+  if (lane == 0) out[0] = s[0];
+}
+
 // Every lane reads s[0]; a shuffle makes the lanes meet but orders no
 // memory; then lane 0, itself one of the readers, overwrites s[0] while the
 // others' reads are unordered with it (with __syncwarp they are ordered).
@@ -86,6 +117,19 @@ __global__ void swap_pairs(float* out) {
     met = __shfl_xor_sync(0xcu, 1.0f, 1);
   }
   out[lane] = s[lane ^ 1u] + met;
+}
+
+// A thread reads its cp.async's destination before the wait: the copy need
+// not have landed, and nothing else wrote the tile.
+__global__ void read_before_wait(const float* in, float* out) {
+  __shared__ float tile[32];
+  const unsigned t = threadIdx.x;
+  warpnet::ptx::cp_async_ca<4>(&tile[t], &in[t]);
+  warpnet::ptx::cp_async_commit();
+  const float early = tile[t];
+  warpnet::ptx::cp_async_wait<0>();
+  __syncthreads();
+  out[t] = early;
 }
 
 // A pipeline's refill: each thread reads another warp's element of the
@@ -132,6 +176,23 @@ TEST_CASE("traced: a plain read of a word other threads update atomically is a r
   CHECK(message.find("this thread updates it with an atomic and thread (0,0,0) read it at") != std::string::npos);
 }
 
+TEST_CASE("traced: a thread's atomic and its own read of the word do not hide each other") {
+  DeviceBuffer<int> out(64);
+  const std::string reads = race_in(atomic_then_reads, dim3(64), out.get());
+  INFO(reads);
+  CHECK(reads.find("this thread reads it at") != std::string::npos);
+  CHECK(reads.find("and thread (0,0,0) updated it with an atomic") != std::string::npos);
+  const std::string atomics = race_in(read_then_atomics, dim3(64), out.get());
+  INFO(atomics);
+  CHECK(atomics.find("this thread updates it with an atomic and thread (0,0,0) read it at") != std::string::npos);
+}
+
+TEST_CASE("traced: __syncwarp orders lanes through a chain of partial masks") {
+  DeviceBuffer<float> out(1);
+  CHECK(race_in(sync_chain, dim3(3), out.get()).empty());
+  CHECK(out.download()[0] == 5.0f);
+}
+
 TEST_CASE("traced: a write by one of many readers races with the others") {
   DeviceBuffer<float> out(32);
   CHECK(race_in(overwrite_after_broadcast<true>, dim3(32), out.get()).empty());
@@ -163,5 +224,14 @@ TEST_CASE("traced: a cp.async into shared memory other threads still read races 
   const std::string message = race_in(refill_stage<false>, dim3(64), in.get(), out.get());
   INFO(message);
   CHECK(message.find("shared-memory race on `tile`[byte ") != std::string::npos);
+  CHECK(message.find("this thread issues a cp.async into it") != std::string::npos);
   CHECK(message.find("with no __syncthreads() between them") != std::string::npos);
+}
+
+TEST_CASE("traced: reading a cp.async's destination before its wait is still an uninitialized read") {
+  DeviceBuffer<float> in(std::vector<float>(32, 1.0f)), out(32);
+  const std::string message = race_in(read_before_wait, dim3(32), in.get(), out.get());
+  INFO(message);
+  CHECK(message.find("reads `tile`[byte 0]") != std::string::npos);
+  CHECK(message.find("(uninitialized shared memory)") != std::string::npos);
 }
