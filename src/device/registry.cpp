@@ -110,15 +110,20 @@ void require_indexable(const Op& op, const Sizes& sizes, const Shape& shape, con
            "in int, and a last block's threads form indices up to a block past the end)");
 }
 
-std::string needs_newer_gpu(const Kernel& kernel, int major, int minor) {
+std::string cannot_run_on(const Kernel& kernel, int major, int minor) {
   const int sm = 10 * major + minor;
-  if (sm >= kernel.min_sm) return "";
-  return cat(kernel.id(), " needs sm_", kernel.min_sm, " or newer (", kernel.precision, "); this GPU is sm_", major,
-             minor);
+  if (kernel.arch_specific && sm != kernel.min_sm)
+    return cat(kernel.id(), " runs on sm_", kernel.min_sm, " only (", kernel.precision, ": code built for sm_",
+               kernel.min_sm, "a runs on that architecture alone); this GPU is sm_", major, minor);
+  if (sm < kernel.min_sm)
+    return cat(kernel.id(), " needs sm_", kernel.min_sm, " or newer (", kernel.precision, "); this GPU is sm_", major,
+               minor);
+  return "";
 }
 
 void every_size_at_least_1(const Op& op, const Sizes& sizes) {
   require_at_least(op, sizes, Sizes(sizes.size(), 1));
+  require_indexable(op, sizes, Shape(std::vector<int64_t>(sizes.begin(), sizes.end())), "the tensor");
 }
 
 void require_at_least(const Op& op, const Sizes& sizes, const Sizes& minimum) {

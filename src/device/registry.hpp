@@ -73,7 +73,9 @@ inline constexpr int64_t kMaxIndexedElements = (int64_t(1) << 31) - 1024;
 // more than kMaxIndexedElements elements.
 void require_indexable(const Op& op, const Sizes& sizes, const Shape& shape, const char* what);
 // The check_sizes of ops whose every size is an extent (rows, classes,
-// channels): none may be 0 (an empty row has no maximum, no softmax).
+// channels): none may be 0 (an empty row has no maximum, no softmax), and
+// their product, the op's tensor, stays within the kernels' int indices
+// (a softmax's row index blockIdx.x·BLOCK + threadIdx.x, say).
 void every_size_at_least_1(const Op& op, const Sizes& sizes);
 
 struct Launch {
@@ -97,10 +99,12 @@ struct Kernel {
   double (*bytes)(const Sizes&);
   bool emulator = true;  // false for kernels only a GPU runs (wgmma, TMA)
   // The oldest GPU the kernel runs on, as 10·major + minor: 89 for fp8
-  // mma.sync (Ada), 90 for wgmma and TMA (Hopper, built for sm_90a); 0 for
-  // any the build targets. An older GPU would trap or find no code: the GPU
-  // runners refuse it first (needs_newer_gpu).
+  // mma.sync (Ada), 90 for wgmma and TMA (Hopper); 0 for any the build
+  // targets. `arch_specific`: built for sm_90a, whose code runs on that
+  // architecture alone, not on a newer one. On another GPU it would trap or
+  // find no code: the GPU runners refuse it first (cannot_run_on).
   int min_sm = 0;
+  bool arch_specific = false;
   // Launches the kernel with `launch` on `buffers`; throws Error with the
   // CUDA error's name and detail when the launch fails (check_launch in
   // device/kernels/copy.hpp). On a GPU the launch is asynchronous: a fault
@@ -159,8 +163,8 @@ Sizes complete_sizes(const Op& op, const Sizes& given);
 void require_launchable(const Op& op, const Sizes& sizes);
 
 // Why `kernel` cannot run on a GPU of compute capability major.minor ("needs
-// sm_89 or newer ..."), or "" when it can.
-std::string needs_newer_gpu(const Kernel& kernel, int major, int minor);
+// sm_89 or newer ...", "runs on sm_90 only ..."), or "" when it can.
+std::string cannot_run_on(const Kernel& kernel, int major, int minor);
 
 // "M=127 N=129 K=65 trans_a=0 trans_b=1".
 std::string describe_sizes(const Op& op, const Sizes& sizes);

@@ -79,17 +79,21 @@ TEST_CASE("registry: kernels are found by id, op/version and name") {
   CHECK(operands_v1 / (tiled.bytes(s) - 4.0 * 256 * 256) == doctest::Approx(16.0));
 }
 
-TEST_CASE("registry: fp8 mma.sync and wgmma versions name the oldest GPU they run on") {
+TEST_CASE("registry: fp8 mma.sync and wgmma versions name the GPUs they run on") {
   const device::Kernel& fp8 = device::find_kernel("matmul/14");
-  CHECK(device::needs_newer_gpu(fp8, 8, 0) ==
+  CHECK(device::cannot_run_on(fp8, 8, 0) ==
         "matmul/14_fp8 needs sm_89 or newer (" + fp8.precision + "); this GPU is sm_80");
-  CHECK(device::needs_newer_gpu(fp8, 8, 9).empty());
+  CHECK(device::cannot_run_on(fp8, 8, 9).empty());
+  CHECK(device::cannot_run_on(fp8, 10, 0).empty());
+  // Built for sm_90a: Hopper only, neither older nor newer.
   for (const char* hopper : {"matmul/13", "matmul/15", "matmul/16", "matmul/18"}) {
-    CHECK(device::needs_newer_gpu(device::find_kernel(hopper), 8, 9).find("needs sm_90 or newer") !=
-          std::string::npos);
-    CHECK(device::needs_newer_gpu(device::find_kernel(hopper), 9, 0).empty());
+    const device::Kernel& k = device::find_kernel(hopper);
+    CHECK(device::cannot_run_on(k, 8, 9).find("runs on sm_90 only") != std::string::npos);
+    CHECK(device::cannot_run_on(k, 10, 0).find("runs on sm_90 only") != std::string::npos);
+    CHECK(device::cannot_run_on(k, 10, 0).ends_with("; this GPU is sm_100"));
+    CHECK(device::cannot_run_on(k, 9, 0).empty());
   }
-  CHECK(device::needs_newer_gpu(device::find_kernel("matmul/12"), 8, 0).empty());  // bf16 mma.sync: Ampere
+  CHECK(device::cannot_run_on(device::find_kernel("matmul/12"), 8, 0).empty());  // bf16 mma.sync: Ampere
 }
 
 TEST_CASE("registry: sizes an op cannot take are refused, naming the size, before anything launches") {
@@ -115,6 +119,8 @@ TEST_CASE("registry: sizes an op cannot take are refused, naming the size, befor
   // Past int: it was cut to 32 bits (a stride of 2^32 + 1 ran as 1).
   refused("conv2d", {1, 1, 8, 8, 1, 3, 3, 4294967297}, "conv2d: stride = 4294967297 at N=1");
   refused("relu", {int64_t(1) << 31}, "relu: n = 2147483648 at n=2147483648: at most 2^31 - 1");
+  // Extents each within int whose product is not: a softmax's rows index its tensor in int.
+  refused("softmax", {65536, 65536}, "softmax: the tensor of (65536,65536) at N=65536 C=65536");
   // Sizes it can take pass unchanged, the left-out ones from the defaults.
   CHECK(device::complete_sizes(device::op("conv2d"), {1, 1, 3, 3, 1, 3, 3, 1, 0}) ==
         device::Sizes{1, 1, 3, 3, 1, 3, 3, 1, 0, 1});
@@ -122,12 +128,20 @@ TEST_CASE("registry: sizes an op cannot take are refused, naming the size, befor
 
 TEST_CASE("registry: every launch meets the size limits, not only sizes a user types") {
   // The layers' ops launch through device::launch without complete_sizes;
-  // it refuses before a kernel takes a size cut to 32 bits. Nothing is
-  // allocated, so the null buffers are never reached.
+  // it refuses before a kernel takes a size cut to 32 bits. Copies of the
+  // kernels whose launch fails the test stand in, so nothing runs on the
+  // null buffers should the check be missing.
+  const auto guarded = [](const char* id) {
+    device::Kernel k = device::find_kernel(id);
+    k.launch = [](const device::Sizes&, const device::Launch&, device::Buffers) {
+      FAIL("launched with sizes the kernels cannot take");
+    };
+    return k;
+  };
   const std::vector<void*> none(3, nullptr);
-  CHECK_THROWS_WITH_AS(device::launch(device::find_kernel("relu/01"), {int64_t(1) << 31}, none),
+  CHECK_THROWS_WITH_AS(device::launch(guarded("relu/01"), {int64_t(1) << 31}, none),
                        doctest::Contains("relu: n = 2147483648 at n=2147483648: at most 2^31 - 1"), Error);
-  CHECK_THROWS_WITH_AS(device::launch(device::find_kernel("matmul/01"), {46341, 46341, 1, 0, 0}, none),
+  CHECK_THROWS_WITH_AS(device::launch(guarded("matmul/01"), {46341, 46341, 1, 0, 0}, none),
                        doctest::Contains("matmul: C of (46341,46341)"), Error);
 }
 

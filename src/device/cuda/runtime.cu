@@ -175,7 +175,7 @@ struct Problem::Impl {
     const std::string at = where(k);
     // An fp8 or wgmma kernel on an older GPU would trap (and lose the context) or find no code.
     static const Info device = probe();
-    if (const std::string why = needs_newer_gpu(k, device.cc_major, device.cc_minor); !why.empty())
+    if (const std::string why = cannot_run_on(k, device.cc_major, device.cc_minor); !why.empty())
       throw Failure(cat(at, ": ", why), false);
     cudaGetLastError();  // a stale, non-sticky error is not this kernel's
     try {

@@ -38,6 +38,7 @@ const Registration wgmma_fp8{Kernel{
     // 128x128 tiles of the K-major operands, plus the packing passes (fp8_bytes).
     .bytes = [](const Sizes& s) { return fp8_bytes(s, 128, 128); },
     .min_sm = 90,
+    .arch_specific = true,
     .launch = launch_v15,
     .copy = kThisCopy,
     .input_format = &simt::kE4M3,

@@ -43,6 +43,7 @@ const Registration wgmma_persistent{Kernel{
     // 128x256 tiles of 2-byte inputs, fetched once each by TMA (see tiled_bytes).
     .bytes = [](const Sizes& s) { return tiled_bytes(s, wgmma_v16::BM, wgmma_v16::BN, 2); },
     .min_sm = 90,
+    .arch_specific = true,
     .launch = [](const Sizes& s, const Launch& l, Buffers b) {
       const bool ta = s[3] != 0, tb = s[4] != 0;
       if (ta) tb ? launch_v16<true, true>(s, l, b) : launch_v16<true, false>(s, l, b);

@@ -38,6 +38,7 @@ const Registration wgmma_fp8_persistent{Kernel{
     // 128x256 tiles of the K-major operands, plus the packing passes (fp8_bytes).
     .bytes = [](const Sizes& s) { return fp8_bytes(s, wgmma_fp8_v18::BM, wgmma_fp8_v18::BN); },
     .min_sm = 90,
+    .arch_specific = true,
     .launch = launch_v18,
     .copy = kThisCopy,
     .input_format = &simt::kE4M3,
