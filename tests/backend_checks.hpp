@@ -7,6 +7,7 @@
 #include <doctest/doctest.h>
 
 #include <array>
+#include <bit>
 #include <cmath>
 #include <vector>
 
@@ -34,12 +35,14 @@ inline void check_close(const Tensor& got, const Tensor& want, int64_t n) {
 }
 
 // Ops that round once, the same way on every device (an fp32 add or
-// multiply, a comparison, a copy): the device must give the CPU's bits.
+// multiply, a comparison, a copy): the device must give the CPU's bits,
+// the sign of a zero included.
 inline void check_same(const Tensor& got, const Tensor& want) {
   REQUIRE(got.shape() == want.shape());
   int64_t bad = 0;
   for (int64_t i = 0; i < want.numel(); ++i)
-    if (!(got.item(i) == want.item(i)) && ++bad <= 3) MESSAGE("[", i, "] got ", got.item(i), ", want ", want.item(i));
+    if (std::bit_cast<uint64_t>(got.item(i)) != std::bit_cast<uint64_t>(want.item(i)) && ++bad <= 3)
+      MESSAGE("[", i, "] got ", got.item(i), ", want ", want.item(i));
   CHECK(bad == 0);
 }
 
