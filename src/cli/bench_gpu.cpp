@@ -76,22 +76,25 @@ namespace {
 // each figure is a datasheet rate divided by SMs and the datasheet's clock.
 // FP32 peaks use the device's reported clock (H100/H200: 1.98 GHz, the
 // datasheet's 67 TFLOP/s); where the datasheet states its tensor rates at a
-// lower clock (H100/H200: 989.4 bf16 at 1.83 GHz, 1070 at 1.98), that clock.
+// lower clock (H100/H200 SXM: 989.4 bf16 at 1.83 GHz, 1070 at 1.98), that
+// clock, on the part the datasheet describes (its SM count: an H100 PCIe,
+// 114 SMs, is another part at other clocks).
 struct PeakRow {
   int major, minor;
   double fp32, tensor16, fp8;
   double tensor_clock_ghz;  // 0: the device's reported clock
+  int datasheet_sms;        // the part tensor_clock_ghz belongs to
   const char* source;
 };
 constexpr PeakRow kPeaks[] = {
-    {7, 0, 128, 1024, 0, 0, "V100 SXM2: 15.7 TFLOP/s fp32, 125 fp16 = 80 SMs x 1.53 GHz x 128 / 1024"},
-    {8, 0, 128, 2048, 0, 0, "A100 SXM: 19.5 TFLOP/s fp32, 312 bf16 = 108 SMs x 1.41 GHz x 128 / 2048"},
-    {8, 6, 256, 1024, 0, 0,
+    {7, 0, 128, 1024, 0, 0, 0, "V100 SXM2: 15.7 TFLOP/s fp32, 125 fp16 = 80 SMs x 1.53 GHz x 128 / 1024"},
+    {8, 0, 128, 2048, 0, 0, 0, "A100 SXM: 19.5 TFLOP/s fp32, 312 bf16 = 108 SMs x 1.41 GHz x 128 / 2048"},
+    {8, 6, 256, 1024, 0, 0, 0,
      "A10: 31.2 TFLOP/s fp32, 125 fp16 = 72 SMs x 1.695 GHz x 256 / 1024 (GeForce parts: half the tensor rate with "
      "fp32 accumulation)"},
-    {8, 9, 256, 1024, 2048, 0,
+    {8, 9, 256, 1024, 2048, 0, 0,
      "L40S: 91.6 TFLOP/s fp32, 362 bf16, 733 fp8 = 142 SMs x 2.52 GHz x 256 / 1024 / 2048"},
-    {9, 0, 256, 4096, 8192, 1.83,
+    {9, 0, 256, 4096, 8192, 1.83, 132,
      "H100/H200 SXM: 67 TFLOP/s fp32 = 132 SMs x 1.98 GHz x 256; 989.4 bf16 and 1979 fp8 dense = 132 SMs x 1.83 GHz "
      "x 4096 / 8192"},
 };
@@ -109,7 +112,8 @@ nlohmann::json peak(const device::gpu::Info& info, const device::Kernel& kernel)
   const double per_clock = fp32 ? row->fp32 : fp8 ? row->fp8 : row->tensor16;
   if (per_clock == 0)
     return {{"tflops", nullptr}, {"basis", cat("no ", unit, " rate for sm_", info.cc_major, info.cc_minor)}};
-  const bool datasheet_clock = !fp32 && row->tensor_clock_ghz > 0 && row->tensor_clock_ghz < info.clock_ghz;
+  const bool datasheet_clock = !fp32 && row->tensor_clock_ghz > 0 && row->tensor_clock_ghz < info.clock_ghz &&
+                               info.multiprocessors == row->datasheet_sms;
   const double clock_ghz = datasheet_clock ? row->tensor_clock_ghz : info.clock_ghz;
   const double tflops = info.multiprocessors * clock_ghz * 1e9 * per_clock * 1e-12;
   char basis[640];
