@@ -1,6 +1,7 @@
 #include "visualizer/speedup_panel.hpp"
 
 #include <algorithm>
+#include <cstdio>
 #include <filesystem>
 #include <fstream>
 
@@ -47,15 +48,17 @@ void flatten(const json& j, const std::string& path, std::vector<std::pair<std::
 
 // A `warpnet bench train` entry's rates and their ratio, both measured in
 // the record's one run on one machine.
-void draw_training_headline(const json& op) {
+std::string training_headline(const json& op) {
   const json none = json::object();
   const json& cpu = op.contains("cpu") && op["cpu"].is_object() ? op["cpu"] : none;
   const json& gpu = op.contains("gpu") && op["gpu"].is_object() ? op["gpu"] : none;
-  ImGui::Text("train %s, batch %s: CPU %s images/s (%s threads), GPU %s images/s, GPU/CPU %sx",
-              text_of(op.value("model", json("?"))).c_str(), text_of(op.value("batch_size", json("?"))).c_str(),
-              number(cpu, "images_per_second", "%.0f").c_str(), text_of(cpu.value("threads", json("?"))).c_str(),
-              number(gpu, "images_per_second", "%.0f").c_str(), number(op, "gpu_speedup_over_cpu", "%.1f").c_str());
+  return "train " + text_of(op.value("model", json("?"))) + ", batch " + text_of(op.value("batch_size", json("?"))) +
+         ": CPU " + number(cpu, "images_per_second", "%.0f") + " images/s (" +
+         text_of(cpu.value("threads", json("?"))) + " threads), GPU " + number(gpu, "images_per_second", "%.0f") +
+         " images/s, GPU/CPU " + number(op, "gpu_speedup_over_cpu", "%.1f") + "x";
 }
+
+bool is_training(const json& op) { return op.is_object() && op.value("op", std::string()) == "train"; }
 
 void label(BenchRecord& r) {
   const json& j = r.json;
@@ -108,6 +111,13 @@ SpeedupPanel::SpeedupPanel(SpeedupOptions options) : options_(std::move(options)
     if (records_[i].has_gpu) selected_ = i;
   for (size_t i = 0; i < records_.size(); ++i)
     if (records_[i].file == options_.record) selected_ = i;
+  // What the panel opens on, also on stdout: a headless run's log says what its picture shows.
+  if (records_.empty()) return;
+  const BenchRecord& shown = records_[std::min(selected_, records_.size() - 1)];
+  std::printf("warpnet-viz: speed-up panel shows %s\n", shown.file.c_str());
+  if (shown.json.contains("ops") && shown.json["ops"].is_array())
+    for (const json& op : shown.json["ops"])
+      if (is_training(op)) std::printf("warpnet-viz:   %s\n", training_headline(op).c_str());
 }
 
 void SpeedupPanel::Draw() {
@@ -151,7 +161,7 @@ void SpeedupPanel::draw_record(const BenchRecord& r) {
   if (j.contains("ops") && j["ops"].is_array()) {
     for (const json& op : j["ops"]) {
       if (!op.contains("op") || !op.contains("sizes")) {  // `bench train` rows and the like: their figures as written
-        if (op.value("op", std::string()) == "train") draw_training_headline(op);
+        if (is_training(op)) ImGui::TextUnformatted(training_headline(op).c_str());
         std::vector<std::pair<std::string, std::string>> rows;
         flatten(op, "", rows);
         for (const auto& [k, v] : rows) ImGui::BulletText("%s = %s", k.c_str(), v.c_str());
