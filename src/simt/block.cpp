@@ -77,6 +77,7 @@ unsigned Block::lanes_in_warp(unsigned warp) const {
 }
 
 void Block::warp_sync(unsigned warp, uint32_t mask) {
+  if (!checker_) return;  // only the race checker reads the clocks: untraced launches skip the work
   // Each lane in the mask ticks its own clock (its accesses so far are now
   // "before the sync"), then all of them learn the latest of every clock any
   // of them knows.
@@ -227,7 +228,7 @@ void Block::run(uint3 index) {
   barrier_epoch_ = 0;
   arrived_ = votes_ = 0;
   diverged_ = false;
-  std::fill(warp_clocks_.begin(), warp_clocks_.end(), LaneClocks{});
+  if (checker_) std::fill(warp_clocks_.begin(), warp_clocks_.end(), LaneClocks{});
   error_ = nullptr;
   current_block = this;
   if (checker_) checker_->start_block();
