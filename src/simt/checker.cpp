@@ -131,8 +131,8 @@ void Checker::check_byte(const Lane& lane, const Region& region, uintptr_t addre
 
 bool Checker::ordered(const Access& other, const Lane& lane) const {
   // Two accesses are ordered when the same thread made both, a __syncthreads
-  // lies between them, or they come from one warp with a __syncwarp over
-  // both their lanes between.
+  // lies between them, or they come from one warp with a chain of
+  // __syncwarps leading from the one lane to the other between (lane clocks).
   if (other.thread < 0 || other.thread == int16_t(lane.linear) || other.epoch != block_.barrier_epoch()) return true;
   const unsigned other_warp = unsigned(other.thread) / 32;
   return other_warp == lane.warp && block_.warp_ordered(lane.warp, unsigned(other.thread) % 32, other.sync, lane.lane);
