@@ -22,6 +22,7 @@
 #include "core/text.hpp"
 #include "core/timer.hpp"
 #include "datasets/synthetic.hpp"
+#include "device/datasheet.hpp"
 #include "nn/models.hpp"
 #include "nn/optim.hpp"
 #include "nn/summary.hpp"
@@ -31,8 +32,9 @@ using namespace warpnet;
 
 namespace {
 
-// The H200's roof (DESIGN.md): dense peaks and HBM3e bandwidth.
-constexpr double kH200Fp32 = 67e12, kH200Bf16 = 989e12, kH200Bandwidth = 4.8e12;
+// The H200's roof (its datasheet): dense peaks and HBM3e bandwidth.
+constexpr double kH200Fp32 = device::datasheet::h200::kFp32Flops, kH200Bf16 = device::datasheet::h200::kBf16Flops,
+                 kH200Bandwidth = device::datasheet::h200::kMemoryBytesPerSecond;
 
 // ---- 1. counting FLOPs --------------------------------------------------------
 

@@ -28,6 +28,7 @@
 #include "cpu/ops.hpp"
 #include "datasets/idx.hpp"
 #include "datasets/synthetic.hpp"
+#include "device/datasheet.hpp"
 #include "lessons/lesson_args.hpp"
 #include "lessons/lesson_checks.hpp"
 #include "lessons/lesson_data.hpp"
@@ -495,22 +496,23 @@ void part5(const Tensors& t) {
 
 void part6() {
   std::printf("6. Where each format runs (H200 datasheet figures, dense; not measured here)\n\n");
-  // DESIGN.md and src/cli/bench_gpu.cpp: 67 TFLOP/s fp32 = 132 SMs × 1.98 GHz
-  // × 256; 989.4 bf16/fp16 and 1979 fp8 on tensor cores = 132 SMs × 1.83 GHz
-  // × 4096 / 8192. Hopper has no fp4 tensor cores.
+  // src/device/datasheet.hpp: 67 TFLOP/s fp32 = 132 SMs × 1.98 GHz × 256;
+  // 989.4 bf16/fp16 and 1979 fp8 on tensor cores = 132 SMs × 1.83 GHz × 4096
+  // / 8192. Hopper has no fp4 tensor cores.
+  namespace h200 = device::datasheet::h200;
   struct Row {
     const char* format;
     double tflops;
     const char* unit;
   };
-  const Row rows[] = {{"fp32", 67, "CUDA cores (FMA)"},
-                      {"bf16 / fp16", 989.4, "tensor cores, fp32 accumulation"},
-                      {"fp8 e4m3 / e5m2", 1979, "tensor cores, fp32 accumulation"},
+  const Row rows[] = {{"fp32", h200::kFp32Flops / 1e12, "CUDA cores (FMA)"},
+                      {"bf16 / fp16", h200::kBf16Flops / 1e12, "tensor cores, fp32 accumulation"},
+                      {"fp8 e4m3 / e5m2", h200::kFp8Flops / 1e12, "tensor cores, fp32 accumulation"},
                       {"fp4 e2m1", 0, "none on Hopper: storage, decoded to a wider format"}};
   std::printf("  %-18s %14s %10s  %s\n", "format", "TFLOP/s", "× fp32", "where");
   for (const Row& r : rows)
     if (r.tflops > 0)
-      std::printf("  %-18s %14.1f %9.1f×  %s\n", r.format, r.tflops, r.tflops / 67, r.unit);
+      std::printf("  %-18s %14.1f %9.1f×  %s\n", r.format, r.tflops, r.tflops / rows[0].tflops, r.unit);
     else
       std::printf("  %-18s %14s %10s  %s\n", r.format, "-", "-", r.unit);
   std::printf("  bytes per value: fp32 4, bf16/fp16 2, fp8 1, fp4 0.5 (+ 1 scale byte per 32 with MX):\n"

@@ -24,6 +24,7 @@
 #include <vector>
 
 #include "core/error.hpp"
+#include "device/datasheet.hpp"
 #include "dist/cost_model.hpp"
 #include "lessons/bench_records.hpp"
 #include "lessons/lesson_args.hpp"
@@ -42,9 +43,9 @@ using lesson::expect;
 // Assumptions, not measurements (no GPU has run this chapter): an H200's
 // dense BF16 peak (DESIGN.md, "Measuring") and the share of it a large
 // training run is assumed to sustain.
-constexpr double kH200Bf16 = 989e12;
+constexpr double kH200Bf16 = device::datasheet::h200::kBf16Flops;
 constexpr double kAssumedUtilisation = 0.4;
-constexpr double kH200MemoryBytes = 141e9;  // HBM3e per H200 (NVIDIA H200 datasheet)
+constexpr double kH200MemoryBytes = device::datasheet::h200::kMemoryBytes;  // HBM3e per H200
 
 struct Workload {
   std::string name;

@@ -33,6 +33,7 @@
 #include "cpu/ops.hpp"
 #include "datasets/idx.hpp"
 #include "datasets/synthetic.hpp"
+#include "device/datasheet.hpp"
 #include "nn/checkpoint.hpp"
 #include "lessons/lesson_checks.hpp"
 #include "lessons/lesson_data.hpp"
@@ -352,13 +353,15 @@ void part5(const std::vector<Row>& rows) {
   const double fp32_bytes = double(rows.front().q.total_bytes()), mx_bytes = double(rows.back().q.total_bytes());
   std::printf("  one image: %.2f MFLOP (Module::cost); the weights: %s B in fp32, %s B in MXFP4\n", flops / 1e6,
               grouped(int64_t(fp32_bytes)).c_str(), grouped(int64_t(mx_bytes)).c_str());
-  // H200 datasheet: 989.4 TFLOP/s bf16 dense, 4.8 TB/s HBM3e. L2: 62,914,560 B (60 MiB), what the device
-  // reports in the committed records (bench/results/nvidia-h200-2026-11-30*.json, "l2_bytes").
+  // H200 datasheet (src/device/datasheet.hpp): 989.4 TFLOP/s bf16 dense, 4.8 TB/s HBM3e. L2: 62,914,560 B
+  // (60 MiB), what the device reports in the committed records (bench/results/nvidia-h200-2026-11-30*.json).
+  namespace h200 = device::datasheet::h200;
   std::printf("  computed from the datasheet: batch 512 is %.0f MFLOP, %.2f µs at 989 TFLOP/s (bf16); reading\n"
               "  the fp32 weights once from HBM at 4.8 TB/s takes %.0f ns, and they fit in the 60 MiB L2 %.0f times\n"
               "  over. A network this small is bound by neither: by kernel launches and their latency, which\n"
               "  no GPU run has measured for this chapter yet.\n\n",
-              512 * flops / 1e6, 512 * flops / 989.4e12 * 1e6, fp32_bytes / 4.8e12 * 1e9, 62914560.0 / fp32_bytes);
+              512 * flops / 1e6, 512 * flops / h200::kBf16Flops * 1e6, fp32_bytes / h200::kMemoryBytesPerSecond * 1e9,
+              62914560.0 / fp32_bytes);
 }
 
 // The ModelQuantization of every format on a fresh LeNet-5 (counts only).

@@ -7,6 +7,7 @@
 #include <map>
 
 #include "cli/bench.hpp"
+#include "device/datasheet.hpp"
 #include "device/run.hpp"
 #include "simt/minifloat.hpp"
 
@@ -69,60 +70,25 @@ std::string input_format_name(const device::Kernel& kernel) {
   return cat("e", f->exponent, "m", f->mantissa);
 }
 
-namespace {
-
-// Dense FLOP per clock per multiprocessor, by compute capability. FP32: two
-// FLOP per FMA lane. Tensor cores: dense (no sparsity), fp32 accumulation;
-// each figure is a datasheet rate divided by SMs and the datasheet's clock.
-// FP32 peaks use the device's reported clock (H100/H200: 1.98 GHz, the
-// datasheet's 67 TFLOP/s); where the datasheet states its tensor rates at a
-// lower clock (H100/H200 SXM: 989.4 bf16 at 1.83 GHz, 1070 at 1.98), that
-// clock, on the part the datasheet describes (its SM count: an H100 PCIe,
-// 114 SMs, is another part at other clocks).
-struct PeakRow {
-  int major, minor;
-  double fp32, tensor16, fp8;
-  double tensor_clock_ghz;  // 0: the device's reported clock
-  int datasheet_sms;        // the part tensor_clock_ghz belongs to
-  const char* source;
-};
-constexpr PeakRow kPeaks[] = {
-    {7, 0, 128, 1024, 0, 0, 0, "V100 SXM2: 15.7 TFLOP/s fp32, 125 fp16 = 80 SMs x 1.53 GHz x 128 / 1024"},
-    {8, 0, 128, 2048, 0, 0, 0, "A100 SXM: 19.5 TFLOP/s fp32, 312 bf16 = 108 SMs x 1.41 GHz x 128 / 2048"},
-    {8, 6, 256, 1024, 0, 0, 0,
-     "A10: 31.2 TFLOP/s fp32, 125 fp16 = 72 SMs x 1.695 GHz x 256 / 1024 (GeForce parts: half the tensor rate with "
-     "fp32 accumulation)"},
-    {8, 9, 256, 1024, 2048, 0, 0,
-     "L40S: 91.6 TFLOP/s fp32, 362 bf16, 733 fp8 = 142 SMs x 2.52 GHz x 256 / 1024 / 2048"},
-    {9, 0, 256, 4096, 8192, 1.83, 132,
-     "H100/H200 SXM: 67 TFLOP/s fp32 = 132 SMs x 1.98 GHz x 256; 989.4 bf16 and 1979 fp8 dense = 132 SMs x 1.83 GHz "
-     "x 4096 / 8192"},
-};
-
-}  // namespace
-
 nlohmann::json peak(const device::gpu::Info& info, const device::Kernel& kernel) {
-  const PeakRow* row = nullptr;
-  for (const PeakRow& r : kPeaks)
-    if (r.major == info.cc_major && r.minor == info.cc_minor) row = &r;
+  namespace ds = device::datasheet;
+  const ds::Arch* arch = ds::find_arch(info.cc_major, info.cc_minor);
   const std::string format = input_format_name(kernel);
   const bool fp32 = format == "fp32", fp8 = format == "e4m3" || format == "e5m2";
   const char* unit = fp32 ? "FP32 FMA lanes" : fp8 ? "fp8 tensor cores, dense" : "16-bit tensor cores, dense";
-  if (!row) return {{"tflops", nullptr}, {"basis", cat("no peak table entry for sm_", info.cc_major, info.cc_minor)}};
-  const double per_clock = fp32 ? row->fp32 : fp8 ? row->fp8 : row->tensor16;
+  if (!arch) return {{"tflops", nullptr}, {"basis", cat("no peak table entry for sm_", info.cc_major, info.cc_minor)}};
+  const double per_clock = fp32 ? arch->fp32 : fp8 ? arch->fp8 : arch->tensor16;
   if (per_clock == 0)
     return {{"tflops", nullptr}, {"basis", cat("no ", unit, " rate for sm_", info.cc_major, info.cc_minor)}};
-  const bool datasheet_clock = !fp32 && row->tensor_clock_ghz > 0 && row->tensor_clock_ghz < info.clock_ghz &&
-                               info.multiprocessors == row->datasheet_sms;
-  const double clock_ghz = datasheet_clock ? row->tensor_clock_ghz : info.clock_ghz;
-  const double tflops = info.multiprocessors * clock_ghz * 1e9 * per_clock * 1e-12;
+  const double clock_ghz =
+      fp32 ? info.clock_ghz : ds::tensor_clock_ghz(*arch, info.multiprocessors, info.clock_ghz);
   char basis[640];
   std::snprintf(basis, sizeof basis, "%d SMs x %.3f GHz (%s) x %.0f FLOP/clk/SM (%s, sm_%d%d; from %s)",
                 info.multiprocessors, clock_ghz,
-                datasheet_clock ? "the datasheet's clock for its tensor rates, below the device's reported peak"
-                                : "the device's reported peak clock",
-                per_clock, unit, info.cc_major, info.cc_minor, row->source);
-  return {{"tflops", tflops}, {"basis", basis}};
+                clock_ghz != info.clock_ghz ? "the datasheet's clock for its tensor rates, below the device's reported peak"
+                                            : "the device's reported peak clock",
+                per_clock, unit, info.cc_major, info.cc_minor, arch->source);
+  return {{"tflops", ds::tflops(info.multiprocessors, clock_ghz, per_clock)}, {"basis", basis}};
 }
 
 nlohmann::json info_json(const device::gpu::Info& info) {

@@ -1,0 +1,70 @@
+// Published GPU figures: what `warpnet bench` takes a device's peak from and
+// what the lessons compare against. Datasheet numbers, never measurements;
+// one place, so a lesson and a benchmark cannot quote two peaks for one GPU.
+#pragma once
+
+namespace warpnet::device::datasheet {
+
+// One architecture's dense rates (no sparsity; tensor cores accumulating in
+// fp32), in FLOP per clock per SM: a datasheet rate divided by its part's SMs
+// and clock. FP32: two FLOP per FMA lane.
+struct Arch {
+  int cc_major, cc_minor;
+  double fp32, tensor16, fp8;  // 0: no such unit
+  int sms;                     // the datasheet part's SM count
+  double tensor_clock_ghz;     // the clock its tensor rates are stated at when below the boost clock; 0: at boost
+  const char* source;
+};
+
+inline constexpr Arch kArchs[] = {
+    {7, 0, 128, 1024, 0, 80, 0, "V100 SXM2: 15.7 TFLOP/s fp32, 125 fp16 = 80 SMs x 1.53 GHz x 128 / 1024"},
+    {8, 0, 128, 2048, 0, 108, 0, "A100 SXM: 19.5 TFLOP/s fp32, 312 bf16 = 108 SMs x 1.41 GHz x 128 / 2048"},
+    {8, 6, 256, 1024, 0, 72, 0,
+     "A10: 31.2 TFLOP/s fp32, 125 fp16 = 72 SMs x 1.695 GHz x 256 / 1024 (GeForce parts: half the tensor rate with "
+     "fp32 accumulation)"},
+    {8, 9, 256, 1024, 2048, 142, 0,
+     "L40S: 91.6 TFLOP/s fp32, 362 bf16, 733 fp8 = 142 SMs x 2.52 GHz x 256 / 1024 / 2048"},
+    {9, 0, 256, 4096, 8192, 132, 1.83,
+     "H100/H200 SXM: 67 TFLOP/s fp32 = 132 SMs x 1.98 GHz x 256; 989.4 bf16 and 1979 fp8 dense = 132 SMs x 1.83 GHz "
+     "x 4096 / 8192"},
+};
+
+constexpr const Arch* find_arch(int cc_major, int cc_minor) {
+  for (const Arch& a : kArchs)
+    if (a.cc_major == cc_major && a.cc_minor == cc_minor) return &a;
+  return nullptr;
+}
+
+// The clock a device's tensor-core peak is taken at. The device reports its
+// boost clock (an H200: 1.98 GHz), the FP32 datasheet rate's; the H100/H200
+// SXM datasheet states its tensor rates at 1.83 GHz, 7.6% lower, so that part
+// (known by its SM count: an H100 PCIe, 114 SMs, is another part at other
+// clocks) takes the datasheet's. Everything else: the reported clock.
+constexpr double tensor_clock_ghz(const Arch& arch, int sms, double reported_clock_ghz) {
+  const bool datasheet_part = sms == arch.sms && arch.tensor_clock_ghz > 0;
+  return datasheet_part && arch.tensor_clock_ghz < reported_clock_ghz ? arch.tensor_clock_ghz : reported_clock_ghz;
+}
+
+constexpr double tflops(int sms, double clock_ghz, double flop_per_clock_per_sm) {
+  return sms * clock_ghz * flop_per_clock_per_sm * 1e-3;
+}
+
+// The NVIDIA H200 SXM, the GPU of DESIGN.md's "Measuring" and the lessons'
+// comparisons, as its datasheet states it (dense rates).
+namespace h200 {
+inline constexpr double kFp32Flops = 67e12;
+inline constexpr double kBf16Flops = 989.4e12;  // also fp16; tf32 is half
+inline constexpr double kFp8Flops = 1979e12;
+inline constexpr double kMemoryBytesPerSecond = 4.8e12;  // HBM3e
+inline constexpr double kMemoryBytes = 141e9;
+}  // namespace h200
+
+// The stated figures agree with the per-clock table (to their rounding).
+static_assert(tflops(132, 1.98, find_arch(9, 0)->fp32) * 1e12 - h200::kFp32Flops < 0.5e12);
+static_assert(tflops(132, 1.98, find_arch(9, 0)->fp32) * 1e12 - h200::kFp32Flops > -0.5e12);
+static_assert(tflops(132, 1.83, find_arch(9, 0)->tensor16) * 1e12 - h200::kBf16Flops < 0.05e12);
+static_assert(tflops(132, 1.83, find_arch(9, 0)->tensor16) * 1e12 - h200::kBf16Flops > -0.05e12);
+static_assert(tflops(132, 1.83, find_arch(9, 0)->fp8) * 1e12 - h200::kFp8Flops < 0.5e12);
+static_assert(tflops(132, 1.83, find_arch(9, 0)->fp8) * 1e12 - h200::kFp8Flops > -0.5e12);
+
+}  // namespace warpnet::device::datasheet
