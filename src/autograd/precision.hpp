@@ -4,7 +4,9 @@
 //
 //   fp32  everything in fp32 (no scope active behaves the same)
 //   tf32  matmul/conv inputs rounded to tf32 (10 mantissa bits), fp32
-//         accumulation and everything else fp32: Ampere's default for fp32 GEMMs
+//         accumulation and everything else fp32: what Ampere and later do
+//         for an fp32 GEMM when TF32 is allowed (cuBLAS's
+//         CUBLAS_TF32_TENSOR_OP_MATH; off by default there and in PyTorch)
 //   bf16  the inputs of every matmul/conv (activations, and a bf16 copy of
 //   fp16  the fp32 master weights) rounded to the format, fp32 accumulation
 //         as tensor cores do; every activation an op produces (the loss

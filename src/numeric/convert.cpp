@@ -15,10 +15,13 @@ uint32_t encode(const Format& f, double x, Rounding rounding, Saturation saturat
   if (!f.is_signed && negative && x != 0) return canonical_nan(f);  // e8m0: no negative scales
   const uint32_t sign = negative && f.is_signed ? sign_bit(f) : 0;
 
-  // Past the largest finite value.
+  // Past the largest finite value. Rounding toward zero never leaves the
+  // finite range (IEEE 754 §7.4; CUDA's __float2half_rz): a finite x too
+  // large becomes the largest finite value, whatever the saturation.
   uint32_t overflow = sign | max_code(f);
-  if (saturation == Saturation::none && f.specials == Specials::ieee) overflow = sign | inf_code(f);
-  if (saturation == Saturation::none && f.specials == Specials::fn) overflow = sign | magnitude_mask(f);  // NaN
+  const bool saturates = saturation == Saturation::finite || (rounding.mode == Round::toward_zero && !std::isinf(x));
+  if (!saturates && f.specials == Specials::ieee) overflow = sign | inf_code(f);
+  if (!saturates && f.specials == Specials::fn) overflow = sign | magnitude_mask(f);  // NaN
   if (std::isinf(x)) return overflow;
   if (x == 0) return sign;  // e8m0 (no zero) lands on code 0 too: 2^-127
 

@@ -7,11 +7,15 @@
 //   nearest_even  IEEE's default and CUDA's __float2half_rn, __float2bfloat16_rn,
 //                 __nv_cvt_float_to_fp8, __nv_cvt_float_to_fp4(cudaRoundNearest)
 //   nearest_away  ties away from zero: PTX cvt.rna.tf32.f32, i.e. wmma::__float_to_tf32
-//   toward_zero   drop the bits (cudaRoundZero; tf32 read straight from fp32 bits)
+//   toward_zero   drop the bits (cudaRoundZero, __float2half_rz; tf32 read
+//                 straight from fp32 bits); a finite x past the largest finite
+//                 value becomes it (IEEE 754 §7.4), saturating or not
 //   stochastic    round away from zero with probability (|x| - lo) / (hi - lo),
-//                 lo and hi the neighbours of |x|: unbiased, E[result] = x. The
-//                 caller gives a uniformly random 32-bit word; the probability
-//                 is the discarded fraction truncated to 32 bits (error < 2^-32).
+//                 lo and hi the neighbours of |x|: unbiased, E[result] = x,
+//                 for |x| up to the largest finite value (past it, hi is an
+//                 overflow, below). The caller gives a uniformly random 32-bit
+//                 word; the probability is the discarded fraction truncated to
+//                 32 bits (error < 2^-32).
 // Overflow (rounding past the largest finite value, or an infinite input):
 //   Saturation::finite   the largest finite, with x's sign (OFP8's saturating
 //                        mode, CUDA's __NV_SATFINITE, MX elements)

@@ -95,6 +95,19 @@ TEST_CASE("numeric vs CUDA: fp32 -> fp16 (__float2half_rn) and bf16 (__float2bfl
             [](float x) { return uint32_t(__nv_bfloat16_raw(__float2bfloat16_rn(x)).x); }) == 0);
 }
 
+TEST_CASE("numeric vs CUDA: fp32 -> fp16 and bf16 toward zero (__float2half_rz, __float2bfloat16_rz)") {
+  // Past the largest finite value toward zero stays finite: 65536 -> 65504.
+  const std::vector<float> xs = float_sample({&kFp16, &kBf16});
+  CHECK(encode_mismatches(
+            xs, "fp16 toward zero", [](float x) { return encode(kFp16, x, {Round::toward_zero}); },
+            [](float x) { return uint32_t(__half_raw(__float2half_rz(x)).x); }) == 0);
+  CHECK(encode_mismatches(
+            xs, "bf16 toward zero", [](float x) { return encode(kBf16, x, {Round::toward_zero}); },
+            [](float x) { return uint32_t(__nv_bfloat16_raw(__float2bfloat16_rz(x)).x); }) == 0);
+  CHECK(encode(kFp16, 70000.0, {Round::toward_zero}) == 0x7BFF);
+  CHECK(encode(kFp16, -INFINITY, {Round::toward_zero}) == 0xFC00);  // an infinity is exact
+}
+
 TEST_CASE("numeric vs CUDA: fp32 -> e4m3 and e5m2 (__nv_cvt_float_to_fp8), saturating and not") {
   const std::vector<float> xs = float_sample({&kE4M3, &kE5M2});
   for (auto [f, interpretation] : {std::pair{&kE4M3, __NV_E4M3}, std::pair{&kE5M2, __NV_E5M2}}) {
