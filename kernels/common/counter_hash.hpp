@@ -39,6 +39,16 @@ WARPNET_HOST_DEVICE constexpr uint32_t counter_hash(uint64_t seed, uint64_t i) {
   return static_cast<uint32_t>(z >> 32);
 }
 
+// The stream whose element i is element first + i of `seed`'s:
+// counter_hash(counter_stream_from(seed, first), i) == counter_hash(seed,
+// first + i), as the state is seed + (i + 1)·γ. A data-parallel rank holding
+// rows r.. of a batch draws the whole batch's mask for its rows from it,
+// with the kernel unchanged (nn::Dropout).
+WARPNET_HOST_DEVICE constexpr uint64_t counter_stream_from(uint64_t seed, uint64_t first) {
+  return seed + first * 0x9E3779B97F4A7C15ull;
+}
+static_assert(counter_hash(counter_stream_from(7, 1000), 5) == counter_hash(7, 1005));
+
 // Dropout keeps element i iff counter_hash(seed, i) >= threshold, with
 // threshold = floor(p·2^32): a keep probability of 1 - threshold/2^32, within
 // 2^-32 of 1 - p. p·2^32 only moves p's exponent, so it is exact and the

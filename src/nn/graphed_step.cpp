@@ -53,13 +53,13 @@ void GraphedStep::start_epoch(const Tensor& indices) {
   first_unread_ = next_batch_ = 0;
 }
 
-void GraphedStep::train(int64_t batch) {
+void GraphedStep::train(int64_t batch, int64_t step_number) {
   const int64_t B = indices_.dim(0);
   WN_CHECK(epoch_indices_.defined() && batch == next_batch_ && (batch + 1) * B <= epoch_indices_.dim(0),
            "train --graph: batch ", batch, " asked for, where batch ", next_batch_, " of ",
            epoch_indices_.defined() ? epoch_indices_.dim(0) / B : 0, " comes next");
   indices_.copy_from(epoch_indices_.rows(batch * B, B));  // on the device, queued behind the last step
-  model_.prepare_step(device_, /*queued=*/true);
+  model_.prepare_step(device_, {step_number, 0}, /*queued=*/true);
   optimizer_.prepare_step(/*queued=*/true);
   if (calls_ == 0) {
     step();

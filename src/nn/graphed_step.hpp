@@ -53,8 +53,9 @@ class GraphedStep {
   void start_epoch(const Tensor& indices);
   // Queues one optimizer step on the epoch's batch `batch` (0, 1, ...: rows
   // batch·B .. batch·B + B − 1 of start_epoch's indices) and returns
-  // without waiting for it. Batches go in order: 0, 1, 2, ...
-  void train(int64_t batch);
+  // without waiting for it. Batches go in order: 0, 1, 2, ... `step_number`: the
+  // training step's number (Module::Step), for what the layers draw.
+  void train(int64_t batch, int64_t step_number);
   // The outcomes of the steps queued since the last call, in order; waits
   // for them. Every step is read before the next start_epoch.
   std::vector<StepOutcome> finished();

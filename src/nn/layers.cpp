@@ -3,6 +3,7 @@
 #include <cmath>
 
 #include "core/memory.hpp"
+#include "kernels/common/counter_hash.hpp"
 
 namespace warpnet::nn {
 
@@ -177,61 +178,70 @@ Shape Flatten::output_shape(const Shape& input) const {
 
 ag::Var Flatten::forward(const ag::Var& x) { return ag::flatten(x); }
 
-Dropout::Dropout(std::string name, double p, uint64_t seed) : Module(std::move(name)), p_(p), rng_(seed) {
+Dropout::Dropout(std::string name, double p, uint64_t seed) : Module(std::move(name)), p_(p), seed_(seed) {
   WN_CHECK(p >= 0.0 && p < 1.0, this->name(), ": dropout probability must be in [0,1), got ", p);
 }
 
 std::string Dropout::describe() const { return cat("Dropout(p=", p_, ")"); }
 
-void Dropout::draw_ahead(Device device) {
-  ahead_seeds_.clear();
+uint64_t Dropout::seed_of_step(int64_t number) const {
+  // Two 32-bit draws of the counter-based stream of the layer's seed.
+  const uint64_t i = 2 * uint64_t(number);
+  return uint64_t(counter_hash(seed_, i)) << 32 | counter_hash(seed_, i + 1);
+}
+
+void Dropout::draw_ahead(Device device, int64_t first) {
   Tensor table = Tensor::empty({kAheadSteps, 2}, DType::i32);  // each row a seed's words
-  for (int64_t k = 0; k < kAheadSteps; ++k) {
-    ahead_seeds_.push_back(rng_.next_u64());
-    table.rows(k, 1).copy_from(cpu::dropout_seed_words(ahead_seeds_.back()).reshape({1, 2}));
-  }
+  for (int64_t k = 0; k < kAheadSteps; ++k)
+    table.rows(k, 1).copy_from(cpu::dropout_seed_words(seed_of_step(first + k)).reshape({1, 2}));
   if (ahead_.defined() && ahead_.device() == device) {
     ahead_.copy_from(table);  // waits for the queued steps, which read the old rows
   } else {
     MemoryScope scope(MemTag::other, name());
     ahead_ = table.to(device);
   }
-  ahead_next_ = 0;
+  ahead_first_ = first;
 }
 
-void Dropout::prepare_step(Device device, bool queued) {
+void Dropout::prepare_step(Device device, const Step& step, bool queued) {
   prepared_ = true;
-  bool in_table = false;  // this step's seed is row ahead_next_ − 1 of ahead_, on `device`
-  if (p_ == 0.0) {
-    seed_.value = 0;
-  } else {
-    if (queued && device != Device::cpu && ahead_next_ == ahead_seeds_.size()) draw_ahead(device);
-    if (ahead_next_ < ahead_seeds_.size()) {  // seeds drawn ahead are used first: the rng's order either way
-      in_table = ahead_.defined() && ahead_.device() == device;
-      seed_.value = ahead_seeds_[ahead_next_++];
-    } else {
-      seed_.value = rng_.next_u64();
-    }
-  }
+  first_row_ = step.first_row;
+  step_seed_.value = p_ == 0.0 ? 0 : seed_of_step(step.number);
   if (device == Device::cpu) return;
-  const Tensor words = cpu::dropout_seed_words(seed_.value);
-  if (!seed_.on_device.defined() || seed_.on_device.device() != device) {
+  const auto in_table = [&] {
+    return ahead_.defined() && ahead_.device() == device && step.number >= ahead_first_ &&
+           step.number < ahead_first_ + kAheadSteps;
+  };
+  if (p_ != 0.0 && queued && !in_table()) draw_ahead(device, step.number);
+  const Tensor words = cpu::dropout_seed_words(step_seed_.value);
+  if (!step_seed_.on_device.defined() || step_seed_.on_device.device() != device) {
     MemoryScope scope(MemTag::other, name());
-    seed_.on_device = words.to(device);
+    step_seed_.on_device = words.to(device);
   } else if (p_ == 0.0) {
     // Always 0 (nothing is dropped): written once.
-  } else if (queued && in_table) {
-    seed_.on_device.copy_from(ahead_.rows(int64_t(ahead_next_) - 1, 1).reshape(words.shape()));  // on the device
+  } else if (queued) {  // on the device, from the table
+    step_seed_.on_device.copy_from(ahead_.rows(step.number - ahead_first_, 1).reshape(words.shape()));
   } else {
-    seed_.on_device.copy_from(words);  // the same buffer: a captured step reads it
+    step_seed_.on_device.copy_from(words);  // the same buffer: a captured step reads it
   }
 }
 
 ag::Var Dropout::forward(const ag::Var& x) {
   if (!training() || p_ == 0.0) return x;
-  if (!prepared_) prepare_step(x.value().device());  // used outside a trainer's step: draw now
+  if (!prepared_) prepare_step(x.value().device(), {unprepared_steps_++, 0});  // used outside a trainer's step
   prepared_ = false;
-  return ag::dropout(x, p_, seed_, training());
+  if (first_row_ == 0) return ag::dropout(x, p_, step_seed_, training());
+  // A data-parallel shard of rows first_row_..: their part of the whole
+  // batch's mask, element first_row_·(row size) on of the step's stream.
+  // Eager steps only (a captured step holds every row).
+  const Tensor& v = x.value();
+  const uint64_t first = uint64_t(first_row_) * uint64_t(v.numel() / v.dim(0));
+  dispatch::DropoutSeed shard{counter_stream_from(step_seed_.value, first), {}};
+  if (v.device() != Device::cpu) {
+    MemoryScope scope(MemTag::other, name());
+    shard.on_device = cpu::dropout_seed_words(shard.value).to(v.device());
+  }
+  return ag::dropout(x, p_, shard, training());
 }
 
 // ---- Sequential ---------------------------------------------------------------
@@ -243,8 +253,8 @@ std::vector<Parameter*> Sequential::parameters() {
   return ps;
 }
 
-void Sequential::prepare_step(Device device, bool queued) {
-  for (auto& layer : layers_) layer->prepare_step(device, queued);
+void Sequential::prepare_step(Device device, const Step& step, bool queued) {
+  for (auto& layer : layers_) layer->prepare_step(device, step, queued);
 }
 
 void Sequential::set_training(bool training) {

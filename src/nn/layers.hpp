@@ -113,26 +113,30 @@ class Dropout : public Module {
   Shape output_shape(const Shape& input) const override { return input; }
   OpCost cost(const Shape& input) const override { return elementwise_cost(input.numel(), 1); }
   std::string describe() const override;
-  // Draws this step's seed and writes it to `device` (dispatch::DropoutSeed).
+  // Makes this step's seed and writes it to `device` (dispatch::DropoutSeed).
   // Queued, the seeds go to the device kAheadSteps at a time, each step's
-  // copied from there on the device; drawn in the same order either way.
-  void prepare_step(Device device, bool queued = false) override;
+  // copied from there on the device.
+  void prepare_step(Device device, const Step& step, bool queued = false) override;
   static constexpr int64_t kAheadSteps = 64;
+  // Step `number`'s seed: a hash of the layer's seed and the number, so a
+  // resumed run draws the masks the uninterrupted one did.
+  uint64_t seed_of_step(int64_t number) const;
 
  protected:
   ag::Var forward(const ag::Var& x) override;
 
  private:
   double p_;
-  Rng rng_;                      // one seed per training step
-  dispatch::DropoutSeed seed_;   // this step's, and its copy where the kernels run
-  bool prepared_ = false;        // prepare_step drew seed_ and forward has not used it yet
-  // Queued steps: seeds drawn ahead, and their words on the device
-  // (kAheadSteps rows); ahead_next_ is the first not yet used.
-  std::vector<uint64_t> ahead_seeds_;
+  uint64_t seed_;                 // the layer's, from which every step's comes
+  dispatch::DropoutSeed step_seed_;  // this step's, and its copy where the kernels run
+  int64_t first_row_ = 0;         // this step's Step::first_row
+  bool prepared_ = false;         // prepare_step made step_seed_ and forward has not used it yet
+  int64_t unprepared_steps_ = 0;  // forwards with no prepare_step before them (used outside a trainer)
+  // Queued steps: the words of steps ahead_first_.. ahead_first_ + kAheadSteps
+  // − 1 on the device, a row each.
   Tensor ahead_;
-  size_t ahead_next_ = 0;
-  void draw_ahead(Device device);  // the next kAheadSteps seeds, to `device` in one copy
+  int64_t ahead_first_ = -1;
+  void draw_ahead(Device device, int64_t first);  // steps first.. to `device` in one copy
 };
 
 // The names the literature uses.
@@ -173,7 +177,7 @@ class Sequential : public Module {
   int fold_bias_relu();
   std::vector<Parameter*> parameters() override;
   void set_training(bool training) override;
-  void prepare_step(Device device, bool queued = false) override;
+  void prepare_step(Device device, const Step& step, bool queued = false) override;
   Shape output_shape(const Shape& input) const override;
   OpCost cost(const Shape& input) const override;
   std::string describe() const override;

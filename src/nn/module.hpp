@@ -37,14 +37,24 @@ class Module {
   virtual void set_training(bool training) { training_ = training; }
   bool training() const { return training_; }
 
-  // Before each training step, on the device the step runs on: draws what a
+  // Which training step a layer prepares for: its number from the first
+  // step of the first epoch (a resumed run counts on from where it stopped),
+  // and the row of the global batch this process's rows start at (a
+  // data-parallel rank's shard; 0 in one process).
+  struct Step {
+    int64_t number = 0;
+    int64_t first_row = 0;
+  };
+  // Before each training step, on the device the step runs on: makes what a
   // layer needs fresh every step and writes it where its kernels read it
   // (dropout's seed), so a step captured in a graph (nn/graphed_step.hpp)
-  // gets new values at every replay. A layer used without it draws in
-  // forward instead. Most layers need nothing. `queued`: the caller queues
-  // steps without waiting for them (nn/graphed_step.hpp), so a layer should
-  // not copy from the host every step (such a copy waits for the queue).
-  virtual void prepare_step(Device, bool /*queued*/ = false) {}
+  // gets new values at every replay. What it makes depends on `step` alone,
+  // so a resumed run and a data-parallel one draw what one uninterrupted
+  // process does. A layer used without it draws in forward instead. Most
+  // layers need nothing. `queued`: the caller queues steps without waiting
+  // for them (nn/graphed_step.hpp), so a layer should not copy from the host
+  // every step (such a copy waits for the queue).
+  virtual void prepare_step(Device, const Step& /*step*/, bool /*queued*/ = false) {}
 
   // Shape bookkeeping for the FLOP and memory chapter: what comes out for an
   // input shape, and what one forward pass costs.

@@ -158,10 +158,16 @@ void Adam::load_state(const std::map<std::string, Tensor>& state, int64_t steps)
 }
 
 std::unique_ptr<Optimizer> make_optimizer(const std::string& name, std::vector<Parameter*> params, double lr,
-                                          double momentum) {
+                                          double momentum, double weight_decay) {
   WN_CHECK(lr > 0 && std::isfinite(lr), "optimizer: learning rate must be positive, got ", lr);
-  if (name == "sgd") return std::make_unique<Sgd>(std::move(params), lr, momentum);
-  if (name == "adam") return std::make_unique<Adam>(std::move(params), lr);
+  WN_CHECK(weight_decay >= 0 && std::isfinite(weight_decay), "optimizer: weight decay must be >= 0, got ",
+           weight_decay);
+  if (name == "sgd") return std::make_unique<Sgd>(std::move(params), lr, momentum, weight_decay);
+  if (name == "adam") {
+    WN_CHECK(weight_decay == 0, "optimizer: adam takes no weight decay here (got ", weight_decay,
+             "); sgd does, as L2 in the gradient");
+    return std::make_unique<Adam>(std::move(params), lr);
+  }
   fail("unknown optimizer '", name, "' (choose sgd or adam)");
 }
 

@@ -108,8 +108,9 @@ class Adam : public Optimizer {
   std::vector<Tensor> m_, v_;
 };
 
-// "sgd" or "adam"; SGD uses `momentum`.
+// "sgd" or "adam"; SGD uses `momentum` and `weight_decay` (Adam has no
+// weight decay here: one above 0 with it is refused).
 std::unique_ptr<Optimizer> make_optimizer(const std::string& name, std::vector<Parameter*> params, double lr,
-                                          double momentum = 0.9);
+                                          double momentum = 0.9, double weight_decay = 0);
 
 }  // namespace warpnet::nn

@@ -58,7 +58,8 @@ Tensor rows_of(const Tensor& t, const Shard& s) {
 // What every rank must agree on before training together: the options that
 // change the arithmetic and a hash of the data (labels and sizes).
 uint64_t configuration_hash(const TrainOptions& o, const data::Dataset& train, const data::Dataset& test) {
-  const std::string text = cat(o.model, '|', o.optimizer, '|', o.lr, '|', o.momentum, '|', o.batch_size, '|', o.epochs,
+  const std::string text = cat(o.model, '|', o.optimizer, '|', o.lr, '|', o.momentum, '|', o.weight_decay, '|',
+                               o.batch_size, '|', o.epochs,
                                '|', o.seed, '|', o.bucket_bytes, '|', o.overlap, '|', name_of(o.device), '|',
                                train.inputs.shape(), '|', test.size(), '|', train.num_classes);
   uint64_t h = 1469598103934665603ull;  // FNV-1a
@@ -123,7 +124,8 @@ Trainer::Trainer(TrainOptions options, const data::Dataset& train, const data::D
     model_->to(options_.device);  // before the optimizer, whose state is made beside each parameter
     if (options_.fold_bias_relu) folded_relus_ = model_->fold_bias_relu();
   }
-  optimizer_ = make_optimizer(options_.optimizer, model_->parameters(), options_.lr, options_.momentum);
+  optimizer_ = make_optimizer(options_.optimizer, model_->parameters(), options_.lr, options_.momentum,
+                              options_.weight_decay);
   // Data-parallel: rank 0 alone reads the checkpoint and then hands its
   // state to the others, so ranks need not share a file system, and a run
   // resumes with any number of ranks (a checkpoint holds nothing per rank).
@@ -206,8 +208,8 @@ void Trainer::setup_data_parallel() {
   }
 }
 
-StepOutcome Trainer::eager_step(const data::Batch& batch, int epoch, int64_t index) {
-  model_->prepare_step(options_.device);
+StepOutcome Trainer::eager_step(const data::Batch& batch, int epoch, int64_t index, int64_t step) {
+  model_->prepare_step(options_.device, {step, 0});
   ag::Tape tape;
   ag::TapeScope recording(tape);
   Tensor probs;
@@ -235,6 +237,8 @@ Trainer::EpochSums Trainer::train_epoch(int epoch, const OnStep& on_step) {
   std::vector<std::span<const int64_t>> epoch_rows;  // the epoch's batches, views of `batches`' order
   for (std::span<const int64_t> rows = batches.next_rows(); !rows.empty(); rows = batches.next_rows())
     epoch_rows.push_back(rows);
+  // Steps are numbered on from the epochs before (a resumed run's too).
+  const int64_t first_step = int64_t(epoch - 1) * int64_t(epoch_rows.size());
   const auto full = [&](std::span<const int64_t> rows) { return int64_t(rows.size()) == options_.batch_size; };
   if (graphed_) {  // every full batch's row numbers to the device at once
     std::vector<int64_t> rows;
@@ -280,7 +284,7 @@ Trainer::EpochSums Trainer::train_epoch(int epoch, const OnStep& on_step) {
     for (; index < int64_t(epoch_rows.size());) {
       const std::span<const int64_t> rows = epoch_rows[size_t(index)];
       if (graphed_ && full(rows)) {
-        graphed_->train(graphed++);
+        graphed_->train(graphed++, first_step + index);
         queued.push_back(index++);
         if (timer.seconds() - last_read >= kGraphedReportSeconds) read_queued();
         continue;
@@ -289,9 +293,10 @@ Trainer::EpochSums Trainer::train_epoch(int epoch, const OnStep& on_step) {
       StepOutcome step{};
       if (!resident_) {
         step = eager_step({data::gather_rows(train_.inputs, rows), data::gather_rows(train_.labels, rows)}, epoch,
-                          index);
+                          index, first_step + index);
       } else {
-        step = eager_step(resident_->batch(resident_->indices_of(rows).to(options_.device)), epoch, index);
+        step = eager_step(resident_->batch(resident_->indices_of(rows).to(options_.device)), epoch, index,
+                          first_step + index);
       }
       account(step, rows);
       report(++index);
@@ -326,7 +331,9 @@ Trainer::EpochSums Trainer::train_epoch_data_parallel(int epoch, const OnStep& o
       double local[2] = {0, 0};  // this shard's Σ loss·rows and correct predictions
       if (shard.size() > 0) {
         const Tensor labels = rows_of(batch.labels, shard);
-        model_->prepare_step(options_.device);
+        // The step's number as in one process; the shard's rows draw their
+        // part of the whole batch's dropout mask (nn::Dropout).
+        model_->prepare_step(options_.device, {int64_t(epoch - 1) * batches.count() + index, shard.begin});
         ag::Tape tape;
         ag::TapeScope recording(tape);
         ag::Var h(rows_of(batch.inputs, shard).to(options_.device));
@@ -378,8 +385,9 @@ EvalResult Trainer::evaluate_test_set() {
 
 std::vector<EpochStats> Trainer::run(const OnStep& on_step, const OnEpoch& on_epoch) {
   std::vector<EpochStats> history;
-  // Each epoch's shuffle comes from (seed, epoch), so a resumed run sees the
-  // same batches the uninterrupted run would have.
+  // Each epoch's shuffle comes from (seed, epoch) and each step's dropout
+  // masks from its number, so a resumed run sees the same batches and masks
+  // the uninterrupted run would have.
   for (int epoch = start_epoch_ + 1; epoch <= options_.epochs; ++epoch) {
     model_->set_training(true);
     const EpochSums t = options_.data_parallel ? train_epoch_data_parallel(epoch, on_step) : train_epoch(epoch, on_step);

@@ -22,7 +22,8 @@ struct TrainOptions {
   int64_t batch_size = 64;
   std::string optimizer = "adam";
   double lr = 1e-3;
-  double momentum = 0.9;  // SGD only
+  double momentum = 0.9;     // SGD only
+  double weight_decay = 0;   // SGD only: wd·w added to the gradient (L2, as torch.optim.SGD's weight_decay)
   uint64_t seed = 1;
   std::string checkpoint;  // written after every epoch when not empty
   bool resume = false;     // start from `checkpoint` when it exists
@@ -123,7 +124,8 @@ class Trainer {
     int64_t correct = 0, seen = 0;
     double seconds = 0;
   };
-  StepOutcome eager_step(const data::Batch& batch, int epoch, int64_t index);
+  // Batch `index` of `epoch`, training step number `step` (Module::Step).
+  StepOutcome eager_step(const data::Batch& batch, int epoch, int64_t index, int64_t step);
   EpochSums train_epoch(int epoch, const OnStep& on_step);
   EpochSums train_epoch_data_parallel(int epoch, const OnStep& on_step);
   void setup_data_parallel();

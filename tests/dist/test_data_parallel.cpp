@@ -122,6 +122,16 @@ TEST_CASE("2 ranks train LeNet-5 on squares as one process does") {
   check_same_losses(train(0, args, "lenet_one.json"), train(2, args, "lenet_two.json"), 8, 5, 0.0);
 }
 
+TEST_CASE("2 ranks train mini-AlexNet, dropout included, as one process does") {
+  // Each rank draws its shard's rows of the whole batch's dropout masks
+  // (nn::Dropout); a rank drawing its own masks (or all ranks one) would
+  // train on other masks and miss these losses by far more than rounding.
+  const std::string args = "--model alexnet --data squares --limit 20 --epochs 1 --batch-size 5 --optimizer sgd "
+                           "--momentum 0 --lr 0.05 --seed 3 --threads 1";
+  std::printf("mini-AlexNet, squares, global batch 5, 4 steps:\n");
+  check_same_losses(train(0, args, "alexnet_one.json"), train(2, args, "alexnet_two.json"), 4, 5, 0.0);
+}
+
 TEST_CASE("2 ranks on the emulator's kernels train as one process does") {
   // Parameters on Device::emu: each rank's gradients are device tensors,
   // copied to the host buckets MPI all-reduces (NCCL is for cuda). The

@@ -2,7 +2,9 @@
 // split of a training step.
 #include <doctest/doctest.h>
 
+#include <cmath>
 #include <cstdio>
+#include <vector>
 
 #include "cpu/ops.hpp"
 #include "datasets/synthetic.hpp"
@@ -68,6 +70,52 @@ TEST_CASE("SGD with momentum and Adam take the textbook steps") {
     CHECK(p.var.value().item(1) == doctest::Approx(-2.0 + 0.01).epsilon(1e-5));
     adam.zero_grad();
     CHECK_FALSE(p.var.grad().defined());
+  }
+}
+
+TEST_CASE("Adam and SGD with weight decay follow PyTorch's formulas over several steps") {
+  // Written here from torch.optim's documented algorithms in double, not
+  // from warpnet's folded form (bias corrections in the step size, ε scaled):
+  // at step 1 Adam moves by lr·sign(g) whatever its corrections do, so only
+  // later steps tell a frozen or misplaced correction apart. ε = 1e-3 makes
+  // where ε is added matter.
+  MemoryScope scope(MemTag::parameter, "p");
+  const std::vector<std::vector<double>> grads = {{0.5, -3.0}, {-0.25, 1.5}, {0.75, 0.125}, {0.1, -0.2}};
+  SUBCASE("adam") {
+    nn::Parameter p{"p.weight", ag::Var(Tensor::from<float>({2}, {1.0f, -2.0f}), true, "p.weight")};
+    const double lr = 0.01, b1 = 0.9, b2 = 0.999, eps = 1e-3;
+    nn::Adam adam({&p}, lr, b1, b2, eps);
+    double w[2] = {1.0, -2.0}, m[2] = {0, 0}, v[2] = {0, 0};
+    for (size_t t = 1; t <= grads.size(); ++t) {
+      p.var.grad() = Tensor::from<float>({2}, {float(grads[t - 1][0]), float(grads[t - 1][1])});
+      adam.step();
+      for (int i = 0; i < 2; ++i) {
+        const double g = double(float(grads[t - 1][i]));
+        m[i] = b1 * m[i] + (1 - b1) * g;
+        v[i] = b2 * v[i] + (1 - b2) * g * g;
+        const double m_hat = m[i] / (1 - std::pow(b1, double(t))), v_hat = v[i] / (1 - std::pow(b2, double(t)));
+        w[i] -= lr * m_hat / (std::sqrt(v_hat) + eps);
+        INFO("step ", t, " weight ", i);
+        CHECK(p.var.value().item(i) == doctest::Approx(w[i]).epsilon(1e-6));
+      }
+    }
+  }
+  SUBCASE("sgd, momentum and weight decay (L2 in the gradient, as torch.optim.SGD's weight_decay)") {
+    nn::Parameter p{"p.weight", ag::Var(Tensor::from<float>({2}, {1.0f, -2.0f}), true, "p.weight")};
+    const double lr = 0.1, mu = 0.9, wd = 0.05;
+    nn::Sgd sgd({&p}, lr, mu, wd);
+    double w[2] = {1.0, -2.0}, b[2] = {0, 0};
+    for (size_t t = 1; t <= grads.size(); ++t) {
+      p.var.grad() = Tensor::from<float>({2}, {float(grads[t - 1][0]), float(grads[t - 1][1])});
+      sgd.step();
+      for (int i = 0; i < 2; ++i) {
+        const double g = double(float(grads[t - 1][i])) + wd * w[i];
+        b[i] = t == 1 ? g : mu * b[i] + g;
+        w[i] -= lr * b[i];
+        INFO("step ", t, " weight ", i);
+        CHECK(p.var.value().item(i) == doctest::Approx(w[i]).epsilon(1e-6));
+      }
+    }
   }
 }
 

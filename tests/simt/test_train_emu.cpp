@@ -176,18 +176,18 @@ TEST_CASE("train emu --graph: steps queued and read at once equal steps read one
   // The first step runs as is, the second is captured; the replays after
   // them copy nothing to or from the host: on the device, the batch's row
   // numbers in, Adam's step size from its table, the losses and softmax out.
-  queued.step->train(0);
-  queued.step->train(1);
+  queued.step->train(0, 0);
+  queued.step->train(1, 1);
   const TransferCounts before = transfer_counts();
-  queued.step->train(2);
-  queued.step->train(3);
+  queued.step->train(2, 2);
+  queued.step->train(3, 3);
   const TransferCounts after = transfer_counts();
   CHECK(after.to_device == before.to_device);
   CHECK(after.to_host == before.to_host);
   CHECK(after.within - before.within == 2 * 4);
   std::vector<nn::StepOutcome> each;
   for (int64_t b = 0; b < 4; ++b) {
-    one_by_one.step->train(b);
+    one_by_one.step->train(b, b);
     for (nn::StepOutcome& o : one_by_one.step->finished()) each.push_back(std::move(o));
   }
   CHECK_THROWS_WITH(queued.step->start_epoch(queued.data->indices_of(rows)),
@@ -207,7 +207,7 @@ TEST_CASE("train emu --graph: steps queued and read at once equal steps read one
   CHECK(at_once[0].loss != at_once[3].loss);  // the steps trained: the outcomes are not one step's, repeated
   CHECK(nn::weights_fingerprint(*queued.model) == nn::weights_fingerprint(*one_by_one.model));
   CHECK(queued.step->nodes() > 40);  // captured at the second step, replayed from then on
-  CHECK_THROWS_WITH(queued.step->train(7), doctest::Contains("batch 7 asked for, where batch 4 of 4 comes next"));
+  CHECK_THROWS_WITH(queued.step->train(7, 7), doctest::Contains("batch 7 asked for, where batch 4 of 4 comes next"));
 }
 
 TEST_CASE("optimizer on emu: queued steps read Adam's step sizes from the table on the device, refilled as needed") {
@@ -234,25 +234,40 @@ TEST_CASE("optimizer on emu: queued steps read Adam's step sizes from the table 
   CHECK(after[2].item(0) != doctest::Approx(1.0).epsilon(1e-3));  // the weights moved
 }
 
-TEST_CASE("dropout on emu: seeds drawn ahead for queued steps come in the rng's order, mixed with unqueued steps") {
+TEST_CASE("dropout on emu: seeds drawn ahead for queued steps are each step's, mixed with unqueued steps") {
   // Two layers of one seed: one prepared queued at every step but every
   // 7th (as a trainer's eager last batch), one never queued; 150 steps run
-  // through two tables of 64 seeds and a third. Every step drops the same
-  // units in both.
+  // through two tables of 64 seeds and a third, from step 10 on (a resumed
+  // run's numbers). Every step drops the same units in both, and a step's
+  // mask is its number's: step 40 again, out of order, drops what it did.
   const Tensor x = Tensor::full({4, 33}, 1.0).to(Device::emu);
   nn::Dropout queued("drop", 0.5, 99), unqueued("drop", 0.5, 99);
   queued.set_training(true);
   unqueued.set_training(true);
   int differing = 0, changed = 0;
-  Tensor last;
-  for (int step = 1; step <= 150; ++step) {
-    queued.prepare_step(Device::emu, step % 7 != 0);
-    unqueued.prepare_step(Device::emu, false);
+  Tensor last, at_40;
+  for (int64_t step = 10; step < 160; ++step) {
+    queued.prepare_step(Device::emu, {step, 0}, step % 7 != 0);
+    unqueued.prepare_step(Device::emu, {step, 0}, false);
     const Tensor a = queued(ag::Var(x)).value().to(Device::cpu), b = unqueued(ag::Var(x)).value().to(Device::cpu);
     differing += std::memcmp(a.raw(), b.raw(), size_t(a.nbytes())) != 0;
     if (last.defined()) changed += std::memcmp(a.raw(), last.raw(), size_t(a.nbytes())) != 0;
     last = a;
+    if (step == 40) at_40 = a;
   }
   CHECK(differing == 0);
   CHECK(changed == 149);  // a new mask every step
+  queued.prepare_step(Device::emu, {40, 0}, true);
+  const Tensor again = queued(ag::Var(x)).value().to(Device::cpu);
+  CHECK(std::memcmp(again.raw(), at_40.raw(), size_t(again.nbytes())) == 0);
+  // A data-parallel shard on the device (rows 1..3 of the batch): the CPU's
+  // whole-batch mask in those rows.
+  nn::Dropout on_cpu("drop", 0.5, 99), shard("drop", 0.5, 99);
+  on_cpu.set_training(true);
+  shard.set_training(true);
+  on_cpu.prepare_step(Device::cpu, {12, 0});
+  shard.prepare_step(Device::emu, {12, 1});
+  const Tensor whole = on_cpu(ag::Var(Tensor::full({4, 33}, 1.0))).value();
+  const Tensor rows = shard(ag::Var(x.rows(1, 3).contiguous())).value().to(Device::cpu);
+  CHECK(std::memcmp(rows.raw(), whole.rows(1, 3).contiguous().raw(), size_t(rows.nbytes())) == 0);
 }
