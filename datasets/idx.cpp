@@ -21,6 +21,8 @@
 #include <memory>
 #include <string_view>
 
+#include "core/atomic_file.hpp"
+
 namespace warpnet::data {
 
 namespace {
@@ -77,6 +79,7 @@ std::string hex_byte(uint8_t b) {
 }  // namespace
 
 Tensor read_idx(const std::string& path) {
+  require_regular_file(path);
   GzFile f(gzopen(path.c_str(), "rb"));
   if (!f) fail(path, ": cannot open: ", errno ? std::strerror(errno) : "out of memory");
 
@@ -167,7 +170,9 @@ Dataset load_fashion_mnist(const std::string& dir, bool train) {
     const fs::path raw = fs::path(dir) / stem;
     std::error_code ec;
     if (fs::exists(gz, ec)) return gz.string();
+    if (ec) fail("Fashion-MNIST: cannot look for ", gz.string(), ": ", ec.message());
     if (fs::exists(raw, ec)) return raw.string();
+    if (ec) fail("Fashion-MNIST: cannot look for ", raw.string(), ": ", ec.message());
     fail("Fashion-MNIST: ", gz.string(), " not found (nor ", raw.string(),
          "). Install it with `sudo apt-get install dataset-fashion-mnist` (or run scripts/setup.sh), "
          "or set WARPNET_FASHION_MNIST to a folder holding the IDX files");

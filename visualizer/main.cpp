@@ -57,12 +57,17 @@ int main(int argc, char** argv) {
   p->add_option("--live-cpu", precision.live_cpu, "Live run: M = N = K on the CPU (default 256)")->check(CLI::Range(16, 2048));
   p->add_option("--live-emu", precision.live_emu, "Live run: M = N = K on the emulator (default 64)")->check(CLI::Range(16, 256));
   auto* b = cli.add_option_group("speedup", "Speed-up");
-  b->add_option("--results", speedup.results, "Folder of benchmark records (default: bench/results)");
+  b->add_option("--results", speedup.results,
+                "Folder of benchmark records, for the speed-up and precision panels (default: bench/results)");
   b->add_option("--record", speedup.record, "The record shown first (file name)");
   CLI11_PARSE(cli, argc, argv);
+  precision.results = speedup.results;
 
-  if (std::sscanf(size.c_str(), "%dx%d", &app.width, &app.height) != 2 || app.width < 320 || app.height < 240) {
-    std::fprintf(stderr, "warpnet-viz: --size: expected WxH, at least 320x240, got '%s'\n", size.c_str());
+  // At most 8192 a side: far past any screen, and a window past what the X
+  // server or the GL driver takes fails inside them with an unclear error.
+  if (std::sscanf(size.c_str(), "%dx%d", &app.width, &app.height) != 2 || app.width < 320 || app.height < 240 ||
+      app.width > 8192 || app.height > 8192) {
+    std::fprintf(stderr, "warpnet-viz: --size: expected WxH, from 320x240 to 8192x8192, got '%s'\n", size.c_str());
     return 2;
   }
   if (app.panel.empty()) app.panel = "stepper";

@@ -69,7 +69,12 @@ std::vector<PrecisionTable> load_precision_records(const std::string& folder) {
     t.label = (r.machine.empty() ? std::string("machine not recorded") : r.machine) + ", " +
               (r.date.empty() ? std::string("date not recorded") : r.date);
     t.gpu = r.gpu, t.has_gpu = r.has_gpu;
-    for (const json& row : r.json["precision"]) t.rows.push_back(row_of(row));
+    try {  // a field of another type than precision::to_json writes: this record shows the error
+      for (const json& row : r.json["precision"]) t.rows.push_back(row_of(row));
+    } catch (const std::exception& e) {
+      t.rows.clear();
+      t.error = "cannot read this record: " + std::string(e.what());
+    }
     out.push_back(std::move(t));
   }
   return out;
@@ -113,6 +118,10 @@ PrecisionPanel::PrecisionPanel(PrecisionOptions options) : options_(std::move(op
     tables_.push_back(run_live(options_.live_cpu, options_.live_emu));
     selected_ = tables_.size() - 1;
   }
+  // What the panel opens on, also on stdout: a headless run's log says what its picture shows.
+  if (!tables_.empty() && !tables_[selected_].error.empty())
+    std::printf("warpnet-viz: precision panel shows %s: %s\n", tables_[selected_].source.c_str(),
+                tables_[selected_].error.c_str());
 }
 
 void PrecisionPanel::Draw() {

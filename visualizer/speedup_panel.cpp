@@ -22,9 +22,26 @@ std::string text_of(const json& j) {
   return j.dump();
 }
 
+// A record is read without trusting its types (a hand-edited or foreign
+// JSON file must not stop the panel): j[key] when j is an object holding it,
+// else null; its text, or `otherwise` when absent; its items when an array.
+const json& field(const json& j, const char* key) {
+  static const json none;
+  return j.is_object() && j.contains(key) ? j[key] : none;
+}
+std::string text_field(const json& j, const char* key, const char* otherwise) {
+  const json& f = field(j, key);
+  return f.is_null() ? otherwise : text_of(f);
+}
+const json& items(const json& j, const char* key) {
+  static const json empty = json::array();
+  const json& f = field(j, key);
+  return f.is_array() ? f : empty;
+}
+
 // "13.5" from a number, "-" when absent.
 std::string number(const json& row, const char* key, const char* format) {
-  if (!row.contains(key) || !row[key].is_number()) return "-";
+  if (!field(row, key).is_number()) return "-";
   char b[32];
   std::snprintf(b, sizeof b, format, row[key].get<double>());
   return b;
@@ -49,16 +66,14 @@ void flatten(const json& j, const std::string& path, std::vector<std::pair<std::
 // A `warpnet bench train` entry's rates and their ratio, both measured in
 // the record's one run on one machine.
 std::string training_headline(const json& op) {
-  const json none = json::object();
-  const json& cpu = op.contains("cpu") && op["cpu"].is_object() ? op["cpu"] : none;
-  const json& gpu = op.contains("gpu") && op["gpu"].is_object() ? op["gpu"] : none;
-  return "train " + text_of(op.value("model", json("?"))) + ", batch " + text_of(op.value("batch_size", json("?"))) +
-         ": CPU " + number(cpu, "images_per_second", "%.0f") + " images/s (" +
-         text_of(cpu.value("threads", json("?"))) + " threads), GPU " + number(gpu, "images_per_second", "%.0f") +
-         " images/s, GPU/CPU " + number(op, "gpu_speedup_over_cpu", "%.1f") + "x";
+  const json &cpu = field(op, "cpu"), &gpu = field(op, "gpu");
+  return "train " + text_field(op, "model", "?") + ", batch " + text_field(op, "batch_size", "?") + ": CPU " +
+         number(cpu, "images_per_second", "%.0f") + " images/s (" + text_field(cpu, "threads", "?") +
+         " threads), GPU " + number(gpu, "images_per_second", "%.0f") + " images/s, GPU/CPU " +
+         number(op, "gpu_speedup_over_cpu", "%.1f") + "x";
 }
 
-bool is_training(const json& op) { return op.is_object() && op.value("op", std::string()) == "train"; }
+bool is_training(const json& op) { return field(op, "op") == "train"; }
 
 void label(BenchRecord& r) {
   const json& j = r.json;
@@ -160,7 +175,7 @@ void SpeedupPanel::draw_record(const BenchRecord& r) {
   const json& j = r.json;
   if (j.contains("ops") && j["ops"].is_array()) {
     for (const json& op : j["ops"]) {
-      if (!op.contains("op") || !op.contains("sizes")) {  // `bench train` rows and the like: their figures as written
+      if (field(op, "op").is_null() || !field(op, "sizes").is_array()) {  // `bench train` rows and the like: as written
         if (is_training(op)) ImGui::TextUnformatted(training_headline(op).c_str());
         std::vector<std::pair<std::string, std::string>> rows;
         flatten(op, "", rows);
@@ -168,13 +183,14 @@ void SpeedupPanel::draw_record(const BenchRecord& r) {
         continue;
       }
       std::string sizes;
-      const json names = op.value("size_names", json::array());
+      const json& names = items(op, "size_names");
       for (size_t i = 0; i < op["sizes"].size(); ++i)
         sizes += (i ? " " : "") + (i < names.size() ? text_of(names[i]) : "?") + "=" + text_of(op["sizes"][i]);
-      ImGui::Text("%s  %s", op["op"].get<std::string>().c_str(), sizes.c_str());
-      const json& gpu = op.value("gpu", json::object());
-      if (gpu.contains("kernels")) {
-        if (ImGui::BeginTable(("k" + sizes + op["op"].get<std::string>()).c_str(), 8,
+      const std::string name = text_of(op["op"]);
+      ImGui::Text("%s  %s", name.c_str(), sizes.c_str());
+      const json& gpu = field(op, "gpu");
+      if (field(gpu, "kernels").is_array()) {
+        if (ImGui::BeginTable(("k" + sizes + name).c_str(), 8,
                               ImGuiTableFlags_Borders | ImGuiTableFlags_RowBg | ImGuiTableFlags_SizingFixedFit)) {
           for (const char* h : {"version", "input", "status", "median ms", "TFLOP/s", "% of vendor", "% of peak", "x CPU"})
             ImGui::TableSetupColumn(h);
@@ -182,18 +198,18 @@ void SpeedupPanel::draw_record(const BenchRecord& r) {
           for (const json& k : gpu["kernels"]) {
             ImGui::TableNextRow();
             ImGui::TableNextColumn();
-            ImGui::TextUnformatted(k.value("kernel", std::string("?")).c_str());
+            ImGui::TextUnformatted(text_field(k, "kernel", "?").c_str());
             ImGui::TableNextColumn();
-            ImGui::TextUnformatted(k.value("input_format", std::string("")).c_str());
+            ImGui::TextUnformatted(text_field(k, "input_format", "").c_str());
             ImGui::TableNextColumn();
-            ImGui::TextUnformatted(k.value("status", std::string("?")).c_str());
+            ImGui::TextUnformatted(text_field(k, "status", "?").c_str());
             ImGui::TableNextColumn();
-            ImGui::TextUnformatted(k.contains("timing") ? number(k["timing"], "median_ms", "%.3f").c_str() : "-");
+            ImGui::TextUnformatted(number(field(k, "timing"), "median_ms", "%.3f").c_str());
             ImGui::TableNextColumn();
             ImGui::TextUnformatted(number(k, "tflops", "%.2f").c_str());
             ImGui::TableNextColumn();
             // A bar: 100 % is the vendor library's time.
-            if (k.contains("percent_of_vendor") && k["percent_of_vendor"].is_number()) {
+            if (field(k, "percent_of_vendor").is_number()) {
               const float pct = k["percent_of_vendor"].get<float>();
               const ImVec2 p = ImGui::GetCursorScreenPos();
               ImGui::GetWindowDrawList()->AddRectFilled(p, ImVec2(p.x + std::min(pct, 150.0f), p.y + 14),
@@ -212,15 +228,15 @@ void SpeedupPanel::draw_record(const BenchRecord& r) {
           ImGui::EndTable();
         }
       } else {
-        warning_text("GPU part skipped: " + text_of(gpu.value("skipped", json("no GPU rows in this record"))));
+        warning_text("GPU part skipped: " + text_field(gpu, "skipped", "no GPU rows in this record"));
       }
-      const json& cpu = op.value("cpu", json::object());
-      if (cpu.contains("rows"))
+      const json& cpu = field(op, "cpu");
+      if (field(cpu, "rows").is_array())
         for (const json& row : cpu["rows"])
-          ImGui::BulletText("CPU %s: median %s ms, %s threads", row.value("library", std::string("?")).c_str(),
-                            row.contains("timing") ? number(row["timing"], "median_ms", "%.3f").c_str() : "-",
-                            text_of(cpu.value("threads", json("?"))).c_str());
-      else if (cpu.contains("skipped"))
+          ImGui::BulletText("CPU %s: median %s ms, %s threads", text_field(row, "library", "?").c_str(),
+                            number(field(row, "timing"), "median_ms", "%.3f").c_str(),
+                            text_field(cpu, "threads", "?").c_str());
+      else if (!field(cpu, "skipped").is_null())
         ImGui::BulletText("CPU part skipped: %s", text_of(cpu["skipped"]).c_str());
       ImGui::Spacing();
     }

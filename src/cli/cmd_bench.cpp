@@ -582,15 +582,16 @@ void add_bench_command(CLI::App& app) {
   cmd->add_option("--timeout", o->settings.timeout_s, "a GPU launch still running after this many seconds is reported hung")
       ->check(kPositive);
   cmd->add_option("--kernels", o->kernels, "only these CUDA versions, comma-separated ids or names (version 0 always runs)");
-  cmd->add_option("--seed", o->settings.seed, "seed of the random inputs (default: from the clock; printed)");
-  cmd->add_option("--threads", o->settings.threads, "CPU threads (0: all cores)")->check(kNonNegative);
+  cmd->add_option("--seed", o->settings.seed, "seed of the random inputs (default: from the clock; printed)")
+      ->check(kSeed);
+  cmd->add_option("--threads", o->settings.threads, "CPU threads (0: all cores)")->check(CLI::Range(0, 1024));
   cmd->add_flag("--no-cpu", o->no_cpu, "skip the CPU half");
   cmd->add_option("--model", o->train.model, "train: the model")->check(CLI::IsMember({"mlp", "lenet5", "alexnet"}));
   cmd->add_option("--batch", o->train_batches, "train: images per batch; several, comma-separated, time each (64,256,1024)")
       ->delimiter(',')
       ->check(CLI::Range(1, 65536));
   cmd->add_option("--images", o->train.images, "train: images per timed epoch (several batches: 8192 is 8 of 1024)")->check(CLI::Range(1, 1 << 24));
-  cmd->add_option("--json", o->json_path, "write the record (machine, GPU, every figure) here");
+  cmd->add_option("--json", o->json_path, "write the record (machine, GPU, every figure) here")->check(kOutputPath);
   cmd->add_option("--precisions", o->precision.precisions,
                   "precision: which, comma-separated (fp32,tf32,bf16,fp16,e4m3,e5m2,e2m1; default all)")
       ->delimiter(',')

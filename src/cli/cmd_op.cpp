@@ -10,6 +10,7 @@
 
 #include "cli/commands.hpp"
 #include "cli/validators.hpp"
+#include "core/atomic_file.hpp"
 #include "core/npy.hpp"
 #include "cpu/ops.hpp"
 
@@ -154,12 +155,12 @@ void add_op_command(CLI::App& app) {
   cmd->add_option("--w", a->w, "Second operand (matmul: B; conv2d: weights (K,C,R,S))")->check(CLI::ExistingFile);
   cmd->add_option("--b", a->b, "conv2d bias (K)")->check(CLI::ExistingFile);
   cmd->add_option("--labels", a->labels, "softmax-ce labels (N), int32 or int64")->check(CLI::ExistingFile);
-  cmd->add_option("--out", a->out, "Where to write the output")->required();
+  cmd->add_option("--out", a->out, "Where to write the output")->required()->check(kOutputPath);
   cmd->add_option("--grad-out", a->grad_out, "Gradient of the output; when given, input gradients are written")
       ->check(CLI::ExistingFile);
-  cmd->add_option("--grad-x", a->grad_x, "Where dL/dx goes (default: <out>.grad_x.npy)");
-  cmd->add_option("--grad-w", a->grad_w, "Where dL/dw goes (default: <out>.grad_w.npy)");
-  cmd->add_option("--grad-b", a->grad_b, "Where dL/db goes (default: <out>.grad_b.npy)");
+  cmd->add_option("--grad-x", a->grad_x, "Where dL/dx goes (default: <out>.grad_x.npy)")->check(kOutputPath);
+  cmd->add_option("--grad-w", a->grad_w, "Where dL/dw goes (default: <out>.grad_w.npy)")->check(kOutputPath);
+  cmd->add_option("--grad-b", a->grad_b, "Where dL/db goes (default: <out>.grad_b.npy)")->check(kOutputPath);
   cmd->add_option("--stride", a->stride, "conv2d/pooling stride")->check(kPositive)->capture_default_str();
   cmd->add_option("--pad", a->pad, "conv2d/pooling zero padding")->check(kNonNegative)->capture_default_str();
   cmd->add_option("--dilation", a->dilation, "conv2d dilation")->check(kPositive)->capture_default_str();
@@ -178,8 +179,13 @@ void add_op_command(CLI::App& app) {
     if (args.grad_x.empty()) args.grad_x = beside(args.out, "grad_x");
     if (args.grad_w.empty()) args.grad_w = beside(args.out, "grad_w");
     if (args.grad_b.empty()) args.grad_b = beside(args.out, "grad_b");
+    // Every output path checked before the op runs (--out; the gradients'
+    // once the op says which it writes) and before the first is written:
+    // a bad one fails the command with nothing computed in vain or half written.
+    prepare_output_file(args.out, "op --out");
     Results results;
     ops().at(args.name).run(args, results);
+    for (const auto& file : results.files) prepare_output_file(file.first, "op: output");
     for (const auto& [path, tensor] : results.files) {
       write_npy(path, tensor);
       std::printf("wrote %s: %s\n", path.c_str(), tensor.describe().c_str());

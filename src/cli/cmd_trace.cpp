@@ -13,6 +13,7 @@
 #include "cli/commands.hpp"
 #include "cli/number_list.hpp"
 #include "cli/progress.hpp"
+#include "cli/validators.hpp"
 #include "core/atomic_file.hpp"
 #include "core/error.hpp"
 #include "device/registry.hpp"
@@ -192,10 +193,11 @@ void add_trace_command(CLI::App& app) {
                   "Problem sizes, comma-separated (matmul: M,N,K); sizes left off at the end take the op's defaults "
                   "(`warpnet info --kernels` lists them)")
       ->required();
-  cmd->add_option("--json", opts->json, "Write the trace (summary, per-instruction statistics, samples, steps) here");
+  cmd->add_option("--json", opts->json, "Write the trace (summary, per-instruction statistics, samples, steps) here")
+      ->check(kOutputPath);
   cmd->add_option("--block", opts->block, "Record one warp of this block stop by stop: x,y[,z]");
   cmd->add_option("--warp", opts->warp, "The warp of --block to record (default 0)")->check(CLI::Range(0, 31));
-  cmd->add_option("--seed", opts->seed, "Seed of the random inputs");
+  cmd->add_option("--seed", opts->seed, "Seed of the random inputs")->check(kSeed);
   cmd->callback([opts] { run_trace(*opts); });
 }
 

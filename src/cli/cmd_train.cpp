@@ -3,6 +3,7 @@
 // emulated mixed precision (src/nn/README.md).
 #include <cstdio>
 #include <cstdlib>
+#include <filesystem>
 #include <fstream>
 #include <optional>
 
@@ -12,9 +13,33 @@
 #include "core/atomic_file.hpp"
 #include "device/cuda/gpu.hpp"
 #include "dist/communicator.hpp"
+#include "nn/checkpoint.hpp"
 #include "nn/models.hpp"
 
 namespace warpnet::cli {
+
+namespace {
+
+// Nothing a user has is replaced unasked: a file at --checkpoint is resumed
+// from (--resume) or left alone, and the report never lands on the checkpoint.
+void refuse_to_overwrite(const std::string& checkpoint, bool resume, const std::string& report) {
+  namespace fs = std::filesystem;
+  if (checkpoint.empty()) return;
+  if (!report.empty() && fs::weakly_canonical(report) == fs::weakly_canonical(checkpoint))
+    fail("train: --report and --checkpoint name the same file, ", checkpoint, "; name two");
+  if (resume || !fs::exists(checkpoint)) return;
+  std::string holds;
+  try {
+    const nn::Checkpoint ck = nn::load_checkpoint(checkpoint);
+    holds = cat(" (a checkpoint of ", ck.model, " after ", ck.epoch, " epoch", ck.epoch == 1 ? "" : "s", ")");
+  } catch (const std::exception& e) {
+    holds = cat(" (not a checkpoint this build reads: ", e.what(), ")");
+  }
+  fail("train --checkpoint ", checkpoint, ": the file exists", holds,
+       "; --resume continues from it; to start afresh, remove it or name another file");
+}
+
+}  // namespace
 
 void add_train_command(CLI::App& app) {
   struct Args {
@@ -41,7 +66,9 @@ void add_train_command(CLI::App& app) {
       ->check(CLI::IsMember({"fashion-mnist", "spirals", "blobs", "squares"}))
       ->capture_default_str();
   cmd->add_option("--data-dir", args->data_dir, "Directory with the Fashion-MNIST .gz files (default: $WARPNET_FASHION_MNIST or /usr/share/datasets/fashion-mnist)");
-  cmd->add_option("--limit", args->limit, "Use only the first N training examples (N/6 test); 0 = all")
+  cmd->add_option("--limit", args->limit,
+                  "Use only the first N training examples (N/6 test); 0 = all (a synthetic set: N generated, default "
+                  "6000)")
       ->check(kNonNegative);
   cmd->add_option("--epochs", args->train.epochs, "Epochs to train (in total, when resuming)")
       ->check(CLI::Range(1, 1000))
@@ -53,8 +80,12 @@ void add_train_command(CLI::App& app) {
   cmd->add_option("--optimizer", args->train.optimizer, "Optimizer")
       ->check(CLI::IsMember({"sgd", "adam"}))
       ->capture_default_str();
-  cmd->add_option("--momentum", args->train.momentum, "SGD momentum")->check(CLI::Range(0.0, 0.999))->capture_default_str();
-  cmd->add_option("--seed", args->train.seed, "Seed for weights and shuffling")->capture_default_str();
+  cmd->add_option("--momentum", args->train.momentum, "SGD momentum")->check(in_range(0.0, 0.999))->capture_default_str();
+  cmd->add_option("--weight-decay", args->train.weight_decay,
+                  "SGD weight decay: wd·w added to each gradient (L2, as torch.optim.SGD's)")
+      ->check(in_range(0.0, 1.0))
+      ->capture_default_str();
+  cmd->add_option("--seed", args->train.seed, "Seed for weights and shuffling")->check(kSeed)->capture_default_str();
   cmd->add_option("--threads", args->threads, "CPU threads (0 = all cores)")->check(CLI::Range(0, 1024))->capture_default_str();
   cmd->add_option("--device", args->device,
                   "Where to train: cpu (Eigen), emu (warpnet's kernels on the CUDA emulator: slow, use --limit) or "
@@ -95,10 +126,11 @@ void add_train_command(CLI::App& app) {
       ->capture_default_str();
   cmd->add_flag("--no-fold", args->no_fold,
                 "emu/cuda: run each bias add and the ReLU after it as two kernels (by default one kernel does both)");
-  cmd->add_option("--checkpoint", args->train.checkpoint, "Write a checkpoint here after every epoch");
+  cmd->add_option("--checkpoint", args->train.checkpoint, "Write a checkpoint here after every epoch")
+      ->check(kOutputPath);
   cmd->add_flag("--resume", args->train.resume, "Continue from --checkpoint when it exists")
       ->needs("--checkpoint");
-  cmd->add_option("--report", args->report, "Write a JSON report of the run here");
+  cmd->add_option("--report", args->report, "Write a JSON report of the run here")->check(kOutputPath);
   cmd->add_flag("--data-parallel", args->train.data_parallel,
                 "Data-parallel training under mpirun -np N: each rank trains on its share of every batch and the "
                 "gradients are all-reduced (MPI); --batch-size is the global batch");
@@ -148,6 +180,9 @@ void add_train_command(CLI::App& app) {
     };
     const ag::Precision precision = args->train.precision;
     ignored("--no-fold", args->train.device != Device::cpu, "to --device emu or cuda");
+    ignored("--momentum", args->train.optimizer == "sgd", "to --optimizer sgd");
+    ignored("--weight-decay", args->train.optimizer == "sgd", "to --optimizer sgd");
+    if (args->train.optimizer != "sgd") args->train.weight_decay = 0;
     ignored("--loss-scale", precision == ag::Precision::fp16, "to --precision fp16");
     ignored("--loss-scale-growth", precision == ag::Precision::fp16, "to --precision fp16");
     ignored("--fp8-window", precision == ag::Precision::fp8, "to --precision fp8");
@@ -160,6 +195,7 @@ void add_train_command(CLI::App& app) {
     // (MPI_Abort), so the other ranks do not wait for it.
     try {
       if (dist::rank() == 0) {  // the rank that writes them
+        refuse_to_overwrite(args->train.checkpoint, args->train.resume, args->report);
         if (!args->report.empty()) prepare_output_file(args->report, "train --report");
         if (!args->train.checkpoint.empty()) prepare_output_file(args->train.checkpoint, "train --checkpoint");
       }

@@ -2,6 +2,7 @@
 
 #include <unistd.h>
 
+#include <cstdio>
 #include <ctime>
 #include <fstream>
 #include <sstream>
@@ -33,6 +34,14 @@ nlohmann::json machine_record() {
   const std::time_t now = std::time(nullptr);
   std::strftime(date, sizeof date, "%Y-%m-%dT%H:%M:%SZ", std::gmtime(&now));
   return {{"cpu", read_cpuinfo().model}, {"host", host}, {"date", date}};
+}
+
+int64_t available_memory_bytes() {
+  std::ifstream in("/proc/meminfo");
+  long long kib = 0;
+  for (std::string line; std::getline(in, line);)  // "MemAvailable:   12345678 kB"
+    if (std::sscanf(line.c_str(), "MemAvailable: %lld kB", &kib) == 1) return int64_t(kib) * 1024;
+  return -1;
 }
 
 }  // namespace warpnet::cli

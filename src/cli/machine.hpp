@@ -1,6 +1,7 @@
 // What machine a run happened on: for `warpnet info` and for the labels
 // every recorded figure carries (machine and date).
 #pragma once
+#include <cstdint>
 #include <set>
 #include <string>
 
@@ -18,5 +19,9 @@ CpuInfo read_cpuinfo();
 
 // {"cpu": model name, "host": hostname, "date": UTC ISO 8601}.
 nlohmann::json machine_record();
+
+// Memory the kernel says new allocations can have without swapping
+// (/proc/meminfo's MemAvailable), in bytes; -1 where it does not say.
+int64_t available_memory_bytes();
 
 }  // namespace warpnet::cli

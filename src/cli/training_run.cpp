@@ -2,6 +2,7 @@
 
 #include <cstdarg>
 #include <cstdio>
+#include <filesystem>
 #include <thread>
 
 #include "cli/machine.hpp"
@@ -33,6 +34,15 @@ DataSplits load_data(const std::string& name, const std::string& dir, int64_t li
   } else if (name == "spirals" || name == "blobs" || name == "squares") {
     // 6:1 train/test like Fashion-MNIST.
     const int64_t n = limit > 0 ? limit : 6000, n_test = std::max<int64_t>(n / 6, 1);
+    // Generated whole: a --limit past what the machine holds would be killed
+    // by the kernel's OOM killer with no word. Each example is kept about
+    // three times (generated, split or sliced, standardized).
+    const double example_bytes = name == "squares" ? 28 * 28 * 4 + 4 : 2 * 4 + 4;
+    const double needed = 3 * example_bytes * double(n + n_test);
+    const int64_t available = available_memory_bytes();
+    WN_CHECK(available < 0 || needed <= double(available), "--limit ", limit, ": ", name, " with ", n + n_test,
+             " examples needs about ", format_bytes(int64_t(needed)), "; this machine has ", format_bytes(available),
+             " available");
     if (name == "blobs") {
       // One draw, split: the blobs' centres come from the seed, so a test
       // set drawn with another seed has its classes elsewhere (it scored 0%).
@@ -123,6 +133,8 @@ nlohmann::json run_training(const nn::TrainOptions& options, const DataSplits& d
   }
   if (trainer.first_epoch() > 1)
     say("resuming from %s after epoch %d\n", options.checkpoint.c_str(), trainer.first_epoch() - 1);
+  else if (options.resume && !std::filesystem::exists(options.checkpoint))
+    say("no checkpoint at %s yet: training from epoch 1\n", options.checkpoint.c_str());
 
   nlohmann::json epochs = nlohmann::json::array();
   // One bar per epoch, created on its first batch.

@@ -4,7 +4,10 @@
 // range 0.000000 to 1797693...").
 #pragma once
 #include <CLI/CLI.hpp>
+#include <charconv>
 #include <cmath>
+#include <cstdint>
+#include <cstdio>
 #include <string>
 
 namespace warpnet::cli {
@@ -13,14 +16,19 @@ namespace detail {
 // A validator that reads the option's text as a number and asks `ok` of it;
 // NaN fails every test.
 template <class Ok>
-CLI::Validator number_check(Ok ok, const char* rule, const char* name) {
+CLI::Validator number_check(Ok ok, std::string rule, const char* name) {
   return CLI::Validator(
       [ok, rule](std::string& text) -> std::string {
         double value = 0;
         if (!CLI::detail::lexical_cast(text, value)) return "'" + text + "' is not a number";
-        return ok(value) ? std::string() : std::string(rule) + ", got " + text;
+        return ok(value) ? std::string() : rule + ", got " + text;
       },
       name);
+}
+inline std::string shortest(double v) {
+  char b[32];
+  std::snprintf(b, sizeof b, "%g", v);
+  return b;
 }
 }  // namespace detail
 
@@ -28,5 +36,28 @@ inline const CLI::Validator kPositive =
     detail::number_check([](double v) { return v > 0 && std::isfinite(v); }, "must be positive and finite", "POSITIVE");
 inline const CLI::Validator kNonNegative = detail::number_check([](double v) { return v >= 0 && std::isfinite(v); },
                                                                 "must be 0 or more and finite", "NONNEGATIVE");
+// A file to write: an empty path ('' from a script's unset variable) would
+// otherwise mean "no file" for some options and a file named "" for others.
+inline const CLI::Validator kOutputPath = CLI::Validator(
+    [](std::string& text) -> std::string { return text.empty() ? "an empty path; name a file" : std::string(); },
+    "FILE");
+
+// A seed: a whole number from 0 to 2^64 − 1, written out (CLI11 reads "-1"
+// and "1e23" into a uint64_t as 2^64 − 1 without a word).
+inline const CLI::Validator kSeed = CLI::Validator(
+    [](std::string& text) -> std::string {
+      uint64_t value = 0;
+      const auto [end, error] = std::from_chars(text.data(), text.data() + text.size(), value);
+      if (text.empty() || error != std::errc() || end != text.data() + text.size())
+        return "a seed is a whole number from 0 to 18446744073709551615, got " + text;
+      return {};
+    },
+    "SEED");
+
+// lo <= value <= hi, NaN refused (CLI::Range lets NaN through: every comparison with it is false).
+inline CLI::Validator in_range(double lo, double hi) {
+  return detail::number_check([lo, hi](double v) { return v >= lo && v <= hi; },
+                              "must be from " + detail::shortest(lo) + " to " + detail::shortest(hi), "RANGE");
+}
 
 }  // namespace warpnet::cli

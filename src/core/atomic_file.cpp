@@ -1,20 +1,122 @@
 #include "core/atomic_file.hpp"
 
 #include <fcntl.h>
+#include <signal.h>
 #include <unistd.h>
 
 #include <cerrno>
+#include <csignal>
+#include <cstdio>
 #include <cstring>
 #include <filesystem>
 #include <fstream>
+#include <iterator>
 #include <sstream>
 
 #include "core/error.hpp"
 
 namespace warpnet {
 
-void write_file_atomically(const std::string& path, std::string_view bytes) {
+namespace {
+
+// The temporary file being written, for the signal handler below: a run
+// stopped by Ctrl-C or `kill` while it writes a 100 MB checkpoint leaves
+// neither a half-written checkpoint (the rename never happens) nor the
+// partial temporary file. Only async-signal-safe calls in the handler.
+char g_writing[4096];
+constexpr int kSignals[] = {SIGINT, SIGTERM, SIGHUP};
+struct sigaction g_previous[std::size(kSignals)];
+bool g_guarded[std::size(kSignals)];  // false: the signal is ignored (a background job's SIGINT) and stays so
+
+void remove_partial_write(int signal) {
+  if (g_writing[0]) ::unlink(g_writing);
+  for (size_t i = 0; i < std::size(kSignals); ++i)
+    if (kSignals[i] == signal) ::sigaction(signal, &g_previous[i], nullptr);
+  ::raise(signal);  // what the signal would have done: the previous handler, or the end of the process
+}
+
+// While alive, the signals above remove `tmp` before they act.
+class PartialWriteGuard {
+ public:
+  explicit PartialWriteGuard(const std::string& tmp) {
+    if (tmp.size() >= sizeof g_writing) return;  // too long to keep: such a write is not guarded
+    std::memcpy(g_writing, tmp.c_str(), tmp.size() + 1);
+    struct sigaction action {};
+    action.sa_handler = remove_partial_write;
+    sigemptyset(&action.sa_mask);
+    for (size_t i = 0; i < std::size(kSignals); ++i) {
+      ::sigaction(kSignals[i], nullptr, &g_previous[i]);
+      g_guarded[i] = g_previous[i].sa_handler != SIG_IGN;
+      if (g_guarded[i]) ::sigaction(kSignals[i], &action, nullptr);
+    }
+    active_ = true;
+  }
+  ~PartialWriteGuard() {
+    if (!active_) return;
+    for (size_t i = 0; i < std::size(kSignals); ++i)
+      if (g_guarded[i]) ::sigaction(kSignals[i], &g_previous[i], nullptr);
+    g_writing[0] = 0;
+  }
+  PartialWriteGuard(const PartialWriteGuard&) = delete;
+  PartialWriteGuard& operator=(const PartialWriteGuard&) = delete;
+
+ private:
+  bool active_ = false;
+};
+
+// Temporary files of `path` (path.tmp.<pid>) whose writer no longer runs:
+// left by a process killed outright (SIGKILL, a power cut) mid-write.
+void remove_stale_partial_writes(const std::string& path) {
+  namespace fs = std::filesystem;
+  const fs::path p(path);
+  const fs::path dir = p.parent_path().empty() ? fs::path(".") : p.parent_path();
+  const std::string prefix = p.filename().string() + ".tmp.";
+  std::error_code ec;
+  for (const auto& entry : fs::directory_iterator(dir, ec)) {
+    const std::string name = entry.path().filename().string();
+    if (name.size() <= prefix.size() || name.compare(0, prefix.size(), prefix) != 0) continue;
+    const std::string pid = name.substr(prefix.size());
+    if (pid.find_first_not_of("0123456789") != std::string::npos || pid.size() > 9) continue;
+    if (::kill(pid_t(std::stol(pid)), 0) == 0 || errno != ESRCH) continue;  // its writer still runs (or may)
+    std::error_code removed;
+    if (fs::remove(entry.path(), removed))
+      std::fprintf(stderr, "warpnet: removed %s, the partial write of a process that no longer runs\n",
+                   entry.path().c_str());
+  }
+}
+
+// Where a write of `path` lands: the file a symbolic link names (the link is
+// kept, as a plain write through it would keep it), else `path`. A file the
+// user made read-only is refused: the rename would replace it regardless
+// (it needs only the folder's permission).
+std::string write_target(const std::string& path, std::string_view what) {
+  std::error_code ec;
+  std::string target = path;
+  if (std::filesystem::is_symlink(path, ec)) {  // (ec: no such file, or nothing to look at: not a link)
+    target = std::filesystem::weakly_canonical(path, ec).string();
+    if (ec) fail(what, path, ": cannot follow the link: ", ec.message());
+  }
+  if (::access(target.c_str(), F_OK) == 0 && ::access(target.c_str(), W_OK) != 0)
+    fail(what, target, ": the file is read-only (", std::strerror(errno), "); it is left as it is");
+  return target;
+}
+
+// After a rename, the folder's entry must reach the disk too, or a power cut
+// can lose the new name.
+void sync_directory_of(const std::string& path) {
+  const std::filesystem::path parent = std::filesystem::path(path).parent_path();
+  const int fd = ::open(parent.empty() ? "." : parent.c_str(), O_RDONLY | O_DIRECTORY);
+  if (fd < 0) return;  // best effort: the data itself is synced
+  ::fsync(fd);
+  ::close(fd);
+}
+
+}  // namespace
+
+void write_file_atomically(const std::string& requested, std::string_view bytes) {
+  const std::string path = write_target(requested, "");
   const std::string tmp = path + ".tmp." + std::to_string(::getpid());
+  const PartialWriteGuard guard(tmp);
   int fd = ::open(tmp.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0644);
   if (fd < 0) fail(path, ": cannot create ", tmp, ": ", std::strerror(errno));
   size_t done = 0;
@@ -39,6 +141,7 @@ void write_file_atomically(const std::string& path, std::string_view bytes) {
     ::unlink(tmp.c_str());
     fail(path, ": rename from ", tmp, " failed: ", std::strerror(err));
   }
+  sync_directory_of(path);
 }
 
 void create_parent_directories(const std::string& path, std::string_view what) {
@@ -50,16 +153,30 @@ void create_parent_directories(const std::string& path, std::string_view what) {
 }
 
 void prepare_output_file(const std::string& path, std::string_view what) {
+  if (path.empty()) fail(what, ": an empty path; name a file");
   create_parent_directories(path, what);
   if (std::filesystem::is_directory(path)) fail(what, " ", path, ": is a directory; name a file");
-  const std::string probe = path + ".tmp." + std::to_string(::getpid());
+  const std::string target = write_target(path, std::string(what) + " ");
+  remove_stale_partial_writes(target);
+  const std::string probe = target + ".tmp." + std::to_string(::getpid());
   const int fd = ::open(probe.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0644);
   if (fd < 0) fail(what, " ", path, ": cannot write there: ", std::strerror(errno));
   ::close(fd);
   ::unlink(probe.c_str());
 }
 
+void require_regular_file(const std::string& path) {
+  std::error_code ec;
+  const auto status = std::filesystem::status(path, ec);
+  if (ec && ec != std::errc::no_such_file_or_directory) fail(path, ": cannot look at it: ", ec.message());
+  if (!std::filesystem::exists(status)) fail(path, ": cannot open: ", std::strerror(ENOENT));
+  if (std::filesystem::is_directory(status)) fail(path, ": is a directory, not a file");
+  if (!std::filesystem::is_regular_file(status))
+    fail(path, ": not a regular file (a pipe, socket or device: reading it could wait for ever)");
+}
+
 std::string read_file(const std::string& path) {
+  require_regular_file(path);
   std::ifstream in(path, std::ios::binary);
   if (!in) fail(path, ": cannot open: ", std::strerror(errno));
   std::ostringstream buf;

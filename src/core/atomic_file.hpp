@@ -5,8 +5,10 @@
 
 namespace warpnet {
 
-// Writes `bytes` to `path` through a temporary file in the same directory,
-// flushed and fsync'ed, then renamed over `path` (atomic on POSIX).
+// Writes `bytes` to `path` through a temporary file in the same directory
+// (path.tmp.<pid>), flushed and fsync'ed, then renamed over `path` (atomic on
+// POSIX). SIGINT, SIGTERM or SIGHUP during the write remove the temporary
+// file, then act as they would have.
 void write_file_atomically(const std::string& path, std::string_view bytes);
 
 // Makes `path`'s directory and its parents where missing; the error names
@@ -15,10 +17,17 @@ void create_parent_directories(const std::string& path, std::string_view what);
 
 // Before a long run that ends by writing `path`: makes its directory and
 // checks that a file can be created there, so a path that cannot be written
-// fails the run at its start instead of losing its result at the end.
+// fails the run at its start instead of losing its result at the end; and
+// removes temporary files of `path` whose writing process no longer runs
+// (killed outright mid-write), saying so.
 void prepare_output_file(const std::string& path, std::string_view what);
 
-// Reads a whole file; the error names the file.
+// Fails, naming the path, unless it is a regular file (or a link to one): a
+// missing file, a directory, or a FIFO, socket or device, whose reading may
+// never end.
+void require_regular_file(const std::string& path);
+
+// Reads a whole regular file; the error names the file.
 std::string read_file(const std::string& path);
 
 }  // namespace warpnet

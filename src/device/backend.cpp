@@ -111,6 +111,7 @@ void set_kernel_choice(const std::string& text) {
       WN_CHECK(eq != std::string::npos, "--kernels: '", pair, "' is not op=version (in '", text, "')");
       const std::string name = pair.substr(0, eq);
       op(name);  // throws naming the registered ops when there is no such op
+      WN_CHECK(!c.ops.contains(name), "--kernels: ", name, " is chosen twice (in '", text, "'); name each op once");
       c.ops[name] = version(pair.substr(eq + 1));
       start = comma + 1;
     }

@@ -109,6 +109,7 @@ Checkpoint load_checkpoint(const std::string& path) {
   const uint32_t crc = header.get<uint32_t>("checksum");
   if (version > kCheckpointVersion)
     fail(path, ": checkpoint version ", version, " is newer than this build reads (", kCheckpointVersion, ")");
+  if (version == 0) fail(path, ": checkpoint version 0: no warpnet writes it (the first is 1)");
   if (bytes.size() - kHeaderBytes != body_bytes)
     fail(path, ": truncated or padded checkpoint: header says ", body_bytes, " body bytes, file has ",
          bytes.size() - kHeaderBytes);
@@ -121,6 +122,10 @@ Checkpoint load_checkpoint(const std::string& path) {
   ck.optimizer = in.get_str("optimizer name");
   ck.epoch = in.get<int64_t>("epoch");
   ck.steps = in.get<int64_t>("steps");
+  // Counts a run reached, not arbitrary numbers: a resumed run counts on from them.
+  if (ck.epoch < 0 || ck.epoch > kMaxCheckpointEpoch)
+    fail(path, ": checkpoint says ", ck.epoch, " epochs were completed (expected 0 to ", kMaxCheckpointEpoch, ")");
+  if (ck.steps < 0) fail(path, ": checkpoint says ", ck.steps, " optimizer steps were taken (expected 0 or more)");
   ck.seed = in.get<uint64_t>("seed");
   if (version >= 2) ck.data = in.get_str("data set");
   const uint32_t count = in.get<uint32_t>("tensor count");

@@ -18,6 +18,9 @@
 namespace warpnet::nn {
 
 inline constexpr uint32_t kCheckpointVersion = 2;
+// More epochs than any run trains (`warpnet train --epochs` stops at 1000):
+// a checkpoint claiming more is damaged or forged, and refused.
+inline constexpr int64_t kMaxCheckpointEpoch = 1000000;
 
 struct Checkpoint {
   std::string model;      // "lenet5"

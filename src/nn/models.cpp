@@ -74,7 +74,7 @@ std::unique_ptr<Sequential> make_model(const std::string& name, const Shape& inp
   if (name == "mlp") return make_mlp(input.numel(), {128, 64}, classes, seed);
   if (name == "lenet5" || name == "alexnet") {
     WN_CHECK(image28, "model ", name, " expects 1×28×28 images, but the data set gives examples of shape ", input,
-             " (use --model mlp for point data)");
+             " (the MLP, `warpnet train --model mlp`, takes examples of any shape)");
     return name == "lenet5" ? make_lenet5(classes, seed) : make_mini_alexnet(classes, seed);
   }
   fail("unknown model '", name, "' (choose mlp, lenet5 or alexnet)");

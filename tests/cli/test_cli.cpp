@@ -180,13 +180,16 @@ TEST_CASE("warpnet train on blobs generalizes to the test split, and a finished 
 
 TEST_CASE("warpnet train says which options do nothing in the mode chosen") {
   const Run run = warpnet_cli("train --model mlp --data blobs --limit 60 --epochs 1 --threads 1 --no-fold "
-                              "--loss-scale 1024 --bucket-kib 64 --data-dir /nonexistent");
+                              "--loss-scale 1024 --bucket-kib 64 --data-dir /nonexistent --momentum 0.5 "
+                              "--weight-decay 1e-4");
   INFO(run.output);
   CHECK(run.status == 0);
   for (const char* said : {"--no-fold ignored: it applies to --device emu or cuda",
                            "--loss-scale ignored: it applies to --precision fp16",
                            "--bucket-kib ignored: it applies with --data-parallel",
-                           "--data-dir ignored: it applies to --data fashion-mnist"})
+                           "--data-dir ignored: it applies to --data fashion-mnist",
+                           "--momentum ignored: it applies to --optimizer sgd",  // adam, the default
+                           "--weight-decay ignored: it applies to --optimizer sgd"})
     CHECK(run.output.find(said) != std::string::npos);
   CHECK(run.output.find("--fp8-window ignored") == std::string::npos);  // only what was given
 }
@@ -202,6 +205,50 @@ TEST_CASE("warpnet train refuses a report path it cannot write before training, 
   run = warpnet_cli("train --model mlp --data blobs --limit 60 --resume");
   CHECK(run.status != 0);
   CHECK(run.output.find("--resume requires --checkpoint") != std::string::npos);
+  // Numbers CLI11 would take in silence: a seed wrapped to 2^64 − 1, a NaN inside a range.
+  for (const char* seed : {"-1", "18446744073709551616", "1e23"}) {
+    run = warpnet_cli(cat("train --model mlp --data blobs --limit 60 --seed ", seed));
+    CHECK(run.status != 0);
+    CHECK(run.output.find(cat("a seed is a whole number from 0 to 18446744073709551615, got ", seed)) !=
+          std::string::npos);
+  }
+  // A synthetic set larger than the machine: refused before it is generated (the OOM killer said nothing).
+  run = warpnet_cli("train --model mlp --data blobs --limit 10000000000000");
+  CHECK(run.status != 0);
+  CHECK(run.output.find("--limit 10000000000000: blobs with 11666666666666 examples needs about ") != std::string::npos);
+  run = warpnet_cli("train --model mlp --data blobs --limit 60 --optimizer sgd --momentum nan");
+  CHECK(run.status != 0);
+  CHECK(run.output.find("must be from 0 to 0.999, got nan") != std::string::npos);
+}
+
+TEST_CASE("warpnet train replaces no file unasked: an existing checkpoint, or the checkpoint by the report") {
+  const std::string ckpt = path_of("kept.ckpt");
+  std::filesystem::remove(ckpt);
+  const std::string args = "train --model mlp --data blobs --limit 60 --epochs 1 --threads 1 --checkpoint " + ckpt;
+  Run run = warpnet_cli(args);
+  REQUIRE(run.status == 0);
+  const std::string before = read_file(ckpt);
+  run = warpnet_cli(args);  // the same command again, without --resume
+  INFO(run.output);
+  CHECK(run.status != 0);
+  CHECK(run.output.find(cat("train --checkpoint ", ckpt, ": the file exists (a checkpoint of mlp after 1 epoch); "
+                            "--resume continues from it")) != std::string::npos);
+  CHECK(read_file(ckpt) == before);
+  const std::string notes = path_of("notes.txt");
+  std::ofstream(notes) << "my notes";
+  run = warpnet_cli(cat("train --model mlp --data blobs --limit 60 --epochs 1 --threads 1 --checkpoint ", notes));
+  CHECK(run.output.find(cat(notes, ": the file exists (not a checkpoint this build reads: ")) != std::string::npos);
+  CHECK(read_file(notes) == "my notes");
+  run = warpnet_cli(cat(args, " --resume --report ", ckpt));
+  CHECK(run.status != 0);
+  CHECK(run.output.find("--report and --checkpoint name the same file") != std::string::npos);
+  CHECK(read_file(ckpt) == before);
+  const std::string absent = path_of("absent.ckpt");
+  std::filesystem::remove(absent);
+  run = warpnet_cli(cat("train --model mlp --data blobs --limit 60 --epochs 1 --threads 1 --resume --checkpoint ",
+                        absent));
+  CHECK(run.status == 0);
+  CHECK(run.output.find(cat("no checkpoint at ", absent, " yet: training from epoch 1")) != std::string::npos);
 }
 
 TEST_CASE("warpnet train --device emu trains on the kernels, names them, checkpoints from the device and resumes") {

@@ -137,4 +137,5 @@ TEST_CASE("npy errors name the file and the fault") {
   const std::string msg = error_of([&] { read_npy(missing); });
   CHECK(msg.find(missing) == 0);
   CHECK(msg.find("cannot open") != std::string::npos);
+  CHECK(error_of([&] { read_npy(scratch_dir().string()); }) == scratch_dir().string() + ": is a directory, not a file");
 }

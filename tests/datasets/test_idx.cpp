@@ -1,6 +1,7 @@
 // IDX files, raw and gzip: loading, every fault the loader reports, and the
 // real Fashion-MNIST test split when it is installed.
 #include <doctest/doctest.h>
+#include <sys/stat.h>  // mkfifo
 #include <zlib.h>
 
 #include <algorithm>
@@ -147,6 +148,12 @@ TEST_CASE("idx: missing files say which and how to get them") {
   const std::string missing = path_of("no_such.idx.gz");
   const std::string msg = error_of([&] { read_idx(missing); });
   CHECK(msg == missing + ": cannot open: No such file or directory");
+  // A named pipe would block the read for ever.
+  const std::string fifo = path_of("fifo.idx");
+  std::filesystem::remove(fifo);
+  REQUIRE(::mkfifo(fifo.c_str(), 0600) == 0);
+  CHECK(error_of([&] { read_idx(fifo); }) ==
+        fifo + ": not a regular file (a pipe, socket or device: reading it could wait for ever)");
 
   const auto empty = scratch_dir() / "empty_fashion";
   std::filesystem::create_directories(empty);

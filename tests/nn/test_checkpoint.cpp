@@ -74,6 +74,27 @@ TEST_CASE("training resumed from a checkpoint ends where an uninterrupted run en
   CHECK(weights_of(second.model()) == weights_of(straight.model()));
 }
 
+TEST_CASE("a resumed model with dropout draws the masks the uninterrupted run drew") {
+  // mini-AlexNet's two dropout layers: each step's masks come from the
+  // step's number, not from a generator the checkpoint would have to hold.
+  cpu::set_num_threads(1);
+  const data::Dataset train = data::make_squares(48, 10, 28, 3);
+  const auto run = [](const std::string& path, int epochs) {
+    nn::TrainOptions o = small_run(path, epochs);
+    o.model = "alexnet";
+    return o;
+  };
+  nn::Trainer straight(run(fresh_path("straight_dropout.ckpt"), 2), train, data::Dataset{});
+  const std::vector<nn::EpochStats> whole = straight.run();
+  const std::string path = fresh_path("resumed_dropout.ckpt");
+  nn::Trainer(run(path, 1), train, data::Dataset{}).run();
+  nn::Trainer second(run(path, 2), train, data::Dataset{});
+  const std::vector<nn::EpochStats> rest = second.run();
+  REQUIRE(rest.size() == 1);
+  CHECK(rest[0].train_loss == whole.at(1).train_loss);
+  CHECK(weights_of(second.model()) == weights_of(straight.model()));
+}
+
 TEST_CASE("damaged or mismatched checkpoints are rejected with a clear error") {
   cpu::set_num_threads(1);
   const data::Dataset train = data::make_blobs(50, 3, 2, 4);
@@ -99,6 +120,23 @@ TEST_CASE("damaged or mismatched checkpoints are rejected with a clear error") {
   CHECK(test::error_of([&] { nn::load_checkpoint(wrong); }) == wrong + ": not a warpnet checkpoint (bad magic)");
 
   CHECK(test::error_of([&] { nn::load_checkpoint(fresh_path("absent.ckpt")); }).ends_with(": no such checkpoint file"));
+
+  // Counts no run reaches (a forged or damaged file with a valid CRC): an
+  // epoch past int once wrapped to a negative start and trained for ever.
+  for (const int64_t epoch : {int64_t(-3), int64_t(1) << 31}) {
+    nn::Checkpoint forged = nn::load_checkpoint(path);
+    forged.epoch = epoch;
+    const std::string file = fresh_path("forged_epoch.ckpt");
+    nn::save_checkpoint(file, forged);
+    CHECK(test::error_of([&] { nn::load_checkpoint(file); }) ==
+          cat(file, ": checkpoint says ", epoch, " epochs were completed (expected 0 to 1000000)"));
+  }
+  nn::Checkpoint forged = nn::load_checkpoint(path);
+  forged.steps = -5;
+  const std::string negative_steps = fresh_path("forged_steps.ckpt");
+  nn::save_checkpoint(negative_steps, forged);
+  CHECK(test::error_of([&] { nn::load_checkpoint(negative_steps); }) ==
+        negative_steps + ": checkpoint says -5 optimizer steps were taken (expected 0 or more)");
 
   // Weights of another shape: an MLP for 5 classes cannot take 3-class weights.
   nn::Checkpoint ck = nn::load_checkpoint(path);

@@ -57,5 +57,7 @@ TEST_CASE("backend emu: --kernels chooses versions; a choice naming nothing regi
   CHECK_THROWS_WITH_AS(device::set_kernel_choice("fast"), doctest::Contains("'fast' is not a version number"), Error);
   CHECK_THROWS_WITH_AS(device::set_kernel_choice("0"), doctest::Contains("--kernels 0: a version limit is at least 1"),
                        Error);
+  CHECK_THROWS_WITH_AS(device::set_kernel_choice("matmul=1,relu=1,matmul=2"),
+                       doctest::Contains("--kernels: matmul is chosen twice"), Error);
   device::set_kernel_choice(before);
 }
