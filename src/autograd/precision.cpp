@@ -136,8 +136,10 @@ Tensor quantize_scaled(const Tensor& x, const numeric::Format& format, float sca
   float* q = out.data<float>();
   const RoundingTable& round = rounding_table(format);  // saturating, as numeric's Saturation::finite
   // The code holds x·scale, the product taken in fp32 as a GPU's cast
-  // kernel does; the GEMM's fp32 result is divided by the scales afterwards,
-  // the same as multiplying the decoded values divided by their scale.
+  // kernel does (numeric::encode_per_tensor rounds the exact product: the two
+  // differ where the fp32 product lands on a tie); the GEMM's fp32 result is
+  // divided by the scales afterwards, the same as multiplying the decoded
+  // values divided by their scale.
 #pragma omp parallel for schedule(static)
   for (int64_t i = 0; i < n; ++i) q[i] = static_cast<float>(double(round(p[i] * scale)) / double(scale));
   return out;

@@ -44,7 +44,11 @@ float amax(std::span<const float> x);
 float per_tensor_scale(const Format& f, float amax);
 // Saturating: a value the scale pushes past the max (inf, or a later tensor
 // under a delayed scale) becomes the max. Stochastic rounding draws one word
-// per element from rng (required then, ignored otherwise).
+// per element from rng (required then, ignored otherwise). Each x·scale is
+// rounded once, from its exact value; training's fp8 cast
+// (autograd/precision.cpp) rounds the fp32 product first, as a GPU's cast
+// kernel does, so about one value in a million (a product within an fp32
+// rounding of a tie) lands on the other neighbour.
 PerTensor encode_per_tensor(const Format& f, std::span<const float> x, Round mode = Round::nearest_even,
                             Rng* rng = nullptr);
 std::vector<float> decode(const PerTensor& t);
