@@ -86,6 +86,13 @@ nlohmann::json bench_precision(const PrecisionSettings& p, const Settings& s, co
   WN_CHECK(!o.emu || emu_flops <= 2.0 * 1024 * 1024 * 1024, "bench precision: ", o.emu_size[0], "x", o.emu_size[1],
            "x", o.emu_size[2], " is too large for the emulator (at most 1024^3 of work); give --emu-size, or "
            "--backends cpu,cuda");
+  // The CPU rows round and multiply in fp32 (Eigen) and check against a
+  // float64 product: at 8192^3 a few minutes on 2 cores; past it, hours
+  // with no line printed.
+  const double cpu_flops = 2.0 * double(o.cpu_size[0]) * double(o.cpu_size[1]) * double(o.cpu_size[2]);
+  WN_CHECK(!o.cpu || cpu_flops <= 2.0 * 8192 * 8192 * 8192, "bench precision: ", o.cpu_size[0], "x", o.cpu_size[1],
+           "x", o.cpu_size[2], " is too large for the CPU rows (at most 8192^3 of work); give a smaller --size, or "
+           "--backends cuda --gpu-size M,N,K for a GPU alone");
   cpu::set_num_threads(s.threads);
 
   // The CPU times are only as good as the machine was idle: record how busy it was.

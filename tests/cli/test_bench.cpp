@@ -197,7 +197,7 @@ TEST_CASE("warpnet bench precision --trans-b runs and records the layout with B 
   CHECK(seen.count("emu e4m3") == 1);  // the fp8 tensor-core versions, in their native layout
 }
 
-TEST_CASE("warpnet bench precision refuses an unknown precision, a size that is not M,N,K, and a huge emulator size") {
+TEST_CASE("warpnet bench precision refuses an unknown precision, a size that is not M,N,K, and huge sizes") {
   const Run unknown = bench("precision --precisions bf16,fp7 --size 8,8,8");
   CHECK(unknown.status != 0);
   CHECK(unknown.output.find("unknown precision 'fp7'") != std::string::npos);
@@ -209,4 +209,8 @@ TEST_CASE("warpnet bench precision refuses an unknown precision, a size that is 
   CHECK(large.status != 0);
   CHECK(large.output.find("too large for the emulator") != std::string::npos);
   CHECK(large.output.find("--backends cpu,cuda") != std::string::npos);
+  // The CPU rows at 20000^3: hours, refused likewise.
+  const Run huge = bench("precision --size 20000,20000,20000 --backends cpu");
+  CHECK(huge.status != 0);
+  CHECK(huge.output.find("20000x20000x20000 is too large for the CPU rows") != std::string::npos);
 }
