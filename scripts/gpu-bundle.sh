@@ -22,15 +22,23 @@
 #   scripts/gpu-bundle.sh              all of it (the sm_90a build: ~30 min on 2 cores)
 #   scripts/gpu-bundle.sh --no-binaries  the build-there parts only
 #
+# All of it is packed into one compressed tarball, .gpu-deps/deps.tgz
+# (gpu-check.sh unpacks it under /tmp there): the binaries alone are about
+# 22 MiB each unpacked. Beside it, .gpu-deps/SOURCE names the commit and a
+# hash of the sources the binaries were built from, which gpu-check.sh
+# compares with the tree it runs in and writes into every record.
+#
 # The whole working tree plus carried paths must stay under 64 MiB; this
-# prints the bundle's size and fails past 50 MiB.
+# prints the bundle's size and fails past 50 MiB. The old bundle stays until
+# the new one is complete.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 binaries=1
 [ "${1:-}" = --no-binaries ] && binaries=0
-out=.gpu-deps
+final=.gpu-deps
+out=$(mktemp -d "${TMPDIR:-/tmp}/gpu-deps.XXXXXX")  # staged, packed at the end
+trap 'rm -rf "$out"' EXIT
 arch=$(gcc -print-multiarch 2>/dev/null || echo x86_64-linux-gnu)
-rm -rf "$out"
 mkdir -p "$out/include" "$out/lib/$arch/cmake" "$out/lib/cmake" "$out/share/cmake"
 
 need() { [ -e "$1" ] || { echo "gpu-bundle: missing $1 (run scripts/setup.sh)" >&2; exit 1; }; }
@@ -101,9 +109,26 @@ if [ "$binaries" = 1 ]; then
   echo "gpu-bundle: bin/ from $build: $(ls "$out/bin" | tr '\n' ' ')"
 fi
 
-size_kb=$(du -sk "$out" | cut -f1)
-echo "gpu-bundle: $out is $((size_kb / 1024)) MiB ($size_kb KiB) in $(find "$out" -type f | wc -l) files"
+# What the binaries were built from: scripts/source-hash.sh there must give
+# the same hash, or the records say the binaries are stale.
+{
+  echo "commit $(git rev-parse HEAD 2>/dev/null || echo unknown)"
+  echo "uncommitted $(git status --porcelain 2>/dev/null | wc -l) files"
+  echo "sources $(scripts/source-hash.sh)"
+} >"$out/SOURCE"
+
+packed=$(mktemp -d "${TMPDIR:-/tmp}/gpu-deps-packed.XXXXXX")
+tar czf "$packed/deps.tgz" -C "$out" --exclude=SOURCE .
+cp "$out/SOURCE" "$packed/"
+unpacked_kb=$(du -sk "$out" | cut -f1)
+size_kb=$(du -sk "$packed" | cut -f1)
+echo "gpu-bundle: deps.tgz: $((size_kb / 1024)) MiB ($((unpacked_kb / 1024)) MiB unpacked, $(find "$out" -type f | wc -l) files)"
 if [ "$size_kb" -gt $((50 * 1024)) ]; then
-  echo "gpu-bundle: too large to carry beside the working tree (64 MiB in all)" >&2
+  rm -rf "$packed"
+  echo "gpu-bundle: too large to carry beside the working tree (64 MiB in all); $final left as it was" >&2
   exit 1
 fi
+rm -rf "$final"
+chmod 755 "$packed"
+mv "$packed" "$final"
+cat "$final/SOURCE"

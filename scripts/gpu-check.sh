@@ -2,13 +2,14 @@
 # The one prepared script for a lent GPU machine (an H200; DESIGN "Measuring").
 # Runs in the repository root of a copy of the working tree:
 #   1. says what the machine has (GPU, driver, clocks, nvcc, CPU, cores);
-#   2. takes warpnet and test_gpu prebuilt for sm_90a from .gpu-deps/bin
+#   2. takes warpnet and test_gpu prebuilt for sm_90a from .gpu-deps/deps.tgz
 #      (scripts/gpu-bundle.sh builds them here: the lease's minutes go to
-#      measuring), with the CUDA libraries found on that machine (the
-#      toolkit's, or the ones PyTorch's wheels carry: cuDNN is not part of
-#      the toolkit); only if they cannot start there, builds them there with
-#      the dependencies carried in .gpu-deps/ (the machine has no package
-#      registry);
+#      measuring; unpacked under /tmp), with the CUDA libraries found on that
+#      machine (the toolkit's, or the ones PyTorch's wheels carry: cuDNN is
+#      not part of the toolkit); only if they cannot start there, builds them
+#      there with the dependencies carried in the same tarball (the machine
+#      has no package registry), and then runs only the test and precision
+#      phases (the build takes most of the time);
 #   3. runs test_gpu (the gpu-labelled tests): every CUDA kernel against
 #      the CPU reference at its op's test sizes;
 #   4. runs `warpnet bench` for the ops the issues set targets for, writing
@@ -25,11 +26,18 @@
 #   8. (only when PHASES names it) times each kernel of a LeNet-5 training
 #      step with Nsight Compute (ncu-lenet.csv): where a step's time goes;
 #   9. prints a short table last.
-# Results go to $OUT (the device tool's folder that comes back; default
-# ./gpu-check-out): the records (copy them to bench/results/), test-gpu.log
-# and this script's whole log. Each phase has its own time limit and the whole
-# run stays under 8 minutes; each phase prints the time elapsed. A failing
-# phase is reported and the script goes on where it can.
+# The phases run in the order a cut costs least: test, precision (its
+# records are written at the end), train, ncu, lenet, bench (whose records
+# are rewritten after every size, so a cut keeps what was measured), sass.
+# Each has its own time limit, and none runs past DEADLINE seconds from the
+# start (a phase with under 15 s left is skipped and says so); each prints
+# the time elapsed. A failing phase is reported and the script goes on.
+# Results go to $OUT (the device tool's folder that comes back, at most 8
+# files; default ./gpu-check-out): the JSON records (copy them to
+# bench/results/), this script's whole log, and one logs-<gpu>-<date>.tgz of
+# the rest (test-gpu.log, the sass summary, ncu's CSV, a failed build's
+# log). Every record gets a "source" field: the hash of this tree's
+# sources (scripts/source-hash.sh) and of those the binaries were built from.
 #
 # Settings (environment):
 #   WARPNET_CUDA_ARCHS  for a build there: CMAKE_CUDA_ARCHITECTURES, default
@@ -55,6 +63,9 @@
 #   JOBS                build jobs, default all cores
 #   TIME_SCALE          multiplies every phase's time limit (default 1; a dry
 #                       run on a 2-core machine without a GPU needs ~10)
+#   DEADLINE            seconds from the start after which no phase runs,
+#                       default 480: with the machine's start and the
+#                       transfers, a 540 s device call leaves time for a rerun
 #
 # The exact device-tool call is in bench/README.md ("On a lent GPU").
 set -uo pipefail
@@ -74,11 +85,47 @@ ARCHS=${WARPNET_CUDA_ARCHS:-90a}
 BUILD=${BUILD:-/tmp/warpnet-gpu-build}
 JOBS=${JOBS:-$(nproc)}
 TIME_SCALE=${TIME_SCALE:-1}
+DEADLINE=${DEADLINE:-480}
 limit() { echo $(($1 * TIME_SCALE)); }
-# Seconds left until `until` seconds after the start (at least 30).
-left_until() { local l=$(($(limit "$1") - $(elapsed))); [ "$l" -lt 30 ] && l=30; echo "$l"; }
-deps=$root/.gpu-deps
+# run_capped LIMIT CMD...: CMD under a time limit of LIMIT seconds or what
+# is left before the deadline, whichever is less; returns 125 without running
+# it when under 15 s are left.
+run_capped() {
+  local cap left
+  cap=$(limit "$1")
+  shift
+  left=$(($(limit "$DEADLINE") - $(elapsed)))
+  [ "$left" -lt "$cap" ] && cap=$left
+  if [ "$cap" -lt 15 ]; then
+    echo "skipped: $cap s left before the deadline ($DEADLINE s)" >&2
+    return 125
+  fi
+  timeout -k 10 "$cap" "$@"
+}
+# "ok", or why not, for the closing table.
+outcome() {
+  case $1 in
+    0) echo "ok" ;;
+    124 | 137) echo "OUT OF TIME (rc=$1)" ;;
+    125) echo "SKIPPED (deadline)" ;;
+    *) echo "rc=$1${2:+ ($2)}" ;;
+  esac
+}
 date_utc=$(date -u +%Y-%m-%d)
+
+# The bundle (scripts/gpu-bundle.sh): one tarball, unpacked outside the tree.
+deps=/tmp/warpnet-gpu-deps
+rm -rf "$deps"
+mkdir -p "$deps"
+if [ -f "$root/.gpu-deps/deps.tgz" ]; then
+  tar xzf "$root/.gpu-deps/deps.tgz" -C "$deps" || echo "could not unpack .gpu-deps/deps.tgz"
+else
+  echo ".gpu-deps/deps.tgz: not carried (scripts/gpu-bundle.sh makes it)"
+fi
+source_here=$(timeout 60 "$root/scripts/source-hash.sh" 2>/dev/null || echo unknown)
+built_from=$(sed -n 's/^sources //p' "$root/.gpu-deps/SOURCE" 2>/dev/null)
+echo "sources here: $source_here; the bundle's binaries: ${built_from:-none}"
+[ -f "$root/.gpu-deps/SOURCE" ] && cat "$root/.gpu-deps/SOURCE"
 
 phase "machine"
 timeout 20 nvidia-smi --query-gpu=name,driver_version,memory.total,clocks.max.sm,clocks.sm,clocks.mem,temperature.gpu,power.draw \
@@ -94,6 +141,13 @@ record="$OUT/$gpu_slug-$date_utc${RECORD_TAG:+-$RECORD_TAG}.json"
 PHASES=${PHASES:-test bench train lenet precision sass}
 want() { case " $PHASES " in *" $1 "*) return 0 ;; esac; return 1; }
 echo "phases: $PHASES"
+# sm_90a code runs only on compute capability 9.0 (H100, H200): anything
+# else would spend the lease on failures.
+cc=$(timeout 20 nvidia-smi --query-gpu=compute_cap --format=csv,noheader 2>/dev/null | head -1 | tr -d ' ')
+if [ -z "$gpu" ] || { [ "$ARCHS" = 90a ] && [ "$cc" != 9.0 ]; }; then
+  phase "stopping: ${gpu:-no GPU} (compute capability ${cc:-unknown}); these binaries need 9.0 (H100/H200)"
+  exit 2
+fi
 
 # The CUDA libraries the binaries link, wherever this machine keeps them:
 # the toolkit's lib64, or the nvidia-* wheels beside PyTorch. Their folders go
@@ -117,9 +171,11 @@ phase "binaries"
 BIN=""
 if [ "${FORCE_BUILD:-0}" != 1 ] && [ -x "$deps/bin/warpnet" ]; then
   missing=$(ldd "$deps/bin/warpnet" "$deps/bin/test_gpu" 2>&1 | grep "not found" | sort -u)
-  if [ -z "$missing" ] && "$deps/bin/warpnet" --version; then
+  if [ -z "$missing" ] && timeout -k 5 20 "$deps/bin/warpnet" --version; then
     BIN=$deps/bin
-    note "binaries: prebuilt (.gpu-deps/bin, sm_90a, built by scripts/gpu-bundle.sh)"
+    note "binaries: prebuilt (.gpu-deps/deps.tgz, sm_90a, built by scripts/gpu-bundle.sh)"
+    [ "$built_from" != "$source_here" ] &&
+      note "binaries: STALE: built from sources $built_from, this tree's are $source_here (rerun scripts/gpu-bundle.sh)"
   else
     echo "the prebuilt binaries cannot start here: ${missing:-warpnet --version failed}; building"
   fi
@@ -136,14 +192,17 @@ if [ -z "$BIN" ]; then
     echo "dependencies: none carried (.gpu-deps missing); using the system's"
   fi
   # cuDNN from a wheel has no unversioned libcudnn.so for find_library: name it.
-  cudnn=$(find /usr/local/cuda/lib64 /usr/local/cuda/lib /opt -name libcudnn.so.9 2>/dev/null | head -1)
+  cudnn=$(find /usr/local/cuda/lib64 /usr/local/cuda/lib /usr/local/cuda/targets /usr/lib/x86_64-linux-gnu /opt \
+    /usr/local/lib -name libcudnn.so.9 2>/dev/null | head -1)
   if [ -n "$cudnn" ] && [ -f "$(dirname "$cudnn")/../include/cudnn.h" ]; then
     cmake_deps+=(-DWARPNET_CUDNN_LIBRARY="$cudnn" -DWARPNET_CUDNN_INCLUDE_DIR="$(dirname "$cudnn")/../include")
   fi
   ninja=()
   command -v ninja >/dev/null && ninja=(-G Ninja)
-  if timeout "$(limit 90)" cmake -S "$root" -B "$BUILD" "${ninja[@]}" -DCMAKE_BUILD_TYPE=Release \
-       -DCMAKE_CUDA_ARCHITECTURES="$ARCHS" -DWARPNET_BUILD_BENCH=OFF "${cmake_deps[@]}" >"$OUT/configure.log" 2>&1; then
+  if timeout -k 10 "$(limit 90)" cmake -S "$root" -B "$BUILD" "${ninja[@]}" -DCMAKE_BUILD_TYPE=Release \
+       -DCMAKE_CUDA_ARCHITECTURES="$ARCHS" -DWARPNET_BUILD_BENCH=OFF -DCMAKE_DISABLE_FIND_PACKAGE_MPI=ON \
+       -DCMAKE_DISABLE_FIND_PACKAGE_PkgConfig=ON -DCMAKE_DISABLE_FIND_PACKAGE_glfw3=ON "${cmake_deps[@]}" \
+       >"$OUT/configure.log" 2>&1; then
     grep -E "warpnet:|Found (Boost|ZLIB|Eigen|CUDAToolkit)" "$OUT/configure.log" || true
     rm -f "$OUT/configure.log"
     note "configure: ok"
@@ -155,7 +214,7 @@ if [ -z "$BIN" ]; then
     exit 1
   fi
   phase "build warpnet test_gpu (-j$JOBS)"
-  if timeout "$(limit 330)" cmake --build "$BUILD" --target warpnet test_gpu -j"$JOBS" >"$OUT/build.log" 2>&1; then
+  if run_capped 330 cmake --build "$BUILD" --target warpnet test_gpu -j"$JOBS" >"$OUT/build.log" 2>&1; then
     grep -iE "warning" "$OUT/build.log" | head -20 || true
     rm -f "$OUT/build.log"
     note "build: ok ($(elapsed) s since start)"
@@ -165,41 +224,47 @@ if [ -z "$BIN" ]; then
     note "build: FAILED (build.log)"
   fi
   BIN=$BUILD/bin
+  # The build took most of the time: the tests and the precision ratios only.
+  PHASES=$(for p in test precision; do want "$p" && printf '%s ' "$p"; done)
+  note "phases after a build here: ${PHASES:-none}"
+  built_from="built here"
 fi
-[ -x "$BIN/warpnet" ] && "$BIN/warpnet" info | head -20
+[ -x "$BIN/warpnet" ] && timeout -k 5 20 "$BIN/warpnet" info | head -20
 
 if ! want test; then
   :
 elif [ -x "$BIN/test_gpu" ]; then
   phase "test_gpu (ctest -L gpu's test)"
-  timeout "$(limit 120)" "$BIN/test_gpu" 2>&1 | tee "$OUT/test-gpu.log" | tail -25
+  run_capped 120 "$BIN/test_gpu" 2>&1 | tee "$OUT/test-gpu.log" | tail -25
   rc=${PIPESTATUS[0]}
   summary=$(grep -E "test cases:" "$OUT/test-gpu.log" | tail -1)
   case $rc in
     0) note "test_gpu: ok ($summary)" ;;
     77) note "test_gpu: SKIPPED: $(head -1 "$OUT/test-gpu.log")" ;;
-    124) note "test_gpu: OUT OF TIME ($summary)" ;;
-    *) note "test_gpu: FAILED rc=$rc ($summary)" ;;
+    *) note "test_gpu: $(outcome "$rc" FAILED) ($summary)" ;;
   esac
 else
   note "test_gpu: not run (no binary)"
 fi
 
-BENCH_ARGS=${BENCH_ARGS-matmul conv2d softmax}
-if ! want bench; then
+# The precision records are written at their end: they go before the benches
+# whose records grow size by size.
+precision_record="$OUT/precision-${record##*/}"
+tn_record="$OUT/precision-tn-${record##*/}"
+if ! want precision; then
   :
 elif [ -x "$BIN/warpnet" ]; then
-  phase "warpnet bench ${BENCH_ARGS:-(every op)} -> $record"
-  left=$(left_until 330)
-  echo "time left for the bench: $left s"
-  # shellcheck disable=SC2086
-  timeout "$left" "$BIN/warpnet" bench ${BENCH_ARGS:-} --budget 1 --timeout 15 --json "$record"
-  rc=$?
-  [ "$rc" -eq 0 ] && note "bench: ok" || note "bench: rc=$rc (124: out of time; 1: a version failed, see the table)"
-  # Also where the record belongs (a copy of the tree there: fetch it from $OUT).
-  [ -n "$gpu" ] && [ -f "$record" ] && cp -f "$record" "$root/bench/results/"
+  phase "warpnet bench precision -> $precision_record"
+  run_capped 100 "$BIN/warpnet" bench precision --backends cuda --gpu-size 8192,8192,8192 --json "$precision_record"
+  note "bench precision: $(outcome $?)"
+  # The FP8/BF16 ratio again with B stored (N,K): a linear layer's layout and
+  # fp8's native one (no repacking on either side); bf16 and fp8 only.
+  phase "warpnet bench precision --trans-b (bf16, e4m3) -> $tn_record"
+  run_capped 60 "$BIN/warpnet" bench precision --backends cuda --gpu-size 8192,8192,8192 \
+    --trans-b --precisions bf16,e4m3 --json "$tn_record"
+  note "bench precision --trans-b: $(outcome $?)"
 else
-  note "bench: not run (no warpnet binary)"
+  note "bench precision: not run (no warpnet binary)"
 fi
 
 TRAIN_ARGS=${TRAIN_ARGS-"--model lenet5 --threads 2 --batch 64,256,1024"}
@@ -207,66 +272,8 @@ train_record="$OUT/train-${record##*/}"
 if want train && [ -x "$BIN/warpnet" ]; then
   phase "warpnet bench train $TRAIN_ARGS -> $train_record"
   # shellcheck disable=SC2086
-  timeout "$(left_until 390)" "$BIN/warpnet" bench train $TRAIN_ARGS --json "$train_record"
-  rc=$?
-  [ "$rc" -eq 0 ] && note "bench train: ok" || note "bench train: rc=$rc (124: out of time)"
-  [ -n "$gpu" ] && [ -f "$train_record" ] && cp -f "$train_record" "$root/bench/results/"
-fi
-
-# LeNet-5's two conv layers at batch 256, the step issue 5's 50x target
-# depends on: every conv, dgrad and wgrad version (the direct ones for few
-# channels, the tuned GEMM tiles, the first ones) against cuDNN at those
-# sizes, in a record of its own.
-LENET_CONV_ARGS=${LENET_CONV_ARGS-"conv2d conv2d_dgrad conv2d_wgrad --size 256,1,28,28,6,5,5,1,2,1 --size 256,6,14,14,16,5,5,1,0,1"}
-lenet_record="$OUT/lenet-conv-${record##*/}"
-if want lenet && [ -x "$BIN/warpnet" ]; then
-  phase "warpnet bench $LENET_CONV_ARGS -> $lenet_record"
-  # shellcheck disable=SC2086
-  timeout "$(left_until 430)" "$BIN/warpnet" bench $LENET_CONV_ARGS --budget 1 --timeout 15 --json "$lenet_record"
-  rc=$?
-  [ "$rc" -eq 0 ] && note "bench lenet conv: ok" || note "bench lenet conv: rc=$rc (124: out of time; 1: a version failed)"
-  [ -n "$gpu" ] && [ -f "$lenet_record" ] && cp -f "$lenet_record" "$root/bench/results/"
-fi
-
-precision_record="$OUT/precision-${record##*/}"
-if ! want precision; then
-  :
-elif [ -x "$BIN/warpnet" ]; then
-  phase "warpnet bench precision -> $precision_record"
-  timeout "$(left_until 470)" "$BIN/warpnet" bench precision --backends cuda --gpu-size 8192,8192,8192 \
-    --json "$precision_record"
-  rc=$?
-  [ "$rc" -eq 0 ] && note "bench precision: ok" || note "bench precision: rc=$rc (124: out of time)"
-  [ -n "$gpu" ] && [ -f "$precision_record" ] && cp -f "$precision_record" "$root/bench/results/"
-  # The FP8/BF16 ratio again with B stored (N,K): a linear layer's layout and
-  # fp8's native one (no repacking on either side); bf16 and fp8 only.
-  tn_record="$OUT/precision-tn-${record##*/}"
-  phase "warpnet bench precision --trans-b (bf16, e4m3) -> $tn_record"
-  timeout "$(left_until 500)" "$BIN/warpnet" bench precision --backends cuda --gpu-size 8192,8192,8192 \
-    --trans-b --precisions bf16,e4m3 --json "$tn_record"
-  rc=$?
-  [ "$rc" -eq 0 ] && note "bench precision --trans-b: ok" || note "bench precision --trans-b: rc=$rc (124: out of time)"
-  [ -n "$gpu" ] && [ -f "$tn_record" ] && cp -f "$tn_record" "$root/bench/results/"
-else
-  note "bench precision: not run (no warpnet binary)"
-fi
-timeout 10 nvidia-smi --query-gpu=clocks.sm,clocks.mem,temperature.gpu,power.draw --format=csv 2>/dev/null
-
-# Which matrix instructions each kernel's machine code holds (HGMMA/QGMMA:
-# Hopper's wgmma, bf16/fp8; HMMA: mma.sync/WMMA; FFMA: CUDA cores) and any
-# local-memory traffic (LDL/STL: registers spilled). This machine has no
-# disassembler; that one has cuobjdump.
-sass="$OUT/sass-summary.txt"
-if want sass && command -v cuobjdump >/dev/null && [ -x "$BIN/warpnet" ]; then
-  phase "cuobjdump -sass: matrix instructions and spills per kernel -> $sass"
-  timeout 60 cuobjdump -sass "$BIN/warpnet" 2>/dev/null | awk '
-    function flush() { if (name != "") printf "%6d HGMMA %6d QGMMA %6d HMMA %6d FFMA %4d LDL %4d STL  %s\n", c["HGMMA"], c["QGMMA"], c["HMMA"], c["FFMA"], c["LDL"], c["STL"], name; delete c }
-    /Function : / { flush(); name = $3; next }
-    { for (op in want) if (index($0, " " op)) c[op]++ }
-    BEGIN { want["HGMMA"]; want["QGMMA"]; want["HMMA"]; want["FFMA"]; want["LDL"]; want["STL"] }
-    END { flush() }' | (command -v c++filt >/dev/null && c++filt || cat) >"$sass"
-  echo "$(wc -l <"$sass") kernels; those with matrix instructions or spills:"
-  awk '$1 + $3 + $5 > 0 || $9 + $11 > 0' "$sass" | cut -c1-200 | head -40
+  run_capped 90 "$BIN/warpnet" bench train $TRAIN_ARGS --json "$train_record"
+  note "bench train: $(outcome $?)"
 fi
 
 # Where a LeNet-5 training step's time goes: every kernel of a short
@@ -281,13 +288,17 @@ fi
 ncu_csv="$OUT/ncu-lenet.csv"
 if want ncu && command -v ncu >/dev/null && [ -x "$BIN/warpnet" ]; then
   phase "ncu: each kernel of a LeNet-5 training step -> $ncu_csv"
-  timeout "$(left_until 470)" ncu --clock-control none --metrics gpu__time_duration.sum --csv --log-file "$ncu_csv" \
+  run_capped 90 ncu --clock-control none --metrics gpu__time_duration.sum --csv --log-file "$ncu_csv" \
     "$BIN/warpnet" bench train --model lenet5 --batch 256 --images 1024 --threads 2 >/dev/null 2>&1
-  echo "ncu: rc=$?"
-  python3 - "$ncu_csv" <<'PY'
+  rc=$?
+  note "ncu: $(outcome $rc)"
+  [ -s "$ncu_csv" ] && python3 - "$ncu_csv" <<'PY'
 import csv, sys, collections
 rows = list(csv.reader(open(sys.argv[1], errors="replace")))
-head = next(i for i, r in enumerate(rows) if "Kernel Name" in r and "Metric Value" in r)
+head = next((i for i, r in enumerate(rows) if "Kernel Name" in r and "Metric Value" in r), None)
+if head is None:
+    print("ncu: no kernel rows in the CSV")
+    sys.exit(0)
 h = rows[head]
 name, unit, value = h.index("Kernel Name"), h.index("Metric Unit"), h.index("Metric Value")
 scale = {"nsecond": 1e-3, "ns": 1e-3, "usecond": 1.0, "us": 1.0, "msecond": 1e3, "ms": 1e3, "second": 1e6, "s": 1e6}
@@ -306,6 +317,50 @@ print(f"{'kernel':<70} {'launches':>8} {'mean us':>9} {'total us':>9}")
 for k, t in total.most_common(25):
     print(f"{k:<70} {count[k]:>8} {t / count[k]:>9.1f} {t:>9.0f}")
 PY
+fi
+
+# LeNet-5's two conv layers at batch 256, the step issue 5's 50x target
+# depends on: every conv, dgrad and wgrad version (the direct ones for few
+# channels, the tuned GEMM tiles, the first ones) against cuDNN at those
+# sizes, in a record of its own.
+LENET_CONV_ARGS=${LENET_CONV_ARGS-"conv2d conv2d_dgrad conv2d_wgrad --size 256,1,28,28,6,5,5,1,2,1 --size 256,6,14,14,16,5,5,1,0,1"}
+lenet_record="$OUT/lenet-conv-${record##*/}"
+if want lenet && [ -x "$BIN/warpnet" ]; then
+  phase "warpnet bench $LENET_CONV_ARGS -> $lenet_record"
+  # shellcheck disable=SC2086
+  run_capped 100 "$BIN/warpnet" bench $LENET_CONV_ARGS --budget 1 --timeout 15 --json "$lenet_record"
+  note "bench lenet conv: $(outcome $? "1: a version failed")"
+fi
+
+BENCH_ARGS=${BENCH_ARGS-matmul conv2d softmax}
+if ! want bench; then
+  :
+elif [ -x "$BIN/warpnet" ]; then
+  phase "warpnet bench ${BENCH_ARGS:-(every op)} -> $record"
+  # shellcheck disable=SC2086
+  run_capped 330 "$BIN/warpnet" bench ${BENCH_ARGS:-} --budget 1 --timeout 15 --json "$record"
+  note "bench: $(outcome $? "1: a version failed, see the table")"
+else
+  note "bench: not run (no warpnet binary)"
+fi
+timeout -k 5 10 nvidia-smi --query-gpu=clocks.sm,clocks.mem,temperature.gpu,power.draw --format=csv 2>/dev/null
+
+# Which matrix instructions each kernel's machine code holds (HGMMA/QGMMA:
+# Hopper's wgmma, bf16/fp8; HMMA: mma.sync/WMMA; FFMA: CUDA cores) and any
+# local-memory traffic (LDL/STL: registers spilled). This machine has no
+# disassembler; that one has cuobjdump.
+sass="$OUT/sass-summary.txt"
+if want sass && command -v cuobjdump >/dev/null && [ -x "$BIN/warpnet" ]; then
+  phase "cuobjdump -sass: matrix instructions and spills per kernel -> $sass"
+  run_capped 60 cuobjdump -sass "$BIN/warpnet" 2>/dev/null | awk '
+    function flush() { if (name != "") printf "%6d HGMMA %6d QGMMA %6d HMMA %6d FFMA %4d LDL %4d STL  %s\n", c["HGMMA"], c["QGMMA"], c["HMMA"], c["FFMA"], c["LDL"], c["STL"], name; delete c }
+    /Function : / { flush(); name = $3; next }
+    { for (op in want) if (index($0, " " op)) c[op]++ }
+    BEGIN { want["HGMMA"]; want["QGMMA"]; want["HMMA"]; want["FFMA"]; want["LDL"]; want["STL"] }
+    END { flush() }' | (command -v c++filt >/dev/null && c++filt || cat) >"$sass"
+  note "sass: $(outcome "${PIPESTATUS[0]}")"
+  echo "$(wc -l <"$sass") kernels; those with matrix instructions or spills:"
+  awk '$1 + $3 + $5 > 0 || $9 + $11 > 0' "$sass" | cut -c1-200 | head -40
 fi
 
 phase "summary"
@@ -351,14 +406,42 @@ for op in ops:
         print(f"  cpu {r['library']:<22} fp32  {'':7} {f(r['timing']['median_ms'], '9.3f')} ms")
 PY
 fi
-if [ -f "$precision_record" ] && command -v python3 >/dev/null; then
-  python3 - "$precision_record" <<'PY'
-import json, sys
-rec = json.load(open(sys.argv[1]))
-for name, target in (("fp8_over_bf16", 1.8), ("bf16_over_fp32", 10.0)):
-    r = rec.get("ratios", {}).get(name)
-    print(f"precision {name}: " + (f"{r['ratio']:.2f}x ({' / '.join(r['kernels'])}; target >= {target}x)" if r else "not measured"))
+if command -v python3 >/dev/null; then
+  python3 - "$precision_record" "$tn_record" <<'PY'
+import json, os, sys
+for path, layout in zip(sys.argv[1:], ("", " (--trans-b)")):
+    if not os.path.exists(path):
+        continue
+    rec = json.load(open(path))
+    for name, target in (("fp8_over_bf16", 1.8), ("bf16_over_fp32", 10.0)):
+        r = rec.get("ratios", {}).get(name)
+        if r or not layout:
+            print(f"precision {name}{layout}: " +
+                  (f"{r['ratio']:.2f}x ({' / '.join(r['kernels'])}; target >= {target}x)" if r else "not measured"))
 PY
+  # Which sources each record's binaries came from (scripts/source-hash.sh).
+  for f in "$OUT"/*.json; do
+    [ -f "$f" ] || continue
+    python3 - "$f" "$source_here" "${built_from:-unknown}" <<'PY' || echo "could not label $f"
+import json, sys
+path, here, built = sys.argv[1:]
+rec = json.load(open(path))
+rec["source"] = {"tree": here, "binaries_built_from": built,
+                 "stale": built not in ("built here", here)}
+json.dump(rec, open(path + ".tmp", "w"), indent=1)
+PY
+    [ -f "$f.tmp" ] && mv "$f.tmp" "$f"
+  done
+fi
+# At most 8 files come back: the records and this log stay, the rest goes
+# into one archive.
+logs=()
+for f in "$OUT"/*; do
+  case ${f##*/} in *.json | gpu-check.log | logs-*.tgz) ;; *) [ -f "$f" ] && logs+=("${f##*/}") ;; esac
+done
+if [ "${#logs[@]}" -gt 0 ]; then
+  archive="logs-$gpu_slug-$date_utc${RECORD_TAG:+-$RECORD_TAG}.tgz"
+  tar czf "$OUT/$archive" -C "$OUT" "${logs[@]}" && (cd "$OUT" && rm -f "${logs[@]}")
 fi
 printf '%s\n' "${status[@]}"
 echo "elapsed: $(($(date +%s) - t0)) s; results in $OUT: $(ls "$OUT" | tr '\n' ' ')"
