@@ -23,8 +23,8 @@
 #   scripts/gpu-bundle.sh --no-binaries  the build-there parts only
 #
 # All of it is packed into one compressed tarball, .gpu-deps/deps.tgz
-# (gpu-check.sh unpacks it under /tmp there): the binaries alone are about
-# 22 MiB each unpacked. Beside it, .gpu-deps/SOURCE names the commit and a
+# (gpu-check.sh unpacks it under /tmp there): the two binaries alone come to
+# some 44 MiB unpacked (estimated from the local build's sm_90 code). Beside it, .gpu-deps/SOURCE names the commit and a
 # hash of the sources the binaries were built from, which gpu-check.sh
 # compares with the tree it runs in and writes into every record.
 #
