@@ -24,9 +24,10 @@
 #
 # All of it is packed into one compressed tarball, .gpu-deps/deps.tgz
 # (gpu-check.sh unpacks it under /tmp there): the two binaries alone come to
-# some 44 MiB unpacked (estimated from the local build's sm_90 code). Beside it, .gpu-deps/SOURCE names the commit and a
-# hash of the sources the binaries were built from, which gpu-check.sh
-# compares with the tree it runs in and writes into every record.
+# some 44 MiB unpacked (estimated from the local build's sm_90 code). Beside
+# it, .gpu-deps/SOURCE names the commit and a hash of the sources the
+# binaries were built from, which gpu-check.sh compares with the tree it runs
+# in and writes into every record.
 #
 # The whole working tree plus carried paths must stay under 64 MiB; this
 # prints the bundle's size and fails past 50 MiB. The old bundle stays until
