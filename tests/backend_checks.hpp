@@ -9,6 +9,7 @@
 #include <array>
 #include <bit>
 #include <cmath>
+#include <limits>
 #include <vector>
 
 #include "core/rng.hpp"
@@ -114,6 +115,10 @@ inline void layer_ops(Device device, uint64_t seed) {
   const Tensor a = y;
   check_same(back(device::relu(there(a))), cpu::relu(a));
   check_same(back(device::relu_backward(there(a), there(dy))), cpu::relu_backward(a, dy));
+  Tensor with_nan = a.clone();  // a NaN passes through ReLU on every device (its gradient is 0, as PyTorch's)
+  with_nan.data<float>()[3] = std::numeric_limits<float>::quiet_NaN();
+  check_same(back(device::relu(there(with_nan))), cpu::relu(with_nan));
+  CHECK(std::isnan(back(device::relu(there(with_nan))).item(3)));
   check_close(back(device::gelu(there(a))), cpu::gelu(a), 4);
   check_close(back(device::gelu_backward(there(a), there(dy))), cpu::gelu_backward(a, dy), 4);
   const Tensor s = cpu::sigmoid(a), t = cpu::tanh(a);

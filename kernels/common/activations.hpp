@@ -18,8 +18,10 @@ struct Identity {
   __device__ __forceinline__ float operator()(float x) const { return x; }
 };
 // y = max(x, 0). Exact: y is x or 0.
+// max(x, 0), a NaN passing through as it does in PyTorch (x > 0 ? x : 0 would
+// turn it into 0 and hide a diverged pre-activation from the loss).
 struct Relu {
-  __device__ __forceinline__ float operator()(float x) const { return x > 0.0f ? x : 0.0f; }
+  __device__ __forceinline__ float operator()(float x) const { return !(x <= 0.0f) ? x : 0.0f; }
 };
 // dx = dy where x > 0, else 0: the kink at 0 takes gradient 0, as PyTorch's does.
 struct ReluBackward {

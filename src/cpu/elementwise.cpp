@@ -132,7 +132,8 @@ void add_into(Tensor& dst, const Tensor& src) {
 // ---- activations ------------------------------------------------------------
 
 Tensor relu(const Tensor& x) {
-  return map_unary("relu", x, [](auto v) { return v > 0 ? v : decltype(v)(0); });
+  // NaN passes through (as PyTorch's relu and kernels/common/activations.hpp).
+  return map_unary("relu", x, [](auto v) { return !(v <= 0) ? v : decltype(v)(0); });
 }
 
 // The kink at 0 takes gradient 0, as PyTorch does.

@@ -144,6 +144,15 @@ TEST_CASE("bias_add_backward matches central differences") {
   }
 }
 
+TEST_CASE("ReLU passes NaN through, as PyTorch's does; its gradient there is 0; -0 becomes +0") {
+  const Tensor y = cpu::relu(Tensor::from<float>({4}, {NAN, -1.0f, -0.0f, 2.0f}));
+  CHECK(std::isnan(y.item(0)));
+  CHECK(y.item(1) == 0.0);
+  CHECK_FALSE(std::signbit(y.item(2)));
+  CHECK(y.item(3) == 2.0);
+  CHECK(cpu::relu_backward(Tensor::from<float>({1}, {NAN}), Tensor::from<float>({1}, {5.0f})).item(0) == 0.0);
+}
+
 TEST_CASE("elementwise errors name the shapes") {
   CHECK_THROWS_WITH_AS(cpu::bias_add(Tensor::zeros({2, 3, 4}), Tensor::zeros({4})),
                        "bias_add: x is (2,3,4) but b is (4): expected (3)", Error);
