@@ -44,6 +44,7 @@ bool active();      // a Session exists
 int rank();         // 0 without a Session
 int size();         // 1 without a Session
 int local_size();   // processes of this job on this machine (1 without a Session)
+int local_rank();   // this process's number among them, 0.. local_size() − 1 (0 without a Session)
 double timeout_s();
 
 // What this rank is doing now ("gradient all-reduce, epoch 2 step 17"), for

@@ -28,7 +28,7 @@ namespace {
 
 struct State {
   bool active = false;
-  int rank = 0, size = 1, local_size = 1;
+  int rank = 0, size = 1, local_size = 1, local_rank = 0;
   double timeout_s = 120;
   // Pending's requests by slot (a count above INT_MAX is several requests).
   std::vector<std::vector<MPI_Request>> slots;
@@ -243,6 +243,7 @@ Session::Session(double timeout_s) {
   MPI_Comm node;
   MPI_Comm_split_type(MPI_COMM_WORLD, MPI_COMM_TYPE_SHARED, s.rank, MPI_INFO_NULL, &node);
   MPI_Comm_size(node, &s.local_size);
+  MPI_Comm_rank(node, &s.local_rank);  // by world rank (the split's key), whatever mpirun's mapping
   MPI_Comm_free(&node);
   s.timeout_s = timeout_s;
   s.active = true;
@@ -268,6 +269,7 @@ bool active() { return state().active; }
 int rank() { return state().rank; }
 int size() { return state().size; }
 int local_size() { return state().local_size; }
+int local_rank() { return state().local_rank; }
 double timeout_s() { return state().timeout_s; }
 
 void set_activity(const std::string& what) {

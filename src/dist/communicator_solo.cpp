@@ -24,6 +24,7 @@ bool active() { return false; }
 int rank() { return 0; }
 int size() { return 1; }
 int local_size() { return 1; }
+int local_rank() { return 0; }
 double timeout_s() { return 0; }
 void set_activity(const std::string&) {}
 std::string whoami() { return ""; }

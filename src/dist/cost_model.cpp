@@ -64,18 +64,19 @@ const Interconnect& interconnect(const std::string& name) {
 
 int ring_steps(int n) { return 2 * (n - 1); }
 
-int tree_hops(int n) {
+int tree_hops(int n, int nodes) {
+  WN_CHECK(nodes >= 1 && n % nodes == 0, "cost model: ", n, " ranks do not fill ", nodes, " nodes evenly");
   int depth = 0;
-  while ((1 << depth) < n) ++depth;
-  return 2 * depth;
+  while ((1 << depth) < nodes) ++depth;
+  return 2 * ((n / nodes - 1) + depth);
 }
 
-double allreduce_seconds(Algorithm a, const AlphaBeta& m, int n, double bytes) {
+double allreduce_seconds(Algorithm a, const AlphaBeta& m, int n, double bytes, int nodes) {
   WN_CHECK(n >= 1, "cost model: ", n, " ranks");
   if (n == 1) return 0;  // nothing to exchange
   if (a == Algorithm::ring)
     return m.alpha0_s + ring_steps(n) * m.alpha_s + 2.0 * (n - 1) / n * bytes / m.bytes_per_s;
-  return m.alpha0_s + tree_hops(n) * m.alpha_s + 2.0 * bytes / m.bytes_per_s;
+  return m.alpha0_s + tree_hops(n, nodes) * m.alpha_s + 2.0 * bytes / m.bytes_per_s;
 }
 
 AlphaBeta alpha_beta(const Interconnect& link, Algorithm a) {
@@ -117,12 +118,14 @@ StepPrediction predict_step(const Interconnect& link, int gpus, double gradient_
   WN_CHECK(gpus >= 1 && gpus <= link.max_gpus, "cost model: ", link.name, " joins at most ", link.max_gpus,
            " GPUs, not ", gpus, " (beyond, a network joins the groups: not modelled)");
   StepPrediction p;
+  // Every link of the table joins one node (cost_model.hpp): NCCL's tree is a chain there.
   const double ring = allreduce_seconds(Algorithm::ring, alpha_beta(link, Algorithm::ring), gpus, gradient_bytes);
   const double tree = allreduce_seconds(Algorithm::tree, alpha_beta(link, Algorithm::tree), gpus, gradient_bytes);
   p.algorithm = tree < ring ? Algorithm::tree : Algorithm::ring;
   p.allreduce_s = std::min(ring, tree);
   p.step_no_overlap_s = compute_s + p.allreduce_s;
-  p.step_overlap_s = std::max(compute_s, p.allreduce_s);
+  const double forward_s = compute_s / 3, backward_s = compute_s - forward_s;
+  p.step_overlap_s = forward_s + std::max(backward_s, p.allreduce_s);
   p.efficiency_no_overlap = p.step_no_overlap_s > 0 ? compute_s / p.step_no_overlap_s : 1;
   p.efficiency_overlap = p.step_overlap_s > 0 ? compute_s / p.step_overlap_s : 1;
   return p;

@@ -17,6 +17,10 @@
 //         d = ceil(log2 n) each way, and every rank sends and receives about
 //         S per phase:
 //           T_tree = α₀ + 2·d·α + 2·S/B
+//         NCCL's trees span nodes only: inside a node the GPUs form a chain,
+//         so its tuner counts (n/nodes − 1) + ceil(log2 nodes) hops each way.
+//         Every link here joins one node (a host, an HGX board, one NVL72
+//         domain): a chain of n − 1, where the ring always wins on NVLink.
 //         (NCCL's own tuner, src/graph/tuning.cc, converts bus bandwidth to
 //         algorithm bandwidth with the same factors: n/(2(n-1)) for the ring,
 //         1/2 for trees.) Ring wins on bandwidth, tree on latency.
@@ -59,9 +63,10 @@ struct AlphaBeta {
   double bytes_per_s = 0;
 };
 
-int ring_steps(int n);  // 2(n-1)
-int tree_hops(int n);   // 2·ceil(log2 n)
-double allreduce_seconds(Algorithm a, const AlphaBeta& m, int n, double bytes);
+int ring_steps(int n);                // 2(n-1)
+int tree_hops(int n, int nodes = 1);  // 2·((n/nodes − 1) + ceil(log2 nodes)); nodes divides n
+// `nodes`: how many nodes the n ranks fill evenly (the tree's shape; the ring ignores it).
+double allreduce_seconds(Algorithm a, const AlphaBeta& m, int n, double bytes, int nodes = 1);
 AlphaBeta alpha_beta(const Interconnect& link, Algorithm a);
 // algbw·2(n-1)/n in bytes/s, from a measured time.
 double bus_bandwidth(double bytes, double seconds, int n);
@@ -83,13 +88,19 @@ Line fit_line(const std::vector<Sample>& samples);
 
 // ---- a training step ---------------------------------------------------------
 
-// Weak scaling: each GPU keeps its batch and its compute time; the
-// gradients (params · bytes_per_grad) are all-reduced every step.
+// One step of one GPU: its compute (forward and backward, the caller's
+// split of the batch), then the all-reduce of the gradients
+// (params · bytes_per_grad), once per step.
 struct StepPrediction {
   double allreduce_s = 0;        // the better of ring and tree
   Algorithm algorithm = Algorithm::ring;
   double step_no_overlap_s = 0;  // compute + all-reduce
-  double step_overlap_s = 0;     // max(compute, all-reduce): perfect overlap
+  // forward + max(backward, all-reduce): the exchange hidden behind
+  // backward (which it can start during: gradient buckets), never behind the
+  // forward, which needs the updated weights. Backward is taken as 2/3 of the
+  // compute (two products per forward one); the last bucket's exchange,
+  // which nothing can hide, is left out: a bound, not a schedule.
+  double step_overlap_s = 0;
   double efficiency_no_overlap = 0, efficiency_overlap = 0;  // compute / step
 };
 StepPrediction predict_step(const Interconnect& link, int gpus, double gradient_bytes, double compute_s);

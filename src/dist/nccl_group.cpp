@@ -43,9 +43,14 @@ int use_local_gpu() {
   int count = 0;
   cuda_check(cudaGetDeviceCount(&count), "cudaGetDeviceCount");
   WN_CHECK(count > 0, "dist: no GPU for this rank");
-  // Ranks on one machine are numbered 0..local_size-1 in rank order when
-  // mpirun fills machines one by one (its default, --map-by slot).
-  const int gpu = rank() % local_size() % count;
+  // One GPU per rank: NCCL refuses two ranks on one GPU (ncclInvalidUsage),
+  // and would end the job only after the MPI work before it.
+  WN_CHECK(local_size() <= count, "dist: ", local_size(), " ranks on this machine and ", count,
+           " GPU", count == 1 ? "" : "s", ": NCCL needs a GPU per rank (start at most ", count,
+           " ranks per machine)");
+  // The rank's number on its machine (not world rank mod local size, which
+  // repeats when mpirun maps ranks round-robin over machines).
+  const int gpu = local_rank();
   cuda_check(cudaSetDevice(gpu), "cudaSetDevice");
   return gpu;
 }

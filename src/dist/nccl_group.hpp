@@ -26,9 +26,10 @@ bool nccl_available();
 // Whether this build has NCCL and this machine a GPU it can use.
 bool nccl_gpus_present();
 
-// Makes this rank use GPU (local rank mod GPU count) for everything CUDA it
-// does next; call before any tensor goes to the GPU. Returns the GPU's
-// index, or -1 without NCCL (the CUDA default device stays).
+// Makes this rank use GPU `local_rank()` (its number on its machine) for
+// everything CUDA it does next, refusing more ranks on a machine than it has
+// GPUs; call before any tensor goes to the GPU. Returns the GPU's index, or
+// -1 without NCCL (the CUDA default device, GPU 0, stays for every rank).
 int use_local_gpu();
 
 // The ranks' GPUs as one NCCL communicator, for the life of the object.

@@ -24,7 +24,9 @@
 // of layers k..L, so at that moment those layers' gradients are final (a
 // parameter is used by its layer only). The buckets are filled from the last
 // parameter to the first, so each marker can start the all-reduce of the
-// buckets it completes while backward goes on through earlier layers.
+// buckets it completes while backward goes on through earlier layers (with
+// MPI; NCCL's blocking stream serializes it with backward's kernels on the
+// legacy default stream: src/dist/README.md, "Buckets and overlap").
 #pragma once
 #include <cstdint>
 #include <string>

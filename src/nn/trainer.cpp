@@ -409,6 +409,12 @@ std::vector<EpochStats> Trainer::run(const OnStep& on_step, const OnEpoch& on_ep
       save_precision_state(ck, options_.precision, precision_.get(), scaler_.get());
       save_checkpoint(options_.checkpoint, ck);
     }
+    if (!options_.checkpoint.empty() && options_.data_parallel) {
+      // The other ranks wait here, saying for what, rather than in the next
+      // epoch's first all-reduce, whose timeout would blame a hung rank 0.
+      dist::set_activity(cat("waiting for rank 0's checkpoint of epoch ", epoch));
+      dist::barrier();
+    }
     history.push_back(stats);
     if (on_epoch) on_epoch(stats);
   }

@@ -18,21 +18,28 @@ TEST_CASE("ring and tree all-reduce times follow the alpha-beta formulas") {
   CHECK(allreduce_seconds(Algorithm::ring, m, 2, S) == doctest::Approx(10e-6 + 2 * 2e-6 + S / 100e9));
   // ring, 8 ranks: 14 steps, 2·7/8 of S over each link
   CHECK(allreduce_seconds(Algorithm::ring, m, 8, S) == doctest::Approx(10e-6 + 14 * 2e-6 + 1.75 * S / 100e9));
-  // tree, 8 ranks: depth 3 each way, 2S per link
-  CHECK(allreduce_seconds(Algorithm::tree, m, 8, S) == doctest::Approx(10e-6 + 6 * 2e-6 + 2 * S / 100e9));
+  // tree, 8 ranks on 8 nodes: depth 3 each way, 2S per link
+  CHECK(allreduce_seconds(Algorithm::tree, m, 8, S, 8) == doctest::Approx(10e-6 + 6 * 2e-6 + 2 * S / 100e9));
   CHECK(ring_steps(72) == 142);
-  CHECK(tree_hops(72) == 14);  // ceil(log2 72) = 7
+  CHECK(tree_hops(72, 72) == 14);  // one GPU per node: ceil(log2 72) = 7 each way
+  CHECK(tree_hops(72, 9) == 22);   // 8 per node: a chain of 7 in the node, then ceil(log2 9) = 4 across
+  CHECK(tree_hops(8) == 14);       // one node (NCCL's tuner): a chain of 7 each way
   CHECK(tree_hops(2) == 2);
+  CHECK_THROWS(tree_hops(72, 5));
   CHECK(allreduce_seconds(Algorithm::ring, m, 1, S) == 0);
   // With no latency, a ring's bus bandwidth is the link's bandwidth, whatever n.
   const AlphaBeta pure{0, 0, 100e9};
   for (int n : {2, 3, 8, 72})
     CHECK(bus_bandwidth(S, allreduce_seconds(Algorithm::ring, pure, n, S), n) == doctest::Approx(100e9));
-  // Tree beats ring on latency (small messages), ring beats tree on bandwidth
-  // (8 ranks: ring pays 16 us more latency and saves S/(4B), so from 6.4 MB on).
-  CHECK(allreduce_seconds(Algorithm::tree, m, 72, 1024) < allreduce_seconds(Algorithm::ring, m, 72, 1024));
-  CHECK(allreduce_seconds(Algorithm::ring, m, 8, S) < allreduce_seconds(Algorithm::tree, m, 8, S));
-  CHECK(allreduce_seconds(Algorithm::tree, m, 8, 6e6) < allreduce_seconds(Algorithm::ring, m, 8, 6e6));
+  // Across nodes tree beats ring on latency (small messages), ring beats tree
+  // on bandwidth (8 nodes: ring pays 16 us more latency and saves S/(4B), so
+  // from 6.4 MB on). Inside one node, with the same α, the tree's chain has
+  // the ring's latency and moves more: the ring wins at every size.
+  CHECK(allreduce_seconds(Algorithm::tree, m, 72, 1024, 72) < allreduce_seconds(Algorithm::ring, m, 72, 1024));
+  CHECK(allreduce_seconds(Algorithm::ring, m, 8, S) < allreduce_seconds(Algorithm::tree, m, 8, S, 8));
+  CHECK(allreduce_seconds(Algorithm::tree, m, 8, 6e6, 8) < allreduce_seconds(Algorithm::ring, m, 8, 6e6));
+  for (double bytes : {1024.0, 6e6, S})
+    CHECK(allreduce_seconds(Algorithm::ring, m, 8, bytes) < allreduce_seconds(Algorithm::tree, m, 8, bytes));
 }
 
 TEST_CASE("the link table holds the published figures") {
@@ -62,8 +69,15 @@ TEST_CASE("a step's efficiency is compute over compute plus the exposed all-redu
   CHECK(p.algorithm == Algorithm::ring);
   CHECK(p.allreduce_s == doctest::Approx(ring));
   CHECK(p.efficiency_no_overlap == doctest::Approx(0.5 / (0.5 + ring)));
-  CHECK(p.efficiency_overlap == doctest::Approx(1.0));
+  CHECK(p.efficiency_overlap == doctest::Approx(1.0));  // 7.8 ms behind a backward of 333 ms
+  // An all-reduce longer than backward shows past it; the forward hides none of it.
+  const StepPrediction slow = predict_step(interconnect("pcie5"), 8, bytes, 0.03);
+  CHECK(slow.step_overlap_s == doctest::Approx(0.01 + slow.allreduce_s));
   CHECK_THROWS(predict_step(link, 16, bytes, 0.5));  // one HGX board joins 8
+  // Inside one NVLink domain NCCL's tree is a chain, so the ring is chosen at
+  // any size, even LeNet-5's 241 KiB over 72 GPUs.
+  for (double b : {1024.0, 241e3, 2e9})
+    CHECK(predict_step(interconnect("nvl72"), 72, b, 0.1).algorithm == Algorithm::ring);
 }
 
 TEST_CASE("shards of a global batch are contiguous, in rank order, and differ by at most one row") {
