@@ -390,7 +390,16 @@ std::vector<EpochStats> Trainer::run(const OnStep& on_step, const OnEpoch& on_ep
   // the uninterrupted run would have.
   for (int epoch = start_epoch_ + 1; epoch <= options_.epochs; ++epoch) {
     model_->set_training(true);
-    const EpochSums t = options_.data_parallel ? train_epoch_data_parallel(epoch, on_step) : train_epoch(epoch, on_step);
+    EpochSums t;
+    try {
+      t = options_.data_parallel ? train_epoch_data_parallel(epoch, on_step) : train_epoch(epoch, on_step);
+    } catch (const std::exception& e) {
+      // A rank's error ends the job here, while the gradient buckets still
+      // exist: unwound, they would wait for all-reduces the other ranks
+      // never join, and a timeout message would replace this one.
+      if (options_.data_parallel && dist::size() > 1) dist::abort_job(cat("error: ", e.what()));
+      throw;
+    }
     const EvalResult test = evaluate_test_set();
     EpochStats stats{epoch, t.loss_sum / double(t.seen), double(t.correct) / double(t.seen), test.loss, test.accuracy,
                      t.seconds, double(t.seen) / t.seconds};
