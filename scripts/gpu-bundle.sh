@@ -38,7 +38,11 @@ binaries=1
 [ "${1:-}" = --no-binaries ] && binaries=0
 final=.gpu-deps
 out=$(mktemp -d "${TMPDIR:-/tmp}/gpu-deps.XXXXXX")  # staged, packed at the end
-trap 'rm -rf "$out"' EXIT
+packed=""
+trap 'rm -rf "$out" ${packed:+"$packed"}' EXIT
+# The sources the binaries are built from, hashed before the build: an edit
+# during its 30 minutes must not be labelled as built.
+sources=$(scripts/source-hash.sh)
 arch=$(gcc -print-multiarch 2>/dev/null || echo x86_64-linux-gnu)
 mkdir -p "$out/include" "$out/lib/$arch/cmake" "$out/lib/cmake" "$out/share/cmake"
 
@@ -115,7 +119,7 @@ fi
 {
   echo "commit $(git rev-parse HEAD 2>/dev/null || echo unknown)"
   echo "uncommitted $(git status --porcelain 2>/dev/null | wc -l) files"
-  echo "sources $(scripts/source-hash.sh)"
+  echo "sources $sources"
 } >"$out/SOURCE"
 
 packed=$(mktemp -d "${TMPDIR:-/tmp}/gpu-deps-packed.XXXXXX")
@@ -123,7 +127,8 @@ tar czf "$packed/deps.tgz" -C "$out" --exclude=SOURCE .
 cp "$out/SOURCE" "$packed/"
 unpacked_kb=$(du -sk "$out" | cut -f1)
 size_kb=$(du -sk "$packed" | cut -f1)
-echo "gpu-bundle: deps.tgz: $((size_kb / 1024)) MiB ($((unpacked_kb / 1024)) MiB unpacked, $(find "$out" -type f | wc -l) files)"
+files=$(find "$out" -type f | wc -l)
+echo "gpu-bundle: deps.tgz: $((size_kb / 1024)) MiB ($((unpacked_kb / 1024)) MiB unpacked, $files files)"
 if [ "$size_kb" -gt $((50 * 1024)) ]; then
   rm -rf "$packed"
   echo "gpu-bundle: too large to carry beside the working tree (64 MiB in all); $final left as it was" >&2
@@ -132,4 +137,5 @@ fi
 rm -rf "$final"
 chmod 755 "$packed"
 mv "$packed" "$final"
+packed=""
 cat "$final/SOURCE"

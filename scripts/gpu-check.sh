@@ -64,8 +64,9 @@
 #   TIME_SCALE          multiplies every phase's time limit (default 1; a dry
 #                       run on a 2-core machine without a GPU needs ~10)
 #   DEADLINE            seconds from the start after which no phase runs,
-#                       default 480: with the machine's start and the
-#                       transfers, a 540 s device call leaves time for a rerun
+#                       default 480 (scaled by TIME_SCALE too): with the
+#                       machine's start and the transfers, a 540 s device call
+#                       leaves time for a rerun
 #
 # The exact device-tool call is in bench/README.md ("On a lent GPU").
 set -uo pipefail
@@ -141,11 +142,12 @@ record="$OUT/$gpu_slug-$date_utc${RECORD_TAG:+-$RECORD_TAG}.json"
 PHASES=${PHASES:-test bench train lenet precision sass}
 want() { case " $PHASES " in *" $1 "*) return 0 ;; esac; return 1; }
 echo "phases: $PHASES"
-# sm_90a code runs only on compute capability 9.0 (H100, H200): anything
-# else would spend the lease on failures.
+# sm_90a code runs only on compute capability 9.0 (H100, H200): another GPU
+# would spend the lease on failures. When nvidia-smi says nothing (missing,
+# or a driver without compute_cap), the binaries' own probe decides.
 cc=$(timeout 20 nvidia-smi --query-gpu=compute_cap --format=csv,noheader 2>/dev/null | head -1 | tr -d ' ')
-if [ -z "$gpu" ] || { [ "$ARCHS" = 90a ] && [ "$cc" != 9.0 ]; }; then
-  phase "stopping: ${gpu:-no GPU} (compute capability ${cc:-unknown}); these binaries need 9.0 (H100/H200)"
+if [ -n "$cc" ] && [ "$ARCHS" = 90a ] && [ "$cc" != 9.0 ]; then
+  phase "stopping: $gpu has compute capability $cc; these binaries need 9.0 (H100/H200)"
   exit 2
 fi
 
@@ -422,15 +424,20 @@ PY
   # Which sources each record's binaries came from (scripts/source-hash.sh).
   for f in "$OUT"/*.json; do
     [ -f "$f" ] || continue
-    python3 - "$f" "$source_here" "${built_from:-unknown}" <<'PY' || echo "could not label $f"
+    if python3 - "$f" "$source_here" "${built_from:-unknown}" <<'PY'; then
 import json, sys
 path, here, built = sys.argv[1:]
 rec = json.load(open(path))
 rec["source"] = {"tree": here, "binaries_built_from": built,
                  "stale": built not in ("built here", here)}
-json.dump(rec, open(path + ".tmp", "w"), indent=1)
+with open(path + ".tmp", "w") as out:
+    json.dump(rec, out, indent=1)
 PY
-    [ -f "$f.tmp" ] && mv "$f.tmp" "$f"
+      mv "$f.tmp" "$f"
+    else
+      rm -f "$f.tmp"
+      echo "could not label $f"
+    fi
   done
 fi
 # At most 8 files come back: the records and this log stay, the rest goes

@@ -17,9 +17,8 @@ inline namespace WARPNET_KERNEL_COPY {
 struct Identity {
   __device__ __forceinline__ float operator()(float x) const { return x; }
 };
-// y = max(x, 0). Exact: y is x or 0.
-// max(x, 0), a NaN passing through as it does in PyTorch (x > 0 ? x : 0 would
-// turn it into 0 and hide a diverged pre-activation from the loss).
+// y = max(x, 0), exact (y is x or 0), a NaN passing through as in PyTorch
+// (x > 0 ? x : 0 would turn it into 0 and hide a diverged pre-activation).
 struct Relu {
   __device__ __forceinline__ float operator()(float x) const { return !(x <= 0.0f) ? x : 0.0f; }
 };

@@ -85,8 +85,9 @@ nlohmann::json peak(const device::gpu::Info& info, const device::Kernel& kernel)
   char basis[640];
   std::snprintf(basis, sizeof basis, "%d SMs x %.3f GHz (%s) x %.0f FLOP/clk/SM (%s, sm_%d%d; from %s)",
                 info.multiprocessors, clock_ghz,
-                clock_ghz != info.clock_ghz ? "the datasheet's clock for its tensor rates, below the device's reported peak"
-                                            : "the device's reported peak clock",
+                clock_ghz != info.clock_ghz
+                    ? "the datasheet's clock for its tensor rates, below the device's reported peak"
+                    : "the device's reported peak clock",
                 per_clock, unit, info.cc_major, info.cc_minor, arch->source);
   return {{"tflops", ds::tflops(info.multiprocessors, clock_ghz, per_clock)}, {"basis", basis}};
 }

@@ -27,7 +27,8 @@ void refuse_to_overwrite(const std::string& checkpoint, bool resume, const std::
   if (checkpoint.empty()) return;
   if (!report.empty() && fs::weakly_canonical(report) == fs::weakly_canonical(checkpoint))
     fail("train: --report and --checkpoint name the same file, ", checkpoint, "; name two");
-  if (resume || !fs::exists(checkpoint)) return;
+  // (A directory there is prepare_output_file's to refuse, with its own advice.)
+  if (resume || !fs::exists(checkpoint) || fs::is_directory(checkpoint)) return;
   std::string holds;
   try {
     const nn::Checkpoint ck = nn::load_checkpoint(checkpoint);
@@ -80,7 +81,9 @@ void add_train_command(CLI::App& app) {
   cmd->add_option("--optimizer", args->train.optimizer, "Optimizer")
       ->check(CLI::IsMember({"sgd", "adam"}))
       ->capture_default_str();
-  cmd->add_option("--momentum", args->train.momentum, "SGD momentum")->check(in_range(0.0, 0.999))->capture_default_str();
+  cmd->add_option("--momentum", args->train.momentum, "SGD momentum")
+      ->check(in_range(0.0, 0.999))
+      ->capture_default_str();
   cmd->add_option("--weight-decay", args->train.weight_decay,
                   "SGD weight decay: wd·w added to each gradient (L2, as torch.optim.SGD's)")
       ->check(in_range(0.0, 1.0))

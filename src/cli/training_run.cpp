@@ -38,11 +38,11 @@ DataSplits load_data(const std::string& name, const std::string& dir, int64_t li
     // by the kernel's OOM killer with no word. Each example is kept about
     // three times (generated, split or sliced, standardized).
     const double example_bytes = name == "squares" ? 28 * 28 * 4 + 4 : 2 * 4 + 4;
-    const double needed = 3 * example_bytes * double(n + n_test);
+    const double examples = double(n) + double(n_test), needed = 3 * example_bytes * examples;
     const int64_t available = available_memory_bytes();
-    WN_CHECK(available < 0 || needed <= double(available), "--limit ", limit, ": ", name, " with ", n + n_test,
-             " examples needs about ", format_bytes(int64_t(needed)), "; this machine has ", format_bytes(available),
-             " available");
+    WN_CHECK(available < 0 || needed <= double(available), "--limit ", limit, ": the ", name,
+             " set, generated whole with its test split, needs about ", format_bytes(int64_t(std::min(needed, 9e18))),
+             "; this machine has ", format_bytes(available), " available");
     if (name == "blobs") {
       // One draw, split: the blobs' centres come from the seed, so a test
       // set drawn with another seed has its classes elsewhere (it scored 0%).

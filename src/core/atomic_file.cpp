@@ -2,8 +2,10 @@
 
 #include <fcntl.h>
 #include <signal.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
+#include <atomic>
 #include <cerrno>
 #include <csignal>
 #include <cstdio>
@@ -22,25 +24,38 @@ namespace {
 // The temporary file being written, for the signal handler below: a run
 // stopped by Ctrl-C or `kill` while it writes a 100 MB checkpoint leaves
 // neither a half-written checkpoint (the rename never happens) nor the
-// partial temporary file. Only async-signal-safe calls in the handler.
+// partial temporary file. Only async-signal-safe calls in the handler. One
+// write at a time (warpnet writes files from one thread): a second guard
+// while one is active leaves its file unguarded rather than chain handlers.
 char g_writing[4096];
 constexpr int kSignals[] = {SIGINT, SIGTERM, SIGHUP};
 struct sigaction g_previous[std::size(kSignals)];
 bool g_guarded[std::size(kSignals)];  // false: the signal is ignored (a background job's SIGINT) and stays so
 
 void remove_partial_write(int signal) {
+  const int saved_errno = errno;
   if (g_writing[0]) ::unlink(g_writing);
   for (size_t i = 0; i < std::size(kSignals); ++i)
     if (kSignals[i] == signal) ::sigaction(signal, &g_previous[i], nullptr);
   ::raise(signal);  // what the signal would have done: the previous handler, or the end of the process
+  errno = saved_errno;
+}
+
+// This process's temporary files are path.tmp.<host>.<pid>: a pid names a
+// process only on its own machine (a shared folder may hold other hosts').
+std::string temporary_name(const std::string& path) {
+  char host[256] = "host";
+  ::gethostname(host, sizeof host - 1);
+  return path + ".tmp." + host + "." + std::to_string(::getpid());
 }
 
 // While alive, the signals above remove `tmp` before they act.
 class PartialWriteGuard {
  public:
   explicit PartialWriteGuard(const std::string& tmp) {
-    if (tmp.size() >= sizeof g_writing) return;  // too long to keep: such a write is not guarded
+    if (tmp.size() >= sizeof g_writing || g_writing[0]) return;  // too long to keep, or another write guarded
     std::memcpy(g_writing, tmp.c_str(), tmp.size() + 1);
+    std::atomic_signal_fence(std::memory_order_seq_cst);  // the name is whole before a handler can read it
     struct sigaction action {};
     action.sa_handler = remove_partial_write;
     sigemptyset(&action.sa_mask);
@@ -64,13 +79,15 @@ class PartialWriteGuard {
   bool active_ = false;
 };
 
-// Temporary files of `path` (path.tmp.<pid>) whose writer no longer runs:
-// left by a process killed outright (SIGKILL, a power cut) mid-write.
+// Temporary files of `path` written on this machine (path.tmp.<host>.<pid>)
+// whose writer no longer runs: left by a process killed outright (SIGKILL,
+// a power cut) mid-write.
 void remove_stale_partial_writes(const std::string& path) {
   namespace fs = std::filesystem;
   const fs::path p(path);
   const fs::path dir = p.parent_path().empty() ? fs::path(".") : p.parent_path();
-  const std::string prefix = p.filename().string() + ".tmp.";
+  const std::string mine = fs::path(temporary_name(path)).filename().string();
+  const std::string prefix = mine.substr(0, mine.rfind('.') + 1);  // "run.ckpt.tmp.<host>."
   std::error_code ec;
   for (const auto& entry : fs::directory_iterator(dir, ec)) {
     const std::string name = entry.path().filename().string();
@@ -96,8 +113,14 @@ std::string write_target(const std::string& path, std::string_view what) {
     target = std::filesystem::weakly_canonical(path, ec).string();
     if (ec) fail(what, path, ": cannot follow the link: ", ec.message());
   }
-  if (::access(target.c_str(), F_OK) == 0 && ::access(target.c_str(), W_OK) != 0)
-    fail(what, target, ": the file is read-only (", std::strerror(errno), "); it is left as it is");
+  // By its mode bits, not access(W_OK): root may write anything, and a
+  // checkpoint made read-only is meant to stay as it is for root too.
+  struct stat st {};
+  if (::stat(target.c_str(), &st) == 0 && (st.st_mode & 0222) == 0) {
+    char mode[8];
+    std::snprintf(mode, sizeof mode, "%03o", unsigned(st.st_mode & 0777));
+    fail(what, target, ": the file is read-only (mode ", mode, "); it is left as it is");
+  }
   return target;
 }
 
@@ -115,7 +138,7 @@ void sync_directory_of(const std::string& path) {
 
 void write_file_atomically(const std::string& requested, std::string_view bytes) {
   const std::string path = write_target(requested, "");
-  const std::string tmp = path + ".tmp." + std::to_string(::getpid());
+  const std::string tmp = temporary_name(path);
   const PartialWriteGuard guard(tmp);
   int fd = ::open(tmp.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0644);
   if (fd < 0) fail(path, ": cannot create ", tmp, ": ", std::strerror(errno));
@@ -158,7 +181,7 @@ void prepare_output_file(const std::string& path, std::string_view what) {
   if (std::filesystem::is_directory(path)) fail(what, " ", path, ": is a directory; name a file");
   const std::string target = write_target(path, std::string(what) + " ");
   remove_stale_partial_writes(target);
-  const std::string probe = target + ".tmp." + std::to_string(::getpid());
+  const std::string probe = temporary_name(target);
   const int fd = ::open(probe.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0644);
   if (fd < 0) fail(what, " ", path, ": cannot write there: ", std::strerror(errno));
   ::close(fd);

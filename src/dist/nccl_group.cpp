@@ -9,8 +9,12 @@
 #include <cuda_runtime.h>
 #include <nccl.h>
 
+#include <unistd.h>
+
 #include <chrono>
+#include <cstdint>
 #include <string>
+#include <vector>
 
 namespace warpnet::dist {
 
@@ -43,15 +47,23 @@ int use_local_gpu() {
   int count = 0;
   cuda_check(cudaGetDeviceCount(&count), "cudaGetDeviceCount");
   WN_CHECK(count > 0, "dist: no GPU for this rank");
-  // One GPU per rank: NCCL refuses two ranks on one GPU (ncclInvalidUsage),
-  // and would end the job only after the MPI work before it.
-  WN_CHECK(local_size() <= count, "dist: ", local_size(), " ranks on this machine and ", count,
-           " GPU", count == 1 ? "" : "s", ": NCCL needs a GPU per rank (start at most ", count,
-           " ranks per machine)");
   // The rank's number on its machine (not world rank mod local size, which
-  // repeats when mpirun maps ranks round-robin over machines).
-  const int gpu = local_rank();
+  // repeats when mpirun maps ranks round-robin over machines) picks among
+  // the GPUs it sees: all of the machine's, or the one a launcher left it
+  // (CUDA_VISIBLE_DEVICES per rank, SLURM's --gpus-per-task=1).
+  const int gpu = local_rank() % count;
   cuda_check(cudaSetDevice(gpu), "cudaSetDevice");
+  // One GPU per rank: NCCL refuses two ranks on one (ncclInvalidUsage), and
+  // only after the MPI work before it. The ranks compare their devices here.
+  char bus[32] = {}, host[256] = {};
+  cuda_check(cudaDeviceGetPCIBusId(bus, sizeof bus, gpu), "cudaDeviceGetPCIBusId");
+  ::gethostname(host, sizeof host - 1);
+  uint64_t mine = 1469598103934665603ull;  // FNV-1a of "host/bus"
+  for (const char c : std::string(host) + "/" + bus) mine = (mine ^ uint8_t(c)) * 1099511628211ull;
+  const std::vector<uint64_t> devices = allgather(mine);
+  for (int r = 0; r < int(devices.size()); ++r)
+    WN_CHECK(r == rank() || devices[size_t(r)] != mine, "dist: ranks ", r, " and ", rank(), " would share GPU ", bus,
+             " on ", host, ": NCCL needs a GPU per rank (start at most as many ranks per machine as it has GPUs)");
   return gpu;
 }
 

@@ -26,10 +26,11 @@ bool nccl_available();
 // Whether this build has NCCL and this machine a GPU it can use.
 bool nccl_gpus_present();
 
-// Makes this rank use GPU `local_rank()` (its number on its machine) for
-// everything CUDA it does next, refusing more ranks on a machine than it has
-// GPUs; call before any tensor goes to the GPU. Returns the GPU's index, or
-// -1 without NCCL (the CUDA default device, GPU 0, stays for every rank).
+// Makes this rank use GPU `local_rank() % (GPUs it sees)` for everything
+// CUDA it does next, refusing two ranks on one GPU (compared by PCI bus and
+// host over MPI: a collective, every rank calls it); call before any tensor
+// goes to the GPU. Returns the GPU's index, or -1 without NCCL (the CUDA
+// default device, GPU 0, stays for every rank).
 int use_local_gpu();
 
 // The ranks' GPUs as one NCCL communicator, for the life of the object.

@@ -230,7 +230,7 @@ ag::Var Dropout::forward(const ag::Var& x) {
   if (!training() || p_ == 0.0) return x;
   if (!prepared_) prepare_step(x.value().device(), {unprepared_steps_++, 0});  // used outside a trainer's step
   prepared_ = false;
-  if (first_row_ == 0) return ag::dropout(x, p_, step_seed_, training());
+  if (first_row_ == 0 || x.value().numel() == 0) return ag::dropout(x, p_, step_seed_, training());
   // A data-parallel shard of rows first_row_..: their part of the whole
   // batch's mask, element first_row_·(row size) on of the step's stream.
   // Eager steps only (a captured step holds every row).

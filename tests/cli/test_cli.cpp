@@ -215,7 +215,8 @@ TEST_CASE("warpnet train refuses a report path it cannot write before training, 
   // A synthetic set larger than the machine: refused before it is generated (the OOM killer said nothing).
   run = warpnet_cli("train --model mlp --data blobs --limit 10000000000000");
   CHECK(run.status != 0);
-  CHECK(run.output.find("--limit 10000000000000: blobs with 11666666666666 examples needs about ") != std::string::npos);
+  CHECK(run.output.find("--limit 10000000000000: the blobs set, generated whole with its test split, needs about ") !=
+        std::string::npos);
   run = warpnet_cli("train --model mlp --data blobs --limit 60 --optimizer sgd --momentum nan");
   CHECK(run.status != 0);
   CHECK(run.output.find("must be from 0 to 0.999, got nan") != std::string::npos);
