@@ -6,9 +6,11 @@
 namespace warpnet {
 
 // Writes `bytes` to `path` through a temporary file in the same directory
-// (path.tmp.<pid>), flushed and fsync'ed, then renamed over `path` (atomic on
-// POSIX). SIGINT, SIGTERM or SIGHUP during the write remove the temporary
-// file, then act as they would have.
+// (path.tmp.<host>.<pid>), flushed and fsync'ed, then renamed over `path`
+// (atomic on POSIX), the directory synced after. SIGINT, SIGTERM or SIGHUP
+// during the write remove the temporary file, then act as they would have.
+// A symbolic link is followed (the file it names is replaced, the link
+// kept); a file with no write permission bits is refused, left as it is.
 void write_file_atomically(const std::string& path, std::string_view bytes);
 
 // Makes `path`'s directory and its parents where missing; the error names
@@ -17,9 +19,10 @@ void create_parent_directories(const std::string& path, std::string_view what);
 
 // Before a long run that ends by writing `path`: makes its directory and
 // checks that a file can be created there, so a path that cannot be written
-// fails the run at its start instead of losing its result at the end; and
-// removes temporary files of `path` whose writing process no longer runs
-// (killed outright mid-write), saying so.
+// fails the run at its start instead of losing its result at the end (a
+// read-only file included); and removes this host's temporary files of
+// `path` whose writing process no longer runs (killed outright mid-write),
+// saying so.
 void prepare_output_file(const std::string& path, std::string_view what);
 
 // Fails, naming the path, unless it is a regular file (or a link to one): a
