@@ -113,6 +113,17 @@ TEST_CASE("2 ranks train an MLP on spirals as one process does with the same glo
   CHECK(two["data_parallel"]["ranks"] == 2);
 }
 
+TEST_CASE("3 ranks, a ring of three with shards of unequal rows, train as one process does") {
+  // B = 7 over 3 ranks (oversubscribed on 2 cores: slow, not wrong); the last
+  // batch, 150 mod 7 = 3 rows, gives each rank one.
+  const std::string args = "--model mlp --data spirals --limit 150 --epochs 1 --batch-size 7 --optimizer sgd "
+                           "--momentum 0 --lr 0.05 --seed 7 --threads 1";
+  std::printf("MLP, spirals, global batch 7 over 3 ranks, 22 steps:\n");
+  const nlohmann::json three = train(3, args, "mlp7_three.json");
+  check_same_losses(train(0, args, "mlp7_one.json"), three, 22, 7, 0.0);
+  CHECK(three["data_parallel"]["ranks"] == 3);
+}
+
 TEST_CASE("2 ranks train LeNet-5 on squares as one process does") {
   // B = 5: shards of 2 and 3 images; conv weights' gradients are per-image
   // partials summed in image order (at most 16 images: one per group).
