@@ -216,3 +216,49 @@ TEST_CASE("registry: a GPU kernel whose sums keep fewer bits is checked against 
   CHECK_THROWS_WITH_AS(device::compare(nonsense, sizes, inputs, off_by(0)),
                        doctest::Contains("matmul/01_naive: accumulator_bits is 30, outside 2..24"), Error);
 }
+
+// The bounds of a long sum grow with its length until one lost term hides
+// under them; the long rows' inputs plant terms a lost end cannot hide
+// (src/device/ops/softmax.cpp, reduce.cpp). Here a result that leaves out
+// each sum's last term, computed in double, must fail the check.
+TEST_CASE("registry: a long row's softmax or a long channel's bias gradient that loses its last term fails") {
+  int64_t tried = 0;
+  const device::Op& softmax = device::op("softmax");
+  for (const device::Sizes& sizes : softmax.test_sizes) {
+    const int64_t N = sizes[0], C = sizes[1];
+    if (C < 2048) continue;
+    Rng rng(kSeed);
+    const auto inputs = softmax.make_inputs(sizes, rng);
+    Tensor got = Tensor::empty({N, C});
+    const float* z = inputs[0].data<float>();
+    for (int64_t i = 0; i < N; ++i) {
+      const float* row = z + i * C;
+      double m = row[0], s = 0;
+      for (int64_t j = 0; j < C; ++j) m = std::max(m, double(row[j]));
+      for (int64_t j = 0; j + 1 < C; ++j) s += std::exp(double(row[j]) - m);
+      for (int64_t j = 0; j < C; ++j) got.data<float>()[i * C + j] = float(std::exp(double(row[j]) - m) / s);
+    }
+    INFO("softmax at ", device::describe_sizes(softmax, sizes));
+    CHECK(device::compare(device::find_kernel("softmax/01"), sizes, inputs, {got}).mismatches >= C);
+    ++tried;
+  }
+  for (const char* id : {"bias_add_backward/01", "bias_relu_backward/03"}) {
+    const device::Kernel& kernel = device::find_kernel(id);
+    const device::Op& op = device::op(kernel.op);
+    for (const device::Sizes& sizes : op.test_sizes) {
+      const int64_t N = sizes[0], C = sizes[1], S = sizes[2];
+      if (N * S < 2048) continue;
+      Rng rng(kSeed);
+      const auto inputs = op.make_inputs(sizes, rng);
+      std::vector<Tensor> got = op.reference(sizes, inputs);
+      const Tensor& dy = inputs.back();  // bias_relu_backward: (y, dY), the planted ends unmasked
+      Tensor& db = got.back();
+      for (int64_t c = 0; c < C; ++c) db.data<double>()[c] -= double(dy.data<float>()[((N - 1) * C + c) * S + S - 1]);
+      for (Tensor& t : got) t = t.to(DType::f32);
+      INFO(id, " at ", device::describe_sizes(op, sizes));
+      CHECK(device::compare(kernel, sizes, inputs, got).mismatches == C);
+      ++tried;
+    }
+  }
+  CHECK(tried == 7);  // softmax's 3 long rows, each bias op's 2 long channels
+}

@@ -101,10 +101,34 @@ const Registration max_rows{Op{
 // threads share a sum and which of them read adjacent addresses — the reduce
 // ladder's questions — where an elementwise kernel only streams bytes.
 
-// dY uniform in [-1, 1]: mixed signs, so a sum's cancellation shows.
+// Long channels hide a lost term under the bound (bias_backward_tolerance,
+// below): L·eps·Σ|dY| is about L²·eps/2 for dY uniform in [-1, 1], 0.25 at
+// L = N·S = 2048 and 1.6 at 5155, where one term is at most 1. So from
+// kLongChannel on, each channel's first term is +L and its last −L (exact in
+// fp32): a sum that stops short of the end or starts late, the usual bug
+// off a tile multiple, errs by L, about 1/(2.5·L·eps) times the bound (650
+// at L = 5155). Shorter channels keep the plain terms, each of which shows.
+constexpr int64_t kLongChannel = 2048;
+
+// The ends of each channel's sum, dY[0][c][0] and dY[N-1][c][S-1], set to
+// ±L; where a ReLU's output y masks the terms, y = 0.5 there keeps them.
+void plant_channel_ends(const Sizes& s, Tensor& dy, Tensor* y = nullptr) {
+  const int64_t N = s[0], C = s[1], S = s[2], L = N * S;
+  if (L < kLongChannel) return;
+  for (int64_t c = 0; c < C; ++c) {
+    const int64_t first = c * S, last = ((N - 1) * C + c) * S + S - 1;
+    dy.data<float>()[first] = float(L);
+    dy.data<float>()[last] = -float(L);
+    if (y) y->data<float>()[first] = y->data<float>()[last] = 0.5f;
+  }
+}
+
+// dY uniform in [-1, 1]: mixed signs, so a sum's cancellation shows; long
+// channels' ends planted (above).
 std::vector<Tensor> bias_backward_inputs(const Sizes& s, Rng& rng) {
   Tensor dy = Tensor::empty({s[0], s[1], s[2]});
   fill_uniform(dy, rng, -1.0, 1.0);
+  plant_channel_ends(s, dy);
   return {std::move(dy)};
 }
 
@@ -160,12 +184,14 @@ const Registration bias_add_backward{Op{
 // and db (C), db[c] = Σ dZ[n][c][s] (the gradient of b). What a ReLU folded
 // into its layer runs backward (nn::Sequential::fold_bias_relu).
 
-// y = max(u, 0), u uniform in [-1, 1]: about half the terms masked; dY uniform.
+// y = max(u, 0), u uniform in [-1, 1]: about half the terms masked; dY
+// uniform, long channels' ends planted as bias_add_backward's and kept (y > 0 there).
 std::vector<Tensor> bias_relu_backward_inputs(const Sizes& s, Rng& rng) {
   Tensor y = Tensor::empty({s[0], s[1], s[2]}), dy = Tensor::empty({s[0], s[1], s[2]});
   fill_uniform(y, rng, -1.0, 1.0);
   y = cpu::relu(y);
   fill_uniform(dy, rng, -1.0, 1.0);
+  plant_channel_ends(s, dy, &y);
   return {std::move(y), std::move(dy)};
 }
 
