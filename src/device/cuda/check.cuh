@@ -41,7 +41,8 @@ inline bool is_sticky(cudaError_t e) {
 const char* cublas_status_name(cublasStatus_t s);
 
 // The process's cuBLAS handle, created on first use (default math mode: no
-// TF32 for SGEMM unless NVIDIA_TF32_OVERRIDE says so; bench records it).
+// TF32 for SGEMM unless NVIDIA_TF32_OVERRIDE says so; bench records it),
+// bound at each call to the thread's launch_stream() (cuda_compat.hpp).
 cublasHandle_t cublas_handle();
 
 }  // namespace warpnet::device::gpu

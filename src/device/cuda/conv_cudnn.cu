@@ -73,14 +73,16 @@ std::string where(Pass pass, cudnnTensorFormat_t format, const Sizes& s) {
              " R=", g.R, " S=", g.S, " stride=", g.stride, " pad=", g.pad, " dilation=", g.dil);
 }
 
-// The process's cuDNN handle, never destroyed (as cublas_handle()); it works
-// on the default stream, as every warpnet launch does.
+// The process's cuDNN handle, never destroyed (as cublas_handle()), bound at
+// each call to the thread's launch stream, as every warpnet launch (a
+// captured training step's stream while it is captured).
 cudnnHandle_t cudnn_handle() {
   static cudnnHandle_t handle = [] {
     cudnnHandle_t h = nullptr;
     WN_CUDNN(cudnnCreate(&h), "creating the cuDNN handle");
     return h;
   }();
+  WN_CUDNN(cudnnSetStream(handle, launch_stream()), "binding the cuDNN handle to the launch stream");
   return handle;
 }
 

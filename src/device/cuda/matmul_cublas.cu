@@ -122,9 +122,9 @@ void pack(bool transposed, int rows, int K, int rows16, int k16, const void* src
   const dim3 grid(ceil_div(k16, 32), ceil_div(rows16, 32)), block(32, 8);
   const auto* in = static_cast<const uint8_t*>(src);
   if (transposed)
-    pack_k_major<true><<<grid, block>>>(rows, K, rows16, k16, in, dst);
+    pack_k_major<true><<<grid, block, 0, launch_stream()>>>(rows, K, rows16, k16, in, dst);
   else
-    pack_k_major<false><<<grid, block>>>(rows, K, rows16, k16, in, dst);
+    pack_k_major<false><<<grid, block, 0, launch_stream()>>>(rows, K, rows16, k16, in, dst);
   WN_CUDA(cudaGetLastError(), where_fp8(s) + ": pack_k_major");
 }
 
@@ -227,11 +227,11 @@ void lt_fp8(const Sizes& s, const Launch&, Buffers b) {
   // Column-major D (N x M), which is row-major C (M, N): op T of our B seen as
   // (K x N), times our A seen as (K x M). beta = 0: C is only written.
   WN_CUBLAS(cublasLtMatmul(lt_handle(), p.desc, &one, bk, p.a, a, p.b, &zero, d, p.d, d, p.d, &p.algo, workspace,
-                           kLtWorkspaceBytes, 0),
+                           kLtWorkspaceBytes, launch_stream()),
             where_fp8(s));
   if (p.pad)
     WN_CUDA(cudaMemcpy2DAsync(b[2], N(s) * sizeof(float), d, p.n16 * sizeof(float), N(s) * sizeof(float), M(s),
-                              cudaMemcpyDeviceToDevice, 0),
+                              cudaMemcpyDeviceToDevice, launch_stream()),
             where_fp8(s) + ": the (M, N) corner of the padded D");
 }
 

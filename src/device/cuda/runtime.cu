@@ -9,6 +9,7 @@
 
 #include "device/cuda/check.cuh"
 #include "device/run.hpp"
+#include "kernels/common/cuda_compat.hpp"
 
 namespace warpnet::device::gpu {
 
@@ -37,6 +38,10 @@ cublasHandle_t cublas_handle() {
     WN_CUBLAS(cublasSetMathMode(h, CUBLAS_DEFAULT_MATH), "cuBLAS math mode");
     return h;
   }();
+  // On the calling thread's launch stream, as every warpnet kernel: while a
+  // training step is captured, the capture's stream (work on the legacy
+  // stream would end the capture with cudaErrorStreamCaptureImplicit).
+  WN_CUBLAS(cublasSetStream(handle, launch_stream()), "binding the cuBLAS handle to the launch stream");
   return handle;
 }
 
