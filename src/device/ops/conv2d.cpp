@@ -84,7 +84,8 @@ std::vector<Tensor> tolerance(const Sizes& s, const std::vector<Tensor>& in) {
 // Small but awkward: the emulator runs a fiber per thread, and every kernel
 // runs at every size twice (plain and traced). Odd batches, C = 3 (an RGB
 // input), K = 5, H and W of 7 and 13 (no tile multiple), 3x3, 5x5 and
-// non-square 3x5 filters, stride 2, padding 1 and 2, dilation 2, 1x1 filters
+// non-square 3x5 filters, stride 2, padding 1 and 2, dilation 2 (alone and
+// with stride 2: a halo of (tile-1)·stride + (R-1)·dilation + 1), 1x1 filters
 // (a pure GEMM), 1x1 outputs (a 7x7 filter over a 7x7 image, and 1x1x1x1),
 // and one case with K and C·R·S past a 64-wide tile. The backward ops use
 // the same sizes.
@@ -92,6 +93,7 @@ std::vector<Sizes> conv_test_sizes() {
   return {{1, 1, 1, 1, 1, 1, 1, 1, 0, 1},  {3, 3, 7, 7, 5, 3, 3, 1, 1, 1},   {3, 3, 13, 13, 5, 5, 5, 2, 2, 1},
           {1, 3, 13, 7, 5, 3, 3, 1, 2, 2}, {3, 5, 7, 13, 5, 1, 1, 1, 0, 1},  {3, 3, 13, 13, 5, 1, 1, 2, 0, 1},
           {5, 3, 7, 7, 5, 7, 7, 1, 0, 1},  {1, 3, 9, 11, 5, 3, 5, 2, 1, 1},  {2, 8, 9, 9, 70, 3, 3, 1, 1, 1},
+          {3, 3, 13, 13, 5, 3, 3, 2, 2, 2}, {1, 3, 9, 11, 5, 3, 5, 2, 1, 2},
           // C = 12: past dgrad v2's narrow tile for small C (C <= 8), so its wide one runs too.
           {2, 12, 7, 9, 5, 3, 3, 1, 1, 1},
           // C, K >= 16 at 3x3 stride 1: the tables take Winograd (conv v10, v11; dgrad v6, v7 on the

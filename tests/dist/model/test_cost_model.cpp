@@ -11,15 +11,18 @@
 using namespace warpnet;
 using namespace warpnet::dist;
 
+// Approx(..).scale(0) throughout: relative only. doctest's default scale of 1
+// adds epsilon as an absolute floor, larger than these microsecond figures.
+
 TEST_CASE("ring and tree all-reduce times follow the alpha-beta formulas") {
   const AlphaBeta m{10e-6, 2e-6, 100e9};
   const double S = 64e6;
   // ring, 2 ranks: α₀ + 2α + 2·(1/2)·S/B
-  CHECK(allreduce_seconds(Algorithm::ring, m, 2, S) == doctest::Approx(10e-6 + 2 * 2e-6 + S / 100e9));
+  CHECK(allreduce_seconds(Algorithm::ring, m, 2, S) == doctest::Approx(10e-6 + 2 * 2e-6 + S / 100e9).scale(0));
   // ring, 8 ranks: 14 steps, 2·7/8 of S over each link
-  CHECK(allreduce_seconds(Algorithm::ring, m, 8, S) == doctest::Approx(10e-6 + 14 * 2e-6 + 1.75 * S / 100e9));
+  CHECK(allreduce_seconds(Algorithm::ring, m, 8, S) == doctest::Approx(10e-6 + 14 * 2e-6 + 1.75 * S / 100e9).scale(0));
   // tree, 8 ranks on 8 nodes: depth 3 each way, 2S per link
-  CHECK(allreduce_seconds(Algorithm::tree, m, 8, S, 8) == doctest::Approx(10e-6 + 6 * 2e-6 + 2 * S / 100e9));
+  CHECK(allreduce_seconds(Algorithm::tree, m, 8, S, 8) == doctest::Approx(10e-6 + 6 * 2e-6 + 2 * S / 100e9).scale(0));
   CHECK(ring_steps(72) == 142);
   CHECK(tree_hops(72, 72) == 14);  // one GPU per node: ceil(log2 72) = 7 each way
   CHECK(tree_hops(72, 9) == 22);   // 8 per node: a chain of 7 in the node, then ceil(log2 9) = 4 across
@@ -30,7 +33,7 @@ TEST_CASE("ring and tree all-reduce times follow the alpha-beta formulas") {
   // With no latency, a ring's bus bandwidth is the link's bandwidth, whatever n.
   const AlphaBeta pure{0, 0, 100e9};
   for (int n : {2, 3, 8, 72})
-    CHECK(bus_bandwidth(S, allreduce_seconds(Algorithm::ring, pure, n, S), n) == doctest::Approx(100e9));
+    CHECK(bus_bandwidth(S, allreduce_seconds(Algorithm::ring, pure, n, S), n) == doctest::Approx(100e9).scale(0));
   // Across nodes tree beats ring on latency (small messages), ring beats tree
   // on bandwidth (8 nodes: ring pays 16 us more latency and saves S/(4B), so
   // from 6.4 MB on). Inside one node, with the same α, the tree's chain has
@@ -44,12 +47,13 @@ TEST_CASE("ring and tree all-reduce times follow the alpha-beta formulas") {
 
 TEST_CASE("the link table holds the published figures") {
   // PCIe 5.0 x16: 32 GT/s · 16 lanes · 128/130 / 8 bits = 63.0 GB/s each way.
-  CHECK(interconnect("pcie5").bytes_per_s == doctest::Approx(63.015e9).epsilon(1e-4));
+  CHECK(interconnect("pcie5").bytes_per_s == doctest::Approx(63.015e9).scale(0).epsilon(1e-4));
   CHECK(interconnect("nvlink4").bytes_per_s == 450e9);  // 900 GB/s per GPU, both ways
   CHECK(interconnect("nvlink5").bytes_per_s == 900e9);  // 1.8 TB/s per GPU, both ways
   CHECK(interconnect("nvl72").max_gpus == 72);
-  CHECK(interconnect("nvl72").bytes_per_s * 2 * 72 == doctest::Approx(130e12).epsilon(0.01));  // "130 TB/s"
-  CHECK(interconnect("nvlink4").alpha_ring_s == doctest::Approx(3.4e-6));  // NCCL 2.28 tuner, NVLink ring Simple
+  CHECK(interconnect("nvl72").bytes_per_s * 2 * 72 == doctest::Approx(130e12).scale(0).epsilon(0.01));  // "130 TB/s"
+  // NCCL 2.28 tuner, NVLink ring Simple
+  CHECK(interconnect("nvlink4").alpha_ring_s == doctest::Approx(3.4e-6).scale(0));
   CHECK_THROWS(interconnect("infiniband"));
 }
 
@@ -57,8 +61,8 @@ TEST_CASE("fitting recovers the line the samples were made from") {
   std::vector<Sample> one;
   for (double s = 1024; s <= 1 << 28; s *= 2) one.push_back({s, 3e-6 + s / 5e9});
   const Line l = fit_line(one);
-  CHECK(l.a == doctest::Approx(3e-6).epsilon(1e-9));
-  CHECK(l.b == doctest::Approx(1 / 5e9).epsilon(1e-9));
+  CHECK(l.a == doctest::Approx(3e-6).scale(0).epsilon(1e-9));
+  CHECK(l.b == doctest::Approx(1 / 5e9).scale(0).epsilon(1e-9));
 }
 
 TEST_CASE("a step's efficiency is compute over compute plus the exposed all-reduce") {
@@ -67,12 +71,12 @@ TEST_CASE("a step's efficiency is compute over compute plus the exposed all-redu
   const StepPrediction p = predict_step(link, 8, bytes, 0.5);
   const double ring = 8.4e-6 + 14 * 3.4e-6 + 1.75 * bytes / 450e9;
   CHECK(p.algorithm == Algorithm::ring);
-  CHECK(p.allreduce_s == doctest::Approx(ring));
-  CHECK(p.efficiency_no_overlap == doctest::Approx(0.5 / (0.5 + ring)));
-  CHECK(p.efficiency_overlap == doctest::Approx(1.0));  // 7.8 ms behind a backward of 333 ms
+  CHECK(p.allreduce_s == doctest::Approx(ring).scale(0));
+  CHECK(p.efficiency_no_overlap == doctest::Approx(0.5 / (0.5 + ring)).scale(0));
+  CHECK(p.efficiency_overlap == doctest::Approx(1.0).scale(0));  // 7.8 ms behind a backward of 333 ms
   // An all-reduce longer than backward shows past it; the forward hides none of it.
   const StepPrediction slow = predict_step(interconnect("pcie5"), 8, bytes, 0.03);
-  CHECK(slow.step_overlap_s == doctest::Approx(0.01 + slow.allreduce_s));
+  CHECK(slow.step_overlap_s == doctest::Approx(0.01 + slow.allreduce_s).scale(0));
   CHECK_THROWS(predict_step(link, 16, bytes, 0.5));  // one HGX board joins 8
   // Inside one NVLink domain NCCL's tree is a chain, so the ring is chosen at
   // any size, even LeNet-5's 241 KiB over 72 GPUs.

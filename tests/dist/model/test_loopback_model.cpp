@@ -11,6 +11,9 @@
 
 using namespace warpnet::dist;
 
+// Approx(..).scale(0) throughout: relative only. doctest's default scale of 1
+// adds epsilon as an absolute floor, larger than these microsecond figures.
+
 namespace {
 
 // Pieces made from known lines. Exchanges: 1 us + m/4 GB/s eagerly (below
@@ -92,27 +95,27 @@ TEST_CASE("a regime cut below the eager limit for its reductions needs no rendez
   CHECK(bounds[0] == 2048);
   const LoopbackModel m = calibrate_loopback(t, kEager, bounds);
   CHECK_FALSE(m.exchange_rendezvous[0]);  // every message of regime 1 is eager: no line, none needed
-  CHECK(m.exchange_seconds(2048) == doctest::Approx(exchange_time(2048)).epsilon(1e-9));
-  CHECK(m.reduce_seconds(4096) == doctest::Approx(5 * reduce_time(4096)).epsilon(1e-9));
+  CHECK(m.exchange_seconds(2048) == doctest::Approx(exchange_time(2048)).scale(0).epsilon(1e-9));
+  CHECK(m.reduce_seconds(4096) == doctest::Approx(5 * reduce_time(4096)).scale(0).epsilon(1e-9));
 }
 
 TEST_CASE("calibration recovers the lines of each regime") {
   const PieceTimings t = hand_made();
   const LoopbackModel m = calibrate_loopback(t, kEager, regime_bounds(t, kEager, kL2));
-  CHECK(m.round_s == doctest::Approx(1e-6));  // barrier less empty exchange
-  CHECK(m.exchange_eager->a == doctest::Approx(1e-6).epsilon(1e-9));
-  CHECK(m.exchange_eager->b == doctest::Approx(1 / 4e9).epsilon(1e-9));
+  CHECK(m.round_s == doctest::Approx(1e-6).scale(0));  // barrier less empty exchange
+  CHECK(m.exchange_eager->a == doctest::Approx(1e-6).scale(0).epsilon(1e-9));
+  CHECK(m.exchange_eager->b == doctest::Approx(1 / 4e9).scale(0).epsilon(1e-9));
   REQUIRE(m.exchange_rendezvous.size() == 3);
   REQUIRE(m.reduce.size() == 3);
-  CHECK(m.exchange_rendezvous[0]->a == doctest::Approx(3e-6).epsilon(1e-9));
-  CHECK(m.exchange_rendezvous[1]->b == doctest::Approx(1 / 5e9).epsilon(1e-9));
-  CHECK(m.exchange_rendezvous[2]->b == doctest::Approx(1 / 0.5e9).epsilon(1e-9));
-  CHECK(m.reduce[0]->b == doctest::Approx(1 / 10e9).epsilon(1e-9));
-  CHECK(m.reduce[2]->b == doctest::Approx(1 / 1e9).epsilon(1e-9));
+  CHECK(m.exchange_rendezvous[0]->a == doctest::Approx(3e-6).scale(0).epsilon(1e-9));
+  CHECK(m.exchange_rendezvous[1]->b == doctest::Approx(1 / 5e9).scale(0).epsilon(1e-9));
+  CHECK(m.exchange_rendezvous[2]->b == doctest::Approx(1 / 0.5e9).scale(0).epsilon(1e-9));
+  CHECK(m.reduce[0]->b == doctest::Approx(1 / 10e9).scale(0).epsilon(1e-9));
+  CHECK(m.reduce[2]->b == doctest::Approx(1 / 1e9).scale(0).epsilon(1e-9));
   // Every piece reproduces its own timings, in every regime.
   for (double s = 512; s <= 128 * kMiB; s *= 2) {
-    CHECK(m.exchange_seconds(s) == doctest::Approx(exchange_time(s)).epsilon(1e-9));
-    CHECK(m.reduce_seconds(s) == doctest::Approx(reduce_time(s)).epsilon(1e-9));
+    CHECK(m.exchange_seconds(s) == doctest::Approx(exchange_time(s)).scale(0).epsilon(1e-9));
+    CHECK(m.reduce_seconds(s) == doctest::Approx(reduce_time(s)).scale(0).epsilon(1e-9));
   }
 }
 
@@ -134,22 +137,22 @@ TEST_CASE("the ring all-reduce adds the pieces as libnbc's schedule runs them") 
   // (the temporary buffer is a warm heap block: its exchange is like the
   // other).
   CHECK(m.ring_allreduce_seconds(2, kMiB) ==
-        doctest::Approx(2e-6 + reduce_time(kMiB / 2) + 2 * exchange_time(kMiB / 2)).epsilon(1e-9));
+        doctest::Approx(2e-6 + reduce_time(kMiB / 2) + 2 * exchange_time(kMiB / 2)).scale(0).epsilon(1e-9));
   // 2 ranks, 64 MiB: the temporary buffer is mapped fresh (64 MiB >= 32 MiB):
   // 2c + X1 + R + X.
   CHECK(m.regime(2, 64 * kMiB) == "rendezvous, regime 3/3, mmap");
   CHECK(m.ring_allreduce_seconds(2, 64 * kMiB) ==
-        doctest::Approx(2e-6 + fresh_time(32 * kMiB) + reduce_time(32 * kMiB) + exchange_time(32 * kMiB))
+        doctest::Approx(2e-6 + fresh_time(32 * kMiB) + reduce_time(32 * kMiB) + exchange_time(32 * kMiB)).scale(0)
             .epsilon(1e-9));
   // 4 ranks, 4 MiB: segments of 1 MiB; 6 rounds of messages, 6c + 3R + 6X.
   CHECK(m.ring_allreduce_seconds(4, 4 * kMiB) ==
-        doctest::Approx(6e-6 + 3 * reduce_time(kMiB) + 6 * exchange_time(kMiB)).epsilon(1e-9));
+        doctest::Approx(6e-6 + 3 * reduce_time(kMiB) + 6 * exchange_time(kMiB)).scale(0).epsilon(1e-9));
   CHECK(m.ring_allreduce_seconds(1, kMiB) == 0);
   // Pieces timed only below the mmap threshold predict only below it.
   PieceTimings small = t;
   small.fresh_exchange.clear();
   const LoopbackModel below = calibrate_loopback(small, kEager, regime_bounds(small, kEager, kL2));
-  CHECK(below.ring_allreduce_seconds(2, 16 * kMiB) == doctest::Approx(m.ring_allreduce_seconds(2, 16 * kMiB)));
+  CHECK(below.ring_allreduce_seconds(2, 16 * kMiB) == doctest::Approx(m.ring_allreduce_seconds(2, 16 * kMiB)).scale(0));
   CHECK_THROWS_WITH(below.ring_allreduce_seconds(2, 64 * kMiB),
                     doctest::Contains("no calibration for exchanges into a freshly mapped buffer"));
   // A regime with no calibration size predicts nothing: an error, not a guess.

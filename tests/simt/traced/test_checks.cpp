@@ -3,6 +3,9 @@
 // and source line. Compiled with warpnet_simt_traced (see src/simt/CMakeLists.txt).
 #include <doctest/doctest.h>
 
+#include <cmath>
+#include <vector>
+
 #include "tests/simt/device_buffer.hpp"
 
 // Wrapped so these traced copies never clash with the untraced copies of the
@@ -100,13 +103,22 @@ TEST_CASE("traced: reading shared memory no thread wrote is reported") {
 
 TEST_CASE("traced: a correct tiled SGEMM passes every check, in parallel too") {
   const int M = 33, N = 47, K = 35;
-  std::vector<float> a(M * K, 0.5f), b(K * N, 2.0f);
+  std::vector<float> a(M * K), b(K * N);
+  for (size_t i = 0; i < a.size(); ++i) a[i] = float(int(i * 7 % 13) - 6) / 8;  // exact in fp32, varied
+  for (size_t i = 0; i < b.size(); ++i) b[i] = float(int(i * 5 % 11) - 5) / 4;
+  // Every product and partial sum is a multiple of 1/32 under 2^10: exact in
+  // fp32 in any order, so the kernel must equal the plain loop exactly.
+  std::vector<float> want(M * N, 0.0f);
+  for (int i = 0; i < M; ++i)
+    for (int j = 0; j < N; ++j)
+      for (int k = 0; k < K; ++k) want[i * N + j] += a[i * K + k] * b[k * N + j];
   DeviceBuffer<float> A(a), B(b), C(M * N);
   const dim3 block(16, 16), grid(warpnet::ceil_div(N, 16), warpnet::ceil_div(M, 16));
   for (int workers : {1, 2}) {
     warpnet::simt::set_workers(workers);
+    C.upload(std::vector<float>(M * N, NAN));  // a launch that writes nothing cannot match
     CHECK_NOTHROW(warpnet::simt::launch(sgemm_smem_tiled<16>, grid, block, 0, M, N, K, A.get(), B.get(), C.get()));
-    for (float c : C.download()) REQUIRE(c == float(K));
+    CHECK(C.download() == want);
   }
   warpnet::simt::set_workers(0);
 }
