@@ -4,7 +4,7 @@
 //   1. a timeline of live bytes by tag after each layer's forward and backward
 //   2. what each layer keeps for backward, and which kept values backward reads
 //   3. the batch size: what grows with it, bytes per example, the largest batch
-//      that fits an 80 GB or 141 GB GPU (computed from the measurement)
+//      that fits an H100's or an H200's memory (computed from the measurement)
 //   4. optimizer state: SGD with momentum one slot, Adam two
 //   5. precision: f32 and f64 measured; bf16, fp16 and fp8 computed
 //   6. recomputation (activation checkpointing): the arithmetic
@@ -25,6 +25,7 @@
 #include "autograd/functions.hpp"
 #include "core/text.hpp"
 #include "datasets/synthetic.hpp"
+#include "device/datasheet.hpp"
 #include "nn/models.hpp"
 #include "nn/optim.hpp"
 #include "lessons/lesson_args.hpp"
@@ -457,10 +458,13 @@ bool batch_sweep(const char* title, const std::string& model, const std::vector<
               static_cast<long long>(batches[batches.size() - 2]), static_cast<long long>(batches.back()),
               hi.timeline[binding].label.c_str(), slope, fmt(int64_t(fixed_bytes)).c_str());
   // The largest batch whose step fits, computed from that line: tensors only
-  // (no CUDA context, allocator slack or library workspace), GB = 10⁹ B.
-  for (auto [gpu, gb] : {std::pair{"H100", 80}, std::pair{"H200", 141}})
-    std::printf("  computed: the largest batch an %s's %d GB fits: (%d GB − %s) / %.0f B ≈ %s images\n", gpu, gb, gb,
-                fmt(int64_t(fixed_bytes)).c_str(), slope, about((gb * 1e9 - fixed_bytes) / slope).c_str());
+  // (no CUDA context, allocator slack or library workspace), in the memory
+  // CUDA gives a program (src/device/datasheet.hpp: the datasheets' "GB" are GiB).
+  namespace ds = device::datasheet;
+  for (auto [gpu, bytes] : {std::pair{"H100", ds::h100::kMemoryBytes}, std::pair{"H200", ds::h200::kMemoryBytes}})
+    std::printf("  computed: the largest batch an %s's %s fits: (%s − %s) / %.0f B ≈ %s images\n", gpu,
+                fmt(int64_t(bytes)).c_str(), fmt(int64_t(bytes)).c_str(), fmt(int64_t(fixed_bytes)).c_str(), slope,
+                about((bytes - fixed_bytes) / slope).c_str());
   std::printf("\n");
   return fixed && linear;
 }

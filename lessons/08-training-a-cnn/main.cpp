@@ -677,7 +677,9 @@ void part5(double cpu_rate) {
 // product specifications, 512 CUDA cores at 1544 MHz, 192.4 GB/s, 3 GB on
 // the boards the paper used. H200 (Hopper, SXM): NVIDIA's datasheet peaks,
 // as chapters 02 and 07 and `warpnet bench` use them (67 TFLOP/s FP32 = 132
-// SMs × 1.98 GHz × 256; src/device/datasheet.hpp), 141 GB of HBM3e.
+// SMs × 1.98 GHz × 256; src/device/datasheet.hpp), and its memory as CUDA
+// reported it on 2026-11-30, 139.80 GiB of the datasheet's "141 GB" (binary
+// gigabytes, as the GTX 580's 3 GB).
 void part6() {
   std::printf("6. What changed since 2012 (public specifications; ratios computed)\n\n");
   struct Row {
@@ -691,13 +693,13 @@ void part6() {
                       {"16-bit matrix products, TFLOP/s", gtx580_fp32, h200::kBf16Flops / 1e12,
                        " (H200: BF16 on tensor cores, dense)"},
                       {"memory bandwidth, GB/s", 192.4, h200::kMemoryBytesPerSecond / 1e9, ""},
-                      {"memory, GB", 3, h200::kMemoryBytes / 1e9, ""}};
+                      {"memory, GiB", 3, h200::kMemoryBytes / double(1 << 30), ""}};
   std::printf("  %-34s %10s %10s %8s\n", "", "GTX 580", "H200", "ratio");
   for (const Row& r : rows)
     std::printf("  %-34s %10.4g %10.4g %7.0f×%s\n", r.what, r.gtx580, r.h200, r.h200 / r.gtx580, r.unit);
   std::printf("  (the GTX 580 has no tensor cores: its 16-bit row is its FP32 peak)\n");
   const double step = double(alexnet_step_bytes(alexnet_2012(false)));
-  std::printf("  AlexNet's step of part 1, %s, is %.0f%% of a GTX 580's 3 GiB and %.1f%% of an H200's 141 GB\n\n",
+  std::printf("  AlexNet's step of part 1, %s, is %.0f%% of a GTX 580's 3 GiB and %.1f%% of an H200's 139.8 GiB\n\n",
               bytes(int64_t(step)).c_str(), 100 * step / (3.0 * (1 << 30)), 100 * step / h200::kMemoryBytes);
 }
 

@@ -124,38 +124,59 @@ void part1_bottleneck() {
 void part2_data_vs_model() {
   // Mixed-precision Adam keeps 16 bytes per parameter: bf16 weights (2) and
   // gradients (2), an f32 master copy (4), and Adam's two f32 moments (8).
-  constexpr double kBytesPerParam = 16;
+  constexpr double kWeights = 2, kGradients = 2, kOptimizer = 12;
   const double params = 7e10;
   std::printf("\n2. Data against model parallelism: a 7e10-parameter model, mixed-precision Adam (16 bytes per "
-              "parameter:\n   bf16 weights and gradients, f32 master weights and two moments), on %.0f GB H200s\n\n",
-              kH200MemoryBytes / 1e9);
+              "parameter:\n   bf16 weights and gradients, f32 master weights and two moments), on H200s of %.1f GiB "
+              "(%.0f GB)\n\n",
+              kH200MemoryBytes / double(1 << 30), kH200MemoryBytes / 1e9);
+  // Bytes per parameter one GPU holds: the model split `split` ways (tensor
+  // x pipeline), and whichever of the three kinds of state are sharded over
+  // `shards` data-parallel ranks (ZeRO's stages; FSDP is stage 3).
   struct Layout {
     const char* name;
-    int tensor, pipeline;
+    int split, shards;
+    bool shard_optimizer, shard_gradients, shard_weights;
     const char* traffic;
   };
   const Layout layouts[] = {
-      {"data parallel (whole model per GPU)", 1, 1, "all-reduce of all gradients, once per step"},
-      {"tensor parallel 8 (each layer's matrices split 8 ways)", 8, 1,
+      {"data parallel (whole model per GPU)", 1, 1, false, false, false,
+       "all-reduce of all gradients, once per step"},
+      {"ZeRO-1 over 8 (optimizer state sharded)", 1, 8, true, false, false,
+       "reduce-scatter of gradients, all-gather of weights: an all-reduce's bytes"},
+      {"ZeRO-2 over 8 (and gradients)", 1, 8, true, true, false, "the same"},
+      {"ZeRO-3 / FSDP over 8 (and weights)", 1, 8, true, true, true,
+       "each layer's weights all-gathered forward and backward: 1.5x"},
+      {"ZeRO-3 / FSDP over 64", 1, 64, true, true, true, "the same, over 64"},
+      {"tensor parallel 8 (each layer's matrices split 8 ways)", 8, 1, false, false, false,
        "all-reduce of activations inside every layer, forward and backward"},
-      {"tensor 8 x pipeline 2 (layers in 2 stages)", 8, 2, "the above, plus activations between the stages"},
+      {"tensor 8 x pipeline 2 (layers in 2 stages)", 16, 1, false, false, false,
+       "the above, plus activations between the stages"},
   };
   std::printf("  %-56s %12s %5s  %s\n", "layout", "GB per GPU", "fits", "what moves between GPUs");
   for (const Layout& l : layouts) {
-    const double bytes = params * kBytesPerParam / (l.tensor * l.pipeline);
+    const auto share = [&](double b, bool sharded) { return sharded ? b / l.shards : b; };
+    const double per_param = share(kWeights, l.shard_weights) + share(kGradients, l.shard_gradients) +
+                             share(kOptimizer, l.shard_optimizer);
+    const double bytes = params * per_param / l.split;
     const bool fits = bytes < kH200MemoryBytes;  // before any activation
     // Under a tenth of the memory left is no room for the activations, the
     // CUDA context and the communication buffers: "tight".
     const bool roomy = bytes < 0.9 * kH200MemoryBytes;
     std::printf("  %-56s %12.0f %5s  %s\n", l.name, bytes / 1e9, roomy ? "yes" : fits ? "tight" : "no", l.traffic);
-    if (l.tensor == 1) expect(!fits, "data parallelism alone cannot hold 7e10 parameters' training state on one H200");
-    if (l.pipeline == 2) expect(fits, "tensor 8 x pipeline 2 brings it under 141 GB");
+    if (l.split == 1 && l.shards == 1)
+      expect(!fits, "data parallelism alone cannot hold 7e10 parameters' training state on one H200");
+    if (l.split == 16) expect(roomy, "tensor 8 x pipeline 2 brings it well under an H200's memory");
+    if (l.shards == 8 && !l.shard_weights) expect(!fits, "sharding optimizer state and gradients over 8 is not enough");
+    if (l.shards == 64) expect(roomy, "FSDP over 64 GPUs leaves room: no layer split at all");
   }
   std::printf("\n  Data parallelism copies the model and splits the batch: simple, and its one all-reduce per step\n"
-              "  can overlap backward. Model parallelism splits the model itself when it does not fit: tensor\n"
+              "  can overlap backward. Sharded data parallelism (ZeRO, PyTorch's FSDP) keeps it so, and splits the\n"
+              "  training state instead: each rank keeps 1/n of it and gathers a layer's weights just before using\n"
+              "  them, paying half again the all-reduce's bytes. Model parallelism splits the model itself: tensor\n"
               "  parallelism needs the fastest links (it talks inside every layer, so it stays within an NVLink\n"
               "  domain), pipeline parallelism talks less but leaves GPUs idle while the pipeline fills. Large runs\n"
-              "  combine all three.\n");
+              "  combine them.\n");
 }
 
 // ---- 3 ---------------------------------------------------------------------------

@@ -26,6 +26,7 @@
 #include "cli/bench_allreduce_pieces.hpp"
 #include "cli/machine.hpp"
 #include "core/error.hpp"
+#include "core/memory.hpp"
 #include "dist/communicator.hpp"
 #include "dist/cost_model.hpp"
 #include "dist/loopback_model.hpp"
@@ -37,15 +38,6 @@ namespace warpnet::cli::bench {
 namespace {
 
 using nlohmann::json;
-
-std::string bytes_text(double bytes) {
-  char buf[32];
-  if (bytes >= double(1 << 30)) std::snprintf(buf, sizeof buf, "%.0f GiB", bytes / double(1 << 30));
-  else if (bytes >= double(1 << 20)) std::snprintf(buf, sizeof buf, "%.0f MiB", bytes / double(1 << 20));
-  else if (bytes >= 1024) std::snprintf(buf, sizeof buf, "%.0f KiB", bytes / 1024);
-  else std::snprintf(buf, sizeof buf, "%.0f B", bytes);
-  return buf;
-}
 
 struct Measured {
   double bytes = 0;
@@ -108,7 +100,7 @@ json predictions(const AllreduceSettings& s) {
               "reach less)\n");
   for (const Case& c : cases) {
     const double bytes = c.params * c.grad_bytes;
-    std::printf("\n  %s: %s of gradients%s\n", c.what.c_str(), bytes_text(bytes).c_str(),
+    std::printf("\n  %s: %s of gradients%s\n", c.what.c_str(), format_bytes(int64_t(bytes)).c_str(),
                 compute_s > 0 ? cat(", compute ", s.compute_ms, " ms per step").c_str() : "");
     std::printf("  %-10s %5s %12s %12s %6s %10s", "link", "GPUs", "ring", "tree", "best", "busbw GB/s");
     if (compute_s > 0) std::printf(" %12s %12s", "eff. serial", "eff. overlap");
@@ -266,7 +258,7 @@ json bench_allreduce(const AllreduceSettings& s) {
         pieces, eager_bytes, dist::regime_bounds(pieces, eager_bytes, caches.l2_bytes * dist::local_size()));
   if (talk && model) {
     std::string bounds;
-    for (double b : model->regime_bounds) bounds += cat(bounds.empty() ? "" : ", ", bytes_text(b));
+    for (double b : model->regime_bounds) bounds += cat(bounds.empty() ? "" : ", ", format_bytes(int64_t(b)));
     std::printf("\n  2. the model of the ring from its pieces\n"
                 "     empty exchange %.2f us, empty MPI_Ibarrier %.2f us: libnbc adds c = %.2f us to a round\n"
                 "     eager limit %lld bytes (%s); caches %s\n"
@@ -275,7 +267,8 @@ json bench_allreduce(const AllreduceSettings& s) {
                 pieces.empty_exchange_s * 1e6, pieces.ibarrier_s * 1e6, model->round_s * 1e6,
                 static_cast<long long>(model->eager_limit_bytes),
                 eager > 0 ? "btl_vader_eager_limit, MPI_T" : "not readable, assumed", caches.text.c_str(),
-                bounds.c_str(), dist::local_size(), bytes_text(caches.l2_bytes * dist::local_size() / 4).c_str(),
+                bounds.c_str(), dist::local_size(),
+                format_bytes(int64_t(caches.l2_bytes) * dist::local_size() / 4).c_str(),
                 100 * dist::kRegimeTolerance);
     auto show = [](const std::string& what, const std::optional<dist::Line>& l) {
       if (!l) return;  // no calibration size for it

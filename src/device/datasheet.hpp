@@ -56,8 +56,18 @@ inline constexpr double kFp32Flops = 67e12;
 inline constexpr double kBf16Flops = 989.4e12;  // also fp16; tf32 is half
 inline constexpr double kFp8Flops = 1979e12;
 inline constexpr double kMemoryBytesPerSecond = 4.8e12;  // HBM3e
-inline constexpr double kMemoryBytes = 141e9;
+// Memory as CUDA reports it: the datasheet's "141 GB" counts binary
+// gigabytes (GiB, 2^30 bytes), of which the driver keeps a little; the H200
+// of 2026-11-30 reported 139.80 GiB, 150.1e9 bytes (totalGlobalMem:
+// bench/results/nvidia-h200-2026-11-30.json, gpu.memory_gib).
+inline constexpr double kMemoryBytes = 139.80 * 1073741824.0;
 }  // namespace h200
+
+// The H100 SXM's "80 GB", in the same binary units (85.9e9 bytes; CUDA
+// reports somewhat less, as on the H200; no H100 was measured here).
+namespace h100 {
+inline constexpr double kMemoryBytes = 80 * 1073741824.0;
+}  // namespace h100
 
 // The stated figures agree with the per-clock table (to their rounding).
 static_assert(tflops(132, 1.98, find_arch(9, 0)->fp32) * 1e12 - h200::kFp32Flops < 0.5e12);
