@@ -138,7 +138,7 @@ void print_gpu_records() {
                   gpu.value("compute_capability", "?").c_str(), gpu.value("driver", "?").c_str(),
                   gpu.value("cublas", "?").c_str(), record.value("date", "?").c_str(),
                   fs::relative(file, WARPNET_SOURCE_DIR).c_str(), op["sizes"].dump().c_str());
-      lesson::print_gpu_kernel_table(op, "cuBLAS");
+      lesson::print_gpu_kernel_table(record, op, "cuBLAS");
       ++tables;
     }
   }

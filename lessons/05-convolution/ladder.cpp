@@ -289,7 +289,7 @@ void print_gpu_records() {
                   gpu.value("compute_capability", "?").c_str(), gpu.value("driver", "?").c_str(),
                   record.value("date", "?").c_str(), fs::relative(file, WARPNET_SOURCE_DIR).c_str(),
                   op.value("op", "?").c_str(), op["sizes"].dump().c_str());
-      lesson::print_gpu_kernel_table(op, "version 0");
+      lesson::print_gpu_kernel_table(record, op, "version 0");
       ++tables;
     }
   }
