@@ -122,9 +122,11 @@ const char* state_name(LaneView::State s) {
   return "";
 }
 
-// "kernels/matmul/03_smem_tiled.cu:27 (sgemm<16>)" -> {"kernels/matmul/03_smem_tiled.cu", 27}.
+// "kernels/matmul/03_smem_tiled.cu:27 (sgemm<16>)" -> {"kernels/matmul/03_smem_tiled.cu", 27}; a
+// helper's line after the kernel's ("k.cu:126, in kernels/common/float4_rows.hpp:33 (...)") is dropped.
 std::pair<std::string, int> file_line(const std::string& where) {
   std::string s = where.substr(0, where.find(" ("));
+  s = s.substr(0, s.find(", in "));
   const size_t colon = s.rfind(':');
   if (colon == std::string::npos) return {"", 0};
   try {

@@ -14,6 +14,8 @@
 #include <cstring>
 #include <map>
 #include <mutex>
+#include <string>
+#include <vector>
 
 #include "core/error.hpp"
 
@@ -169,26 +171,49 @@ const Function* function_at(uintptr_t runtime_address) {
   return address < it->begin + std::max<uintptr_t>(it->size, 1) ? &*it : nullptr;
 }
 
-// addr2line is only run to word an error message, never on a hot path.
+// One frame of addr2line's output, "file:line", cleaned: no discriminator,
+// empty when unknown, the repository-relative path where it has one.
+std::string clean_frame(std::string line) {
+  while (!line.empty() && (line.back() == '\n' || line.back() == ' ')) line.pop_back();
+  if (const size_t paren = line.find(" (discriminator"); paren != std::string::npos) line.resize(paren);
+  if (line.empty() || line[0] == '?' || line.find(":?") != std::string::npos || line.ends_with(":0")) return "";
+  for (const char* root : {"/kernels/", "/src/simt/"})
+    if (const size_t at = line.find(root); at != std::string::npos) return line.substr(at + 1);
+  return line;
+}
+
+// The emulator's PTX wrappers and kernels/common's helpers are inlined into
+// the kernels that call them: their lines say how, not where.
+bool is_helper(const std::string& frame) {
+  return frame.starts_with("src/simt/") || frame.starts_with("kernels/common/");
+}
+
+// The source line of an instruction: the innermost frame of the inline
+// chain (addr2line -i) that is not a helper — the kernel's own line, where
+// a learner looks — with the helper's line after it
+// ("kernels/matmul/08_double_buffered.cu:57, in src/simt/ptx.hpp:92"). addr2line is only run to word an error message
+// or a trace, never on a hot path.
 std::string source_line(uintptr_t link_address) {
   static std::mutex mutex;
   static std::map<uintptr_t, std::string> cache;
   std::lock_guard lock(mutex);
   if (auto it = cache.find(link_address); it != cache.end()) return it->second;
-  std::string line;
+  std::vector<std::string> frames;  // innermost first
   char command[128];
-  std::snprintf(command, sizeof command, "addr2line -e /proc/%d/exe 0x%lx 2>/dev/null", int(getpid()),
+  std::snprintf(command, sizeof command, "addr2line -i -e /proc/%d/exe 0x%lx 2>/dev/null", int(getpid()),
                 (unsigned long)link_address);
   if (FILE* pipe = popen(command, "r")) {
     char buffer[1024];
-    if (std::fgets(buffer, sizeof buffer, pipe)) line = buffer;
+    while (std::fgets(buffer, sizeof buffer, pipe)) frames.push_back(clean_frame(buffer));
     pclose(pipe);
   }
-  while (!line.empty() && (line.back() == '\n' || line.back() == ' ')) line.pop_back();
-  if (const size_t paren = line.find(" (discriminator"); paren != std::string::npos) line.resize(paren);
-  if (line.empty() || line[0] == '?' || line.find(":?") != std::string::npos || line.ends_with(":0")) line.clear();
-  // The repository-relative path reads better than an absolute one.
-  if (const size_t at = line.find("/kernels/"); at != std::string::npos) line = line.substr(at + 1);
+  std::string line = frames.empty() ? "" : frames.front();
+  if (!line.empty() && is_helper(line))
+    for (size_t i = 1; i < frames.size(); ++i)
+      if (!frames[i].empty() && !is_helper(frames[i])) {
+        line = cat(frames[i], ", in ", frames.front());
+        break;
+      }
   return cache[link_address] = line;
 }
 
