@@ -4,6 +4,9 @@
 // 2. SIMT: one warp stepped through a branch on the emulator; half its lanes sit out.
 // 3. Coalescing: a warp's 32 loads served as 32-byte sectors, 4 or 32 of them.
 // 4. Bank conflicts: a column of a 32x32 shared array in one bank, and padded.
+// 5. Occupancy: how many warps an H200 SM keeps, from a kernel's threads,
+//    registers and shared memory (computed from the CUDA Programming Guide's
+//    limits for compute capability 9.0; no GPU runs here).
 // Every figure comes from the emulator's own trace of the kernels in
 // kernels/examples/; the program exits non-zero if one differs from what the
 // lesson says.
@@ -18,6 +21,7 @@
 #include "simt/stepper.hpp"
 #include "simt/trace.hpp"
 
+#include "device/datasheet.hpp"
 #include "lessons/lesson_checks.hpp"
 
 #include "kernels/common/cuda_compat.hpp"
@@ -124,6 +128,54 @@ void bank_conflicts() {
   }
 }
 
+// How many blocks of a kernel one H200 SM keeps at once, and which of its
+// limits decides (datasheet.hpp's sm90: the CUDA Programming Guide's rules).
+struct Occupancy {
+  int blocks, warps;
+  const char* limit;
+};
+
+Occupancy occupancy(int threads, int registers, int shared_bytes) {
+  namespace sm = device::datasheet::sm90;
+  const int warps_per_block = (threads + 31) / 32;
+  const int registers_per_warp = (registers * 32 + sm::kRegisterUnitPerWarp - 1) / sm::kRegisterUnitPerWarp *
+                                 sm::kRegisterUnitPerWarp;
+  struct Limit {
+    int blocks;
+    const char* name;
+  };
+  const Limit limits[] = {
+      {sm::kMaxWarpsPerSm / warps_per_block, "threads (64 warps)"},
+      {sm::kMaxBlocksPerSm, "blocks (32)"},
+      {sm::kRegistersPerSm / registers_per_warp / warps_per_block, "registers (64 Ki)"},
+      {shared_bytes ? sm::kSharedBytesPerSm / (shared_bytes + sm::kSharedBytesReservedPerBlock) : sm::kMaxBlocksPerSm,
+       "shared memory (228 KiB)"},
+  };
+  Limit binding = limits[0];
+  for (const Limit& l : limits)
+    if (l.blocks < binding.blocks) binding = l;
+  return {binding.blocks, binding.blocks * warps_per_block, binding.name};
+}
+
+void occupancy_table() {
+  std::printf("\n5. Occupancy: how many warps one H200 SM keeps resident, for a few kernels' resources\n");
+  std::printf("   threads/block  registers/thread  shared/block  blocks/SM  warps/SM  occupancy  limited by\n");
+  struct Row {
+    int threads, registers, shared;
+  };
+  const Row rows[] = {{256, 32, 0}, {256, 64, 0}, {128, 255, 0}, {256, 32, 48 * 1024}, {32, 16, 0}, {1024, 32, 0}};
+  for (const Row& r : rows) {
+    const Occupancy o = occupancy(r.threads, r.registers, r.shared);
+    std::printf("   %13d  %16d  %8d KiB  %9d  %8d  %8.1f%%  %s\n", r.threads, r.registers, r.shared / 1024, o.blocks,
+                o.warps, 100.0 * o.warps / device::datasheet::sm90::kMaxWarpsPerSm, o.limit);
+  }
+  expect(occupancy(256, 32, 0).warps == 64, "32 registers a thread leave every warp slot usable");
+  expect(occupancy(256, 64, 0).warps == 32, "64 registers a thread halve the resident warps");
+  expect(occupancy(128, 255, 0).warps == 8, "255 registers a thread (a big register tile): 8 warps, an eighth");
+  expect(occupancy(256, 32, 48 * 1024).warps == 32, "48 KiB of shared memory a block: 4 blocks fit in 228 KiB");
+  expect(occupancy(32, 16, 0).warps == 32, "blocks of one warp run out of block slots at 32 warps");
+}
+
 }  // namespace
 
 int main() {
@@ -135,6 +187,7 @@ int main() {
   simt_branch();
   coalescing();
   bank_conflicts();
+  occupancy_table();
   if (lesson::failures()) std::printf("\n%d figure(s) differ from the lesson\n", lesson::failures());
   return lesson::failures() ? 1 : 0;
 }

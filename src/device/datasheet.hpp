@@ -63,6 +63,21 @@ inline constexpr double kMemoryBytesPerSecond = 4.8e12;  // HBM3e
 inline constexpr double kMemoryBytes = 139.80 * 1073741824.0;
 }  // namespace h200
 
+// What one Hopper SM (compute capability 9.0) can hold at once: the CUDA
+// C++ Programming Guide's table of compute capabilities, and its occupancy
+// rules (registers are given to a warp in units of 256; each block also
+// takes 1 KiB of shared memory for the system).
+namespace sm90 {
+inline constexpr int kMaxThreadsPerSm = 2048;
+inline constexpr int kMaxWarpsPerSm = 64;
+inline constexpr int kMaxBlocksPerSm = 32;
+inline constexpr int kRegistersPerSm = 65536;  // 32-bit: 256 KiB
+inline constexpr int kMaxRegistersPerThread = 255;
+inline constexpr int kRegisterUnitPerWarp = 256;
+inline constexpr int kSharedBytesPerSm = 228 * 1024;
+inline constexpr int kSharedBytesReservedPerBlock = 1024;
+}  // namespace sm90
+
 // The H100 SXM's "80 GB", in the same binary units (85.9e9 bytes; CUDA
 // reports somewhat less, as on the H200; no H100 was measured here).
 namespace h100 {
