@@ -7,12 +7,15 @@
 // 5. Occupancy: how many warps an H200 SM keeps, from a kernel's threads,
 //    registers and shared memory (computed from the CUDA Programming Guide's
 //    limits for compute capability 9.0; no GPU runs here).
+// 6. Bugs: an off-by-one, a missing __syncthreads(), a read of shared memory
+//    no thread wrote, each stopped by the traced emulator with its message.
 // Every figure comes from the emulator's own trace of the kernels in
 // kernels/examples/; the program exits non-zero if one differs from what the
 // lesson says.
 //
 // Run: build/bin/lesson03
 #include <cstdio>
+#include <string>
 #include <thread>
 #include <vector>
 
@@ -28,6 +31,9 @@
 
 namespace {
 #include "kernels/examples/access_patterns.cu"
+#include "kernels/examples/bugs/missing_syncthreads.cu"
+#include "kernels/examples/bugs/off_by_one.cu"
+#include "kernels/examples/bugs/uninitialized_shared.cu"
 #include "kernels/examples/simt_basics.cu"
 }  // namespace
 
@@ -176,6 +182,41 @@ void occupancy_table() {
   expect(occupancy(32, 16, 0).warps == 32, "blocks of one warp run out of block slots at 32 warps");
 }
 
+// The message the traced emulator stops a launch with, or "" when it ran.
+template <class... P, class... A>
+std::string launch_message(void (*kernel)(P...), dim3 grid, dim3 block, A... args) {
+  try {
+    simt::launch(kernel, grid, block, 0, args...);
+  } catch (const simt::LaunchError& e) {
+    return e.what();
+  }
+  return "";
+}
+
+void bugs() {
+  std::printf("\n6. Three bugs a GPU often runs through quietly (kernels/examples/bugs/), stopped by the traced emulator\n");
+  std::vector<float> ones(100, 1.0f);
+  Device<float> x(100), data(64), out(64);
+  WARPNET_CUDA_CHECK(cudaMemcpy(x.p, ones.data(), 100 * sizeof(float), cudaMemcpyHostToDevice));
+  WARPNET_CUDA_CHECK(cudaMemset(data.p, 0, 64 * sizeof(float)));
+  const struct {
+    const char* what;
+    std::string message;
+    const char* expected;
+  } cases[] = {
+      {"`if (i <= n)` instead of `i < n`, 128 threads for 100 floats",
+       launch_message(scale_off_by_one, dim3(1), dim3(128), x.p, 100, 2.0f), "out-of-bounds global-memory"},
+      {"a shared tile read back without __syncthreads() after it was written",
+       launch_message(reverse_missing_sync, dim3(1), dim3(64), data.p, out.p), "with no __syncthreads() between them"},
+      {"a shared tile read where no thread wrote", launch_message(uninitialized_shared, dim3(1), dim3(64), out.p),
+       "uninitialized shared memory"},
+  };
+  for (const auto& c : cases) {
+    std::printf("   %s:\n     %s\n", c.what, c.message.empty() ? "(no error)" : c.message.c_str());
+    expect(c.message.find(c.expected) != std::string::npos, c.expected);
+  }
+}
+
 }  // namespace
 
 int main() {
@@ -188,6 +229,7 @@ int main() {
   coalescing();
   bank_conflicts();
   occupancy_table();
+  bugs();
   if (lesson::failures()) std::printf("\n%d figure(s) differ from the lesson\n", lesson::failures());
   return lesson::failures() ? 1 : 0;
 }
