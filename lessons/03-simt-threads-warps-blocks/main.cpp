@@ -194,7 +194,8 @@ std::string launch_message(void (*kernel)(P...), dim3 grid, dim3 block, A... arg
 }
 
 void bugs() {
-  std::printf("\n6. Three bugs a GPU often runs through quietly (kernels/examples/bugs/), stopped by the traced emulator\n");
+  std::printf("\n6. Three bugs a GPU often runs through quietly (kernels/examples/bugs/), stopped by the traced "
+              "emulator\n");
   std::vector<float> ones(100, 1.0f);
   Device<float> x(100), data(64), out(64);
   WARPNET_CUDA_CHECK(cudaMemcpy(x.p, ones.data(), 100 * sizeof(float), cudaMemcpyHostToDevice));
