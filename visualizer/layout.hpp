@@ -51,6 +51,9 @@ constexpr Rgb kSector{70, 110, 180};
 // The elements of a buffer a global access touches (the stepper's matrix picture).
 constexpr Rgb kTouchedElement{240, 150, 60};
 constexpr Rgb kCurrentLine{120, 96, 24};
+// The source pane keeps at least this height at the window's bottom: a tall
+// picture (tensor-core fragments, a 32-sector access) is cut under it, not it.
+constexpr float kSourceMinHeight = 240;
 
 // Precision panel: the bars of each row's error and time.
 constexpr Rgb kPrecisionError{200, 90, 160};

@@ -688,6 +688,15 @@ void StepperPanel::draw_source(const RecordedStop& stop) {
   const auto [file, line] = file_line(where);
   for (const LaneView& v : stop.warp.lanes)
     if (const auto [f, n] = file_line(v.where); f == file && n != line && n > 0) others.insert(n);
+  const float top = ImGui::GetWindowPos().y + ImGui::GetWindowHeight() - layout::kSourceMinHeight;
+  if (ImGui::GetCursorScreenPos().y > top) {  // the pictures ran past: cover their bottom
+    const float x = ImGui::GetCursorScreenPos().x;
+    ImVec4 background = ImGui::GetStyleColorVec4(ImGuiCol_WindowBg);
+    background.w = 1;  // the style's is slightly transparent
+    ImGui::GetWindowDrawList()->AddRectFilled(ImVec2(x, top), ImVec2(x + ImGui::GetContentRegionAvail().x, top + 1e4f),
+                                              ImGui::GetColorU32(background));
+    ImGui::SetCursorScreenPos(ImVec2(x, top));
+  }
   ImGui::Separator();
   ImGui::Text("%s", where.empty() ? "(no source line: the executable has no line table for this code)" : where.c_str());
   if (file != source_path_) {
