@@ -316,8 +316,10 @@ void Block::barrier_failure() {
                       cat(where(*waiting), ": deadlock: this thread and ", lanes_.size() - done_ - 1,
                           " others wait at __syncthreads() (", describe_code(waiting->site), ") but thread ",
                           format_dim(exited->tid), " and ", done_ - 1,
-                          " others have exited and can never arrive; a __syncthreads() inside a branch not "
-                          "every thread takes never completes (on a GPU: a hang or undefined behaviour)"));
+                          " others have exited: __syncthreads() belongs only in code every thread of the block "
+                          "reaches (the CUDA C++ Programming Guide). A GPU of compute capability 7.0 or later "
+                          "counts exited threads as arrived (PTX: exit) and would go on; earlier ones hang, and "
+                          "so does any GPU whose other threads are still running elsewhere"));
   }
   deadlock();
 }

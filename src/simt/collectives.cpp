@@ -71,17 +71,17 @@ bool Block::resolve_warp_ops(unsigned warp) {
 bool Block::resolve_masked_group(unsigned warp, Lane& first) {
   const unsigned count = lanes_in_warp(warp);
   const unsigned exists = count == 32 ? ~0u : (1u << count) - 1;
-  const unsigned mask = first.mask & exists;  // lanes past the end of a partial warp do not exist
   Lane* group = &lanes_[warp * 32];
+  // Lanes past the end of a partial warp do not exist, and exited lanes take
+  // no part: "all non-exited threads named in mask must execute the same
+  // intrinsic" (CUDA C++ Programming Guide, warp shuffle and vote functions).
+  unsigned exited = 0;
+  for (unsigned l = 0; l < count; ++l)
+    if (group[l].state == LaneState::done) exited |= 1u << l;
+  const unsigned mask = first.mask & exists & ~exited;
   for (unsigned l = 0; l < count; ++l) {
     if (!(mask >> l & 1)) continue;
     const Lane& other = group[l];
-    if (other.state == LaneState::done) {
-      throw LaunchError(cudaErrorLaunchFailure,
-                        cat(where(first), ": ", warp_op_name(first.op), " at ", describe_code(first.site),
-                            " names lane ", l, " in its mask ", hex(first.mask),
-                            ", but that thread has exited (on a GPU: undefined behaviour)"));
-    }
     if (other.state != LaneState::at_warp_op || other.op == WarpOp::activemask || other.mask != first.mask)
       return false;  // not there yet; if it never arrives, release_barrier() reports the deadlock
     if (other.op != first.op) {
@@ -109,6 +109,11 @@ bool Block::resolve_masked_group(unsigned warp, Lane& first) {
       case WarpOp::all: lane.result = votes == mask; break;
       default: {
         const unsigned source = shuffle_source(lane.op, l, lane.arg, unsigned(lane.width));
+        if (source != l && (exited >> source & 1)) {
+          throw LaunchError(cudaErrorLaunchFailure,
+                            cat(where(lane), ": ", warp_op_name(lane.op), " at ", describe_code(lane.site),
+                                " reads lane ", source, ", which has exited; on a GPU the value is undefined"));
+        }
         if (source != l && !(mask >> source & 1)) {
           throw LaunchError(cudaErrorLaunchFailure,
                             cat(where(lane), ": ", warp_op_name(lane.op), " at ", describe_code(lane.site),

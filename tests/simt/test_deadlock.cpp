@@ -30,13 +30,26 @@ __global__ void two_barriers(int* out) {
   }
 }
 
-// Lanes past n return early, but the full-warp reduction still names them.
+// Lanes past n return early, but the full-warp reduction still names them:
+// allowed (exited lanes take no part), until a live lane reads one.
 __global__ void exited_lane_in_mask(const float* in, float* out, int n) {
   const int i = threadIdx.x;
   if (i >= n) return;
   float v = in[i];
   v += __shfl_down_sync(0xffffffffu, v, 1);
   out[i] = v;
+}
+
+// Lanes past n return; the others vote with the whole warp's mask and sync:
+// legal, since exited lanes take no part (the Programming Guide's warp vote
+// functions: "all non-exited threads named in mask").
+__global__ void vote_after_exit(unsigned* out, int n) {
+  const int i = threadIdx.x;
+  if (i >= n) return;
+  const unsigned even = __ballot_sync(0xffffffffu, i % 2 == 0);
+  const int all_live = __all_sync(0xffffffffu, i < n);
+  __syncwarp();
+  out[i] = all_live ? even : 0;
 }
 
 cudaError_t code_of(const LaunchError& e) { return e.code(); }
@@ -70,13 +83,24 @@ TEST_CASE("threads at different __syncthreads() calls are barrier divergence") {
                        doctest::Contains("barrier divergence"), LaunchError);
 }
 
-TEST_CASE("a shuffle naming an exited lane is an error, the CUDA-style launch records it") {
+TEST_CASE("a shuffle reading an exited lane is an error, the CUDA-style launch records it") {
   DeviceBuffer<float> in(std::vector<float>(32, 1.0f)), out(32);
   warpnet::launch_kernel(exited_lane_in_mask, dim3(1), dim3(32), 0, in.get(), out.get(), 20);
   CHECK(cudaGetLastError() == cudaErrorLaunchFailure);
   CHECK(cudaDeviceSynchronize() == cudaErrorLaunchFailure);  // a fault shows at the next sync too
-  CHECK(std::string(warpnet::simt::last_error_message()).find("names lane 20 in its mask 0xffffffff, but that "
-                                                              "thread has exited") != std::string::npos);
+  CHECK(std::string(warpnet::simt::last_error_message()).find("thread (19,0,0): __shfl_down_sync at") !=
+        std::string::npos);
+  CHECK(std::string(warpnet::simt::last_error_message()).find("reads lane 20, which has exited") != std::string::npos);
   warpnet::launch_kernel(exited_lane_in_mask, dim3(1), dim3(32), 0, in.get(), out.get(), 32);
   CHECK(cudaGetLastError() == cudaSuccess);
+}
+
+TEST_CASE("exited lanes named in a mask take no part: a ballot, an all and a __syncwarp after an early return") {
+  DeviceBuffer<unsigned> out(std::vector<unsigned>(32, 7u));
+  REQUIRE_NOTHROW(warpnet::simt::launch(vote_after_exit, dim3(1), dim3(32), 0, out.get(), 20));
+  const std::vector<unsigned> got = out.download();
+  for (int i = 0; i < 32; ++i) {
+    INFO("lane ", i);
+    CHECK(got[size_t(i)] == (i < 20 ? 0x55555u : 7u));  // the even lanes below 20; exited lanes wrote nothing
+  }
 }

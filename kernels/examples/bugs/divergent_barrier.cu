@@ -1,10 +1,14 @@
-// Bug example — __syncthreads() inside a branch only some threads take:
-// the barrier can never complete. The emulator reports a deadlock naming the
-// waiting and the exited threads instead of hanging.
+// Bug example — __syncthreads() inside a branch only some threads take. The
+// emulator stops the launch, naming the waiting and the exited threads.
 //
-// Idea: CUDA requires every thread of the block to reach the same
-//   __syncthreads(). Here the first half of the block waits for a second half
-//   that has already returned; on a GPU that hangs or silently misbehaves.
+// Idea: CUDA allows __syncthreads() only in code every thread of the block
+//   reaches (the Programming Guide: a condition around it must be the same for
+//   the whole block). Here the first half of the block waits for a second half
+//   that has already returned. GPUs before compute capability 7.0 hang; later
+//   ones count exited threads as arrived (PTX's exit releases the barrier), so
+//   this one finishes there — but with the other half still running (a loop
+//   of its own, another barrier) it would not. The emulator holds kernels to
+//   the rule.
 // Changed: first version. The fix hoists the barrier out of the branch.
 // Measured: nothing to measure; the emulator reports cudaErrorLaunchTimeout.
 // Run: build/bin/test_simt -tc="*deadlock*"
