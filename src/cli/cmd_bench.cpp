@@ -435,6 +435,7 @@ void print_table(const json& rec, double flops) {
   if (rec["cpu"].contains("rows")) {
     for (const json& r : rec["cpu"]["rows"]) {
       std::string name = cat("cpu ", r["library"].get<std::string>());
+      if (r["library"] == "warpnet" && rec["op"] == "matmul") name += " (Eigen)";
       if (r.contains("about")) name += cat(" (", r["about"]["corename"].get<std::string>(), ")");
       const json& t = r["timing"];
       std::printf("  %-24s %-5s %-22s %10s %9s   (%d threads)\n", name.c_str(), "fp32",
@@ -500,7 +501,7 @@ void run_bench(BenchOptions& o) {
                         {"timing", "GPU: CUDA events around the launch, the L2 flushed (a 2xL2 buffer written) before each run; "
                                    "CPU: wall clock, a 512 MiB buffer written before each run; median reported"}};
   record["ops"] = json::array();
-  bool all_ok = true;
+  bool all_ok = true, measured = false;
   for (const std::string& name : o.ops) {
     if (name == "train") {
       // One record entry per batch size, in the order given: how the
@@ -532,7 +533,9 @@ void run_bench(BenchOptions& o) {
       if (rec["gpu"].contains("kernels")) {
         add_ratios(rec["gpu"], info, rec["cpu"], flops);
         for (const json& r : rec["gpu"]["kernels"]) all_ok = all_ok && r["status"] == "ok";
+        measured = true;
       }
+      measured = measured || rec["cpu"].contains("rows");
       print_table(rec, flops);
       record["ops"].push_back(rec);
       // Rewritten after every size: a run cut short (a time limit) keeps what it measured.
@@ -544,6 +547,10 @@ void run_bench(BenchOptions& o) {
   }
   if (!info.usable) std::printf("\nGPU part skipped: %s\n", info.why_not.c_str());
   WN_CHECK(all_ok, "bench: some GPU versions failed or gave wrong results (see the table and the record)");
+  const bool only_train = std::all_of(o.ops.begin(), o.ops.end(), [](const std::string& n) { return n == "train"; });
+  WN_CHECK(measured || only_train, "bench: nothing was measured: the GPU part was skipped (",
+           info.usable ? "no CUDA version of these ops" : info.why_not, ") and so was the CPU part",
+           o.no_cpu ? " (--no-cpu)" : "");
 }
 
 }  // namespace
@@ -576,21 +583,28 @@ void add_bench_command(CLI::App& app) {
                   "defaults; repeatable; for one op, or several whose sizes are named alike (conv2d conv2d_dgrad "
                   "conv2d_wgrad)");
   cmd->add_option("--runs", o->settings.runs, "most timed runs per version; the median is reported")
-      ->check(kPositive);
+      ->check(kPositive)
+      ->capture_default_str();
   cmd->add_option("--budget", o->settings.budget_s, "seconds of timed runs per version before stopping (at least 3 runs)")
-      ->check(kPositive);
+      ->check(kPositive)
+      ->capture_default_str();
   cmd->add_option("--timeout", o->settings.timeout_s, "a GPU launch still running after this many seconds is reported hung")
-      ->check(kPositive);
+      ->check(kPositive)
+      ->capture_default_str();
   cmd->add_option("--kernels", o->kernels, "only these CUDA versions, comma-separated ids or names (version 0 always runs)");
   cmd->add_option("--seed", o->settings.seed, "seed of the random inputs (default: from the clock; printed)")
       ->check(kSeed);
-  cmd->add_option("--threads", o->settings.threads, "CPU threads (0: all cores)")->check(CLI::Range(0, 1024));
+  cmd->add_option("--threads", o->settings.threads, "CPU threads (0: all cores)")->check(CLI::Range(0, 1024))
+      ->capture_default_str();
   cmd->add_flag("--no-cpu", o->no_cpu, "skip the CPU half");
-  cmd->add_option("--model", o->train.model, "train: the model")->check(CLI::IsMember({"mlp", "lenet5", "alexnet"}));
+  cmd->add_option("--model", o->train.model, "train: the model")->check(CLI::IsMember({"mlp", "lenet5", "alexnet"}))
+      ->capture_default_str();
   cmd->add_option("--batch", o->train_batches, "train: images per batch; several, comma-separated, time each (64,256,1024)")
       ->delimiter(',')
-      ->check(CLI::Range(1, 65536));
-  cmd->add_option("--images", o->train.images, "train: images per timed epoch (several batches: 8192 is 8 of 1024)")->check(CLI::Range(1, 1 << 24));
+      ->check(CLI::Range(1, 65536))
+      ->capture_default_str();
+  cmd->add_option("--images", o->train.images, "train: images per timed epoch (several batches: 8192 is 8 of 1024)")->check(CLI::Range(1, 1 << 24))
+      ->capture_default_str();
   cmd->add_option("--json", o->json_path, "write the record (machine, GPU, every figure) here")->check(kOutputPath);
   cmd->add_option("--precisions", o->precision.precisions,
                   "precision: which, comma-separated (fp32,tf32,bf16,fp16,e4m3,e5m2,e2m1; default all)")
@@ -611,24 +625,30 @@ void add_bench_command(CLI::App& app) {
   const int64_t kMaxMessage = int64_t(1) << 40;
   cmd->add_option("--min-bytes", o->allreduce.min_bytes, "allreduce: smallest message (at least 4: one float)")
       ->check(CLI::Range(int64_t(4), kMaxMessage))
-      ->group("allreduce");
+      ->group("allreduce")
+      ->capture_default_str();
   cmd->add_option("--max-bytes", o->allreduce.max_bytes, "allreduce: largest message (sizes double)")
       ->check(CLI::Range(int64_t(4), kMaxMessage))
-      ->group("allreduce");
+      ->group("allreduce")
+      ->capture_default_str();
   cmd->add_option("--params", o->allreduce.params, "allreduce: predict for gradients of this many parameters")
       ->check(kPositive)
-      ->group("allreduce");
+      ->group("allreduce")
+      ->capture_default_str();
   cmd->add_option("--grad-bytes", o->allreduce.grad_bytes, "allreduce: bytes per gradient value (2 bf16, 4 f32)")
       ->check(CLI::Range(1, 8))
-      ->group("allreduce");
+      ->group("allreduce")
+      ->capture_default_str();
   cmd->add_option("--compute-ms", o->allreduce.compute_ms,
                   "allreduce: forward+backward ms per GPU and step, for step time and efficiency")
       ->check(kNonNegative)
-      ->group("allreduce");
+      ->group("allreduce")
+      ->capture_default_str();
   cmd->add_option("--gpus", o->allreduce.gpus, "allreduce: GPU counts to predict for")
       ->check(CLI::Range(1, 1 << 20))
       ->group("allreduce")
-      ->delimiter(',');
+      ->delimiter(',')
+      ->capture_default_str();
   cmd->add_option("--gpu-worker", o->worker_out, "internal: run the GPU half here, events to this file")->group("");
   cmd->callback([o] { run_bench(*o); });
 }

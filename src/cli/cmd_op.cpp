@@ -161,7 +161,8 @@ void add_op_command(CLI::App& app) {
   cmd->add_option("--grad-x", a->grad_x, "Where dL/dx goes (default: <out>.grad_x.npy)")->check(kOutputPath);
   cmd->add_option("--grad-w", a->grad_w, "Where dL/dw goes (default: <out>.grad_w.npy)")->check(kOutputPath);
   cmd->add_option("--grad-b", a->grad_b, "Where dL/db goes (default: <out>.grad_b.npy)")->check(kOutputPath);
-  cmd->add_option("--stride", a->stride, "conv2d/pooling stride")->check(kPositive)->capture_default_str();
+  cmd->add_option("--stride", a->stride, "conv2d/pooling stride (conv2d: 1; pooling: --kernel, as PyTorch's)")
+      ->check(kPositive);
   cmd->add_option("--pad", a->pad, "conv2d/pooling zero padding")->check(kNonNegative)->capture_default_str();
   cmd->add_option("--dilation", a->dilation, "conv2d dilation")->check(kPositive)->capture_default_str();
   cmd->add_option("--kernel", a->kernel, "pooling window")->check(kPositive)->capture_default_str();
@@ -175,7 +176,14 @@ void add_op_command(CLI::App& app) {
         if (cmd->count(option) > 0 && std::ranges::find(reads, option) == reads.end() && told.insert(option).second)
           std::fprintf(stderr, "warpnet op %s: %s ignored: %s does not take it\n", a->name.c_str(), option.c_str(),
                        a->name.c_str());
+    if (a->grad_out.empty())
+      for (const std::string gradient : {"--grad-x", "--grad-w", "--grad-b"})
+        if (cmd->count(gradient) > 0 && !told.count(gradient))
+          std::fprintf(stderr, "warpnet op %s: %s ignored: gradients are written only with --grad-out\n",
+                       a->name.c_str(), gradient.c_str());
     OpArgs args = *a;
+    // Pooling windows side by side unless a stride is given (PyTorch's default).
+    if (cmd->count("--stride") == 0 && (args.name == "maxpool2d" || args.name == "avgpool2d")) args.stride = args.kernel;
     if (args.grad_x.empty()) args.grad_x = beside(args.out, "grad_x");
     if (args.grad_w.empty()) args.grad_w = beside(args.out, "grad_w");
     if (args.grad_b.empty()) args.grad_b = beside(args.out, "grad_b");

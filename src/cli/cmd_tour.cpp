@@ -115,6 +115,8 @@ void add_tour_command(CLI::App& app) {
     options.optimizer = "adam";
     options.lr = 1e-3;
     options.seed = 1;
+    // The data first: a missing set is said before a page of tables, not after.
+    DataSplits data = load_data("fashion-mnist", args->data_dir, args->limit, options.seed);
     {
       auto preview = nn::make_lenet5(10, options.seed);
       std::printf("%s\n", nn::format_summary(nn::summarize(*preview, {64, 1, 28, 28})).c_str());
@@ -122,7 +124,6 @@ void add_tour_command(CLI::App& app) {
     std::printf(
         "Most FLOPs are in the convolutions, most parameters in the first fully connected layer.\n"
         "The backward pass costs about twice the forward. Training now, on this CPU:\n\n");
-    DataSplits data = load_data("fashion-mnist", args->data_dir, args->limit, options.seed);
     nlohmann::json report = run_training(options, data, args->threads);
 
     const double ips = report["train_images_per_second"].get<double>();

@@ -154,8 +154,8 @@ void run_trace(const TraceOptions& o) {
     print_summary(kernels[k]);
   }
   if (!steps.empty())
-    std::printf("  block %s warp %d: %zu stops recorded\n", o.block.empty() ? "0" : o.block.c_str(),
-                std::max(o.warp, 0), steps.size());
+    std::printf("  block %s warp %d: %zu stops recorded%s\n", o.block.empty() ? "0" : o.block.c_str(),
+                std::max(o.warp, 0), steps.size(), o.json.empty() ? " (--json FILE keeps them)" : "");
 
   if (!o.json.empty()) {
     // The first kernel's trace, as the visualizer reads it; any others after it.
@@ -197,7 +197,7 @@ void add_trace_command(CLI::App& app) {
       ->check(kOutputPath);
   cmd->add_option("--block", opts->block, "Record one warp of this block stop by stop: x,y[,z]");
   cmd->add_option("--warp", opts->warp, "The warp of --block to record (default 0)")->check(CLI::Range(0, 31));
-  cmd->add_option("--seed", opts->seed, "Seed of the random inputs")->check(kSeed);
+  cmd->add_option("--seed", opts->seed, "Seed of the random inputs")->check(kSeed)->capture_default_str();
   cmd->callback([opts] { run_trace(*opts); });
 }
 

@@ -9,7 +9,7 @@
 #include "core/error.hpp"
 
 int main(int argc, char** argv) {
-  CLI::App app{"warpnet: how neural networks use a GPU, from the CPU up"};
+  CLI::App app{"warpnet: how neural networks use a GPU, from the CPU up", "warpnet"};
   app.set_version_flag("--version", std::string("warpnet ") + warpnet::build::version);
   app.require_subcommand(1);
   warpnet::cli::add_tour_command(app);
@@ -18,6 +18,12 @@ int main(int argc, char** argv) {
   warpnet::cli::add_info_command(app);
   warpnet::cli::add_trace_command(app);
   warpnet::cli::add_bench_command(app);
+  // No command at all: what there is, as `warpnet --help` says it (CLI11 says
+  // only "A subcommand is required").
+  if (argc == 1) {
+    std::fputs(app.help().c_str(), stdout);
+    return 0;
+  }
   // CLI11 says only "A subcommand is required" for a word that names none.
   if (argc > 1 && argv[1][0] != '-') {
     const CLI::App& commands = app;

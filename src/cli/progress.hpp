@@ -1,7 +1,11 @@
 // A one-line progress bar: redrawn in place on a terminal, printed every
-// tenth of the way when output goes to a log, so CI logs stay short.
+// tenth of the way when output goes to a log, so CI logs stay short. From a
+// second in, it says how long it has run and about how long is left (at the
+// rate so far).
 #pragma once
+#include <chrono>
 #include <cstdint>
+#include <optional>
 #include <string>
 
 namespace warpnet::cli {
@@ -19,6 +23,7 @@ class ProgressBar {
   bool tty_;
   int last_tenth_ = -1;
   bool open_ = false;
+  std::optional<std::chrono::steady_clock::time_point> start_;  // the first update since construction or finish()
 };
 
 }  // namespace warpnet::cli

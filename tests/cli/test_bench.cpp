@@ -115,10 +115,22 @@ TEST_CASE("warpnet bench takes one --size for several ops whose sizes are named 
 }
 
 TEST_CASE("warpnet bench takes the start of op names for a family of ops") {
-  const Run run = bench("sum --no-cpu");
+  const Run run = bench("sum --size 4,4 --runs 3 --budget 0.01 --threads 1");
   INFO(run.output);
   CHECK(run.status == 0);
-  CHECK(run.output.find("sum_rows N=") != std::string::npos);
+  CHECK(run.output.find("sum_rows N=4 C=4") != std::string::npos);
+}
+
+TEST_CASE("warpnet bench fails, saying why, when it measured nothing") {
+  const Run run = bench("sum --size 4,4 --no-cpu");
+  INFO(run.output);
+  if (run.output.find("GPU part SKIPPED") == std::string::npos) {
+    CHECK(run.status == 0);  // a GPU measured the GPU part
+  } else {
+    CHECK(run.status != 0);
+    CHECK(run.output.find("nothing was measured: the GPU part was skipped") != std::string::npos);
+    CHECK(run.output.find("(--no-cpu)") != std::string::npos);
+  }
 }
 
 TEST_CASE("warpnet bench train times training on the CPU and records the GPU rate or why it was skipped") {
