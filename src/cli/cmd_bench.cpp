@@ -41,6 +41,7 @@
 #include <thread>
 
 #include "cli/bench.hpp"
+#include "cli/mpirun_guard.hpp"
 #include "cli/bench_allreduce.hpp"
 #include "cli/commands.hpp"
 #include "cli/machine.hpp"
@@ -472,6 +473,7 @@ void run_bench(BenchOptions& o) {
     }
     return;
   }
+  refuse_several_processes("bench", "only `bench allreduce` runs under mpirun; run the others as one process");
   if (std::find(o.ops.begin(), o.ops.end(), "precision") != o.ops.end()) {  // bench_precision.cpp
     WN_CHECK(o.ops.size() == 1, "bench: precision runs alone: warpnet bench precision [--size M,N,K]");
     WN_CHECK(o.sizes.size() <= 1, "bench: precision takes one --size M,N,K");

@@ -8,6 +8,7 @@
 #include <optional>
 
 #include "cli/commands.hpp"
+#include "cli/mpirun_guard.hpp"
 #include "cli/training_run.hpp"
 #include "cli/validators.hpp"
 #include "core/atomic_file.hpp"
@@ -162,11 +163,7 @@ void add_train_command(CLI::App& app) {
       const device::gpu::Info gpu = device::gpu::probe();
       WN_CHECK(gpu.usable, "train --device cuda: ", gpu.why_not, " (--device emu runs the same kernels on the CPU)");
     }
-    // Open MPI's mpirun tells each process the job's size: ranks that would
-    // each train alone, and write the same files, are a mistake.
-    const char* job_size = std::getenv("OMPI_COMM_WORLD_SIZE");
-    WN_CHECK(args->train.data_parallel || !job_size || std::atoi(job_size) <= 1, "train: started by mpirun as one of ",
-             job_size, " processes without --data-parallel, so each would train alone; add --data-parallel");
+    if (!args->train.data_parallel) refuse_several_processes("train", "add --data-parallel, or run one process");
     std::optional<dist::Session> session;
     if (args->train.data_parallel) {
       WN_CHECK(dist::mpi_available(), "train --data-parallel needs MPI, and this warpnet was built without MPI: "

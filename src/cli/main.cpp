@@ -5,6 +5,7 @@
 #include <string>
 
 #include "cli/commands.hpp"
+#include "cli/mpirun_guard.hpp"
 #include "core/build_info.hpp"
 #include "core/error.hpp"
 
@@ -40,6 +41,9 @@ int main(int argc, char** argv) {
     }
   }
   try {
+    // train and bench decide for themselves (data-parallel training, bench allreduce).
+    if (argc > 1 && std::string(argv[1]) != "train" && std::string(argv[1]) != "bench")
+      warpnet::cli::refuse_several_processes(std::string("warpnet ") + argv[1], "run it as one process");
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {
     return app.exit(e);

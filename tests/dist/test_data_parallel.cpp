@@ -213,6 +213,16 @@ TEST_CASE("ranks started with different options refuse to train together") {
   CHECK(r.output.find("rank 1's options or data differ from rank 0's") != std::string::npos);
 }
 
+TEST_CASE("commands that are not data-parallel refuse to run as several mpirun processes, saying what to do") {
+  for (const std::string& command : {std::string("train --model mlp --data spirals --limit 60 --threads 1"),
+                                     std::string("bench matmul --size 8,8,8"), std::string("info")}) {
+    const Run r = run(cat(mpirun(2), warpnet_bin(), " ", command), 60);
+    INFO(command, "\n", r.output);
+    CHECK(r.status != 0);
+    CHECK(r.output.find("started by mpirun as one of 2 processes") != std::string::npos);
+  }
+}
+
 // ---- faults ------------------------------------------------------------------
 
 namespace {

@@ -1,0 +1,27 @@
+// Open MPI's mpirun tells each process the job's size. A command that is not
+// data-parallel, started as one of several such processes, would run the same
+// work several times and write the same files: refused, saying what to do.
+#pragma once
+#include <algorithm>
+#include <cstdlib>
+#include <string>
+
+#include "core/error.hpp"
+
+namespace warpnet::cli {
+
+// The processes mpirun started for this job; 1 when not under mpirun.
+inline int mpirun_job_size() {
+  const char* size = std::getenv("OMPI_COMM_WORLD_SIZE");
+  return size ? std::max(1, std::atoi(size)) : 1;
+}
+
+// Throws Error when started by mpirun as one of several processes.
+// `what`: the command as the user typed it; `instead`: how to run it.
+inline void refuse_several_processes(const std::string& what, const std::string& instead) {
+  const int n = mpirun_job_size();
+  WN_CHECK(n <= 1, what, ": started by mpirun as one of ", n, " processes, each of which would do the same work "
+           "and write the same files; ", instead);
+}
+
+}  // namespace warpnet::cli
