@@ -202,7 +202,7 @@ void PrecisionPanel::draw_table(const PrecisionTable& t) {
     ImGui::TableNextColumn();
     ImGui::TextUnformatted(figure(r.max_ulps, "%.3f").c_str());
     ImGui::TableNextColumn();
-    ImGui::TextUnformatted(figure(r.tflops, "%.4f").c_str());
+    ImGui::TextUnformatted(figure(r.tflops, "%.3g").c_str());
     ImGui::TableNextColumn();
     if (!r.ok) {
       warning_text("failed: " + r.note);

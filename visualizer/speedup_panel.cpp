@@ -202,7 +202,14 @@ void SpeedupPanel::draw_record(const BenchRecord& r) {
             ImGui::TableNextColumn();
             ImGui::TextUnformatted(text_field(k, "input_format", "").c_str());
             ImGui::TableNextColumn();
-            ImGui::TextUnformatted(text_field(k, "status", "?").c_str());
+            const std::string status = text_field(k, "status", "?");
+            if (status == "ok") {
+              ImGui::TextUnformatted(status.c_str());
+            } else {  // why, in the record's words, on hover
+              ImGui::TextColored(ImVec4(0.94f, 0.4f, 0.3f, 1), "%s", status.c_str());
+              const std::string why = text_field(k, "error", "");
+              if (!why.empty() && ImGui::IsItemHovered()) ImGui::SetTooltip("%s", why.c_str());
+            }
             ImGui::TableNextColumn();
             ImGui::TextUnformatted(number(field(k, "timing"), "median_ms", "%.3f").c_str());
             ImGui::TableNextColumn();

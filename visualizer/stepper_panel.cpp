@@ -307,6 +307,11 @@ void StepperPanel::Draw() {
   ImGui::BeginGroup();
   if (!session_ || session_->stops.empty()) {
     ImGui::TextUnformatted(session_ ? "the launch ended before the watched warp stopped" : "no kernel open");
+    if (!error_.empty()) {  // why, where the eye is, not only in the narrow column on the left
+      ImGui::PushTextWrapPos(ImGui::GetCursorPosX() + std::max(200.0f, ImGui::GetContentRegionAvail().x - 20));
+      warning_text(error_);
+      ImGui::PopTextWrapPos();
+    }
     ImGui::EndGroup();
     return;
   }
