@@ -7,6 +7,9 @@
 #include <map>
 #include <set>
 #include <sstream>
+#include <string>
+#include <utility>
+#include <vector>
 
 #include "core/error.hpp"
 #include "core/rng.hpp"
@@ -536,8 +539,9 @@ void StepperPanel::draw_access(const RecordedStop& stop) {
                 a.sectors, a.ideal_sectors, efficiency);
     ImGui::SameLine();
     help_marker("A warp's global access is served in 32-byte sectors. Each box is one sector the warp touched; "
-                "each lane's bytes are marked in it, with its number. '...' is a gap of untouched bytes. The "
-                "fewest sectors that could hold the bytes asked for is the ideal.");
+                "each lane's bytes are marked in it, with its number ('+': more lanes ask for the same bytes; "
+                "hover to see which). '...' is a gap of untouched bytes. The fewest sectors that could hold the "
+                "bytes asked for is the ideal.");
     // The touched sectors, in address order, as boxes 5 px a byte.
     std::map<uintptr_t, std::vector<unsigned>> sectors;  // sector -> lanes
     for (unsigned l = 0; l < 32; ++l)
@@ -557,14 +561,24 @@ void StepperPanel::draw_access(const RecordedStop& stop) {
       if (p.x + box_w > left + avail) p = ImVec2(left, p.y + box_h + 18);
       const uintptr_t base = sector * 32;
       draw->AddRectFilled(p, p + ImVec2(box_w, box_h), colour(layout::kSector, 90));
-      for (unsigned l : users) {
-        const uintptr_t from = std::max(base, a.addresses[l]), to = std::min(base + 32, a.addresses[l] + a.bytes);
-        const ImVec2 q = p + ImVec2((from - base) * byte_w, 3), r = p + ImVec2((to - base) * byte_w, box_h - 3);
+      // Lanes asking for the same bytes share one mark: the first lane's
+      // number, "+" when others read them too (all of them on hover).
+      std::map<std::pair<uintptr_t, uintptr_t>, std::vector<unsigned>> ranges;  // [from, to) -> lanes
+      for (unsigned l : users)
+        ranges[{std::max(base, a.addresses[l]), std::min(base + 32, a.addresses[l] + a.bytes)}].push_back(l);
+      for (const auto& [range, readers] : ranges) {
+        const ImVec2 q = p + ImVec2(float(range.first - base) * byte_w, 3);
+        const ImVec2 r = p + ImVec2(float(range.second - base) * byte_w, box_h - 3);
         draw->AddRectFilled(q, r, colour(layout::kActive, 200));
         draw->AddRect(q, r, IM_COL32(20, 20, 20, 255));
-        char label[16];
-        std::snprintf(label, sizeof label, "%u", l);
-        if (r.x - q.x >= 12) draw->AddText(q + ImVec2(1, 6), IM_COL32(250, 250, 250, 255), label);
+        const std::string label = cat(readers.front(), readers.size() > 1 ? "+" : "");
+        if (r.x - q.x >= 7.0f * float(label.size()))
+          draw->AddText(q + ImVec2(1, 6), IM_COL32(250, 250, 250, 255), label.c_str());
+        if (readers.size() > 1 && ImGui::IsMouseHoveringRect(q, r)) {
+          std::string all;
+          for (unsigned l : readers) all += cat(all.empty() ? "" : ", ", l);
+          ImGui::SetTooltip("lanes %s: the same %zu bytes", all.c_str(), size_t(range.second - range.first));
+        }
       }
       draw->AddRect(p, p + ImVec2(box_w, box_h), colour(layout::kSector));
       if (a.allocation) {
