@@ -125,7 +125,9 @@ std::vector<const device::Kernel*> gpu_kernels(const std::string& op, const std:
   if (list.empty()) return all;
   std::stringstream in(list);
   for (std::string key; std::getline(in, key, ',');) {
-    const device::Kernel& k = device::find_kernel(key, device::Copy::cuda);
+    // A bare version number is this op's (as train --kernels takes "3" for "version 3").
+    const bool number = !key.empty() && std::all_of(key.begin(), key.end(), [](char c) { return c >= '0' && c <= '9'; });
+    const device::Kernel& k = device::find_kernel(number ? cat(op, "/", std::stoi(key)) : key, device::Copy::cuda);
     if (k.op == op) chosen.push_back(&k);
   }
   for (const device::Kernel* k : all)
@@ -593,7 +595,9 @@ void add_bench_command(CLI::App& app) {
   cmd->add_option("--timeout", o->settings.timeout_s, "a GPU launch still running after this many seconds is reported hung")
       ->check(kPositive)
       ->capture_default_str();
-  cmd->add_option("--kernels", o->kernels, "only these CUDA versions, comma-separated ids or names (version 0 always runs)");
+  cmd->add_option("--kernels", o->kernels,
+                  "only these CUDA versions, comma-separated: ids (matmul/03_smem_tiled), op/version (matmul/3), "
+                  "names (smem_tiled) or, for one op, version numbers (3); version 0 always runs");
   cmd->add_option("--seed", o->settings.seed, "seed of the random inputs (default: from the clock; printed)")
       ->check(kSeed);
   cmd->add_option("--threads", o->settings.threads, "CPU threads (0: all cores)")->check(CLI::Range(0, 1024))

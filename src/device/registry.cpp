@@ -78,10 +78,15 @@ const Kernel& find_kernel(const std::string& key, Copy copy) {
     if (k->op == key) versions += cat(versions.empty() ? "" : ", ", k->id());
   WN_CHECK(versions.empty(), "kernel registry: '", key, "' is an op; name one of its versions (", to_string(copy),
            "): ", versions);
+  // "matmul/99": the versions of that op only, not every kernel there is.
+  const std::string op_named = key.substr(0, key.find('/'));
+  const bool op_known = key.find('/') != std::string::npos &&
+                        std::any_of(all.begin(), all.end(), [&](const Kernel* k) { return k->op == op_named; });
   std::string known;
-  for (const Kernel* k : all) known += cat(known.empty() ? "" : ", ", k->id());
+  for (const Kernel* k : all)
+    if (!op_known || k->op == op_named) known += cat(known.empty() ? "" : ", ", k->id());
   fail("kernel registry: ", hits.empty() ? "no kernel matches '" : "more than one kernel matches '", key,
-       "'; registered (", to_string(copy), "): ", known.empty() ? "none" : known);
+       "'; registered (", to_string(copy), op_known ? cat(", ", op_named) : "", "): ", known.empty() ? "none" : known);
 }
 
 Sizes complete_sizes(const Op& op, const Sizes& given) {

@@ -262,3 +262,18 @@ TEST_CASE("registry: a long row's softmax or a long channel's bias gradient that
   }
   CHECK(tried == 7);  // softmax's 3 long rows, each bias op's 2 long channels
 }
+
+TEST_CASE("registry: a key naming an op's missing version lists that op's versions only") {
+  const std::string message = [] {
+    try {
+      device::find_kernel("matmul/99");
+    } catch (const Error& e) {
+      return std::string(e.what());
+    }
+    return std::string("(no error)");
+  }();
+  INFO(message);
+  CHECK(message.find("no kernel matches 'matmul/99'; registered (emulator, matmul): matmul/01_naive") !=
+        std::string::npos);
+  CHECK(message.find("softmax") == std::string::npos);
+}
