@@ -149,7 +149,13 @@ void add_op_command(CLI::App& app) {
   std::vector<std::string> names;
   for (const auto& [name, op] : ops()) names.push_back(name);
   CLI::App* cmd = app.add_subcommand("op", "Run one CPU op on .npy inputs; write its output and gradients");
-  cmd->add_option("name", a->name, "The op")->required()->check(CLI::IsMember(names));
+  // The registry's names for the same ops (train --kernels, trace, info --kernels) are taken too.
+  const std::map<std::string, std::string> registry_names{
+      {"max_pool2d", "maxpool2d"}, {"avg_pool2d", "avgpool2d"}, {"softmax_cross_entropy", "softmax-ce"}};
+  cmd->add_option("name", a->name, "The op")
+      ->required()
+      ->transform(CLI::Transformer(registry_names))
+      ->check(CLI::IsMember(names));
   cmd->add_option("--x", a->x, "Input (matmul: A; conv2d: (N,C,H,W); softmax-ce: logits (N,C))")
       ->check(CLI::ExistingFile);
   cmd->add_option("--w", a->w, "Second operand (matmul: B; conv2d: weights (K,C,R,S))")->check(CLI::ExistingFile);

@@ -105,11 +105,11 @@ nlohmann::json run_training(const nn::TrainOptions& options, const DataSplits& d
   const OpCost per_batch = model.cost(Shape(batch_dims));
   say("model %s: %lld parameters, %.2f MFLOP forward per example\n", options.model.c_str(),
               static_cast<long long>(model.parameter_count()), per_batch.flops / double(options.batch_size) / 1e6);
-  say("data %s: %lld training, %lld test examples; batch %lld, %s lr %g, seed %llu, %d threads\n",
+  say("data %s: %lld training, %lld test examples; batch %lld, %s lr %g, seed %llu, %d thread%s\n",
               data.train.name.c_str(), static_cast<long long>(data.train.size()),
               static_cast<long long>(data.test.size()), static_cast<long long>(options.batch_size),
               options.optimizer.c_str(), options.lr, static_cast<unsigned long long>(options.seed),
-              cpu::num_threads());
+              cpu::num_threads(), cpu::num_threads() == 1 ? "" : "s");
   if (options.precision != ag::Precision::fp32)
     say("precision %s, emulated: values rounded with src/numeric's encode/decode and kept in fp32 words (the "
         "accuracy of the format, not its speed); master weights, optimizer and loss in fp32\n",
