@@ -1,13 +1,54 @@
 // warpnet: the command a learner runs. Each subcommand is in cmd_<name>.cpp.
+#include <algorithm>
 #include <cstdio>
 #include <exception>
 #include <functional>
 #include <string>
+#include <vector>
 
 #include "cli/commands.hpp"
 #include "cli/mpirun_guard.hpp"
 #include "core/build_info.hpp"
 #include "core/error.hpp"
+
+namespace {
+
+// Edits (insert, delete, replace) between two short strings.
+size_t edit_distance(const std::string& a, const std::string& b) {
+  std::vector<size_t> row(b.size() + 1);
+  for (size_t j = 0; j <= b.size(); ++j) row[j] = j;
+  for (size_t i = 1; i <= a.size(); ++i) {
+    size_t diagonal = row[0];
+    row[0] = i;
+    for (size_t j = 1; j <= b.size(); ++j) {
+      const size_t above = row[j];
+      row[j] = std::min({row[j] + 1, row[j - 1] + 1, diagonal + (a[i - 1] == b[j - 1] ? 0 : 1)});
+      diagonal = above;
+    }
+  }
+  return row[b.size()];
+}
+
+// For an option the command does not have ("--epoch"), the one it most
+// likely meant ("--epochs"), or "" when none is close.
+std::string nearest_option(const CLI::App& app, const std::string& command, const std::string& typed) {
+  const CLI::App* sub = nullptr;
+  for (const CLI::App* s : app.get_subcommands(std::function<bool(const CLI::App*)>()))
+    if (s->check_name(command)) sub = s;
+  if (!sub || !typed.starts_with("--")) return "";
+  const std::string word = typed.substr(0, typed.find('='));
+  std::string best;
+  size_t best_distance = 3;  // at most two edits away
+  for (const CLI::Option* option : sub->get_options())
+    for (const std::string& name : option->get_lnames()) {
+      const size_t d = edit_distance(word, "--" + name);
+      if (d == 0) return "";  // an option it has: not the one it did not expect
+      if (d < best_distance) best = "--" + name, best_distance = d;
+    }
+  return best;
+}
+
+}  // namespace
 
 int main(int argc, char** argv) {
   CLI::App app{"warpnet: how neural networks use a GPU, from the CPU up", "warpnet"};
@@ -46,7 +87,13 @@ int main(int argc, char** argv) {
       warpnet::cli::refuse_several_processes(std::string("warpnet ") + argv[1], "run it as one process");
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {
-    return app.exit(e);
+    const int code = app.exit(e);
+    if (dynamic_cast<const CLI::ExtrasError*>(&e) && argc > 1)
+      for (int i = 2; i < argc; ++i)
+        if (const std::string near = nearest_option(app, argv[1], argv[i]); !near.empty())
+          std::fprintf(stderr, "warpnet %s: %s is not an option of it; did you mean %s?\n", argv[1], argv[i],
+                       near.c_str());
+    return code;
   } catch (const warpnet::Error& e) {
     std::fprintf(stderr, "warpnet: error: %s\n", e.what());
     return 1;
