@@ -124,6 +124,23 @@ TEST_CASE("warpnet op says which given options its op does not take") {
   CHECK(run.output.find("--trans-b ignored") == std::string::npos);
 }
 
+TEST_CASE("a mistyped option gets the one meant; a pooling op takes the registry's name; bare warpnet is its help") {
+  const Run typo = warpnet_cli("train --epoch 2 --limit 64");
+  INFO(typo.output);
+  CHECK(typo.status != 0);
+  CHECK(typo.output.find("warpnet train: --epoch is not an option of it; did you mean --epochs?") != std::string::npos);
+  CHECK(typo.output.find("--limit is not an option") == std::string::npos);  // one it has
+  Rng rng(82);
+  write_npy(path_of("pool-x.npy"), random_tensor({1, 2, 6, 6}, rng));
+  const Run pool = warpnet_cli(cat("op max_pool2d --x ", path_of("pool-x.npy"), " --kernel 2 --out ", path_of("pool-y.npy")));
+  INFO(pool.output);
+  CHECK(pool.status == 0);
+  CHECK(read_npy(path_of("pool-y.npy")).shape() == Shape{1, 2, 3, 3});  // stride = kernel, as PyTorch's default
+  const Run bare = warpnet_cli("");
+  CHECK(bare.status == 0);
+  CHECK(bare.output.find("Usage: warpnet [OPTIONS] SUBCOMMAND") != std::string::npos);
+}
+
 TEST_CASE("warpnet op names the bad input") {
   Rng rng(79);
   write_npy(path_of("a.npy"), random_tensor({3, 4}, rng));
