@@ -176,7 +176,8 @@ json model_json(const dist::LoopbackModel& m, const dist::PieceTimings& t, const
 }  // namespace
 
 json bench_allreduce(const AllreduceSettings& s) {
-  WN_CHECK(s.min_bytes >= 4, "bench allreduce: --min-bytes ", s.min_bytes, ": a message is at least 4 bytes (one float)");
+  WN_CHECK(s.min_bytes >= 4, "bench allreduce: --min-bytes ", s.min_bytes,
+           ": a message is at least 4 bytes (one float)");
   WN_CHECK(s.max_bytes >= s.min_bytes, "bench allreduce: --max-bytes ", s.max_bytes, " is below --min-bytes ",
            s.min_bytes, " (1024 unless given): lower --min-bytes or raise --max-bytes");
   std::optional<dist::Session> session;

@@ -126,7 +126,8 @@ std::vector<const device::Kernel*> gpu_kernels(const std::string& op, const std:
   std::stringstream in(list);
   for (std::string key; std::getline(in, key, ',');) {
     // A bare version number is this op's (as train --kernels takes "3" for "version 3").
-    const bool number = !key.empty() && std::all_of(key.begin(), key.end(), [](char c) { return c >= '0' && c <= '9'; });
+    const bool number =
+        !key.empty() && std::all_of(key.begin(), key.end(), [](char c) { return c >= '0' && c <= '9'; });
     const device::Kernel& k = device::find_kernel(number ? cat(op, "/", std::stoi(key)) : key, device::Copy::cuda);
     if (k.op == op) chosen.push_back(&k);
   }
@@ -609,7 +610,8 @@ void add_bench_command(CLI::App& app) {
       ->delimiter(',')
       ->check(CLI::Range(1, 65536))
       ->capture_default_str();
-  cmd->add_option("--images", o->train.images, "train: images per timed epoch (several batches: 8192 is 8 of 1024)")->check(CLI::Range(1, 1 << 24))
+  cmd->add_option("--images", o->train.images, "train: images per timed epoch (several batches: 8192 is 8 of 1024)")
+      ->check(CLI::Range(1, 1 << 24))
       ->capture_default_str();
   cmd->add_option("--json", o->json_path, "write the record (machine, GPU, every figure) here")->check(kOutputPath);
   cmd->add_option("--precisions", o->precision.precisions,

@@ -189,7 +189,8 @@ void add_op_command(CLI::App& app) {
                        a->name.c_str(), gradient.c_str());
     OpArgs args = *a;
     // Pooling windows side by side unless a stride is given (PyTorch's default).
-    if (cmd->count("--stride") == 0 && (args.name == "maxpool2d" || args.name == "avgpool2d")) args.stride = args.kernel;
+    if (cmd->count("--stride") == 0 && (args.name == "maxpool2d" || args.name == "avgpool2d"))
+      args.stride = args.kernel;
     if (args.grad_x.empty()) args.grad_x = beside(args.out, "grad_x");
     if (args.grad_w.empty()) args.grad_w = beside(args.out, "grad_w");
     if (args.grad_b.empty()) args.grad_b = beside(args.out, "grad_b");

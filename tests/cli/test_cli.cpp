@@ -132,7 +132,8 @@ TEST_CASE("a mistyped option gets the one meant; a pooling op takes the registry
   CHECK(typo.output.find("--limit is not an option") == std::string::npos);  // one it has
   Rng rng(82);
   write_npy(path_of("pool-x.npy"), random_tensor({1, 2, 6, 6}, rng));
-  const Run pool = warpnet_cli(cat("op max_pool2d --x ", path_of("pool-x.npy"), " --kernel 2 --out ", path_of("pool-y.npy")));
+  const Run pool =
+      warpnet_cli(cat("op max_pool2d --x ", path_of("pool-x.npy"), " --kernel 2 --out ", path_of("pool-y.npy")));
   INFO(pool.output);
   CHECK(pool.status == 0);
   CHECK(read_npy(path_of("pool-y.npy")).shape() == Shape{1, 2, 3, 3});  // stride = kernel, as PyTorch's default

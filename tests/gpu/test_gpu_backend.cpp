@@ -42,7 +42,8 @@ TEST_CASE("train cuda --graph on cuBLAS and cuDNN (version 0): the libraries' wo
   // backward algorithms may add with atomics, so here the capture must hold
   // the step, and the first step, eager in both runs, agrees exactly.
   device::set_kernel_choice("matmul=0,conv2d=0,conv2d_dgrad=0,conv2d_wgrad=0");
-  const data::Dataset train_set = data::make_squares(3 * 8 + 5, 10, 28, 31), test_set = data::make_squares(8, 10, 28, 32);
+  const data::Dataset train_set = data::make_squares(3 * 8 + 5, 10, 28, 31),
+                      test_set = data::make_squares(8, 10, 28, 32);
   nn::TrainOptions o;
   o.model = "lenet5";
   o.batch_size = 8;
