@@ -317,9 +317,9 @@ void Block::barrier_failure() {
                           " others wait at __syncthreads() (", describe_code(waiting->site), ") but thread ",
                           format_dim(exited->tid), " and ", done_ - 1,
                           " others have exited: __syncthreads() belongs only in code every thread of the block "
-                          "reaches (the CUDA C++ Programming Guide). A GPU of compute capability 7.0 or later "
-                          "counts exited threads as arrived (PTX: exit) and would go on; earlier ones hang, and "
-                          "so does any GPU whose other threads are still running elsewhere"));
+                          "reaches (the CUDA C++ Programming Guide). A GPU releases a barrier that only exited "
+                          "threads hold up (PTX: exit) and would go on here; with those threads still running "
+                          "elsewhere it would hang"));
   }
   deadlock();
 }

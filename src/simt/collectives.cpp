@@ -79,6 +79,13 @@ bool Block::resolve_masked_group(unsigned warp, Lane& first) {
   for (unsigned l = 0; l < count; ++l)
     if (group[l].state == LaneState::done) exited |= 1u << l;
   const unsigned mask = first.mask & exists & ~exited;
+  if (first.op == WarpOp::matrix && exited) {  // .sync.aligned: the whole warp, none of it gone
+    const unsigned gone = unsigned(__builtin_ctz(exited));
+    throw LaunchError(cudaErrorLaunchFailure,
+                      cat(where(first), ": ", matrix_op(first).name, " at ", describe_code(first.site),
+                          " needs all 32 lanes of the warp, but lane ", gone,
+                          " has exited (on a GPU: undefined behaviour)"));
+  }
   for (unsigned l = 0; l < count; ++l) {
     if (!(mask >> l & 1)) continue;
     const Lane& other = group[l];

@@ -191,7 +191,7 @@ bool is_helper(const std::string& frame) {
 // The source line of an instruction: the innermost frame of the inline
 // chain (addr2line -i) that is not a helper — the kernel's own line, where
 // a learner looks — with the helper's line after it
-// ("kernels/matmul/08_double_buffered.cu:57, in src/simt/ptx.hpp:92"). addr2line is only run to word an error message
+// ("kernels/matmul/08_double_buffered.cu:126, in kernels/common/float4_rows.hpp:33"). addr2line is only run to word an error message
 // or a trace, never on a hot path.
 std::string source_line(uintptr_t link_address) {
   static std::mutex mutex;

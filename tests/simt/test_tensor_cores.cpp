@@ -45,6 +45,14 @@ __global__ void wmma_transpose(const float* in, float* out) {
   nvcuda::wmma::store_matrix_sync(out, c, 16, nvcuda::wmma::mem_row_major);
 }
 
+// Half the warp returns before a wmma load: .sync.aligned needs every lane.
+__global__ void wmma_after_exit(const float* in, float* out) {
+  if (threadIdx.x >= 16) return;
+  nvcuda::wmma::fragment<nvcuda::wmma::accumulator, 16, 16, 16, float> c;
+  nvcuda::wmma::load_matrix_sync(c, in, 16, nvcuda::wmma::mem_row_major);
+  nvcuda::wmma::store_matrix_sync(out, c, 16, nvcuda::wmma::mem_row_major);
+}
+
 // Row addresses 2 bytes past a 16-byte boundary: a misaligned-address fault on a GPU.
 __global__ void misaligned_ldmatrix(unsigned* out) {
   __shared__ __align__(16) unsigned short tile[8][16];
@@ -161,6 +169,11 @@ TEST_CASE("tensor cores: a warp instruction needs a whole warp, and ldmatrix row
   REQUIRE(cudaMemset(src.get(), 0, 512) == cudaSuccess);
   CHECK_THROWS_WITH_AS(warpnet::simt::launch(ldmatrix_lanes<1, false>, dim3(1), dim3(48), 0, src.get(), out.get()),
                        doctest::Contains("needs all 32 lanes of a warp, but warp 1 has only 16"),
+                       warpnet::simt::LaunchError);
+  DeviceBuffer<float> tile(256), result(256);
+  REQUIRE(cudaMemset(tile.get(), 0, 1024) == cudaSuccess);
+  CHECK_THROWS_WITH_AS(warpnet::simt::launch(wmma_after_exit, dim3(1), dim3(32), 0, tile.get(), result.get()),
+                       doctest::Contains("needs all 32 lanes of the warp, but lane 16 has exited"),
                        warpnet::simt::LaunchError);
   CHECK_THROWS_WITH_AS(warpnet::simt::launch(misaligned_ldmatrix, dim3(1), dim3(32), 0, out.get()),
                        doctest::Contains("ldmatrix.sync.aligned.m8n8.x1.shared.b16 at "),

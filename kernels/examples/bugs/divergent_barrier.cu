@@ -4,11 +4,10 @@
 // Idea: CUDA allows __syncthreads() only in code every thread of the block
 //   reaches (the Programming Guide: a condition around it must be the same for
 //   the whole block). Here the first half of the block waits for a second half
-//   that has already returned. GPUs before compute capability 7.0 hang; later
-//   ones count exited threads as arrived (PTX's exit releases the barrier), so
-//   this one finishes there — but with the other half still running (a loop
-//   of its own, another barrier) it would not. The emulator holds kernels to
-//   the rule.
+//   that has already returned. A GPU releases a barrier that only exited
+//   threads hold up (PTX's exit), so this one finishes there — but with the
+//   other half still running (a loop of its own, another barrier) it would
+//   not. The emulator holds kernels to the rule.
 // Changed: first version. The fix hoists the barrier out of the branch.
 // Measured: nothing to measure; the emulator reports cudaErrorLaunchTimeout.
 // Run: build/bin/test_simt -tc="*deadlock*"
