@@ -47,8 +47,8 @@ inline std::string record_number(const nlohmann::json& v, int digits) {
 // The markdown table of one op's GPU kernels in a `warpnet bench` record
 // (`op["gpu"]["kernels"]`): time, TFLOP/s, % of version 0 (`vendor`: what
 // the column calls it, "cuBLAS" or "version 0"), % of peak, speed-up over the
-// CPU of the same record, which a line under the table names.
-inline void print_gpu_kernel_table(const nlohmann::json& record, const nlohmann::json& op, const char* vendor) {
+// CPU of the same record (print_cpu_column_note names it).
+inline void print_gpu_kernel_table(const nlohmann::json& op, const char* vendor) {
   std::printf("| version | inputs | ms | TFLOP/s | %% of %s (same inputs) | %% of peak | x CPU |\n"
               "|---|---|---:|---:|---:|---:|---:|\n",
               vendor);
@@ -63,13 +63,20 @@ inline void print_gpu_kernel_table(const nlohmann::json& record, const nlohmann:
                 record_number(k.value("percent_of_peak", none), 1).c_str(),
                 record_number(k.value("speedup_over_cpu", none), 0).c_str());
   }
-  const nlohmann::json& cpu = op["cpu"];
-  if (cpu.contains("threads"))
+}
+
+// Under a record's tables, once: which CPU the "x CPU" column divides by —
+// the fp32 CPU version 0 on the record's own host (the first op that ran one).
+inline void print_cpu_column_note(const nlohmann::json& record) {
+  for (const nlohmann::json& op : record["ops"]) {
+    const nlohmann::json& cpu = op["cpu"];
+    if (!cpu.contains("threads")) continue;
     std::printf("\nx CPU: against the fp32 CPU version 0 (Eigen for matmul) on this record's own host, %s, %d threads "
                 "(not the 2-core VM of chapters 01-02).\n",
                 record.value("cpu", "?").c_str(), cpu["threads"].get<int>());
-  else
-    std::printf("\nx CPU: no CPU run in this record (%s).\n", cpu.value("skipped", "not recorded").c_str());
+    return;
+  }
+  std::printf("\nx CPU: no CPU run in this record (--no-cpu).\n");
 }
 
 }  // namespace warpnet::lesson

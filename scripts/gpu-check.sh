@@ -280,7 +280,7 @@ fi
 
 # Where a LeNet-5 training step's time goes: every kernel of a short
 # `bench train` at batch 256, issue 5's target (the graphed epochs replay
-# the same kernels; 2 epochs x 4 steps, graphed and not) timed alone by
+# the same kernels; 4 epochs x 2 steps, graphed and not) timed alone by
 # Nsight Compute, clocks left as they are. Kernel times only: the gaps
 # between kernels (launches, copies, host work) are the step's time less
 # their sum. The autotuners' timing launches (each size's first launch in
@@ -291,7 +291,7 @@ ncu_csv="$OUT/ncu-lenet.csv"
 if want ncu && command -v ncu >/dev/null && [ -x "$BIN/warpnet" ]; then
   phase "ncu: each kernel of a LeNet-5 training step -> $ncu_csv"
   run_capped 90 ncu --clock-control none --metrics gpu__time_duration.sum --csv --log-file "$ncu_csv" \
-    "$BIN/warpnet" bench train --model lenet5 --batch 256 --images 1024 --threads 2 >/dev/null 2>&1
+    "$BIN/warpnet" bench train --model lenet5 --batch 256 --images 512 --threads 2 >/dev/null 2>&1
   rc=$?
   note "ncu: $(outcome $rc)"
   [ -s "$ncu_csv" ] && python3 - "$ncu_csv" <<'PY'
@@ -314,7 +314,7 @@ for r in rows[head + 1:]:
     count[k] += 1
 launches = sum(count.values())
 print(f"{launches} kernel launches, {sum(total.values()):.0f} us of kernel time in all "
-      f"(bench train: 2 epochs x 4 steps, graphed and not, plus the CPU run which launches none)")
+      f"(bench train: 4 epochs x 2 steps, graphed and not, plus the CPU run which launches none)")
 print(f"{'kernel':<70} {'launches':>8} {'mean us':>9} {'total us':>9}")
 for k, t in total.most_common(25):
     print(f"{k:<70} {count[k]:>8} {t / count[k]:>9.1f} {t:>9.0f}")

@@ -132,15 +132,17 @@ void print_gpu_records() {
     if (record.value("benchmark", "") != "warpnet bench") continue;
     const nlohmann::json& gpu = record["gpu"];
     if (!gpu.value("usable", false)) continue;
+    const int before = tables;
     for (const nlohmann::json& op : record["ops"]) {
       if (op.value("op", "") != "matmul" || !op["gpu"].contains("kernels")) continue;
       std::printf("\n**%s** (sm_%s, driver %s, cuBLAS %s), %s, `%s`, matmul %s:\n\n", gpu.value("name", "?").c_str(),
                   gpu.value("compute_capability", "?").c_str(), gpu.value("driver", "?").c_str(),
                   gpu.value("cublas", "?").c_str(), record.value("date", "?").c_str(),
                   fs::relative(file, WARPNET_SOURCE_DIR).c_str(), op["sizes"].dump().c_str());
-      lesson::print_gpu_kernel_table(record, op, "cuBLAS");
+      lesson::print_gpu_kernel_table(op, "cuBLAS");
       ++tables;
     }
+    if (tables > before) lesson::print_cpu_column_note(record);
   }
   if (!tables)
     std::printf("\nNo GPU has run the ladder yet: bench/results/ holds no `warpnet bench` record from a GPU. "

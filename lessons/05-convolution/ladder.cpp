@@ -283,15 +283,17 @@ void print_gpu_records() {
     if (record.value("benchmark", "") != "warpnet bench") continue;
     const nlohmann::json& gpu = record["gpu"];
     if (!gpu.value("usable", false) || !record.contains("ops")) continue;
+    const int before = tables;
     for (const nlohmann::json& op : record["ops"]) {
       if (op.value("op", "").rfind("conv2d", 0) != 0 || !op["gpu"].contains("kernels")) continue;
       std::printf("\n**%s** (sm_%s, driver %s), %s, `%s`, %s %s:\n\n", gpu.value("name", "?").c_str(),
                   gpu.value("compute_capability", "?").c_str(), gpu.value("driver", "?").c_str(),
                   record.value("date", "?").c_str(), fs::relative(file, WARPNET_SOURCE_DIR).c_str(),
                   op.value("op", "?").c_str(), op["sizes"].dump().c_str());
-      lesson::print_gpu_kernel_table(record, op, "version 0");
+      lesson::print_gpu_kernel_table(op, "version 0");
       ++tables;
     }
+    if (tables > before) lesson::print_cpu_column_note(record);
   }
   if (!tables)
     std::printf(

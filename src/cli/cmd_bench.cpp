@@ -126,8 +126,8 @@ std::vector<const device::Kernel*> gpu_kernels(const std::string& op, const std:
   std::stringstream in(list);
   for (std::string key; std::getline(in, key, ',');) {
     // A bare version number is this op's (as train --kernels takes "3" for "version 3").
-    const bool number =
-        !key.empty() && std::all_of(key.begin(), key.end(), [](char c) { return c >= '0' && c <= '9'; });
+    const bool number = !key.empty() && key.size() <= 4 &&
+                        std::all_of(key.begin(), key.end(), [](char c) { return c >= '0' && c <= '9'; });
     const device::Kernel& k = device::find_kernel(number ? cat(op, "/", std::stoi(key)) : key, device::Copy::cuda);
     if (k.op == op) chosen.push_back(&k);
   }

@@ -83,7 +83,7 @@ int main(int argc, char** argv) {
   }
   try {
     // train and bench decide for themselves (data-parallel training, bench allreduce).
-    if (argc > 1 && std::string(argv[1]) != "train" && std::string(argv[1]) != "bench")
+    if (argc > 1 && argv[1][0] != '-' && std::string(argv[1]) != "train" && std::string(argv[1]) != "bench")
       warpnet::cli::refuse_several_processes(std::string("warpnet ") + argv[1], "run it as one process");
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {

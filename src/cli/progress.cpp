@@ -19,7 +19,8 @@ std::string duration_text(double seconds) {
 
 }  // namespace
 
-ProgressBar::ProgressBar(std::string label) : label_(std::move(label)), tty_(::isatty(STDOUT_FILENO) != 0) {}
+ProgressBar::ProgressBar(std::string label)
+    : label_(std::move(label)), tty_(::isatty(STDOUT_FILENO) != 0), start_(std::chrono::steady_clock::now()) {}
 
 void ProgressBar::update(int64_t done, int64_t total, const std::string& status) {
   constexpr int width = 24;
@@ -28,7 +29,7 @@ void ProgressBar::update(int64_t done, int64_t total, const std::string& status)
   bar.resize(width, '.');
   std::string after = status.empty() ? "" : "  " + status;
   const auto now = std::chrono::steady_clock::now();
-  if (!start_) start_ = now;
+  if (!start_) start_ = now;  // the first update after finish()
   const double elapsed = std::chrono::duration<double>(now - *start_).count();
   if (elapsed >= 1 && done > 0 && total > 0) {
     after += "  " + duration_text(elapsed);

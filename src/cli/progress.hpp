@@ -23,7 +23,7 @@ class ProgressBar {
   bool tty_;
   int last_tenth_ = -1;
   bool open_ = false;
-  std::optional<std::chrono::steady_clock::time_point> start_;  // the first update since construction or finish()
+  std::optional<std::chrono::steady_clock::time_point> start_;  // construction, or the first update after finish()
 };
 
 }  // namespace warpnet::cli
