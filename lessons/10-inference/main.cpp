@@ -28,6 +28,7 @@
 
 #include "autograd/functions.hpp"
 #include "core/memory.hpp"
+#include "core/stats.hpp"
 #include "core/text.hpp"
 #include "core/timer.hpp"
 #include "cpu/ops.hpp"
@@ -284,12 +285,6 @@ void part3(const std::vector<Row>& rows, bool quick) {
 }
 
 // ==== 4. latency against throughput ===================================================================
-
-double median(std::vector<double> v) {
-  std::sort(v.begin(), v.end());
-  const size_t m = v.size() / 2;
-  return v.size() % 2 ? v[m] : (v[m - 1] + v[m]) / 2;
-}
 
 std::string load_average() {
   std::ifstream in("/proc/loadavg");

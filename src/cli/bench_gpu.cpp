@@ -7,6 +7,7 @@
 #include <map>
 
 #include "cli/bench.hpp"
+#include "core/stats.hpp"
 #include "device/datasheet.hpp"
 #include "device/run.hpp"
 #include "simt/minifloat.hpp"
@@ -54,9 +55,7 @@ Deviation deviation(const std::vector<Tensor>& got, const std::vector<Tensor>& r
 nlohmann::json timing_json(std::vector<double> ms) {
   if (ms.empty()) return nullptr;
   std::sort(ms.begin(), ms.end());
-  const size_t n = ms.size();
-  const double median = n % 2 ? ms[n / 2] : 0.5 * (ms[n / 2 - 1] + ms[n / 2]);
-  return {{"median_ms", median}, {"min_ms", ms.front()}, {"max_ms", ms.back()}, {"runs", n}};
+  return {{"median_ms", median(ms)}, {"min_ms", ms.front()}, {"max_ms", ms.back()}, {"runs", ms.size()}};
 }
 
 std::string input_format_name(const device::Kernel& kernel) {

@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "cli/bench.hpp"
+#include "core/stats.hpp"
 #include "cpu/ops.hpp"
 #include "device/backend.hpp"
 #include "datasets/synthetic.hpp"
@@ -27,11 +28,6 @@ constexpr int64_t kEpochImages = 60000;
 // its rate moves with whatever else the machine does.
 constexpr int kTimedEpochs = 3;
 constexpr double kShortEpochSeconds = 0.5;
-
-double median_of(std::vector<double> v) {
-  std::sort(v.begin(), v.end());
-  return v[v.size() / 2];
-}
 
 // 1 + kTimedEpochs epochs over `images` 28x28 images with SGD.
 nlohmann::json train_rate(const TrainSettings& t, Device device, uint64_t seed,
@@ -57,14 +53,14 @@ nlohmann::json train_rate(const TrainSettings& t, Device device, uint64_t seed,
       rates.push_back(epochs[e].images_per_second);
       seconds.push_back(epochs[e].seconds);
     }
-    const double rate = median_of(rates);
+    const double rate = median(rates);
     nlohmann::json r = {{"images_per_second", rate},
                         {"images_per_second_of_each_epoch", rates},
-                        {"seconds", median_of(seconds)},
+                        {"seconds", median(seconds)},
                         {"images", t.images},
                         {"epoch_seconds_computed", double(kEpochImages) / rate}};
-    if (median_of(seconds) < kShortEpochSeconds)
-      r["note"] = cat("timed epochs of ", std::lround(median_of(seconds) * 1000), " ms: short enough for the "
+    if (median(seconds) < kShortEpochSeconds)
+      r["note"] = cat("timed epochs of ", std::lround(median(seconds) * 1000), " ms: short enough for the "
                       "machine's other work to move the rate; more --images for a steadier one");
     if (device != Device::cpu) {
       r["graph_nodes"] = trainer.graphed_step() ? trainer.graphed_step()->nodes() : 0;

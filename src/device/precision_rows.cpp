@@ -6,6 +6,7 @@
 #include <map>
 #include <memory>
 
+#include "core/stats.hpp"
 #include "cpu/matmul_bf16.hpp"
 #include "cpu/ops.hpp"
 #include "device/backend.hpp"
@@ -19,12 +20,6 @@ namespace {
 
 double now_ms() {
   return std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now().time_since_epoch()).count();
-}
-
-double median(std::vector<double> v) {
-  std::sort(v.begin(), v.end());
-  const size_t n = v.size();
-  return n % 2 ? v[n / 2] : 0.5 * (v[n / 2 - 1] + v[n / 2]);
 }
 
 // One untimed run, then timed ones until `runs` or `budget_s` (at least 2).
