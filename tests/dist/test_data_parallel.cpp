@@ -96,6 +96,15 @@ void check_same_losses(const nlohmann::json& want, const nlohmann::json& got, in
   }
 }
 
+// `ranks` ranks train with `args` as one process does (SGD without momentum),
+// and the report says how many ranks trained; `name` prefixes the reports.
+void check_ranks_train_as_one(int ranks, const std::string& args, const std::string& name, int64_t steps,
+                              int64_t batch) {
+  const nlohmann::json many = train(ranks, args, cat(name, "_", ranks, ".json"));
+  check_same_losses(train(0, args, cat(name, "_one.json")), many, steps, batch, 0.0);
+  CHECK(many["data_parallel"]["ranks"] == ranks);
+}
+
 }  // namespace
 
 TEST_CASE("2 ranks train an MLP on spirals as one process does with the same global batch") {
@@ -108,9 +117,7 @@ TEST_CASE("2 ranks train an MLP on spirals as one process does with the same glo
   const std::string usual = "--model mlp --data spirals --limit 1213 --epochs 1 --batch-size 63 --optimizer sgd "
                             "--momentum 0 --lr 0.05 --seed 6 --threads 1";
   std::printf("MLP, spirals, global batch 63, 20 steps:\n");
-  const nlohmann::json two = train(2, usual, "mlp63_two.json");
-  check_same_losses(train(0, usual, "mlp63_one.json"), two, 20, 63, 0.0);
-  CHECK(two["data_parallel"]["ranks"] == 2);
+  check_ranks_train_as_one(2, usual, "mlp63", 20, 63);
 }
 
 TEST_CASE("3 ranks, a ring of three with shards of unequal rows, train as one process does") {
@@ -119,9 +126,7 @@ TEST_CASE("3 ranks, a ring of three with shards of unequal rows, train as one pr
   const std::string args = "--model mlp --data spirals --limit 150 --epochs 1 --batch-size 7 --optimizer sgd "
                            "--momentum 0 --lr 0.05 --seed 7 --threads 1";
   std::printf("MLP, spirals, global batch 7 over 3 ranks, 22 steps:\n");
-  const nlohmann::json three = train(3, args, "mlp7_three.json");
-  check_same_losses(train(0, args, "mlp7_one.json"), three, 22, 7, 0.0);
-  CHECK(three["data_parallel"]["ranks"] == 3);
+  check_ranks_train_as_one(3, args, "mlp7", 22, 7);
 }
 
 TEST_CASE("2 ranks train LeNet-5 on squares as one process does") {
