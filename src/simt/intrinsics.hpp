@@ -18,10 +18,13 @@ inline float __powf(float x, float y) { return std::pow(x, y); }
 inline float __fdividef(float x, float y) { return x / y; }
 inline float __frcp_rn(float x) { return 1.0f / x; }
 inline float __fsqrt_rn(float x) { return std::sqrt(x); }
-inline float __fadd_rn(float x, float y) { return x + y; }
-inline float __fmul_rn(float x, float y) { return x * y; }
+// CUDA never contracts the _rn add and multiply into an FMA (that is what
+// they are for); g++ with -march=native would, once they are inlined.
+inline float __fadd_rn(float x, float y) { return __builtin_assoc_barrier(x + y); }
+inline float __fmul_rn(float x, float y) { return __builtin_assoc_barrier(x * y); }
 inline float __fmaf_rn(float x, float y, float z) { return std::fma(x, y, z); }
-inline float __saturatef(float x) { return x < 0.0f ? 0.0f : (x > 1.0f ? 1.0f : x); }
+// Clamps to [+0, 1]; NaN gives +0, as PTX's .sat does.
+inline float __saturatef(float x) { return !(x > 0.0f) ? 0.0f : (x > 1.0f ? 1.0f : x); }
 inline float rsqrtf(float x) { return 1.0f / std::sqrt(x); }
 inline double rsqrt(double x) { return 1.0 / std::sqrt(x); }
 

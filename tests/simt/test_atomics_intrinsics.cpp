@@ -70,6 +70,7 @@ TEST_CASE("fast-math and bit intrinsics match their definitions") {
   CHECK(fmaf(2.0f, 3.0f, 1.0f) == 7.0f);
   CHECK(__saturatef(1.5f) == 1.0f);
   CHECK(__saturatef(-0.5f) == 0.0f);
+  CHECK(__saturatef(std::nanf("")) == 0.0f);  // PTX's .sat flushes NaN to +0
   CHECK(__popc(0xf0f0u) == 8);
   CHECK(__clz(1) == 31);
   CHECK(__ffs(0) == 0);
@@ -97,4 +98,14 @@ TEST_CASE("float4 keeps CUDA's size and alignment and copies whole") {
   const auto v = out.download();
   CHECK((v[0].x == 1 && v[0].y == 2 && v[0].z == 3 && v[0].w == 4));
   CHECK((v[1].x == 4 && v[1].y == 3 && v[1].z == 2 && v[1].w == 1));
+}
+
+TEST_CASE("__fmul_rn and __fadd_rn round each step; they never fuse into an FMA") {
+  // (1 + 2^-12)^2 = 1 + 2^-11 + 2^-24: the product rounds to 1 + 2^-11, so
+  // the separate steps give 0 where a fused multiply-add keeps 2^-24. The
+  // inputs come through a volatile so the compiler cannot fold them.
+  volatile float a_in = 1.0f + 0x1p-12f, c_in = -(1.0f + 0x1p-11f);
+  const float a = a_in, c = c_in;
+  CHECK(std::fma(a, a, c) == 0x1p-24f);
+  CHECK(__fadd_rn(__fmul_rn(a, a), c) == 0.0f);
 }
