@@ -37,7 +37,10 @@ last["repeats"] = [{"date": r["date"],
                     "load_average_1min_before": float(open(f"{work}/load{i + 1}").read()),
                     "within_25_percent": r["model"]["within_25_percent"],
                     "worst_error": r["model"]["worst_error"],
-                    "errors": [row["predicted_error"] for row in r["rows"]]}
+                    "errors": [row["predicted_error"] for row in r["rows"]],
+                    # Each size predicted with its own pieces left out (None: no line without them).
+                    "held_out_within_25_percent": r["model"].get("held_out_within_25_percent"),
+                    "held_out_errors": [row.get("held_out_error") for row in r["rows"]]}
                    for i, r in enumerate(records)]
 with open(out, "w") as f:
     json.dump(last, f, indent=1)
@@ -45,13 +48,24 @@ with open(out, "w") as f:
 within = [r["within_25_percent"] for r in last["repeats"]]
 worst = max(r["worst_error"] for r in last["repeats"])
 print(f"{out}: {runs} runs, within 25% at {min(within)} to {max(within)} of {len(last['rows'])} sizes, worst {worst:.0%}")
+held = [r["held_out_within_25_percent"] for r in last["repeats"] if r["held_out_within_25_percent"] is not None]
+if held:
+    print(f"  each size predicted with its own pieces left out: within 25% at {min(held)} to {max(held)} "
+          f"of {len(last['rows'])} sizes")
 # Per size, the prediction's error over the runs (negative: predicted short):
 # a size the model misses in the median is the model's; one it misses only
 # now and then is the machine's noise.
-print(f"{'bytes':>11} {'median':>8} {'min':>8} {'max':>8}  runs beyond 25%")
+def median(values):
+    values = sorted(values)
+    return (values[(len(values) - 1) // 2] + values[len(values) // 2]) / 2
+print(f"{'bytes':>11} {'median':>8} {'min':>8} {'max':>8}  runs beyond 25% | left out: median, runs beyond 25%")
 for k, row in enumerate(last["rows"]):
     errors = sorted(r["errors"][k] for r in last["repeats"])
-    median = (errors[(runs - 1) // 2] + errors[runs // 2]) / 2
     beyond = sum(abs(e) > 0.25 for e in errors)
-    print(f"{int(row['bytes']):>11} {median:>+8.1%} {errors[0]:>+8.1%} {errors[-1]:>+8.1%}  {beyond}")
+    held_out = [r["held_out_errors"][k] for r in last["repeats"] if r["held_out_errors"][k] is not None]
+    no_line = runs - len(held_out)
+    held_text = (f"{median(held_out):>+8.1%} {sum(abs(e) > 0.25 for e in held_out) + no_line}" if held_out
+                 else "no line")
+    print(f"{int(row['bytes']):>11} {median(errors):>+8.1%} {errors[0]:>+8.1%} {errors[-1]:>+8.1%}  {beyond:>15} | "
+          f"{held_text}")
 PY

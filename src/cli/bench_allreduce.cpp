@@ -76,6 +76,27 @@ Measured measure(std::vector<float>& buffer, std::optional<PieceBuffers>& calibr
 
 double rel_error(double model, double measured) { return (model - measured) / measured; }
 
+// The all-reduce of `bytes` predicted by the model calibrated on every other
+// size's pieces: a size the model never saw. None when a line it needs had
+// only this size to be fitted to (a regime of one size, say).
+std::optional<double> held_out_prediction(const dist::PieceTimings& pieces, double eager_bytes, double l2_bytes_total,
+                                          int n, double bytes) {
+  const dist::PieceTimings rest = dist::without_message(pieces, bytes / n);
+  try {
+    const dist::LoopbackModel m =
+        dist::calibrate_loopback(rest, eager_bytes, dist::regime_bounds(rest, eager_bytes, l2_bytes_total));
+    return m.ring_allreduce_seconds(n, bytes);
+  } catch (const Error&) {
+    return std::nullopt;
+  }
+}
+
+std::string percent(double fraction) {
+  char text[16];
+  std::snprintf(text, sizeof text, "%.1f%%", 100 * fraction);
+  return text;
+}
+
 json line_json(const dist::Line& l) { return {{"a_s", l.a}, {"b_s_per_byte", l.b}}; }
 // A line the calibration had no size for is null.
 json line_json(const std::optional<dist::Line>& l) { return l ? line_json(*l) : json(); }
@@ -293,12 +314,14 @@ json bench_allreduce(const AllreduceSettings& s) {
   std::vector<dist::Sample> samples;
   for (const Measured& m : rows) samples.push_back({m.bytes, m.median_s});
   const dist::Line line = dist::fit_line(samples);
-  std::printf("\n  3. predicted (from the pieces) against measured; error = predicted/measured - 1\n"
-              "  %10s %11s | %11s %8s %-24s | %11s %8s\n",
-              "bytes", "measured us", "predicted", "error", "regime", "1 line us", "error");
+  std::printf("\n  3. predicted (from the pieces) against measured; error = predicted/measured - 1; \"left out\":\n"
+              "     predicted by the model calibrated without this size's pieces, from the other sizes alone\n"
+              "  %10s %11s | %11s %8s %-24s | %11s %8s | %11s %8s\n",
+              "bytes", "measured us", "predicted", "error", "regime", "left out us", "error", "1 line us", "error");
   json table = json::array();
-  int within = 0, within_line = 0;
-  double worst = 0, worst_line = 0;
+  int within = 0, within_line = 0, within_held_out = 0;
+  double worst = 0, worst_line = 0, worst_held_out = 0;
+  const double l2_bytes_total = caches.l2_bytes * dist::local_size();
   for (const Measured& m : rows) {
     const double line_error = rel_error(line.at(m.bytes), m.median_s);
     within_line += std::abs(line_error) <= 0.25;
@@ -312,28 +335,44 @@ json bench_allreduce(const AllreduceSettings& s) {
                 {"check", m.wrong == 0 ? "ok" : cat(m.wrong, " wrong elements")},
                 {"model_line_s", line.at(m.bytes)},
                 {"model_line_error", line_error}};
-    std::string predicted = "-", error = "-", regime;
+    std::string predicted = "-", error = "-", regime, held_out = "-", held_out_error = "-";
     if (model) {
       const double p = model->ring_allreduce_seconds(n, m.bytes), e = rel_error(p, m.median_s);
       within += std::abs(e) <= 0.25;
       worst = std::max(worst, std::abs(e));
       regime = model->regime(n, m.bytes);
       predicted = cat(std::round(p * 1e7) / 10);
-      char text[16];
-      std::snprintf(text, sizeof text, "%.1f%%", 100 * e);
-      error = text;
+      error = percent(e);
       row["predicted_s"] = p;
       row["predicted_error"] = e;
       row["regime"] = regime;
+      const std::optional<double> h = held_out_prediction(pieces, eager_bytes, l2_bytes_total, n, m.bytes);
+      if (h) {
+        const double he = rel_error(*h, m.median_s);
+        within_held_out += std::abs(he) <= 0.25;
+        worst_held_out = std::max(worst_held_out, std::abs(he));
+        held_out = cat(std::round(*h * 1e7) / 10);
+        held_out_error = percent(he);
+        row["held_out_predicted_s"] = *h;
+        row["held_out_error"] = he;
+      } else {
+        worst_held_out = INFINITY;
+        held_out = "no line";
+        row["held_out_predicted_s"] = nullptr;
+      }
     }
-    std::printf("  %10.0f %11.1f | %11s %8s %-24s | %11.1f %7.1f%%\n", m.bytes, m.median_s * 1e6, predicted.c_str(),
-                error.c_str(), regime.c_str(), line.at(m.bytes) * 1e6, 100 * line_error);
+    std::printf("  %10.0f %11.1f | %11s %8s %-24s | %11s %8s | %11.1f %7.1f%%\n", m.bytes, m.median_s * 1e6,
+                predicted.c_str(), error.c_str(), regime.c_str(), held_out.c_str(), held_out_error.c_str(),
+                line.at(m.bytes) * 1e6, 100 * line_error);
     table.push_back(row);
   }
   const int sizes = static_cast<int>(rows.size());
-  if (model)
+  if (model) {
     std::printf("\n  predicted from the pieces: within 25%% of the measured time at %d of %d sizes (worst %.0f%%)\n",
                 within, sizes, 100 * worst);
+    std::printf("  predicted with the size's own pieces left out: within 25%% at %d of %d (worst %s)\n",
+                within_held_out, sizes, std::isfinite(worst_held_out) ? percent(worst_held_out).c_str() : "no line");
+  }
   std::printf("  one alpha-beta line fitted to these very times: within 25%% at %d of %d (worst %.0f%%)\n",
               within_line, sizes, 100 * worst_line);
   record["rows"] = table;
@@ -342,6 +381,8 @@ json bench_allreduce(const AllreduceSettings& s) {
     record["model"] = model_json(*model, pieces, caches, eager);
     record["model"]["within_25_percent"] = within;
     record["model"]["worst_error"] = worst;
+    record["model"]["held_out_within_25_percent"] = within_held_out;
+    record["model"]["held_out_worst_error"] = std::isfinite(worst_held_out) ? json(worst_held_out) : json();
   }
   if (!nccl_rows.is_null()) record["nccl_rows"] = nccl_rows;
   record["predictions"] = predictions(s);

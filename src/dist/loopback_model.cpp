@@ -139,4 +139,11 @@ LoopbackModel calibrate_loopback(const PieceTimings& t, double eager_limit_bytes
   return m;
 }
 
+PieceTimings without_message(const PieceTimings& t, double message_bytes) {
+  PieceTimings out = t;
+  for (std::vector<Sample>* v : {&out.exchange, &out.reduce, &out.fresh_exchange})
+    std::erase_if(*v, [&](const Sample& s) { return s.bytes == message_bytes; });
+  return out;
+}
+
 }  // namespace warpnet::dist

@@ -125,4 +125,11 @@ std::vector<double> regime_bounds(const PieceTimings& t, double eager_limit_byte
 // in it (one size gives a line through the origin; none, no line).
 LoopbackModel calibrate_loopback(const PieceTimings& t, double eager_limit_bytes, std::vector<double> regime_bounds);
 
+// The pieces without those of messages of `message_bytes`: calibrated on
+// them (regime bounds chosen again), the model predicts that size from the
+// other sizes alone. Predicted from its own size's pieces, a size only
+// shows that the pieces add up to the whole; left out, it shows whether the
+// model predicts a size it was not calibrated at (bench allreduce does both).
+PieceTimings without_message(const PieceTimings& t, double message_bytes);
+
 }  // namespace warpnet::dist

@@ -162,3 +162,20 @@ TEST_CASE("the ring all-reduce adds the pieces as libnbc's schedule runs them") 
   CHECK(partial.ring_allreduce_seconds(2, 4096) > 0);
   CHECK_THROWS_WITH(partial.ring_allreduce_seconds(2, 16 * kMiB), doctest::Contains("no calibration for reductions"));
 }
+
+TEST_CASE("a size left out of the calibration is predicted from the others alone") {
+  const PieceTimings t = hand_made();
+  const PieceTimings rest = without_message(t, 256 * 1024);  // the all-reduce of 512 KiB on 2 ranks
+  CHECK(rest.exchange.size() == t.exchange.size() - 1);
+  CHECK(rest.reduce.size() == t.reduce.size() - 1);
+  CHECK(rest.fresh_exchange.size() == t.fresh_exchange.size());  // 256 KiB is below the mmap threshold
+  for (const Sample& s : rest.exchange) CHECK(s.bytes != 256 * 1024);
+  // The pieces lie on their regimes' lines, so the other sizes of the regime
+  // give the same lines and the same prediction.
+  const LoopbackModel all = calibrate_loopback(t, kEager, regime_bounds(t, kEager, kL2));
+  const LoopbackModel held_out = calibrate_loopback(rest, kEager, regime_bounds(rest, kEager, kL2));
+  CHECK(held_out.ring_allreduce_seconds(2, 512 * 1024) ==
+        doctest::Approx(all.ring_allreduce_seconds(2, 512 * 1024)).scale(0).epsilon(1e-9));
+  // Left out, a fresh-buffer size takes its fresh exchange with it.
+  CHECK(without_message(t, 64 * kMiB).fresh_exchange.size() == t.fresh_exchange.size() - 1);
+}
