@@ -35,6 +35,15 @@ Var activation(Tensor value, bool grad, bool picks_input_values = false) {
   return output(std::move(value), grad);
 }
 
+// A gradient a backward wrote, as autocast's kernels write it: in the
+// activation format (bf16, fp16; in fp16 a value past 65504 becomes inf,
+// which the loss scaler then finds) before it joins the fp32 gradient it is
+// added to. `policy`: the one active when the forward ran (null: fp32).
+Tensor as_written(Tensor g, const MixedPrecision* policy) {
+  const numeric::Format* f = policy && g.defined() ? policy->activation_format() : nullptr;
+  return f ? round_to_format(g, *f) : g;
+}
+
 // The tensors an op's forward makes count at the width its activations are
 // kept in (2 bytes under bf16/fp16): declare one at the top of the op.
 struct ActivationWidth {
@@ -66,6 +75,8 @@ class GemmOperands {
   Tensor a_or(const Tensor& a) const { return a_.defined() ? a_ : cast(a, Operand::input, false); }
   Tensor b_or(const Tensor& b) const { return b_.defined() ? b_ : cast(b, Operand::weight, false); }
   Tensor grad_output(const Tensor& dy) const { return cast(dy, Operand::grad_output, true); }
+  // A gradient the backward GEMM wrote, as it writes it (as_written).
+  Tensor written(Tensor g) const { return as_written(std::move(g), policy_); }
 
  private:
   Tensor cast(const Tensor& t, Operand o, bool training) const {
@@ -88,8 +99,8 @@ Var matmul(const Var& a, const Var& b, bool trans_a, bool trans_b) {
       if (!y.grad().defined()) return;
       cpu::MatmulGrads g = dispatch::matmul_backward(in.a_or(a.value()), in.b_or(b.value()), in.grad_output(y.grad()),
                                                      trans_a, trans_b, a.requires_grad(), b.requires_grad());
-      if (g.da.defined()) a.accumulate(g.da);
-      if (g.db.defined()) b.accumulate(g.db);
+      if (g.da.defined()) a.accumulate(in.written(g.da));
+      if (g.db.defined()) b.accumulate(in.written(g.db));
     });
   }
   return y;
@@ -110,9 +121,9 @@ Var linear(const Var& x, const Var& w, const Var& b) {
       const Tensor dy = in.grad_output(y.grad());
       cpu::MatmulGrads g = dispatch::matmul_backward(in.a_or(x.value()), in.b_or(w.value()), dy, false, true,
                                                      x.requires_grad(), w.requires_grad());
-      if (g.da.defined()) x.accumulate(g.da);
-      if (g.db.defined()) w.accumulate(g.db);
-      if (b.requires_grad()) b.accumulate(dispatch::bias_add_backward(dy));
+      if (g.da.defined()) x.accumulate(in.written(g.da));
+      if (g.db.defined()) w.accumulate(in.written(g.db));
+      if (b.requires_grad()) b.accumulate(in.written(dispatch::bias_add_backward(dy)));
     });
   }
   return y;
@@ -123,9 +134,9 @@ Var bias_add(const Var& x, const Var& b) {
   const ActivationWidth width;
   Var y = activation(dispatch::bias_add(x.value(), b.value()), grad);
   if (grad) {
-    record([x, b, y]() mutable {
+    record([x, b, y, policy = MixedPrecision::active()]() mutable {
       if (!y.grad().defined()) return;
-      if (b.requires_grad()) b.accumulate(dispatch::bias_add_backward(y.grad()));
+      if (b.requires_grad()) b.accumulate(as_written(dispatch::bias_add_backward(y.grad()), policy));
       // dx = dy: hand over the tensor; y's gradient is consumed already.
       x.accumulate(y.grad());
     });
@@ -138,12 +149,12 @@ Var bias_relu(const Var& x, const Var& b) {
   const ActivationWidth width;
   Var y = activation(dispatch::bias_relu(x.value(), b.value()), grad);
   if (grad) {
-    record([x, b, y]() mutable {
+    record([x, b, y, policy = MixedPrecision::active()]() mutable {
       if (!y.grad().defined()) return;
       // The ReLU's mask from y (y > 0 where x + b > 0) and the bias's sum, one op.
       const cpu::BiasReluGrads g = dispatch::bias_relu_backward(y.value(), y.grad());
-      if (b.requires_grad()) b.accumulate(g.db);
-      x.accumulate(g.dx);
+      if (b.requires_grad()) b.accumulate(as_written(g.db, policy));
+      x.accumulate(as_written(g.dx, policy));
     });
   }
   return y;
@@ -160,9 +171,9 @@ Var conv2d(const Var& x, const Var& w, const Var& b, const cpu::Conv2dParams& p)
       // The first layer's input (the images) needs no gradient: skip dx.
       cpu::Conv2dGrads g = dispatch::conv2d_backward(in.a_or(x.value()), in.b_or(w.value()), in.grad_output(y.grad()),
                                                      p, b.defined(), x.requires_grad());
-      if (g.dx.defined()) x.accumulate(g.dx);
-      w.accumulate(g.dw);
-      if (b.defined()) b.accumulate(g.db);
+      if (g.dx.defined()) x.accumulate(in.written(g.dx));
+      w.accumulate(in.written(g.dw));
+      if (b.defined()) b.accumulate(in.written(g.db));
     });
   }
   return y;

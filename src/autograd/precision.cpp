@@ -69,22 +69,28 @@ DelayedScale::DelayedScale(const numeric::Format& format, int window, int margin
   WN_CHECK(margin >= 0, "fp8 delayed scaling: the margin must be >= 0, got ", margin);
 }
 
-float DelayedScale::scale() const {
-  if (history_.empty()) return 1.0f;
-  const float amax = *std::max_element(history_.begin(), history_.end());
-  // per_tensor_scale: max_finite / amax, and 1 for an all-zero history.
-  return numeric::per_tensor_scale(*format_, amax) / float(numeric::pow2(margin_));
+void DelayedScale::update_scale() {
+  float amax = 0;
+  for (float a : history_) amax = std::isfinite(a) ? std::max(amax, a) : INFINITY;
+  if (amax > 0 && std::isfinite(amax))
+    scale_ = numeric::per_tensor_scale(*format_, amax) / float(numeric::pow2(margin_));
 }
 
 void DelayedScale::record(float amax) {
   history_.push_back(amax);
   while (static_cast<int>(history_.size()) > window_) history_.pop_front();
+  update_scale();
 }
 
-void DelayedScale::set_history(std::deque<float> history) {
+void DelayedScale::set_history(std::deque<float> history, std::optional<float> scale) {
   WN_CHECK(static_cast<int>(history.size()) <= window_, "fp8 delayed scaling: a history of ", history.size(),
            " steps does not fit a window of ", window_);
+  WN_CHECK(!scale || (*scale > 0 && std::isfinite(*scale)), "fp8 delayed scaling: a saved scale of ", *scale,
+           " (it must be positive and finite)");
   history_ = std::move(history);
+  scale_ = 1.0f;
+  if (scale) scale_ = *scale;
+  else update_scale();
 }
 
 DelayedScale& Fp8Scales::of(Operand o) {
@@ -97,7 +103,10 @@ const DelayedScale& Fp8Scales::of(Operand o) const { return const_cast<Fp8Scales
 float amax_of(const Tensor& x) {
   const Tensor c = x.contiguous();
   const float* p = values_of(c, "amax");
-  return numeric::amax({p, static_cast<size_t>(c.numel())});
+  const int64_t n = c.numel();
+  for (int64_t i = 0; i < n; ++i)
+    if (!std::isfinite(p[i])) return INFINITY;
+  return numeric::amax({p, static_cast<size_t>(n)});
 }
 
 Tensor round_to_format(const Tensor& x, const numeric::Format& format) {

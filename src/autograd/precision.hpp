@@ -28,6 +28,7 @@
 #pragma once
 #include <deque>
 #include <map>
+#include <optional>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -53,20 +54,26 @@ std::string_view name_of(Operand o);
 // used at step t comes from the largest |value| seen over the previous
 // `window` steps, scale = max_finite / (amax · 2^margin), so a tensor's
 // quantization needs no pass over itself before it is cast. Before any step
-// has been seen the scale is 1, as in Transformer Engine.
+// has been seen the scale is 1; when the window's amax is 0 (a gradient that
+// was zero throughout) or not finite (an overflow), the scale stays what it
+// was — Transformer Engine's rules, both.
 class DelayedScale {
  public:
   DelayedScale(const numeric::Format& format, int window, int margin);
   const numeric::Format& format() const { return *format_; }
-  float scale() const;                          // for the next tensor
-  void record(float amax);                      // this step's amax; drops the oldest past the window
+  float scale() const { return scale_; }  // for the next tensor
+  void record(float amax);                // this step's amax; drops the oldest past the window
   const std::deque<float>& history() const { return history_; }  // oldest first
-  void set_history(std::deque<float> history);  // checkpoints
+  // Checkpoints: the history, and the scale when saved (older checkpoints
+  // hold none: it is then computed from the history, from 1).
+  void set_history(std::deque<float> history, std::optional<float> scale = std::nullopt);
 
  private:
+  void update_scale();
   const numeric::Format* format_;
   int window_, margin_;
   std::deque<float> history_;
+  float scale_ = 1.0f;
 };
 
 // The delayed scales of one matmul/conv: e4m3 for the input and the weight,
@@ -91,7 +98,8 @@ void round_in_place(Tensor& x, const numeric::Format& format);
 // x·scale rounded to an fp8 format (saturating), divided by scale again:
 // the values an fp8 GEMM multiplies, in the units of x.
 Tensor quantize_scaled(const Tensor& x, const numeric::Format& format, float scale);
-// Largest |value| over the finite values of an f32 tensor.
+// Largest |value| of an f32 tensor; inf when a value is inf or NaN (an
+// overflow the delayed scale must not take for a small amax).
 float amax_of(const Tensor& x);
 
 // The active precision policy: the GEMM ops of functions.hpp ask it for

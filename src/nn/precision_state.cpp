@@ -5,7 +5,8 @@ namespace warpnet::nn {
 namespace {
 const std::string kPrefix = "precision/";
 const std::string kLossScale = "precision/loss_scale";
-const std::string kFp8 = "precision/fp8/";
+const std::string kFp8 = "precision/fp8/";              // <layer>/<operand>: the amax history
+const std::string kFp8Scale = "precision/fp8_scale/";  // <layer>/<operand>: the scale (absent in older files)
 constexpr ag::Operand kOperands[] = {ag::Operand::input, ag::Operand::weight, ag::Operand::grad_output};
 }  // namespace
 
@@ -21,6 +22,8 @@ void save_precision_state(Checkpoint& ck, ag::Precision precision, const ag::Mix
       const std::deque<float>& h = scales.of(o).history();
       ck.tensors[cat(kFp8, layer, "/", ag::name_of(o))] =
           Tensor::from<float>({static_cast<int64_t>(h.size())}, std::vector<float>(h.begin(), h.end()));
+      // The scale too: one kept through a window of zeros is not the history's.
+      ck.tensors[cat(kFp8Scale, layer, "/", ag::name_of(o))] = Tensor::from<float>({1}, {scales.of(o).scale()});
     }
 }
 
@@ -50,13 +53,23 @@ void restore_precision_state(const Checkpoint& ck, const std::string& path, ag::
     const size_t slash = rest.rfind('/');
     WN_CHECK(slash != std::string::npos && t.dtype() == DType::f32 && t.rank() == 1, path,
              ": malformed fp8 scaling state '", key, "'");
+    std::optional<float> scale;
+    if (auto s = ck.tensors.find(kFp8Scale + rest); s != ck.tensors.end()) {
+      WN_CHECK(s->second.dtype() == DType::f32 && s->second.numel() == 1, path, ": malformed fp8 scale '", s->first,
+               "'");
+      scale = s->second.data<float>()[0];
+    }
     const std::string operand = rest.substr(slash + 1);
     ag::Fp8Scales& scales = policy->fp8_scales_of(rest.substr(0, slash));
     bool known = false;
     for (ag::Operand o : kOperands)
       if (operand == ag::name_of(o)) {
         const float* p = t.data<float>();
-        scales.of(o).set_history(std::deque<float>(p, p + t.numel()));
+        try {
+          scales.of(o).set_history(std::deque<float>(p, p + t.numel()), scale);
+        } catch (const Error& e) {
+          fail(path, ": ", key, ": ", e.what());
+        }
         known = true;
       }
     WN_CHECK(known, path, ": unknown fp8 operand in '", key, "'");

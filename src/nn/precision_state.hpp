@@ -6,6 +6,8 @@
 //   precision/<name>                       u8 (1): the marker (fp32, tf32, bf16, fp16, fp8)
 //   precision/loss_scale                   f64 (3): scale, clean steps, skipped steps (fp16)
 //   precision/fp8/<layer>/<operand>        f32 (k): amax history, oldest first (fp8)
+//   precision/fp8_scale/<layer>/<operand>  f32 (1): the scale in use (fp8; absent before
+//                                          2026-12-02, then computed from the history)
 // A checkpoint without a marker was written before precisions existed: fp32.
 #pragma once
 #include "autograd/precision.hpp"
@@ -19,7 +21,7 @@ void save_precision_state(Checkpoint& ck, ag::Precision precision, const ag::Mix
 // The precision a checkpoint was trained in.
 ag::Precision precision_of(const Checkpoint& ck);
 // Rejects a checkpoint of another precision, naming both; restores the
-// loss scale and the amax histories.
+// loss scale, the amax histories and the fp8 scales.
 void restore_precision_state(const Checkpoint& ck, const std::string& path, ag::Precision precision,
                              ag::MixedPrecision* policy, DynamicLossScaler* scaler);
 

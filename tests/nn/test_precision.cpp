@@ -183,7 +183,7 @@ TEST_CASE("backward in each precision is the fp32 backward applied to the rounde
   // conv → flatten → linear → cross-entropy; the conv's gradients must be
   // cpu::conv2d_backward of the rounded x, the rounded weight and the
   // rounded gradient that reached it (bit-identical: the same function on
-  // the same values). fp8 runs two steps: the second must use the scales
+  // the same values), written in the format under bf16 and fp16. fp8 runs two steps: the second must use the scales
   // max_finite/amax of the first step's tensors.
   const cpu::Conv2dParams cp{1, 1, 1};
   for (Precision p : kLowPrecisions) {
@@ -223,14 +223,35 @@ TEST_CASE("backward in each precision is the fp32 backward applied to the rounde
         qdy = ag::quantize_scaled(y.grad(), numeric::kE5M2, float(57344.0 / amax_dy));
       }
       const cpu::Conv2dGrads want = cpu::conv2d_backward(qx, qw, qdy, cp, true, true);
-      check_identical(x.grad(), want.dx, "dx");
-      check_identical(w.grad(), want.dw, "dw");
-      check_identical(b.grad(), want.db, "db");
+      // bf16 and fp16 GEMMs write their gradients in the format, as autocast's do.
+      const auto written = [&](const Tensor& g) {
+        return mp.activation_format() ? ag::round_to_format(g, *mp.activation_format()) : g;
+      };
+      check_identical(x.grad(), written(want.dx), "dx");
+      check_identical(w.grad(), written(want.dw), "dw");
+      check_identical(b.grad(), written(want.db), "db");
       amax_x = ag::amax_of(x.value());
       amax_w = ag::amax_of(w.value());
       amax_dy = ag::amax_of(y.grad());
       w.grad() = b.grad() = v.grad() = Tensor();
     }
+  }
+}
+
+TEST_CASE("under fp16 a weight gradient past 65504 is inf, where the loss scaler finds it") {
+  // x = 256 and the output's gradient 512 are in fp16's range; the weight's
+  // gradient, their product 131072, is not, and autocast's GEMM writes it in fp16.
+  for (const Precision p : {Precision::fp32, Precision::bf16, Precision::fp16}) {
+    INFO(ag::name_of(p));
+    ag::MixedPrecision mp(p);
+    ag::PrecisionScope scope(&mp);
+    ag::Var x(Tensor::from<float>({1, 1}, {256.0f}), false, "x");
+    ag::Var w(Tensor::from<float>({1, 1}, {1.0f}), true, "w");
+    ag::Tape tape;
+    ag::TapeScope recording(tape);
+    ag::Var y = ag::matmul(x, w);
+    tape.backward(y, 512.0);
+    CHECK(w.grad().item(0) == (p == Precision::fp16 ? INFINITY : 131072.0));
   }
 }
 
@@ -266,6 +287,34 @@ TEST_CASE("fp8 delayed scaling follows the amax history, worked by hand") {
   // Evaluation reads the scale but records nothing.
   mp.operand(Tensor::from<float>({1}, {100.0f}), Operand::input, "fc", false);
   CHECK(mp.fp8_scales_of("fc").input.history().size() == 2);
+}
+
+TEST_CASE("fp8 delayed scaling keeps its scale through a window of zeros or an overflow, as Transformer Engine does") {
+  ag::DelayedScale s(numeric::kE5M2, 2, 0);
+  s.record(0);  // a gradient that is all zeros from the start: the scale stays 1
+  CHECK(s.scale() == 1.0f);
+  s.record(7168);
+  CHECK(s.scale() == 8.0f);  // 57344 / 7168
+  s.record(0);
+  s.record(0);  // the window {0, 0}: the last scale, not 1 (which would flush the small gradients to come)
+  CHECK(s.scale() == 8.0f);
+  s.record(INFINITY);  // an overflow says nothing about the range: kept through the window
+  CHECK(s.scale() == 8.0f);
+  s.record(14336);
+  CHECK(s.scale() == 8.0f);  // {inf, 14336}
+  s.record(14336);
+  CHECK(s.scale() == 4.0f);  // {14336, 14336}
+  // A tensor holding an inf or NaN has an amax of inf, not the largest finite value.
+  CHECK(ag::amax_of(Tensor::from<float>({3}, {1.0f, -NAN, 2.0f})) == INFINITY);
+  CHECK(ag::amax_of(Tensor::from<float>({2}, {1.0f, -3.0f})) == 3.0f);
+  // Restored, the scale is the saved one; from an older checkpoint, the history's.
+  ag::DelayedScale restored(numeric::kE5M2, 2, 0);
+  restored.set_history({0, 0}, 8.0f);
+  CHECK(restored.scale() == 8.0f);
+  restored.set_history({7168, 0});
+  CHECK(restored.scale() == 8.0f);
+  restored.set_history({0, 0});
+  CHECK(restored.scale() == 1.0f);
 }
 
 TEST_CASE("fp16 loss scaling: an overflowing gradient skips the step and halves the scale; clean steps grow it") {
@@ -407,4 +456,36 @@ TEST_CASE("a checkpoint remembers its precision and the loss scale") {
   o.precision = Precision::bf16;
   const std::string e = test::error_of([&] { nn::Trainer other(o, train, test); });
   CHECK(e.find("trained in fp16, resumed with --precision bf16") != std::string::npos);
+}
+
+TEST_CASE("a checkpoint keeps fp8's amax histories and scales") {
+  cpu::set_num_threads(1);
+  const data::Dataset train = data::make_spirals(96, 3, 1), test = data::make_spirals(30, 3, 2);
+  const std::string path = (test::scratch_dir() / "fp8.ckpt").string();
+  std::filesystem::remove(path);
+  nn::TrainOptions o;
+  o.model = "mlp";
+  o.batch_size = 32;
+  o.precision = Precision::fp8;
+  o.checkpoint = path;
+  std::map<std::string, ag::Fp8Scales> before;
+  {
+    nn::Trainer trainer(o, train, test);
+    trainer.run();
+    before = trainer.precision_policy()->fp8_scales();
+  }
+  REQUIRE(!before.empty());
+  const nn::Checkpoint ck = nn::load_checkpoint(path);
+  o.epochs = 2;
+  o.resume = true;
+  nn::Trainer resumed(o, train, test);
+  REQUIRE(resumed.precision_policy()->fp8_scales().size() == before.size());
+  for (const auto& [layer, scales] : before)
+    for (Operand op : {Operand::input, Operand::weight, Operand::grad_output}) {
+      CAPTURE(layer);
+      CHECK(ck.tensors.count(cat("precision/fp8_scale/", layer, "/", ag::name_of(op))) == 1);
+      const ag::DelayedScale& got = resumed.precision_policy()->fp8_scales().at(layer).of(op);
+      CHECK(got.scale() == scales.of(op).scale());
+      CHECK(got.history() == scales.of(op).history());
+    }
 }
