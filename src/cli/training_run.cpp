@@ -131,8 +131,11 @@ nlohmann::json run_training(const nn::TrainOptions& options, const DataSplits& d
         static_cast<long long>(options.bucket_bytes / 1024),
         options.overlap ? "as backward completes each" : "after backward", trainer.buckets()->describe().c_str());
   }
-  if (trainer.first_epoch() > 1)
+  if (trainer.first_epoch() > 1) {
     say("resuming from %s after epoch %d\n", options.checkpoint.c_str(), trainer.first_epoch() - 1);
+    for (const std::string& change : trainer.changed_on_resume())
+      say("  changed from here on: %s\n", change.c_str());
+  }
   else if (options.resume && !std::filesystem::exists(options.checkpoint))
     say("no checkpoint at %s yet: training from epoch 1\n", options.checkpoint.c_str());
 

@@ -142,6 +142,7 @@ Trainer::Trainer(TrainOptions options, const data::Dataset& train, const data::D
     WN_CHECK(ck.data.empty() || ck.data == training_set_description(), options_.checkpoint,
              ": written by a run on ", ck.data, ", resumed on ", training_set_description(),
              " (resume with the same --data and --limit)");
+    check_resumed_settings(ck);
     try {
       restore(ck, *model_, optimizer_.get());
     } catch (const std::exception& e) {
@@ -154,6 +155,38 @@ Trainer::Trainer(TrainOptions options, const data::Dataset& train, const data::D
   if (options_.device != Device::cpu && !options_.data_parallel)
     resident_ = std::make_unique<DeviceDataset>(train_, options_.device);
   if (options_.graph != TrainOptions::Graph::off) setup_graph();
+}
+
+// The settings a checkpoint records beside the weights, as "train/<name>"
+// (f64, one value; absent in files written before 2026-12-02).
+std::vector<std::pair<std::string, double>> Trainer::recorded_settings() const {
+  std::vector<std::pair<std::string, double>> settings{{"batch-size", double(options_.batch_size)},
+                                                       {"lr", options_.lr}};
+  if (options_.optimizer == "sgd") {  // Adam takes neither
+    settings.emplace_back("momentum", options_.momentum);
+    settings.emplace_back("weight-decay", options_.weight_decay);
+  }
+  return settings;
+}
+
+// The batch size must be the checkpoint's: each epoch's batches, and the
+// step numbers that seed dropout's masks, follow from it, so another one
+// would not continue the uninterrupted run. A changed learning rate,
+// momentum or weight decay is a choice (a schedule by hand): it applies from
+// the resumed epoch on, and the run says so.
+void Trainer::check_resumed_settings(const Checkpoint& ck) {
+  for (const auto& [name, value] : recorded_settings()) {
+    auto it = ck.tensors.find("train/" + name);
+    if (it == ck.tensors.end()) continue;
+    WN_CHECK(it->second.dtype() == DType::f64 && it->second.numel() == 1, options_.checkpoint,
+             ": malformed setting 'train/", name, "'");
+    const double saved = it->second.data<double>()[0];
+    if (saved == value) continue;
+    WN_CHECK(name != "batch-size", options_.checkpoint, ": written by a run with --batch-size ", saved,
+             ", resumed with --batch-size ", value, " (resume with --batch-size ", saved,
+             ": each epoch's batches and dropout masks follow from it)");
+    changed_on_resume_.push_back(cat("--", name, " ", value, " (the checkpoint's run: ", saved, ")"));
+  }
 }
 
 std::string Trainer::training_set_description() const {
@@ -416,6 +449,8 @@ std::vector<EpochStats> Trainer::run(const OnStep& on_step, const OnEpoch& on_ep
       Checkpoint ck = capture(options_.model, *model_, optimizer_.get(), epoch, options_.seed,
                               training_set_description());
       save_precision_state(ck, options_.precision, precision_.get(), scaler_.get());
+      for (const auto& [name, value] : recorded_settings())
+        ck.tensors["train/" + name] = Tensor::from<double>({1}, {value});
       save_checkpoint(options_.checkpoint, ck);
     }
     if (!options_.checkpoint.empty() && options_.data_parallel) {

@@ -4,10 +4,12 @@
 #include <functional>
 #include <memory>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "autograd/precision.hpp"
 #include "datasets/dataset.hpp"
+#include "nn/checkpoint.hpp"
 #include "nn/data_parallel.hpp"
 #include "nn/graphed_step.hpp"
 #include "nn/loss_scaler.hpp"
@@ -105,6 +107,9 @@ class Trainer {
   Sequential& model() { return *model_; }
   Optimizer& optimizer() { return *optimizer_; }
   int first_epoch() const { return start_epoch_ + 1; }
+  // Settings of the resumed run that differ from the checkpoint's run and
+  // apply from the first epoch on ("--lr 0.01 (the checkpoint's run: 0.001)").
+  const std::vector<std::string>& changed_on_resume() const { return changed_on_resume_; }
   // Data-parallel only: the gradient buckets (null otherwise).
   const GradientBuckets* buckets() const { return buckets_.get(); }
   // The captured step (null when training without a graph), and why there
@@ -132,6 +137,10 @@ class Trainer {
   void setup_graph();
   // What a checkpoint records of the training set, to refuse resuming on another.
   std::string training_set_description() const;
+  // The settings a checkpoint records ("batch-size", "lr", and SGD's
+  // "momentum" and "weight-decay"), and their check on resume.
+  std::vector<std::pair<std::string, double>> recorded_settings() const;
+  void check_resumed_settings(const Checkpoint& ck);
 
   TrainOptions options_;
   data::Dataset train_;  // copies share the tensors: cheap
@@ -139,6 +148,7 @@ class Trainer {
   std::unique_ptr<Sequential> model_;
   std::unique_ptr<Optimizer> optimizer_;
   int start_epoch_ = 0;  // epochs already done (from a checkpoint)
+  std::vector<std::string> changed_on_resume_;
   std::unique_ptr<ag::MixedPrecision> precision_;
   std::unique_ptr<DynamicLossScaler> scaler_;
   // emu or cuda, one process: the training set on the device, each batch

@@ -166,6 +166,19 @@ TEST_CASE("resuming names the checkpoint when the run differs from the one that 
   CHECK(test::error_of([&] { nn::Trainer t(small_run(path, 2), fewer, data::Dataset{}); }) ==
         path + ": written by a run on blobs, 50 examples, resumed on blobs[:40], 40 examples "
                "(resume with the same --data and --limit)");
+  // Another batch size: other batches, other dropout masks.
+  nn::TrainOptions batch = small_run(path, 2);
+  batch.batch_size = 8;
+  CHECK(test::error_of([&] { nn::Trainer t(batch, train, data::Dataset{}); }) ==
+        path + ": written by a run with --batch-size 16, resumed with --batch-size 8 (resume with --batch-size 16: "
+               "each epoch's batches and dropout masks follow from it)");
+  // Another learning rate is a choice: taken, and said.
+  nn::TrainOptions lr = small_run(path, 2);
+  lr.lr = 0.001;
+  const nn::Trainer slower(lr, train, data::Dataset{});
+  REQUIRE(slower.changed_on_resume().size() == 1);
+  CHECK(slower.changed_on_resume()[0] == "--lr 0.001 (the checkpoint's run: 0.01)");
+  CHECK(nn::Trainer(small_run(path, 2), train, data::Dataset{}).changed_on_resume().empty());
 }
 
 TEST_CASE("a version 1 checkpoint, which records no data set, still loads") {
