@@ -176,6 +176,18 @@ inline void layer_ops(Device device, uint64_t seed) {
   check_close(back(ce_dev.probs), ce.probs, 10);
   check_close(back(device::softmax_cross_entropy_backward(ce_dev.probs, there(labels), 0.5)),
               cpu::softmax_cross_entropy_backward(ce.probs, labels, 0.5), 10);
+  // A label outside [0, C) (the CPU refuses it): that row's loss and gradient
+  // are NaN on the device, the other rows' as they were.
+  Tensor bad_labels = labels.clone();
+  bad_labels.data<int32_t>()[4] = 10;
+  const cpu::SoftmaxCrossEntropy ce_bad = device::softmax_cross_entropy(there(logits), there(bad_labels));
+  CHECK(std::isnan(ce_bad.loss));
+  const Tensor dz_bad = back(device::softmax_cross_entropy_backward(ce_dev.probs, there(bad_labels), 0.5));
+  const Tensor dz = back(device::softmax_cross_entropy_backward(ce_dev.probs, there(labels), 0.5));
+  for (int64_t i = 0; i < dz.numel(); ++i) {
+    if (i / 10 == 4) CHECK(std::isnan(dz_bad.item(i)));
+    else CHECK(dz_bad.item(i) == dz.item(i));
+  }
 
   // Gradient accumulation.
   Tensor acc = there(m);

@@ -14,8 +14,10 @@
 //   The scale is applied once to the difference, not as scale·P − scale:
 //   that form cancels where P ≈ 1 and loses the small difference's bits.
 // Changed: first version.
-// Precondition: labels in [0, C) (a label outside it marks no column; the
-//   forward's NaN loss has already reported it).
+// Precondition: labels in [0, C). A label outside it makes its row's dZ NaN,
+//   as the forward makes its loss NaN: a captured step applies its update
+//   before the host reads the loss, so the bad row poisons the weights
+//   visibly rather than training on a row with no target.
 // Measured: not yet measured on a GPU. Emulator: `warpnet trace softmax_cross_entropy_backward/01 --size 17,1031`.
 // Run: build/bin/test_simt -tc="registry*"
 #include "kernels/common/cuda_compat.hpp"
@@ -33,7 +35,8 @@ __global__ void softmax_cross_entropy_backward_grid_stride(int N, int C, const f
   const size_t n = size_t(N) * C, stride = size_t(gridDim.x) * BLOCK;
   for (size_t i = size_t(blockIdx.x) * BLOCK + threadIdx.x; i < n; i += stride) {
     const size_t row = i / C, col = i % C;
-    const float onehot = int(col) == labels[row] ? 1.0f : 0.0f;
-    dZ[i] = scale * (P[i] - onehot);
+    const int label = labels[row];
+    const float onehot = int(col) == label ? 1.0f : 0.0f;
+    dZ[i] = label >= 0 && label < C ? scale * (P[i] - onehot) : NAN;
   }
 }
