@@ -36,8 +36,10 @@
 # files; default ./gpu-check-out): the JSON records (copy them to
 # bench/results/), this script's whole log, and one logs-<gpu>-<date>.tgz of
 # the rest (test-gpu.log, the sass summary, ncu's CSV, a failed build's
-# log). Every record gets a "source" field: the hash of this tree's
-# sources (scripts/source-hash.sh) and of those the binaries were built from.
+# log). Every record names the sources its binary was built from when it is
+# written ("sources": scripts/source-hash.sh's hash and the git commit, kept
+# even if the run is cut off), and at the end gets a "source" field: the
+# hash of this tree's sources and of those the binaries were built from.
 #
 # Settings (environment):
 #   WARPNET_CUDA_ARCHS  for a build there: CMAKE_CUDA_ARCHITECTURES, default

@@ -231,6 +231,14 @@ int gpu_worker(const std::string& op_name, const device::Sizes& sizes, const std
                                                : vendor_id + " on the same inputs (checked against the CPU at the test sizes)";
           verify["relative_error"] = std::isnan(d.relative) ? nlohmann::json(nullptr) : nlohmann::json(d.relative);
           verify["bound"] = limit;
+          // Widened for 14-bit sums at a long K, the worst case nears the
+          // reference's own norm, which an all-zero result matches: say so.
+          if (limit >= 0.5)
+            verify["bound_note"] =
+                cat("the bound, ", limit, ", is the worst case of sums that keep fewer bits than fp32 (this kernel's "
+                    "or its reference's accumulator_bits) over ", op.reduction_length ? op.reduction_length(sizes) : 1,
+                    " terms: at this size the check stops NaN and gross errors only; the element-wise checks at the "
+                    "test sizes (verify.test_sizes) are the kernel's real check");
           verify["not_finite"] = d.not_finite;
           ok = ok && d.not_finite == 0 && d.relative <= limit;
         } else {

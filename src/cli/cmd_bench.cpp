@@ -389,7 +389,14 @@ void add_ratios(json& gpu, const device::gpu::Info& info, const json& cpu, doubl
     const device::Kernel& k = device::find_kernel(r["kernel"].get<std::string>(), device::Copy::cuda);
     const json p = bench::peak(info, k);
     r["peak"] = p;
-    if (p["tflops"].is_number()) r["percent_of_peak"] = 100.0 * r["tflops"].get<double>() / p["tflops"].get<double>();
+    if (p["tflops"].is_number()) {
+      r["percent_of_peak"] = 100.0 * r["tflops"].get<double>() / p["tflops"].get<double>();
+      // Past the peak, the kernel did fewer operations than the op's count
+      // (cuDNN's Winograd and FFT algorithms): a rate of the op, not of the hardware.
+      if (r["percent_of_peak"].get<double>() > 100)
+        r["peak_note"] = "effective rate: the op's FLOP count over the time, above the hardware's peak, so the "
+                         "kernel's algorithm does fewer operations than the direct one";
+    }
     if (cpu_ms > 0) r["speedup_over_cpu"] = cpu_ms / ms;
     if (r.contains("bytes_least")) {
       r["gbps"] = r["bytes_least"].get<double>() / (ms * 1e-3) * 1e-9;
@@ -428,8 +435,13 @@ void print_table(const json& rec, double flops) {
                   fmt(r.value("speedup_over_cpu", json()), "%.1f").c_str(), fmt(r.value("gbps", json()), "%.0f").c_str(),
                   fmt(r.value("percent_of_copy", json()), "%.1f").c_str());
       if (r.contains("tuned")) std::printf("    (%s)\n", r["tuned"].get<std::string>().c_str());
+      if (r.contains("verify") && r["verify"].contains("bound_note"))
+        std::printf("    (check: %s)\n", r["verify"]["bound_note"].get<std::string>().c_str());
     }
     const json& rows = rec["gpu"]["kernels"];
+    if (std::any_of(rows.begin(), rows.end(), [](const json& r) { return r.contains("peak_note"); }))
+      std::printf("  (%% peak above 100: the op's FLOP count over the time, so that kernel's algorithm does fewer "
+                  "operations than the direct one)\n");
     if (!rows.empty() && std::none_of(rows.begin(), rows.end(), [](const json& r) { return r["version"] == 0; }))
       std::printf("  (no version 0 for %s in this build, so no %% vendor: the conv ops' cuDNN baseline is compiled "
                   "only where CMake finds cuDNN)\n", rec["op"].get<std::string>().c_str());

@@ -8,6 +8,8 @@
 #include <fstream>
 #include <sstream>
 
+#include "cli/source_id.hpp"
+
 namespace warpnet::cli {
 
 CpuInfo read_cpuinfo() {
@@ -34,7 +36,10 @@ nlohmann::json machine_record() {
   char date[32];
   const std::time_t now = std::time(nullptr);
   std::strftime(date, sizeof date, "%Y-%m-%dT%H:%M:%SZ", std::gmtime(&now));
-  return {{"cpu", read_cpuinfo().model}, {"host", host}, {"date", date}};
+  return {{"cpu", read_cpuinfo().model},
+          {"host", host},
+          {"date", date},
+          {"sources", {{"hash", build::source_hash}, {"commit", build::git_commit}}}};
 }
 
 int64_t available_memory_bytes() {

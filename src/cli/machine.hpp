@@ -17,7 +17,8 @@ struct CpuInfo {
 // The first processor's model name and feature flags from /proc/cpuinfo.
 CpuInfo read_cpuinfo();
 
-// {"cpu": model name, "host": hostname, "date": UTC ISO 8601}.
+// {"cpu": model name, "host": hostname, "date": UTC ISO 8601, "sources":
+// {"hash", "commit"} of the build (source_id.hpp)}.
 nlohmann::json machine_record();
 
 // Memory the kernel says new allocations can have without swapping

@@ -45,6 +45,9 @@ TEST_CASE("warpnet bench matmul runs the CPU half and records the GPU half or wh
   REQUIRE(file);
   const nlohmann::json rec = nlohmann::json::parse(file);
   CHECK(rec.contains("cpu"));  // machine_record()
+  // Which sources the binary came from: scripts/source-hash.sh's 16 hex digits.
+  CHECK(rec["sources"]["hash"].get<std::string>().size() == 16);
+  CHECK(!rec["sources"]["commit"].get<std::string>().empty());
   CHECK(rec["seed"] == 5);
   REQUIRE(rec["ops"].size() == 1);
   const nlohmann::json& op = rec["ops"][0];
