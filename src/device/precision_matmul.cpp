@@ -150,6 +150,32 @@ Errors measure(const Tensor& c, const Quantized& q, const Operands& x) {
   return {std::sqrt(diff2 / std::max(ref2, 1e-300)), worst};
 }
 
+ProductCheck check_product(const Tensor& c, const Quantized& q, const Operands& x, double widening) {
+  WN_CHECK(c.numel() == x.M * x.N, "precision: C has ", c.numel(), " elements, expected ", x.M, "x", x.N);
+  const Tensor got = c.contiguous(), a = q.a.contiguous(), b = q.b.contiguous();
+  const float *pc = got.data<float>(), *pa = a.data<float>(), *pb = b.data<float>();
+  const double k1 = double(x.K + 1) * std::ldexp(1.0, -24), gamma = widening * k1 / (1 - k1);
+  const int64_t n = x.M * x.N, samples = std::min<int64_t>(n, 4096);
+  ProductCheck out;
+  auto check = [&](int64_t e) {
+    const int64_t i = e / x.N, j = e % x.N;
+    double exact = 0, magnitude = 0;
+    for (int64_t k = 0; k < x.K; ++k) {
+      const double t = double(pa[i * x.K + k]) * double(x.trans_b ? pb[j * x.K + k] : pb[k * x.N + j]);
+      exact += t;
+      magnitude += std::fabs(t);
+    }
+    // The sum's bound, and the rounding of the result to fp32.
+    const double bound = gamma * magnitude + std::ldexp(std::fabs(exact), -24);
+    ++out.checked;
+    if (std::fabs(double(pc[e]) - exact) <= bound) return;  // NaN fails here too
+    if (++out.wrong == 1) out.first = cat("C[", i, ",", j, "] = ", pc[e], ", want ", exact, " (bound ", bound, ")");
+  };
+  for (int64_t t = 0; t < samples; ++t) check(t * n / samples);
+  if (samples < n) check(n - 1);  // the last element: the edge tiles' corner
+  return out;
+}
+
 namespace {
 nlohmann::json number(double v) { return std::isfinite(v) ? nlohmann::json(v) : nlohmann::json(nullptr); }
 }  // namespace

@@ -97,6 +97,22 @@ struct Errors {
 // the unit of max_ulps.
 Errors measure(const Tensor& c, const Quantized& q, const Operands& x);
 
+// Whether c is the product of the STORED inputs (q.a·q.b, before the scales
+// are divided out), element by element: each within the bound of fp32 sums,
+// (K+1)·2^-24/(1-(K+1)·2^-24) · Σ_k |qa_ik|·|qb_kj| (products of stored
+// values are exact in fp32; the +1 covers fp32 inputs' rounded products),
+// times `widening` for a kernel whose sums keep fewer bits
+// (Kernel::accumulation_widening). The float64 product is taken at 4096
+// elements spread over C (every element of a smaller C) and its last one,
+// so a check costs 4096·K multiply-adds at any size. measure's errors are
+// against the original inputs, dominated by rounding them: this is the
+// check that the kernel multiplied what it was given.
+struct ProductCheck {
+  int64_t checked = 0, wrong = 0;
+  std::string first;  // the first wrong element: "C[i,j] = got, want w (bound b)"
+};
+ProductCheck check_product(const Tensor& c, const Quantized& q, const Operands& x, double widening = 1);
+
 struct Row {
   std::string precision;  // "bf16"
   std::string scaling;    // Quantized::scaling

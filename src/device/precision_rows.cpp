@@ -47,11 +47,19 @@ Row make_row(const Quantized& q, const Operands& x, const char* backend, const s
   return r;
 }
 
-void finish(Row& r, double ms, const Tensor& c, const Quantized& q, const Operands& x) {
+// `widening`: the kernel's, for a narrow accumulator (check_product).
+void finish(Row& r, double ms, const Tensor& c, const Quantized& q, const Operands& x, double widening = 1) {
   r.ms = ms;
   r.tflops = 2.0 * double(x.M) * double(x.N) * double(x.K) / (ms * 1e-3) * 1e-12;
   const Errors e = measure(c, q, x);
   r.rel_frobenius = e.rel_frobenius, r.max_ulps = e.max_ulps;
+  const ProductCheck check = check_product(c, q, x, widening);
+  if (check.wrong == 0) return;
+  // Not the product of its inputs: its time is no figure, and no ratio uses it.
+  r.ok = false;
+  r.ms = r.tflops = NAN;
+  r.note = cat("wrong: ", check.wrong, " of ", check.checked, " checked elements beyond the bound of fp32 sums; ",
+               check.first);
 }
 
 void failed(Row& r, const std::string& why) {
@@ -109,7 +117,7 @@ void emu_rows(const Options& o, const std::function<void(Row)>& emit) {
     try {
       const double t0 = now_ms();
       const std::vector<Tensor> out = run_emulated(*k, {x.M, x.N, x.K, 0, x.trans_b ? 1 : 0}, {q.a, q.b});
-      finish(r, now_ms() - t0, out.at(0), q, x);
+      finish(r, now_ms() - t0, out.at(0), q, x, k->accumulation_widening());
     } catch (const Error& e) {
       failed(r, e.what());
     }
@@ -150,7 +158,7 @@ void cuda_rows(const Options& o, const std::function<void(Row)>& emit) {
         problem->run(*k);
         const Tensor c = problem->outputs().at(0);
         const std::vector<double> ms = problem->time(*k, 1, std::max(o.runs, 2), 2, o.budget_s);
-        finish(r, median(ms), c, q, x);
+        finish(r, median(ms), c, q, x, k->accumulation_widening());
       } catch (const gpu::Failure& f) {
         failed(r, f.what());
         emit(r);

@@ -236,3 +236,30 @@ TEST_CASE("with B stored (N,K) every format stores the transpose of what it stor
     if (r.precision == "fp32") CHECK(r.max_ulps <= gamma_fp32(double(k)) / 0x1p-23);
   }
 }
+
+TEST_CASE("check_product: C of the stored inputs passes in every format; an element off by its bound, or NaN, fails") {
+  // 70x90x300: C has 6300 elements, more than the 4096 sampled, so the
+  // samples are spread and the last element is added.
+  const precision::Operands x = precision::make_operands(70, 90, 300, kSeed);
+  for (const std::string& p : precision::all_precisions()) {
+    INFO(p);
+    const precision::Quantized q = precision::quantize(p, x);
+    Tensor c = warpnet::cpu::matmul(q.a, q.b, false, false);
+    const precision::ProductCheck ok = precision::check_product(c, q, x);
+    CHECK(ok.checked == 4097);
+    CHECK(ok.wrong == 0);
+    // The last element, which only the added sample reaches, off by a tenth
+    // of its magnitude sum (far past (K+1)·2^-24 of it).
+    const Tensor mags = stored_abs_products(q);
+    const int64_t last = c.numel() - 1;
+    c.data<float>()[last] += float(0.1 * mags.data<double>()[last]);
+    const precision::ProductCheck off = precision::check_product(c, q, x);
+    CHECK(off.wrong == 1);
+    CHECK(off.first.starts_with("C[69,89] = "));
+    // The same error passes a kernel allowed 2^10 times the bound only when
+    // it is within that: 0.1 is over 300·2^-24·2^10 = 0.018, so it still fails.
+    CHECK(precision::check_product(c, q, x, 1024).wrong == 1);
+    c.data<float>()[0] = NAN;
+    CHECK(precision::check_product(c, q, x).wrong == 2);
+  }
+}
