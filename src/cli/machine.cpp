@@ -42,20 +42,4 @@ nlohmann::json machine_record() {
           {"sources", {{"hash", build::source_hash}, {"commit", build::git_commit}}}};
 }
 
-int64_t available_memory_bytes() {
-  int64_t available = -1;
-  std::ifstream meminfo("/proc/meminfo");
-  long long kib = 0;
-  for (std::string line; std::getline(meminfo, line);)  // "MemAvailable:   12345678 kB"
-    if (std::sscanf(line.c_str(), "MemAvailable: %lld kB", &kib) == 1) available = int64_t(kib) * 1024;
-  // In a container the cgroup's limit binds first (cgroup v2; "max": none).
-  long long limit = 0, used = 0;
-  std::ifstream max("/sys/fs/cgroup/memory.max"), current("/sys/fs/cgroup/memory.current");
-  if (max >> limit && current >> used) {
-    const int64_t left = std::max<int64_t>(int64_t(limit) - int64_t(used), 0);
-    available = available < 0 ? left : std::min(available, left);
-  }
-  return available;
-}
-
 }  // namespace warpnet::cli

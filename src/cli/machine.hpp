@@ -21,8 +21,5 @@ CpuInfo read_cpuinfo();
 // {"hash", "commit"} of the build (source_id.hpp)}.
 nlohmann::json machine_record();
 
-// Memory the kernel says new allocations can have without swapping
-// (/proc/meminfo's MemAvailable), in bytes; -1 where it does not say.
-int64_t available_memory_bytes();
 
 }  // namespace warpnet::cli

@@ -9,6 +9,7 @@
 #include "cli/precision_report.hpp"
 #include "cli/progress.hpp"
 #include "core/device_memory.hpp"
+#include "core/host_memory.hpp"
 #include "core/memory.hpp"
 #include "cpu/ops.hpp"
 #include "device/backend.hpp"

@@ -1,6 +1,7 @@
 #include "core/tensor.hpp"
 
 #include "core/device_memory.hpp"
+#include "core/host_memory.hpp"
 
 #include <malloc.h>
 
@@ -39,6 +40,8 @@ Storage::Storage(int64_t bytes, Device device, MemTag tag, std::string layer, in
     return;
   }
   keep_freed_memory_in_process();
+  if (const std::string why = host_allocation_refusal(bytes); !why.empty())
+    fail("storage: out of host memory allocating ", format_bytes(bytes), " (", purpose(), "): ", why);
   size_t rounded = (static_cast<size_t>(bytes) + kAlignment - 1) / kAlignment * kAlignment;
   data_ = std::aligned_alloc(kAlignment, rounded == 0 ? kAlignment : rounded);
   if (!data_) fail("storage: out of host memory allocating ", format_bytes(bytes), " (", purpose(), ")");
@@ -69,9 +72,11 @@ Tensor Tensor::empty(const Shape& shape, DType dtype, Device device) {
   for (int64_t d : shape) WN_CHECK(d >= 0, "tensor: negative extent in shape ", shape);
   Tensor t;
   const MemContext& ctx = current_mem_context();
+  int64_t bytes = 0;
+  WN_CHECK(!__builtin_mul_overflow(shape.numel(), static_cast<int64_t>(size_of(dtype)), &bytes), "tensor: shape ",
+           shape, " of ", name_of(dtype), " needs more than 2^63 bytes");
   const int64_t charged = dtype == DType::f32 ? shape.numel() * ctx.f32_bytes : -1;
-  t.storage_ = std::make_shared<Storage>(shape.numel() * static_cast<int64_t>(size_of(dtype)), device,
-                                         ctx.tag, ctx.layer, charged);
+  t.storage_ = std::make_shared<Storage>(bytes, device, ctx.tag, ctx.layer, charged);
   t.shape_ = shape;
   t.strides_ = contiguous_strides(shape);
   t.dtype_ = dtype;

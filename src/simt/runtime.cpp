@@ -10,6 +10,8 @@
 #include <new>
 #include <unordered_map>
 
+#include "core/host_memory.hpp"
+#include "core/memory.hpp"
 #include "simt/allocations.hpp"
 #include "simt/capture.hpp"
 #include "simt/launch.hpp"
@@ -178,6 +180,12 @@ namespace warpnet::simt {
 constexpr size_t kRedZone = 1024;
 
 cudaError_t allocate_device(void** ptr, size_t bytes, const char* call) {
+  // The emulator's device memory is host memory: refused here, not killed
+  // by the kernel's OOM killer when the poisoning below touches it.
+  if (const std::string why = host_allocation_refusal(int64_t(bytes)); !why.empty())
+    return fail_with(cudaErrorMemoryAllocation, cat(call, ": cannot allocate ", bytes, " bytes (",
+                                                    format_bytes(int64_t(bytes)), "): ", why,
+                                                    "; the emulator's device memory is host memory"));
   // CUDA aligns allocations to 256 bytes; kernels' vector loads rely on it.
   void* p = ::operator new(bytes + kRedZone, std::align_val_t(256), std::nothrow);
   if (!p) return fail_with(cudaErrorMemoryAllocation, cat(call, ": cannot allocate ", bytes, " bytes"));

@@ -1,8 +1,10 @@
 #include <doctest/doctest.h>
 
+#include "core/host_memory.hpp"
 #include "core/memory.hpp"
 #include "core/rng.hpp"
 #include "core/tensor.hpp"
+#include "tests/test_support.hpp"
 
 using namespace warpnet;
 
@@ -103,4 +105,17 @@ TEST_CASE("rng is reproducible from its seed") {
   // Mean and variance of 20000 standard normals: standard errors 0.007 and 0.01.
   CHECK(std::abs(sum / count) < 0.04);
   CHECK(std::abs(sq / count - 1.0) < 0.05);
+}
+
+TEST_CASE("a tensor larger than the machine can hold is refused by name, not left to the OOM killer") {
+  // Linux would grant the allocation and kill the process as its pages were
+  // touched. 2^40 floats: 4 TiB.
+  REQUIRE(available_memory_bytes() > 0);  // Linux says; the check needs it
+  const std::string e = test::error_of([] { Tensor::empty({int64_t(1) << 40}); });
+  CHECK(e.starts_with("storage: out of host memory allocating 4096.00 GiB ("));
+  CHECK(e.find("this machine has ") != std::string::npos);
+  // Small allocations are not checked, and one that fits passes.
+  CHECK(host_allocation_refusal(kCheckedAllocationBytes - 1).empty());
+  CHECK(host_allocation_refusal(kCheckedAllocationBytes).empty() ==
+        (available_memory_bytes() >= kCheckedAllocationBytes));
 }

@@ -1,0 +1,39 @@
+#include "core/host_memory.hpp"
+
+#include <malloc.h>
+
+#include <algorithm>
+#include <cstdio>
+#include <fstream>
+
+#include "core/error.hpp"
+#include "core/memory.hpp"
+
+namespace warpnet {
+
+int64_t available_memory_bytes() {
+  int64_t available = -1;
+  std::ifstream meminfo("/proc/meminfo");
+  long long kib = 0;
+  for (std::string line; std::getline(meminfo, line);)  // "MemAvailable:   12345678 kB"
+    if (std::sscanf(line.c_str(), "MemAvailable: %lld kB", &kib) == 1) available = int64_t(kib) * 1024;
+  // In a container the cgroup's limit binds first (cgroup v2; "max": none).
+  long long limit = 0, used = 0;
+  std::ifstream max("/sys/fs/cgroup/memory.max"), current("/sys/fs/cgroup/memory.current");
+  if (max >> limit && current >> used) {
+    const int64_t left = std::max<int64_t>(int64_t(limit) - int64_t(used), 0);
+    available = available < 0 ? left : std::min(available, left);
+  }
+  // Freed blocks the heap keeps are the process's own, reused before new pages.
+  if (available >= 0) available += int64_t(mallinfo2().fordblks);
+  return available;
+}
+
+std::string host_allocation_refusal(int64_t bytes) {
+  if (bytes < kCheckedAllocationBytes) return "";
+  const int64_t available = available_memory_bytes();
+  if (available < 0 || bytes <= available) return "";
+  return cat("this machine has ", format_bytes(available), " available");
+}
+
+}  // namespace warpnet
