@@ -144,7 +144,12 @@ Checkpoint load_checkpoint(const std::string& path) {
     }
     const uint64_t nbytes = in.get<uint64_t>("data size");
     Shape shape(dims);
-    if (nbytes != static_cast<uint64_t>(shape.numel()) * size_of(dtype))
+    int64_t numel = 1, expected = 0;  // a forged shape's product must not wrap to the bytes claimed
+    for (int64_t d : dims)
+      if (__builtin_mul_overflow(numel, d, &numel)) fail(path, ": tensor '", name, "' of shape ", shape, " is too large");
+    if (__builtin_mul_overflow(numel, static_cast<int64_t>(size_of(dtype)), &expected))
+      fail(path, ": tensor '", name, "' of shape ", shape, " is too large");
+    if (nbytes != static_cast<uint64_t>(expected))
       fail(path, ": tensor '", name, "' of shape ", shape, " claims ", nbytes, " bytes");
     const char* data = in.take(nbytes, "tensor data");
     Tensor t = Tensor::empty(shape, dtype);

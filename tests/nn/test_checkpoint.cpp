@@ -229,3 +229,37 @@ TEST_CASE("a checkpoint at --epochs resumes to nothing to train, and its model i
     CHECK(restored.loss == trained.back().test_loss);
   }
 }
+
+TEST_CASE("a forged tensor whose element count times its width wraps to the bytes it claims is refused") {
+  // 2^62 floats are 2^64 bytes: as a 64-bit product, 0, the bytes this file claims.
+  std::string body;
+  const auto put = [&body](const auto& value) { body.append(reinterpret_cast<const char*>(&value), sizeof value); };
+  const auto put_str = [&](const std::string& s) {
+    put(static_cast<uint32_t>(s.size()));
+    body += s;
+  };
+  put_str("mlp");
+  put_str("");
+  put(int64_t{1});  // epoch
+  put(int64_t{1});  // steps
+  put(uint64_t{9});  // seed
+  put_str("");       // data set (version 2)
+  put(uint32_t{1});  // one tensor
+  put_str("param/fc1.weight");
+  put(static_cast<uint8_t>(DType::f32));
+  put(uint32_t{1});             // rank
+  put(int64_t{1} << 62);        // its one dimension
+  put(uint64_t{0});             // bytes
+  std::string file = "WARPNETC";
+  const uint32_t version = 2, crc = static_cast<uint32_t>(
+                                      crc32(0L, reinterpret_cast<const Bytef*>(body.data()), uInt(body.size())));
+  const uint64_t body_bytes = body.size();
+  file.append(reinterpret_cast<const char*>(&version), 4);
+  file.append(reinterpret_cast<const char*>(&body_bytes), 8);
+  file.append(reinterpret_cast<const char*>(&crc), 4);
+  file += body;
+  const std::string path = fresh_path("wrapped.ckpt");
+  write_file_atomically(path, file);
+  CHECK(test::error_of([&] { nn::load_checkpoint(path); }) ==
+        path + ": tensor 'param/fc1.weight' of shape (4611686018427387904) is too large");
+}
