@@ -1,5 +1,6 @@
 #include "nn/loss_scaler.hpp"
 
+#include <algorithm>
 #include <cmath>
 
 namespace warpnet::nn {
@@ -14,8 +15,9 @@ bool all_finite(const Tensor& g) {
 }  // namespace
 
 DynamicLossScaler::DynamicLossScaler(LossScaleOptions options) : options_(options), scale_(options.initial_scale) {
-  WN_CHECK(options.initial_scale > 0 && std::isfinite(options.initial_scale),
-           "loss scaling: the initial scale must be positive and finite, got ", options.initial_scale);
+  WN_CHECK(options.initial_scale >= kMinLossScale && options.initial_scale <= kMaxLossScale,
+           "loss scaling: the initial scale must be from 2^-24 to 2^64 (", kMinLossScale, " to ", kMaxLossScale,
+           "), got ", options.initial_scale);
   WN_CHECK(options.growth_interval >= 1, "loss scaling: the growth interval must be at least 1 step, got ",
            options.growth_interval);
 }
@@ -26,6 +28,9 @@ bool DynamicLossScaler::unscale_or_skip(const std::vector<Parameter*>& params) {
     WN_CHECK(!g.defined() || (g.device() == Device::cpu && g.dtype() == DType::f32 && g.is_contiguous()),
              "loss scaling: gradients must be f32 on the CPU, ", p->name, "'s is ", g.describe());
     if (g.defined() && !all_finite(g)) {
+      WN_CHECK(scale_ / 2 >= kMinLossScale, "loss scaling: ", p->name, "'s gradient is not finite at a loss scale of ",
+               scale_, " (2^", std::ilogb(scale_), "), and halving it would pass 2^-24: the gradients overflow at "
+               "any scale, so the run has diverged (a learning rate too high?)");
       scale_ /= 2;
       clean_ = 0;
       ++skipped_;
@@ -42,14 +47,15 @@ bool DynamicLossScaler::unscale_or_skip(const std::vector<Parameter*>& params) {
     for (int64_t i = 0; i < g.numel(); ++i) q[i] *= inverse;
   }
   if (++clean_ >= options_.growth_interval) {
-    scale_ *= 2;
+    scale_ = std::min(scale_ * 2, kMaxLossScale);
     clean_ = 0;
   }
   return true;
 }
 
 void DynamicLossScaler::restore(double scale, int64_t clean_steps, int64_t skipped_steps) {
-  WN_CHECK(scale > 0 && std::isfinite(scale), "loss scaling: a checkpointed scale of ", scale, " is not usable");
+  WN_CHECK(scale >= kMinLossScale && scale <= kMaxLossScale, "loss scaling: a checkpointed scale of ", scale,
+           " is outside 2^-24 to 2^64");
   scale_ = scale;
   clean_ = clean_steps;
   skipped_ = skipped_steps;

@@ -20,6 +20,13 @@
 
 namespace warpnet::nn {
 
+// The scales a run may use. Above 2^64 every fp16 gradient overflows (its
+// range ends at 2^16), and 1/S must stay a normal fp32 number; below 2^-24
+// a gradient that still overflows is not a scaling problem: the run stops
+// there, saying so, rather than skipping every step that follows.
+inline constexpr double kMinLossScale = 1.0 / (1 << 24);         // 2^-24
+inline constexpr double kMaxLossScale = 18446744073709551616.0;  // 2^64
+
 struct LossScaleOptions {
   double initial_scale = 65536;  // 2^16
   int64_t growth_interval = 2000;
@@ -34,7 +41,9 @@ class DynamicLossScaler {
   // After a backward seeded with scale(): when every gradient of `params` is
   // finite, divides them by the scale, counts a clean step (doubling the
   // scale after growth_interval of them) and returns true: take the step.
-  // Otherwise halves the scale and returns false: skip the optimizer step.
+  // Otherwise halves the scale and returns false: skip the optimizer step
+  // (an error when the scale would fall below kMinLossScale). Doubling
+  // stops at kMaxLossScale.
   bool unscale_or_skip(const std::vector<Parameter*>& params);
 
   int64_t skipped_steps() const { return skipped_; }

@@ -335,6 +335,20 @@ TEST_CASE("fp16 loss scaling: an overflowing gradient skips the step and halves 
   CHECK(scaler.clean_steps() == 0);
   CHECK(scaler.skipped_steps() == 1);
 
+  // The scale stays within 2^-24 .. 2^64: growth stops at the top; at the
+  // bottom an overflow is divergence, an error; a start outside is refused.
+  nn::DynamicLossScaler top({nn::kMaxLossScale, 1});
+  p.var.grad() = Tensor::from<float>({2}, {1.0f, 1.0f});
+  CHECK(top.unscale_or_skip({&p}));
+  CHECK(top.scale() == nn::kMaxLossScale);
+  nn::DynamicLossScaler bottom({nn::kMinLossScale, 3});
+  p.var.grad() = Tensor::from<float>({2}, {NAN, 1.0f});
+  CHECK(test::error_of([&] { bottom.unscale_or_skip({&p}); })
+            .starts_with("loss scaling: p.weight's gradient is not finite at a loss scale of "));
+  for (double bad : {1e-300, 1e300, double(NAN)})
+    CHECK(test::error_of([&] { nn::DynamicLossScaler s({bad, 2000}); })
+              .starts_with("loss scaling: the initial scale must be from 2^-24 to 2^64"));
+
   // Through the network: with a scale of 2^30 the gradient entering the
   // linear layer's backward, (softmax − onehot)/N · 2^30, passes fp16's
   // 65504 and becomes inf when cast; the weight gradient is not finite.
