@@ -177,6 +177,11 @@ Dataset load_fashion_mnist(const std::string& dir, bool train) {
          "). Install it with `sudo apt-get install dataset-fashion-mnist` (or run scripts/setup.sh), "
          "or set WARPNET_FASHION_MNIST to a folder holding the IDX files");
   };
+  // A folder the user named that is not there: say that, not "install the package".
+  std::error_code ec;
+  if (dir != fashion_mnist_dir() && !fs::is_directory(dir, ec))
+    fail("Fashion-MNIST: ", dir, fs::exists(dir, ec) ? " is not a folder" : ": no such folder",
+         " (--data-dir names the folder holding the IDX files, train-images-idx3-ubyte.gz and the others)");
   const std::string split = train ? "train" : "t10k";
   const std::string images = locate(split + "-images-idx3-ubyte");
   const std::string labels = locate(split + "-labels-idx1-ubyte");

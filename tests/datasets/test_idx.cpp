@@ -160,6 +160,11 @@ TEST_CASE("idx: missing files say which and how to get them") {
   const std::string fm = error_of([&] { load_fashion_mnist(empty.string(), true); });
   CHECK(fm.find((empty / "train-images-idx3-ubyte.gz").string()) != std::string::npos);
   CHECK(fm.find("sudo apt-get install dataset-fashion-mnist") != std::string::npos);
+  // A folder the user named that does not exist is what the message says.
+  const std::string nowhere = (scratch_dir() / "no_such_folder").string();
+  CHECK(error_of([&] { load_fashion_mnist(nowhere, true); }) ==
+        "Fashion-MNIST: " + nowhere + ": no such folder (--data-dir names the folder holding the IDX files, "
+        "train-images-idx3-ubyte.gz and the others)");
 }
 
 TEST_CASE("idx: Fashion-MNIST layout, uncompressed names and the directory variable") {
