@@ -14,6 +14,7 @@
 #include "simt/stacks.hpp"
 #include "simt/stepper.hpp"
 #include "simt/symbols.hpp"
+#include "simt/watchdog.hpp"
 
 namespace warpnet::simt {
 
@@ -48,7 +49,8 @@ Block::Block(const KernelCall& call, const LaunchShape& shape, const std::string
       kernel_name_(kernel_name),
       stacks_(stacks),
       dynamic_shared_(dynamic_shared),
-      sink_(sink) {
+      sink_(sink),
+      switches_(watchdog::switches_of_this_thread()) {
   const dim3 b = shape.block;
   const unsigned n = b.x * b.y * b.z;
   lanes_.resize(n);
@@ -176,6 +178,7 @@ void Block::enter_from_scheduler(Lane& lane) {
 }
 
 void Block::resume(Lane& lane) {
+  switches_.fetch_add(1, std::memory_order_relaxed);
   enter_from_scheduler(lane);
   current_lane = nullptr;
   if (error_) std::rethrow_exception(error_);
@@ -203,6 +206,7 @@ void Block::switch_away(Lane& lane, Lane* next) {
     Lane& lane;
     ~FinishSwitch() { asan_finish_switch(lane.asan_fake_stack, nullptr, nullptr); }
   } finish{lane};
+  switches_.fetch_add(1, std::memory_order_relaxed);
   current_lane = next;
   resumer_ = &lane.fiber;
   ctx::fiber back = std::move(next ? next->fiber : scheduler_).resume();

@@ -3,6 +3,7 @@
 // here is shared between threads: that is what makes __shared__ thread_local.
 #pragma once
 #include <array>
+#include <atomic>
 #include <boost/context/fiber.hpp>
 #include <cstdint>
 #include <exception>
@@ -180,6 +181,9 @@ class Block {
   int barrier_result_ = 0;  // what the last released barrier returns
   std::exception_ptr error_;    // thrown inside a fiber, rethrown by run()
   TraceSink& sink_;
+  // This worker thread's count of thread switches, which the watchdog reads
+  // (a launch that makes none for a long time is stuck: watchdog.hpp).
+  std::atomic<uint64_t>& switches_;
   std::unique_ptr<Checker> checker_;
   HopperUnits hopper_;  // mbarriers, TMA copies, wgmma queues (hopper.hpp)
 };

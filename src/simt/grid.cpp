@@ -6,6 +6,7 @@
 #include <cstdlib>
 #include <functional>
 #include <mutex>
+#include <optional>
 #include <thread>
 
 #include "simt/block.hpp"
@@ -14,6 +15,7 @@
 #include "simt/stepper.hpp"
 #include "simt/symbols.hpp"
 #include "simt/trace.hpp"
+#include "simt/watchdog.hpp"
 
 namespace warpnet::simt {
 
@@ -124,6 +126,9 @@ void run(const KernelCall& call, const LaunchShape& shape) {
   // mode. An abandoned one's launch stops before its next block (Stepper::abandon).
   Stepper* stepper = active_stepper();
   if (stepper) stepper->launch_begun();
+  // Not a stepped launch: its pauses are the user's.
+  std::optional<watchdog::LaunchWatch> watch;
+  if (!stepper) watch.emplace(name);
   const unsigned threads = stepper ? 1 : std::min<uint64_t>(unsigned(workers()), blocks);
   std::atomic<uint64_t> next{0};
   std::atomic<bool> failed{false};

@@ -2,6 +2,13 @@
 // block and thread — never a hang.
 #include <doctest/doctest.h>
 
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <array>
+#include <cstdio>
+#include <string>
+
 #include "tests/simt/device_buffer.hpp"
 #include "kernels/examples/bugs/divergent_barrier.cu"
 
@@ -50,6 +57,19 @@ __global__ void vote_after_exit(unsigned* out, int n) {
   const int all_live = __all_sync(0xffffffffu, i < n);
   __syncwarp();
   out[i] = all_live ? even : 0;
+}
+
+// Thread 0 waits for a flag that thread 32, another warp, sets: on a GPU
+// since Volta the other warp runs and the wait ends; the emulator runs
+// thread 0 until it blocks, which it never does.
+__global__ void spin_on_flag(int* out) {
+  __shared__ volatile int flag;
+  if (threadIdx.x == 32) flag = 1;
+  if (threadIdx.x == 0) {
+    while (flag == 0) {
+    }
+    out[0] = 1;
+  }
 }
 
 cudaError_t code_of(const LaunchError& e) { return e.code(); }
@@ -103,4 +123,30 @@ TEST_CASE("exited lanes named in a mask take no part: a ballot, an all and a __s
     INFO("lane ", i);
     CHECK(got[size_t(i)] == (i < 20 ? 0x55555u : 7u));  // the even lanes below 20; exited lanes wrote nothing
   }
+}
+
+// Run only by the next test, in a process of its own: it never returns.
+TEST_CASE("spin-wait child: a launch that never yields" * doctest::skip()) {
+  DeviceBuffer<int> out(1);
+  warpnet::simt::launch(spin_on_flag, dim3(1), dim3(64), 0, out.get());
+  FAIL("the spinning launch returned");
+}
+
+TEST_CASE("a spin-wait ends the process after WARPNET_SIMT_HANG_TIMEOUT, naming the kernel, instead of hanging") {
+  // The test binary runs the child case above with a 1 s watchdog (and
+  // `timeout` in case the watchdog fails: then the status is 137, not 124).
+  const std::string command =
+      "WARPNET_SIMT_HANG_TIMEOUT=1 timeout -s KILL 60 /proc/" + std::to_string(::getpid()) +
+      "/exe --no-skip -tc='spin-wait child*' 2>&1";
+  FILE* child = ::popen(command.c_str(), "r");
+  REQUIRE(child);
+  std::string output;
+  std::array<char, 512> chunk{};
+  while (std::fgets(chunk.data(), int(chunk.size()), child)) output += chunk.data();
+  const int status = ::pclose(child);
+  INFO(output);
+  REQUIRE(WIFEXITED(status));
+  CHECK(WEXITSTATUS(status) == 124);
+  CHECK(output.find("spin_on_flag: no thread has switched") != std::string::npos);
+  CHECK(output.find("spin-wait") != std::string::npos);
 }

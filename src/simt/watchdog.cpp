@@ -1,0 +1,133 @@
+#include "simt/watchdog.hpp"
+
+#include <chrono>
+#include <cstdio>
+#include <cstdlib>
+#include <memory>
+#include <mutex>
+#include <thread>
+#include <vector>
+
+namespace warpnet::simt::watchdog {
+
+namespace {
+
+struct alignas(64) Counter {
+  std::atomic<uint64_t> switches{0};
+};
+
+// Never destroyed: the watchdog thread may read it while the process exits.
+struct State {
+  std::mutex mutex;
+  std::vector<Counter*> live;  // the counters of the threads that exist
+  uint64_t retired = 0;        // the counts of threads that ended
+  int in_flight = 0;           // launches
+  std::string kernel;          // the latest launch's
+};
+State& state() {
+  static State* s = new State;
+  return *s;
+}
+
+uint64_t total_switches(State& s) {
+  uint64_t total = s.retired;
+  for (const Counter* c : s.live) total += c->switches.load(std::memory_order_relaxed);
+  return total;
+}
+
+// Worker threads come and go with launches: each registers its counter on
+// first use and folds it into `retired` when it ends.
+struct Registered {
+  Counter* counter = new Counter;
+  Registered() {
+    std::lock_guard lock(state().mutex);
+    state().live.push_back(counter);
+  }
+  ~Registered() {
+    State& s = state();
+    std::lock_guard lock(s.mutex);
+    s.retired += counter->switches.load(std::memory_order_relaxed);
+    std::erase(s.live, counter);
+    delete counter;
+  }
+};
+
+[[noreturn]] void stop(const std::string& kernel, double seconds) {
+  std::fprintf(stderr,
+               "\nwarpnet emulator: kernel %s: no thread has switched (reached a barrier, a warp collective or its "
+               "end) for %.0f s. Is a thread waiting in a loop for memory another thread writes (a spin-wait)? "
+               "The emulator runs one thread at a time until it blocks and never preempts it, so that wait never "
+               "ends here, where a GPU since Volta schedules the writer. Stopping the process "
+               "(WARPNET_SIMT_HANG_TIMEOUT=<seconds> waits longer, 0 for ever).\n",
+               kernel.c_str(), seconds);
+  std::fflush(stderr);
+  std::_Exit(124);
+}
+
+void watch(double timeout) {
+  State& s = state();
+  uint64_t last = 0;
+  auto last_change = std::chrono::steady_clock::now();
+  for (;;) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(250));
+    std::string kernel;
+    bool running = false;
+    uint64_t now_switches = 0;
+    {
+      std::lock_guard lock(s.mutex);
+      running = s.in_flight > 0;
+      now_switches = total_switches(s);
+      kernel = s.kernel;
+    }
+    const auto now = std::chrono::steady_clock::now();
+    if (!running || now_switches != last) {
+      last = now_switches;
+      last_change = now;
+      continue;
+    }
+    if (std::chrono::duration<double>(now - last_change).count() >= timeout) stop(kernel, timeout);
+  }
+}
+
+}  // namespace
+
+double timeout_seconds() {
+  static const double seconds = [] {
+    const char* env = std::getenv("WARPNET_SIMT_HANG_TIMEOUT");
+    if (!env || !*env) return 60.0;
+    char* end = nullptr;
+    const double v = std::strtod(env, &end);
+    if (end == env || *end || !(v >= 0)) {
+      std::fprintf(stderr, "warpnet emulator: WARPNET_SIMT_HANG_TIMEOUT=%s is not a number of seconds; using 60\n",
+                   env);
+      return 60.0;
+    }
+    return v;
+  }();
+  return seconds;
+}
+
+std::atomic<uint64_t>& switches_of_this_thread() {
+  thread_local Registered registered;
+  return registered.counter->switches;
+}
+
+LaunchWatch::LaunchWatch(const std::string& kernel) {
+  const double timeout = timeout_seconds();
+  if (timeout > 0) {
+    static std::once_flag started;
+    std::call_once(started, [timeout] { std::thread(watch, timeout).detach(); });
+  }
+  State& s = state();
+  std::lock_guard lock(s.mutex);
+  ++s.in_flight;
+  s.kernel = kernel;
+}
+
+LaunchWatch::~LaunchWatch() {
+  State& s = state();
+  std::lock_guard lock(s.mutex);
+  --s.in_flight;
+}
+
+}  // namespace warpnet::simt::watchdog
