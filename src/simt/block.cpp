@@ -127,6 +127,7 @@ void Block::start_lanes() {
                               }
                               lane.state = LaneState::done;
                               ++done_;
+                              count_switch();  // an end is progress too (the watchdog's)
                               // An error goes straight to the scheduler, which rethrows it.
                               Lane* next = error_ || tearing_down_ ? nullptr : next_ready(lane);
                               if (next)
@@ -178,7 +179,7 @@ void Block::enter_from_scheduler(Lane& lane) {
 }
 
 void Block::resume(Lane& lane) {
-  switches_.fetch_add(1, std::memory_order_relaxed);
+  count_switch();
   enter_from_scheduler(lane);
   current_lane = nullptr;
   if (error_) std::rethrow_exception(error_);
@@ -206,7 +207,7 @@ void Block::switch_away(Lane& lane, Lane* next) {
     Lane& lane;
     ~FinishSwitch() { asan_finish_switch(lane.asan_fake_stack, nullptr, nullptr); }
   } finish{lane};
-  switches_.fetch_add(1, std::memory_order_relaxed);
+  count_switch();
   current_lane = next;
   resumer_ = &lane.fiber;
   ctx::fiber back = std::move(next ? next->fiber : scheduler_).resume();

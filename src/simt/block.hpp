@@ -181,9 +181,11 @@ class Block {
   int barrier_result_ = 0;  // what the last released barrier returns
   std::exception_ptr error_;    // thrown inside a fiber, rethrown by run()
   TraceSink& sink_;
-  // This worker thread's count of thread switches, which the watchdog reads
-  // (a launch that makes none for a long time is stuck: watchdog.hpp).
+  // This worker thread's count of thread switches and ends, which the
+  // watchdog reads (a launch that makes none for a long time is stuck:
+  // watchdog.hpp). This thread alone writes it: no locked add.
   std::atomic<uint64_t>& switches_;
+  void count_switch() { switches_.store(switches_.load(std::memory_order_relaxed) + 1, std::memory_order_relaxed); }
   std::unique_ptr<Checker> checker_;
   HopperUnits hopper_;  // mbarriers, TMA copies, wgmma queues (hopper.hpp)
 };

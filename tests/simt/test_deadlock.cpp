@@ -6,8 +6,10 @@
 #include <unistd.h>
 
 #include <array>
+#include <chrono>
 #include <cstdio>
 #include <string>
+#include <vector>
 
 #include "tests/simt/device_buffer.hpp"
 #include "kernels/examples/bugs/divergent_barrier.cu"
@@ -72,6 +74,15 @@ __global__ void spin_on_flag(int* out) {
   }
 }
 
+// Each thread busy for `seconds` of wall time, with no barrier: long work
+// the watchdog must not take for a hang (emulator-only: it reads a host clock).
+__global__ void busy_threads(int* out, double seconds) {
+  const auto end = std::chrono::steady_clock::now() + std::chrono::duration<double>(seconds);
+  while (std::chrono::steady_clock::now() < end) {
+  }
+  out[threadIdx.x] = 1;
+}
+
 cudaError_t code_of(const LaunchError& e) { return e.code(); }
 
 }  // namespace
@@ -125,28 +136,54 @@ TEST_CASE("exited lanes named in a mask take no part: a ballot, an all and a __s
   }
 }
 
-// Run only by the next test, in a process of its own: it never returns.
+namespace {
+
+// A child run of one of the cases below, with a 1 s watchdog (and `timeout`
+// in case the watchdog fails to act: then the status is a kill, not 124).
+struct ChildRun {
+  int status = 0;
+  std::string output;
+};
+ChildRun run_child(const std::string& test_case) {
+  const std::string command = "WARPNET_SIMT_HANG_TIMEOUT=1 timeout -s KILL 60 /proc/" + std::to_string(::getpid()) +
+                              "/exe --no-skip -tc='" + test_case + "' 2>&1";
+  FILE* child = ::popen(command.c_str(), "r");
+  REQUIRE(child);
+  ChildRun run;
+  std::array<char, 512> chunk{};
+  while (std::fgets(chunk.data(), int(chunk.size()), child)) run.output += chunk.data();
+  run.status = ::pclose(child);
+  return run;
+}
+
+}  // namespace
+
+// Run only through run_child: it never returns. (Its flag starts at 0: a
+// fresh process's __shared__, a zero-initialized thread_local here.)
 TEST_CASE("spin-wait child: a launch that never yields" * doctest::skip()) {
   DeviceBuffer<int> out(1);
   warpnet::simt::launch(spin_on_flag, dim3(1), dim3(64), 0, out.get());
   FAIL("the spinning launch returned");
 }
 
+// Run only through run_child: 16 threads, each busy for 0.2 s with no
+// barrier, 3.2 s in all: longer than the timeout, but each end is progress.
+TEST_CASE("busy child: a launch whose threads each run long" * doctest::skip()) {
+  DeviceBuffer<int> out(16);
+  warpnet::simt::launch(busy_threads, dim3(1), dim3(16), 0, out.get(), 0.2);
+  CHECK(out.download() == std::vector<int>(16, 1));
+}
+
 TEST_CASE("a spin-wait ends the process after WARPNET_SIMT_HANG_TIMEOUT, naming the kernel, instead of hanging") {
-  // The test binary runs the child case above with a 1 s watchdog (and
-  // `timeout` in case the watchdog fails: then the status is 137, not 124).
-  const std::string command =
-      "WARPNET_SIMT_HANG_TIMEOUT=1 timeout -s KILL 60 /proc/" + std::to_string(::getpid()) +
-      "/exe --no-skip -tc='spin-wait child*' 2>&1";
-  FILE* child = ::popen(command.c_str(), "r");
-  REQUIRE(child);
-  std::string output;
-  std::array<char, 512> chunk{};
-  while (std::fgets(chunk.data(), int(chunk.size()), child)) output += chunk.data();
-  const int status = ::pclose(child);
-  INFO(output);
-  REQUIRE(WIFEXITED(status));
-  CHECK(WEXITSTATUS(status) == 124);
-  CHECK(output.find("spin_on_flag: no thread has switched") != std::string::npos);
-  CHECK(output.find("spin-wait") != std::string::npos);
+  const ChildRun spin = run_child("spin-wait child*");
+  INFO(spin.output);
+  REQUIRE(WIFEXITED(spin.status));
+  CHECK(WEXITSTATUS(spin.status) == 124);
+  CHECK(spin.output.find("spin_on_flag: no thread has switched") != std::string::npos);
+  CHECK(spin.output.find("spin-wait") != std::string::npos);
+  // Threads that each run longer than nothing, but end one after another, are not stuck.
+  const ChildRun busy = run_child("busy child*");
+  INFO(busy.output);
+  REQUIRE(WIFEXITED(busy.status));
+  CHECK(WEXITSTATUS(busy.status) == 0);
 }
