@@ -18,10 +18,17 @@ int64_t available_memory_bytes() {
   for (std::string line; std::getline(meminfo, line);)  // "MemAvailable:   12345678 kB"
     if (std::sscanf(line.c_str(), "MemAvailable: %lld kB", &kib) == 1) available = int64_t(kib) * 1024;
   // In a container the cgroup's limit binds first (cgroup v2; "max": none).
+  // Its memory.current counts the page cache, which the kernel drops under
+  // pressure: the inactive part of it is left out of what is used, as
+  // `docker stats` leaves it out.
   long long limit = 0, used = 0;
   std::ifstream max("/sys/fs/cgroup/memory.max"), current("/sys/fs/cgroup/memory.current");
   if (max >> limit && current >> used) {
-    const int64_t left = std::max<int64_t>(int64_t(limit) - int64_t(used), 0);
+    std::ifstream stat("/sys/fs/cgroup/memory.stat");
+    long long inactive_file = 0;
+    for (std::string line; std::getline(stat, line);)
+      if (std::sscanf(line.c_str(), "inactive_file %lld", &inactive_file) == 1) break;
+    const int64_t left = std::max<int64_t>(int64_t(limit) - (int64_t(used) - int64_t(inactive_file)), 0);
     available = available < 0 ? left : std::min(available, left);
   }
   // Freed blocks the heap keeps are the process's own, reused before new pages.

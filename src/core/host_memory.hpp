@@ -8,10 +8,12 @@
 
 namespace warpnet {
 
-// Memory new allocations can have without swapping: /proc/meminfo's
-// MemAvailable, bounded by the cgroup's limit in a container (cgroup v2),
-// plus the freed heap this process keeps for reuse (tensor.cpp keeps it);
-// -1 where the system does not say.
+// Memory new allocations can have without swapping (swap is not counted: a
+// tensor that would live in it is refused rather than run for hours):
+// /proc/meminfo's MemAvailable, bounded by the cgroup's limit in a container
+// (cgroup v2, its inactive page cache counted as free), plus the freed heap
+// this process keeps for reuse (tensor.cpp keeps it); -1 where the system
+// does not say.
 int64_t available_memory_bytes();
 
 // Allocations from this size up are checked (reading /proc takes

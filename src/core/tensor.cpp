@@ -68,15 +68,19 @@ void Storage::retag(MemTag tag, std::string layer) {
   MemoryTracker::instance().on_alloc(charged_, tag_, layer_);
 }
 
+int64_t storage_bytes(const Shape& shape, DType dtype) {
+  int64_t bytes = 0;
+  WN_CHECK(!__builtin_mul_overflow(shape.numel(), static_cast<int64_t>(size_of(dtype)), &bytes), "tensor: shape ",
+           shape, " of ", name_of(dtype), " needs more than 2^63 bytes");
+  return bytes;
+}
+
 Tensor Tensor::empty(const Shape& shape, DType dtype, Device device) {
   for (int64_t d : shape) WN_CHECK(d >= 0, "tensor: negative extent in shape ", shape);
   Tensor t;
   const MemContext& ctx = current_mem_context();
-  int64_t bytes = 0;
-  WN_CHECK(!__builtin_mul_overflow(shape.numel(), static_cast<int64_t>(size_of(dtype)), &bytes), "tensor: shape ",
-           shape, " of ", name_of(dtype), " needs more than 2^63 bytes");
   const int64_t charged = dtype == DType::f32 ? shape.numel() * ctx.f32_bytes : -1;
-  t.storage_ = std::make_shared<Storage>(bytes, device, ctx.tag, ctx.layer, charged);
+  t.storage_ = std::make_shared<Storage>(storage_bytes(shape, dtype), device, ctx.tag, ctx.layer, charged);
   t.shape_ = shape;
   t.strides_ = contiguous_strides(shape);
   t.dtype_ = dtype;

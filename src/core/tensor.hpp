@@ -46,6 +46,10 @@ class Storage {
   std::string layer_;
 };
 
+// The bytes a tensor of `shape` and `dtype` holds; an Error when they pass
+// 2^63 (sizes a user or a file gives can multiply past int64: never wrapped).
+int64_t storage_bytes(const Shape& shape, DType dtype);
+
 class Tensor {
  public:
   Tensor() = default;  // an undefined tensor: defined() is false

@@ -144,11 +144,12 @@ Checkpoint load_checkpoint(const std::string& path) {
     }
     const uint64_t nbytes = in.get<uint64_t>("data size");
     Shape shape(dims);
-    int64_t numel = 1, expected = 0;  // a forged shape's product must not wrap to the bytes claimed
-    for (int64_t d : dims)
-      if (__builtin_mul_overflow(numel, d, &numel)) fail(path, ": tensor '", name, "' of shape ", shape, " is too large");
-    if (__builtin_mul_overflow(numel, static_cast<int64_t>(size_of(dtype)), &expected))
-      fail(path, ": tensor '", name, "' of shape ", shape, " is too large");
+    int64_t expected = 0;  // a forged shape's product must not wrap to the bytes claimed
+    try {
+      expected = storage_bytes(shape, dtype);
+    } catch (const Error& e) {
+      fail(path, ": tensor '", name, "': ", e.what());
+    }
     if (nbytes != static_cast<uint64_t>(expected))
       fail(path, ": tensor '", name, "' of shape ", shape, " claims ", nbytes, " bytes");
     const char* data = in.take(nbytes, "tensor data");

@@ -29,7 +29,9 @@ struct Checkpoint {
   int64_t steps = 0;      // optimizer steps taken
   uint64_t seed = 0;
   std::string data;  // the training set, "spirals[:600], 600 examples"; empty in version 1 files
-  std::map<std::string, Tensor> tensors;  // "param/<name>", "optim/<name>/<slot>"
+  // "param/<name>", "optim/<name>/<slot>"; the trainer adds "train/<setting>"
+  // (nn/trainer.cpp) and "precision/..." (nn/precision_state.hpp).
+  std::map<std::string, Tensor> tensors;
 };
 
 void save_checkpoint(const std::string& path, const Checkpoint& checkpoint);

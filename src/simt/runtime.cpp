@@ -182,6 +182,8 @@ constexpr size_t kRedZone = 1024;
 cudaError_t allocate_device(void** ptr, size_t bytes, const char* call) {
   // The emulator's device memory is host memory: refused here, not killed
   // by the kernel's OOM killer when the poisoning below touches it.
+  if (bytes > size_t(INT64_MAX) - kRedZone)
+    return fail_with(cudaErrorMemoryAllocation, cat(call, ": cannot allocate ", bytes, " bytes (more than 2^63)"));
   if (const std::string why = host_allocation_refusal(int64_t(bytes)); !why.empty())
     return fail_with(cudaErrorMemoryAllocation, cat(call, ": cannot allocate ", bytes, " bytes (",
                                                     format_bytes(int64_t(bytes)), "): ", why,

@@ -36,6 +36,30 @@ std::vector<float> weights_of(nn::Module& model) {
   return w;
 }
 
+// Checkpoint files made by hand, for the layouts and faults no writer makes.
+struct RawBody {
+  std::string bytes;
+  template <class T>
+  void put(const T& value) {
+    bytes.append(reinterpret_cast<const char*>(&value), sizeof value);
+  }
+  void put_str(const std::string& s) {
+    put(static_cast<uint32_t>(s.size()));
+    bytes += s;
+  }
+};
+// The header (magic, version, body size, CRC-32) and the body.
+std::string raw_checkpoint(uint32_t version, const RawBody& body) {
+  std::string file = "WARPNETC";
+  const uint32_t crc =
+      static_cast<uint32_t>(crc32(0L, reinterpret_cast<const Bytef*>(body.bytes.data()), uInt(body.bytes.size())));
+  const uint64_t body_bytes = body.bytes.size();
+  file.append(reinterpret_cast<const char*>(&version), 4);
+  file.append(reinterpret_cast<const char*>(&body_bytes), 8);
+  file.append(reinterpret_cast<const char*>(&crc), 4);
+  return file + body.bytes;
+}
+
 std::string fresh_path(const std::string& name) {
   auto path = test::scratch_dir() / name;
   std::filesystem::remove(path);
@@ -179,31 +203,37 @@ TEST_CASE("resuming names the checkpoint when the run differs from the one that 
   REQUIRE(slower.changed_on_resume().size() == 1);
   CHECK(slower.changed_on_resume()[0] == "--lr 0.001 (the checkpoint's run: 0.01)");
   CHECK(nn::Trainer(small_run(path, 2), train, data::Dataset{}).changed_on_resume().empty());
+
+  // SGD's momentum and weight decay are recorded too (Adam takes neither).
+  const std::string sgd_path = fresh_path("sgd_settings.ckpt");
+  nn::TrainOptions with_sgd = small_run(sgd_path, 1);
+  with_sgd.optimizer = "sgd";
+  with_sgd.momentum = 0.8;
+  with_sgd.weight_decay = 0.01;
+  nn::Trainer(with_sgd, train, data::Dataset{}).run();
+  const nn::Checkpoint ck = nn::load_checkpoint(sgd_path);
+  const auto setting = [&](const std::string& name) { return ck.tensors.at("train/" + name).item(0); };
+  CHECK(setting("batch-size") == 16);
+  CHECK(setting("lr") == 0.01);
+  CHECK(setting("momentum") == 0.8);
+  CHECK(setting("weight-decay") == 0.01);
+  with_sgd.epochs = 2;
+  with_sgd.weight_decay = 0;
+  const nn::Trainer resumed(with_sgd, train, data::Dataset{});
+  REQUIRE(resumed.changed_on_resume().size() == 1);
+  CHECK(resumed.changed_on_resume()[0] == "--weight-decay 0 (the checkpoint's run: 0.01)");
 }
 
 TEST_CASE("a version 1 checkpoint, which records no data set, still loads") {
-  std::string body;
-  const auto put = [&body](const auto& value) { body.append(reinterpret_cast<const char*>(&value), sizeof value); };
-  const auto put_str = [&](const std::string& s) {
-    put(static_cast<uint32_t>(s.size()));
-    body += s;
-  };
-  put_str("mlp");
-  put_str("");
-  put(int64_t{2});   // epoch
-  put(int64_t{26});  // steps
-  put(uint64_t{9});  // seed
-  put(uint32_t{0});  // no tensors
-  std::string file = "WARPNETC";
-  const uint32_t version = 1, crc = static_cast<uint32_t>(
-                                      crc32(0L, reinterpret_cast<const Bytef*>(body.data()), uInt(body.size())));
-  const uint64_t body_bytes = body.size();
-  file.append(reinterpret_cast<const char*>(&version), 4);
-  file.append(reinterpret_cast<const char*>(&body_bytes), 8);
-  file.append(reinterpret_cast<const char*>(&crc), 4);
-  file += body;
+  RawBody body;
+  body.put_str("mlp");
+  body.put_str("");
+  body.put(int64_t{2});   // epoch
+  body.put(int64_t{26});  // steps
+  body.put(uint64_t{9});  // seed
+  body.put(uint32_t{0});  // no tensors
   const std::string path = fresh_path("version1.ckpt");
-  write_file_atomically(path, file);
+  write_file_atomically(path, raw_checkpoint(1, body));
   const nn::Checkpoint ck = nn::load_checkpoint(path);
   CHECK(ck.model == "mlp");
   CHECK(ck.epoch == 2);
@@ -232,34 +262,21 @@ TEST_CASE("a checkpoint at --epochs resumes to nothing to train, and its model i
 
 TEST_CASE("a forged tensor whose element count times its width wraps to the bytes it claims is refused") {
   // 2^62 floats are 2^64 bytes: as a 64-bit product, 0, the bytes this file claims.
-  std::string body;
-  const auto put = [&body](const auto& value) { body.append(reinterpret_cast<const char*>(&value), sizeof value); };
-  const auto put_str = [&](const std::string& s) {
-    put(static_cast<uint32_t>(s.size()));
-    body += s;
-  };
-  put_str("mlp");
-  put_str("");
-  put(int64_t{1});  // epoch
-  put(int64_t{1});  // steps
-  put(uint64_t{9});  // seed
-  put_str("");       // data set (version 2)
-  put(uint32_t{1});  // one tensor
-  put_str("param/fc1.weight");
-  put(static_cast<uint8_t>(DType::f32));
-  put(uint32_t{1});             // rank
-  put(int64_t{1} << 62);        // its one dimension
-  put(uint64_t{0});             // bytes
-  std::string file = "WARPNETC";
-  const uint32_t version = 2, crc = static_cast<uint32_t>(
-                                      crc32(0L, reinterpret_cast<const Bytef*>(body.data()), uInt(body.size())));
-  const uint64_t body_bytes = body.size();
-  file.append(reinterpret_cast<const char*>(&version), 4);
-  file.append(reinterpret_cast<const char*>(&body_bytes), 8);
-  file.append(reinterpret_cast<const char*>(&crc), 4);
-  file += body;
+  RawBody body;
+  body.put_str("mlp");
+  body.put_str("");
+  body.put(int64_t{1});   // epoch
+  body.put(int64_t{1});   // steps
+  body.put(uint64_t{9});  // seed
+  body.put_str("");       // data set (version 2)
+  body.put(uint32_t{1});  // one tensor
+  body.put_str("param/fc1.weight");
+  body.put(static_cast<uint8_t>(DType::f32));
+  body.put(uint32_t{1});       // rank
+  body.put(int64_t{1} << 62);  // its one dimension
+  body.put(uint64_t{0});       // bytes
   const std::string path = fresh_path("wrapped.ckpt");
-  write_file_atomically(path, file);
+  write_file_atomically(path, raw_checkpoint(2, body));
   CHECK(test::error_of([&] { nn::load_checkpoint(path); }) ==
-        path + ": tensor 'param/fc1.weight' of shape (4611686018427387904) is too large");
+        path + ": tensor 'param/fc1.weight': tensor: shape (4611686018427387904) of f32 needs more than 2^63 bytes");
 }
