@@ -75,8 +75,7 @@ class GemmOperands {
   Tensor a_or(const Tensor& a) const { return a_.defined() ? a_ : cast(a, Operand::input, false); }
   Tensor b_or(const Tensor& b) const { return b_.defined() ? b_ : cast(b, Operand::weight, false); }
   Tensor grad_output(const Tensor& dy) const { return cast(dy, Operand::grad_output, true); }
-  // A gradient the backward GEMM wrote, as it writes it (as_written).
-  Tensor written(Tensor g) const { return as_written(std::move(g), policy_); }
+  const MixedPrecision* policy() const { return policy_; }
 
  private:
   Tensor cast(const Tensor& t, Operand o, bool training) const {
@@ -99,8 +98,8 @@ Var matmul(const Var& a, const Var& b, bool trans_a, bool trans_b) {
       if (!y.grad().defined()) return;
       cpu::MatmulGrads g = dispatch::matmul_backward(in.a_or(a.value()), in.b_or(b.value()), in.grad_output(y.grad()),
                                                      trans_a, trans_b, a.requires_grad(), b.requires_grad());
-      if (g.da.defined()) a.accumulate(in.written(g.da));
-      if (g.db.defined()) b.accumulate(in.written(g.db));
+      if (g.da.defined()) a.accumulate(as_written(g.da, in.policy()));
+      if (g.db.defined()) b.accumulate(as_written(g.db, in.policy()));
     });
   }
   return y;
@@ -121,9 +120,9 @@ Var linear(const Var& x, const Var& w, const Var& b) {
       const Tensor dy = in.grad_output(y.grad());
       cpu::MatmulGrads g = dispatch::matmul_backward(in.a_or(x.value()), in.b_or(w.value()), dy, false, true,
                                                      x.requires_grad(), w.requires_grad());
-      if (g.da.defined()) x.accumulate(in.written(g.da));
-      if (g.db.defined()) w.accumulate(in.written(g.db));
-      if (b.requires_grad()) b.accumulate(in.written(dispatch::bias_add_backward(dy)));
+      if (g.da.defined()) x.accumulate(as_written(g.da, in.policy()));
+      if (g.db.defined()) w.accumulate(as_written(g.db, in.policy()));
+      if (b.requires_grad()) b.accumulate(as_written(dispatch::bias_add_backward(dy), in.policy()));
     });
   }
   return y;
@@ -137,7 +136,8 @@ Var bias_add(const Var& x, const Var& b) {
     record([x, b, y, policy = MixedPrecision::active()]() mutable {
       if (!y.grad().defined()) return;
       if (b.requires_grad()) b.accumulate(as_written(dispatch::bias_add_backward(y.grad()), policy));
-      // dx = dy: hand over the tensor; y's gradient is consumed already.
+      // dx = dy: hand over the tensor (passed through, not written by a
+      // kernel: nothing to round); y's gradient is consumed already.
       x.accumulate(y.grad());
     });
   }
@@ -171,9 +171,9 @@ Var conv2d(const Var& x, const Var& w, const Var& b, const cpu::Conv2dParams& p)
       // The first layer's input (the images) needs no gradient: skip dx.
       cpu::Conv2dGrads g = dispatch::conv2d_backward(in.a_or(x.value()), in.b_or(w.value()), in.grad_output(y.grad()),
                                                      p, b.defined(), x.requires_grad());
-      if (g.dx.defined()) x.accumulate(in.written(g.dx));
-      w.accumulate(in.written(g.dw));
-      if (b.defined()) b.accumulate(in.written(g.db));
+      if (g.dx.defined()) x.accumulate(as_written(g.dx, in.policy()));
+      w.accumulate(as_written(g.dw, in.policy()));
+      if (b.defined()) b.accumulate(as_written(g.db, in.policy()));
     });
   }
   return y;

@@ -103,10 +103,12 @@ const DelayedScale& Fp8Scales::of(Operand o) const { return const_cast<Fp8Scales
 float amax_of(const Tensor& x) {
   const Tensor c = x.contiguous();
   const float* p = values_of(c, "amax");
-  const int64_t n = c.numel();
-  for (int64_t i = 0; i < n; ++i)
+  float m = 0;
+  for (int64_t i = 0; i < c.numel(); ++i) {
     if (!std::isfinite(p[i])) return INFINITY;
-  return numeric::amax({p, static_cast<size_t>(n)});
+    m = std::max(m, std::fabs(p[i]));
+  }
+  return m;
 }
 
 Tensor round_to_format(const Tensor& x, const numeric::Format& format) {

@@ -27,7 +27,8 @@ nlohmann::json report_precision(const nn::Trainer& trainer, ag::Precision precis
   const ag::MixedPrecision* policy = trainer.precision_policy();
   if (policy && precision == ag::Precision::fp8) {
     if (print)
-      std::printf("fp8 delayed scaling (amax over the last %zu steps, scale = max_finite / (amax · 2^margin)):\n"
+      std::printf("fp8 delayed scaling (amax over the last %zu steps, scale = max_finite / (amax · 2^margin), kept "
+                  "when that amax is 0 or not finite):\n"
                   "  %-8s %-12s %-5s %12s %12s\n",
                   policy->fp8_scales().empty() ? size_t(0)
                                                : policy->fp8_scales().begin()->second.input.history().size(),

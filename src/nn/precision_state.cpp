@@ -47,6 +47,9 @@ void restore_precision_state(const Checkpoint& ck, const std::string& path, ag::
     scaler->restore(v[0], static_cast<int64_t>(v[1]), static_cast<int64_t>(v[2]));
   }
   if (!policy) return;
+  for (const auto& [key, t] : ck.tensors)  // a scale belongs to a history
+    WN_CHECK(!key.starts_with(kFp8Scale) || ck.tensors.count(kFp8 + key.substr(kFp8Scale.size())), path,
+             ": fp8 scale '", key, "' without its amax history");
   for (const auto& [key, t] : ck.tensors) {
     if (!key.starts_with(kFp8)) continue;
     const std::string rest = key.substr(kFp8.size());  // <layer>/<operand>

@@ -9,7 +9,6 @@
 
 #include "autograd/precision.hpp"
 #include "datasets/dataset.hpp"
-#include "nn/checkpoint.hpp"
 #include "nn/data_parallel.hpp"
 #include "nn/graphed_step.hpp"
 #include "nn/loss_scaler.hpp"
@@ -17,6 +16,8 @@
 #include "nn/optim.hpp"
 
 namespace warpnet::nn {
+
+struct Checkpoint;
 
 struct TrainOptions {
   std::string model = "lenet5";

@@ -18,6 +18,7 @@
 #include "autograd/rounding_table.hpp"
 #include "cpu/ops.hpp"
 #include "datasets/synthetic.hpp"
+#include "nn/checkpoint.hpp"
 #include "nn/loss_scaler.hpp"
 #include "nn/trainer.hpp"
 #include "numeric/convert.hpp"
