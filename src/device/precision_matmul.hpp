@@ -99,15 +99,19 @@ Errors measure(const Tensor& c, const Quantized& q, const Operands& x);
 
 // Whether c is the product of the STORED inputs (q.a·q.b, before the scales
 // are divided out), element by element: each within the bound of fp32 sums,
-// (K+1)·2^-24/(1-(K+1)·2^-24) · Σ_k |qa_ik|·|qb_kj| (products of stored
-// values are exact in fp32; the +1 covers fp32 inputs' rounded products),
-// times `widening` for a kernel whose sums keep fewer bits
-// (Kernel::accumulation_widening). The float64 product is taken at 4096
+// γ·Σ_k |qa_ik|·|qb_kj| with γ = nu/(1-nu), nu = w·(K+1)·2^-23 (products of
+// stored values are exact in fp32; the +1 covers fp32 inputs' rounded
+// products; 2^-23 allows adds that truncate, as tensor cores' may; w the
+// kernel's `widening` when its sums keep fewer bits, Kernel::
+// accumulation_widening), plus the result's own rounding to fp32. Where nu
+// reaches 1 there is no bound, and nothing is checked (`unchecked`). The
+// float64 product is taken at 4096
 // elements spread over C (every element of a smaller C) and its last one,
 // so a check costs 4096·K multiply-adds at any size. measure's errors are
 // against the original inputs, dominated by rounding them: this is the
 // check that the kernel multiplied what it was given.
 struct ProductCheck {
+  bool unchecked = false;  // no bound at this K for this accumulator
   int64_t checked = 0, wrong = 0;
   std::string first;  // the first wrong element: "C[i,j] = got, want w (bound b)"
 };

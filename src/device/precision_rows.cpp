@@ -54,6 +54,8 @@ void finish(Row& r, double ms, const Tensor& c, const Quantized& q, const Operan
   const Errors e = measure(c, q, x);
   r.rel_frobenius = e.rel_frobenius, r.max_ulps = e.max_ulps;
   const ProductCheck check = check_product(c, q, x, widening);
+  if (check.unchecked) r.note += cat(r.note.empty() ? "" : "; ", "not checked: no error bound for sums that keep "
+                                     "fewer bits over K = ", x.K);
   if (check.wrong == 0) return;
   // Not the product of its inputs: its time is no figure, and no ratio uses it.
   r.ok = false;

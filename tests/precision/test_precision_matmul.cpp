@@ -249,16 +249,20 @@ TEST_CASE("check_product: C of the stored inputs passes in every format; an elem
     CHECK(ok.checked == 4097);
     CHECK(ok.wrong == 0);
     // The last element, which only the added sample reaches, off by a tenth
-    // of its magnitude sum (far past (K+1)·2^-24 of it).
+    // of its magnitude sum (far past γ = 301·2^-23 of it).
     const Tensor mags = stored_abs_products(q);
     const int64_t last = c.numel() - 1;
     c.data<float>()[last] += float(0.1 * mags.data<double>()[last]);
     const precision::ProductCheck off = precision::check_product(c, q, x);
     CHECK(off.wrong == 1);
     CHECK(off.first.starts_with("C[69,89] = "));
-    // The same error passes a kernel allowed 2^10 times the bound only when
-    // it is within that: 0.1 is over 300·2^-24·2^10 = 0.018, so it still fails.
+    // A kernel allowed 2^10 times the bound (a 14-bit accumulator) still
+    // fails it: nu = 2^10·301·2^-23 = 0.037, γ = 0.038, under 0.1.
     CHECK(precision::check_product(c, q, x, 1024).wrong == 1);
+    // Where nu reaches 1 no bound exists: nothing is checked, and it says so.
+    const precision::ProductCheck none = precision::check_product(c, q, x, 1 << 20);
+    CHECK(none.unchecked);
+    CHECK(none.checked == 0);
     c.data<float>()[0] = NAN;
     CHECK(precision::check_product(c, q, x).wrong == 2);
   }
