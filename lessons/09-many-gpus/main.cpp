@@ -315,6 +315,18 @@ void part6_measured() {
       std::printf("  over %zu runs in a row: within 25%% at all %d sizes in %d runs, at %d or more in every run "
                   "(worst %.0f%%)\n",
                   j["repeats"].size(), sizes, all, fewest, 100 * worst);
+      // Each size predicted by the model calibrated without its own pieces:
+      // sizes it never saw (recorded from 2026-12-02 on).
+      int held_least = sizes, held_most = -1;
+      for (const nlohmann::json& run : j["repeats"]) {
+        if (!run.contains("held_out_within_25_percent") || !run["held_out_within_25_percent"].is_number()) continue;
+        held_least = std::min(held_least, run["held_out_within_25_percent"].get<int>());
+        held_most = std::max(held_most, run["held_out_within_25_percent"].get<int>());
+      }
+      if (held_most >= 0)
+        std::printf("  each size predicted with its own pieces left out (a size the model never saw): within 25%% "
+                    "at %d to %d of %d sizes\n",
+                    held_least, held_most, sizes);
     }
   }
   if (!allreduce) std::printf("  (no all-reduce record)\n");

@@ -319,7 +319,7 @@ json bench_allreduce(const AllreduceSettings& s) {
               "  %10s %11s | %11s %8s %-24s | %11s %8s | %11s %8s\n",
               "bytes", "measured us", "predicted", "error", "regime", "left out us", "error", "1 line us", "error");
   json table = json::array();
-  int within = 0, within_line = 0, within_held_out = 0;
+  int within = 0, within_line = 0, within_held_out = 0, held_out_no_line = 0;
   double worst = 0, worst_line = 0, worst_held_out = 0;
   const double l2_bytes_total = caches.l2_bytes * dist::local_size();
   for (const Measured& m : rows) {
@@ -356,7 +356,7 @@ json bench_allreduce(const AllreduceSettings& s) {
         row["held_out_predicted_s"] = *h;
         row["held_out_error"] = he;
       } else {
-        worst_held_out = INFINITY;
+        ++held_out_no_line;
         held_out = "no line";
         row["held_out_predicted_s"] = nullptr;
       }
@@ -370,8 +370,9 @@ json bench_allreduce(const AllreduceSettings& s) {
   if (model) {
     std::printf("\n  predicted from the pieces: within 25%% of the measured time at %d of %d sizes (worst %.0f%%)\n",
                 within, sizes, 100 * worst);
-    std::printf("  predicted with the size's own pieces left out: within 25%% at %d of %d (worst %s)\n",
-                within_held_out, sizes, std::isfinite(worst_held_out) ? percent(worst_held_out).c_str() : "no line");
+    std::printf("  predicted with the size's own pieces left out: within 25%% at %d of %d (worst %.0f%%; %d with no "
+                "line left to predict them)\n",
+                within_held_out, sizes, 100 * worst_held_out, held_out_no_line);
   }
   std::printf("  one alpha-beta line fitted to these very times: within 25%% at %d of %d (worst %.0f%%)\n",
               within_line, sizes, 100 * worst_line);
@@ -382,7 +383,8 @@ json bench_allreduce(const AllreduceSettings& s) {
     record["model"]["within_25_percent"] = within;
     record["model"]["worst_error"] = worst;
     record["model"]["held_out_within_25_percent"] = within_held_out;
-    record["model"]["held_out_worst_error"] = std::isfinite(worst_held_out) ? json(worst_held_out) : json();
+    record["model"]["held_out_worst_error"] = worst_held_out;  // over the sizes it predicted
+    record["model"]["held_out_no_line"] = held_out_no_line;
   }
   if (!nccl_rows.is_null()) record["nccl_rows"] = nccl_rows;
   record["predictions"] = predictions(s);
