@@ -15,6 +15,7 @@
 #include "device/cuda/gpu.hpp"
 #include "dist/communicator.hpp"
 #include "nn/checkpoint.hpp"
+#include "nn/loss_scaler.hpp"
 #include "nn/models.hpp"
 
 namespace warpnet::cli {
@@ -110,8 +111,9 @@ void add_train_command(CLI::App& app) {
                   "CPU only")
       ->check(CLI::IsMember(ag::precision_names()))
       ->capture_default_str();
-  cmd->add_option("--loss-scale", args->train.loss_scale.initial_scale, "fp16: the initial loss scale")
-      ->check(kPositive)
+  cmd->add_option("--loss-scale", args->train.loss_scale.initial_scale,
+                  "fp16: the initial loss scale, from 2^-24 to 2^64")
+      ->check(in_range(nn::kMinLossScale, nn::kMaxLossScale))
       ->capture_default_str();
   cmd->add_option("--loss-scale-growth", args->train.loss_scale.growth_interval,
                   "fp16: double the loss scale after this many steps without an overflow")
@@ -144,8 +146,9 @@ void add_train_command(CLI::App& app) {
   cmd->add_flag("--no-overlap", args->no_overlap,
                 "Data-parallel: all-reduce every bucket after backward instead of as backward completes it");
   cmd->add_option("--dist-timeout", args->dist_timeout,
-                  "Data-parallel: seconds a rank waits for the others in a collective before it ends the job")
-      ->check(kPositive)
+                  "Data-parallel: seconds a rank waits for the others in a collective before it ends the job "
+                  "(1 to 86400)")
+      ->check(in_range(1, 86400))
       ->capture_default_str();
   cmd->add_option("--inject-fault", args->train.inject_fault, "tests: rank=R,step=S,kind=exit|hang|error")->group("");
   cmd->callback([args, cmd] {

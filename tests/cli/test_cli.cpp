@@ -350,6 +350,13 @@ TEST_CASE("warpnet train names an out-of-range number in a line") {
   run = warpnet_cli("train --lr inf");
   CHECK(run.status != 0);
   CHECK(run.output.find("--lr: must be positive and finite, got inf") != std::string::npos);
+  // A loss scale whose inverse fp32 cannot hold, and a timeout no collective meets.
+  run = warpnet_cli("train --precision fp16 --loss-scale 1e300");
+  CHECK(run.status != 0);
+  CHECK(run.output.find("--loss-scale: must be from 5.96046e-08 to 1.84467e+19, got 1e300") != std::string::npos);
+  run = warpnet_cli("train --data-parallel --dist-timeout 0.000001");
+  CHECK(run.status != 0);
+  CHECK(run.output.find("--dist-timeout: must be from 1 to 86400, got 0.000001") != std::string::npos);
 }
 
 TEST_CASE("warpnet names a command it does not have, and lists those it has") {
