@@ -48,6 +48,16 @@ struct RawBody {
     bytes += s;
   }
 };
+// A body's fields before its tensors: an MLP written by no optimizer, seed 9.
+RawBody mlp_position(int64_t epoch, int64_t steps) {
+  RawBody body;
+  body.put_str("mlp");
+  body.put_str("");  // optimizer
+  body.put(epoch);
+  body.put(steps);
+  body.put(uint64_t{9});  // seed
+  return body;
+}
 // The header (magic, version, body size, CRC-32) and the body.
 std::string raw_checkpoint(uint32_t version, const RawBody& body) {
   std::string file = "WARPNETC";
@@ -225,12 +235,7 @@ TEST_CASE("resuming names the checkpoint when the run differs from the one that 
 }
 
 TEST_CASE("a version 1 checkpoint, which records no data set, still loads") {
-  RawBody body;
-  body.put_str("mlp");
-  body.put_str("");
-  body.put(int64_t{2});   // epoch
-  body.put(int64_t{26});  // steps
-  body.put(uint64_t{9});  // seed
+  RawBody body = mlp_position(2, 26);
   body.put(uint32_t{0});  // no tensors
   const std::string path = fresh_path("version1.ckpt");
   write_file_atomically(path, raw_checkpoint(1, body));
@@ -262,12 +267,7 @@ TEST_CASE("a checkpoint at --epochs resumes to nothing to train, and its model i
 
 TEST_CASE("a forged tensor whose element count times its width wraps to the bytes it claims is refused") {
   // 2^62 floats are 2^64 bytes: as a 64-bit product, 0, the bytes this file claims.
-  RawBody body;
-  body.put_str("mlp");
-  body.put_str("");
-  body.put(int64_t{1});   // epoch
-  body.put(int64_t{1});   // steps
-  body.put(uint64_t{9});  // seed
+  RawBody body = mlp_position(1, 1);
   body.put_str("");       // data set (version 2)
   body.put(uint32_t{1});  // one tensor
   body.put_str("param/fc1.weight");
