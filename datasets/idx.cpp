@@ -78,7 +78,7 @@ std::string hex_byte(uint8_t b) {
 
 }  // namespace
 
-Tensor read_idx(const std::string& path) {
+Tensor read_idx(const std::string& path, int64_t max_items) {
   require_regular_file(path);
   GzFile f(gzopen(path.c_str(), "rb"));
   if (!f) fail(path, ": cannot open: ", errno ? std::strerror(errno) : "out of memory");
@@ -113,12 +113,18 @@ Tensor read_idx(const std::string& path) {
            "... exceed 2^31 elements: a corrupt header");
   }
 
+  const bool whole = max_items <= 0 || max_items >= dims[0];
+  if (!whole) {
+    elements = elements / static_cast<uint64_t>(dims[0]) * static_cast<uint64_t>(max_items);
+    dims[0] = max_items;
+  }
   const Shape shape(dims);
   // The MNIST family stores labels as 1-D files and images as 3-D ones.
   const std::string what = cat(ndims == 1 ? "labels " : "pixels ", shape);
   Tensor t = Tensor::empty(shape, DType::u8);
   const size_t got = gz_read(f.get(), path, t.raw(), elements);
   if (got < elements) fail(path, ": truncated: expected ", elements, " bytes of ", what, ", got ", got);
+  if (!whole) return t;  // the rest is not read, nor the gzip trailer's CRC
   // Reading one byte more also makes zlib check the gzip trailer's CRC.
   char extra;
   if (gz_read(f.get(), path, &extra, 1) != 0)
@@ -133,11 +139,11 @@ std::string fashion_mnist_dir() {
 }
 
 Dataset load_idx_pair(const std::string& images_path, const std::string& labels_path, std::string name,
-                      int num_classes) {
+                      int num_classes, int64_t max_items) {
   WN_CHECK(num_classes > 0 && num_classes <= 256, "load_idx_pair: num_classes must be in [1,256], got ",
            num_classes);
-  const Tensor images = read_idx(images_path);
-  const Tensor labels = read_idx(labels_path);
+  const Tensor images = read_idx(images_path, max_items);
+  const Tensor labels = read_idx(labels_path, max_items);
   WN_CHECK(images.rank() == 3, images_path, ": images must be 3-D (N,H,W), got ", images.shape());
   WN_CHECK(labels.rank() == 1, labels_path, ": labels must be 1-D (N), got ", labels.shape());
   const int64_t n = images.dim(0);
@@ -162,7 +168,7 @@ Dataset load_idx_pair(const std::string& images_path, const std::string& labels_
   return d;
 }
 
-Dataset load_fashion_mnist(const std::string& dir, bool train) {
+Dataset load_fashion_mnist(const std::string& dir, bool train, int64_t max_items) {
   namespace fs = std::filesystem;
   // Debian ships the .gz files; an unpacked copy (same name without .gz) works too.
   auto locate = [&](const std::string& stem) {
@@ -185,7 +191,7 @@ Dataset load_fashion_mnist(const std::string& dir, bool train) {
   const std::string split = train ? "train" : "t10k";
   const std::string images = locate(split + "-images-idx3-ubyte");
   const std::string labels = locate(split + "-labels-idx1-ubyte");
-  Dataset d = load_idx_pair(images, labels, train ? "fashion-mnist train" : "fashion-mnist test", 10);
+  Dataset d = load_idx_pair(images, labels, train ? "fashion-mnist train" : "fashion-mnist test", 10, max_items);
   d.class_names = {"T-shirt/top", "Trouser", "Pullover", "Dress", "Coat",
                    "Sandal",      "Shirt",   "Sneaker",  "Bag",   "Ankle boot"};
   return d;

@@ -25,8 +25,10 @@ DataSplits load_data(const std::string& name, const std::string& dir, int64_t li
   DataSplits d;
   if (name == "fashion-mnist") {
     const std::string root = dir.empty() ? data::fashion_mnist_dir() : dir;
-    d.train = data::load_fashion_mnist(root, true);
-    d.test = data::load_fashion_mnist(root, false);
+    // With --limit only what is used is read: one example more than head()
+    // below keeps, so it cuts and names the splits as it always has.
+    d.train = data::load_fashion_mnist(root, true, limit > 0 ? limit + 1 : 0);
+    d.test = data::load_fashion_mnist(root, false, limit > 0 ? std::max<int64_t>(limit / 6, 1) + 1 : 0);
     const auto image_of = [](const data::Dataset& s) {  // (1, H, W) of (N, 1, H, W)
       return Shape(std::vector<int64_t>(s.inputs.shape().begin() + 1, s.inputs.shape().end()));
     };

@@ -86,6 +86,28 @@ TEST_CASE("idx: raw and gzip files load the same") {
   }
 }
 
+TEST_CASE("idx: max_items reads only the first records, and their pair") {
+  for (bool gz : {false, true}) {
+    CAPTURE(gz);
+    auto write = gz ? write_gz : write_raw;
+    const std::string images = write(gz ? "img2.gz" : "img2.idx", kImages);
+    const std::string labels = write(gz ? "lab2.gz" : "lab2.idx", kLabels);
+    const Tensor two = read_idx(images, 2);
+    REQUIRE(two.shape() == Shape{2, 4, 5});
+    CHECK(std::string(static_cast<const char*>(two.raw()), 40) == kPixels.substr(0, 40));
+    CHECK(read_idx(images, 3).shape() == Shape{3, 4, 5});  // as many as there are, or more: the whole file
+    CHECK(read_idx(images, 7).shape() == Shape{3, 4, 5});
+    const Dataset d = load_idx_pair(images, labels, "tiny", 10, 2);
+    REQUIRE(d.labels.shape() == Shape{2});
+    CHECK(d.labels.item(1) == 9);
+    // What follows the records read is not read: bytes past the header's
+    // count fail a whole read only.
+    const std::string longer = write(gz ? "img3.gz" : "img3.idx", kImages + "xyz");
+    CHECK(read_idx(longer, 2).shape() == Shape{2, 4, 5});
+    CHECK(error_of([&] { read_idx(longer); }).find("more data after the 60 bytes") != std::string::npos);
+  }
+}
+
 TEST_CASE("idx: header faults name the file and the fault") {
   const std::string p = path_of("bad.idx");
   auto read = [&](const std::string& bytes) {
