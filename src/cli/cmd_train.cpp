@@ -79,7 +79,7 @@ void add_train_command(CLI::App& app) {
   cmd->add_option("--batch-size", args->train.batch_size, "Examples per batch")
       ->check(CLI::Range(1, 65536))
       ->capture_default_str();
-  cmd->add_option("--lr", args->train.lr, "Learning rate")->check(kPositive)->capture_default_str();
+  cmd->add_option("--lr", args->train.lr, "Learning rate")->check(kPositiveFloat)->capture_default_str();
   cmd->add_option("--optimizer", args->train.optimizer, "Optimizer")
       ->check(CLI::IsMember({"sgd", "adam"}))
       ->capture_default_str();

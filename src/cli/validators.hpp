@@ -5,6 +5,7 @@
 #pragma once
 #include <CLI/CLI.hpp>
 #include <charconv>
+#include <cfloat>
 #include <cmath>
 #include <cstdint>
 #include <cstdio>
@@ -34,6 +35,11 @@ inline std::string shortest(double v) {
 
 inline const CLI::Validator kPositive =
     detail::number_check([](double v) { return v > 0 && std::isfinite(v); }, "must be positive and finite", "POSITIVE");
+// A value the kernels hold in float (a learning rate): below FLT_MIN it would be
+// a denormal, which the CPU backend reads as zero (DAZ, cpu/parallel.cpp).
+inline const CLI::Validator kPositiveFloat = detail::number_check(
+    [](double v) { return v >= FLT_MIN && v <= FLT_MAX; },
+    "must be a positive float, from " + detail::shortest(FLT_MIN) + " to " + detail::shortest(FLT_MAX), "POSITIVE");
 inline const CLI::Validator kNonNegative = detail::number_check([](double v) { return v >= 0 && std::isfinite(v); },
                                                                 "must be 0 or more and finite", "NONNEGATIVE");
 // A file to write: an empty path ('' from a script's unset variable) would

@@ -1,6 +1,7 @@
 #include "nn/optim.hpp"
 
 #include <array>
+#include <cfloat>
 #include <cmath>
 
 #include "core/memory.hpp"
@@ -159,7 +160,9 @@ void Adam::load_state(const std::map<std::string, Tensor>& state, int64_t steps)
 
 std::unique_ptr<Optimizer> make_optimizer(const std::string& name, std::vector<Parameter*> params, double lr,
                                           double momentum, double weight_decay) {
-  WN_CHECK(lr > 0 && std::isfinite(lr), "optimizer: learning rate must be positive, got ", lr);
+  // The kernels hold the learning rate in float; a denormal one reads as zero.
+  WN_CHECK(lr >= FLT_MIN && lr <= FLT_MAX, "optimizer: learning rate must be a positive float (", FLT_MIN, " to ",
+           FLT_MAX, "), got ", lr);
   WN_CHECK(weight_decay >= 0 && std::isfinite(weight_decay), "optimizer: weight decay must be >= 0, got ",
            weight_decay);
   if (name == "sgd") return std::make_unique<Sgd>(std::move(params), lr, momentum, weight_decay);
