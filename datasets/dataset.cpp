@@ -95,7 +95,8 @@ Standardization input_statistics(const Dataset& data) {
   double sq = 0;
   for (int64_t i = 0; i < x.numel(); ++i) sq += (p[i] - mean) * (p[i] - mean);
   const double stddev = std::sqrt(sq / double(x.numel()));
-  WN_CHECK(stddev > 0, "input_statistics: every input of '", data.name, "' is ", mean, ": nothing to scale");
+  WN_CHECK(stddev > 0, "input_statistics: every input of '", data.name, "'",
+           data.source.empty() ? "" : cat(" (", data.source, ")"), " is ", mean, ": nothing to scale");
   return {mean, stddev};
 }
 

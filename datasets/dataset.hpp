@@ -16,6 +16,7 @@ struct Dataset {
   Tensor labels;  // i32 (N), values in [0, num_classes)
   int num_classes = 0;
   std::vector<std::string> class_names;  // may be empty
+  std::string source;                    // the file the inputs were read from; empty when generated
   int64_t size() const { return labels.defined() ? labels.dim(0) : 0; }
 };
 

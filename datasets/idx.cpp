@@ -151,6 +151,7 @@ Dataset load_idx_pair(const std::string& images_path, const std::string& labels_
 
   Dataset d;
   d.name = std::move(name);
+  d.source = images_path;
   d.num_classes = num_classes;
   d.labels = Tensor::empty({n}, DType::i32);
   const uint8_t* lab = labels.data<uint8_t>();

@@ -28,7 +28,7 @@ Tensor interleaved_labels(int64_t n, int classes) {
 Dataset make_spirals(int64_t n, int classes, uint64_t seed, double noise) {
   check_counts("make_spirals", n, classes);
   Rng rng(seed);
-  Dataset d{"spirals", Tensor::empty({n, 2}), interleaved_labels(n, classes), classes, {}};
+  Dataset d{"spirals", Tensor::empty({n, 2}), interleaved_labels(n, classes), classes, {}, {}};
   float* x = d.inputs.data<float>();  // (n,2)
   const int64_t per_class = (n + classes - 1) / classes;
   for (int64_t i = 0; i < n; ++i) {
@@ -51,7 +51,7 @@ Dataset make_blobs(int64_t n, int classes, int dims, uint64_t seed, double sprea
   // are well apart, as in scikit-learn's make_blobs (box ±10, std 1).
   std::vector<double> centres(static_cast<size_t>(classes) * dims);
   for (double& c : centres) c = rng.uniform(-5.0, 5.0);
-  Dataset d{"blobs", Tensor::empty({n, dims}), interleaved_labels(n, classes), classes, {}};
+  Dataset d{"blobs", Tensor::empty({n, dims}), interleaved_labels(n, classes), classes, {}, {}};
   float* x = d.inputs.data<float>();  // (n,dims)
   for (int64_t i = 0; i < n; ++i) {
     const double* centre = centres.data() + (i % classes) * dims;
@@ -70,7 +70,7 @@ Dataset make_squares(int64_t n, int classes, int size, uint64_t seed) {
            " classes (need at least ", 2 * grid, " pixels a side)");
   const int side = cell / 2;
   Rng rng(seed);
-  Dataset d{"squares", Tensor::empty({n, 1, size, size}), interleaved_labels(n, classes), classes, {}};
+  Dataset d{"squares", Tensor::empty({n, 1, size, size}), interleaved_labels(n, classes), classes, {}, {}};
   float* x = d.inputs.data<float>();  // (n,1,size,size)
   for (int64_t i = 0; i < n; ++i) {
     const int c = static_cast<int>(i % classes);

@@ -108,7 +108,7 @@ TEST_CASE("head copies the first examples, or shares all of them") {
 
 TEST_CASE("standardization uses the given statistics and leaves the source untouched") {
   data::Dataset d{"four", Tensor::from<float>({4, 1}, {0.f, 1.f, 2.f, 3.f}), Tensor::from<int32_t>({4}, {0, 1, 0, 1}),
-                  2, {}};
+                  2, {}, {}};
   const data::Standardization s = data::input_statistics(d);
   CHECK(s.mean == doctest::Approx(1.5));
   CHECK(s.stddev == doctest::Approx(std::sqrt(1.25)));  // population variance of 0..3
@@ -116,7 +116,7 @@ TEST_CASE("standardization uses the given statistics and leaves the source untou
   CHECK(z.inputs.item(0) == doctest::Approx(-1.5 / std::sqrt(1.25)));
   CHECK(z.inputs.item(3) == doctest::Approx(1.5 / std::sqrt(1.25)));
   CHECK(d.inputs.item(0) == 0.0);
-  data::Dataset flat{"flat", Tensor::full({3, 1}, 0.5), Tensor::zeros({3}, DType::i32), 1, {}};
+  data::Dataset flat{"flat", Tensor::full({3, 1}, 0.5), Tensor::zeros({3}, DType::i32), 1, {}, {}};
   CHECK_THROWS_WITH_AS(data::input_statistics(flat), "input_statistics: every input of 'flat' is 0.5: nothing to scale",
                        Error);
 }

@@ -9,6 +9,7 @@
 #include <cstdlib>
 
 #include "core/atomic_file.hpp"
+#include "datasets/dataset.hpp"
 #include "datasets/idx.hpp"
 #include "tests/test_support.hpp"
 
@@ -164,6 +165,15 @@ TEST_CASE("idx: pair checks counts, ranks and label range") {
   CHECK(error_of([&] { load_idx_pair(labels, labels, "x"); }) == labels + ": images must be 3-D (N,H,W), got (3)");
   CHECK(error_of([&] { load_idx_pair(images, images, "x"); }) ==
         images + ": labels must be 1-D (N), got (3,4,5)");
+}
+
+TEST_CASE("idx: images of one constant value are refused with their file") {
+  const std::string images = write_raw("flat_img.idx", idx_bytes({3, 4, 5}, std::string(3 * 4 * 5, char(7))));
+  const std::string labels = write_raw("flat_lab.idx", kLabels);
+  const Dataset d = load_idx_pair(images, labels, "flat");
+  CHECK(d.source == images);
+  CHECK(error_of([&] { input_statistics(d); }) ==
+        "input_statistics: every input of 'flat' (" + images + ") is " + cat(7.0f / 255.0f) + ": nothing to scale");
 }
 
 TEST_CASE("idx: missing files say which and how to get them") {
