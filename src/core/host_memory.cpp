@@ -1,9 +1,13 @@
 #include "core/host_memory.hpp"
 
 #include <malloc.h>
+#include <sys/mman.h>
+#include <unistd.h>
 
 #include <algorithm>
+#include <cerrno>
 #include <cstdio>
+#include <cstring>
 #include <fstream>
 
 #include "core/error.hpp"
@@ -41,6 +45,24 @@ std::string host_allocation_refusal(int64_t bytes) {
   const int64_t available = available_memory_bytes();
   if (available < 0 || bytes <= available) return "";
   return cat("this machine has ", format_bytes(available), " available");
+}
+
+std::string back_with_pages(void* p, int64_t bytes) {
+#ifdef MADV_POPULATE_WRITE
+  // madvise takes whole pages: the ones inside the block (its edges share
+  // pages with the heap's other blocks, already backed or small).
+  const auto page = static_cast<uintptr_t>(sysconf(_SC_PAGESIZE));
+  const uintptr_t begin = (reinterpret_cast<uintptr_t>(p) + page - 1) / page * page;
+  const uintptr_t end = (reinterpret_cast<uintptr_t>(p) + static_cast<uintptr_t>(bytes)) / page * page;
+  if (end <= begin) return "";
+  if (madvise(reinterpret_cast<void*>(begin), end - begin, MADV_POPULATE_WRITE) == 0) return "";
+  if (errno == EINVAL || errno == ENOSYS) return "";  // a kernel before 5.14: not done, not an error
+  return cat("the system could not back it with memory (", std::strerror(errno), ")");
+#else
+  (void)p;
+  (void)bytes;
+  return "";
+#endif
 }
 
 }  // namespace warpnet

@@ -22,8 +22,16 @@ inline constexpr int64_t kCheckedAllocationBytes = int64_t(256) << 20;
 
 // Empty when `bytes` is below kCheckedAllocationBytes, fits, or nothing is
 // known; otherwise why it cannot be held: "this machine has 9.10 GiB
-// available". Not a promise: allocations made and not yet touched are not
-// counted as used until they are.
+// available". The system counts memory as used only once its pages are
+// touched: an allocation that passed must be backed at once
+// (back_with_pages), or the next check counts it as free again.
 std::string host_allocation_refusal(int64_t bytes);
+
+// Has the kernel back the whole pages of [p, p + bytes) now, contents
+// unchanged (madvise MADV_POPULATE_WRITE, Linux 5.14 and up): two large
+// tensors allocated before either is written were otherwise both checked
+// against the same free memory. Empty when done or the kernel cannot do it
+// (older kernels: the check is then a best effort); otherwise why not.
+std::string back_with_pages(void* p, int64_t bytes);
 
 }  // namespace warpnet

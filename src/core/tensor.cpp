@@ -45,6 +45,12 @@ Storage::Storage(int64_t bytes, Device device, MemTag tag, std::string layer, in
   size_t rounded = (static_cast<size_t>(bytes) + kAlignment - 1) / kAlignment * kAlignment;
   data_ = std::aligned_alloc(kAlignment, rounded == 0 ? kAlignment : rounded);
   if (!data_) fail("storage: out of host memory allocating ", format_bytes(bytes), " (", purpose(), ")");
+  if (bytes >= kCheckedAllocationBytes) {
+    if (const std::string why = back_with_pages(data_, bytes); !why.empty()) {
+      std::free(data_);
+      fail("storage: out of host memory allocating ", format_bytes(bytes), " (", purpose(), "): ", why);
+    }
+  }
   MemoryTracker::instance().on_alloc(charged_, tag_, layer_);
 }
 

@@ -1,4 +1,8 @@
 #include <doctest/doctest.h>
+#include <sys/mman.h>
+#include <unistd.h>
+
+#include <vector>
 
 #include "core/host_memory.hpp"
 #include "core/memory.hpp"
@@ -116,4 +120,19 @@ TEST_CASE("a tensor larger than the machine can hold is refused by name, not lef
   CHECK(e.find("this machine has ") != std::string::npos);
   // Small allocations are not checked.
   CHECK(host_allocation_refusal(kCheckedAllocationBytes - 1).empty());
+}
+
+TEST_CASE("a checked tensor is backed by memory when it is made, so the next check counts it") {
+  // Linux counts a page as used only once it is touched: unbacked, two large
+  // tensors made before either is written were checked against the same
+  // free memory. mincore says which pages are resident.
+  const Tensor t = Tensor::empty({kCheckedAllocationBytes / 4});
+  const auto page = static_cast<uintptr_t>(sysconf(_SC_PAGESIZE));
+  const uintptr_t begin = (reinterpret_cast<uintptr_t>(t.data<float>()) + page - 1) / page * page;
+  const uintptr_t end = (reinterpret_cast<uintptr_t>(t.data<float>()) + uintptr_t(t.nbytes())) / page * page;
+  std::vector<unsigned char> resident((end - begin) / page);
+  REQUIRE(mincore(reinterpret_cast<void*>(begin), end - begin, resident.data()) == 0);
+  int64_t missing = 0;
+  for (unsigned char r : resident) missing += (r & 1) == 0;
+  CHECK(missing == 0);
 }
