@@ -79,13 +79,14 @@ nlohmann::json peak(const device::gpu::Info& info, const device::Kernel& kernel)
   const double per_clock = fp32 ? arch->fp32 : fp8 ? arch->fp8 : arch->tensor16;
   if (per_clock == 0)
     return {{"tflops", nullptr}, {"basis", cat("no ", unit, " rate for sm_", info.cc_major, info.cc_minor)}};
-  const double clock_ghz =
-      fp32 ? info.clock_ghz : ds::tensor_clock_ghz(*arch, info.multiprocessors, info.clock_ghz);
-  char basis[640];
+  const ds::Part* part = ds::find_part(info.cc_major, info.cc_minor, info.multiprocessors, info.name.c_str());
+  const double clock_ghz = fp32 ? info.clock_ghz : ds::tensor_clock_ghz(part, info.clock_ghz);
+  char basis[800];
   std::snprintf(basis, sizeof basis, "%d SMs x %.3f GHz (%s) x %.0f FLOP/clk/SM (%s, sm_%d%d; from %s)",
                 info.multiprocessors, clock_ghz,
                 clock_ghz != info.clock_ghz
-                    ? "the datasheet's clock for its tensor rates, below the device's reported peak"
+                    ? cat("the datasheet's clock for its tensor rates, below the device's reported peak: ",
+                          part->source).c_str()
                     : "the device's reported peak clock",
                 per_clock, unit, info.cc_major, info.cc_minor, arch->source);
   return {{"tflops", ds::tflops(info.multiprocessors, clock_ghz, per_clock)}, {"basis", basis}};

@@ -11,20 +11,18 @@ namespace warpnet::device::datasheet {
 struct Arch {
   int cc_major, cc_minor;
   double fp32, tensor16, fp8;  // 0: no such unit
-  int sms;                     // the datasheet part's SM count
-  double tensor_clock_ghz;     // the clock its tensor rates are stated at when below the boost clock; 0: at boost
   const char* source;
 };
 
 inline constexpr Arch kArchs[] = {
-    {7, 0, 128, 1024, 0, 80, 0, "V100 SXM2: 15.7 TFLOP/s fp32, 125 fp16 = 80 SMs x 1.53 GHz x 128 / 1024"},
-    {8, 0, 128, 2048, 0, 108, 0, "A100 SXM: 19.5 TFLOP/s fp32, 312 bf16 = 108 SMs x 1.41 GHz x 128 / 2048"},
-    {8, 6, 256, 1024, 0, 72, 0,
+    {7, 0, 128, 1024, 0, "V100 SXM2: 15.7 TFLOP/s fp32, 125 fp16 = 80 SMs x 1.53 GHz x 128 / 1024"},
+    {8, 0, 128, 2048, 0, "A100 SXM: 19.5 TFLOP/s fp32, 312 bf16 = 108 SMs x 1.41 GHz x 128 / 2048"},
+    {8, 6, 256, 1024, 0,
      "A10: 31.2 TFLOP/s fp32, 125 fp16 = 72 SMs x 1.695 GHz x 256 / 1024 (GeForce parts: half the tensor rate with "
      "fp32 accumulation)"},
-    {8, 9, 256, 1024, 2048, 142, 0,
+    {8, 9, 256, 1024, 2048,
      "L40S: 91.6 TFLOP/s fp32, 362 bf16, 733 fp8 = 142 SMs x 2.52 GHz x 256 / 1024 / 2048"},
-    {9, 0, 256, 4096, 8192, 132, 1.83,
+    {9, 0, 256, 4096, 8192,
      "H100/H200 SXM: 67 TFLOP/s fp32 = 132 SMs x 1.98 GHz x 256; 989.4 bf16 and 1979 fp8 dense = 132 SMs x 1.83 GHz "
      "x 4096 / 8192"},
 };
@@ -35,14 +33,52 @@ constexpr const Arch* find_arch(int cc_major, int cc_minor) {
   return nullptr;
 }
 
-// The clock a device's tensor-core peak is taken at. The device reports its
-// boost clock (an H200: 1.98 GHz), the FP32 datasheet rate's; the H100/H200
-// SXM datasheet states its tensor rates at 1.83 GHz, 7.6% lower, so that part
-// (known by its SM count: an H100 PCIe, 114 SMs, is another part at other
-// clocks) takes the datasheet's. Everything else: the reported clock.
-constexpr double tensor_clock_ghz(const Arch& arch, int sms, double reported_clock_ghz) {
-  const bool datasheet_part = sms == arch.sms && arch.tensor_clock_ghz > 0;
-  return datasheet_part && arch.tensor_clock_ghz < reported_clock_ghz ? arch.tensor_clock_ghz : reported_clock_ghz;
+// Parts whose datasheets state their tensor rates at a clock below the
+// boost clock the device reports (and its FP32 rate is stated at). Hopper's
+// three boards share the per-clock rates and differ in clocks: an H200 SXM
+// reports 1.98 GHz, an H200 NVL 1.785, yet their tensor rates hold at 1.83
+// and about 1.545. A part is known by its compute capability, its SM count
+// and a piece of the name CUDA reports ("NVIDIA H200 NVL", "NVIDIA H100
+// PCIe"; the SXM boards' names, "NVIDIA H200" and "NVIDIA H100 80GB HBM3",
+// carry neither); the first that matches is taken.
+struct Part {
+  int cc_major, cc_minor;
+  int sms;
+  const char* name_has;     // "" matches any name
+  double tensor_clock_ghz;  // the datasheet's dense tensor rate / (sms x FLOP per clock)
+  const char* source;
+};
+
+inline constexpr Part kParts[] = {
+    {9, 0, 132, "NVL", 1.545,
+     "H100 NVL and H200 NVL: 835.5 bf16, 1671 fp8 TFLOP/s dense (1671 and 3341 with sparsity) = 132 SMs x "
+     "1.545 GHz x 4096 / 8192"},
+    {9, 0, 114, "PCIe", 1.62,
+     "H100 PCIe: 756 bf16, 1513 fp8 TFLOP/s dense (1513 and 3026 with sparsity) = 114 SMs x 1.62 GHz x 4096 / 8192"},
+    {9, 0, 132, "", 1.83,
+     "H100 and H200 SXM: 989.4 bf16, 1979 fp8 TFLOP/s dense = 132 SMs x 1.83 GHz x 4096 / 8192"},
+};
+
+constexpr bool contains(const char* text, const char* piece) {
+  for (; *text; ++text) {
+    int i = 0;
+    while (piece[i] && text[i] == piece[i]) ++i;
+    if (!piece[i]) return true;
+  }
+  return !*piece;
+}
+
+constexpr const Part* find_part(int cc_major, int cc_minor, int sms, const char* name) {
+  for (const Part& p : kParts)
+    if (p.cc_major == cc_major && p.cc_minor == cc_minor && p.sms == sms && contains(name, p.name_has)) return &p;
+  return nullptr;
+}
+
+// The clock a device's tensor-core peak is taken at: its part's datasheet
+// clock where that is below the reported one; otherwise (another part, or
+// clocks held below the datasheet's) the reported clock.
+constexpr double tensor_clock_ghz(const Part* part, double reported_clock_ghz) {
+  return part && part->tensor_clock_ghz < reported_clock_ghz ? part->tensor_clock_ghz : reported_clock_ghz;
 }
 
 constexpr double tflops(int sms, double clock_ghz, double flop_per_clock_per_sm) {
