@@ -43,11 +43,11 @@
 //   exact. The emulator adds each wgmma's products exactly and rounds the
 //   sum to fp32 once (src/simt/hopper.cpp), so there v15 meets the fp32
 //   bound (tests/simt/test_wgmma_fp8.cpp checks it). On an H200, cuBLASLt's
-//   fp8 — the same wgmma instruction — kept about 14 significand bits inside
-//   one instruction (src/device/cuda/matmul_cublas.cu; the DeepSeek-V3
-//   report, 3.3.2, found the same on H800s), and here every wgmma adds into
-//   the one accumulator, so the registration declares accumulator_bits = 14,
-//   as cuBLASLt's does.
+//   fp8 — the same wgmma instruction — summed with about 14 significand bits
+//   (src/device/cuda/matmul_cublas.cu; the DeepSeek-V3 report, 3.3.2, found
+//   the same on H800s), and here every wgmma adds into the one accumulator,
+//   never promoted, so all of K sums in about 14 bits: the registration
+//   declares accumulator_bits = 14, whose bound covers that.
 //   Not done: promoting the partial sums to a separate fp32 accumulator every
 //   few wgmmas (DeepSeek-V3's remedy) would need a second set of 64 floats per
 //   thread and a wgmma_wait<0> before each promotion.

@@ -24,8 +24,8 @@
 //   read by one m64n256 wgmma as 32 groups of 8 rows. Every tile starts
 //   1024-byte aligned (16 and 32 KiB).
 // Precision: v15's. Inputs rounded to e4m3; every wgmma adds into the one
-//   accumulator, so on an H200 the sums keep about 14 significand bits inside
-//   an instruction, as cuBLASLt's fp8 (registration: accumulator_bits = 14).
+//   accumulator, never promoted, so on an H200 all of K sums in about 14
+//   significand bits (registration: accumulator_bits = 14, as cuBLASLt's fp8).
 // Changed from v15: 128x256 tile and wgmma m64n256k32 (was 128x128 and
 //   m64n128k32); 4 stages of 48 KiB (were 7 of 32 KiB); setmaxnreg; a
 //   persistent grid in grouped tile order.

@@ -495,7 +495,7 @@ void part5(const Tensors& t) {
 // ==== 6. where each format runs ====================================================================
 
 void part6() {
-  std::printf("6. Where each format runs (H200 datasheet figures, dense; not measured here)\n\n");
+  std::printf("6. Where each format runs (H200 SXM datasheet figures, dense; not measured here)\n\n");
   // src/device/datasheet.hpp: 67 TFLOP/s fp32 = 132 SMs × 1.98 GHz × 256;
   // 989.4 bf16/fp16 and 1979 fp8 on tensor cores = 132 SMs × 1.83 GHz × 4096
   // / 8192. Hopper has no fp4 tensor cores.
@@ -507,7 +507,7 @@ void part6() {
   };
   const Row rows[] = {{"fp32", h200::kFp32Flops / 1e12, "CUDA cores (FMA)"},
                       {"bf16 / fp16", h200::kBf16Flops / 1e12, "tensor cores, fp32 accumulation"},
-                      {"fp8 e4m3 / e5m2", h200::kFp8Flops / 1e12, "tensor cores, fp32 accumulation"},
+                      {"fp8 e4m3 / e5m2", h200::kFp8Flops / 1e12, "tensor cores, ~14-bit sums (fp32 by software)"},
                       {"fp4 e2m1", 0, "none on Hopper: storage, decoded to a wider format"}};
   std::printf("  %-18s %14s %10s  %s\n", "format", "TFLOP/s", "× fp32", "where");
   for (const Row& r : rows)

@@ -6,8 +6,9 @@
 //   00_cublas_fp16  fp16 inputs, fp32 output and accumulation (cublasGemmEx,
 //                   CUBLAS_COMPUTE_32F: tensor cores)
 //   00_cublas_bf16  the same with bf16 inputs
-//   00_cublaslt_fp8 fp8 e4m3 inputs, fp32 output; ~14-bit sums inside an instruction
-//                   (cublasLtMatmul: FP8 tensor cores, sm_89+; see below)
+//   00_cublaslt_fp8 fp8 e4m3 inputs, fp32 output; ~14-bit tensor-core sums, promoted
+//                   to fp32 every few instructions (cublasLtMatmul: FP8 tensor cores,
+//                   sm_89+; see below)
 //
 // A version with a Kernel::input_format is compared with the version 0 of the
 // same input format (`warpnet bench` matches them by format). Registered only
@@ -80,14 +81,17 @@ void gemm_ex(const Sizes& s, const Launch&, Buffers b) {
 // values are taken as they are), and fast accumulation stays off (the
 // default), so partial sums are promoted to fp32 as the k loop goes.
 //
-// Promoted between tensor-core instructions, but not inside one: on an H200
-// (2026-11-30, tests/gpu) its results missed the fp32-sum bound by up to 58
-// times, already at K = 7, which one instruction covers (-0.401855 for
-// -0.401871: a relative error of 4e-5, about 2^-14.6). Inside an instruction
-// Hopper's fp8 sums keep about 14 significand bits (the DeepSeek-V3
-// technical report, section 3.3.2, measured the same on H800s). So the
-// registration says accumulator_bits = 14, and checks allow it 2^10 times the
-// fp32 bound; v14 (mma.sync) met the fp32 bound on the same run.
+// Hopper's fp8 tensor cores sum into their accumulator keeping about 14
+// significand bits (the DeepSeek-V3 technical report, section 3.3.2,
+// measured it on H800s); promoting partial sums to fp32 is software's part,
+// which cuBLASLt does "periodically" unless fast accumulation
+// (CUBLASLT_MATMUL_DESC_FAST_ACCUM) is on. On an H200 (2026-11-30, tests/gpu)
+// its results missed the fp32-sum bound by up to 58 times, already at K = 7,
+// inside any promotion interval (-0.401855 for -0.401871: a relative error
+// of 4e-5, about 2^-14.6). So the registration says accumulator_bits = 14,
+// and checks allow it 2^10 times the fp32 bound — a 14-bit accumulator's
+// bound over all K terms, promoted or not; v14 (mma.sync) met the fp32 bound
+// on the same run.
 //
 // "TN" is column-major speech for: both operands K-major (K contiguous), A
 // stored (k x m), B (k x n). Through the operand swap above (cuBLAS's A is our
@@ -292,7 +296,7 @@ const Registration cublaslt_fp8{Kernel{
     .op = "matmul",
     .version = 0,
     .name = "cublaslt_fp8",
-    .precision = "fp8 e4m3 inputs, fp32 accumulation between tensor-core instructions, ~14 bits inside one (sm_89+)",
+    .precision = "fp8 e4m3 inputs, ~14-bit tensor-core sums promoted to fp32 by cuBLASLt (sm_89+)",
     .shape_text = "cuBLASLt chooses (first heuristic algorithm, 32 MiB workspace): cublasLtMatmul CUDA_R_8F_E4M3 A "
                   "and B, CUDA_R_32F D, CUBLAS_COMPUTE_32F, TN; layouts but {0,1} and sizes off 16 are packed "
                   "K-major first, inside the timed region",
@@ -305,7 +309,7 @@ const Registration cublaslt_fp8{Kernel{
     .launch = lt_fp8,
     .copy = Copy::cuda,
     .input_format = &simt::kE4M3,
-    .accumulator_bits = 14,  // measured on an H200: see "Promoted between tensor-core instructions" above
+    .accumulator_bits = 14,  // measured on an H200: see "Hopper's fp8 tensor cores sum" above
 }};
 
 }  // namespace

@@ -25,7 +25,7 @@ const Registration wgmma_fp8{Kernel{
     .version = 15,
     .name = "wgmma_fp8",
     // Inputs stored as fp8 e4m3 (relative error 2^-4 each against fp32); products exact.
-    .precision = "fp8 e4m3 inputs, fp32 accumulators, ~14 bits inside a wgmma (sm_90a)",
+    .precision = "fp8 e4m3 inputs, ~14-bit sums in the accumulator over all of K (sm_90a)",
     .shape_text = "block (384) = TMA producer + 2 consumer warpgroups, grid (ceil(N/128), ceil(M/128)): a 128x128 C "
                   "tile, wgmma m64n128k32 e4m3 per consumer, 7-stage mbarrier ring of 128-wide k-steps, 128B "
                   "swizzle, K-major operands; A when trans_a, B when not trans_b, and any operand TMA cannot read "

@@ -24,7 +24,7 @@ const Registration wgmma_fp8_persistent{Kernel{
     .version = 18,
     .name = "wgmma_fp8_persistent",
     // Inputs stored as fp8 e4m3 (relative error 2^-4 each against fp32); products exact.
-    .precision = "fp8 e4m3 inputs, fp32 accumulators, ~14 bits inside a wgmma (sm_90a)",
+    .precision = "fp8 e4m3 inputs, ~14-bit sums in the accumulator over all of K (sm_90a)",
     .shape_text = "block (384) = TMA producer (setmaxnreg 40) + 2 consumer warpgroups (setmaxnreg 232), persistent "
                   "grid (min(tiles, SMs)) walking 128x256 C tiles in groups of 8 tile rows; wgmma m64n256k32 e4m3 "
                   "per consumer, 4-stage mbarrier ring of 128-wide k-steps carried across tiles, 128B swizzle, "
