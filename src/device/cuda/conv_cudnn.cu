@@ -189,12 +189,14 @@ const Plan& plan_of(Pass pass, cudnnTensorFormat_t format, const Sizes& s) {
   return plans.emplace(key, p).first->second;
 }
 
-// The workspace: device memory kept for the process, grown when a plan needs more.
+// The workspace: device memory kept for the process, grown when a plan needs
+// more. A buffer outgrown is kept, not freed (as device/kernels/workspace.hpp
+// keeps its own): a captured training step holds its address, and replays
+// after a partial batch's new plan grew it would write into freed memory.
 void* workspace_for(size_t needed, const std::string& at) {
   static void* data = nullptr;
   static size_t bytes = 0;
   if (needed > bytes) {
-    if (data) WN_CUDA(cudaFree(data), at + ": freeing the cuDNN workspace");
     data = nullptr, bytes = 0;
     WN_CUDA(cudaMalloc(&data, needed), cat(at, ": cuDNN workspace of ", needed, " bytes"));
     bytes = needed;

@@ -146,10 +146,11 @@ cublasLtHandle_t lt_handle() {
 
 // Device memory kept for the process, grown when a larger problem needs more.
 // It grows at a size's first launch, which the harness runs untimed (a
-// version is checked before it is timed).
+// version is checked before it is timed). A buffer outgrown is kept, not
+// freed: a captured graph may still hold its address (conv_cudnn.cu's
+// workspace says more).
 void* grown(void*& data, size_t& bytes, size_t needed, const Sizes& s) {
   if (needed > bytes) {
-    if (data) WN_CUDA(cudaFree(data), where_fp8(s) + ": freeing the scratch");
     data = nullptr, bytes = 0;
     WN_CUDA(cudaMalloc(&data, needed), cat(where_fp8(s), ": scratch of ", needed, " bytes"));
     bytes = needed;
