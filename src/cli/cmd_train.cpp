@@ -14,6 +14,7 @@
 #include "core/atomic_file.hpp"
 #include "device/cuda/gpu.hpp"
 #include "dist/communicator.hpp"
+#include "dist/nccl_group.hpp"
 #include "nn/checkpoint.hpp"
 #include "nn/loss_scaler.hpp"
 #include "nn/models.hpp"
@@ -162,10 +163,6 @@ void add_train_command(CLI::App& app) {
     args->train.fold_bias_relu = !args->no_fold;
     WN_CHECK(args->train.device != Device::cpu || args->train.kernels == "best",
              "train: --kernels chooses kernel versions for --device emu or cuda; the CPU runs Eigen");
-    if (args->train.device == Device::cuda) {
-      const device::gpu::Info gpu = device::gpu::probe();
-      WN_CHECK(gpu.usable, "train --device cuda: ", gpu.why_not, " (--device emu runs the same kernels on the CPU)");
-    }
     if (!args->train.data_parallel) refuse_several_processes("train", "add --data-parallel, or run one process");
     std::optional<dist::Session> session;
     if (args->train.data_parallel) {
@@ -197,6 +194,14 @@ void add_train_command(CLI::App& app) {
     // With several ranks, a failure names the rank and ends the whole job
     // (MPI_Abort), so the other ranks do not wait for it.
     try {
+      if (args->train.device == Device::cuda) {
+        // Each rank its own GPU before the probe makes a context: probed
+        // first, every rank would hold one on GPU 0 for the whole run (and
+        // fail there on a GPU in exclusive-process mode).
+        if (args->train.data_parallel && dist::nccl_available()) dist::use_local_gpu();
+        const device::gpu::Info gpu = device::gpu::probe();
+        WN_CHECK(gpu.usable, "train --device cuda: ", gpu.why_not, " (--device emu runs the same kernels on the CPU)");
+      }
       if (dist::rank() == 0) {  // the rank that writes them
         refuse_to_overwrite(args->train.checkpoint, args->train.resume, args->report);
         if (!args->report.empty()) prepare_output_file(args->report, "train --report");

@@ -16,7 +16,6 @@
 #include "datasets/idx.hpp"
 #include "datasets/synthetic.hpp"
 #include "dist/communicator.hpp"
-#include "dist/nccl_group.hpp"
 
 namespace warpnet::cli {
 
@@ -96,8 +95,6 @@ nlohmann::json run_training(const nn::TrainOptions& options, const DataSplits& d
   if (options.data_parallel && threads == 0)
     threads = std::max(1, static_cast<int>(std::thread::hardware_concurrency()) / dist::local_size());
   cpu::set_num_threads(threads);
-  // Each rank its own GPU, before anything is put on one (dist/nccl_group.hpp).
-  if (options.data_parallel && options.device == Device::cuda && dist::nccl_available()) dist::use_local_gpu();
   MemoryTracker::instance().reset_peaks();
   nn::Trainer trainer(options, data.train, data.test);
   nn::Sequential& model = trainer.model();

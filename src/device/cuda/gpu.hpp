@@ -33,7 +33,8 @@ struct Info {
   std::string driver, runtime, cublas;  // versions, "13.0"
 };
 
-// Asks the CUDA runtime for device 0. Never throws: no driver (as on CI) or
+// Asks the CUDA runtime for the current device: 0, or the one cudaSetDevice
+// chose before (a data-parallel rank's own, dist::use_local_gpu). Never throws: no driver (as on CI) or
 // no device is an answer, given in why_not.
 Info probe();
 

@@ -117,15 +117,20 @@ Info probe() {
       info.why_not = "no usable GPU: the CUDA runtime reports no device";
       return info;
     }
-    WN_CUDA(cudaSetDevice(0), "device 0");
-    WN_CUDA(cudaFree(nullptr), "creating a context on device 0");  // fails now rather than mid-benchmark
+    // The current device (0 unless a rank chose its own): setting 0 here
+    // would make a context there for every rank of a data-parallel job.
+    int dev = 0;
+    WN_CUDA(cudaGetDevice(&dev), "the current device");
+    const std::string device = cat("device ", dev);
+    WN_CUDA(cudaSetDevice(dev), device);
+    WN_CUDA(cudaFree(nullptr), "creating a context on " + device);  // fails now rather than mid-benchmark
     cudaDeviceProp p{};
-    WN_CUDA(cudaGetDeviceProperties(&p, 0), "device 0");
+    WN_CUDA(cudaGetDeviceProperties(&p, dev), device);
     int clock_khz = 0, mem_khz = 0, bus_bits = 0, driver = 0, runtime = 0;
-    WN_CUDA(cudaDeviceGetAttribute(&clock_khz, cudaDevAttrClockRate, 0), "device 0");
+    WN_CUDA(cudaDeviceGetAttribute(&clock_khz, cudaDevAttrClockRate, dev), device);
     // Memory clock and bus width may be unreported (0) on some platforms; only a lead anyway.
-    if (cudaDeviceGetAttribute(&mem_khz, cudaDevAttrMemoryClockRate, 0) != cudaSuccess) mem_khz = 0;
-    if (cudaDeviceGetAttribute(&bus_bits, cudaDevAttrGlobalMemoryBusWidth, 0) != cudaSuccess) bus_bits = 0;
+    if (cudaDeviceGetAttribute(&mem_khz, cudaDevAttrMemoryClockRate, dev) != cudaSuccess) mem_khz = 0;
+    if (cudaDeviceGetAttribute(&bus_bits, cudaDevAttrGlobalMemoryBusWidth, dev) != cudaSuccess) bus_bits = 0;
     WN_CUDA(cudaDriverGetVersion(&driver), "driver version");
     WN_CUDA(cudaRuntimeGetVersion(&runtime), "runtime version");
     int cb_major = 0, cb_minor = 0, cb_patch = 0;
@@ -141,7 +146,7 @@ Info probe() {
     info.l2_bytes = p.l2CacheSize;
     info.memory_gib = double(p.totalGlobalMem) / double(1ull << 30);
     size_t free_bytes = 0, total_bytes = 0;
-    WN_CUDA(cudaMemGetInfo(&free_bytes, &total_bytes), "device 0 free memory");
+    WN_CUDA(cudaMemGetInfo(&free_bytes, &total_bytes), device + " free memory");
     info.memory_free_gib = double(free_bytes) / double(1ull << 30);
     info.memory_bus_gbps = 2.0 * mem_khz * 1e3 * (bus_bits / 8.0) * 1e-9;  // double data rate
     info.driver = version_text(driver);
