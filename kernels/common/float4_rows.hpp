@@ -62,6 +62,12 @@ __host__ __device__ __forceinline__ bool float4_rows(const void* base, int cols)
   return cols % 4 == 0 && reinterpret_cast<size_t>(base) % 16 == 0;
 }
 
+// Whether 8-byte accesses at (r, c), c even, of a matrix with `cols` columns
+// stored at `base` are aligned: the pairs store_float2 writes.
+__host__ __device__ __forceinline__ bool float2_rows(const void* base, int cols) {
+  return cols % 2 == 0 && reinterpret_cast<size_t>(base) % 8 == 0;
+}
+
 // Elements (r, c..c+3) of a rows x cols row-major matrix, zeros past its
 // edges. c % 4 == 0. `vector`: float4_rows(m, cols) held.
 __device__ __forceinline__ float4 load_row4(const float* m, int rows, int cols, int r, int c, bool vector) {

@@ -14,6 +14,7 @@ template <int MI, int NI>
 __device__ __forceinline__ void store_mma_fragments(const float (&acc)[MI][NI][4], float* C, int M, int N, int row0,
                                                     int col0, int lane) {
   const int group = lane / 4, in_group = lane % 4;
+  const bool pairs = float2_rows(C, N);
 #pragma unroll
   for (int i = 0; i < MI; ++i)
 #pragma unroll
@@ -23,7 +24,7 @@ __device__ __forceinline__ void store_mma_fragments(const float (&acc)[MI][NI][4
         const int r = row0 + 16 * i + group + 8 * h, c = col0 + 8 * j + 2 * in_group;
         if (r >= M) continue;
         float* out = C + size_t(r) * N + c;
-        if (N % 2 == 0 && c + 1 < N) {  // c even: an 8-byte aligned pair
+        if (pairs && c + 1 < N) {  // c even: an 8-byte aligned pair
           store_float2(out, acc[i][j][2 * h], acc[i][j][2 * h + 1]);
         } else {
           if (c < N) out[0] = acc[i][j][2 * h];

@@ -63,6 +63,7 @@
 //   cudaErrorNoKernelImageForDevice. Run: warpnet bench on an H100/H200.
 #include <cstdint>
 
+#include "kernels/common/float4_rows.hpp"
 #include "kernels/common/hopper.hpp"
 
 namespace wgmma_v13 {
@@ -133,18 +134,19 @@ __host__ __device__ constexpr int acc_col(int t, int i) { return 8 * (i >> 2) + 
 
 // The epilogue of every wgmma version (13, 15, 16): thread t's COUNT
 // accumulators of an m64nN tile (N = 2 * COUNT) whose corner is C's (row0,
-// col0), stored straight from registers, pairs of adjacent columns, guarded
-// at M and N.
+// col0), stored straight from registers, pairs of adjacent columns (one
+// 8-byte store where C's rows keep them aligned), guarded at M and N.
 template <int COUNT>
 __device__ __forceinline__ void store_accumulators(const float (&acc)[COUNT], float* C, int M, int N, int row0,
                                                    int col0, int t) {
+  const bool pairs = warpnet::float2_rows(C, N);
 #pragma unroll
   for (int i = 0; i < COUNT; i += 2) {
     const int r = row0 + acc_row(t, i), c = col0 + acc_col(t, i);
     if (r >= M) continue;
     float* out = C + size_t(r) * N + c;
-    if (N % 2 == 0 && c + 1 < N) {
-      *reinterpret_cast<float2*>(out) = make_float2(acc[i], acc[i + 1]);
+    if (pairs && c + 1 < N) {
+      warpnet::store_float2(out, acc[i], acc[i + 1]);
     } else {
       if (c < N) out[0] = acc[i];
       if (c + 1 < N) out[1] = acc[i + 1];
