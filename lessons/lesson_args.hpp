@@ -23,6 +23,14 @@ inline std::optional<bool> parse_quick(int argc, char** argv) {
   return quick;
 }
 
+// A chapter with no options (its whole run is short): false, after printing
+// the usage, for any argument.
+inline bool parse_none(int argc, char** argv) {
+  if (argc <= 1) return true;
+  std::fprintf(stderr, "usage: %s   (this chapter takes no options)\n", argv[0]);
+  return false;
+}
+
 struct Mode {
   bool quick = false;
   bool markdown = false;

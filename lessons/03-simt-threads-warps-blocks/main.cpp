@@ -25,6 +25,7 @@
 #include "simt/trace.hpp"
 
 #include "device/datasheet.hpp"
+#include "lessons/lesson_args.hpp"
 #include "lessons/lesson_checks.hpp"
 
 #include "kernels/common/cuda_compat.hpp"
@@ -220,7 +221,8 @@ void bugs() {
 
 }  // namespace
 
-int main() {
+int main(int argc, char** argv) {
+  if (!lesson::parse_none(argc, argv)) return 2;
   simt::set_workers(1);  // blocks in order: the same output every run
   std::printf("Lesson 03 on the SIMT emulator (this CPU: %u hardware threads, the chefs; an H200: 132 SMs x 128 "
               "FP32 lanes = 16896 helpers)\n\n",

@@ -356,10 +356,9 @@ void cpu_timing(bool quick, Claims& claims) {
 }  // namespace
 
 int main(int argc, char** argv) {
-  const bool markdown = argc == 2 && std::strcmp(argv[1], "--markdown") == 0;
-  std::optional<bool> quick = false;
-  if (!markdown) quick = lesson::parse_quick(argc, argv);
-  if (!quick) return 2;
+  const std::optional<lesson::Mode> mode = lesson::parse_mode(argc, argv, "part 3's tables only");
+  if (!mode) return 2;
+  const bool markdown = mode->markdown;
   Claims claims;
   try {
     if (markdown) {
@@ -375,7 +374,7 @@ int main(int argc, char** argv) {
       lesson05::print_gpu_records();
       std::printf("\n");
       backward(claims);
-      cpu_timing(*quick, claims);
+      cpu_timing(mode->quick, claims);
     }
   } catch (const std::exception& e) {
     std::fprintf(stderr, "lesson05: %s\n", e.what());

@@ -351,12 +351,13 @@ void part6_measured() {
 }  // namespace
 
 int main(int argc, char** argv) {
-  const bool markdown = argc == 2 && std::strcmp(argv[1], "--markdown") == 0;
-  if (markdown) {
+  // --quick changes nothing: the chapter is fast.
+  const std::optional<lesson::Mode> mode = lesson::parse_mode(argc, argv, "part 5's table only");
+  if (!mode) return 2;
+  if (mode->markdown) {
     part5_table(true);
     return lesson::failures() == 0 ? 0 : 1;
   }
-  if (!lesson::parse_quick(argc, argv)) return 2;  // --quick changes nothing: the chapter is fast
   std::printf("Lesson 09: many GPUs\n");
   part1_bottleneck();
   part2_data_vs_model();
