@@ -505,6 +505,12 @@ void run_bench(BenchOptions& o) {
                                           }),
            "bench: --size applies to ops whose sizes are named alike; name one (warpnet bench matmul --size ...) "
            "or several of one kind (warpnet bench conv2d conv2d_dgrad --size ...)");
+  // A timed epoch of less than one batch is one partial batch: its rate
+  // would be printed as the batch's.
+  if (std::find(o.ops.begin(), o.ops.end(), "train") != o.ops.end())
+    for (const int64_t batch : o.train_batches)
+      WN_CHECK(o.train.images >= batch, "bench train: --images ", o.train.images, " is less than one batch of ", batch,
+               ": every epoch would be a single partial batch; give --images at least the largest --batch");
 
   const device::gpu::Info info = device::gpu::probe();
   std::printf("warpnet bench: seed %llu, at most %d timed runs or %.1f s per version, %s\n",

@@ -163,6 +163,13 @@ TEST_CASE("warpnet bench train times training on the CPU and records the GPU rat
   }
 }
 
+TEST_CASE("warpnet bench train refuses an epoch smaller than one batch, before timing anything") {
+  const Run run = bench("train --images 10 --batch 64 --threads 1");
+  CHECK(run.status != 0);
+  CHECK(run.output.find("bench train: --images 10 is less than one batch of 64") != std::string::npos);
+  CHECK(run.output.find("images/s") == std::string::npos);
+}
+
 TEST_CASE("warpnet bench precision prints every format's row and writes the precision record") {
   const std::string path = (warpnet::test::scratch_dir() / "bench-precision.json").string();
   const Run run = bench("precision --size 64,48,40 --runs 2 --budget 0.01 --seed 3 --threads 1 --json " + path);
