@@ -287,7 +287,7 @@ double loss_of(Net& net) {
 
 // For each value θ: (L(θ+ε) − L(θ−ε)) / 2ε against autograd's dL/dθ. The
 // quotient is itself off by ~ε² (truncation) + 1e-16/ε (rounding): ε = 1e-5
-// balances them near 1e-10 in double. A gradient far below 1e-3 cannot be
+// balances them near 1e-11 in double. A gradient far below 1e-3 cannot be
 // checked to 1e-7 against a yardstick that coarse, so the relative error's
 // denominator never drops below kFloor.
 bool gradient_check(const char* title, Net net) {

@@ -155,7 +155,7 @@ void roofline(bool quick) {
       "  are needed before arithmetic, not memory, sets the time.\n",
       cpu_flops / 1e9, cpu_bw / 1e9, cpu_flops / cpu_bw);
   std::printf(
-      "  H200 roof: %.0f TFLOP/s FP32, %.0f TFLOP/s BF16 dense, %.1f TB/s HBM3e → compute-bound above\n"
+      "  H200 SXM roof: %.0f TFLOP/s FP32, %.0f TFLOP/s BF16 dense, %.1f TB/s HBM3e → compute-bound above\n"
       "  %.0f FLOP/B in FP32 and %.0f FLOP/B in BF16.\n",
       kH200Fp32 / 1e12, kH200Bf16 / 1e12, kH200Bandwidth / 1e12, kH200Fp32 / kH200Bandwidth,
       kH200Bf16 / kH200Bandwidth);

@@ -2,11 +2,11 @@
 // out-of-bounds access with the allocation it overran.
 //
 // Idea: the grid is rounded up to whole blocks, so threads past the end must
-//   do nothing; `i <= n` lets thread n write one float past the buffer. A GPU
-//   often does not notice (the allocation is padded); the traced emulator does.
+//   do nothing; `i <= n` lets thread n touch x[n], one float past the buffer:
+//   `x[i] *= a` reads it before it writes it. A GPU often does not notice.
 // Changed: first version. The fix is `i < n`.
-// Measured: nothing to measure; the traced emulator reports an out-of-bounds write.
-// Run: build/bin/test_simt -tc="*out of bounds*"
+// Measured: nothing to measure; the traced emulator reports that 4-byte read.
+// Run: build/bin/test_simt -tc="*off-by-one*"
 #include "kernels/common/cuda_compat.hpp"
 
 // x: (n,) floats, scaled in place by a.

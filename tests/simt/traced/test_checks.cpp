@@ -36,7 +36,7 @@ std::string launch_error(cudaError_t expected, void (*kernel)(P...), dim3 grid, 
 
 }  // namespace
 
-TEST_CASE("traced: an off-by-one bounds check is an out-of-bounds global write") {
+TEST_CASE("traced: an off-by-one bounds check is an out-of-bounds global read") {
   DeterministicScope deterministic;
   DeviceBuffer<float> x(std::vector<float>(100, 1.0f));
   const std::string message =
