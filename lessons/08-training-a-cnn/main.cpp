@@ -591,9 +591,9 @@ void part4(const data::Dataset& train, int64_t steps, int64_t batch) {
               100 * emu.epoch.train_accuracy);
 
   const std::vector<std::string> ids = device::kernels_launched();
-  std::printf("  kernels the emulator launched (device::kernels_launched(), %zu):\n", ids.size());
+  std::printf("  kernels the emulator launched (device::kernels_launched_with_candidates(), %zu):\n", ids.size());
   std::string line;
-  for (const std::string& id : ids) {
+  for (const std::string& id : device::kernels_launched_with_candidates()) {
     if (line.size() + id.size() > 96) std::printf("   %s\n", line.c_str()), line.clear();
     line += " " + id;
   }
@@ -694,7 +694,7 @@ void part6() {
                        " (H200: BF16 on tensor cores, dense)"},
                       {"memory bandwidth, GB/s", 192.4, h200::kMemoryBytesPerSecond / 1e9, ""},
                       {"memory, GiB", 3, h200::kMemoryBytes / double(1 << 30), ""}};
-  std::printf("  %-34s %10s %10s %8s\n", "", "GTX 580", "H200", "ratio");
+  std::printf("  %-34s %10s %10s %8s\n", "", "GTX 580", "H200 SXM", "ratio");
   for (const Row& r : rows)
     std::printf("  %-34s %10.4g %10.4g %7.0f×%s\n", r.what, r.gtx580, r.h200, r.h200 / r.gtx580, r.unit);
   std::printf("  (the GTX 580 has no tensor cores: its 16-bit row is its FP32 peak)\n");

@@ -63,7 +63,7 @@ void kernels_part(const nn::TrainOptions& options, const DataSplits& data, doubl
   for (size_t i = 0; i < cpu.size() && i < emu.size(); ++i)
     std::printf("  %5zu   %15.6f   %19.6f   %19.1e\n", i + 1, cpu[i], emu[i], std::abs(emu[i] - cpu[i]) / cpu[i]);
   std::printf("\n  kernels:");
-  for (const std::string& id : device::kernels_launched()) std::printf(" %s", id.c_str());
+  for (const std::string& line : device::kernels_launched_with_candidates()) std::printf(" %s", line.c_str());
   std::printf(
       "\n  The same sums in another order: the losses agree to rounding. `warpnet trace <kernel>`\n"
       "  shows how each kernel uses memory; chapters 03 to 06 build them up.\n");

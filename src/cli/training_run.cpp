@@ -222,8 +222,8 @@ nlohmann::json run_training(const nn::TrainOptions& options, const DataSplits& d
         static_cast<long long>(transfers.within));
   const std::vector<std::string> kernels = device::kernels_launched();
   if (!kernels.empty()) {
-    say("kernels launched:");
-    for (const std::string& id : kernels) say(" %s", id.c_str());
+    say("kernels launched (the candidate each ran, for the versions that pick one per size):");
+    for (const std::string& line : device::kernels_launched_with_candidates()) say(" %s", line.c_str());
     say("\n");
   }
   const device::TuningLog tuned = device::kernels_tuned();

@@ -39,9 +39,15 @@ KernelChoice& choice() {
   return c;
 }
 
-std::set<std::string>& launched() {
-  static std::set<std::string> ids;
+// Kernel id -> the candidates it ran (empty for a one-kernel version).
+std::map<std::string, std::set<std::string>>& launched() {
+  static std::map<std::string, std::set<std::string>> ids;
   return ids;
+}
+
+void note_launch(const Kernel& kernel, const Sizes* sizes) {
+  std::set<std::string>& candidates = launched()[kernel.id()];
+  if (kernel.candidate && sizes) candidates.insert(kernel.candidate(*sizes));
 }
 
 struct Tunings {
@@ -121,7 +127,21 @@ void set_kernel_choice(const std::string& text) {
 
 const std::string& kernel_choice() { return choice().text; }
 
-std::vector<std::string> kernels_launched() { return {launched().begin(), launched().end()}; }
+std::vector<std::string> kernels_launched() {
+  std::vector<std::string> ids;
+  for (const auto& [id, candidates] : launched()) ids.push_back(id);
+  return ids;
+}
+
+std::vector<std::string> kernels_launched_with_candidates() {
+  std::vector<std::string> out;
+  for (const auto& [id, candidates] : launched()) {
+    std::string line = id;
+    for (const std::string& c : candidates) line += cat(c == *candidates.begin() ? " (" : "; ", c);
+    out.push_back(candidates.empty() ? line : line + ")");
+  }
+  return out;
+}
 
 const Kernel& chosen_kernel(const std::string& op, Device device) {
   const KernelChoice& c = choice();
@@ -188,7 +208,7 @@ void launch_checked(const std::string& op_name, const Sizes& sizes, std::span<co
   if (collect_buffers(op_name, device, sizes, inputs, outputs, buffers) == 0) return;  // a kernel need not handle empty grids
   tune_at_first_use(kernel, sizes);
   launch(kernel, sizes, buffers);
-  launched().insert(kernel.id());
+  note_launch(kernel, &sizes);
 }
 
 }  // namespace
@@ -219,7 +239,7 @@ void launch_op_many(const std::string& op_name, std::span<const OpTensors> entri
   } catch (const Error& e) {
     fail(kernel.id(), " on ", counts.size(), " tensors: ", e.what());
   }
-  launched().insert(kernel.id());
+  note_launch(kernel, nullptr);
 }
 
 Tensor matmul(const Tensor& a, const Tensor& b, bool trans_a, bool trans_b, const Kernel* kernel) {
@@ -237,7 +257,7 @@ Tensor matmul(const Tensor& a, const Tensor& b, bool trans_a, bool trans_b, cons
   const std::array<void*, 3> buffers{const_cast<void*>(a.raw()), const_cast<void*>(b.raw()), c.raw()};
   tune_at_first_use(k, sizes);
   launch(k, sizes, buffers);
-  launched().insert(k.id());
+  note_launch(k, &sizes);
   return c;
 }
 

@@ -36,6 +36,11 @@ const Kernel& chosen_kernel(const std::string& op, Device device);
 // The ids of the kernels launch_op has launched in this process, sorted:
 // what a training run reports it ran on.
 std::vector<std::string> kernels_launched();
+// The same, each with the candidates it ran where it picks one per size
+// (Kernel::candidate), "; " between them: "conv2d/11_winograd_fused (direct,
+// 128 threads)" — a version's name is not always what ran (Winograd takes
+// only 3x3 filters).
+std::vector<std::string> kernels_launched_with_candidates();
 
 // On a GPU, a kernel that tunes itself (Kernel::tune: matmul/10 times its
 // tile shapes) is tuned the first time launch_op or matmul meets a size, just

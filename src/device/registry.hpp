@@ -135,6 +135,11 @@ struct Kernel {
   // hyper, w', v'} for sgd_momentum), one tensor after another, the same
   // hyper for all; counts[i] is tensor i's element count.
   void (*launch_many)(std::span<const int64_t> counts, Buffers buffers) = nullptr;
+  // A version that picks one of its candidates per size (matmul/10, the
+  // autotuned conv versions): the one it runs at `sizes`, by name ("128x64",
+  // "few_channels ..."), for the list of kernels a run launched. Null for
+  // the versions that are one kernel.
+  const char* (*candidate)(const Sizes&) = nullptr;
 
   std::string id() const;  // "matmul/03_smem_tiled", the kernel's file name
   double accumulation_widening() const;  // 2^(24 - accumulator_bits) for the CUDA copy, else 1

@@ -56,6 +56,7 @@ Kernel autotuned_kernel(const Listing& listing) {
     version.launch(choice<version>(s), s, l, b);
     check_launch();
   };
+  kernel.candidate = [](const Sizes& s) { return version.name(choice<version>(s)); };
   kernel.copy = kThisCopy;
 #if defined(__CUDACC__)
   kernel.tune = [](const Sizes& given) { return tune_conv(version, given, tuned<version>()); };

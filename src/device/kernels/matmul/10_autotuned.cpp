@@ -76,6 +76,7 @@ const Registration autotuned{Kernel{
 #if defined(__CUDACC__)
     .tune = tune_on_gpu,
 #endif
+    .candidate = [](const Sizes& s) { return sgemm_v10::candidate_name(choice(s)); },
 }};
 
 }  // namespace
