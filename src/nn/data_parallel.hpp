@@ -65,7 +65,10 @@ class GradientBuckets {
   void layers_done_from(int layer);
   // After backward: starts what is left, waits for all, and stores the
   // summed gradient in each parameter's grad. A parameter no gradient
-  // reached (or a rank with an empty shard) contributes zeros.
+  // reached (or a rank with an empty shard) contributes zeros. Where no rank
+  // reached it, it gets a zero gradient, where one process leaves it without
+  // one and its optimizer skips it (momentum and weight decay would still
+  // move it here); no model of warpnet has such a parameter.
   void finish();
 
   size_t count() const { return buckets_.size(); }
