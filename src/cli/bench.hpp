@@ -59,6 +59,9 @@ struct TrainSettings {
   std::string model = "lenet5";
   int64_t batch = 64;
   int64_t images = 8192;
+  // An epoch shorter than this is timed in groups of epochs lasting about
+  // as long (bench_train.cpp); 0: every epoch alone, as a profiler wants.
+  double min_timed_seconds = 1.0;
 };
 
 // Training images/s of `model` on the CPU and, when `info` says a GPU is

@@ -631,6 +631,10 @@ void add_bench_command(CLI::App& app) {
   cmd->add_option("--images", o->train.images, "train: images per timed epoch (several batches: 8192 is 8 of 1024)")
       ->check(CLI::Range(1, 1 << 24))
       ->capture_default_str();
+  cmd->add_option("--epoch-seconds", o->train.min_timed_seconds,
+                  "train: an epoch shorter than this is timed in groups of epochs lasting as long; 0: each epoch alone")
+      ->check(in_range(0, 60))
+      ->capture_default_str();
   cmd->add_option("--json", o->json_path, "write the record (machine, GPU, every figure) here")->check(kOutputPath);
   cmd->add_option("--precisions", o->precision.precisions,
                   "precision: which, comma-separated (fp32,tf32,bf16,fp16,e4m3,e5m2,e2m1; default all)")

@@ -153,6 +153,14 @@ TEST_CASE("warpnet bench train times training on the CPU and records the GPU rat
     CHECK(op["batch_size"] == (i == 0 ? 32 : 48));
     CHECK(op["cpu"]["images_per_second"].get<double>() > 0);
     CHECK(op["cpu"]["images"] == 96);
+    // Epochs of 96 images last milliseconds: each timing is a group of
+    // epochs lasting about a second, whose rate is its images over its time.
+    const int group = op["cpu"]["epochs_per_timing"].get<int>();
+    CHECK(group > 1);
+    CHECK(op["cpu"]["seconds"].get<double>() > 0.5);
+    CHECK(op["cpu"]["images_per_second_of_each_epoch"].size() == 3);
+    CHECK(op["cpu"]["note"].get<std::string>().find(warpnet::cat("each rate is a group of ", group, " epochs")) !=
+          std::string::npos);
     if (!rec["gpu"]["usable"].get<bool>()) {
       CHECK(op["gpu"]["skipped"].get<std::string>().find("no usable GPU") == 0);
       CHECK_FALSE(op.contains("gpu_speedup_over_cpu"));
