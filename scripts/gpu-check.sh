@@ -133,8 +133,11 @@ echo "sources here: $source_here; the bundle's binaries: ${built_from:-none}"
 [ -f "$root/.gpu-deps/SOURCE" ] && cat "$root/.gpu-deps/SOURCE"
 
 phase "machine"
-timeout 20 nvidia-smi --query-gpu=name,driver_version,memory.total,clocks.max.sm,clocks.sm,clocks.mem,temperature.gpu,power.draw \
-  --format=csv || echo "nvidia-smi: not available or failed (the bench's own probe says what CUDA sees)"
+# The clocks, temperature and power at the start and after the bench go
+# into every record (nvidia_smi), beside the figures they may explain.
+smi_fields=name,driver_version,memory.total,clocks.max.sm,clocks.sm,clocks.mem,temperature.gpu,power.draw
+smi_start=$(timeout 20 nvidia-smi --query-gpu=$smi_fields --format=csv 2>/dev/null)
+[ -n "$smi_start" ] && echo "$smi_start" || echo "nvidia-smi: not available or failed (the bench's own probe says what CUDA sees)"
 command -v nvcc >/dev/null || export PATH=/usr/local/cuda/bin:$PATH
 nvcc --version | tail -2 || echo "nvcc: not found"
 cmake --version | head -1
@@ -349,7 +352,8 @@ elif [ -x "$BIN/warpnet" ]; then
 else
   note "bench: not run (no warpnet binary)"
 fi
-timeout -k 5 10 nvidia-smi --query-gpu=clocks.sm,clocks.mem,temperature.gpu,power.draw --format=csv 2>/dev/null
+smi_after_bench=$(timeout -k 5 10 nvidia-smi --query-gpu=$smi_fields --format=csv 2>/dev/null)
+echo "$smi_after_bench"
 
 # Which matrix instructions each kernel's machine code holds (HGMMA/QGMMA:
 # Hopper's wgmma, bf16/fp8; HMMA: mma.sync/WMMA; FFMA: CUDA cores) and any
@@ -428,12 +432,14 @@ PY
   # Which sources each record's binaries came from (scripts/source-hash.sh).
   for f in "$OUT"/*.json; do
     [ -f "$f" ] || continue
-    if python3 - "$f" "$source_here" "${built_from:-unknown}" <<'PY'; then
+    if python3 - "$f" "$source_here" "${built_from:-unknown}" "$smi_start" "$smi_after_bench" <<'PY'; then
 import json, sys
-path, here, built = sys.argv[1:]
+path, here, built, smi_start, smi_after = sys.argv[1:]
 rec = json.load(open(path))
 rec["source"] = {"tree": here, "binaries_built_from": built,
                  "stale": built not in ("built here", here)}
+# nvidia-smi's CSV: a header line, then one line per GPU.
+rec["nvidia_smi"] = {"at_start": smi_start.splitlines(), "after_bench": smi_after.splitlines()}
 with open(path + ".tmp", "w") as out:
     json.dump(rec, out, indent=1)
 PY
