@@ -29,15 +29,17 @@ const char* warp_op_name(WarpOp op) {
 namespace {
 
 // The lane a shuffle reads, or `lane` itself where CUDA returns the caller's
-// own value (a source outside the lane's width-sized segment).
+// own value (a source outside the lane's width-sized segment). The hardware
+// takes the lane operand's low 5 bits (PTX shfl: bval = b[4:0]): a delta of
+// 33 is a delta of 1.
 unsigned shuffle_source(WarpOp op, unsigned lane, int arg, unsigned width) {
-  const unsigned segment = lane & ~(width - 1), offset = lane & (width - 1);
+  const unsigned segment = lane & ~(width - 1), offset = lane & (width - 1), b = unsigned(arg) & 31u;
   switch (op) {
-    case WarpOp::shfl: return segment + (unsigned(arg) & (width - 1));
-    case WarpOp::shfl_up: return offset >= unsigned(arg) ? lane - unsigned(arg) : lane;
-    case WarpOp::shfl_down: return offset + unsigned(arg) < width ? lane + unsigned(arg) : lane;
+    case WarpOp::shfl: return segment + (b & (width - 1));
+    case WarpOp::shfl_up: return offset >= b ? lane - b : lane;
+    case WarpOp::shfl_down: return offset + b < width ? lane + b : lane;
     case WarpOp::shfl_xor: {
-      const unsigned source = lane ^ (unsigned(arg) & 31u);
+      const unsigned source = lane ^ b;
       return source < segment + width ? source : lane;  // earlier segments may be read, later ones not
     }
     default: return lane;
@@ -116,19 +118,13 @@ bool Block::resolve_masked_group(unsigned warp, Lane& first) {
       case WarpOp::all: lane.result = votes == mask; break;
       default: {
         const unsigned source = shuffle_source(lane.op, l, lane.arg, unsigned(lane.width));
-        if (source != l && (exited >> source & 1)) {
-          throw LaunchError(cudaErrorLaunchFailure,
-                            cat(where(lane), ": ", warp_op_name(lane.op), " at ", describe_code(lane.site),
-                                " reads lane ", source, ", which has exited; on a GPU the value is undefined"));
-        }
-        if (source != l && !(mask >> source & 1)) {
-          throw LaunchError(cudaErrorLaunchFailure,
-                            cat(where(lane), ": ", warp_op_name(lane.op), " at ", describe_code(lane.site),
-                                " reads lane ", source, ", which is not in the mask ", hex(lane.mask),
-                                source >= count ? " (the warp has only " + std::to_string(count) + " lanes)" : "",
-                                "; on a GPU the value is undefined"));
-        }
-        lane.result = group[source].value;
+        // A lane that has exited, is not in the mask or does not exist: on a
+        // GPU the value is undefined, not the program ("the retrieved value
+        // is undefined", the Programming Guide), so a kernel that discards
+        // it (a guarded tail of a reduction) is correct. All-ones bits, a NaN
+        // as a float, make a kernel that uses it fail its check.
+        const bool undefined = source != l && ((exited >> source & 1) || !(mask >> source & 1));
+        lane.result = undefined ? ~uint64_t(0) : group[source].value;
       }
     }
   }

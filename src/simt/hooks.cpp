@@ -4,6 +4,7 @@
 #include "simt/block.hpp"
 #include "simt/checker.hpp"
 #include "simt/stepper.hpp"
+#include "simt/symbols.hpp"
 #include "simt/trace_hooks.hpp"
 
 namespace warpnet::simt {
@@ -23,6 +24,21 @@ inline void on_access(uintptr_t address, size_t bytes, bool write, const void* p
     stepper->hold(*current_block, *lane, touched, address, bytes, write, pc);
 }
 
+// An access GCC emitted as naturally aligned (the aligned hooks below; it
+// calls the unaligned ones where it cannot know) at an address that is not:
+// on a GPU every access must be aligned to its size, or the kernel stops
+// with cudaErrorMisalignedAddress (a float4 read one float into a buffer).
+inline void check_alignment(uintptr_t address, size_t bytes, bool write, const void* pc) {
+  if (address % bytes == 0) return;
+  const Lane* lane = current_lane;
+  if (!lane || LibraryScope::inside()) return;
+  LibraryScope scope;
+  throw LaunchError(cudaErrorMisalignedAddress,
+                    cat(current_block->where(*lane), ": a ", bytes, "-byte ", write ? "store" : "load", " at ",
+                        describe_code(pc), ": address ", reinterpret_cast<const void*>(address), ", not ", bytes,
+                        "-byte aligned"));
+}
+
 }  // namespace
 
 thread_local bool LibraryScope::active = false;
@@ -38,6 +54,7 @@ void note_atomic(const void* address, size_t bytes) {
 
 }  // namespace warpnet::simt
 
+using warpnet::simt::check_alignment;
 using warpnet::simt::on_access;
 
 // GCC's -fsanitize=thread instrumentation (ThreadSanitizer's callback ABI,
@@ -47,8 +64,14 @@ using warpnet::simt::on_access;
 // return address is the traced instruction: it identifies the access across
 // lanes and names its source line.
 #define WARPNET_ACCESS_HOOKS(n)                                                                              \
-  extern "C" void __tsan_read##n(void* a) { on_access(uintptr_t(a), n, false, __builtin_return_address(0)); }  \
-  extern "C" void __tsan_write##n(void* a) { on_access(uintptr_t(a), n, true, __builtin_return_address(0)); }  \
+  extern "C" void __tsan_read##n(void* a) {                                                                  \
+    check_alignment(uintptr_t(a), n, false, __builtin_return_address(0));                                    \
+    on_access(uintptr_t(a), n, false, __builtin_return_address(0));                                          \
+  }                                                                                                          \
+  extern "C" void __tsan_write##n(void* a) {                                                                 \
+    check_alignment(uintptr_t(a), n, true, __builtin_return_address(0));                                     \
+    on_access(uintptr_t(a), n, true, __builtin_return_address(0));                                           \
+  }                                                                                                          \
   extern "C" void __tsan_unaligned_read##n(void* a) {                                                        \
     on_access(uintptr_t(a), n, false, __builtin_return_address(0));                                          \
   }                                                                                                          \
