@@ -89,7 +89,13 @@ const Registration matmul{Op{
                    {144, 80, 48, 1, 0},
                    {144, 80, 48, 0, 1},
                    {144, 80, 48, 1, 1},
-                   {40, 136, 328, 0, 0}},
+                   {40, 136, 328, 0, 0},
+                   // One row, one column or K = 1 beside tiled dimensions
+                   // (a batch-1 fully connected layer; an outer product).
+                   {1, 129, 65, 0, 0},
+                   {127, 1, 65, 1, 1},
+                   {127, 129, 1, 0, 0},
+                   {1, 1, 200, 1, 0}},
     .defaults = {256, 256, 256, 0, 0},
     .make_inputs = inputs,
     .output_shapes = [](const Sizes& s) { return std::vector<Shape>{Shape{s[0], s[1]}}; },

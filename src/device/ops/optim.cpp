@@ -111,16 +111,26 @@ const Registration sgd_momentum{Op{
 // in [1, 1000] with lr in [1e-4, 1e-2], β1 = 0.9, β2 = 0.999, ε = 1e-8, the
 // bias corrections folded on the host exactly as nn::Adam::step does:
 // step_size = lr·√(1−β2^t)/(1−β1^t), eps_hat = ε·√(1−β2^t).
+// Every 7th element from the 4th is a unit no gradient has reached (m = v =
+// g = 0: the update is 0/ε̂ = 0, NaN without ε̂), and every 7th from the 6th
+// has a second moment near ε̂² (g = 0, v = ε̂², m = 1e-9: ε̂ is half of d,
+// so a version that drops it doubles the update): elsewhere ε̂ is far below
+// √v and a version without it would pass.
 std::vector<Tensor> adam_inputs(const Sizes& s, Rng& rng) {
   Tensor w = uniform(s[0], rng, -1.0, 1.0), m = uniform(s[0], rng, -0.1, 0.1), v = uniform(s[0], rng, 0.0, 0.01);
   Tensor g = uniform(s[0], rng, -1.0, 1.0);
-  const float* pm = m.data<float>();
-  float* pv = v.data<float>();
-  for (int64_t i = 0; i < s[0]; ++i) pv[i] += pm[i] * pm[i];
   const double lr = rng.uniform(1e-4, 1e-2), t = double(1 + rng.below(1000));
   const double beta1 = 0.9, beta2 = 0.999, eps = 1e-8;
   const double c1 = 1.0 - std::pow(beta1, t), c2 = 1.0 - std::pow(beta2, t);
   const float step_size = float(lr * std::sqrt(c2) / c1), eps_hat = float(eps * std::sqrt(c2));
+  float* pm = m.data<float>();
+  float* pv = v.data<float>();
+  float* pg = g.data<float>();
+  for (int64_t i = 0; i < s[0]; ++i) {
+    pv[i] += pm[i] * pm[i];
+    if (i % 7 == 3) pm[i] = pv[i] = pg[i] = 0.0f;
+    if (i % 7 == 5) pm[i] = 1e-9f, pv[i] = eps_hat * eps_hat, pg[i] = 0.0f;
+  }
   return {std::move(w), std::move(m), std::move(v), std::move(g),
           Tensor::from<float>({4}, {step_size, float(beta1), float(beta2), eps_hat})};
 }
@@ -146,8 +156,9 @@ std::vector<Tensor> adam_reference(const Sizes&, const std::vector<Tensor>& in) 
 //    its own u: |Δupd| <= u·(4·α·Am/d + 6·|upd|), upd = α·m'/d; the final
 //    subtraction u·|w'|.
 // We allow twice each: 8u·Am, 8u·v', u·(8·α·Am/d + 12·|upd| + 2·|w'|). A
-// missing bias-correction fold, a swapped β or ε̂ inside the root would move
-// the update by a large fraction of itself, far outside.
+// missing bias-correction fold, a swapped β, ε̂ inside the root or left out
+// (adam_inputs' elements near ε̂² and at 0) would move the update by a large
+// fraction of itself, far outside.
 std::vector<Tensor> adam_tolerance(const Sizes& s, const std::vector<Tensor>& in) {
   const std::vector<Tensor> want = adam_reference(s, in);
   const float* m = in[1].data<float>();

@@ -55,9 +55,12 @@ std::vector<Tensor> sum_tolerance(const Sizes& s, const std::vector<Tensor>& in)
 std::vector<Tensor> max_tolerance(const Sizes& s, const std::vector<Tensor>&) { return {Tensor::zeros({s[0]}, DType::f64)}; }
 
 // C: 1, 7, 31 and 33 around a warp, 100, 1000, 1031 (not a multiple of 4:
-// the float4 version's scalar path). N: 1, 3 (one row per shift), 17.
+// the float4 version's scalar path). N: 1, 3 (one row per shift), 17; and
+// 129 and 263, past the 128 rows a one-thread-per-row version puts in a
+// block: a second and a third block, the last one partial.
 const std::vector<Sizes> kTestSizes = {{1, 1},   {3, 1},   {17, 1},  {1, 7},    {17, 7},    {3, 31},   {17, 31}, {3, 33},
-                                       {17, 33}, {1, 100}, {17, 100}, {3, 1000}, {17, 1000}, {1, 1031}, {17, 1031}};
+                                       {17, 33}, {1, 100}, {17, 100}, {3, 1000}, {17, 1000}, {1, 1031}, {17, 1031},
+                                       {129, 7}, {263, 33}};
 // Memory-bound: many short rows, fewer long ones (256 MiB and 1 GiB read).
 const std::vector<Sizes> kBenchSizes = {{65536, 1024}, {8192, 32768}};
 
@@ -104,17 +107,27 @@ const Registration max_rows{Op{
 // Long channels hide a lost term under the bound (bias_backward_tolerance,
 // below): L·eps·Σ|dY| is about L²·eps/2 for dY uniform in [-1, 1], 0.25 at
 // L = N·S = 2048 and 1.6 at 5155, where one term is at most 1. So from
-// kLongChannel on, each channel's first term is +L and its last −L (exact in
-// fp32): a sum that stops short of the end or starts late, the usual bug
-// off a tile multiple, errs by L, about 1/(2.5·L·eps) times the bound (650
-// at L = 5155). Shorter channels keep the plain terms, each of which shows.
+// kLongChannel on, dY holds whole numbers in [-8, 8]: every partial sum,
+// in any order, is a whole number below 2^24 (10·L with the ends below),
+// exact in fp32, and the tolerance is 0 — a term lost anywhere, at the
+// join of a split channel or mid-sweep, shows unless it is 0. Each
+// channel's first term is +L and its last −L besides, which no lost end
+// can hide. Shorter channels keep the plain terms, each of which shows.
+// (Past 2^24 / 10 terms, at sizes no test uses, the whole numbers could
+// round: there the ends alone are planted, with the plain bound.)
 constexpr int64_t kLongChannel = 2048;
+constexpr bool exact_channels(int64_t L) { return L >= kLongChannel && 10 * L < (int64_t(1) << 24); }
 
-// The ends of each channel's sum, dY[0][c][0] and dY[N-1][c][S-1], set to
-// ±L; where a ReLU's output y masks the terms, y = 0.5 there keeps them.
-void plant_channel_ends(const Sizes& s, Tensor& dy, Tensor* y = nullptr) {
+// Long channels (L = N·S >= kLongChannel): dY made of whole numbers in
+// [-8, 8], and the ends of each channel's sum, dY[0][c][0] and
+// dY[N-1][c][S-1], set to ±L; where a ReLU's output y masks the terms,
+// y = 0.5 there keeps them.
+void long_channel_terms(const Sizes& s, Tensor& dy, Rng& rng, Tensor* y = nullptr) {
   const int64_t N = s[0], C = s[1], S = s[2], L = N * S;
   if (L < kLongChannel) return;
+  float* d = dy.data<float>();
+  if (exact_channels(L))
+    for (int64_t i = 0; i < dy.numel(); ++i) d[i] = float(int64_t(rng.below(17)) - 8);
   for (int64_t c = 0; c < C; ++c) {
     const int64_t first = c * S, last = ((N - 1) * C + c) * S + S - 1;
     dy.data<float>()[first] = float(L);
@@ -124,21 +137,22 @@ void plant_channel_ends(const Sizes& s, Tensor& dy, Tensor* y = nullptr) {
 }
 
 // dY uniform in [-1, 1]: mixed signs, so a sum's cancellation shows; long
-// channels' ends planted (above).
+// channels' whole numbers and ends (above).
 std::vector<Tensor> bias_backward_inputs(const Sizes& s, Rng& rng) {
   Tensor dy = Tensor::empty({s[0], s[1], s[2]});
   fill_uniform(dy, rng, -1.0, 1.0);
-  plant_channel_ends(s, dy);
+  long_channel_terms(s, dy, rng);
   return {std::move(dy)};
 }
 
 // An fp32 sum of L = N·S terms, in any order, errs by at most about
 // L·eps·Σ|dY| (eps = 2^-23: sum_rows' bound, with the channel's N·S terms
-// as its row).
+// as its row); long channels' whole numbers sum exactly: 0.
 std::vector<Tensor> bias_backward_tolerance(const Sizes& s, const std::vector<Tensor>& in) {
   const int64_t N = s[0], C = s[1], S = s[2];
   const double l_eps = double(N * S) * 1.2e-7;
   Tensor tol = Tensor::zeros({C}, DType::f64);
+  if (exact_channels(N * S)) return {std::move(tol)};
   const float* dy = in[0].data<float>();
   double* t = tol.data<double>();
   for (int64_t n = 0; n < N; ++n)
@@ -185,13 +199,13 @@ const Registration bias_add_backward{Op{
 // into its layer runs backward (nn::Sequential::fold_bias_relu).
 
 // y = max(u, 0), u uniform in [-1, 1]: about half the terms masked; dY
-// uniform, long channels' ends planted as bias_add_backward's and kept (y > 0 there).
+// uniform, long channels' whole numbers and ends as bias_add_backward's (y > 0 at the ends).
 std::vector<Tensor> bias_relu_backward_inputs(const Sizes& s, Rng& rng) {
   Tensor y = Tensor::empty({s[0], s[1], s[2]}), dy = Tensor::empty({s[0], s[1], s[2]});
   fill_uniform(y, rng, -1.0, 1.0);
   y = cpu::relu(y);
   fill_uniform(dy, rng, -1.0, 1.0);
-  plant_channel_ends(s, dy, &y);
+  long_channel_terms(s, dy, rng, &y);
   return {std::move(y), std::move(dy)};
 }
 

@@ -36,8 +36,14 @@ namespace {
 // C = 32769): a version that drops it errs by more than 100% where the
 // bound allows 1.6%. It sits where a size off a tile multiple ends, the
 // row's last element, in row 0; at its first in row 1; anywhere in the rest.
+// The planted term guards the ends, not the middle: a lost block of
+// ordinary terms (one warp's share) would still hide. So row 2 of a long
+// row's test is constant: each exp(0) is exactly 1, the sum C is exact in
+// any order and only P = 1/C rounds, and tolerance() allows that row 8u;
+// dropping m terms errs by m/C (32 of 4096: 0.8%).
 // Shorter rows keep the plain spread, where above-average terms show.
 constexpr int64_t kLongRow = 2048;
+constexpr int64_t kConstantRow = 2;
 
 std::vector<Tensor> inputs(const Sizes& s, Rng& rng) {
   const int64_t N = s[0], C = s[1];
@@ -46,6 +52,10 @@ std::vector<Tensor> inputs(const Sizes& s, Rng& rng) {
   float* pz = z.data<float>();
   for (int64_t i = 0; i < N; ++i) {
     float* row = pz + i * C;
+    if (i == kConstantRow) {
+      std::fill(row, row + C, 1.5f);
+      continue;
+    }
     const int64_t at = i == 0 ? C - 1 : i == 1 ? 0 : int64_t(rng.below(uint64_t(C)));
     row[at] = *std::max_element(row, row + C) + 8.0f;
   }
@@ -81,17 +91,24 @@ std::vector<Tensor> tolerance(const Sizes& s, const std::vector<Tensor>& in) {
   for (int64_t i = 0; i < N; ++i) {
     const auto [lo, hi] = std::minmax_element(z + i * C, z + (i + 1) * C);
     const double R = double(*hi) - double(*lo);
-    for (int64_t j = 0; j < C; ++j) b[i * C + j] = (8.0 * double(C) + 4.0 * R + 32.0) * u * b[i * C + j] + 1e-37;
+    // A constant row (inputs(): long rows' row 2): exact terms and sum, so
+    // only P's division (or reciprocal and product) rounds: within 2 ulp
+    // each even for CUDA's fast division, 8u in all.
+    const double factor = R == 0 && C >= kLongRow ? 8.0 : 8.0 * double(C) + 4.0 * R + 32.0;
+    for (int64_t j = 0; j < C; ++j) b[i * C + j] = factor * u * b[i * C + j] + 1e-37;
   }
   return {p};
 }
 
 // C: 1 (a row of one), 7, 31 and 33 around a warp, 100, 1000 and 1031
 // (not a multiple of 4, so the float4 version takes its scalar path, and
-// past a 256-thread block's first sweep). N: 1, 3 (one row per shift), 17.
+// past a 256-thread block's first sweep). N: 1, 3 (one row per shift), 17;
+// and 129 and 263, past the 128 rows a one-thread-per-row version puts in a
+// block: a second and a third block, the last one partial.
 const std::vector<Sizes> kSoftmaxTestSizes = {{1, 1},    {3, 1},    {17, 1},   {1, 7},     {17, 7},
                                               {3, 31},   {17, 31},  {3, 33},   {17, 33},   {1, 100},
-                                              {17, 100}, {3, 1000}, {17, 1000}, {1, 1031}, {17, 1031}};
+                                              {17, 100}, {3, 1000}, {17, 1000}, {1, 1031}, {17, 1031},
+                                              {129, 7},  {263, 33}};
 
 const Registration softmax{Op{
     .name = "softmax",
