@@ -77,6 +77,39 @@ TEST_CASE("gpu: the Hopper GEMMs with more tiles than SMs and more k-steps than 
   }
 }
 
+// The fp8 GEMMs are checked against a bound widened 2^10 times (a 14-bit
+// accumulator's), which at K = 1280 is about four times a typical output:
+// a lost or doubled k-step hides under it. Whole numbers in [-2, 2] are
+// exact in e4m3, their products too, and every partial sum stays within
+// 4·1280 = 5120 < 2^13, exact even in 14 bits: equality, at the size
+// whose rings go round more than once.
+TEST_CASE("gpu: the fp8 GEMMs sum whole numbers exactly at the large size") {
+  const device::gpu::Info gpu = device::gpu::probe();
+  const device::Sizes sizes{1100, 3900, 1280, 0, 1};  // A (M,K), B stored (N,K)
+  Rng rng(kSeed);
+  const auto whole = [&](int64_t rows, int64_t cols) {
+    Tensor t = Tensor::empty({rows, cols});
+    for (int64_t i = 0; i < t.numel(); ++i) t.data<float>()[i] = float(int64_t(rng.below(5)) - 2);
+    return t;
+  };
+  const std::vector<Tensor> inputs{whole(sizes[0], sizes[2]), whole(sizes[1], sizes[2])};
+  const Tensor want = device::op("matmul").reference(sizes, inputs)[0].to(DType::f64);
+  for (const char* id : {"matmul/00_cublaslt_fp8", "matmul/15", "matmul/18"}) {
+    const device::Kernel& kernel = device::find_kernel(id, device::Copy::cuda);
+    if (const std::string why = device::cannot_run_on(kernel, gpu.cc_major, gpu.cc_minor); !why.empty()) {
+      MESSAGE(id, " skipped: ", why);
+      continue;
+    }
+    INFO(id);
+    const std::vector<Tensor> got = device::gpu::run(kernel, sizes, inputs, 30);
+    REQUIRE(got.size() == 1);
+    const Tensor exact = got[0].to(DType::f64);
+    int64_t wrong = 0;
+    for (int64_t i = 0; i < want.numel(); ++i) wrong += exact.data<double>()[i] != want.data<double>()[i];
+    CHECK(wrong == 0);
+  }
+}
+
 TEST_CASE("gpu: version 0 of matmul is cuBLAS for fp32, fp16 and bf16 inputs, cuBLASLt for fp8 e4m3") {
   CHECK(device::find_kernel("matmul/00_cublas", device::Copy::cuda).input_format == nullptr);
   CHECK(device::find_kernel("matmul/00_cublas_fp16", device::Copy::cuda).input_format == &simt::kHalf);
