@@ -184,8 +184,11 @@ TEST_CASE("backward in each precision is the fp32 backward applied to the rounde
   // conv → flatten → linear → cross-entropy; the conv's gradients must be
   // cpu::conv2d_backward of the rounded x, the rounded weight and the
   // rounded gradient that reached it (bit-identical: the same function on
-  // the same values), written in the format under bf16 and fp16. fp8 runs two steps: the second must use the scales
-  // max_finite/amax of the first step's tensors.
+  // the same values), written in the format under bf16 and fp16; the
+  // linear layer's, cpu::matmul_backward of its rounded input, weight and
+  // gradient, its bias's the sum of that rounded gradient. fp8 runs two
+  // steps: the second must use the scales max_finite/amax of the first
+  // step's tensors.
   const cpu::Conv2dParams cp{1, 1, 1};
   for (Precision p : kLowPrecisions) {
     INFO(ag::name_of(p));
@@ -194,8 +197,10 @@ TEST_CASE("backward in each precision is the fp32 backward applied to the rounde
     ag::Var w(random_tensor({4, 3, 3, 3}, 11, -0.5, 0.5), true, "conv.weight");
     ag::Var b(random_tensor({4}, 12, -0.1, 0.1), true, "conv.bias");
     ag::Var v(random_tensor({3, 4 * 5 * 5}, 13, -0.2, 0.2), true, "fc.weight");
+    ag::Var c(random_tensor({3}, 14, -0.1, 0.1), true, "fc.bias");
     const Tensor labels = Tensor::from<int32_t>({2}, {0, 2});
-    float amax_x = 0, amax_w = 0, amax_dy = 0;  // the previous step's
+    float amax_x = 0, amax_w = 0, amax_dy = 0;         // the previous step's, conv
+    float amax_flat = 0, amax_v = 0, amax_dz = 0;      // and fc
     for (int step = 1; step <= (p == Precision::fp8 ? 2 : 1); ++step) {
       INFO("step ", step);
       ag::Var x(random_tensor({2, 3, 5, 5}, 20 + step, -2, 2), true, "x");
@@ -206,10 +211,10 @@ TEST_CASE("backward in each precision is the fp32 backward applied to the rounde
         MemoryScope layer(MemTag::activation, "conv");
         y = ag::conv2d(x, w, b, cp);
       }
-      ag::Var z;
+      ag::Var z, flat = ag::flatten(y);
       {
         MemoryScope layer(MemTag::activation, "fc");
-        z = ag::linear(ag::flatten(y), v, ag::Var());
+        z = ag::linear(flat, v, c);
       }
       ag::Var loss = ag::softmax_cross_entropy(z, labels);
       tape.backward(loss);
@@ -231,10 +236,27 @@ TEST_CASE("backward in each precision is the fp32 backward applied to the rounde
       check_identical(x.grad(), written(want.dx), "dx");
       check_identical(w.grad(), written(want.dw), "dw");
       check_identical(b.grad(), written(want.db), "db");
+      Tensor qflat, qv, qdz;
+      if (step == 1) {
+        qflat = first_step_tensor(mp, Operand::input, flat.value());
+        qv = first_step_tensor(mp, Operand::weight, v.value());
+        qdz = first_step_tensor(mp, Operand::grad_output, z.grad());
+      } else {
+        qflat = ag::quantize_scaled(flat.value(), numeric::kE4M3, float(448.0 / amax_flat));
+        qv = ag::quantize_scaled(v.value(), numeric::kE4M3, float(448.0 / amax_v));
+        qdz = ag::quantize_scaled(z.grad(), numeric::kE5M2, float(57344.0 / amax_dz));
+      }
+      const cpu::MatmulGrads fc = cpu::matmul_backward(qflat, qv, qdz, false, true, true, true);
+      check_identical(flat.grad(), written(fc.da), "fc dx");
+      check_identical(v.grad(), written(fc.db), "fc dw");
+      check_identical(c.grad(), written(cpu::bias_add_backward(qdz)), "fc db");
       amax_x = ag::amax_of(x.value());
       amax_w = ag::amax_of(w.value());
       amax_dy = ag::amax_of(y.grad());
-      w.grad() = b.grad() = v.grad() = Tensor();
+      amax_flat = ag::amax_of(flat.value());
+      amax_v = ag::amax_of(v.value());
+      amax_dz = ag::amax_of(z.grad());
+      w.grad() = b.grad() = v.grad() = c.grad() = Tensor();
     }
   }
 }
