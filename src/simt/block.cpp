@@ -236,6 +236,11 @@ void Block::run(uint3 index) {
   if (checker_) std::fill(warp_clocks_.begin(), warp_clocks_.end(), LaneClocks{});
   error_ = nullptr;
   current_block = this;
+  // A block's dynamic shared memory holds whatever the last block left (on a
+  // GPU, whatever was there): poisoned, a kernel that reads it before
+  // writing sees NaNs, not the zeros of a fresh mapping or the last block's
+  // values. (The traced build also names such a read.)
+  if (shape_.dynamic_shared > 0) std::memset(dynamic_shared_, 0xff, shape_.dynamic_shared);
   if (checker_) checker_->start_block();
   hopper_.start(warps_);
   try {
