@@ -10,6 +10,7 @@
 #include <thread>
 
 #include "simt/block.hpp"
+#include "simt/fault_report.hpp"
 #include "simt/limits.hpp"
 #include "simt/stacks.hpp"
 #include "simt/stepper.hpp"
@@ -129,6 +130,7 @@ void run(const KernelCall& call, const LaunchShape& shape) {
   // Not a stepped launch: its pauses are the user's.
   std::optional<watchdog::LaunchWatch> watch;
   if (!stepper) watch.emplace(name);
+  report_division_by_zero_in_kernels();
   const unsigned threads = stepper ? 1 : std::min<uint64_t>(unsigned(workers()), blocks);
   std::atomic<uint64_t> next{0};
   std::atomic<bool> failed{false};

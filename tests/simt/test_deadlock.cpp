@@ -194,6 +194,27 @@ TEST_CASE("busy child: a launch whose threads each run long" * doctest::skip()) 
   CHECK(out.download() == std::vector<int>(16, 1));
 }
 
+namespace {
+__global__ void divide_by(const int* divisor, int* out) { out[threadIdx.x] = 100 / divisor[threadIdx.x]; }
+}  // namespace
+
+// Run only through run_child: thread 3 divides by zero.
+TEST_CASE("division child: an integer division by zero in a kernel" * doctest::skip()) {
+  DeviceBuffer<int> divisor(std::vector<int>{1, 2, 4, 0, 5}), out(5);
+  warpnet::simt::launch(divide_by, dim3(1), dim3(5), 0, divisor.get(), out.get());
+  FAIL("the launch returned");
+}
+
+TEST_CASE("an integer division by zero in a kernel ends the process naming the thread, not a bare SIGFPE") {
+  const ChildRun run = run_child("division child*");
+  INFO(run.output);
+  REQUIRE(WIFEXITED(run.status));
+  CHECK(WEXITSTATUS(run.status) == 136);
+  CHECK(run.output.find("kernel divide_by, block (0,0,0), thread (3,0,0): integer division by zero (SIGFPE) at ") !=
+        std::string::npos);
+  CHECK(run.output.find("guard the divisor") != std::string::npos);
+}
+
 TEST_CASE("a spin-wait ends the process after WARPNET_SIMT_HANG_TIMEOUT, naming the kernel, instead of hanging") {
   const ChildRun spin = run_child("spin-wait child*");
   INFO(spin.output);
