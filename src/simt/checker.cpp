@@ -35,6 +35,7 @@ void Checker::start_block() {
   pending_.clear();
   for (auto& warp : issued_) warp.clear();
   uninitialized_.reset();
+  global_writers_.clear();
 }
 
 Checker::Region* Checker::shared_region(uintptr_t address) {
@@ -61,6 +62,7 @@ Touched Checker::access(const Lane& lane, uintptr_t address, size_t bytes, bool 
   auto it = std::upper_bound(allocations_.begin(), allocations_.end(), address,
                              [](uintptr_t a, const Allocation& r) { return a < r.begin; });
   if (it != allocations_.begin() && std::prev(it)->contains(address, bytes)) {
+    check_global(lane, *std::prev(it), address, bytes, write, pc);
     record(lane, address, bytes, write, pc, Space::global);
     return {true, Space::global, nullptr};
   }
@@ -155,6 +157,36 @@ void Checker::race(const Lane& lane, const Region& region, uintptr_t address, co
                         address - region.begin, "] (address ", hex_address(address), "): this thread ", this_does,
                         " and thread ", format_dim(them.tid), " ", how(other, other_wrote),
                         " with no __syncthreads() between them"));
+}
+
+void Checker::check_global(const Lane& lane, const Allocation& allocation, uintptr_t address, size_t bytes,
+                           bool write, const void* pc) {
+  const Access mine = access_now(lane, pc, Kind::plain);
+  for (uintptr_t a = address; a < address + bytes; ++a) {
+    if (!write) {
+      const auto word = global_writers_.find(a / 4);
+      if (word == global_writers_.end()) {
+        a |= 3;  // no byte of this word was written in this block
+        continue;
+      }
+      if (!ordered(word->second[a % 4], lane)) global_race(lane, allocation, a, mine, false, word->second[a % 4]);
+      continue;
+    }
+    Access& last = global_writers_[a / 4][a % 4];
+    if (!ordered(last, lane)) global_race(lane, allocation, a, mine, true, last);
+    last = mine;
+  }
+}
+
+void Checker::global_race(const Lane& lane, const Allocation& allocation, uintptr_t address, const Access& mine,
+                          bool write, const Access& other) {
+  const Lane& them = block_.lane(unsigned(other.thread));
+  throw LaunchError(cudaErrorLaunchFailure,
+                    cat(block_.where(lane), ": global-memory race on byte ", address - allocation.begin, " of a ",
+                        allocation.bytes, "-byte allocation (address ", hex_address(address), "): this thread ",
+                        verb(write), " it at ", describe_code(mine.pc), " and thread ", format_dim(them.tid),
+                        " wrote it at ", describe_code(other.pc),
+                        " with no __syncthreads() between them (an update from several threads needs an atomic)"));
 }
 
 void Checker::keep_reader(Shadow& s, const Access& read, const Lane& lane) {

@@ -88,6 +88,18 @@ class Checker {
     const void* pc;
   };
 
+  // Global memory: who last wrote each byte in this block, by 4-byte word.
+  // Only writers are kept (a shadow like shared memory's for every global
+  // byte would cost tens of bytes per byte): a read or a write of a byte
+  // another thread of the block wrote with no __syncthreads() between is a
+  // race — `*sum += x` from many threads, a missing atomicAdd. A read
+  // followed by another thread's write goes unseen, and so does every race
+  // between blocks (each block is checked alone).
+  using GlobalWord = std::array<Access, 4>;
+  void check_global(const Lane& lane, const Allocation& allocation, uintptr_t address, size_t bytes, bool write,
+                    const void* pc);
+  [[noreturn]] void global_race(const Lane& lane, const Allocation& allocation, uintptr_t address,
+                                const Access& mine, bool write, const Access& other);
   Region* shared_region(uintptr_t address);
   std::string describe_shared(uintptr_t address, size_t bytes) const;
   void check_shared(const Lane& lane, Region& region, uintptr_t address, size_t bytes, bool write, const void* pc);
@@ -116,6 +128,7 @@ class Checker {
   std::unordered_map<const void*, InstructionStats> stats_;
   std::vector<WarpAccess> samples_;
   std::optional<UninitializedRead> uninitialized_;  // the phase's first read of a never-written byte
+  std::unordered_map<uintptr_t, GlobalWord> global_writers_;  // by address / 4, this block's
 };
 
 }  // namespace warpnet::simt

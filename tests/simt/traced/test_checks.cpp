@@ -77,6 +77,44 @@ __global__ void float4_one_float_in(const float* x, float* out) {
 
 }  // namespace
 
+namespace {
+
+// Every thread adds its element to one total with a plain += (the atomicAdd
+// forgotten): a GPU loses updates; one thread at a time here, it would not.
+__global__ void sum_without_atomic(const float* x, float* total, int n) {
+  const int i = blockIdx.x * blockDim.x + threadIdx.x;
+  if (i < n) *total += x[i];
+}
+
+// The same with atomicAdd, and a block's total written by one thread after
+// a barrier: no race.
+__global__ void sum_with_atomic(const float* x, float* total, float* first, int n) {
+  const int i = blockIdx.x * blockDim.x + threadIdx.x;
+  if (i < n) atomicAdd(total, x[i]);
+  if (threadIdx.x == 1) first[blockIdx.x] = x[blockIdx.x * blockDim.x];
+  __syncthreads();
+  if (threadIdx.x == 0) first[blockIdx.x] += 1.0f;
+}
+
+}  // namespace
+
+TEST_CASE("traced: threads of a block updating one global value without an atomic is a race") {
+  DeterministicScope deterministic;
+  DeviceBuffer<float> x(std::vector<float>(64, 1.0f)), total(std::vector<float>{0.0f}), first(2);
+  const std::string message =
+      launch_error(cudaErrorLaunchFailure, sum_without_atomic, dim3(2), dim3(32), x.get(), total.get(), 64);
+  INFO(message);
+  CHECK(message.starts_with("kernel sum_without_atomic, block (0,0,0), thread (1,0,0): global-memory race on byte 0 "
+                            "of a 4-byte allocation"));
+  CHECK(message.find("this thread reads it at ") != std::string::npos);
+  CHECK(message.find("and thread (0,0,0) wrote it at ") != std::string::npos);
+  CHECK(message.find("needs an atomic") != std::string::npos);
+  total.upload({0.0f});
+  REQUIRE_NOTHROW(warpnet::simt::launch(sum_with_atomic, dim3(2), dim3(32), 0, x.get(), total.get(), first.get(), 64));
+  CHECK(total.download()[0] == 64.0f);
+  CHECK(first.download() == std::vector<float>{2.0f, 2.0f});
+}
+
 TEST_CASE("traced: a 16-byte load at an address not 16-byte aligned is a misaligned-address error") {
   DeterministicScope deterministic;
   DeviceBuffer<float> x(std::vector<float>(64, 1.0f)), out(8);
