@@ -159,10 +159,10 @@ TEST_CASE("warpnet bench train times training on the CPU and records the GPU rat
     CHECK(op["cpu"]["images_per_second"].get<double>() > 0);
     CHECK(op["cpu"]["images"] == 96);
     // Epochs of 96 images last milliseconds: each timing is a group of
-    // epochs lasting about a second, whose rate is its images over its time.
+    // epochs sized from the first run's to last about a second (how long it
+    // then takes is the machine's business, not asserted here).
     const int group = op["cpu"]["epochs_per_timing"].get<int>();
     CHECK(group > 1);
-    CHECK(op["cpu"]["seconds"].get<double>() > 0.5);
     CHECK(op["cpu"]["images_per_second_of_each_epoch"].size() == 3);
     CHECK(op["cpu"]["note"].get<std::string>().find(warpnet::cat("each rate is a group of ", group, " epochs")) !=
           std::string::npos);
