@@ -249,6 +249,21 @@ void run_wgmma(unsigned warp, const WgmmaOp& op) {
                       hex32(box.end), ") that a TMA copy has not finished writing: wait on the copy's mbarrier "
                       "before issuing the wgmma"));
   }
+  if (!op.c.empty()) {
+    // The chain's first: its registers must still hold what issue left.
+    const size_t per_lane = size_t(s.n / 2);
+    for (unsigned l = 0; l < 32; ++l)
+      for (size_t i = 0; i < per_lane; ++i) {
+        uint32_t bits;
+        std::memcpy(&bits, &op.d[l][i], sizeof bits);
+        if (bits != kInFlight)
+          warp_misuse(warp, name,
+                      cat("lane ", l, " wrote accumulator ", i, " of the wgmma issued at ", describe_code(op.site),
+                          " before wgmma.wait_group completed it (undefined on a GPU: the registers belong to the "
+                          "wgmma until then)"));
+        op.d[l][i] = op.c[l * per_lane + i];
+      }
+  }
   const int rank = int(warp % 4);
   std::vector<float> a(size_t(16) * s.k), b(size_t(s.k) * s.n);
   for (int r = 0; r < 16; ++r)
@@ -265,6 +280,18 @@ void run_wgmma(unsigned warp, const WgmmaOp& op) {
   }
 }
 
+// A chain's first wgmma: keeps the accumulators' values in op.c and leaves
+// kInFlight in the registers until its wait.
+void take_accumulators(WgmmaOp& op) {
+  const size_t per_lane = size_t(op.shape.n / 2);
+  op.c.resize(32 * per_lane);
+  for (unsigned l = 0; l < 32; ++l)
+    for (size_t i = 0; i < per_lane; ++i) {
+      op.c[l * per_lane + i] = op.d[l][i];
+      std::memcpy(&op.d[l][i], &kInFlight, sizeof kInFlight);
+    }
+}
+
 struct IssueLane {
   const WgmmaShape* shape;
   float* d;
@@ -279,7 +306,7 @@ void wgmma_issue_warp(void* const* lanes) {
   const char* name = wgmma_name(shape);
   WgmmaOp op{shape, first.desc_a, first.desc_b, {}, 0,
              operand_span(first.warp, name, first.desc_a, shape.mn_major_a, shape.input, 16 * int(first.warp % 4), 16, shape.k),
-             operand_span(first.warp, name, first.desc_b, shape.mn_major_b, shape.input, 0, shape.n, shape.k), first.site};
+             operand_span(first.warp, name, first.desc_b, shape.mn_major_b, shape.input, 0, shape.n, shape.k), first.site, {}};
   for (unsigned l = 0; l < 32; ++l) {
     const auto& lane = *static_cast<const IssueLane*>(lanes[l]);
     if (lane.desc_a != op.desc_a || lane.desc_b != op.desc_b)
@@ -287,7 +314,13 @@ void wgmma_issue_warp(void* const* lanes) {
                   cat("lane ", l, " gives other descriptors than lane 0 (every thread of a warpgroup passes the same)"));
     op.d[l] = lane.d;
   }
-  current_block->hopper().warps[first.warp].ops.push_back(op);
+  // The first wgmma of a chain keeps the accumulators' values and leaves
+  // kInFlight in the registers: a read before the wait sees NaN, a write is
+  // found at the wait. Later ones into the same registers add to its result.
+  std::vector<WgmmaOp>& in_flight = current_block->hopper().warps[first.warp].ops;
+  const bool chained = std::any_of(in_flight.begin(), in_flight.end(), [&](const WgmmaOp& o) { return o.d[0] == op.d[0]; });
+  if (!chained) take_accumulators(op);
+  in_flight.push_back(op);
 }
 
 struct WarpLane {
@@ -311,6 +344,14 @@ void wgmma_wait_warp(void* const* lanes) {
   for (const WgmmaOp& op : w.ops) {
     if (op.group != 0 && op.group <= newest_done) run_wgmma(first.warp, op);
     else left.push_back(op);
+  }
+  // A wgmma still in flight whose chain's head has just completed heads the
+  // chain now: its accumulators are the wgmma's again until its own wait.
+  for (WgmmaOp& op : left) {
+    const bool headed = std::any_of(left.begin(), left.end(), [&](const WgmmaOp& o) {
+      return &o != &op && o.d[0] == op.d[0] && !o.c.empty();
+    });
+    if (op.c.empty() && !headed) take_accumulators(op);
   }
   w.ops = std::move(left);
 }

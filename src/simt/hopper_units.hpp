@@ -39,7 +39,16 @@ struct WgmmaOp {
   uint32_t group;    // 0 until wgmma.commit_group
   SharedSpan a, b;   // the shared bytes it reads: this warp's 16 rows of a, all of b
   const void* site;  // where it was issued, for errors
+  // The accumulators' values when the first wgmma of a chain on them was
+  // issued (lane-major, shape.n / 2 per lane); the registers themselves hold
+  // kInFlight until the wait. Empty for a wgmma issued into accumulators a
+  // wgmma in flight already holds: it adds to that one's result.
+  std::vector<float> c;
 };
+
+// What a thread's accumulators read while a wgmma on them is in flight (a
+// NaN): on a GPU, touching them before wgmma.wait_group is undefined.
+inline constexpr uint32_t kInFlight = 0x7fc0d00du;
 
 class Block;
 struct Lane;

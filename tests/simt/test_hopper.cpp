@@ -7,6 +7,8 @@
 // registry tests, in all four layouts.)
 #include <doctest/doctest.h>
 
+#include <cmath>
+
 #include <cstring>
 
 #include "kernels/common/all.hpp"
@@ -63,10 +65,13 @@ __global__ void tma_box(const __grid_constant__ CUtensorMap map, int c0, int c1,
 }
 
 // A (64 x 128) and B (128 n x 128 k), fp8 e4m3, both K-major: C (64, 128) = A @ B^T
-// by 4 wgmma m64n128k32 from one TMA stage. One warpgroup; `early` issues the
-// wgmmas before waiting on the copy's barrier (a misuse).
+// by 4 wgmma m64n128k32 from one TMA stage. One warpgroup. Misuses: `early`
+// issues the wgmmas before waiting on the copy's barrier; kPeek reads an
+// accumulator before wgmma.wait_group (into C's extra row), kPoke writes one.
+enum Misuse { kNone, kEarly, kPeek, kPoke };
 __global__ void wgmma_fp8(const __grid_constant__ CUtensorMap map_a, const __grid_constant__ CUtensorMap map_b,
-                          float* C, bool early) {
+                          float* C, int misuse) {
+  const bool early = misuse == kEarly;
   using namespace warpnet::ptx;
   unsigned char* a = aligned_shared();
   unsigned char* b = a + 64 * 128;
@@ -91,6 +96,8 @@ __global__ void wgmma_fp8(const __grid_constant__ CUtensorMap map_a, const __gri
   for (int k = 0; k < 128; k += 32)
     wgmma_m64n128k32_e4m3(acc, descriptor(shared_address(a) + k), descriptor(shared_address(b) + k));
   wgmma_commit();
+  if (misuse == kPeek) C[64 * 128 + threadIdx.x] = acc[0];
+  if (misuse == kPoke) acc[3] = 0.0f;  // zeroed for a next tile too soon
   wgmma_wait<0>();
   if (early) mbarrier_wait(bar, 0);
   const int t = threadIdx.x;
@@ -172,17 +179,26 @@ TEST_CASE("wgmma: m64n128k32 e4m3 from TMA-loaded K-major tiles equals a plain l
     for (int n = 0; n < 128; ++n)
       for (int k = 0; k < 128; ++k) want[m * 128 + n] += decode(kE4M3, a[m * 128 + k]) * decode(kE4M3, b[n * 128 + k]);
   DeviceBuffer<uint8_t> d_a(a), d_b(b);
-  DeviceBuffer<float> c(64 * 128);
+  DeviceBuffer<float> c(64 * 128 + 128);
   CUtensorMap map_a, map_b;
   REQUIRE(encode(&map_a, CU_TENSOR_MAP_DATA_TYPE_UINT8, 1, d_a.get(), 128, 64, 128, 64) == CUDA_SUCCESS);
   REQUIRE(encode(&map_b, CU_TENSOR_MAP_DATA_TYPE_UINT8, 1, d_b.get(), 128, 128, 128, 128) == CUDA_SUCCESS);
-  warpnet::simt::launch(wgmma_fp8, dim3(1), dim3(128), kShared, map_a, map_b, c.get(), false);
-  CHECK(c.download() == want);
+  warpnet::simt::launch(wgmma_fp8, dim3(1), dim3(128), kShared, map_a, map_b, c.get(), int(kNone));
+  std::vector<float> got = c.download();
+  CHECK(std::vector<float>(got.begin(), got.begin() + 64 * 128) == want);
 
   // Issued before the copy's barrier completed: the stage may still be in flight.
-  CHECK_THROWS_WITH_AS(warpnet::simt::launch(wgmma_fp8, dim3(1), dim3(128), kShared, map_a, map_b, c.get(), true),
+  CHECK_THROWS_WITH_AS(warpnet::simt::launch(wgmma_fp8, dim3(1), dim3(128), kShared, map_a, map_b, c.get(), int(kEarly)),
                        doctest::Contains("that a TMA copy has not finished writing: wait on the copy's mbarrier"),
                        LaunchError);
+  // The accumulators belong to the wgmma until its wait: read before it, NaN
+  // (the result after the wait is still right); written, an error.
+  warpnet::simt::launch(wgmma_fp8, dim3(1), dim3(128), kShared, map_a, map_b, c.get(), int(kPeek));
+  got = c.download();
+  CHECK(std::vector<float>(got.begin(), got.begin() + 64 * 128) == want);
+  for (int t = 0; t < 128; ++t) CHECK(std::isnan(got[size_t(64 * 128 + t)]));
+  CHECK_THROWS_WITH_AS(warpnet::simt::launch(wgmma_fp8, dim3(1), dim3(128), kShared, map_a, map_b, c.get(), int(kPoke)),
+                       doctest::Contains("lane 0 wrote accumulator 3 of the wgmma issued at "), LaunchError);
 }
 
 TEST_CASE("mbarrier: a phase that cannot complete, and an arrival its phase has no room for, are errors that say so") {
