@@ -42,6 +42,12 @@ MBarrier& barrier_at(const Lane& lane, uint64_t* bar, const char* instruction) {
   auto found = current_block->hopper().barriers.find(bar);
   if (found == current_block->hopper().barriers.end())
     misuse(lane, instruction, cat("no mbarrier was initialized at shared address ", hex32(shared_address(bar))));
+  const MBarrier& b = found->second;
+  if (b.init_thread != lane.linear && b.init_epoch == current_block->barrier_epoch())
+    misuse(lane, instruction,
+           cat("the mbarrier at shared address ", hex32(shared_address(bar)), " was initialized by thread ",
+               b.init_thread, " with no __syncthreads() since, so its initialization is not yet visible to this "
+               "thread (on a GPU: undefined; initialize, fence.mbarrier_init, then __syncthreads())"));
   return found->second;
 }
 
@@ -76,7 +82,7 @@ void mbarrier_init(uint64_t* bar, uint32_t count) {
   const uint32_t address = shared_address(bar);
   if (address % 8 != 0) misuse(lane, "mbarrier.init", cat("shared address ", hex32(address), " is not 8-byte aligned"));
   if (count == 0 || count >= (1u << 20)) misuse(lane, "mbarrier.init", cat("count ", count, " is outside [1, 2^20)"));
-  current_block->hopper().barriers[bar] = MBarrier{count, count, 0, 0};
+  current_block->hopper().barriers[bar] = MBarrier{count, count, 0, 0, lane.linear, current_block->barrier_epoch()};
 }
 
 void mbarrier_arrive(uint64_t* bar, uint32_t expect_tx_bytes, const char* instruction) {

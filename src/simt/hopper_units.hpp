@@ -15,6 +15,11 @@ struct MBarrier {
   uint32_t expected = 0, pending = 0;  // arrivals per phase, and still missing in this one
   int64_t tx = 0;                      // transaction bytes expected and not yet completed
   uint32_t completed = 0;              // phases completed so far: phase p's parity is p & 1
+  // Who initialized it, in which barrier phase of the block: another thread
+  // may use it only after a __syncthreads() (PTX: mbarrier.init must be
+  // ordered before other threads' operations on the object).
+  unsigned init_thread = 0;
+  unsigned init_epoch = 0;
 };
 
 struct TmaCopy {

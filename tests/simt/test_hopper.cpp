@@ -117,6 +117,16 @@ __global__ void waits_forever(int arrivals) {
   mbarrier_wait(bar, 0);
 }
 
+// Thread 0 initializes, and every thread arrives without a __syncthreads()
+// between: the initialization is not yet visible to the others.
+__global__ void arrives_before_init_is_seen() {
+  using namespace warpnet::ptx;
+  auto* bar = reinterpret_cast<uint64_t*>(aligned_shared());
+  if (threadIdx.x == 0) mbarrier_init(bar, 32);
+  mbarrier_arrive(bar);
+  mbarrier_wait(bar, 0);
+}
+
 // One arrival expected, with 16 transaction bytes that never come; then a second arrival.
 __global__ void arrives_twice() {
   using namespace warpnet::ptx;
@@ -212,6 +222,10 @@ TEST_CASE("mbarrier: a phase that cannot complete, and an arrival its phase has 
   CHECK_NOTHROW(warpnet::simt::launch(waits_forever, dim3(1), dim3(32), kShared, 3));
   CHECK_THROWS_WITH_AS(warpnet::simt::launch(arrives_twice, dim3(1), dim3(1), kShared),
                        doctest::Contains("more arrivals than the 1 the mbarrier at"), LaunchError);
+  CHECK_THROWS_WITH_AS(warpnet::simt::launch(arrives_before_init_is_seen, dim3(1), dim3(32), kShared),
+                       doctest::Contains("thread (1,0,0): mbarrier.arrive"), LaunchError);
+  CHECK_THROWS_WITH_AS(warpnet::simt::launch(arrives_before_init_is_seen, dim3(1), dim3(32), kShared),
+                       doctest::Contains("was initialized by thread 0 with no __syncthreads() since"), LaunchError);
 }
 
 TEST_CASE("TMA: a copy still in flight at exit, and maps the driver would refuse, are errors") {
