@@ -96,12 +96,16 @@ void device_misuse(const char* instruction, const char* why, const void* address
                                                 address, "; on a GPU: undefined behaviour or a misaligned-address error)"));
 }
 
-void misaligned_access(const char* instruction, const void* address, unsigned bytes) {
+void misaligned_access_at(const char* instruction, const void* pc, const void* address, unsigned bytes) {
   LibraryScope scope;
   const Lane& lane = this_lane(instruction);
-  throw LaunchError(cudaErrorMisalignedAddress,
-                    cat(current_block->where(lane), ": ", instruction, " at ", describe_code(__builtin_return_address(0)),
-                        ": a ", bytes, "-byte access at ", address, ", not ", bytes, "-byte aligned"));
+  throw LaunchError(cudaErrorMisalignedAddress, cat(current_block->where(lane), ": ", instruction, " at ",
+                                                    describe_code(pc), ": a ", bytes, "-byte access at ", address,
+                                                    ", not ", bytes, "-byte aligned"));
+}
+
+void misaligned_access(const char* instruction, const void* address, unsigned bytes) {
+  misaligned_access_at(instruction, __builtin_return_address(0), address, bytes);
 }
 
 }  // namespace warpnet::simt

@@ -70,6 +70,8 @@ bool async_copy_next(unsigned pending, AsyncCopy* copy);
 // Stops the launch with cudaErrorMisalignedAddress, as a GPU does when a
 // vector access (a float4's 16 bytes, a float2's 8) is not aligned to its size.
 [[noreturn]] void misaligned_access(const char* instruction, const void* address, unsigned bytes);
+// The same for the instruction at `pc` (the traced build's access hooks).
+[[noreturn]] void misaligned_access_at(const char* instruction, const void* pc, const void* address, unsigned bytes);
 
 template <class T>
 uint64_t to_bits(T value) {

@@ -3,8 +3,8 @@
 // Outside a kernel, e.g. the host code of an instrumented file, they return at once.
 #include "simt/block.hpp"
 #include "simt/checker.hpp"
+#include "simt/device.hpp"
 #include "simt/stepper.hpp"
-#include "simt/symbols.hpp"
 #include "simt/trace_hooks.hpp"
 
 namespace warpnet::simt {
@@ -29,14 +29,8 @@ inline void on_access(uintptr_t address, size_t bytes, bool write, const void* p
 // on a GPU every access must be aligned to its size, or the kernel stops
 // with cudaErrorMisalignedAddress (a float4 read one float into a buffer).
 inline void check_alignment(uintptr_t address, size_t bytes, bool write, const void* pc) {
-  if (address % bytes == 0) return;
-  const Lane* lane = current_lane;
-  if (!lane || LibraryScope::inside()) return;
-  LibraryScope scope;
-  throw LaunchError(cudaErrorMisalignedAddress,
-                    cat(current_block->where(*lane), ": a ", bytes, "-byte ", write ? "store" : "load", " at ",
-                        describe_code(pc), ": address ", reinterpret_cast<const void*>(address), ", not ", bytes,
-                        "-byte aligned"));
+  if (address % bytes == 0 || !current_lane || LibraryScope::inside()) return;
+  misaligned_access_at(write ? "a store" : "a load", pc, reinterpret_cast<const void*>(address), unsigned(bytes));
 }
 
 }  // namespace
