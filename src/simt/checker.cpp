@@ -186,7 +186,8 @@ void Checker::global_race(const Lane& lane, const Allocation& allocation, uintpt
                         allocation.bytes, "-byte allocation (address ", hex_address(address), "): this thread ",
                         verb(write), " it at ", describe_code(mine.pc), " and thread ", format_dim(them.tid),
                         " wrote it at ", describe_code(other.pc),
-                        " with no __syncthreads() between them (an update from several threads needs an atomic)"));
+                        " with no __syncthreads() between them (an update from several threads needs an atomic; "
+                        "several writing one value, a barrier or a single writer)"));
 }
 
 void Checker::keep_reader(Shadow& s, const Access& read, const Lane& lane) {

@@ -89,12 +89,14 @@ class Checker {
   };
 
   // Global memory: who last wrote each byte in this block, by 4-byte word.
-  // Only writers are kept (a shadow like shared memory's for every global
-  // byte would cost tens of bytes per byte): a read or a write of a byte
-  // another thread of the block wrote with no __syncthreads() between is a
-  // race — `*sum += x` from many threads, a missing atomicAdd. A read
-  // followed by another thread's write goes unseen, and so does every race
-  // between blocks (each block is checked alone).
+  // Only writers are kept, and only for the bytes written (readers too, as
+  // shared memory's shadow keeps them, would cost about 100 bytes per byte
+  // read): a read or a write of a byte another thread of the block wrote
+  // with no __syncthreads() between is a race — `*sum += x` from many
+  // threads, a missing atomicAdd. Unseen: a read followed by another
+  // thread's write, a plain access against another thread's atomic (global
+  // atomics are not recorded), and every race between blocks (each block is
+  // checked alone).
   using GlobalWord = std::array<Access, 4>;
   void check_global(const Lane& lane, const Allocation& allocation, uintptr_t address, size_t bytes, bool write,
                     const void* pc);

@@ -46,8 +46,9 @@ MBarrier& barrier_at(const Lane& lane, uint64_t* bar, const char* instruction) {
   if (b.init_thread != lane.linear && b.init_epoch == current_block->barrier_epoch())
     misuse(lane, instruction,
            cat("the mbarrier at shared address ", hex32(shared_address(bar)), " was initialized by thread ",
-               b.init_thread, " with no __syncthreads() since, so its initialization is not yet visible to this "
-               "thread (on a GPU: undefined; initialize, fence.mbarrier_init, then __syncthreads())"));
+               format_dim(current_block->lane(b.init_thread).tid), " with no __syncthreads() since, so its "
+               "initialization is not yet visible to this thread (initialize, fence.mbarrier_init, then "
+               "__syncthreads())"));
   return found->second;
 }
 
@@ -265,8 +266,7 @@ void run_wgmma(unsigned warp, const WgmmaOp& op) {
         if (bits != kInFlight)
           warp_misuse(warp, name,
                       cat("lane ", l, " wrote accumulator ", i, " of the wgmma issued at ", describe_code(op.site),
-                          " before wgmma.wait_group completed it (undefined on a GPU: the registers belong to the "
-                          "wgmma until then)"));
+                          " before wgmma.wait_group completed it (the registers belong to the wgmma until then)"));
         op.d[l][i] = op.c[l * per_lane + i];
       }
   }
@@ -324,7 +324,8 @@ void wgmma_issue_warp(void* const* lanes) {
   // kInFlight in the registers: a read before the wait sees NaN, a write is
   // found at the wait. Later ones into the same registers add to its result.
   std::vector<WgmmaOp>& in_flight = current_block->hopper().warps[first.warp].ops;
-  const bool chained = std::any_of(in_flight.begin(), in_flight.end(), [&](const WgmmaOp& o) { return o.d[0] == op.d[0]; });
+  const bool chained =
+      std::any_of(in_flight.begin(), in_flight.end(), [&](const WgmmaOp& o) { return o.d[0] == op.d[0]; });
   if (!chained) take_accumulators(op);
   in_flight.push_back(op);
 }

@@ -41,7 +41,8 @@ __global__ void two_barriers(int* out) {
 }
 
 // Lanes past n return early, but the full-warp reduction still names them:
-// allowed (exited lanes take no part), until a live lane reads one.
+// allowed (exited lanes take no part); a live lane that reads one gets an
+// undefined value (NaN here).
 __global__ void exited_lane_in_mask(const float* in, float* out, int n) {
   const int i = threadIdx.x;
   if (i >= n) return;

@@ -198,17 +198,20 @@ TEST_CASE("wgmma: m64n128k32 e4m3 from TMA-loaded K-major tiles equals a plain l
   CHECK(std::vector<float>(got.begin(), got.begin() + 64 * 128) == want);
 
   // Issued before the copy's barrier completed: the stage may still be in flight.
-  CHECK_THROWS_WITH_AS(warpnet::simt::launch(wgmma_fp8, dim3(1), dim3(128), kShared, map_a, map_b, c.get(), int(kEarly)),
+  const auto launch = [&](Misuse misuse) {
+    warpnet::simt::launch(wgmma_fp8, dim3(1), dim3(128), kShared, map_a, map_b, c.get(), int(misuse));
+  };
+  CHECK_THROWS_WITH_AS(launch(kEarly),
                        doctest::Contains("that a TMA copy has not finished writing: wait on the copy's mbarrier"),
                        LaunchError);
   // The accumulators belong to the wgmma until its wait: read before it, NaN
   // (the result after the wait is still right); written, an error.
-  warpnet::simt::launch(wgmma_fp8, dim3(1), dim3(128), kShared, map_a, map_b, c.get(), int(kPeek));
+  launch(kPeek);
   got = c.download();
   CHECK(std::vector<float>(got.begin(), got.begin() + 64 * 128) == want);
   for (int t = 0; t < 128; ++t) CHECK(std::isnan(got[size_t(64 * 128 + t)]));
-  CHECK_THROWS_WITH_AS(warpnet::simt::launch(wgmma_fp8, dim3(1), dim3(128), kShared, map_a, map_b, c.get(), int(kPoke)),
-                       doctest::Contains("lane 0 wrote accumulator 3 of the wgmma issued at "), LaunchError);
+  CHECK_THROWS_WITH_AS(launch(kPoke), doctest::Contains("lane 0 wrote accumulator 3 of the wgmma issued at "),
+                       LaunchError);
 }
 
 TEST_CASE("mbarrier: a phase that cannot complete, and an arrival its phase has no room for, are errors that say so") {
@@ -225,7 +228,7 @@ TEST_CASE("mbarrier: a phase that cannot complete, and an arrival its phase has 
   CHECK_THROWS_WITH_AS(warpnet::simt::launch(arrives_before_init_is_seen, dim3(1), dim3(32), kShared),
                        doctest::Contains("thread (1,0,0): mbarrier.arrive"), LaunchError);
   CHECK_THROWS_WITH_AS(warpnet::simt::launch(arrives_before_init_is_seen, dim3(1), dim3(32), kShared),
-                       doctest::Contains("was initialized by thread 0 with no __syncthreads() since"), LaunchError);
+                       doctest::Contains("was initialized by thread (0,0,0) with no __syncthreads() since"), LaunchError);
 }
 
 TEST_CASE("TMA: a copy still in flight at exit, and maps the driver would refuse, are errors") {
