@@ -133,11 +133,16 @@ echo "sources here: $source_here; the bundle's binaries: ${built_from:-none}"
 [ -f "$root/.gpu-deps/SOURCE" ] && cat "$root/.gpu-deps/SOURCE"
 
 phase "machine"
-# The clocks, temperature and power at the start and after the bench go
-# into every record (nvidia_smi), beside the figures they may explain.
+# The clocks, temperature and power when the script starts and after its
+# last bench go into every record (nvidia_smi): the machine's state around
+# all its figures, not each phase's own.
 smi_fields=name,driver_version,memory.total,clocks.max.sm,clocks.sm,clocks.mem,temperature.gpu,power.draw
-smi_start=$(timeout 20 nvidia-smi --query-gpu=$smi_fields --format=csv 2>/dev/null)
-[ -n "$smi_start" ] && echo "$smi_start" || echo "nvidia-smi: not available or failed (the bench's own probe says what CUDA sees)"
+if smi_start=$(timeout 20 nvidia-smi --query-gpu=$smi_fields --format=csv 2>/dev/null); then
+  echo "$smi_start"
+else
+  smi_start=""  # what a failing nvidia-smi prints is not data
+  echo "nvidia-smi: not available or failed (the bench's own probe says what CUDA sees)"
+fi
 command -v nvcc >/dev/null || export PATH=/usr/local/cuda/bin:$PATH
 nvcc --version | tail -2 || echo "nvcc: not found"
 cmake --version | head -1
@@ -352,7 +357,7 @@ elif [ -x "$BIN/warpnet" ]; then
 else
   note "bench: not run (no warpnet binary)"
 fi
-smi_after_bench=$(timeout -k 5 10 nvidia-smi --query-gpu=$smi_fields --format=csv 2>/dev/null)
+smi_after_bench=$(timeout -k 5 10 nvidia-smi --query-gpu=$smi_fields --format=csv 2>/dev/null) || smi_after_bench=""
 echo "$smi_after_bench"
 
 # Which matrix instructions each kernel's machine code holds (HGMMA/QGMMA:
@@ -439,7 +444,7 @@ rec = json.load(open(path))
 rec["source"] = {"tree": here, "binaries_built_from": built,
                  "stale": built not in ("built here", here)}
 # nvidia-smi's CSV: a header line, then one line per GPU.
-rec["nvidia_smi"] = {"at_start": smi_start.splitlines(), "after_bench": smi_after.splitlines()}
+rec["nvidia_smi"] = {"at_script_start": smi_start.splitlines(), "after_last_bench": smi_after.splitlines()}
 with open(path + ".tmp", "w") as out:
     json.dump(rec, out, indent=1)
 PY
