@@ -87,8 +87,9 @@ nlohmann::json train_rate(const TrainSettings& t, Device device, uint64_t seed,
                         {"epochs_per_timing", group},
                         {"epoch_seconds_computed", double(kEpochImages) / rate}};
     if (group > 1)
-      r["note"] = cat("epochs of ", t.images, " images took under ", t.min_timed_seconds, " s: each rate is a group of ",
-                      group, " epochs (run again with ", group, " times the epochs, the first group untimed)");
+      r["note"] = cat("epochs of ", t.images, " images took under ", t.min_timed_seconds,
+                      " s: each rate (and each of images_per_second_of_each_epoch and seconds) is a group of ", group,
+                      " epochs (run again with ", group, " times the epochs, the first group untimed)");
     if (device != Device::cpu) {
       r["graph_nodes"] = timed.graph_nodes;
       if (!timed.graph_note.empty()) r["graph_none_because"] = timed.graph_note;

@@ -39,7 +39,7 @@ inline const CLI::Validator kPositive =
 // a denormal, which the CPU backend reads as zero (DAZ, cpu/parallel.cpp).
 inline const CLI::Validator kPositiveFloat = detail::number_check(
     [](double v) { return v >= FLT_MIN && v <= FLT_MAX; },
-    "must be a positive float, from " + detail::shortest(FLT_MIN) + " to " + detail::shortest(FLT_MAX), "POSITIVE");
+    "must be a positive float, from FLT_MIN (about 1.2e-38) to FLT_MAX (about 3.4e+38)", "POSITIVE");
 inline const CLI::Validator kNonNegative = detail::number_check([](double v) { return v >= 0 && std::isfinite(v); },
                                                                 "must be 0 or more and finite", "NONNEGATIVE");
 // A file to write: an empty path ('' from a script's unset variable) would

@@ -338,7 +338,8 @@ TEST_CASE("warpnet train on a folder without Fashion-MNIST names the missing fil
 }
 
 TEST_CASE("warpnet train names an out-of-range number in a line") {
-  const std::string lr_rule = "--lr: must be a positive float, from 1.17549e-38 to 3.40282e+38, got ";
+  const std::string lr_rule =
+      "--lr: must be a positive float, from FLT_MIN (about 1.2e-38) to FLT_MAX (about 3.4e+38), got ";
   Run run = warpnet_cli("train --lr -1");
   CHECK(run.status != 0);
   CHECK(run.output.find(lr_rule + "-1\n") != std::string::npos);

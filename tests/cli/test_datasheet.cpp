@@ -1,3 +1,5 @@
+// The peaks `warpnet bench` divides by (% of peak): which clock each part's
+// tensor rate is taken at, and the rates that come out.
 #include <doctest/doctest.h>
 
 #include "device/datasheet.hpp"
