@@ -218,16 +218,16 @@ TEST_CASE("backward in each precision is the fp32 backward applied to the rounde
       }
       ag::Var loss = ag::softmax_cross_entropy(z, labels);
       tape.backward(loss);
-      Tensor qx, qw, qdy;
-      if (step == 1) {
-        qx = first_step_tensor(mp, Operand::input, x.value());
-        qw = first_step_tensor(mp, Operand::weight, w.value());
-        qdy = first_step_tensor(mp, Operand::grad_output, y.grad());
-      } else {
-        qx = ag::quantize_scaled(x.value(), numeric::kE4M3, float(448.0 / amax_x));
-        qw = ag::quantize_scaled(w.value(), numeric::kE4M3, float(448.0 / amax_w));
-        qdy = ag::quantize_scaled(y.grad(), numeric::kE5M2, float(57344.0 / amax_dy));
-      }
+      // What a GEMM multiplies: the format's rounding, and from fp8's second
+      // step on the scale max_finite / (the previous step's amax).
+      const auto multiplied = [&](Operand o, const Tensor& t, float previous_amax) {
+        if (step == 1) return first_step_tensor(mp, o, t);
+        return o == Operand::grad_output ? ag::quantize_scaled(t, numeric::kE5M2, float(57344.0 / previous_amax))
+                                         : ag::quantize_scaled(t, numeric::kE4M3, float(448.0 / previous_amax));
+      };
+      const Tensor qx = multiplied(Operand::input, x.value(), amax_x);
+      const Tensor qw = multiplied(Operand::weight, w.value(), amax_w);
+      const Tensor qdy = multiplied(Operand::grad_output, y.grad(), amax_dy);
       const cpu::Conv2dGrads want = cpu::conv2d_backward(qx, qw, qdy, cp, true, true);
       // bf16 and fp16 GEMMs write their gradients in the format, as autocast's do.
       const auto written = [&](const Tensor& g) {
@@ -236,16 +236,9 @@ TEST_CASE("backward in each precision is the fp32 backward applied to the rounde
       check_identical(x.grad(), written(want.dx), "dx");
       check_identical(w.grad(), written(want.dw), "dw");
       check_identical(b.grad(), written(want.db), "db");
-      Tensor qflat, qv, qdz;
-      if (step == 1) {
-        qflat = first_step_tensor(mp, Operand::input, flat.value());
-        qv = first_step_tensor(mp, Operand::weight, v.value());
-        qdz = first_step_tensor(mp, Operand::grad_output, z.grad());
-      } else {
-        qflat = ag::quantize_scaled(flat.value(), numeric::kE4M3, float(448.0 / amax_flat));
-        qv = ag::quantize_scaled(v.value(), numeric::kE4M3, float(448.0 / amax_v));
-        qdz = ag::quantize_scaled(z.grad(), numeric::kE5M2, float(57344.0 / amax_dz));
-      }
+      const Tensor qflat = multiplied(Operand::input, flat.value(), amax_flat);
+      const Tensor qv = multiplied(Operand::weight, v.value(), amax_v);
+      const Tensor qdz = multiplied(Operand::grad_output, z.grad(), amax_dz);
       const cpu::MatmulGrads fc = cpu::matmul_backward(qflat, qv, qdz, false, true, true, true);
       check_identical(flat.grad(), written(fc.da), "fc dx");
       check_identical(v.grad(), written(fc.db), "fc dw");
