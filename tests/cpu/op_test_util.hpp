@@ -13,6 +13,7 @@
 #include "core/rng.hpp"
 #include "core/tensor.hpp"
 #include "cpu/ops.hpp"
+#include "tests/thread_count_scope.hpp"
 
 namespace warpnet::test {
 
@@ -114,17 +115,5 @@ inline void check_gradient(const std::string& what, Tensor& x, const Tensor& ana
   check_close(analytic, numeric, [&](int64_t i) { return 1e-6 * std::max(1.0, std::abs(numeric.item(i))); },
               what + " against central differences");
 }
-
-// Runs the enclosed ops on `threads` threads, then restores the count.
-class ThreadCountScope {
- public:
-  explicit ThreadCountScope(int threads) : saved_(cpu::num_threads()) { cpu::set_num_threads(threads); }
-  ~ThreadCountScope() { cpu::set_num_threads(saved_); }
-  ThreadCountScope(const ThreadCountScope&) = delete;
-  ThreadCountScope& operator=(const ThreadCountScope&) = delete;
-
- private:
-  int saved_;
-};
 
 }  // namespace warpnet::test

@@ -12,6 +12,7 @@
 #include "nn/checkpoint.hpp"
 #include "nn/trainer.hpp"
 #include "tests/test_support.hpp"
+#include "tests/thread_count_scope.hpp"
 
 using namespace warpnet;
 
@@ -79,7 +80,7 @@ std::string fresh_path(const std::string& name) {
 }  // namespace
 
 TEST_CASE("a checkpoint round-trips weights and optimizer state") {
-  cpu::set_num_threads(1);
+  const test::ThreadCountScope thread_count(1);
   const data::Dataset train = data::make_blobs(200, 3, 2, 4);
   const std::string path = fresh_path("roundtrip.ckpt");
   nn::Trainer a(small_run(path, 1), train, data::Dataset{});
@@ -95,7 +96,7 @@ TEST_CASE("a checkpoint round-trips weights and optimizer state") {
 }
 
 TEST_CASE("training resumed from a checkpoint ends where an uninterrupted run ends") {
-  cpu::set_num_threads(1);
+  const test::ThreadCountScope thread_count(1);
   const data::Dataset train = data::make_blobs(200, 3, 2, 4);
   nn::Trainer straight(small_run(fresh_path("straight.ckpt"), 3), train, data::Dataset{});
   straight.run();
@@ -111,7 +112,7 @@ TEST_CASE("training resumed from a checkpoint ends where an uninterrupted run en
 TEST_CASE("a resumed model with dropout draws the masks the uninterrupted run drew") {
   // mini-AlexNet's two dropout layers: each step's masks come from the
   // step's number, not from a generator the checkpoint would have to hold.
-  cpu::set_num_threads(1);
+  const test::ThreadCountScope thread_count(1);
   const data::Dataset train = data::make_squares(48, 10, 28, 3);
   const auto run = [](const std::string& path, int epochs) {
     nn::TrainOptions o = small_run(path, epochs);
@@ -130,7 +131,7 @@ TEST_CASE("a resumed model with dropout draws the masks the uninterrupted run dr
 }
 
 TEST_CASE("damaged or mismatched checkpoints are rejected with a clear error") {
-  cpu::set_num_threads(1);
+  const test::ThreadCountScope thread_count(1);
   const data::Dataset train = data::make_blobs(50, 3, 2, 4);
   const std::string path = fresh_path("good.ckpt");
   nn::Trainer t(small_run(path, 1), train, data::Dataset{});
@@ -183,7 +184,7 @@ TEST_CASE("damaged or mismatched checkpoints are rejected with a clear error") {
 }
 
 TEST_CASE("resuming names the checkpoint when the run differs from the one that wrote it") {
-  cpu::set_num_threads(1);
+  const test::ThreadCountScope thread_count(1);
   const data::Dataset train = data::make_blobs(50, 3, 2, 4);
   const std::string path = fresh_path("mismatch.ckpt");
   nn::Trainer(small_run(path, 1), train, data::Dataset{}).run();
@@ -248,7 +249,7 @@ TEST_CASE("a version 1 checkpoint, which records no data set, still loads") {
 }
 
 TEST_CASE("a checkpoint at --epochs resumes to nothing to train, and its model is the one evaluated") {
-  cpu::set_num_threads(1);
+  const test::ThreadCountScope thread_count(1);
   const data::Dataset train = data::make_blobs(200, 3, 2, 4), test = data::make_blobs(60, 3, 2, 5);
   const std::string path = fresh_path("finished.ckpt");
   nn::Trainer first(small_run(path, 2), train, test);

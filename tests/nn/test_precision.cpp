@@ -23,6 +23,7 @@
 #include "nn/trainer.hpp"
 #include "numeric/convert.hpp"
 #include "tests/test_support.hpp"
+#include "tests/thread_count_scope.hpp"
 
 using namespace warpnet;
 using ag::Operand;
@@ -388,7 +389,7 @@ TEST_CASE("fp16 loss scaling: an overflowing gradient skips the step and halves 
 }
 
 TEST_CASE("bf16, fp16 and fp8 training converge like fp32 on the spirals") {
-  cpu::set_num_threads(1);
+  const test::ThreadCountScope thread_count(1);
   const data::Dataset train = data::make_spirals(900, 3, 11);
   const data::Dataset test = data::make_spirals(300, 3, 12);
   double fp32_accuracy = 0;
@@ -421,7 +422,7 @@ TEST_CASE("bf16, fp16 and fp8 training converge like fp32 on the spirals") {
 }
 
 TEST_CASE("memory: bf16 keeps activations and a weight copy at 2 bytes, fp8 its copies at 1, tf32 none") {
-  cpu::set_num_threads(1);
+  const test::ThreadCountScope thread_count(1);
   MemoryTracker& tracker = MemoryTracker::instance();
   const data::Dataset train = data::make_squares(64, 4, 28, 1);  // one batch of 64
   struct Case {
@@ -462,7 +463,7 @@ TEST_CASE("memory: bf16 keeps activations and a weight copy at 2 bytes, fp8 its 
 }
 
 TEST_CASE("a checkpoint remembers its precision and the loss scale") {
-  cpu::set_num_threads(1);
+  const test::ThreadCountScope thread_count(1);
   const data::Dataset train = data::make_spirals(96, 3, 1), test = data::make_spirals(30, 3, 2);
   const std::string path = (test::scratch_dir() / "fp16.ckpt").string();
   std::filesystem::remove(path);
@@ -489,7 +490,7 @@ TEST_CASE("a checkpoint remembers its precision and the loss scale") {
 }
 
 TEST_CASE("a checkpoint keeps fp8's amax histories and scales") {
-  cpu::set_num_threads(1);
+  const test::ThreadCountScope thread_count(1);
   const data::Dataset train = data::make_spirals(96, 3, 1), test = data::make_spirals(30, 3, 2);
   const std::string path = (test::scratch_dir() / "fp8.ckpt").string();
   std::filesystem::remove(path);

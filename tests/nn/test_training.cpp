@@ -9,11 +9,12 @@
 #include "cpu/ops.hpp"
 #include "datasets/synthetic.hpp"
 #include "nn/trainer.hpp"
+#include "tests/thread_count_scope.hpp"
 
 using namespace warpnet;
 
 TEST_CASE("an MLP learns the spirals") {
-  cpu::set_num_threads(1);
+  const test::ThreadCountScope thread_count(1);
   const data::Dataset train = data::make_spirals(1500, 3, 11);
   const data::Dataset test = data::make_spirals(300, 3, 12);
   nn::TrainOptions o;
@@ -35,7 +36,7 @@ TEST_CASE("an MLP learns the spirals") {
 }
 
 TEST_CASE("LeNet-5 learns the bright-square images in one short epoch") {
-  cpu::set_num_threads(2);
+  const test::ThreadCountScope thread_count(2);
   const data::Dataset train = data::make_squares(1200, 4, 28, 21);
   const data::Dataset test = data::make_squares(200, 4, 28, 22);
   nn::TrainOptions o;
@@ -120,7 +121,7 @@ TEST_CASE("Adam and SGD with weight decay follow PyTorch's formulas over several
 }
 
 TEST_CASE("a training step's memory splits into parameters, activations, gradients and optimizer state") {
-  cpu::set_num_threads(1);
+  const test::ThreadCountScope thread_count(1);
   MemoryTracker& tracker = MemoryTracker::instance();
   const data::Dataset train = data::make_squares(64, 4, 28, 1);
   nn::TrainOptions o;
