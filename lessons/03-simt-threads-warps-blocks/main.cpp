@@ -34,6 +34,7 @@ namespace {
 #include "kernels/examples/access_patterns.cu"
 #include "kernels/examples/bugs/missing_syncthreads.cu"
 #include "kernels/examples/bugs/off_by_one.cu"
+#include "kernels/examples/bugs/sum_across_blocks.cu"
 #include "kernels/examples/bugs/uninitialized_shared.cu"
 #include "kernels/examples/simt_basics.cu"
 }  // namespace
@@ -195,12 +196,13 @@ std::string launch_message(void (*kernel)(P...), dim3 grid, dim3 block, A... arg
 }
 
 void bugs() {
-  std::printf("\n6. Three bugs a GPU often runs through quietly (kernels/examples/bugs/), stopped by the traced "
+  std::printf("\n6. Four bugs a GPU often runs through quietly (kernels/examples/bugs/), stopped by the traced "
               "emulator\n");
   std::vector<float> ones(100, 1.0f);
-  Device<float> x(100), data(64), out(64);
+  Device<float> x(100), data(64), out(64), total(1);
   WARPNET_CUDA_CHECK(cudaMemcpy(x.p, ones.data(), 100 * sizeof(float), cudaMemcpyHostToDevice));
   WARPNET_CUDA_CHECK(cudaMemset(data.p, 0, 64 * sizeof(float)));
+  WARPNET_CUDA_CHECK(cudaMemset(total.p, 0, sizeof(float)));
   const struct {
     const char* what;
     std::string message;
@@ -212,6 +214,8 @@ void bugs() {
        launch_message(reverse_missing_sync, dim3(1), dim3(64), data.p, out.p), "with no __syncthreads() between them"},
       {"a shared tile read where no thread wrote", launch_message(uninitialized_shared, dim3(1), dim3(64), out.p),
        "uninitialized shared memory"},
+      {"blocks adding their partial sums to one total with `+=`, not atomicAdd",
+       launch_message(sum_across_blocks, dim3(4), dim3(32), x.p, total.p, 100), "race between blocks"},
   };
   for (const auto& c : cases) {
     std::printf("   %s:\n     %s\n", c.what, c.message.empty() ? "(no error)" : c.message.c_str());

@@ -10,9 +10,10 @@ namespace {
 
 // Blocks on other workers may touch the same word, so these are real atomics;
 // lanes of one block take turns on one OS thread and cannot interleave inside one.
+// `pc`: the kernel's call, which messages name (__builtin_return_address of the atomic).
 template <class T, class Update>
-T update(T* address, Update next) {
-  note_atomic(address, sizeof(T));
+T update(T* address, const void* pc, Update next) {
+  note_atomic(address, sizeof(T), pc);
   std::atomic_ref<T> word(*address);
   T old = word.load(std::memory_order_relaxed);
   while (!word.compare_exchange_weak(old, next(old), std::memory_order_relaxed)) {
@@ -25,8 +26,10 @@ T update(T* address, Update next) {
 
 using warpnet::simt::update;
 
-#define WARPNET_ATOMIC_DEF(name, T, expr) \
-  T name(T* address, T value) { return update(address, [&](T old) -> T { return expr; }); }
+#define WARPNET_ATOMIC_DEF(name, T, expr)                                                                    \
+  T name(T* address, T value) {                                                                              \
+    return update(address, __builtin_return_address(0), [&](T old) -> T { return expr; });                   \
+  }
 #define WARPNET_ATOMIC_INTEGERS(name, expr)          \
   WARPNET_ATOMIC_DEF(name, int, expr)                \
   WARPNET_ATOMIC_DEF(name, unsigned int, expr)       \
@@ -48,17 +51,22 @@ WARPNET_ATOMIC_INTEGERS(atomicOr, old | value)
 WARPNET_ATOMIC_INTEGERS(atomicXor, old ^ value)
 
 int atomicCAS(int* address, int compare, int value) {
-  return update(address, [&](int old) { return old == compare ? value : old; });
+  return update(address, __builtin_return_address(0),
+                [&](int old) { return old == compare ? value : old; });
 }
 unsigned int atomicCAS(unsigned int* address, unsigned int compare, unsigned int value) {
-  return update(address, [&](unsigned int old) { return old == compare ? value : old; });
+  return update(address, __builtin_return_address(0),
+                [&](unsigned int old) { return old == compare ? value : old; });
 }
 unsigned long long atomicCAS(unsigned long long* address, unsigned long long compare, unsigned long long value) {
-  return update(address, [&](unsigned long long old) { return old == compare ? value : old; });
+  return update(address, __builtin_return_address(0),
+                [&](unsigned long long old) { return old == compare ? value : old; });
 }
 unsigned int atomicInc(unsigned int* address, unsigned int limit) {
-  return update(address, [&](unsigned int old) { return old >= limit ? 0u : old + 1; });
+  return update(address, __builtin_return_address(0),
+                [&](unsigned int old) { return old >= limit ? 0u : old + 1; });
 }
 unsigned int atomicDec(unsigned int* address, unsigned int limit) {
-  return update(address, [&](unsigned int old) { return (old == 0 || old > limit) ? limit : old - 1; });
+  return update(address, __builtin_return_address(0),
+                [&](unsigned int old) { return (old == 0 || old > limit) ? limit : old - 1; });
 }

@@ -43,13 +43,14 @@ struct KeepStack {
 std::string format_dim(uint3 v) { return cat("(", v.x, ",", v.y, ",", v.z, ")"); }
 
 Block::Block(const KernelCall& call, const LaunchShape& shape, const std::string& kernel_name, StackSet& stacks,
-             void* dynamic_shared, TraceSink& sink)
+             void* dynamic_shared, TraceSink& sink, GridShadow& grid_shadow)
     : call_(call),
       shape_(shape),
       kernel_name_(kernel_name),
       stacks_(stacks),
       dynamic_shared_(dynamic_shared),
       sink_(sink),
+      grid_shadow_(grid_shadow),
       switches_(watchdog::switches_of_this_thread()) {
   const dim3 b = shape.block;
   const unsigned n = b.x * b.y * b.z;

@@ -21,6 +21,7 @@ namespace warpnet::simt {
 
 class StackSet;
 class Checker;
+class GridShadow;
 class TraceSink;
 
 // at_memory: held by a Stepper before a memory access (see stepper.hpp).
@@ -80,7 +81,7 @@ struct alignas(64) Lane {
 class Block {
  public:
   Block(const KernelCall& call, const LaunchShape& shape, const std::string& kernel_name, StackSet& stacks,
-        void* dynamic_shared, TraceSink& sink);
+        void* dynamic_shared, TraceSink& sink, GridShadow& grid_shadow);
   ~Block();
   Block(const Block&) = delete;
   Block& operator=(const Block&) = delete;
@@ -124,6 +125,8 @@ class Block {
   // and kept for the worker's later blocks; null while nothing was traced.
   Checker& checker();
   Checker* checker_if_traced() { return checker_.get(); }
+  // Which blocks of this launch touched each global byte (the traced build).
+  GridShadow& grid_shadow() { return grid_shadow_; }
 
   // "kernel sgemm, block (1,0,0), thread (3,2,0)": the prefix of every error.
   std::string where(const Lane& lane) const;
@@ -181,6 +184,7 @@ class Block {
   int barrier_result_ = 0;  // what the last released barrier returns
   std::exception_ptr error_;    // thrown inside a fiber, rethrown by run()
   TraceSink& sink_;
+  GridShadow& grid_shadow_;
   // This worker thread's count of thread switches and ends, which the
   // watchdog reads (a launch that makes none for a long time is stuck:
   // watchdog.hpp). This thread alone writes it: no locked add.

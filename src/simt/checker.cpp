@@ -3,6 +3,7 @@
 #include <algorithm>
 
 #include "simt/block.hpp"
+#include "simt/grid_shadow.hpp"
 #include "simt/stacks.hpp"
 
 namespace warpnet::simt {
@@ -78,9 +79,9 @@ Touched Checker::access(const Lane& lane, uintptr_t address, size_t bytes, bool 
   out_of_bounds(lane, address, bytes, write, pc, (address >= tls && address < tls + tls_.bytes) || in_window);
 }
 
-void Checker::atomic(const Lane& lane, uintptr_t address, size_t bytes) {
+void Checker::atomic(const Lane& lane, uintptr_t address, size_t bytes, const void* pc) {
   if (Region* region = shared_region(address)) {
-    if (address + bytes > region->begin + region->bytes) out_of_bounds(lane, address, bytes, true, nullptr, true);
+    if (address + bytes > region->begin + region->bytes) out_of_bounds(lane, address, bytes, true, pc, true, true);
     // Atomics do not race with each other, but they read the word first: it must
     // have been written in this block. Against plain accesses of other threads
     // with no barrier between, they race like any write.
@@ -92,7 +93,7 @@ void Checker::atomic(const Lane& lane, uintptr_t address, size_t bytes) {
                             "] (address ", hex_address(address),
                             ") reads shared memory no thread of this block has written yet (uninitialized shared memory)"));
     }
-    const Access mine = access_now(lane, nullptr, Kind::atomic);
+    const Access mine = access_now(lane, pc, Kind::atomic);
     for (size_t i = 0; i < bytes; ++i) {
       Shadow& s = region->shadow[address - region->begin + i];
       check_byte(lane, *region, address + i, s, mine, true);
@@ -100,8 +101,10 @@ void Checker::atomic(const Lane& lane, uintptr_t address, size_t bytes) {
     }
     return;
   }
-  if (!std::any_of(allocations_.begin(), allocations_.end(), [&](auto& a) { return a.contains(address, bytes); }))
-    out_of_bounds(lane, address, bytes, true, nullptr, false);
+  const auto it =
+      std::find_if(allocations_.begin(), allocations_.end(), [&](auto& a) { return a.contains(address, bytes); });
+  if (it == allocations_.end()) out_of_bounds(lane, address, bytes, true, pc, false, true);
+  check_between_blocks(lane, *it, address, bytes, GridShadow::kAtomic, pc);
 }
 
 void Checker::async_copy_issued(const Lane& lane, uintptr_t address, size_t bytes, const void* pc) {
@@ -144,11 +147,11 @@ void Checker::race(const Lane& lane, const Region& region, uintptr_t address, co
                    const Access& other, bool other_wrote) {
   const Lane& them = block_.lane(unsigned(other.thread));
   const auto how = [](const Access& a, bool wrote) {
-    return a.kind == Kind::atomic ? std::string("updated it with an atomic")
+    return a.kind == Kind::atomic ? cat("updated it with an atomic at ", describe_code(a.pc))
                                   : cat(wrote ? "wrote" : "read", " it at ", describe_code(a.pc));
   };
   const std::string this_does =
-      mine.kind == Kind::atomic     ? std::string("updates it with an atomic")
+      mine.kind == Kind::atomic     ? cat("updates it with an atomic at ", describe_code(mine.pc))
       : mine.kind == Kind::cp_async ? cat("issues a cp.async into it (at ", describe_code(mine.pc),
                                           "), which may write it from then on,")
                                     : cat(verb(write), " it at ", describe_code(mine.pc));
@@ -162,6 +165,7 @@ void Checker::race(const Lane& lane, const Region& region, uintptr_t address, co
 void Checker::check_global(const Lane& lane, const Allocation& allocation, uintptr_t address, size_t bytes,
                            bool write, const void* pc) {
   const Access mine = access_now(lane, pc, Kind::plain);
+  check_between_blocks(lane, allocation, address, bytes, write ? GridShadow::kWrite : GridShadow::kRead, pc);
   for (uintptr_t a = address; a < address + bytes; ++a) {
     if (!write) {
       const auto word = global_writers_.find(a / 4);
@@ -188,6 +192,37 @@ void Checker::global_race(const Lane& lane, const Allocation& allocation, uintpt
                         " wrote it at ", describe_code(other.pc),
                         " with no __syncthreads() between them (an update from several threads needs an atomic; "
                         "several writing one value, a barrier or a single writer)"));
+}
+
+void Checker::check_between_blocks(const Lane& lane, const Allocation& allocation, uintptr_t address,
+                                   size_t bytes, uint8_t use, const void* pc) {
+  const uint3 b = block_.index();
+  const dim3 g = block_.shape().grid;
+  const uint64_t linear = b.x + uint64_t(g.x) * (b.y + uint64_t(g.y) * b.z);
+  const auto conflict = block_.grid_shadow().note(address, bytes, linear, GridShadow::Use(use));
+  if (!conflict) return;
+  const auto uses = [](uint8_t u) {
+    std::string s;
+    for (auto [bit, word] : {std::pair{GridShadow::kRead, "read it"}, {GridShadow::kWrite, "wrote it"},
+                             {GridShadow::kAtomic, "updated it with an atomic"}})
+      if (u & bit) s += cat(s.empty() ? "" : " and ", word);
+    return s;
+  };
+  const uint64_t o = conflict->block;
+  const std::string other = conflict->several
+                                ? std::string("several other blocks")
+                                : cat("block ", format_dim({unsigned(o % g.x), unsigned(o / g.x % g.y),
+                                                            unsigned(o / (uint64_t(g.x) * g.y))}));
+  const std::string mine = cat(use == GridShadow::kAtomic ? "updates" : verb(use == GridShadow::kWrite),
+                               use == GridShadow::kAtomic ? " it with an atomic at " : " it at ", describe_code(pc));
+  throw LaunchError(cudaErrorLaunchFailure,
+                    cat(block_.where(lane), ": global-memory race between blocks on byte ",
+                        conflict->address - allocation.begin, " of a ", allocation.bytes, "-byte allocation (address ",
+                        hex_address(conflict->address), "): this thread ", mine, ", and ", other, " ",
+                        uses(conflict->uses),
+                        " in this launch. A grid's blocks run in any order or at once, and nothing orders one "
+                        "block's accesses against another's: a sum over blocks needs an atomic (or a second kernel), "
+                        "a value other blocks read must be written by an earlier launch"));
 }
 
 void Checker::keep_reader(Shadow& s, const Access& read, const Lane& lane) {
@@ -235,8 +270,8 @@ void Checker::check_shared(const Lane& lane, Region& region, uintptr_t address, 
 }
 
 void Checker::out_of_bounds(const Lane& lane, uintptr_t address, size_t bytes, bool write, const void* pc,
-                            bool shared) {
-  const std::string what = cat(pc ? "" : "atomic ", write ? "write" : "read", " of ", bytes, " bytes at ",
+                            bool shared, bool atomic) {
+  const std::string what = cat(atomic ? "atomic " : "", write ? "write" : "read", " of ", bytes, " bytes at ",
                                hex_address(address), pc ? " at " + describe_code(pc) : std::string());
   if (shared) {
     throw LaunchError(cudaErrorIllegalAddress, cat(block_.where(lane), ": out-of-bounds shared-memory ", what, ": ",

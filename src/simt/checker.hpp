@@ -34,7 +34,7 @@ class Checker {
   // One lane's access of `bytes` at `address` by the instruction `pc`; throws
   // LaunchError for an out-of-bounds access, a race or an uninitialized read.
   Touched access(const Lane& lane, uintptr_t address, size_t bytes, bool write, const void* pc);
-  void atomic(const Lane& lane, uintptr_t address, size_t bytes);
+  void atomic(const Lane& lane, uintptr_t address, size_t bytes, const void* pc);
   // A cp.async into shared memory, at its issue: the GPU may write the bytes
   // any time until the wait_group, so reads of them by other threads not yet
   // ordered before the issue race with it (a stage refilled while others still
@@ -94,12 +94,15 @@ class Checker {
   // read): a read or a write of a byte another thread of the block wrote
   // with no __syncthreads() between is a race — `*sum += x` from many
   // threads, a missing atomicAdd. Unseen: a read followed by another
-  // thread's write, a plain access against another thread's atomic (global
-  // atomics are not recorded), and every race between blocks (each block is
-  // checked alone).
+  // thread's write, and a plain access against another thread's atomic
+  // (global atomics are not recorded here). Between blocks, the launch's
+  // GridShadow keeps which blocks touched each byte and how.
   using GlobalWord = std::array<Access, 4>;
   void check_global(const Lane& lane, const Allocation& allocation, uintptr_t address, size_t bytes, bool write,
                     const void* pc);
+  // Against the other blocks of the launch (GridShadow): `use` is a GridShadow::Use.
+  void check_between_blocks(const Lane& lane, const Allocation& allocation, uintptr_t address, size_t bytes,
+                            uint8_t use, const void* pc);
   [[noreturn]] void global_race(const Lane& lane, const Allocation& allocation, uintptr_t address,
                                 const Access& mine, bool write, const Access& other);
   Region* shared_region(uintptr_t address);
@@ -114,7 +117,7 @@ class Checker {
   [[noreturn]] void race(const Lane& lane, const Region& region, uintptr_t address, const Access& mine,
                          bool write, const Access& other, bool other_wrote);
   [[noreturn]] void out_of_bounds(const Lane& lane, uintptr_t address, size_t bytes, bool write, const void* pc,
-                                  bool shared);
+                                  bool shared, bool atomic = false);
   void record(const Lane& lane, uintptr_t address, size_t bytes, bool write, const void* pc, Space space);
 
   Block& block_;

@@ -11,6 +11,7 @@
 
 #include "simt/block.hpp"
 #include "simt/fault_report.hpp"
+#include "simt/grid_shadow.hpp"
 #include "simt/limits.hpp"
 #include "simt/stacks.hpp"
 #include "simt/stepper.hpp"
@@ -137,12 +138,13 @@ void run(const KernelCall& call, const LaunchShape& shape) {
   std::mutex error_mutex;
   std::exception_ptr error;
   TraceSink sink(name, shape);
+  GridShadow shadow;  // the traced build's race check between blocks
 
   ProgressReporter progress(name, blocks);
   const auto worker = [&](bool reports) {
     auto resources = borrow_worker_resources();
     try {
-      Block block(call, shape, name, resources->stacks, resources->dynamic_shared.data(), sink);
+      Block block(call, shape, name, resources->stacks, resources->dynamic_shared.data(), sink, shadow);
       for (uint64_t i; !failed && !(stepper && stepper->abandoned()) && (i = next++) < blocks;) {
         block.run(block_index(i, shape.grid));
         if (reports) progress.after_block(next.load(std::memory_order_relaxed));

@@ -37,13 +37,13 @@ inline void check_alignment(uintptr_t address, size_t bytes, bool write, const v
 
 thread_local bool LibraryScope::active = false;
 
-void note_atomic(const void* address, size_t bytes) {
+void note_atomic(const void* address, size_t bytes, const void* pc) {
   const Lane* lane = current_lane;
   if (!lane || LibraryScope::inside()) return;
   LibraryScope scope;
   // Only kernels compiled traced have a checker; an untraced kernel's atomics go unchecked.
   if (Checker* checker = current_block->checker_if_traced())
-    checker->atomic(*lane, reinterpret_cast<uintptr_t>(address), bytes);
+    checker->atomic(*lane, reinterpret_cast<uintptr_t>(address), bytes, pc);
 }
 
 }  // namespace warpnet::simt

@@ -5,7 +5,8 @@
 
 namespace warpnet::simt {
 
-void note_atomic(const void* address, size_t bytes);
+// `pc`: the kernel instruction that called the atomic, for messages.
+void note_atomic(const void* address, size_t bytes, const void* pc);
 
 // Marks emulator code running on a lane's fiber. A traced file's copies of
 // inline library functions (std::string's, say) may be the ones the linker

@@ -13,6 +13,7 @@
 namespace {
 #include "kernels/examples/bugs/missing_syncthreads.cu"
 #include "kernels/examples/bugs/off_by_one.cu"
+#include "kernels/examples/bugs/sum_across_blocks.cu"
 #include "kernels/examples/bugs/uninitialized_shared.cu"
 #include "kernels/matmul/03_smem_tiled.cu"
 }  // namespace
@@ -102,6 +103,102 @@ TEST_CASE("traced: threads of a block updating one global value without an atomi
   REQUIRE_NOTHROW(warpnet::simt::launch(sum_with_atomic, dim3(2), dim3(32), 0, x.get(), total.get(), first.get(), 64));
   CHECK(total.download()[0] == 64.0f);
   CHECK(first.download() == std::vector<float>{2.0f, 2.0f});
+}
+
+namespace {
+
+// Block 0 writes a value the other blocks read in the same launch.
+__global__ void broadcast_in_launch(float* scale, const float* x, float* y) {
+  if (blockIdx.x == 0) {
+    if (threadIdx.x == 0) *scale = 2.0f;
+    return;
+  }
+  y[blockIdx.x * blockDim.x + threadIdx.x] = *scale * x[blockIdx.x * blockDim.x + threadIdx.x];
+}
+
+// Block 0 clears the total that every block adds to with atomics.
+__global__ void clear_while_others_add(const float* x, float* total) {
+  if (blockIdx.x == 0 && threadIdx.x == 0) *total = 0.0f;
+  atomicAdd(total, x[blockIdx.x * blockDim.x + threadIdx.x]);
+}
+
+// The last block to finish sums the others' partial sums: each block writes
+// its partial, makes it visible to the whole device (__threadfence) and then
+// counts itself done; the block that counts last reads them all.
+__global__ void last_block_sums(const float* x, float* partial, unsigned* done, float* total) {
+  __shared__ bool last;
+  if (threadIdx.x == 0) {
+    float s = 0.0f;
+    for (unsigned t = 0; t < blockDim.x; ++t) s += x[blockIdx.x * blockDim.x + t];
+    partial[blockIdx.x] = s;
+    __threadfence();
+    last = atomicAdd(done, 1u) == gridDim.x - 1;
+  }
+  __syncthreads();
+  if (last && threadIdx.x == 0) {
+    float s = 0.0f;
+    for (unsigned b = 0; b < gridDim.x; ++b) s += partial[b];
+    *total = s;
+  }
+}
+
+}  // namespace
+
+TEST_CASE("traced: blocks adding to one global value without an atomic is a race between blocks") {
+  DeterministicScope deterministic;  // blocks in order: block 1 meets block 0's read and write
+  DeviceBuffer<float> x(std::vector<float>(96, 1.0f)), total(std::vector<float>{0.0f});
+  const std::string message =
+      launch_error(cudaErrorLaunchFailure, sum_across_blocks, dim3(3), dim3(32), x.get(), total.get(), 96);
+  INFO(message);
+  CHECK(message.starts_with("kernel sum_across_blocks, block (1,0,0), thread (0,0,0): global-memory race "
+                            "between blocks on byte 0 of a 4-byte allocation"));
+  CHECK(message.find("this thread reads it at kernels/examples/bugs/sum_across_blocks.cu:28") != std::string::npos);
+  CHECK(message.find("and block (0,0,0) read it and wrote it in this launch") != std::string::npos);
+  CHECK(message.find("needs an atomic") != std::string::npos);
+}
+
+TEST_CASE("traced: a value one block writes and the others read in the same launch is a race between blocks") {
+  DeterministicScope deterministic;
+  DeviceBuffer<float> scale(std::vector<float>{1.0f}), x(std::vector<float>(64, 1.0f)), y(64);
+  const std::string message = launch_error(cudaErrorLaunchFailure, broadcast_in_launch, dim3(2), dim3(32),
+                                           scale.get(), x.get(), y.get());
+  INFO(message);
+  CHECK(message.starts_with("kernel broadcast_in_launch, block (1,0,0), thread (0,0,0): global-memory race between "
+                            "blocks on byte 0 of a 4-byte allocation"));
+  CHECK(message.find("this thread reads it at ") != std::string::npos);
+  CHECK(message.find("and block (0,0,0) wrote it in this launch") != std::string::npos);
+  CHECK(message.find("must be written by an earlier launch") != std::string::npos);
+}
+
+TEST_CASE("traced: a plain write by one block races with the atomics of the others") {
+  DeterministicScope deterministic;
+  DeviceBuffer<float> x(std::vector<float>(64, 1.0f)), total(std::vector<float>{5.0f});
+  const std::string message =
+      launch_error(cudaErrorLaunchFailure, clear_while_others_add, dim3(2), dim3(32), x.get(), total.get());
+  INFO(message);
+  CHECK(message.starts_with("kernel clear_while_others_add, block (1,0,0), thread (0,0,0): global-memory race between "
+                            "blocks on byte 0 of a 4-byte allocation"));
+  CHECK(message.find("this thread updates it with an atomic at ") != std::string::npos);
+  CHECK(message.find("test_checks.cpp:122 (") != std::string::npos);
+  CHECK(message.find(", and block (0,0,0) wrote it and updated it with an atomic in this launch") != std::string::npos);
+}
+
+TEST_CASE("traced: reads and atomics by many blocks, and a last block ordered by __threadfence, are no race") {
+  DeterministicScope restores;
+  for (int workers : {1, 2}) {
+    CAPTURE(workers);
+    warpnet::simt::set_workers(workers);
+    DeviceBuffer<float> x(std::vector<float>(128, 1.0f)), partial(4), total(std::vector<float>{0.0f});
+    DeviceBuffer<unsigned> done(std::vector<unsigned>{0});
+    REQUIRE_NOTHROW(warpnet::simt::launch(last_block_sums, dim3(4), dim3(32), 0, x.get(), partial.get(), done.get(),
+                                          total.get()));
+    CHECK(total.download()[0] == 128.0f);
+    total.upload({0.0f});
+    DeviceBuffer<float> first(4);
+    REQUIRE_NOTHROW(
+        warpnet::simt::launch(sum_with_atomic, dim3(4), dim3(32), 0, x.get(), total.get(), first.get(), 128));
+    CHECK(total.download()[0] == 128.0f);
+  }
 }
 
 namespace {

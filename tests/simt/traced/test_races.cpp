@@ -162,8 +162,10 @@ TEST_CASE("traced: a plain write and another thread's atomic with no barrier bet
   INFO(message);
   CHECK(message.starts_with("kernel count_threads<false>, block (0,0,0), thread (1,0,0): shared-memory race on "
                             "`count`[byte 0]"));
-  CHECK(message.find("this thread updates it with an atomic and thread (0,0,0) wrote it at ") != std::string::npos);
-  CHECK(message.find("tests/simt/traced/test_races.cpp:") != std::string::npos);  // the line of `count = 0`
+  CHECK(message.find("this thread updates it with an atomic at ") != std::string::npos);
+  CHECK(message.find("test_races.cpp:37 (") != std::string::npos);
+  CHECK(message.find("and thread (0,0,0) wrote it at ") != std::string::npos);
+  CHECK(message.find("test_races.cpp:35 (") != std::string::npos);  // the line of `count = 0`
 }
 
 TEST_CASE("traced: a plain read of a word other threads update atomically is a race") {
@@ -173,7 +175,9 @@ TEST_CASE("traced: a plain read of a word other threads update atomically is a r
   const std::string message = race_in(read_the_count<false>, dim3(64), out.get());
   INFO(message);
   CHECK(message.find("shared-memory race on `count`[byte 0]") != std::string::npos);
-  CHECK(message.find("this thread updates it with an atomic and thread (0,0,0) read it at") != std::string::npos);
+  CHECK(message.find("this thread updates it with an atomic at ") != std::string::npos);
+  CHECK(message.find("test_races.cpp:49 (") != std::string::npos);
+  CHECK(message.find("and thread (0,0,0) read it at") != std::string::npos);
 }
 
 TEST_CASE("traced: a thread's atomic and its own read of the word do not hide each other") {
@@ -181,10 +185,13 @@ TEST_CASE("traced: a thread's atomic and its own read of the word do not hide ea
   const std::string reads = race_in(atomic_then_reads, dim3(64), out.get());
   INFO(reads);
   CHECK(reads.find("this thread reads it at") != std::string::npos);
-  CHECK(reads.find("and thread (0,0,0) updated it with an atomic") != std::string::npos);
+  CHECK(reads.find("and thread (0,0,0) updated it with an atomic at ") != std::string::npos);
+  CHECK(reads.find("test_races.cpp:60 (") != std::string::npos);
   const std::string atomics = race_in(read_then_atomics, dim3(64), out.get());
   INFO(atomics);
-  CHECK(atomics.find("this thread updates it with an atomic and thread (0,0,0) read it at") != std::string::npos);
+  CHECK(atomics.find("this thread updates it with an atomic at ") != std::string::npos);
+  CHECK(atomics.find("test_races.cpp:71 (") != std::string::npos);
+  CHECK(atomics.find("and thread (0,0,0) read it at") != std::string::npos);
 }
 
 TEST_CASE("traced: __syncwarp orders lanes through a chain of partial masks") {
