@@ -7,6 +7,7 @@
 
 #include "simt/block.hpp"
 #include "simt/symbols.hpp"
+#include "simt/tensor_cores.hpp"
 
 namespace warpnet::simt {
 
@@ -157,7 +158,12 @@ void Block::run_matrix_op(unsigned warp, const Lane& first) {
     }
     operands[l] = other.operands;
   }
-  op.run(operands);
+  try {
+    op.run(operands);
+  } catch (const WarpOperandError& e) {
+    throw LaunchError(cudaErrorLaunchFailure, cat(where(first), ": ", op.name, " at ", describe_code(first.site), ": ",
+                                                  e.what(), "; on a GPU: undefined behaviour"));
+  }
   for (unsigned l = 0; l < 32; ++l) {
     group[l].result = 0;
     group[l].state = op.yields ? LaneState::yielded : LaneState::ready;

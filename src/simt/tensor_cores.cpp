@@ -6,6 +6,7 @@
 
 #include <cstring>
 
+#include "core/error.hpp"
 #include "simt/minifloat.hpp"
 
 namespace warpnet::simt {
@@ -104,6 +105,17 @@ void mma_m16n8k32_e4m3(void* const* lanes) { mma_m16n8k32_e4m3_impl(lanes); }
 void wmma_m16n16k16_f16(void* const* lanes) { wmma_m16n16k16<MmaInput::f16>(lanes); }
 void wmma_m16n16k16_bf16(void* const* lanes) { wmma_m16n16k16<MmaInput::bf16>(lanes); }
 void warp_rendezvous(void* const*) {}
+
+void wmma_same_matrix(void* const* lanes) {
+  const auto& first = *static_cast<const WmmaMatrix*>(lanes[0]);
+  for (unsigned l = 1; l < 32; ++l) {
+    const auto& m = *static_cast<const WmmaMatrix*>(lanes[l]);
+    if (m.p == first.p && m.ldm == first.ldm) continue;
+    throw WarpOperandError(cat("lane ", l, " passes the matrix at ", m.p, " with ldm ", m.ldm, ", lane 0 at ", first.p,
+                               " with ldm ", first.ldm, " (.sync.aligned: every lane of the warp passes the same "
+                               "pointer and ldm, the warp's one matrix)"));
+  }
+}
 
 // PTX ISA, ldmatrix: the rows of matrix m come from lanes 8m..8m+7 (row r from
 // lane 8m+r); a group of four consecutive lanes receives one row: lane l gets

@@ -13,6 +13,7 @@
 // Two 16-bit elements share a 32-bit register, the lower index in the low half.
 #pragma once
 #include <cstdint>
+#include <stdexcept>
 
 #include "simt/cuda_types.hpp"
 
@@ -107,7 +108,22 @@ struct WmmaLane {
 void wmma_m16n16k16_f16(void* const* lanes);  // WmmaLane* per lane
 void wmma_m16n16k16_bf16(void* const* lanes);
 
-// A rendezvous that computes nothing: the .sync of wmma::load/store_matrix_sync.
+// A rendezvous that computes nothing.
 void warp_rendezvous(void* const* lanes);
+
+// One lane's matrix in wmma::load/store_matrix_sync: .sync.aligned, so every
+// lane of the warp must pass the same pointer and ldm (a pointer computed
+// from the lane's index is undefined behaviour on a GPU).
+struct WmmaMatrix {
+  const void* p;
+  unsigned ldm;
+};
+void wmma_same_matrix(void* const* lanes);  // WmmaMatrix* per lane: throws WarpOperandError when they differ
+
+// Thrown by a warp-wide operation when its lanes' operands break its rules;
+// the block adds the kernel, thread, instruction and line (Block::run_matrix_op).
+struct WarpOperandError : std::runtime_error {
+  using std::runtime_error::runtime_error;
+};
 
 }  // namespace warpnet::simt

@@ -18,6 +18,10 @@
 #include "simt/low_precision.hpp"
 #include "simt/tensor_cores.hpp"
 
+// Inlined into the kernel even at -O0: a message about a warp's rendezvous
+// names the kernel's line (the call's return address), not this header's.
+#define WARPNET_WMMA_INLINE inline __attribute__((always_inline))
+
 namespace nvcuda::wmma {
 inline namespace WARPNET_SIMT_COPY {
 
@@ -48,11 +52,15 @@ template <> class fragment<accumulator, 16, 16, 16, float> : public __frag_base<
 
 namespace detail {
 
-inline void sync(const char* name) { warpnet::simt::warp_matrix_op({name, &warpnet::simt::warp_rendezvous, nullptr}); }
+// The warp's rendezvous, where its lanes must agree on the matrix.
+WARPNET_WMMA_INLINE void sync(const char* name, const void* p, unsigned ldm) {
+  warpnet::simt::WmmaMatrix mine{p, ldm};
+  warpnet::simt::warp_matrix_op({name, &warpnet::simt::wmma_same_matrix, &mine});
+}
 
 // CUDA: mptr 256-bit aligned; ldm a multiple of 16 bytes (8 for 16-bit elements, 4 for float).
 template <class T>
-void check(const char* name, const T* p, unsigned ldm) {
+WARPNET_WMMA_INLINE void check(const char* name, const T* p, unsigned ldm) {
   if (reinterpret_cast<uintptr_t>(p) % 32 != 0) warpnet::simt::device_misuse(name, "the pointer must be 32-byte aligned", p);
   if (ldm * sizeof(T) % 16 != 0) warpnet::simt::device_misuse(name, "ldm must be a multiple of 16 bytes", p);
 }
@@ -63,8 +71,8 @@ inline unsigned offset(warpnet::simt::RowCol e, unsigned ldm, bool row_major) {
 }
 
 template <class Frag, class T>
-void load(Frag& f, const T* p, unsigned ldm, bool row_major, warpnet::simt::RowCol (*element)(unsigned, int)) {
-  sync("wmma::load_matrix_sync");
+WARPNET_WMMA_INLINE void load(Frag& f, const T* p, unsigned ldm, bool row_major, warpnet::simt::RowCol (*element)(unsigned, int)) {
+  sync("wmma::load_matrix_sync", p, ldm);
   check("wmma::load_matrix_sync", p, ldm);
   const unsigned lane = warpnet::simt::lane_id();
   for (int i = 0; i < Frag::num_elements; ++i) f.x[i] = p[offset(element(lane, i), ldm, row_major)];
@@ -82,29 +90,29 @@ inline void fill_fragment(fragment<Use, M, N, K, T, L>& f, const std::type_ident
 
 // matrix_a: (16,16) = (m,k); row_major: element (m,k) at p[m*ldm + k], col_major: p[k*ldm + m].
 template <class T, class L>
-inline void load_matrix_sync(fragment<matrix_a, 16, 16, 16, T, L>& a, const T* p, unsigned ldm) {
+WARPNET_WMMA_INLINE void load_matrix_sync(fragment<matrix_a, 16, 16, 16, T, L>& a, const T* p, unsigned ldm) {
   detail::load(a, p, ldm, detail::row_major_v<L>, [](unsigned lane, int i) { return warpnet::simt::wmma_a_element(lane, i); });
 }
 // matrix_b: (16,16) = (k,n); row_major: element (k,n) at p[k*ldm + n], col_major: p[n*ldm + k].
 template <class T, class L>
-inline void load_matrix_sync(fragment<matrix_b, 16, 16, 16, T, L>& b, const T* p, unsigned ldm) {
+WARPNET_WMMA_INLINE void load_matrix_sync(fragment<matrix_b, 16, 16, 16, T, L>& b, const T* p, unsigned ldm) {
   detail::load(b, p, ldm, detail::row_major_v<L>, [](unsigned lane, int i) { return warpnet::simt::wmma_b_element(lane, i); });
 }
 // accumulator: (16,16) = (m,n), its memory layout named at the call.
-inline void load_matrix_sync(fragment<accumulator, 16, 16, 16, float>& c, const float* p, unsigned ldm, layout_t layout) {
+WARPNET_WMMA_INLINE void load_matrix_sync(fragment<accumulator, 16, 16, 16, float>& c, const float* p, unsigned ldm, layout_t layout) {
   detail::load(c, p, ldm, layout == mem_row_major, [](unsigned lane, int i) { return warpnet::simt::wmma_c_element(lane, i); });
 }
 
-inline void store_matrix_sync(float* p, const fragment<accumulator, 16, 16, 16, float>& c, unsigned ldm, layout_t layout) {
+WARPNET_WMMA_INLINE void store_matrix_sync(float* p, const fragment<accumulator, 16, 16, 16, float>& c, unsigned ldm, layout_t layout) {
   detail::check("wmma::store_matrix_sync", p, ldm);
   const unsigned lane = warpnet::simt::lane_id();
   for (int i = 0; i < 8; ++i) p[detail::offset(warpnet::simt::wmma_c_element(lane, i), ldm, layout == mem_row_major)] = c.x[i];
-  detail::sync("wmma::store_matrix_sync");  // after the stores: the warp sees them once every lane returns
+  detail::sync("wmma::store_matrix_sync", p, ldm);  // after the stores: the warp sees them once every lane returns
 }
 
 // d (16,16) = a @ b + c, products exact, fp32 accumulation. d may be c.
 template <class T, class LA, class LB>
-inline void mma_sync(fragment<accumulator, 16, 16, 16, float>& d, const fragment<matrix_a, 16, 16, 16, T, LA>& a,
+WARPNET_WMMA_INLINE void mma_sync(fragment<accumulator, 16, 16, 16, float>& d, const fragment<matrix_a, 16, 16, 16, T, LA>& a,
                      const fragment<matrix_b, 16, 16, 16, T, LB>& b, const fragment<accumulator, 16, 16, 16, float>& c) {
   static_assert(std::is_same_v<T, __half> || std::is_same_v<T, __nv_bfloat16>, "fp16 or bf16 inputs");
   uint16_t a_bits[8], b_bits[8];  // this lane's registers, as 16-bit patterns
@@ -121,3 +129,5 @@ inline void mma_sync(fragment<accumulator, 16, 16, 16, float>& d, const fragment
 
 }  // inline namespace WARPNET_SIMT_COPY
 }  // namespace nvcuda::wmma
+
+#undef WARPNET_WMMA_INLINE

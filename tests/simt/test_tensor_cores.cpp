@@ -53,6 +53,16 @@ __global__ void wmma_after_exit(const float* in, float* out) {
   nvcuda::wmma::store_matrix_sync(out, c, 16, nvcuda::wmma::mem_row_major);
 }
 
+// The odd lanes point at the second 16x16 tile: each lane's own pointer, where
+// the warp loads (and stores) one matrix that every lane names alike.
+__global__ void wmma_pointer_per_lane(const float* in, float* out, unsigned ldm_odd) {
+  nvcuda::wmma::fragment<nvcuda::wmma::accumulator, 16, 16, 16, float> c;
+  const bool odd = threadIdx.x % 2 == 1;
+  nvcuda::wmma::load_matrix_sync(c, in + (odd && ldm_odd == 16 ? 256 : 0), odd ? ldm_odd : 16,
+                                 nvcuda::wmma::mem_row_major);
+  nvcuda::wmma::store_matrix_sync(out, c, 16, nvcuda::wmma::mem_row_major);
+}
+
 // Row addresses 2 bytes past a 16-byte boundary: a misaligned-address fault on a GPU.
 __global__ void misaligned_ldmatrix(unsigned* out) {
   __shared__ __align__(16) unsigned short tile[8][16];
@@ -178,4 +188,28 @@ TEST_CASE("tensor cores: a warp instruction needs a whole warp, and ldmatrix row
   CHECK_THROWS_WITH_AS(warpnet::simt::launch(misaligned_ldmatrix, dim3(1), dim3(32), 0, out.get()),
                        doctest::Contains("ldmatrix.sync.aligned.m8n8.x1.shared.b16 at "),
                        warpnet::simt::LaunchError);
+}
+
+TEST_CASE("tensor cores: the lanes of a wmma load agree on the matrix's pointer and ldm") {
+  DeviceBuffer<float> tiles(512), result(256);
+  REQUIRE(cudaMemset(tiles.get(), 0, 2048) == cudaSuccess);
+  const auto message = [&](unsigned ldm_odd) {
+    try {
+      warpnet::simt::launch(wmma_pointer_per_lane, dim3(1), dim3(32), 0, tiles.get(), result.get(), ldm_odd);
+    } catch (const warpnet::simt::LaunchError& e) {
+      CHECK(e.code() == cudaErrorLaunchFailure);
+      return std::string(e.what());
+    }
+    return std::string();
+  };
+  const std::string pointers = message(16);
+  INFO(pointers);
+  CHECK(pointers.starts_with("kernel wmma_pointer_per_lane, block (0,0,0), thread (0,0,0): "));
+  CHECK(pointers.find("wmma::load_matrix_sync at wmma_pointer_per_lane") != std::string::npos);  // the kernel's call
+  CHECK(pointers.find(": lane 1 passes the matrix at ") != std::string::npos);
+  CHECK(pointers.find("with ldm 16, lane 0 at ") != std::string::npos);
+  CHECK(pointers.find("every lane of the warp passes the same pointer and ldm") != std::string::npos);
+  const std::string ldm = message(32);
+  INFO(ldm);
+  CHECK(ldm.find("with ldm 32, lane 0 at ") != std::string::npos);
 }
