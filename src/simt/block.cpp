@@ -234,6 +234,7 @@ void Block::run(uint3 index) {
   barrier_epoch_ = 0;
   arrived_ = votes_ = 0;
   diverged_ = false;
+  fenced_ = false;
   if (checker_) std::fill(warp_clocks_.begin(), warp_clocks_.end(), LaneClocks{});
   error_ = nullptr;
   current_block = this;

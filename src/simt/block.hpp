@@ -127,6 +127,10 @@ class Block {
   Checker* checker_if_traced() { return checker_.get(); }
   // Which blocks of this launch touched each global byte (the traced build).
   GridShadow& grid_shadow() { return grid_shadow_; }
+  // A thread of this block made a __threadfence(): the check between blocks
+  // leaves the block's later accesses alone (Checker::check_between_blocks).
+  void fence() { fenced_ = true; }
+  bool fenced() const { return fenced_; }
 
   // "kernel sgemm, block (1,0,0), thread (3,2,0)": the prefix of every error.
   std::string where(const Lane& lane) const;
@@ -185,6 +189,7 @@ class Block {
   std::exception_ptr error_;    // thrown inside a fiber, rethrown by run()
   TraceSink& sink_;
   GridShadow& grid_shadow_;
+  bool fenced_ = false;
   // This worker thread's count of thread switches and ends, which the
   // watchdog reads (a launch that makes none for a long time is stuck:
   // watchdog.hpp). This thread alone writes it: no locked add.

@@ -4,7 +4,6 @@
 
 #include "simt/block.hpp"
 #include "simt/device.hpp"
-#include "simt/grid_shadow.hpp"
 #include "simt/symbols.hpp"
 #include "simt/trace_hooks.hpp"
 
@@ -135,8 +134,8 @@ int __syncthreads_or(int p, std::source_location place) {
 // block run on one OS thread and need no fence between them.
 void __threadfence() {
   std::atomic_thread_fence(std::memory_order_seq_cst);
-  // Blocks may now order themselves through a flag: the check between blocks stops (grid_shadow.hpp).
-  if (warpnet::simt::Block* block = warpnet::simt::current_block) block->grid_shadow().fence();
+  // The block may now order itself through a flag: its check against other blocks stops (grid_shadow.hpp).
+  if (warpnet::simt::Block* block = warpnet::simt::current_block) block->fence();
 }
 void __threadfence_block() {}
 

@@ -13,6 +13,11 @@ namespace {
 std::string hex_address(uintptr_t a) { return cat("0x", std::hex, a); }
 const char* verb(bool write) { return write ? "writes" : "reads"; }
 
+Checker::How how_of(bool write, bool strong) {
+  using How = Checker::How;
+  return strong ? (write ? How::volatile_write : How::volatile_read) : (write ? How::write : How::read);
+}
+
 }  // namespace
 
 Checker::Checker(Block& block, TraceSink& sink)
@@ -47,7 +52,8 @@ Checker::Region* Checker::shared_region(uintptr_t address) {
   return address < it->begin + it->bytes ? &*it : nullptr;
 }
 
-Touched Checker::access(const Lane& lane, uintptr_t address, size_t bytes, bool write, const void* pc) {
+Touched Checker::access(const Lane& lane, uintptr_t address, size_t bytes, bool write, const void* pc,
+                        bool strong) {
   // The thread's own stack (locals) and the kernel's arguments are not device memory.
   const StackSet& stacks = block_.stacks();
   if (address >= uintptr_t(stacks.bottom(lane.linear)) && address < uintptr_t(stacks.top(lane.linear))) return {};
@@ -63,11 +69,14 @@ Touched Checker::access(const Lane& lane, uintptr_t address, size_t bytes, bool 
   auto it = std::upper_bound(allocations_.begin(), allocations_.end(), address,
                              [](uintptr_t a, const Allocation& r) { return a < r.begin; });
   if (it != allocations_.begin() && std::prev(it)->contains(address, bytes)) {
-    check_global(lane, *std::prev(it), address, bytes, write, pc);
+    check_global(lane, *std::prev(it), address, bytes, write, strong, pc);
     record(lane, address, bytes, write, pc, Space::global);
     return {true, Space::global, nullptr};
   }
-  if (in_program_image(address)) return {};  // __constant__/__device__ variables and tables
+  if (in_program_image(address)) {  // __constant__/__device__ variables and tables
+    check_between_blocks(lane, nullptr, address, bytes, how_of(write, strong), pc);
+    return {};
+  }
   // The one-byte guard a `static thread_local` of class type is read (and set)
   // through on entry: the compiler's, not the kernel's, access. Only that exact
   // byte: a kernel's wider access overrunning an array into a guard is still out of bounds.
@@ -103,8 +112,13 @@ void Checker::atomic(const Lane& lane, uintptr_t address, size_t bytes, const vo
   }
   const auto it =
       std::find_if(allocations_.begin(), allocations_.end(), [&](auto& a) { return a.contains(address, bytes); });
-  if (it == allocations_.end()) out_of_bounds(lane, address, bytes, true, pc, false, true);
-  check_between_blocks(lane, *it, address, bytes, GridShadow::kAtomic, pc);
+  if (it != allocations_.end()) {
+    check_between_blocks(lane, &*it, address, bytes, How::atomic, pc);
+  } else if (in_program_image(address)) {
+    check_between_blocks(lane, nullptr, address, bytes, How::atomic, pc);  // a __device__ counter
+  } else {
+    out_of_bounds(lane, address, bytes, true, pc, false, true);
+  }
 }
 
 void Checker::async_copy_issued(const Lane& lane, uintptr_t address, size_t bytes, const void* pc) {
@@ -163,17 +177,19 @@ void Checker::race(const Lane& lane, const Region& region, uintptr_t address, co
 }
 
 void Checker::check_global(const Lane& lane, const Allocation& allocation, uintptr_t address, size_t bytes,
-                           bool write, const void* pc) {
+                           bool write, bool strong, const void* pc) {
   const Access mine = access_now(lane, pc, Kind::plain);
-  check_between_blocks(lane, allocation, address, bytes, write ? GridShadow::kWrite : GridShadow::kRead, pc);
+  check_between_blocks(lane, &allocation, address, bytes, how_of(write, strong), pc);
   for (uintptr_t a = address; a < address + bytes; ++a) {
-    if (!write) {
+    // A volatile access is checked against plain writes, as a read, and not
+    // recorded: strong accesses do not race with each other.
+    if (!write || strong) {
       const auto word = global_writers_.find(a / 4);
       if (word == global_writers_.end()) {
         a |= 3;  // no byte of this word was written in this block
         continue;
       }
-      if (!ordered(word->second[a % 4], lane)) global_race(lane, allocation, a, mine, false, word->second[a % 4]);
+      if (!ordered(word->second[a % 4], lane)) global_race(lane, allocation, a, mine, write, word->second[a % 4]);
       continue;
     }
     Access& last = global_writers_[a / 4][a % 4];
@@ -194,35 +210,56 @@ void Checker::global_race(const Lane& lane, const Allocation& allocation, uintpt
                         "several writing one value, a barrier or a single writer)"));
 }
 
-void Checker::check_between_blocks(const Lane& lane, const Allocation& allocation, uintptr_t address,
-                                   size_t bytes, uint8_t use, const void* pc) {
+void Checker::check_between_blocks(const Lane& lane, const Allocation* allocation, uintptr_t address,
+                                   size_t bytes, How how, const void* pc) {
+  // After its own __threadfence() a block may order itself after the others
+  // through a flag or a counter (the last block summing the partials), which
+  // the shadow cannot follow: its later accesses are neither checked nor kept.
+  if (block_.fenced()) return;
+  using U = GridShadow::Use;
+  const U use = how == How::read ? U::kRead : how == How::write ? U::kWrite : U::kAtomic;  // volatile is strong
   const uint3 b = block_.index();
   const dim3 g = block_.shape().grid;
   const uint64_t linear = b.x + uint64_t(g.x) * (b.y + uint64_t(g.y) * b.z);
-  const auto conflict = block_.grid_shadow().note(address, bytes, linear, GridShadow::Use(use));
+  const auto conflict = block_.grid_shadow().note(address, bytes, linear, use);
   if (!conflict) return;
+  const uint8_t theirs = conflict->uses;
   const auto uses = [](uint8_t u) {
     std::string s;
-    for (auto [bit, word] : {std::pair{GridShadow::kRead, "read it"}, {GridShadow::kWrite, "wrote it"},
-                             {GridShadow::kAtomic, "updated it with an atomic"}})
+    for (auto [bit, word] : {std::pair{U::kRead, "read it"}, {U::kWrite, "wrote it"},
+                             {U::kAtomic, "updated it with an atomic (or a volatile access)"}})
       if (u & bit) s += cat(s.empty() ? "" : " and ", word);
     return s;
   };
   const uint64_t o = conflict->block;
   const std::string other = conflict->several
-                                ? std::string("several other blocks")
+                                ? std::string("at least one other block")
                                 : cat("block ", format_dim({unsigned(o % g.x), unsigned(o / g.x % g.y),
                                                             unsigned(o / (uint64_t(g.x) * g.y))}));
-  const std::string mine = cat(use == GridShadow::kAtomic ? "updates" : verb(use == GridShadow::kWrite),
-                               use == GridShadow::kAtomic ? " it with an atomic at " : " it at ", describe_code(pc));
+  const char* const mine[] = {"reads it", "writes it", "reads it with a volatile load",
+                              "writes it with a volatile store", "updates it with an atomic"};
+  // What the kernel should do instead, by the kind of conflict.
+  const char* fix =
+      use == U::kAtomic || (theirs & U::kAtomic)
+          ? "a word that blocks update with atomics (or volatile accesses) must be accessed only so within the "
+            "launch: clear it before (cudaMemset, or an earlier kernel) and read it after"
+      : (theirs & U::kRead) && (theirs & U::kWrite)
+          ? "an update from several blocks (`x += v`) needs atomicAdd, or a partial result per block added by a "
+            "second kernel (kernels/common/sum_splits.hpp)"
+      : use == U::kRead ? "a value other blocks read must be written by an earlier launch"
+      : theirs == U::kRead ? "a value other blocks read must not change during the launch: write it in a later one"
+                           : "each byte must have one writer in a launch (a GPU keeps one of the writes, in no "
+                             "fixed order)";
+  const std::string where_in =
+      allocation ? cat("byte ", conflict->address - allocation->begin, " of a ", allocation->bytes, "-byte allocation")
+                 : describe_variable(conflict->address);
   throw LaunchError(cudaErrorLaunchFailure,
-                    cat(block_.where(lane), ": global-memory race between blocks on byte ",
-                        conflict->address - allocation.begin, " of a ", allocation.bytes, "-byte allocation (address ",
-                        hex_address(conflict->address), "): this thread ", mine, ", and ", other, " ",
-                        uses(conflict->uses),
+                    cat(block_.where(lane), ": global-memory race between blocks on ", where_in, " (address ",
+                        hex_address(conflict->address), "): this thread ", mine[int(how)], " at ",
+                        describe_code(pc), ", and ", other, " ", uses(theirs),
                         " in this launch. A grid's blocks run in any order or at once, and nothing orders one "
-                        "block's accesses against another's: a sum over blocks needs an atomic (or a second kernel), "
-                        "a value other blocks read must be written by an earlier launch"));
+                        "block's accesses against another's: ",
+                        fix));
 }
 
 void Checker::keep_reader(Shadow& s, const Access& read, const Lane& lane) {

@@ -28,12 +28,18 @@ struct Touched {
 
 class Checker {
  public:
+  // How one access used a global byte, for the check between blocks.
+  enum class How : uint8_t { read, write, volatile_read, volatile_write, atomic };
+
   Checker(Block& block, TraceSink& sink);
 
   void start_block();
   // One lane's access of `bytes` at `address` by the instruction `pc`; throws
   // LaunchError for an out-of-bounds access, a race or an uninitialized read.
-  Touched access(const Lane& lane, uintptr_t address, size_t bytes, bool write, const void* pc);
+  // `strong`: a volatile access, which PTX makes a relaxed strong operation:
+  // like an atomic, it does not race with other strong ones (a flag one
+  // block sets and others poll).
+  Touched access(const Lane& lane, uintptr_t address, size_t bytes, bool write, const void* pc, bool strong = false);
   void atomic(const Lane& lane, uintptr_t address, size_t bytes, const void* pc);
   // A cp.async into shared memory, at its issue: the GPU may write the bytes
   // any time until the wait_group, so reads of them by other threads not yet
@@ -94,15 +100,16 @@ class Checker {
   // read): a read or a write of a byte another thread of the block wrote
   // with no __syncthreads() between is a race — `*sum += x` from many
   // threads, a missing atomicAdd. Unseen: a read followed by another
-  // thread's write, and a plain access against another thread's atomic
-  // (global atomics are not recorded here). Between blocks, the launch's
+  // thread's write, and a plain access against another thread's atomic or
+  // volatile access (neither is recorded here). Between blocks, the launch's
   // GridShadow keeps which blocks touched each byte and how.
   using GlobalWord = std::array<Access, 4>;
   void check_global(const Lane& lane, const Allocation& allocation, uintptr_t address, size_t bytes, bool write,
-                    const void* pc);
-  // Against the other blocks of the launch (GridShadow): `use` is a GridShadow::Use.
-  void check_between_blocks(const Lane& lane, const Allocation& allocation, uintptr_t address, size_t bytes,
-                            uint8_t use, const void* pc);
+                    bool strong, const void* pc);
+  // Against the other blocks of the launch (GridShadow). `allocation`: null
+  // for a __device__ variable of the program's image.
+  void check_between_blocks(const Lane& lane, const Allocation* allocation, uintptr_t address, size_t bytes, How how,
+                            const void* pc);
   [[noreturn]] void global_race(const Lane& lane, const Allocation& allocation, uintptr_t address,
                                 const Access& mine, bool write, const Access& other);
   Region* shared_region(uintptr_t address);

@@ -33,8 +33,7 @@ GridShadow::Page& GridShadow::page(uintptr_t number) {
 }
 
 std::optional<GridShadow::Conflict> GridShadow::note(uintptr_t address, size_t bytes, uint64_t block, Use use) {
-  // Past 2^29 blocks the shadow cannot name the block; after a fence nothing is reported.
-  if (block + 1 >= kSeveral || fenced_.load(std::memory_order_relaxed)) return std::nullopt;
+  if (block + 1 >= kSeveral) return std::nullopt;  // past 2^29 blocks the shadow cannot name the block
   const uint32_t me = uint32_t(block + 1);
   const uintptr_t end = address + bytes;
   for (uintptr_t number = address >> kPageBits; (number << kPageBits) < end; ++number) {

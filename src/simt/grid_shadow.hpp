@@ -7,11 +7,14 @@
 // writes or updates is a race, whichever order the emulator happened to run
 // them in: `C[i] += partial` from the blocks of a split sum gives the right
 // answer here, one block after another, and loses updates on a GPU. Reads by
-// many blocks are fine, and so are atomics by many.
+// many blocks are fine, and so are atomics by many (and volatile accesses,
+// which PTX makes strong as it does atomics). The checker stops recording a
+// block's accesses at its __threadfence() (Checker::check_between_blocks).
 //
 // Four bytes of shadow per byte a launch touches, in 4 KiB pages made at
 // first touch and dropped with the launch; workers update it at once (one
-// compare-and-swap per byte).
+// compare-and-swap per byte). Every launch has one; untraced kernels leave
+// it empty.
 #pragma once
 #include <array>
 #include <atomic>
@@ -40,11 +43,6 @@ class GridShadow {
   // first byte another block used in a way that races with it, if any.
   std::optional<Conflict> note(uintptr_t address, size_t bytes, uint64_t block, Use use);
 
-  // A __threadfence() was made: from here on this launch's blocks may order
-  // themselves through flags or atomics (the last block summing what the
-  // others wrote), which the shadow cannot follow: nothing more is checked.
-  void fence() { fenced_.store(true, std::memory_order_relaxed); }
-
  private:
   // One byte's state: bits 0-2 its uses, the rest 1 + the one block that
   // used it, or kSeveral. 0: untouched.
@@ -56,7 +54,6 @@ class GridShadow {
 
   std::mutex mutex_;  // guards pages_ (the map, not the bytes)
   std::unordered_map<uintptr_t, std::unique_ptr<Page>> pages_;
-  std::atomic<bool> fenced_{false};
   const uint64_t id_;
 };
 

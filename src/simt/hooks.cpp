@@ -10,13 +10,13 @@
 namespace warpnet::simt {
 namespace {
 
-inline void on_access(uintptr_t address, size_t bytes, bool write, const void* pc) {
+inline void on_access(uintptr_t address, size_t bytes, bool write, const void* pc, bool strong = false) {
   Lane* lane = current_lane;
   if (!lane || LibraryScope::inside()) return;
   Touched touched;
   {
     LibraryScope scope;
-    touched = current_block->checker().access(*lane, address, bytes, write, pc);
+    touched = current_block->checker().access(*lane, address, bytes, write, pc, strong);
   }
   // Held outside the scope: the other lanes run while this one is parked.
   Stepper* stepper = active_stepper();
@@ -72,8 +72,12 @@ using warpnet::simt::on_access;
   extern "C" void __tsan_unaligned_write##n(void* a) {                                                       \
     on_access(uintptr_t(a), n, true, __builtin_return_address(0));                                           \
   }                                                                                                          \
-  extern "C" void __tsan_volatile_read##n(void* a) { on_access(uintptr_t(a), n, false, __builtin_return_address(0)); } \
-  extern "C" void __tsan_volatile_write##n(void* a) { on_access(uintptr_t(a), n, true, __builtin_return_address(0)); }
+  extern "C" void __tsan_volatile_read##n(void* a) {                                                         \
+    on_access(uintptr_t(a), n, false, __builtin_return_address(0), true);                                    \
+  }                                                                                                          \
+  extern "C" void __tsan_volatile_write##n(void* a) {                                                        \
+    on_access(uintptr_t(a), n, true, __builtin_return_address(0), true);                                     \
+  }
 WARPNET_ACCESS_HOOKS(1)
 WARPNET_ACCESS_HOOKS(2)
 WARPNET_ACCESS_HOOKS(4)

@@ -35,6 +35,12 @@ struct Function {
   int file = -1;  // the object file of a local (internal-linkage) symbol, else -1
 };
 
+// A variable of the image (STT_OBJECT): a __device__ variable, a table.
+struct Variable {
+  uintptr_t begin, size;  // link-time address
+  std::string mangled;
+};
+
 struct Symbols {
   uintptr_t load_bias = 0;
   size_t tls_bytes = 0;
@@ -42,6 +48,7 @@ struct Symbols {
   bool have_anchor = false;
   std::vector<std::pair<uintptr_t, uintptr_t>> image;  // runtime [begin, end) of each loaded segment
   std::vector<Function> functions;  // sorted by begin
+  std::vector<Variable> variables;  // sorted by begin
   // Mangled name -> TLS local static, and -> TLS offset of a local's guard, each
   // with its object file as in Function: a kernel in an anonymous namespace
   // included by several files has one copy of its statics per file, all under
@@ -128,6 +135,8 @@ void read_symbol_table(Symbols& s) {
       const int group = ELF64_ST_BIND(sym[k].st_info) == STB_LOCAL ? object : -1;
       if (type == STT_FUNC && sym[k].st_value != 0) {
         s.functions.push_back({sym[k].st_value, sym[k].st_size, name, group});
+      } else if (type == STT_OBJECT && sym[k].st_value != 0 && sym[k].st_size != 0) {
+        s.variables.push_back({sym[k].st_value, sym[k].st_size, name});
       } else if (type == STT_TLS) {
         if (std::strcmp(name, "warpnet_simt_tls_anchor") == 0) {
           s.anchor_value = sym[k].st_value;
@@ -149,6 +158,7 @@ void read_symbol_table(Symbols& s) {
   }
   munmap(map, size_t(st.st_size));
   std::sort(s.functions.begin(), s.functions.end(), [](auto& a, auto& b) { return a.begin < b.begin; });
+  std::sort(s.variables.begin(), s.variables.end(), [](auto& a, auto& b) { return a.begin < b.begin; });
 }
 
 const Symbols& symbols() {
@@ -258,6 +268,19 @@ bool in_program_image(uintptr_t address) {
   for (const auto& [begin, end] : symbols().image)
     if (address >= begin && address < end) return true;
   return false;
+}
+
+std::string describe_variable(uintptr_t address) {
+  const Symbols& s = symbols();
+  const uintptr_t link = address - s.load_bias;
+  auto it = std::upper_bound(s.variables.begin(), s.variables.end(), link,
+                             [](uintptr_t a, const Variable& v) { return a < v.begin; });
+  if (it != s.variables.begin() && link < std::prev(it)->begin + std::prev(it)->size) {
+    const Variable& v = *std::prev(it);
+    return cat("byte ", link - v.begin, " of `", short_name(demangle(v.mangled)), "` (a ", v.size,
+               "-byte __device__ variable)");
+  }
+  return "a __device__ variable";
 }
 
 std::string describe_code(const void* pc) {

@@ -39,6 +39,10 @@ TlsBlock this_thread_tls();
 // __constant__ and __device__ variables, read-only tables).
 bool in_program_image(uintptr_t address);
 
+// "byte 4 of `histogram` (a 40-byte __device__ variable)" for an address in
+// the image, from its symbol; "a __device__ variable" without one.
+std::string describe_variable(uintptr_t address);
+
 // "kernels/matmul/01_naive.cu:31 (sgemm_naive)" or "sgemm_naive+0x4c".
 std::string describe_code(const void* pc);
 

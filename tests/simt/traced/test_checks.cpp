@@ -116,6 +116,15 @@ __global__ void broadcast_in_launch(float* scale, const float* x, float* y) {
   y[blockIdx.x * blockDim.x + threadIdx.x] = *scale * x[blockIdx.x * blockDim.x + threadIdx.x];
 }
 
+// The last block writes a value the others read in the same launch.
+__global__ void broadcast_from_last(float* scale, const float* x, float* y) {
+  if (blockIdx.x == gridDim.x - 1) {
+    if (threadIdx.x == 0) *scale = 2.0f;
+    return;
+  }
+  y[blockIdx.x * blockDim.x + threadIdx.x] = *scale * x[blockIdx.x * blockDim.x + threadIdx.x];
+}
+
 // Block 0 clears the total that every block adds to with atomics.
 __global__ void clear_while_others_add(const float* x, float* total) {
   if (blockIdx.x == 0 && threadIdx.x == 0) *total = 0.0f;
@@ -154,7 +163,7 @@ TEST_CASE("traced: blocks adding to one global value without an atomic is a race
                             "between blocks on byte 0 of a 4-byte allocation"));
   CHECK(message.find("this thread reads it at kernels/examples/bugs/sum_across_blocks.cu:28") != std::string::npos);
   CHECK(message.find("and block (0,0,0) read it and wrote it in this launch") != std::string::npos);
-  CHECK(message.find("needs an atomic") != std::string::npos);
+  CHECK(message.find("needs atomicAdd, or a partial result per block") != std::string::npos);
 }
 
 TEST_CASE("traced: a value one block writes and the others read in the same launch is a race between blocks") {
@@ -179,8 +188,11 @@ TEST_CASE("traced: a plain write by one block races with the atomics of the othe
   CHECK(message.starts_with("kernel clear_while_others_add, block (1,0,0), thread (0,0,0): global-memory race between "
                             "blocks on byte 0 of a 4-byte allocation"));
   CHECK(message.find("this thread updates it with an atomic at ") != std::string::npos);
-  CHECK(message.find("test_checks.cpp:122 (") != std::string::npos);
-  CHECK(message.find(", and block (0,0,0) wrote it and updated it with an atomic in this launch") != std::string::npos);
+  CHECK(message.find("test_checks.cpp:") != std::string::npos);
+  CHECK(message.find(" (clear_while_others_add), and block") != std::string::npos);
+  CHECK(message.find(", and block (0,0,0) wrote it and updated it with an atomic (or a volatile access) in this "
+                     "launch") != std::string::npos);
+  CHECK(message.find("clear it before (cudaMemset") != std::string::npos);
 }
 
 TEST_CASE("traced: reads and atomics by many blocks, and a last block ordered by __threadfence, are no race") {
@@ -199,6 +211,101 @@ TEST_CASE("traced: reads and atomics by many blocks, and a last block ordered by
         warpnet::simt::launch(sum_with_atomic, dim3(4), dim3(32), 0, x.get(), total.get(), first.get(), 128));
     CHECK(total.download()[0] == 128.0f);
   }
+}
+
+namespace {
+
+// Each block adds to the total with a plain += and then fences and counts
+// itself done: the race comes before the fence, in every block.
+__global__ void race_then_fence(float* total, unsigned* done) {
+  if (threadIdx.x == 0) {
+    *total += 1.0f;
+    __threadfence();
+    atomicAdd(done, 1u);
+  }
+}
+
+// Blocks stop early once one of them has found the value: the flag is set
+// with an atomic and polled with volatile loads, both strong in PTX.
+__global__ void find_with_flag(const float* x, int* found) {
+  if (*(volatile int*)found) return;
+  if (x[blockIdx.x * blockDim.x + threadIdx.x] == 42.0f) atomicExch(found, 1);
+}
+
+__device__ float device_total;
+__device__ unsigned device_done;
+
+// A __device__ variable as the total: blocks race on it as on an allocation.
+__global__ void sum_into_device_variable(const float* x) {
+  if (threadIdx.x == 0) device_total += x[blockIdx.x];
+}
+
+// The CUDA sample's last-block sum, counting with a __device__ variable.
+__global__ void last_block_with_device_counter(const float* x, float* partial, float* total) {
+  if (threadIdx.x != 0) return;
+  partial[blockIdx.x] = x[blockIdx.x];
+  __threadfence();
+  if (atomicInc(&device_done, gridDim.x - 1) == gridDim.x - 1) {
+    float s = 0.0f;
+    for (unsigned b = 0; b < gridDim.x; ++b) s += partial[b];
+    *total = s;
+  }
+}
+
+}  // namespace
+
+TEST_CASE("traced: a race before each block's __threadfence() is still a race between blocks") {
+  for (int workers : {1, 2}) {
+    CAPTURE(workers);
+    DeterministicScope restores;
+    warpnet::simt::set_workers(workers);
+    DeviceBuffer<float> total(std::vector<float>{0.0f});
+    DeviceBuffer<unsigned> done(std::vector<unsigned>{0});
+    const std::string message =
+        launch_error(cudaErrorLaunchFailure, race_then_fence, dim3(64), dim3(32), total.get(), done.get());
+    INFO(message);
+    CHECK(message.find(": global-memory race between blocks on byte 0 of a 4-byte allocation") != std::string::npos);
+  }
+}
+
+TEST_CASE("traced: a flag set with an atomic and polled with volatile loads is no race between blocks") {
+  DeterministicScope deterministic;
+  std::vector<float> values(128, 1.0f);
+  values[40] = 42.0f;
+  DeviceBuffer<float> x(values);
+  DeviceBuffer<int> found(std::vector<int>{0});
+  REQUIRE_NOTHROW(warpnet::simt::launch(find_with_flag, dim3(4), dim3(32), 0, x.get(), found.get()));
+  CHECK(found.download()[0] == 1);
+}
+
+TEST_CASE("traced: blocks racing on a __device__ variable are named with the variable") {
+  DeterministicScope deterministic;
+  DeviceBuffer<float> x(std::vector<float>(4, 1.0f)), partial(4), total(1);
+  const std::string message =
+      launch_error(cudaErrorLaunchFailure, sum_into_device_variable, dim3(4), dim3(32), x.get());
+  INFO(message);
+  CHECK(message.starts_with("kernel sum_into_device_variable, block (1,0,0), thread (0,0,0): global-memory race "
+                            "between blocks on byte 0 of `"));
+  CHECK(message.find("device_total` (a 4-byte __device__ variable)") != std::string::npos);
+  CHECK(message.find("and block (0,0,0) read it and wrote it in this launch") != std::string::npos);
+  // An atomic counter in a __device__ variable is device memory, not out of
+  // bounds (atomicInc wraps it back to 0 after the last block).
+  REQUIRE_NOTHROW(
+      warpnet::simt::launch(last_block_with_device_counter, dim3(4), dim3(32), 0, x.get(), partial.get(), total.get()));
+  CHECK(total.download()[0] == 4.0f);
+}
+
+TEST_CASE("traced: a value several blocks read, written by another in the same launch, is a race") {
+  DeterministicScope deterministic;  // blocks 0 and 1 read *scale, then block 2 writes it
+  DeviceBuffer<float> scale(std::vector<float>{1.0f}), x(std::vector<float>(96, 1.0f)), y(96);
+  const std::string message =
+      launch_error(cudaErrorLaunchFailure, broadcast_from_last, dim3(3), dim3(32), scale.get(), x.get(), y.get());
+  INFO(message);
+  CHECK(message.starts_with("kernel broadcast_from_last, block (2,0,0), thread (0,0,0): global-memory race between "
+                            "blocks on byte 0 of a 4-byte allocation"));
+  CHECK(message.find("this thread writes it at ") != std::string::npos);
+  CHECK(message.find(", and at least one other block read it in this launch") != std::string::npos);
+  CHECK(message.find("must not change during the launch") != std::string::npos);
 }
 
 namespace {
