@@ -55,6 +55,19 @@ class DeviceMemory {
   void* data_ = nullptr;
 };
 
+// "[3,17]": element `flat` of a row-major tensor of `shape`, an index per axis
+// (a wrong result at the last row or column of a tile says more than [3105]).
+std::string element_index(const Shape& shape, int64_t flat) {
+  std::vector<int64_t> index(size_t(shape.rank()));
+  for (int axis = shape.rank() - 1; axis >= 0; --axis) {
+    index[size_t(axis)] = flat % shape[axis];
+    flat /= shape[axis];
+  }
+  std::string text = "[";
+  for (size_t a = 0; a < index.size(); ++a) text += cat(a ? "," : "", index[a]);
+  return text + "]";
+}
+
 }  // namespace
 
 int64_t total_elements(const std::vector<Shape>& shapes) {
@@ -117,7 +130,7 @@ Comparison compare(const Kernel& kernel, const Sizes& sizes, const std::vector<T
       c.worst_ratio = std::max(c.worst_ratio, tolerance > 0 ? error / tolerance : error);
       if (error <= tolerance) continue;  // NaN fails here too
       if (++c.mismatches <= 5)
-        c.first += cat("  ", which, "[", i, "] got ", got[o].item(i), ", want ", want[o].item(i), " (tolerance ",
+        c.first += cat("  ", which, element_index(want[o].shape(), i), " got ", got[o].item(i), ", want ", want[o].item(i), " (tolerance ",
                        tolerance, ")\n");
     }
   }
