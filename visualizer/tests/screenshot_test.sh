@@ -16,8 +16,16 @@ fi
 rm -f "$out"
 log="$out.log"
 # -a: a free display number, so tests can run in parallel; 24-bit colour.
-xvfb-run -a -s "-screen 0 ${size}x24" "$viz" --screenshot "$out" --size "$size" "$@" >"$log" 2>&1
+# -f: the X authority file in a folder of ours. In its own temporary folder,
+# xvfb-run removes the folder before it stops Xvfb, and once that removal
+# failed (exit 5, "problem while cleaning up temporary directory", CI of
+# 2026-12-02) after warpnet-viz had exited as expected.
+auth=$(mktemp -d) || exit 1
+touch "$auth/Xauthority"
+xvfb-run -a -f "$auth/Xauthority" -s "-screen 0 ${size}x24" "$viz" --screenshot "$out" --size "$size" "$@" \
+  >"$log" 2>&1
 status=$?
+rm -rf "$auth"
 cat "$log"
 if [ "$status" -ne "${EXPECT_STATUS:-0}" ]; then
   echo "FAIL: warpnet-viz exited with $status, expected ${EXPECT_STATUS:-0}"
