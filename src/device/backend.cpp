@@ -88,7 +88,19 @@ const Kernel& best_kernel(const std::string& op, Device device) {
   const std::vector<const Kernel*> all = fp32_kernels(op, device);
   WN_CHECK(!all.empty(), "device backend: no fp32 ", op, " kernel is registered for ", name_of(device),
            device == Device::cuda ? " (this build has no CUDA copy of the kernels)" : "");
-  return *all.back();
+  const auto have = [&] {  // for the errors only: this runs at every launch
+    std::string ids;
+    for (const Kernel* k : all) ids += cat(ids.empty() ? "" : ", ", k->id());
+    return ids;
+  };
+  const auto best = best_versions().find(op);
+  WN_CHECK(best != best_versions().end(), "device backend: ", op,
+           " has no best version: src/device/best_versions.cpp names one per op, chosen by hand (its fp32 versions: ",
+           have(), ")");
+  for (const Kernel* k : all)
+    if (k->version == best->second) return *k;
+  fail("device backend: src/device/best_versions.cpp names ", op, " version ", best->second, ", which is not an fp32 ",
+       op, " version ", name_of(device), " runs (its fp32 versions: ", have(), ")");
 }
 
 void set_kernel_choice(const std::string& text) {

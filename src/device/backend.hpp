@@ -4,6 +4,7 @@
 #pragma once
 #include <array>
 #include <initializer_list>
+#include <map>
 #include <span>
 #include <string>
 #include <vector>
@@ -17,10 +18,15 @@ namespace warpnet::device {
 // The registry copy that launches on `device`: emulator for emu, cuda for cuda.
 Copy copy_for(Device device);
 
-// The version layers use by default: the highest-numbered fp32 version the
-// device can run (the ladder is in order of speed; tensor-core versions round
-// inputs to 16 bits and are chosen explicitly). Throws if the op has none.
+// The version layers use by default: the op's entry in best_versions(), an
+// fp32 version the device can run (tensor-core versions round inputs to 16
+// bits and are chosen explicitly). Throws naming the op when it has no entry
+// or its entry is not such a version.
 const Kernel& best_kernel(const std::string& op, Device device);
+// Op -> its best version (best_versions.cpp): a choice made by hand after
+// measuring, so a version registered later never becomes the default by its
+// number alone (matmul/19_mine runs only when asked for: --kernels matmul=19).
+const std::map<std::string, int>& best_versions();
 
 // Which version each op runs with on a device (`warpnet train --kernels`):
 //   "best"               every op's best_kernel (the default);

@@ -1,5 +1,8 @@
 // The emulator backend (Device::emu): tests/backend_checks.hpp, and what is
 // particular to choosing kernels and refusing bad inputs.
+#include <set>
+#include <string>
+
 #include "tests/backend_checks.hpp"
 
 using namespace warpnet;
@@ -19,8 +22,20 @@ TEST_CASE("backend emu: matmul and its gradients match the CPU, every layout") {
 TEST_CASE("backend emu: the default kernel is the best fp32 version; bad inputs are named") {
   const device::Kernel& best = device::best_kernel("matmul", Device::emu);
   CHECK(best.input_format == nullptr);
+  CHECK(best.id() == "matmul/10_autotuned");
+  // best_versions.cpp, not the highest number, chooses: every op with an
+  // fp32 version the emulator runs has an entry, and each entry is one.
+  std::set<std::string> ops;
   for (const device::Kernel* k : device::kernels())
-    if (k->op == "matmul" && !k->input_format && k->emulator) CHECK(k->version <= best.version);
+    if (!k->input_format && k->emulator) ops.insert(k->op);
+  for (const std::string& op : ops) {
+    INFO(op);
+    CHECK(device::best_versions().contains(op));
+    const device::Kernel* chosen = nullptr;
+    CHECK_NOTHROW(chosen = &device::best_kernel(op, Device::emu));
+    if (chosen) CHECK(chosen->version == device::best_versions().at(op));
+  }
+  for (const auto& [op, version] : device::best_versions()) CHECK_MESSAGE(ops.contains(op), op, " is not an op");
 
   Rng rng(kSeed);
   const Tensor a = backend_checks::random({4, 3}, rng).to(Device::emu);
