@@ -21,6 +21,39 @@ std::map<std::string, Op>& op_map() {
   static std::map<std::string, Op> ops;
   return ops;
 }
+// The file that registered each entry of kernel_list and op_map, for the
+// errors that name both files of a clash.
+std::vector<std::string>& kernel_files() {
+  static std::vector<std::string> files;
+  return files;
+}
+std::map<std::string, std::string>& op_files() {
+  static std::map<std::string, std::string> files;
+  return files;
+}
+// The registrations refused, one line each: thrown by every lookup
+// (require_no_clash), since an exception during static initialization would
+// end the program before main with no test or command named.
+std::vector<std::string>& clashes() {
+  static std::vector<std::string> lines;
+  return lines;
+}
+
+// "src/device/kernels/matmul/05_2d_blocktiling.cpp": the path from the
+// source tree's src/ on, not the build machine's folders.
+std::string source_name(const char* file) {
+  if (!file) return "a file not known";
+  const std::string path = file;
+  const size_t src = path.rfind("/src/");
+  return src == std::string::npos ? path : path.substr(src + 1);
+}
+
+void require_no_clash() {
+  if (clashes().empty()) return;
+  std::string lines;
+  for (const std::string& line : clashes()) lines += cat("\n  ", line);
+  fail("kernel registry: ", clashes().size(), " registration(s) refused:", lines);
+}
 
 }  // namespace
 
@@ -47,10 +80,44 @@ double Kernel::accumulation_widening() const {
   return copy == Copy::cuda ? std::ldexp(1.0, 24 - accumulator_bits) : 1.0;
 }
 
-Registration::Registration(Kernel kernel) { kernel_list().push_back(std::move(kernel)); }
-Registration::Registration(Op op) { op_map().emplace(op.name, std::move(op)); }
+std::string registration_clash(const Kernel& a, const std::string& a_file, const Kernel& b,
+                               const std::string& b_file) {
+  if (a.copy != b.copy || a.op != b.op) return "";  // each copy registers every kernel once
+  if (a.id() == b.id())
+    return cat(b.id(), " is registered twice, by ", a_file, " and by ", b_file, " (a copied registration: give "
+               "the new one its own version number and name)");
+  // Version 0, the vendor library, has one registration per precision (cublas, cublas_bf16, ...).
+  if (a.version == b.version && a.version != 0)
+    return cat(b.op, " version ", b.version, " is registered twice: ", a.id(), " by ", a_file, " and ", b.id(),
+               " by ", b_file, " (each version has a number of its own: kernels/", b.op, "/NN_<name>.cu)");
+  return "";
+}
+
+Registration::Registration(Kernel kernel, const char* file) {
+  const std::string where = source_name(file);
+  for (size_t i = 0; i < kernel_list().size(); ++i) {
+    const std::string clash = registration_clash(kernel_list()[i], kernel_files()[i], kernel, where);
+    if (clash.empty()) continue;
+    // The three copies of a registration file clash alike: one line says it.
+    if (std::find(clashes().begin(), clashes().end(), clash) == clashes().end()) clashes().push_back(clash);
+    return;
+  }
+  kernel_list().push_back(std::move(kernel));
+  kernel_files().push_back(where);
+}
+
+Registration::Registration(Op op, const char* file) {
+  const std::string where = source_name(file);
+  if (op_map().contains(op.name)) {
+    clashes().push_back(cat("op ", op.name, " is registered twice, by ", op_files()[op.name], " and by ", where));
+    return;
+  }
+  op_files()[op.name] = where;
+  op_map().emplace(op.name, std::move(op));
+}
 
 std::vector<const Kernel*> kernels(Copy copy) {
+  require_no_clash();
   std::vector<const Kernel*> out;
   for (const Kernel& k : kernel_list())
     if (k.copy == copy) out.push_back(&k);
@@ -59,6 +126,7 @@ std::vector<const Kernel*> kernels(Copy copy) {
 }
 
 const Op& op(const std::string& name) {
+  require_no_clash();
   auto it = op_map().find(name);
   WN_CHECK(it != op_map().end(), "kernel registry: no op named '", name, "'");
   return it->second;

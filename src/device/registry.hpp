@@ -2,7 +2,9 @@
 // version, name, precision, launch shape, FLOP and byte formulas, how to
 // launch it), and every op its inputs, CPU reference and error bound. Tests,
 // `warpnet trace`, benchmarks and lessons enumerate it, so a new kernel is
-// tested and traced without touching a switch anywhere (see docs: DESIGN, "Kernels").
+// tested and traced without touching a switch anywhere (see docs: DESIGN,
+// "Kernels"); only the generated tables of lessons 04 and 05, which list
+// every matmul and conv version, are regenerated (src/device/README.md).
 #pragma once
 #include <span>
 #include <string>
@@ -145,11 +147,35 @@ struct Kernel {
   double accumulation_widening() const;  // 2^(24 - accumulator_bits) for the CUDA copy, else 1
 };
 
+// The file a Registration is written in, for the errors that name it: the
+// compiler's __builtin_FILE() at the call site where it has one (g++, clang;
+// nvcc's front end may not), else null ("a file not known").
+#if defined(__has_builtin)
+#if __has_builtin(__builtin_FILE)
+#define WARPNET_REGISTERING_FILE __builtin_FILE()
+#endif
+#endif
+#ifndef WARPNET_REGISTERING_FILE
+#define WARPNET_REGISTERING_FILE nullptr
+#endif
+
 // Registers at static-initialization time: `const Registration r{kernel};`.
+// A kernel whose id, or whose op and version (but version 0, the vendor
+// library, which has one per precision), is already registered in its copy,
+// or an op registered twice, is not: the registry records the clash, naming
+// both files, and every lookup below (kernels, op, find_kernel) then throws
+// it, so a copied registration whose number was not changed stops the first
+// test or command that uses the registry instead of making lookups ambiguous.
 struct Registration {
-  explicit Registration(Kernel kernel);
-  explicit Registration(Op op);
+  explicit Registration(Kernel kernel, const char* file = WARPNET_REGISTERING_FILE);
+  explicit Registration(Op op, const char* file = WARPNET_REGISTERING_FILE);
 };
+
+// Why `b`, registered in `b_file`, cannot join a registry holding `a`
+// (registered in `a_file`), or "" when they can: the check Registration
+// makes against every kernel of its copy, here for the tests.
+std::string registration_clash(const Kernel& a, const std::string& a_file, const Kernel& b,
+                               const std::string& b_file);
 
 // Every registered kernel of one copy, by op then version.
 std::vector<const Kernel*> kernels(Copy copy = Copy::emulator);
