@@ -139,6 +139,17 @@ std::vector<const device::Kernel*> gpu_kernels(const std::string& op, const std:
   return chosen;
 }
 
+// The op's FLOPs at `size`, for every row's TFLOP/s (the CPU's too): any of
+// its kernels counts them the same (the direct count; lesson 05 checks the
+// conv versions'), so the first GPU one, or, in a build with none (no CUDA
+// toolkit), the emulator's.
+double op_flops(const std::string& op, const device::Sizes& size, const std::vector<const device::Kernel*>& gpu) {
+  if (!gpu.empty()) return gpu.front()->flops(size);
+  for (const device::Kernel* k : device::kernels(device::Copy::emulator))
+    if (k->op == op) return k->flops(size);
+  return 0;
+}
+
 // ---- the CPU half -----------------------------------------------------------
 
 // Writing a buffer larger than the last-level cache before each timed run
@@ -478,6 +489,11 @@ void run_bench(BenchOptions& o) {
     std::fflush(stdout);
     std::_Exit(code);  // no static destructors: after a fault or hang they could wait on the GPU
   }
+  // Before anything runs or prints: a CPU-only build has no CUDA copy, so
+  // every id would be "not registered (cuda): none", the cause printed later.
+  WN_CHECK(o.kernels.empty() || !device::kernels(device::Copy::cuda).empty(), "bench --kernels ", o.kernels,
+           ": this build has no GPU kernels (it was built without the CUDA toolkit), so --kernels selects nothing; "
+           "leave it out to time the CPU alone, or build with the toolkit (cmake --preset default)");
   if (!o.json_path.empty()) prepare_output_file(o.json_path, "bench --json");
   if (std::find(o.ops.begin(), o.ops.end(), "allreduce") != o.ops.end()) {  // bench_allreduce.cpp, under mpirun
     WN_CHECK(o.ops.size() == 1, "bench: allreduce runs alone: mpirun -np 2 warpnet bench allreduce");
@@ -545,7 +561,7 @@ void run_bench(BenchOptions& o) {
     if (sizes.empty()) sizes = op.bench_sizes.empty() ? std::vector<device::Sizes>{op.defaults} : op.bench_sizes;
     const auto kernels = gpu_kernels(op.name, o.kernels);
     for (const device::Sizes& size : sizes) {
-      const double flops = kernels.empty() ? 0 : kernels.front()->flops(size);
+      const double flops = op_flops(op.name, size, kernels);
       std::printf("\n%s %s (%.4g GFLOP)\n", op.name.c_str(), device::describe_sizes(op, size).c_str(), flops * 1e-9);
       json rec = {{"op", op.name}, {"size_names", op.size_names}, {"sizes", size}, {"flops", flops},
                   {"relative_error_bound", bench::relative_bound(op, size)}};

@@ -5,6 +5,8 @@
 #include <algorithm>
 #include <cstdio>
 #include <memory>
+#include <set>
+#include <string>
 #include <thread>
 
 #include "cli/commands.hpp"
@@ -18,13 +20,20 @@ namespace warpnet::cli {
 
 namespace {
 
-// Every registered kernel, op by op: what `train --kernels` and `trace` take.
+// Every registered kernel, op by op: what `train --kernels` and `trace` take,
+// and where this build can run each: a build without the CUDA toolkit has no
+// GPU copy, so there the emulator alone.
 void print_kernels() {
   const std::vector<const device::Kernel*> emulated = device::kernels(device::Copy::emulator);
   std::vector<const device::Kernel*> all = emulated;
+  std::set<std::string> on_gpu;  // the ids of the CUDA copy
   // Versions only the CUDA copy has (version 0: the vendor libraries).
-  for (const device::Kernel* k : device::kernels(device::Copy::cuda))
+  for (const device::Kernel* k : device::kernels(device::Copy::cuda)) {
+    on_gpu.insert(k->id());
     if (k->version == 0) all.push_back(k);
+  }
+  if (on_gpu.empty())
+    std::printf("(this build has no GPU kernels: it was built without the CUDA toolkit; the emulator runs them)\n");
   std::stable_sort(all.begin(), all.end(), [](auto* a, auto* b) {
     return a->op != b->op ? a->op < b->op : a->version < b->version;
   });
@@ -36,9 +45,9 @@ void print_kernels() {
       op = k->op;
       std::printf("%s (%s)\n", op.c_str(), device::describe_sizes(device::op(op), device::op(op).defaults).c_str());
     }
-    const bool emulated = k->copy != device::Copy::cuda && k->emulator;
-    std::printf("  %-*s  %-11s  %s\n", int(width), k->id().c_str(), emulated ? "emu and gpu" : "gpu only",
-                k->precision.c_str());
+    const bool emu = k->copy != device::Copy::cuda && k->emulator, gpu = on_gpu.contains(k->id());
+    const char* where = emu ? (gpu ? "emu and gpu" : "emu") : (gpu ? "gpu only" : "gpu builds");
+    std::printf("  %-*s  %-11s  %s\n", int(width), k->id().c_str(), where, k->precision.c_str());
   }
 }
 

@@ -55,6 +55,9 @@ TEST_CASE("warpnet bench matmul runs the CPU half and records the GPU half or wh
   const nlohmann::json& op = rec["ops"][0];
   CHECK(op["sizes"] == nlohmann::json({48, 40, 32, 1, 0}));
   CHECK(op["relative_error_bound"].get<double>() == 32 * std::ldexp(1.0, -23));  // K·2^-23, K = 32
+  // The op's count, which the CPU rows' TFLOP/s divide, with or without GPU kernels in the build.
+  CHECK(op["flops"].get<double>() == 2.0 * 48 * 40 * 32);
+  CHECK(run.output.find("(0.0001229 GFLOP)") != std::string::npos);
   CHECK(op["cpu"]["rows"][0]["timing"]["median_ms"].get<double>() > 0);
   if (!rec["gpu"]["usable"].get<bool>()) {
     CHECK(run.output.find("GPU part SKIPPED: no usable GPU") != std::string::npos);
@@ -93,6 +96,16 @@ TEST_CASE("warpnet bench matmul runs the CPU peer on two threads") {
     CHECK(cpu["rows"][1]["relative_difference_from_warpnet"].get<double>() < 2 * bound);
     CHECK(cpu["rows"][1]["timing"]["median_ms"].get<double>() > 0);
   }
+}
+
+TEST_CASE("warpnet bench --kernels in a build without GPU kernels says so before anything else") {
+  const Run run = bench("matmul --kernels matmul/3 --size 4,4,4 --no-cpu");
+  INFO(run.output);
+  if (run.output.find("built without the CUDA toolkit") == std::string::npos)
+    return;  // a CUDA build: matmul/3 is there (with or without a GPU to run it)
+  CHECK(run.status != 0);
+  CHECK(run.output.starts_with("warpnet: error: bench --kernels matmul/3: this build has no GPU kernels (it was built "
+                               "without the CUDA toolkit), so --kernels selects nothing"));
 }
 
 TEST_CASE("warpnet bench refuses a malformed size and an unknown op") {

@@ -381,6 +381,23 @@ TEST_CASE("warpnet info describes the build") {
   CHECK(run.output.find("gpu: ") != std::string::npos);
 }
 
+TEST_CASE("warpnet info --kernels says where this build can run each kernel") {
+  const bool toolkit = warpnet_cli("info").output.find("cuda toolkit: not found") == std::string::npos;
+  const Run run = warpnet_cli("info --kernels");
+  INFO(run.output);
+  REQUIRE(run.status == 0);
+  const size_t naive = run.output.find("matmul/01_naive");
+  REQUIRE(naive != std::string::npos);
+  const std::string line = run.output.substr(naive, run.output.find('\n', naive) - naive);
+  if (toolkit) {
+    CHECK(line.find(" emu and gpu ") != std::string::npos);
+  } else {  // no CUDA copy: "emu and gpu" would promise what this build cannot do
+    CHECK(run.output.starts_with("(this build has no GPU kernels: it was built without the CUDA toolkit"));
+    CHECK(line.find(" emu ") != std::string::npos);
+    CHECK(run.output.find("emu and gpu") == std::string::npos);
+  }
+}
+
 TEST_CASE("warpnet trace runs a registered kernel traced, prints its memory summary and writes the JSON") {
   const std::string json = path_of("trace.json");
   Run run = warpnet_cli(cat("trace matmul/3 --size 33,17,40 --json ", json, " --block 1,0 --warp 1"));
