@@ -65,5 +65,11 @@ TEST_CASE("optimizer kernels update in place exactly as out of place (w' = w, v'
       }
     }
   }
-  CHECK(checked == 2 * 3 * 2 * 3);  // 2 ops x 3 versions x 2 copies x 3 sizes
+  // Every version of both ops, counted from the registry (a version added
+  // later is checked too, and a renamed op would leave nothing checked).
+  int versions = 0;
+  for (const device::Kernel* k : device::kernels(device::Copy::emulator))
+    versions += k->op == "sgd_momentum" || k->op == "adam";
+  CHECK(versions >= 6);  // the three of each op there are today
+  CHECK(checked == versions * 2 * 3);  // x 2 copies x 3 sizes
 }
