@@ -208,4 +208,9 @@ Lane& this_lane(const char* builtin);
 
 std::string format_dim(uint3 v);
 
+// A block's index in its grid from its linear number (x fastest: the order
+// blocks are handed to workers, grid.cpp), and back.
+uint3 block_index(uint64_t linear, dim3 grid);
+uint64_t block_linear(uint3 index, dim3 grid);
+
 }  // namespace warpnet::simt

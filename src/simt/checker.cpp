@@ -218,10 +218,8 @@ void Checker::check_between_blocks(const Lane& lane, const Allocation* allocatio
   if (block_.fenced()) return;
   using U = GridShadow::Use;
   const U use = how == How::read ? U::kRead : how == How::write ? U::kWrite : U::kAtomic;  // volatile is strong
-  const uint3 b = block_.index();
   const dim3 g = block_.shape().grid;
-  const uint64_t linear = b.x + uint64_t(g.x) * (b.y + uint64_t(g.y) * b.z);
-  const auto conflict = block_.grid_shadow().note(address, bytes, linear, use);
+  const auto conflict = block_.grid_shadow().note(address, bytes, block_linear(block_.index(), g), use);
   if (!conflict) return;
   const uint8_t theirs = conflict->uses;
   const auto uses = [](uint8_t u) {
@@ -231,11 +229,8 @@ void Checker::check_between_blocks(const Lane& lane, const Allocation* allocatio
       if (u & bit) s += cat(s.empty() ? "" : " and ", word);
     return s;
   };
-  const uint64_t o = conflict->block;
-  const std::string other = conflict->several
-                                ? std::string("at least one other block")
-                                : cat("block ", format_dim({unsigned(o % g.x), unsigned(o / g.x % g.y),
-                                                            unsigned(o / (uint64_t(g.x) * g.y))}));
+  const std::string other = conflict->several ? std::string("at least one other block")
+                                              : cat("block ", format_dim(block_index(conflict->block, g)));
   const char* const mine[] = {"reads it", "writes it", "reads it with a volatile load",
                               "writes it with a volatile store", "updates it with an atomic"};
   // What the kernel should do instead, by the kind of conflict.

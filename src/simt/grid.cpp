@@ -89,11 +89,16 @@ void check_configuration(const std::string& name, const LaunchShape& shape, size
   }
 }
 
+}  // namespace
+
 uint3 block_index(uint64_t linear, dim3 grid) {
-  return {unsigned(linear % grid.x), unsigned(linear / grid.x % grid.y), unsigned(linear / (uint64_t(grid.x) * grid.y))};
+  return {unsigned(linear % grid.x), unsigned(linear / grid.x % grid.y),
+          unsigned(linear / (uint64_t(grid.x) * grid.y))};
 }
 
-}  // namespace
+uint64_t block_linear(uint3 index, dim3 grid) {
+  return index.x + uint64_t(grid.x) * (index.y + uint64_t(grid.y) * index.z);
+}
 
 void set_workers(int workers) { configured_workers = workers < 0 ? 0 : workers; }
 
