@@ -41,7 +41,7 @@ void Checker::start_block() {
   pending_.clear();
   for (auto& warp : issued_) warp.clear();
   uninitialized_.reset();
-  global_writers_.clear();
+  global_words_.clear();
 }
 
 Checker::Region* Checker::shared_region(uintptr_t address) {
@@ -69,7 +69,7 @@ Touched Checker::access(const Lane& lane, uintptr_t address, size_t bytes, bool 
   auto it = std::upper_bound(allocations_.begin(), allocations_.end(), address,
                              [](uintptr_t a, const Allocation& r) { return a < r.begin; });
   if (it != allocations_.begin() && std::prev(it)->contains(address, bytes)) {
-    check_global(lane, *std::prev(it), address, bytes, write, strong, pc);
+    check_global(lane, *std::prev(it), address, bytes, how_of(write, strong), pc);
     record(lane, address, bytes, write, pc, Space::global);
     return {true, Space::global, nullptr};
   }
@@ -106,14 +106,14 @@ void Checker::atomic(const Lane& lane, uintptr_t address, size_t bytes, const vo
     for (size_t i = 0; i < bytes; ++i) {
       Shadow& s = region->shadow[address - region->begin + i];
       check_byte(lane, *region, address + i, s, mine, true);
-      keep_reader(s, mine, lane);  // kept beside the reads: a plain access of another thread races with it
+      keep_reader(s.readers, mine, lane);  // kept beside the reads: a plain access of another thread races with it
     }
     return;
   }
   const auto it =
       std::find_if(allocations_.begin(), allocations_.end(), [&](auto& a) { return a.contains(address, bytes); });
   if (it != allocations_.end()) {
-    check_between_blocks(lane, &*it, address, bytes, How::atomic, pc);
+    check_global(lane, *it, address, bytes, How::atomic, pc);
   } else if (in_program_image(address)) {
     check_between_blocks(lane, nullptr, address, bytes, How::atomic, pc);  // a __device__ counter
   } else {
@@ -176,38 +176,72 @@ void Checker::race(const Lane& lane, const Region& region, uintptr_t address, co
                         " with no __syncthreads() between them"));
 }
 
-void Checker::check_global(const Lane& lane, const Allocation& allocation, uintptr_t address, size_t bytes,
-                           bool write, bool strong, const void* pc) {
-  const Access mine = access_now(lane, pc, Kind::plain);
-  check_between_blocks(lane, &allocation, address, bytes, how_of(write, strong), pc);
-  for (uintptr_t a = address; a < address + bytes; ++a) {
-    // A volatile access is checked against plain writes, as a read, and not
-    // recorded: strong accesses do not race with each other.
-    if (!write || strong) {
-      const auto word = global_writers_.find(a / 4);
-      if (word == global_writers_.end()) {
-        a |= 3;  // no byte of this word was written in this block
-        continue;
-      }
-      if (!ordered(word->second[a % 4], lane)) global_race(lane, allocation, a, mine, write, word->second[a % 4]);
+void Checker::check_global(const Lane& lane, const Allocation& allocation, uintptr_t address, size_t bytes, How how,
+                           const void* pc) {
+  check_between_blocks(lane, &allocation, address, bytes, how, pc);
+  const bool write = how == How::write || how == How::volatile_write || how == How::atomic;
+  const bool strong = how == How::volatile_read || how == How::volatile_write;
+  const Access mine = access_now(lane, pc, how == How::atomic ? Kind::atomic : Kind::plain);
+  for (uintptr_t word = address / 4; word <= (address + bytes - 1) / 4; ++word) {
+    const uintptr_t from = std::max(address, word * 4), to = std::min(address + bytes, word * 4 + 4);
+    const auto mask = uint8_t(((1u << (to - from)) - 1) << (from % 4));
+    if (strong) {  // checked against plain accesses, not kept
+      if (const auto found = global_words_.find(word); found != global_words_.end())
+        check_word(lane, allocation, word * 4, found->second, mine, mask, write, true);
       continue;
     }
-    Access& last = global_writers_[a / 4][a % 4];
-    if (!ordered(last, lane)) global_race(lane, allocation, a, mine, true, last);
-    last = mine;
+    GlobalWord& w = global_words_[word];
+    check_word(lane, allocation, word * 4, w, mine, mask, write, false);
+    if (how != How::write) {
+      Access read = mine;
+      read.bytes = mask;
+      keep_reader(w.readers, read, lane);
+      continue;
+    }
+    // The write is ordered after the reads it met (or threw): whatever races
+    // with them on these bytes races with it too.
+    for (unsigned i = 0; i < 4; ++i)
+      if (mask >> i & 1) w.writers[i] = mine;
+    for (Access& r : w.readers)
+      if ((r.bytes &= uint8_t(~mask)) == 0) r = {};
+  }
+}
+
+void Checker::check_word(const Lane& lane, const Allocation& allocation, uintptr_t word_address,
+                         const GlobalWord& word, const Access& mine, uint8_t bytes, bool write, bool strong) {
+  for (unsigned i = 0; i < 4; ++i)
+    if ((bytes >> i & 1) && !ordered(word.writers[i], lane))
+      global_race(lane, allocation, word_address + i, mine, write, word.writers[i], true);
+  for (const Access& r : word.readers) {
+    // Reads race with a write; atomics with plain accesses; strong accesses
+    // (atomics and volatile ones) not with each other.
+    const bool conflict = r.kind == Kind::atomic ? !strong && mine.kind != Kind::atomic : write;
+    if (!conflict || !(r.bytes & bytes) || ordered(r, lane)) continue;
+    global_race(lane, allocation, word_address + unsigned(__builtin_ctz(r.bytes & bytes)), mine, write, r, false);
   }
 }
 
 void Checker::global_race(const Lane& lane, const Allocation& allocation, uintptr_t address, const Access& mine,
-                          bool write, const Access& other) {
+                          bool write, const Access& other, bool other_wrote) {
   const Lane& them = block_.lane(unsigned(other.thread));
+  const bool atomics = mine.kind == Kind::atomic || other.kind == Kind::atomic;
+  const std::string this_does = mine.kind == Kind::atomic ? "updates it with an atomic" : cat(verb(write), " it");
+  const std::string they_did = other.kind == Kind::atomic ? "updated it with an atomic"
+                               : other_wrote              ? "wrote it"
+                                                          : "read it";
+  // What the kernel should do instead, by the kind of conflict.
+  const char* fix = atomics ? "a word threads update with atomics must be read or written plainly only after a "
+                              "__syncthreads() that follows the updates"
+                    : other_wrote ? "an update from several threads needs an atomic; several writing one value, a "
+                                    "barrier or a single writer"
+                                  : "a value other threads read must not be overwritten before a __syncthreads() "
+                                    "after their reads (or write the result to another buffer)";
   throw LaunchError(cudaErrorLaunchFailure,
                     cat(block_.where(lane), ": global-memory race on byte ", address - allocation.begin, " of a ",
                         allocation.bytes, "-byte allocation (address ", hex_address(address), "): this thread ",
-                        verb(write), " it at ", describe_code(mine.pc), " and thread ", format_dim(them.tid),
-                        " wrote it at ", describe_code(other.pc),
-                        " with no __syncthreads() between them (an update from several threads needs an atomic; "
-                        "several writing one value, a barrier or a single writer)"));
+                        this_does, " at ", describe_code(mine.pc),
+                        " and thread ", format_dim(them.tid), " ", they_did, " at ", describe_code(other.pc),
+                        " with no __syncthreads() between them (", fix, ")"));
 }
 
 void Checker::check_between_blocks(const Lane& lane, const Allocation* allocation, uintptr_t address,
@@ -257,24 +291,26 @@ void Checker::check_between_blocks(const Lane& lane, const Allocation* allocatio
                         fix));
 }
 
-void Checker::keep_reader(Shadow& s, const Access& read, const Lane& lane) {
-  // A read ordered after a kept read replaces it, an atomic an atomic:
+void Checker::keep_reader(std::array<Access, 2>& readers, const Access& read, const Lane& lane) {
+  // A read ordered after a kept read replaces it, an atomic an atomic, if it
+  // touched every byte the kept one did (`bytes`, global words only):
   // whatever races with the old one races with the new (ordering is
   // transitive). A read never replaces an atomic nor the reverse: they race
   // with different things. Kept are up to two, the second preferably from
   // another warp than the first; a third unordered one is not kept.
   const auto free = [&](const Access& r) {
-    return r.thread < 0 || r.epoch != read.epoch || (r.kind == read.kind && ordered(r, lane));
+    return r.thread < 0 || r.epoch != read.epoch ||
+           (r.kind == read.kind && (r.bytes & read.bytes) == r.bytes && ordered(r, lane));
   };
-  if (free(s.readers[0])) {
-    s.readers[0] = read;
+  if (free(readers[0])) {
+    readers[0] = read;
     return;
   }
   const auto warp_of = [](const Access& r) { return unsigned(r.thread) / 32; };
-  const bool same_kinds = s.readers[0].kind == read.kind && s.readers[1].kind == read.kind;
-  if (free(s.readers[1]) ||
-      (same_kinds && warp_of(s.readers[1]) == warp_of(s.readers[0]) && lane.warp != warp_of(s.readers[0])))
-    s.readers[1] = read;
+  const bool same_kinds = readers[0].kind == read.kind && readers[1].kind == read.kind;
+  if (free(readers[1]) ||
+      (same_kinds && warp_of(readers[1]) == warp_of(readers[0]) && lane.warp != warp_of(readers[0])))
+    readers[1] = read;
 }
 
 void Checker::check_shared(const Lane& lane, Region& region, uintptr_t address, size_t bytes, bool write,
@@ -296,7 +332,7 @@ void Checker::check_shared(const Lane& lane, Region& region, uintptr_t address, 
       s.writer = mine;
       s.readers = {};
     } else {
-      keep_reader(s, mine, lane);
+      keep_reader(s.readers, mine, lane);
     }
   }
 }

@@ -60,6 +60,7 @@ class Checker {
     uint32_t epoch = 0, sync = 0;
     int16_t thread = -1;  // -1: none
     Kind kind = Kind::plain;
+    uint8_t bytes = 0;  // a global word's reader: which of its bytes (bit i: byte i); 0 elsewhere
   };
   // Who last wrote one byte of shared memory (a plain store), and up to two
   // reads or atomics since, by threads unordered with each other: with two, a
@@ -94,24 +95,32 @@ class Checker {
     const void* pc;
   };
 
-  // Global memory: who last wrote each byte in this block, by 4-byte word.
-  // Only writers are kept, and only for the bytes written (readers too, as
-  // shared memory's shadow keeps them, would cost about 100 bytes per byte
-  // read): a read or a write of a byte another thread of the block wrote
-  // with no __syncthreads() between is a race — `*sum += x` from many
-  // threads, a missing atomicAdd. Unseen: a read followed by another
-  // thread's write, and a plain access against another thread's atomic or
-  // volatile access (neither is recorded here). Between blocks, the launch's
-  // GridShadow keeps which blocks touched each byte and how.
-  using GlobalWord = std::array<Access, 4>;
-  void check_global(const Lane& lane, const Allocation& allocation, uintptr_t address, size_t bytes, bool write,
-                    bool strong, const void* pc);
+  // Global memory in this block, by 4-byte word: who last wrote each byte
+  // (a plain store), and up to two reads or atomics since by threads
+  // unordered with each other, as shared memory's shadow keeps them but per
+  // word, each with the bytes it touched (kept per byte they would cost
+  // about 200 bytes per byte read). A plain access of a byte another thread
+  // of the block wrote, a write of one another read, or a plain access
+  // against another's atomic, with no __syncthreads() between, is a race:
+  // `*sum += x` from many threads, a forgotten atomicAdd, an in-place shift
+  // `x[i] = x[i + 1]`. Volatile accesses are checked against plain ones but
+  // not kept (strong accesses do not race with each other). Between blocks,
+  // the launch's GridShadow keeps which blocks touched each byte and how.
+  struct GlobalWord {
+    std::array<Access, 4> writers;
+    std::array<Access, 2> readers;
+  };
+  void check_global(const Lane& lane, const Allocation& allocation, uintptr_t address, size_t bytes, How how,
+                    const void* pc);
   // Against the other blocks of the launch (GridShadow). `allocation`: null
   // for a __device__ variable of the program's image.
   void check_between_blocks(const Lane& lane, const Allocation* allocation, uintptr_t address, size_t bytes, How how,
                             const void* pc);
+  // Throws when `mine`, touching `bytes` (a mask) of `word`, races with what it holds.
+  void check_word(const Lane& lane, const Allocation& allocation, uintptr_t word_address, const GlobalWord& word,
+                  const Access& mine, uint8_t bytes, bool write, bool strong);
   [[noreturn]] void global_race(const Lane& lane, const Allocation& allocation, uintptr_t address,
-                                const Access& mine, bool write, const Access& other);
+                                const Access& mine, bool write, const Access& other, bool other_wrote);
   Region* shared_region(uintptr_t address);
   std::string describe_shared(uintptr_t address, size_t bytes) const;
   void check_shared(const Lane& lane, Region& region, uintptr_t address, size_t bytes, bool write, const void* pc);
@@ -120,7 +129,7 @@ class Checker {
                   bool write);
   Access access_now(const Lane& lane, const void* pc, Kind kind) const;
   bool ordered(const Access& other, const Lane& lane) const;
-  void keep_reader(Shadow& s, const Access& read, const Lane& lane);
+  void keep_reader(std::array<Access, 2>& readers, const Access& read, const Lane& lane);
   [[noreturn]] void race(const Lane& lane, const Region& region, uintptr_t address, const Access& mine,
                          bool write, const Access& other, bool other_wrote);
   [[noreturn]] void out_of_bounds(const Lane& lane, uintptr_t address, size_t bytes, bool write, const void* pc,
@@ -140,7 +149,7 @@ class Checker {
   std::unordered_map<const void*, InstructionStats> stats_;
   std::vector<WarpAccess> samples_;
   std::optional<UninitializedRead> uninitialized_;  // the phase's first read of a never-written byte
-  std::unordered_map<uintptr_t, GlobalWord> global_writers_;  // by address / 4, this block's
+  std::unordered_map<uintptr_t, GlobalWord> global_words_;  // by address / 4, this block's
 };
 
 }  // namespace warpnet::simt

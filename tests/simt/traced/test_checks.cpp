@@ -107,6 +107,84 @@ TEST_CASE("traced: threads of a block updating one global value without an atomi
 
 namespace {
 
+// Each thread moves its right neighbour's value into its own slot in place:
+// thread i reads x[i + 1] before thread i + 1 overwrites it only because
+// threads run in order here; on a GPU either may come first.
+__global__ void shift_left_in_place(float* x, int n) {
+  const int i = threadIdx.x;
+  if (i + 1 < n) x[i] = x[i + 1];
+}
+
+// The same, correct: every read before a barrier, every write after it.
+__global__ void shift_left_with_barrier(float* x, int n) {
+  const int i = threadIdx.x;
+  const float right = i + 1 < n ? x[i + 1] : 0.0f;
+  __syncthreads();
+  if (i + 1 < n) x[i] = right;
+}
+
+// The last thread reads the total the others are still adding to.
+__global__ void read_total_while_adding(const float* x, float* total, float* out) {
+  atomicAdd(total, x[threadIdx.x]);
+  if (threadIdx.x == blockDim.x - 1) *out = *total;
+}
+
+// Thread 0 clears the counter the others increment, with no barrier between.
+__global__ void clear_while_counting(unsigned* count) {
+  if (threadIdx.x == 0) *count = 0;
+  atomicAdd(count, 1u);
+}
+
+// Bytes of one word, each read and written by its own thread: no race.
+__global__ void increment_bytes(unsigned char* b) { b[threadIdx.x] = static_cast<unsigned char>(b[threadIdx.x] + 1); }
+
+}  // namespace
+
+TEST_CASE("traced: a thread overwriting a global value another thread of the block read is a race") {
+  DeterministicScope deterministic;
+  DeviceBuffer<float> x(std::vector<float>{0, 1, 2, 3, 4, 5, 6, 7, 8, 9});
+  const std::string message = launch_error(cudaErrorLaunchFailure, shift_left_in_place, dim3(1), dim3(10), x.get(), 10);
+  INFO(message);
+  CHECK(message.starts_with("kernel shift_left_in_place, block (0,0,0), thread (1,0,0): global-memory race on byte 4 "
+                            "of a 40-byte allocation"));
+  CHECK(message.find("this thread writes it at ") != std::string::npos);
+  CHECK(message.find("and thread (0,0,0) read it at ") != std::string::npos);
+  CHECK(message.find("must not be overwritten before a __syncthreads()") != std::string::npos);
+  x.upload({0, 1, 2, 3, 4, 5, 6, 7, 8, 9});
+  REQUIRE_NOTHROW(warpnet::simt::launch(shift_left_with_barrier, dim3(1), dim3(10), 0, x.get(), 10));
+  CHECK(x.download() == std::vector<float>{1, 2, 3, 4, 5, 6, 7, 8, 9, 9});
+}
+
+TEST_CASE("traced: a plain access to a global word other threads of the block update atomically is a race") {
+  DeterministicScope deterministic;
+  DeviceBuffer<float> x(std::vector<float>(32, 1.0f)), total(std::vector<float>{0.0f}), out(1);
+  std::string message = launch_error(cudaErrorLaunchFailure, read_total_while_adding, dim3(1), dim3(32), x.get(),
+                                     total.get(), out.get());
+  INFO(message);
+  CHECK(message.starts_with("kernel read_total_while_adding, block (0,0,0), thread (31,0,0): global-memory race on "
+                            "byte 0 of a 4-byte allocation"));
+  CHECK(message.find("this thread reads it at ") != std::string::npos);
+  CHECK(message.find("and thread (0,0,0) updated it with an atomic at ") != std::string::npos);
+  CHECK(message.find("only after a __syncthreads() that follows the updates") != std::string::npos);
+
+  DeviceBuffer<unsigned> count(std::vector<unsigned>{7});
+  message = launch_error(cudaErrorLaunchFailure, clear_while_counting, dim3(1), dim3(32), count.get());
+  INFO(message);
+  CHECK(message.starts_with("kernel clear_while_counting, block (0,0,0), thread (1,0,0): global-memory race on "
+                            "byte 0 of a 4-byte allocation"));
+  CHECK(message.find("this thread updates it with an atomic at ") != std::string::npos);
+  CHECK(message.find("and thread (0,0,0) wrote it at ") != std::string::npos);
+}
+
+TEST_CASE("traced: threads reading and writing their own bytes of one global word do not race") {
+  DeterministicScope deterministic;
+  DeviceBuffer<unsigned char> b(std::vector<unsigned char>{1, 2, 3, 4, 5, 6, 7, 8});
+  REQUIRE_NOTHROW(warpnet::simt::launch(increment_bytes, dim3(1), dim3(8), 0, b.get()));
+  CHECK(b.download() == std::vector<unsigned char>{2, 3, 4, 5, 6, 7, 8, 9});
+}
+
+namespace {
+
 // Block 0 writes a value the other blocks read in the same launch.
 __global__ void broadcast_in_launch(float* scale, const float* x, float* y) {
   if (blockIdx.x == 0) {
@@ -125,9 +203,11 @@ __global__ void broadcast_from_last(float* scale, const float* x, float* y) {
   y[blockIdx.x * blockDim.x + threadIdx.x] = *scale * x[blockIdx.x * blockDim.x + threadIdx.x];
 }
 
-// Block 0 clears the total that every block adds to with atomics.
+// Block 0 clears the total that every block adds to with atomics (its own
+// threads wait for the clear; the other blocks cannot).
 __global__ void clear_while_others_add(const float* x, float* total) {
   if (blockIdx.x == 0 && threadIdx.x == 0) *total = 0.0f;
+  __syncthreads();
   atomicAdd(total, x[blockIdx.x * blockDim.x + threadIdx.x]);
 }
 
