@@ -57,6 +57,9 @@ Block::Block(const KernelCall& call, const LaunchShape& shape, const std::string
   lanes_.resize(n);
   warps_ = (n + 31) / 32;
   warp_clocks_.assign(warps_, LaneClocks{});
+  if (const TlsBlock tls = this_thread_tls(); tls.begin)  // a stripped executable cannot find them
+    for (const SharedVariable& var : kernel_shared_variables(call.kernel))
+      static_shared_.emplace_back(tls.begin + var.offset, var.bytes);
   stacks_.reserve(n);
   for (unsigned i = 0; i < n; ++i) {
     Lane& lane = lanes_[i];
@@ -238,11 +241,12 @@ void Block::run(uint3 index) {
   if (checker_) std::fill(warp_clocks_.begin(), warp_clocks_.end(), LaneClocks{});
   error_ = nullptr;
   current_block = this;
-  // A block's dynamic shared memory holds whatever the last block left (on a
-  // GPU, whatever was there): poisoned, a kernel that reads it before
-  // writing sees NaNs, not the zeros of a fresh mapping or the last block's
-  // values. (The traced build also names such a read.)
+  // A block's shared memory holds whatever the last block left (on a GPU,
+  // whatever was there): poisoned, a kernel that reads it before writing
+  // sees NaNs, not the zeros of a fresh mapping or the last block's values.
+  // (The traced build also names such a read.)
   if (shape_.dynamic_shared > 0) std::memset(dynamic_shared_, 0xff, shape_.dynamic_shared);
+  for (auto [begin, bytes] : static_shared_) std::memset(begin, 0xff, bytes);
   if (checker_) checker_->start_block();
   hopper_.start(warps_);
   try {

@@ -170,6 +170,9 @@ class Block {
   const void* scheduler_stack_ = nullptr;
   size_t scheduler_stack_size_ = 0;
   void* dynamic_shared_;
+  // The kernel's static __shared__ variables on this worker thread (its
+  // `static thread_local`s), poisoned at each block's start like the dynamic ones.
+  std::vector<std::pair<char*, size_t>> static_shared_;
   uint3 index_{};
   std::vector<Lane> lanes_;
   // Per warp, per lane, what the lane knows of every lane's clock (lane_clock).

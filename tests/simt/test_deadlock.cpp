@@ -79,6 +79,8 @@ __global__ void vote_after_exit(unsigned* out, int n) {
 // thread 0 until it blocks, which it never does.
 __global__ void spin_on_flag(int* out) {
   __shared__ volatile int flag;
+  if (threadIdx.x == 0) flag = 0;
+  __syncthreads();
   if (threadIdx.x == 32) flag = 1;
   if (threadIdx.x == 0) {
     while (flag == 0) {
@@ -179,8 +181,7 @@ ChildRun run_child(const std::string& test_case) {
 
 }  // namespace
 
-// Run only through run_child: it never returns. (Its flag starts at 0: a
-// fresh process's __shared__, a zero-initialized thread_local here.)
+// Run only through run_child: it never returns.
 TEST_CASE("spin-wait child: a launch that never yields" * doctest::skip()) {
   DeviceBuffer<int> out(1);
   warpnet::simt::launch(spin_on_flag, dim3(1), dim3(64), 0, out.get());

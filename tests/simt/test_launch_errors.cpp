@@ -2,6 +2,7 @@
 // runtime API follows CUDA's error model (cudaGetLastError, sticky-until-sync).
 #include <doctest/doctest.h>
 
+#include <cmath>
 #include <string>
 
 #include "kernels/common/float4_rows.hpp"
@@ -23,6 +24,17 @@ __global__ void static_40_kib(float* out) {
   __shared__ float tile[10 * 1024];  // 40 KiB: under the static limit, but it counts against the opt-in one
   tile[threadIdx.x] = 1.0f;
   out[threadIdx.x] = tile[threadIdx.x];
+}
+
+// Each block reads its shared memory before writing it (a bug: what it finds
+// is undefined), then writes it, so the next block would find these values.
+__global__ void read_shared_before_writing(float* out) {
+  __shared__ float tile[32];
+  float* dynamic = warpnet::dynamic_shared<float>();
+  const unsigned i = 2 * (blockIdx.x * blockDim.x + threadIdx.x);
+  out[i] = tile[threadIdx.x];
+  out[i + 1] = dynamic[threadIdx.x];
+  tile[threadIdx.x] = dynamic[threadIdx.x] = 1.0f;
 }
 
 // Each thread copies 4 floats from x + offset to y + offset as one float4.
@@ -105,6 +117,15 @@ TEST_CASE("cudaMemcpy and cudaMemset check the device side of the copy") {
   CHECK(cudaMemset(buffer.get() + 50, 0, 51 * sizeof(float)) == cudaErrorInvalidValue);
   CHECK(cudaFree(host.data()) == cudaErrorInvalidValue);
   cudaGetLastError();
+}
+
+TEST_CASE("shared memory, static and dynamic, is poisoned at each block's start") {
+  // One worker runs the blocks one after another on the same shared memory:
+  // neither the zeros of a fresh mapping nor the last block's ones.
+  DeterministicScope deterministic;
+  DeviceBuffer<float> out(3 * 32 * 2);
+  warpnet::simt::launch(read_shared_before_writing, dim3(3), dim3(32), 32 * sizeof(float), out.get());
+  for (float v : out.download()) REQUIRE(std::isnan(v));
 }
 
 TEST_CASE("fresh device memory is poisoned, and events time a launch") {
