@@ -1,6 +1,7 @@
 #include "simt/checker.hpp"
 
 #include <algorithm>
+#include <bit>
 
 #include "simt/block.hpp"
 #include "simt/grid_shadow.hpp"
@@ -253,7 +254,7 @@ void Checker::check_between_blocks(const Lane& lane, const Allocation* allocatio
   using U = GridShadow::Use;
   const U use = how == How::read ? U::kRead : how == How::write ? U::kWrite : U::kAtomic;  // volatile is strong
   const dim3 g = block_.shape().grid;
-  const auto conflict = block_.grid_shadow().note(address, bytes, block_linear(block_.index(), g), use);
+  const auto conflict = block_.grid_shadow().note(address, bytes, block_linear(block_.index(), g), use, pc);
   if (!conflict) return;
   const uint8_t theirs = conflict->uses;
   const auto uses = [](uint8_t u) {
@@ -279,14 +280,19 @@ void Checker::check_between_blocks(const Lane& lane, const Allocation* allocatio
       : theirs == U::kRead ? "a value other blocks read must not change during the launch: write it in a later one"
                            : "each byte must have one writer in a launch (a GPU keeps one of the writes, in no "
                              "fixed order)";
+  // Where the other block's access was: the one that added the last of its uses.
+  const std::string their_code =
+      !conflict->pc                    ? std::string()
+      : std::has_single_bit(theirs) ? cat(" (at ", describe_code(conflict->pc), ")")
+                                       : cat(" (the last of these at ", describe_code(conflict->pc), ")");
   const std::string where_in =
       allocation ? cat("byte ", conflict->address - allocation->begin, " of a ", allocation->bytes, "-byte allocation")
                  : describe_variable(conflict->address);
   throw LaunchError(cudaErrorLaunchFailure,
                     cat(block_.where(lane), ": global-memory race between blocks on ", where_in, " (address ",
                         hex_address(conflict->address), "): this thread ", mine[int(how)], " at ",
-                        describe_code(pc), ", and ", other, " ", uses(theirs),
-                        " in this launch. A grid's blocks run in any order or at once, and nothing orders one "
+                        describe_code(pc), ", and ", other, " ", uses(theirs), " in this launch",
+                        their_code, ". A grid's blocks run in any order or at once, and nothing orders one "
                         "block's accesses against another's: ",
                         fix));
 }

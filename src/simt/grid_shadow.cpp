@@ -32,7 +32,8 @@ GridShadow::Page& GridShadow::page(uintptr_t number) {
   return *page;
 }
 
-std::optional<GridShadow::Conflict> GridShadow::note(uintptr_t address, size_t bytes, uint64_t block, Use use) {
+std::optional<GridShadow::Conflict> GridShadow::note(uintptr_t address, size_t bytes, uint64_t block, Use use,
+                                                     const void* pc) {
   if (block + 1 >= kSeveral) return std::nullopt;  // past 2^29 blocks the shadow cannot name the block
   const uint32_t me = uint32_t(block + 1);
   const uintptr_t end = address + bytes;
@@ -40,7 +41,8 @@ std::optional<GridShadow::Conflict> GridShadow::note(uintptr_t address, size_t b
     Page& shadow = page(number);
     const uintptr_t from = std::max(address, number << kPageBits), to = std::min(end, (number + 1) << kPageBits);
     for (uintptr_t a = from; a < to; ++a) {
-      std::atomic<uint32_t>& state = shadow[a & ((uintptr_t(1) << kPageBits) - 1)];
+      const uintptr_t offset = a & ((uintptr_t(1) << kPageBits) - 1);
+      std::atomic<uint32_t>& state = shadow.states[offset];
       uint32_t old = state.load(std::memory_order_relaxed), next;
       do {
         const uint32_t owner = old >> kUseBits, uses = old & ((1u << kUseBits) - 1);
@@ -51,9 +53,12 @@ std::optional<GridShadow::Conflict> GridShadow::note(uintptr_t address, size_t b
         } else if (uses == use && use != kWrite) {
           next = kSeveral << kUseBits | use;  // reads by many blocks, or atomics by many
         } else {
-          return Conflict{owner - 1, owner == kSeveral, uint8_t(uses), a};
+          // The other block's code address, when it has stored it after its change.
+          return Conflict{owner - 1, owner == kSeveral, uint8_t(uses), a,
+                          shadow.pcs[offset].load(std::memory_order_relaxed)};
         }
       } while (next != old && !state.compare_exchange_weak(old, next, std::memory_order_relaxed));
+      if (next != old) shadow.pcs[offset].store(pc, std::memory_order_relaxed);
     }
   }
   return std::nullopt;

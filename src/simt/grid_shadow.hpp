@@ -11,10 +11,11 @@
 // which PTX makes strong as it does atomics). The checker stops recording a
 // block's accesses at its __threadfence() (Checker::check_between_blocks).
 //
-// Four bytes of shadow per byte a launch touches, in 4 KiB pages made at
-// first touch and dropped with the launch; workers update it at once (one
-// compare-and-swap per byte). Every launch has one; untraced kernels leave
-// it empty.
+// Twelve bytes of shadow per byte a launch touches (the uses, and the code
+// address of the access that last changed them, to name the other block's
+// line), in pages for 4 KiB made at first touch and dropped with the launch;
+// workers update it at once (one compare-and-swap per byte). Every launch
+// has one; untraced kernels leave it empty.
 #pragma once
 #include <array>
 #include <atomic>
@@ -37,11 +38,13 @@ class GridShadow {
     bool several = false;
     uint8_t uses = 0;  // Use bits
     uintptr_t address = 0;  // the first byte that conflicts
+    const void* pc = nullptr;  // the access that added the last of `uses`; null when not yet known
   };
 
-  // Block `block` (linear index) used `bytes` bytes at `address` so: the
-  // first byte another block used in a way that races with it, if any.
-  std::optional<Conflict> note(uintptr_t address, size_t bytes, uint64_t block, Use use);
+  // Block `block` (linear index) used `bytes` bytes at `address` so, by the
+  // instruction `pc`: the first byte another block used in a way that races
+  // with it, if any.
+  std::optional<Conflict> note(uintptr_t address, size_t bytes, uint64_t block, Use use, const void* pc);
 
  private:
   // One byte's state: bits 0-2 its uses, the rest 1 + the one block that
@@ -49,7 +52,10 @@ class GridShadow {
   static constexpr unsigned kUseBits = 3;
   static constexpr uint32_t kSeveral = (uint32_t(1) << (32 - kUseBits)) - 1;
   static constexpr unsigned kPageBits = 12;
-  using Page = std::array<std::atomic<uint32_t>, size_t(1) << kPageBits>;
+  struct Page {
+    std::array<std::atomic<uint32_t>, size_t(1) << kPageBits> states;
+    std::array<std::atomic<const void*>, size_t(1) << kPageBits> pcs;
+  };
   Page& page(uintptr_t number);
 
   std::mutex mutex_;  // guards pages_ (the map, not the bytes)

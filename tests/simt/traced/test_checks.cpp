@@ -242,7 +242,8 @@ TEST_CASE("traced: blocks adding to one global value without an atomic is a race
   CHECK(message.starts_with("kernel sum_across_blocks, block (1,0,0), thread (0,0,0): global-memory race "
                             "between blocks on byte 0 of a 4-byte allocation"));
   CHECK(message.find("this thread reads it at kernels/examples/bugs/sum_across_blocks.cu:28") != std::string::npos);
-  CHECK(message.find("and block (0,0,0) read it and wrote it in this launch") != std::string::npos);
+  CHECK(message.find("and block (0,0,0) read it and wrote it in this launch (the last of these at "
+                     "kernels/examples/bugs/sum_across_blocks.cu:28") != std::string::npos);
   CHECK(message.find("needs atomicAdd, or a partial result per block") != std::string::npos);
 }
 
@@ -255,7 +256,9 @@ TEST_CASE("traced: a value one block writes and the others read in the same laun
   CHECK(message.starts_with("kernel broadcast_in_launch, block (1,0,0), thread (0,0,0): global-memory race between "
                             "blocks on byte 0 of a 4-byte allocation"));
   CHECK(message.find("this thread reads it at ") != std::string::npos);
-  CHECK(message.find("and block (0,0,0) wrote it in this launch") != std::string::npos);
+  CHECK(message.find("and block (0,0,0) wrote it in this launch (at ") != std::string::npos);
+  CHECK(message.find("test_checks.cpp:") != std::string::npos);
+  CHECK(message.find(" (broadcast_in_launch)). A grid's blocks") != std::string::npos);  // block 0's line, named
   CHECK(message.find("must be written by an earlier launch") != std::string::npos);
 }
 
@@ -384,7 +387,7 @@ TEST_CASE("traced: a value several blocks read, written by another in the same l
   CHECK(message.starts_with("kernel broadcast_from_last, block (2,0,0), thread (0,0,0): global-memory race between "
                             "blocks on byte 0 of a 4-byte allocation"));
   CHECK(message.find("this thread writes it at ") != std::string::npos);
-  CHECK(message.find(", and at least one other block read it in this launch") != std::string::npos);
+  CHECK(message.find(", and at least one other block read it in this launch (at ") != std::string::npos);
   CHECK(message.find("must not change during the launch") != std::string::npos);
 }
 
