@@ -34,6 +34,7 @@ namespace {
 #include "kernels/examples/access_patterns.cu"
 #include "kernels/examples/bugs/missing_syncthreads.cu"
 #include "kernels/examples/bugs/off_by_one.cu"
+#include "kernels/examples/bugs/smooth_in_place.cu"
 #include "kernels/examples/bugs/sum_across_blocks.cu"
 #include "kernels/examples/bugs/uninitialized_shared.cu"
 #include "kernels/examples/simt_basics.cu"
@@ -196,7 +197,7 @@ std::string launch_message(void (*kernel)(P...), dim3 grid, dim3 block, A... arg
 }
 
 void bugs() {
-  std::printf("\n6. Four bugs a GPU often runs through quietly (kernels/examples/bugs/), stopped by the traced "
+  std::printf("\n6. Five bugs a GPU often runs through quietly (kernels/examples/bugs/), stopped by the traced "
               "emulator\n");
   std::vector<float> ones(100, 1.0f);
   Device<float> x(100), data(64), out(64), total(1);
@@ -216,6 +217,8 @@ void bugs() {
        "uninitialized shared memory"},
       {"blocks adding their partial sums to one total with `+=`, not atomicAdd",
        launch_message(sum_across_blocks, dim3(4), dim3(32), x.p, total.p, 100), "race between blocks"},
+      {"an array smoothed in place, `x[i] = (x[i] + x[i + 1]) / 2`",
+       launch_message(smooth_in_place, dim3(1), dim3(64), x.p, 64), "and thread (0,0,0) read it"},
   };
   for (const auto& c : cases) {
     std::printf("   %s:\n     %s\n", c.what, c.message.empty() ? "(no error)" : c.message.c_str());

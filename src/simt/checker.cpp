@@ -236,7 +236,7 @@ void Checker::global_race(const Lane& lane, const Allocation& allocation, uintpt
                     : other_wrote ? "an update from several threads needs an atomic; several writing one value, a "
                                     "barrier or a single writer"
                                   : "a value other threads read must not be overwritten before a __syncthreads() "
-                                    "after their reads (or write the result to another buffer)";
+                                    "after their reads; or write the result to another buffer";
   throw LaunchError(cudaErrorLaunchFailure,
                     cat(block_.where(lane), ": global-memory race on byte ", address - allocation.begin, " of a ",
                         allocation.bytes, "-byte allocation (address ", hex_address(address), "): this thread ",
