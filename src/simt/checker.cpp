@@ -57,7 +57,10 @@ Touched Checker::access(const Lane& lane, uintptr_t address, size_t bytes, bool 
                         bool strong) {
   // The thread's own stack (locals) and the kernel's arguments are not device memory.
   const StackSet& stacks = block_.stacks();
-  if (address >= uintptr_t(stacks.bottom(lane.linear)) && address < uintptr_t(stacks.top(lane.linear))) return {};
+  if (address >= uintptr_t(stacks.bottom(lane.linear)) && address < uintptr_t(stacks.top(lane.linear))) {
+    block_.hopper().note_stack_access(lane.warp, lane.lane, address, pc);  // its wgmma accumulators live there
+    return {};
+  }
   const auto bound = reinterpret_cast<uintptr_t>(block_.call().bound);
   if (address >= bound && address < bound + block_.call().bound_bytes) return {};
 

@@ -284,6 +284,10 @@ void run_wgmma(unsigned warp, const WgmmaOp& op) {
       op.d[l][i] = float(sum);
     }
   }
+  // The registers are the threads' again: a later wgmma on them after an
+  // access needs a wgmma.fence between (note_stack_access).
+  for (unsigned l = 0; l < 32; ++l)
+    current_block->hopper().warps[warp].returned[l] = {op.d[l], op.d[l] + s.n / 2, nullptr};
 }
 
 // A chain's first wgmma: keeps the accumulators' values in op.c and leaves
@@ -319,6 +323,21 @@ void wgmma_issue_warp(void* const* lanes) {
       warp_misuse(first.warp, wgmma_name(op.shape),
                   cat("lane ", l, " gives other descriptors than lane 0 (every thread of a warpgroup passes the same)"));
     op.d[l] = lane.d;
+  }
+  HopperUnits::Warp& w = current_block->hopper().warps[first.warp];
+  if (!w.fenced)
+    warp_misuse(first.warp, name,
+                cat("the wgmma at ", describe_code(first.site), " is the warpgroup's first, and no wgmma.fence came "
+                    "before it: PTX requires one, to order the threads' earlier register accesses (the "
+                    "accumulators' zeros) before the wgmma reads the registers"));
+  for (unsigned l = 0; l < 32; ++l) {
+    const HopperUnits::Returned& r = w.returned[l];
+    if (r.touched_at && op.d[l] < r.end && op.d[l] + shape.n / 2 > r.begin)
+      warp_misuse(first.warp, name,
+                  cat("lane ", l, " accessed its accumulators at ", describe_code(r.touched_at),
+                      " after the wgmma.wait_group that gave them back, and no wgmma.fence came between that access "
+                      "and the wgmma at ", describe_code(first.site),
+                      ": the wgmma may read the registers before the access is done"));
   }
   // The first wgmma of a chain keeps the accumulators' values and leaves
   // kInFlight in the registers: a read before the wait sees NaN, a write is
@@ -382,7 +401,16 @@ void wgmma_issue(const char* instruction, const WgmmaShape& shape, float* d, uin
   warp_op(instruction, &wgmma_issue_warp, &lane);
 }
 
-void wgmma_fence() { warp_op("wgmma.fence.sync.aligned", &warp_rendezvous, nullptr); }
+void wgmma_fence_warp(void* const* lanes) {
+  HopperUnits::Warp& w = current_block->hopper().warps[static_cast<const WarpLane*>(lanes[0])->warp];
+  w.fenced = true;
+  for (HopperUnits::Returned& r : w.returned) r.touched_at = nullptr;  // ordered before what follows
+}
+
+void wgmma_fence() {
+  WarpLane lane{this_lane("wgmma.fence").warp, 0};
+  warp_op("wgmma.fence.sync.aligned", &wgmma_fence_warp, &lane);
+}
 
 void wgmma_commit() {
   WarpLane lane{this_lane("wgmma.commit_group").warp, 0};

@@ -2,6 +2,7 @@
 // model): mbarriers by address, queued TMA copies, each warp's wgmma queue.
 // Internal to src/simt.
 #pragma once
+#include <array>
 #include <cstdint>
 #include <string>
 #include <unordered_map>
@@ -76,11 +77,28 @@ class HopperUnits {
   std::unordered_map<const void*, MBarrier> barriers;
   std::vector<TmaCopy> copies;
   uint64_t copies_made = 0, bytes_copied = 0, largest_copy = 0;  // this block's TMA traffic, for a traced launch
+  // What PTX asks of wgmma.fence: one before the warpgroup's first
+  // wgmma.mma_async, and one between a thread's access to registers and a
+  // wgmma that uses them (accumulators zeroed, or read for the epilogue, and
+  // then accumulated into again). Without it the wgmma may read them first.
+  struct Returned {  // a lane's accumulators, given back by wgmma.wait_group
+    const float* begin = nullptr;
+    const float* end = nullptr;
+    const void* touched_at = nullptr;  // the thread's first access since the warp's last wgmma.fence
+  };
   struct Warp {
     std::vector<WgmmaOp> ops;
     uint32_t committed = 0;
+    bool fenced = false;  // a wgmma.fence since the block started
+    std::array<Returned, 32> returned{};  // per lane: the accumulators of the last wgmma retired
   };
   std::vector<Warp> warps;
+  // A traced thread's load or store on its own stack, where its accumulators
+  // live (Checker::access): an access to returned ones is kept.
+  void note_stack_access(unsigned warp, unsigned lane, uintptr_t address, const void* pc) {
+    Returned& r = warps[warp].returned[lane];
+    if (!r.touched_at && address >= uintptr_t(r.begin) && address < uintptr_t(r.end)) r.touched_at = pc;
+  }
 };
 
 }  // namespace warpnet::simt

@@ -67,8 +67,9 @@ __global__ void tma_box(const __grid_constant__ CUtensorMap map, int c0, int c1,
 // A (64 x 128) and B (128 n x 128 k), fp8 e4m3, both K-major: C (64, 128) = A @ B^T
 // by 4 wgmma m64n128k32 from one TMA stage. One warpgroup. Misuses: `early`
 // issues the wgmmas before waiting on the copy's barrier; kPeek reads an
-// accumulator before wgmma.wait_group (into C's extra row), kPoke writes one.
-enum Misuse { kNone, kEarly, kPeek, kPoke };
+// accumulator before wgmma.wait_group (into C's extra row), kPoke writes one;
+// kNoFence leaves out the wgmma.fence before the first wgmma.
+enum Misuse { kNone, kEarly, kPeek, kPoke, kNoFence };
 __global__ void wgmma_fp8(const __grid_constant__ CUtensorMap map_a, const __grid_constant__ CUtensorMap map_b,
                           float* C, int misuse) {
   const bool early = misuse == kEarly;
@@ -92,7 +93,7 @@ __global__ void wgmma_fp8(const __grid_constant__ CUtensorMap map_a, const __gri
     return uint64_t((address & 0x3FFFFu) >> 4) | uint64_t(1024 >> 4) << 32 | uint64_t(1) << 62;
   };
   float acc[64] = {};
-  wgmma_fence();
+  if (misuse != kNoFence) wgmma_fence();
   for (int k = 0; k < 128; k += 32)
     wgmma_m64n128k32_e4m3(acc, descriptor(shared_address(a) + k), descriptor(shared_address(b) + k));
   wgmma_commit();
@@ -212,6 +213,8 @@ TEST_CASE("wgmma: m64n128k32 e4m3 from TMA-loaded K-major tiles equals a plain l
   for (int t = 0; t < 128; ++t) CHECK(std::isnan(got[size_t(64 * 128 + t)]));
   CHECK_THROWS_WITH_AS(launch(kPoke), doctest::Contains("lane 0 wrote accumulator 3 of the wgmma issued at "),
                        LaunchError);
+  CHECK_THROWS_WITH_AS(launch(kNoFence),
+                       doctest::Contains("is the warpgroup's first, and no wgmma.fence came before it"), LaunchError);
 }
 
 TEST_CASE("mbarrier: a phase that cannot complete, and an arrival its phase has no room for, are errors that say so") {

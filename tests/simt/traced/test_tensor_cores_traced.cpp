@@ -17,6 +17,49 @@ namespace {
 
 using warpnet::simt::Space;
 
+namespace {
+
+// One warpgroup computes two tiles into one set of accumulators (fp8
+// m64n128k32 on zeroed shared tiles), reading them for the epilogue between:
+// `fence_between` false forgets the wgmma.fence between those reads and the
+// second tile's wgmma.
+__global__ void two_tiles_one_accumulator(float* C, bool fence_between) {
+  using namespace warpnet::ptx;
+  unsigned char* raw = warpnet::dynamic_shared<unsigned char>();
+  unsigned char* a = raw + (1024 - shared_address(raw) % 1024) % 1024;  // the 128-byte swizzle's alignment
+  unsigned char* b = a + 64 * 128;
+  for (int i = int(threadIdx.x); i < 64 * 128 + 128 * 128; i += int(blockDim.x)) a[i] = 0;
+  __syncthreads();
+  // K-major, 128-byte swizzle: rows of 128 bytes, 1024 bytes between groups of 8 rows.
+  auto descriptor = [](uint32_t address) {
+    return uint64_t((address & 0x3FFFFu) >> 4) | uint64_t(1024 >> 4) << 32 | uint64_t(1) << 62;
+  };
+  float acc[64] = {};
+  for (int tile = 0; tile < 2; ++tile) {
+    if (tile == 0 || fence_between) wgmma_fence();
+    wgmma_m64n128k32_e4m3(acc, descriptor(shared_address(a)), descriptor(shared_address(b)));
+    wgmma_commit();
+    wgmma_wait<0>();
+    C[tile * 128 + int(threadIdx.x)] = acc[0];  // the epilogue reads the registers
+  }
+}
+
+}  // namespace
+
+TEST_CASE("traced: a wgmma after the threads read its accumulators needs a wgmma.fence between") {
+  DeterministicScope deterministic;
+  DeviceBuffer<float> c(2 * 128);
+  const size_t shared = 1024 + 64 * 128 + 128 * 128;
+  REQUIRE_NOTHROW(warpnet::simt::launch(two_tiles_one_accumulator, dim3(1), dim3(128), shared, c.get(), true));
+  CHECK(c.download() == std::vector<float>(2 * 128, 0.0f));
+  CHECK_THROWS_WITH_AS(warpnet::simt::launch(two_tiles_one_accumulator, dim3(1), dim3(128), shared, c.get(), false),
+                       doctest::Contains("lane 0 accessed its accumulators at "), warpnet::simt::LaunchError);
+  CHECK_THROWS_WITH_AS(warpnet::simt::launch(two_tiles_one_accumulator, dim3(1), dim3(128), shared, c.get(), false),
+                       doctest::Contains("(two_tiles_one_accumulator) after the wgmma.wait_group that gave them back, "
+                                         "and no wgmma.fence came between"),
+                       warpnet::simt::LaunchError);
+}
+
 TEST_CASE("trace: the cp.async + ldmatrix + mma.sync HGEMM is clean, its 16-byte shared loads conflict-free") {
   DeterministicScope deterministic;
   const int M = 64, N = 64, K = 48;
