@@ -8,6 +8,7 @@
 //   mbarrier_arrive_expect_tx, _arrive       arrive (announcing TMA bytes to come)
 //   mbarrier_wait(bar, parity)               until the phase of that parity has completed
 //   tma_load_2d(dst, map, c0, c1, bar)       a TMA box of a CUtensorMap into shared memory, counted on bar
+//   fence_proxy_async_shared()               the thread's plain shared stores, before what TMA/wgmma read next
 //   wgmma_fence / _commit / _wait<N>         order, group, and retire asynchronous wgmmas
 //   wgmma_m64n128k16_bf16<TransA, TransB>    d (64,128) += a (64,16) @ b (16,128), bf16, fp32 accumulators
 //   wgmma_m64n128k32_e4m3                    d (64,128) += a (64,32) @ b (32,128), fp8 e4m3 (K-major both)
@@ -73,6 +74,12 @@ __device__ __forceinline__ void tma_load_2d(void* dst, const CUtensorMap* map, i
           "r"(shared_address(dst)),
       "l"(reinterpret_cast<uint64_t>(map)), "r"(c0), "r"(c1), "r"(shared_address(bar))
       : "memory");
+}
+
+// Shared memory written by plain stores (the generic proxy) and then read by
+// a wgmma or a TMA store (the async proxy): the fence, then a barrier, between.
+__device__ __forceinline__ void fence_proxy_async_shared() {
+  asm volatile("fence.proxy.async.shared::cta;\n" ::: "memory");
 }
 
 __device__ __forceinline__ void wgmma_fence() { asm volatile("wgmma.fence.sync.aligned;\n" ::: "memory"); }

@@ -27,6 +27,11 @@ inline void tma_load_2d(void* dst, const CUtensorMap* map, int c0, int c1, uint6
   simt::tma_load(dst, map, coords, 2, bar);
 }
 
+// Orders plain shared stores before the async proxy's reads: nothing to do
+// here, where wgmma and the copy engine read shared memory between threads
+// (and not checked: a missing fence passes here).
+inline void fence_proxy_async_shared() {}
+
 inline void wgmma_fence() { simt::wgmma_fence(); }
 inline void wgmma_commit() { simt::wgmma_commit(); }
 template <int Pending>

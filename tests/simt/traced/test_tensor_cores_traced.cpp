@@ -29,6 +29,7 @@ __global__ void two_tiles_one_accumulator(float* C, bool fence_between) {
   unsigned char* a = raw + (1024 - shared_address(raw) % 1024) % 1024;  // the 128-byte swizzle's alignment
   unsigned char* b = a + 64 * 128;
   for (int i = int(threadIdx.x); i < 64 * 128 + 128 * 128; i += int(blockDim.x)) a[i] = 0;
+  fence_proxy_async_shared();  // plain stores, read by the wgmma (the async proxy)
   __syncthreads();
   // K-major, 128-byte swizzle: rows of 128 bytes, 1024 bytes between groups of 8 rows.
   auto descriptor = [](uint32_t address) {
