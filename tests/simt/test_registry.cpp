@@ -290,30 +290,47 @@ TEST_CASE("registry: a wrong result is named by its index per axis") {
   CHECK(c.first.starts_with("  [32,30] got "));
 }
 
+namespace {
+
+// Each row's softmax of z (N,C), and its loss −log P[label] where `labels` is
+// given, in double with the row's last term left out of the sum, rounded to
+// fp32: what a version that drops that term would write.
+std::vector<Tensor> without_last_term(const Tensor& logits, const Tensor* labels) {
+  const int64_t N = logits.shape()[0], C = logits.shape()[1];
+  Tensor probs = Tensor::empty({N, C}), loss = Tensor::empty({N});
+  const float* z = logits.data<float>();
+  for (int64_t i = 0; i < N; ++i) {
+    const float* row = z + i * C;
+    double m = row[0], s = 0;
+    for (int64_t j = 0; j < C; ++j) m = std::max(m, double(row[j]));
+    for (int64_t j = 0; j + 1 < C; ++j) s += std::exp(double(row[j]) - m);
+    for (int64_t j = 0; j < C; ++j) probs.data<float>()[i * C + j] = float(std::exp(double(row[j]) - m) / s);
+    if (labels) loss.data<float>()[i] = float(m - double(row[labels->data<int32_t>()[i]]) + std::log(s));
+  }
+  if (!labels) return {std::move(probs)};
+  return {std::move(loss), std::move(probs)};
+}
+
+}  // namespace
+
 // The bounds of a long sum grow with its length until one lost term hides
 // under them; the long rows' inputs plant terms a lost end cannot hide
 // (src/device/ops/softmax.cpp, reduce.cpp). Here a result that leaves out
 // each sum's last term, computed in double, must fail the check.
 TEST_CASE("registry: a long row's softmax or a long channel's bias gradient that loses its last term fails") {
   int64_t tried = 0;
-  const device::Op& softmax = device::op("softmax");
-  for (const device::Sizes& sizes : softmax.test_sizes) {
-    const int64_t N = sizes[0], C = sizes[1];
-    if (C < 2048) continue;
-    Rng rng(kSeed);
-    const auto inputs = softmax.make_inputs(sizes, rng);
-    Tensor got = Tensor::empty({N, C});
-    const float* z = inputs[0].data<float>();
-    for (int64_t i = 0; i < N; ++i) {
-      const float* row = z + i * C;
-      double m = row[0], s = 0;
-      for (int64_t j = 0; j < C; ++j) m = std::max(m, double(row[j]));
-      for (int64_t j = 0; j + 1 < C; ++j) s += std::exp(double(row[j]) - m);
-      for (int64_t j = 0; j < C; ++j) got.data<float>()[i * C + j] = float(std::exp(double(row[j]) - m) / s);
+  for (const char* id : {"softmax/01", "softmax_cross_entropy/01"}) {
+    const device::Kernel& kernel = device::find_kernel(id);
+    const device::Op& op = device::op(kernel.op);
+    for (const device::Sizes& sizes : op.test_sizes) {
+      if (sizes[1] < 2048) continue;
+      Rng rng(kSeed);
+      const auto inputs = op.make_inputs(sizes, rng);
+      const auto got = without_last_term(inputs[0], inputs.size() > 1 ? &inputs[1] : nullptr);
+      INFO(id, " at ", device::describe_sizes(op, sizes));
+      CHECK(device::compare(kernel, sizes, inputs, got).mismatches >= sizes[1]);
+      ++tried;
     }
-    INFO("softmax at ", device::describe_sizes(softmax, sizes));
-    CHECK(device::compare(device::find_kernel("softmax/01"), sizes, inputs, {got}).mismatches >= C);
-    ++tried;
   }
   for (const char* id : {"bias_add_backward/01", "bias_relu_backward/03"}) {
     const device::Kernel& kernel = device::find_kernel(id);
@@ -333,7 +350,7 @@ TEST_CASE("registry: a long row's softmax or a long channel's bias gradient that
       ++tried;
     }
   }
-  CHECK(tried == 7);  // softmax's 3 long rows, each bias op's 2 long channels
+  CHECK(tried == 9);  // softmax's 3 long rows, softmax_cross_entropy's 2, each bias op's 2 long channels
 }
 
 TEST_CASE("registry: a key naming an op's missing version lists that op's versions only") {

@@ -65,6 +65,15 @@ std::vector<Tensor> inputs(const Sizes& s, Rng& rng) {
 // In double, from the same fp32 logits the kernels read.
 Tensor probabilities(const std::vector<Tensor>& in) { return cpu::softmax(in[0].to(DType::f64)); }
 
+// R, the range max - min of row i of z (N,C), which the bounds below grow with.
+double row_range(const float* z, int64_t i, int64_t C) {
+  const auto [lo, hi] = std::minmax_element(z + i * C, z + (i + 1) * C);
+  return double(*hi) - double(*lo);
+}
+
+// Whether row i is one of inputs()' constant rows, whose sums are exact.
+bool constant_row(const float* z, int64_t i, int64_t C) { return C >= kLongRow && row_range(z, i, C) == 0; }
+
 // The error of an fp32 softmax, relative to P[i,j], in units of u = 2^-24:
 //  - d = Z[i,j] - m rounded to fp32 errs by |d|·u, which exp turns into a
 //    relative |d|·u: at most R·u, R = the row's range max - min.
@@ -89,12 +98,10 @@ std::vector<Tensor> tolerance(const Sizes& s, const std::vector<Tensor>& in) {
   double* b = p.data<double>();
   const double u = std::ldexp(1.0, -24);
   for (int64_t i = 0; i < N; ++i) {
-    const auto [lo, hi] = std::minmax_element(z + i * C, z + (i + 1) * C);
-    const double R = double(*hi) - double(*lo);
     // A constant row (inputs(): long rows' row 2): exact terms and sum, so
     // only P's division (or reciprocal and product) rounds: within 2 ulp
     // each even for CUDA's fast division, 8u in all.
-    const double factor = R == 0 && C >= kLongRow ? 8.0 : 8.0 * double(C) + 4.0 * R + 32.0;
+    const double factor = constant_row(z, i, C) ? 8.0 : 8.0 * double(C) + 4.0 * row_range(z, i, C) + 32.0;
     for (int64_t j = 0; j < C; ++j) b[i * C + j] = factor * u * b[i * C + j] + 1e-37;
   }
   return {p};
@@ -109,6 +116,21 @@ const std::vector<Sizes> kSoftmaxTestSizes = {{1, 1},    {3, 1},    {17, 1},   {
                                               {3, 31},   {17, 31},  {3, 33},   {17, 33},   {1, 100},
                                               {17, 100}, {3, 1000}, {17, 1000}, {1, 1031}, {17, 1031},
                                               {129, 7},  {263, 33}};
+
+// The fused ops' sizes: the shared ones, and rows past 1024 and 2048 columns,
+// where a version that keeps a row in a warp's or a block's registers, or
+// packs rows into a warp, changes path (softmax v5 and v6 do; today's fused
+// versions, a thread or a warp per row, walk any length alike). 2047: lane
+// 31 of a warp per row walks 63 columns, the others 64; the plain spread,
+// just under kLongRow. 2048: 64 each, with inputs()' planted terms and the
+// constant row 2. 4099: past 4096, lanes 0-2 take one more. N = 9: a
+// far-label row (6, ce_inputs) besides the constant row, and a second,
+// partial block (one row of 8) for a warp-per-row version.
+std::vector<Sizes> ce_test_sizes() {
+  std::vector<Sizes> sizes = kSoftmaxTestSizes;
+  sizes.insert(sizes.end(), {{9, 2047}, {9, 2048}, {9, 4099}});
+  return sizes;
+}
 
 const Registration softmax{Op{
     .name = "softmax",
@@ -155,13 +177,16 @@ Tensor random_labels(const Sizes& s, Rng& rng) {
 // label's logit moved 150 below where it was: its probability, about
 // e^-150, underflows fp32 (whose smallest denormal is e^-103) to 0. A kernel
 // that took −log of the rounded probability would write inf there; the
-// stable (m − z[label]) + log s gives the true ~150.
+// stable (m − z[label]) + log s gives the true ~150. Long rows keep row 2
+// constant (inputs()), for its exact loss log C (ce_tolerance): there the
+// far labels start at row 6.
 std::vector<Tensor> ce_inputs(const Sizes& s, Rng& rng) {
   const int64_t N = s[0], C = s[1];
   Tensor z = inputs(s, rng)[0], labels = random_labels(s, rng);
   float* pz = z.data<float>();
   const int32_t* pl = labels.data<int32_t>();
-  for (int64_t i = 2; i < N; i += 4) pz[i * C + pl[i]] -= 150.0f;
+  const int64_t first = C >= kLongRow ? kConstantRow + 4 : 2;
+  for (int64_t i = first; i < N; i += 4) pz[i * C + pl[i]] -= 150.0f;
   return {std::move(z), std::move(labels)};
 }
 
@@ -188,25 +213,27 @@ std::vector<Tensor> ce_reference(const Sizes&, const std::vector<Tensor>& in) {
 // (6C + 3R + 4 + 2·log C)·u lies under the softmax allowance (8C + 4R + 32)·u,
 // to which we add 2u·|loss| (twice the last rounding). −log of a rounded
 // probability is inf in the far-label rows (ce_inputs), far outside.
+// A long row's constant row: every exp(0) is 1 and s = C exactly, m − z[label]
+// = 0, so only logf rounds: 1 ulp of log C, at most 2u·|loss|; we allow
+// 4u·|loss|. A version that loses m of the C terms errs by log(C / (C − m)),
+// about m/C: 1/4099 = 2.4e-4 against 2.0e-6 at C = 4099.
 std::vector<Tensor> ce_tolerance(const Sizes& s, const std::vector<Tensor>& in) {
   const int64_t N = s[0], C = s[1];
   std::vector<Tensor> bounds = {ce_reference(s, in)[0], tolerance(s, in)[0]};
   const float* z = in[0].data<float>();
   double* b = bounds[0].data<double>();
   const double u = std::ldexp(1.0, -24);
-  for (int64_t i = 0; i < N; ++i) {
-    const auto [lo, hi] = std::minmax_element(z + i * C, z + (i + 1) * C);
-    const double R = double(*hi) - double(*lo);
-    b[i] = (8.0 * double(C) + 4.0 * R + 32.0 + 2.0 * std::abs(b[i])) * u;
-  }
+  for (int64_t i = 0; i < N; ++i)
+    b[i] = constant_row(z, i, C) ? 4.0 * u * std::abs(b[i])
+                                 : (8.0 * double(C) + 4.0 * row_range(z, i, C) + 32.0 + 2.0 * std::abs(b[i])) * u;
   return bounds;
 }
 
 const Registration softmax_cross_entropy{Op{
     .name = "softmax_cross_entropy",
     .size_names = {"N", "C"},
-    // The softmax op's sizes; C = 1 is a row whose loss is 0 exactly.
-    .test_sizes = kSoftmaxTestSizes,
+    // The shared sizes and long rows (ce_test_sizes); C = 1 is a row whose loss is 0 exactly.
+    .test_sizes = ce_test_sizes(),
     .defaults = {4096, 1024},
     .make_inputs = ce_inputs,
     .output_shapes = [](const Sizes& s) { return std::vector<Shape>{Shape{s[0]}, Shape{s[0], s[1]}}; },
@@ -261,7 +288,7 @@ const Registration softmax_cross_entropy_backward{Op{
     // cap (1056 blocks of 256 = 270336 threads), so the grid-stride loop
     // comes round.
     .test_sizes = [] {
-      std::vector<Sizes> sizes = kSoftmaxTestSizes;
+      std::vector<Sizes> sizes = ce_test_sizes();
       sizes.push_back({263, 1031});
       return sizes;
     }(),
