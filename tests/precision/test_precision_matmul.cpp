@@ -16,6 +16,7 @@
 namespace precision = warpnet::device::precision;
 using warpnet::DType;
 using warpnet::Tensor;
+using warpnet::test::gamma_fp32;
 
 namespace {
 
@@ -38,11 +39,6 @@ double frobenius(const Tensor& t) {
   for (int64_t i = 0; i < d.numel(); ++i) s += d.data<double>()[i] * d.data<double>()[i];
   return std::sqrt(s);
 }
-
-// gamma_n = n u / (1 - n u), u = 2^-24: the relative bound on a sum of
-// positive-weight terms after at most n fp32 roundings (Higham, ch. 3), in
-// any order.
-double gamma_fp32(double n) { return n * 0x1p-24 / (1 - n * 0x1p-24); }
 
 std::map<std::string, precision::Row> cpu_rows(int64_t m, int64_t n, int64_t k) {
   precision::Options o;

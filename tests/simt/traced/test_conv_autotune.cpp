@@ -1,8 +1,9 @@
 // Every candidate tile of conv2d/07_autotuned against a CPU reference, at
 // awkward sizes, every direct block of conv2d/08 where it applies, every
 // pipelined tile of 09, both Winograd candidates of 10 and 11's fused kernel
-// (their other candidates are the previous version's). The registry test checks only the
-// candidate the tuning table picks at each test size; on a GPU the
+// (their other candidates are the previous version's), these three against
+// the bound derived for Winograd's arithmetic (winograd_bound.hpp). The
+// registry test checks only the candidate the tuning table picks at each test size; on a GPU the
 // autotuner may pick any of them, so each is checked here. Traced (see ../../CMakeLists.txt): the checker also
 // fails a launch on any out-of-bounds access, shared-memory race or
 // uninitialized shared read.
@@ -20,6 +21,7 @@
 namespace {
 #include "kernels/conv/11_winograd_fused.cu"  // includes 10_winograd.cu, 09, 08 and 07
 }  // namespace
+#include "tests/simt/traced/winograd_bound.hpp"  // after the kernels: their ConvShape
 
 namespace {
 
@@ -99,9 +101,12 @@ void launch_fused(const ConvShape& g, const float* x, const float* w, float* y) 
     throw warpnet::simt::LaunchError(cudaErrorLaunchFailure, warpnet::simt::last_error_message());
 }
 
+// How the checked versions compute y: the bound follows (reference() or winograd_bound.hpp).
+enum class Arithmetic { direct, winograd };
+
 // Calls check_all(g, "at ...", x, w, want, bound) for every size, with fixed-seed x and w and the reference.
 template <size_t COUNT, class CheckAll>
-void for_each_size(const int (&sizes)[COUNT][10], CheckAll check_all) {
+void for_each_size(const int (&sizes)[COUNT][10], CheckAll check_all, Arithmetic arithmetic = Arithmetic::direct) {
   for (const auto& size : sizes) {
     const ConvShape g = shape(size);
     uint64_t state = kSeed;
@@ -109,6 +114,7 @@ void for_each_size(const int (&sizes)[COUNT][10], CheckAll check_all) {
     const std::vector<float> w = candidate_check::uniform(size_t(g.K) * g.crs(), state);
     std::vector<double> want, bound;
     reference(g, x, w, want, bound);
+    if (arithmetic == Arithmetic::winograd) bound = winograd_bound::bound(g, x, w);
     DeviceBuffer<float> d_x(x), d_w(w);
     const std::string at = warpnet::cat(" at N=", g.N, " C=", g.C, " H=", g.H, " W=", g.W, " K=", g.K, " R=", g.R,
                                         " S=", g.S, " stride=", g.stride, " pad=", g.pad, " dilation=", g.dil,
@@ -202,7 +208,7 @@ TEST_CASE("conv winograd: both Winograd candidates of conv2d/10 match the CPU re
       candidate_check::check(
           conv_v10::candidate_name(i) + at, [&](float* y) { launch_winograd(i, g, x, w, y); }, want, bound);
     }
-  });
+  }, Arithmetic::winograd);
   // Where it does not apply: stride 2, dilation 2, a 5x5 filter; v9's candidates do.
   CHECK_FALSE(conv_v10::candidate_applies(0, shape({1, 3, 9, 9, 4, 3, 3, 2, 1, 1})));
   CHECK_FALSE(conv_v10::candidate_applies(1, shape({1, 3, 9, 9, 4, 3, 3, 1, 2, 2})));
@@ -226,7 +232,7 @@ TEST_CASE("conv winograd fused: conv2d/11's fused kernel matches the CPU referen
     REQUIRE(conv_v11::candidate_applies(0, g));
     candidate_check::check(
         conv_v11::candidate_name(0) + at, [&](float* y) { launch_fused(g, x, w, y); }, want, bound);
-  });
+  }, Arithmetic::winograd);
   CHECK_FALSE(conv_v11::candidate_applies(0, shape({1, 3, 9, 9, 4, 3, 3, 2, 1, 1})));  // stride 2
   // The table: the fused kernel where v10's takes Winograd, v10's choice elsewhere.
   CHECK(conv_v11::table_choice(shape({64, 64, 56, 56, 64, 3, 3, 1, 1, 1})) == 0);

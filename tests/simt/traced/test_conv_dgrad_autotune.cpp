@@ -2,7 +2,9 @@
 // at awkward sizes, on both of its paths (the tap table at stride 1, dgrad
 // v2's kernel at stride 2); every direct tile of conv2d_dgrad/04 where it
 // applies, every pipelined tile of 05, both Winograd candidates of 06 and
-// 07's fused kernel (their other candidates are the previous version's). The registry test
+// 07's fused kernel (their other candidates are the previous version's),
+// these three against the bound derived for Winograd's arithmetic
+// (winograd_bound.hpp). The registry test
 // checks only the candidate the tuning table picks at each test size; on a
 // GPU the autotuner may pick any of them, so each is checked here. Traced (see ../../CMakeLists.txt): the
 // checker also fails a launch on any out-of-bounds access, shared-memory race
@@ -21,6 +23,7 @@
 namespace {
 #include "kernels/conv/dgrad_07_winograd_fused.cu"  // includes dgrad 06 ... 02 and conv 11 ... 07
 }  // namespace
+#include "tests/simt/traced/winograd_bound.hpp"  // after the kernels: their ConvShape
 
 namespace {
 
@@ -103,9 +106,24 @@ void launch_fused(const ConvShape& g, const float* dy, const float* w, float* dx
     throw warpnet::simt::LaunchError(cudaErrorLaunchFailure, warpnet::simt::last_error_message());
 }
 
+// The Winograd versions' bound (winograd_bound.hpp): they run the forward
+// convolution of dy with the filters transposed and turned by 180°
+// (dgrad_06_winograd.cu's forward_view), so the bound is that convolution's.
+std::vector<double> winograd_bound_of(const ConvShape& g, const std::vector<float>& dy, const std::vector<float>& w) {
+  std::vector<float> turned(w.size());  // (C, K, 3, 3): turned[c][k][r][s] = w[k][c][2 - r][2 - s]
+  for (int k = 0; k < g.K; ++k)
+    for (int c = 0; c < g.C; ++c)
+      for (int tap = 0; tap < 9; ++tap)
+        turned[(size_t(c) * g.K + k) * 9 + 8 - tap] = w[(size_t(k) * g.C + c) * 9 + tap];
+  return winograd_bound::bound(conv_dgrad_v06::forward_view(g), dy, turned);
+}
+
+// How the checked versions compute dx: the bound follows (reference() or winograd_bound_of()).
+enum class Arithmetic { direct, winograd };
+
 // Runs check_one(name, launch) for every size, with fixed-seed dy and w and the reference.
 template <size_t COUNT, class CheckAll>
-void for_each_size(const int (&sizes)[COUNT][10], CheckAll check_all) {
+void for_each_size(const int (&sizes)[COUNT][10], CheckAll check_all, Arithmetic arithmetic = Arithmetic::direct) {
   for (const auto& size : sizes) {
     const ConvShape g = shape(size);
     uint64_t state = kSeed;
@@ -113,6 +131,7 @@ void for_each_size(const int (&sizes)[COUNT][10], CheckAll check_all) {
     const std::vector<float> w = candidate_check::uniform(size_t(g.K) * g.C * g.R * g.S, state);
     std::vector<double> want, bound;
     reference(g, dy, w, want, bound);
+    if (arithmetic == Arithmetic::winograd) bound = winograd_bound_of(g, dy, w);
     DeviceBuffer<float> d_dy(dy), d_w(w);
     const std::string at = warpnet::cat(" at N=", g.N, " C=", g.C, " H=", g.H, " W=", g.W, " K=", g.K, " R=", g.R,
                                         " S=", g.S, " stride=", g.stride, " pad=", g.pad, " dilation=", g.dil,
@@ -221,7 +240,7 @@ TEST_CASE("conv dgrad winograd: dgrad/06's two Winograd candidates and dgrad/07'
     REQUIRE(conv_dgrad_v07::candidate_applies(0, g));
     candidate_check::check(
         conv_dgrad_v07::candidate_name(0) + at, [&](float* dx) { launch_fused(g, dy, w, dx); }, want, bound);
-  });
+  }, Arithmetic::winograd);
   // Where it does not apply: stride 2, pad 3, a 5x5 filter; dgrad v5's candidates do.
   CHECK_FALSE(conv_dgrad_v06::candidate_applies(0, shape({1, 3, 9, 9, 4, 3, 3, 2, 1, 1})));
   CHECK_FALSE(conv_dgrad_v06::candidate_applies(1, shape({1, 3, 9, 9, 4, 3, 3, 1, 3, 1})));
