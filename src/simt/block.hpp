@@ -70,6 +70,7 @@ struct alignas(64) Lane {
   int arg = 0, width = 32;
   uint64_t result = 0;  // what the collective returns to this lane
   uint64_t* mbarrier = nullptr;  // at_mbarrier: the barrier it waits on (the parity is in `value`)
+  uint32_t mbarrier_phase = 0;   // at_mbarrier: the phase it waits for (its arrivals are what the wait acquires)
   PendingAccess access;  // while at_memory
   // cp.async copies this thread issued and has not yet waited for (async_copy.cpp).
   std::vector<AsyncCopy> async_copies;
@@ -106,14 +107,21 @@ class Block {
   // The race checker's view of __syncwarp, as vector clocks over a warp's
   // lanes: lane_clock is the lane's own count of the syncs it passed (a
   // __syncwarp(mask), or a .sync.aligned matrix instruction over the whole
-  // warp); an access made when lane a's clock read `stamp` is ordered before
-  // lane b's next one when a chain of syncs leads from a, after the access,
-  // to b (lane 1 syncing with lane 2, then lane 0 with lane 1, orders lane
-  // 2's earlier accesses before lane 0's later ones).
+  // warp) and of its mbarrier arrives; an access made when lane a's clock
+  // read `stamp` is ordered before lane b's next one when a chain of syncs
+  // leads from a, after the access, to b (lane 1 syncing with lane 2, then
+  // lane 0 with lane 1, orders lane 2's earlier accesses before lane 0's
+  // later ones). Other lanes learn a clock only at syncs, so an arrive's
+  // tick orders nothing within the warp by itself.
   unsigned lane_clock(unsigned warp, unsigned lane) const { return warp_clocks_[warp][lane][lane]; }
   bool warp_ordered(unsigned warp, unsigned earlier_lane, unsigned stamp, unsigned later_lane) const {
     return warp_clocks_[warp][later_lane][earlier_lane] > stamp;
   }
+  // An mbarrier arrive (Checker::mbarrier_release): the lane's accesses so far
+  // come before it, its later ones after.
+  void tick_lane_clock(unsigned warp, unsigned lane) { ++warp_clocks_[warp][lane][lane]; }
+  // What the lane knows of its warp's clocks, its own included.
+  const std::array<uint32_t, 32>& lane_knows(unsigned warp, unsigned lane) const { return warp_clocks_[warp][lane]; }
   unsigned lanes_in_warp(unsigned warp) const;
   Lane& lane(unsigned linear) { return lanes_[linear]; }
   const KernelCall& call() const { return call_; }

@@ -43,6 +43,7 @@ void Checker::start_block() {
   for (auto& warp : issued_) warp.clear();
   uninitialized_.reset();
   global_words_.clear();
+  acquired_.clear();
 }
 
 Checker::Region* Checker::shared_region(uintptr_t address) {
@@ -154,11 +155,42 @@ void Checker::check_byte(const Lane& lane, const Region& region, uintptr_t addre
 
 bool Checker::ordered(const Access& other, const Lane& lane) const {
   // Two accesses are ordered when the same thread made both, a __syncthreads
-  // lies between them, or they come from one warp with a chain of
-  // __syncwarps leading from the one lane to the other between (lane clocks).
+  // lies between them, they come from one warp with a chain of __syncwarps
+  // leading from the one lane to the other between (lane clocks), or an
+  // mbarrier's arrive after the one and a wait before the other lie between.
   if (other.thread < 0 || other.thread == int16_t(lane.linear) || other.epoch != block_.barrier_epoch()) return true;
   const unsigned other_warp = unsigned(other.thread) / 32;
-  return other_warp == lane.warp && block_.warp_ordered(lane.warp, unsigned(other.thread) % 32, other.sync, lane.lane);
+  if (other_warp == lane.warp && block_.warp_ordered(lane.warp, unsigned(other.thread) % 32, other.sync, lane.lane))
+    return true;
+  return acquired_after(lane, other);
+}
+
+bool Checker::acquired_after(const Lane& lane, const Access& other) const {
+  // The other thread's clock ticked at an arrive after its access, and the
+  // lane's waits have acquired that tick (or a later one).
+  if (acquired_.empty()) return false;
+  return acquired_[size_t(lane.linear) * block_.lane_count() + unsigned(other.thread)] > other.sync;
+}
+
+void Checker::mbarrier_release(const Lane& lane, std::vector<uint32_t>& phase) {
+  block_.tick_lane_clock(lane.warp, lane.lane);  // the lane's accesses so far are now before the arrive
+  const unsigned threads = block_.lane_count();
+  if (phase.empty()) phase.assign(threads, 0);
+  const std::array<uint32_t, 32>& warp_knows = block_.lane_knows(lane.warp, lane.lane);
+  for (unsigned l = 0; l < block_.lanes_in_warp(lane.warp); ++l)
+    phase[lane.warp * 32 + l] = std::max(phase[lane.warp * 32 + l], warp_knows[l]);
+  if (acquired_.empty()) return;
+  // Cumulative, as a release is: what the lane acquired from others is before its arrive too.
+  const uint32_t* knows = &acquired_[size_t(lane.linear) * threads];
+  for (unsigned t = 0; t < threads; ++t) phase[t] = std::max(phase[t], knows[t]);
+}
+
+void Checker::mbarrier_acquire(const Lane& lane, const std::vector<uint32_t>& released) {
+  if (released.empty()) return;  // its arrivals came before the block's first traced access: nothing to order
+  const unsigned threads = block_.lane_count();
+  if (acquired_.empty()) acquired_.assign(size_t(threads) * threads, 0);
+  uint32_t* knows = &acquired_[size_t(lane.linear) * threads];
+  for (unsigned t = 0; t < threads; ++t) knows[t] = std::max(knows[t], released[t]);
 }
 
 void Checker::race(const Lane& lane, const Region& region, uintptr_t address, const Access& mine, bool write,
@@ -177,7 +209,13 @@ void Checker::race(const Lane& lane, const Region& region, uintptr_t address, co
                     cat(block_.where(lane), ": shared-memory race on `", region.name, "`[byte ",
                         address - region.begin, "] (address ", hex_address(address), "): this thread ", this_does,
                         " and thread ", format_dim(them.tid), " ", how(other, other_wrote),
-                        " with no __syncthreads() between them"));
+                        " with no __syncthreads() between them", nor_mbarrier()));
+}
+
+std::string Checker::nor_mbarrier() {
+  // In a block that uses mbarriers, the ordering the race lacks may be one's.
+  if (block_.hopper().barriers.empty()) return "";
+  return ", nor an mbarrier that thread arrived on after its access and this thread waited for since";
 }
 
 void Checker::check_global(const Lane& lane, const Allocation& allocation, uintptr_t address, size_t bytes, How how,
@@ -245,7 +283,7 @@ void Checker::global_race(const Lane& lane, const Allocation& allocation, uintpt
                         allocation.bytes, "-byte allocation (address ", hex_address(address), "): this thread ",
                         this_does, " at ", describe_code(mine.pc),
                         " and thread ", format_dim(them.tid), " ", they_did, " at ", describe_code(other.pc),
-                        " with no __syncthreads() between them (", fix, ")"));
+                        " with no __syncthreads() between them", nor_mbarrier(), " (", fix, ")"));
 }
 
 void Checker::check_between_blocks(const Lane& lane, const Allocation* allocation, uintptr_t address,

@@ -47,6 +47,15 @@ class Checker {
   // read it). Checked as a write, not counted: the store is counted where the
   // copy is made.
   void async_copy_issued(const Lane& lane, uintptr_t address, size_t bytes, const void* pc);
+  // An mbarrier's arrive and a wait returning for the phase it completed, as
+  // release and acquire: the arriving thread's accesses before its arrive are
+  // ordered before the waiting thread's after its wait. Release ticks the
+  // lane's clock and joins what it knows — its own clock, its warp's through
+  // __syncwarp, what its own waits acquired — into `phase`, the clocks the
+  // barrier's current phase collects (by thread); acquire joins `released`,
+  // a completed phase's, into what the lane knows (Checker::ordered).
+  void mbarrier_release(const Lane& lane, std::vector<uint32_t>& phase);
+  void mbarrier_acquire(const Lane& lane, const std::vector<uint32_t>& released);
   // At each barrier and at the end of the block: warp-level accesses are complete.
   void end_phase();
   void end_block();
@@ -101,7 +110,8 @@ class Checker {
   // word, each with the bytes it touched (kept per byte they would cost
   // about 200 bytes per byte read). A plain access of a byte another thread
   // of the block wrote, a write of one another read, or a plain access
-  // against another's atomic, with no __syncthreads() between, is a race:
+  // against another's atomic, with nothing between to order them (a
+  // __syncthreads(), an mbarrier's arrive and wait: Checker::ordered), is a race:
   // `*sum += x` from many threads, a forgotten atomicAdd, an in-place shift
   // `x[i] = x[i + 1]`. Volatile accesses are checked against plain ones but
   // not kept (strong accesses do not race with each other). Between blocks,
@@ -129,9 +139,13 @@ class Checker {
                   bool write);
   Access access_now(const Lane& lane, const void* pc, Kind kind) const;
   bool ordered(const Access& other, const Lane& lane) const;
+  // Out of line, so that ordered() stays small enough to be inlined into the
+  // per-byte checks: it is reached only when nothing cheaper orders the two.
+  [[gnu::noinline]] bool acquired_after(const Lane& lane, const Access& other) const;
   void keep_reader(std::array<Access, 2>& readers, const Access& read, const Lane& lane);
   [[noreturn]] void race(const Lane& lane, const Region& region, uintptr_t address, const Access& mine,
                          bool write, const Access& other, bool other_wrote);
+  std::string nor_mbarrier();  // what else a race message says lacks between the accesses
   [[noreturn]] void out_of_bounds(const Lane& lane, uintptr_t address, size_t bytes, bool write, const void* pc,
                                   bool shared, bool atomic = false);
   void record(const Lane& lane, uintptr_t address, size_t bytes, bool write, const void* pc, Space space);
@@ -150,6 +164,10 @@ class Checker {
   std::vector<WarpAccess> samples_;
   std::optional<UninitializedRead> uninitialized_;  // the phase's first read of a never-written byte
   std::unordered_map<uintptr_t, GlobalWord> global_words_;  // by address / 4, this block's
+  // Row t, column u: the latest clock of thread u (Block::lane_clock) that
+  // thread t has acquired through mbarrier waits. threads x threads, made at
+  // the block's first acquire: empty in blocks that wait on no mbarrier.
+  std::vector<uint32_t> acquired_;
 };
 
 }  // namespace warpnet::simt

@@ -6,6 +6,7 @@
 
 #include "simt/allocations.hpp"
 #include "simt/block.hpp"
+#include "simt/checker.hpp"
 #include "simt/minifloat.hpp"
 #include "simt/tensor_cores.hpp"
 #include "simt/symbols.hpp"
@@ -53,11 +54,24 @@ MBarrier& barrier_at(const Lane& lane, uint64_t* bar, const char* instruction) {
 }
 
 // A phase completes when its arrivals and its transaction bytes are all in.
+// Its arrivals' clocks become what its waits acquire; the TMA bytes that may
+// complete it release nothing (no thread made those writes).
 void maybe_complete(MBarrier& b) {
   if (b.pending == 0 && b.tx == 0) {
     ++b.completed;
     b.pending = b.expected;
+    std::swap(b.released, b.arriving);
+    std::fill(b.arriving.begin(), b.arriving.end(), 0u);  // the next phase starts with no arrival
   }
+}
+
+// The race checker (traced launches only) takes an arrive as a release and a
+// wait that returns for a completed phase as an acquire of its arrivals.
+void release(const Lane& lane, MBarrier& b) {
+  if (Checker* checker = current_block->checker_if_traced()) checker->mbarrier_release(lane, b.arriving);
+}
+void acquire(Block& block, const Lane& lane, const MBarrier& b) {
+  if (Checker* checker = block.checker_if_traced()) checker->mbarrier_acquire(lane, b.released);
 }
 
 bool phase_done(const MBarrier& b, uint32_t parity) { return (b.completed & 1u) != (parity & 1u); }
@@ -83,7 +97,8 @@ void mbarrier_init(uint64_t* bar, uint32_t count) {
   const uint32_t address = shared_address(bar);
   if (address % 8 != 0) misuse(lane, "mbarrier.init", cat("shared address ", hex32(address), " is not 8-byte aligned"));
   if (count == 0 || count >= (1u << 20)) misuse(lane, "mbarrier.init", cat("count ", count, " is outside [1, 2^20)"));
-  current_block->hopper().barriers[bar] = MBarrier{count, count, 0, 0, lane.linear, current_block->barrier_epoch()};
+  current_block->hopper().barriers[bar] =
+      MBarrier{count, count, 0, 0, lane.linear, current_block->barrier_epoch(), {}, {}};  // no clocks released yet
 }
 
 void mbarrier_arrive(uint64_t* bar, uint32_t expect_tx_bytes, const char* instruction) {
@@ -94,6 +109,7 @@ void mbarrier_arrive(uint64_t* bar, uint32_t expect_tx_bytes, const char* instru
     misuse(lane, instruction,
            cat("more arrivals than the ", b.expected, " the mbarrier at ", hex32(shared_address(bar)),
                " was initialized with, in one phase"));
+  release(lane, b);
   b.tx += expect_tx_bytes;
   --b.pending;
   maybe_complete(b);
@@ -104,9 +120,14 @@ void mbarrier_wait_parity(uint64_t* bar, uint32_t parity) {
   {
     LibraryScope scope;
     lane = &this_lane("mbarrier.try_wait.parity");
-    if (phase_done(barrier_at(*lane, bar, "mbarrier.try_wait.parity"), parity)) return;
+    const MBarrier& b = barrier_at(*lane, bar, "mbarrier.try_wait.parity");
+    if (phase_done(b, parity)) {
+      acquire(*current_block, *lane, b);  // the phase of that parity that completed last
+      return;
+    }
     lane->state = LaneState::at_mbarrier;
     lane->mbarrier = bar;
+    lane->mbarrier_phase = b.completed;  // the phase in progress has the parity it waits for
     lane->value = parity;
     lane->site = __builtin_return_address(0);
   }
@@ -457,9 +478,14 @@ bool HopperUnits::settle(Block& block) {
       woke = true;
     }
     if (lane.state != LaneState::at_mbarrier) continue;
-    if (phase_done(barriers.at(lane.mbarrier), uint32_t(lane.value))) {
+    const MBarrier& b = barriers.at(lane.mbarrier);
+    if (phase_done(b, uint32_t(lane.value))) {
       lane.state = LaneState::ready;
       woke = true;
+      // Its wait returns for the phase it parked on. Should later phases of
+      // the same parity have completed too, the clocks kept are theirs, which
+      // its wait did not see: it acquires nothing (a race reported, not hidden).
+      if (b.completed == lane.mbarrier_phase + 1) acquire(block, lane, b);
     }
   }
   return woke;

@@ -21,6 +21,11 @@ struct MBarrier {
   // ordered before other threads' operations on the object).
   unsigned init_thread = 0;
   unsigned init_epoch = 0;
+  // For the traced build's race checker (Checker::mbarrier_release/acquire),
+  // by thread: the clocks this phase's arrivals released so far, and those of
+  // the last completed phase, which a wait that returns for it acquires.
+  // Empty in untraced launches.
+  std::vector<uint32_t> arriving, released;
 };
 
 struct TmaCopy {
