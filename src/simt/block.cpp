@@ -97,6 +97,7 @@ void Block::warp_sync(unsigned warp, uint32_t mask) {
   }
   for (unsigned l = 0; l < count; ++l)
     if (mask >> l & 1) v[l] = joined;
+  checker_->warp_synced(warp, mask);  // and what their mbarrier waits acquired
 }
 
 std::string Block::where() const { return cat("kernel ", kernel_name_, ", block ", format_dim(index_)); }

@@ -193,6 +193,19 @@ void Checker::mbarrier_acquire(const Lane& lane, const std::vector<uint32_t>& re
   for (unsigned t = 0; t < threads; ++t) knows[t] = std::max(knows[t], released[t]);
 }
 
+void Checker::warp_synced(unsigned warp, uint32_t mask) {
+  if (acquired_.empty()) return;  // no wait has acquired anything in this block yet
+  const unsigned threads = block_.lane_count(), count = block_.lanes_in_warp(warp);
+  joined_.assign(threads, 0u);
+  for (unsigned l = 0; l < count; ++l) {
+    if (!(mask >> l & 1)) continue;
+    const uint32_t* knows = &acquired_[size_t(warp * 32 + l) * threads];
+    for (unsigned t = 0; t < threads; ++t) joined_[t] = std::max(joined_[t], knows[t]);
+  }
+  for (unsigned l = 0; l < count; ++l)
+    if (mask >> l & 1) std::copy(joined_.begin(), joined_.end(), &acquired_[size_t(warp * 32 + l) * threads]);
+}
+
 void Checker::race(const Lane& lane, const Region& region, uintptr_t address, const Access& mine, bool write,
                    const Access& other, bool other_wrote) {
   const Lane& them = block_.lane(unsigned(other.thread));

@@ -56,6 +56,12 @@ class Checker {
   // a completed phase's, into what the lane knows (Checker::ordered).
   void mbarrier_release(const Lane& lane, std::vector<uint32_t>& phase);
   void mbarrier_acquire(const Lane& lane, const std::vector<uint32_t>& released);
+  // The lanes of `warp` in `mask` passed a __syncwarp (or a .sync matrix
+  // instruction) together (Block::warp_sync): each now knows what any of them
+  // acquired, as the sync orders a lane's wait before the others' later
+  // accesses (one lane waits for the producer, then __syncwarp, then the
+  // whole warp reads) and before their later arrives.
+  void warp_synced(unsigned warp, uint32_t mask);
   // At each barrier and at the end of the block: warp-level accesses are complete.
   void end_phase();
   void end_block();
@@ -165,9 +171,11 @@ class Checker {
   std::optional<UninitializedRead> uninitialized_;  // the phase's first read of a never-written byte
   std::unordered_map<uintptr_t, GlobalWord> global_words_;  // by address / 4, this block's
   // Row t, column u: the latest clock of thread u (Block::lane_clock) that
-  // thread t has acquired through mbarrier waits. threads x threads, made at
-  // the block's first acquire: empty in blocks that wait on no mbarrier.
+  // thread t has acquired through mbarrier waits, its own or, through a
+  // __syncwarp since, a lane of its warp's. threads x threads, made at the
+  // block's first acquire: empty in blocks that wait on no mbarrier.
   std::vector<uint32_t> acquired_;
+  std::vector<uint32_t> joined_;  // warp_synced's scratch row
 };
 
 }  // namespace warpnet::simt

@@ -1,8 +1,9 @@
 // The race checker and mbarriers: an arrive releases the arriving thread's
 // earlier accesses to every thread whose wait returns for the phase it
 // completed, as __syncthreads() does for the whole block. A hand-off from
-// one warp to another through an mbarrier, one relayed through a second
-// barrier, and a buffer reused round after round through a full and an
+// one warp to another through an mbarrier (one lane of a warp waiting or
+// arriving for it, a __syncwarp() passing the order on), one relayed through
+// a second barrier, and a buffer reused round after round through a full and an
 // empty barrier (matmul v13's ring, with plain stores in place of TMA) must
 // pass; a read without the wait, a wait on another barrier, a store after
 // the arrive, and a wait that missed the phase whose arrivals the barrier
@@ -41,7 +42,7 @@ std::string race_in(void (*kernel)(P...), dim3 block, A... args) {
 
 // How the producer warp fills the buffer, and how the consumer warp gets to read it.
 enum class Producer { stores_then_arrives, arrives_then_stores, syncwarp_then_one_arrives };
-enum class Consumer { waits, skips_the_wait, waits_on_another_barrier };
+enum class Consumer { waits, skips_the_wait, waits_on_another_barrier, one_lane_waits_then_syncwarp, one_lane_waits };
 
 // Warp kProducer stores one float per lane and arrives on `full`; the other
 // warp's lanes each read what a neighbouring producer lane stored. The
@@ -69,6 +70,10 @@ __global__ void hand_off(float* out) {
     }
   } else {
     if (kRead == Consumer::waits) mbarrier_wait(full, 0);
+    if (kRead == Consumer::one_lane_waits_then_syncwarp || kRead == Consumer::one_lane_waits) {
+      if (lane == 0) mbarrier_wait(full, 0);
+      if (kRead == Consumer::one_lane_waits_then_syncwarp) __syncwarp();  // orders lane 0's wait before the reads
+    }
     if (kRead == Consumer::waits_on_another_barrier) {
       mbarrier_arrive(another);  // the consumers' own barrier: its phase orders nothing the producer did
       mbarrier_wait(another, 0);
@@ -81,7 +86,9 @@ __global__ void hand_off(float* out) {
 // arrives on `second`; warp 2 waits on `second` and reads what warp 0 stored,
 // ordered through warp 1. Unless warp 1 arrives before its wait
 // (kRelayWaitsFirst false): then its arrive releases nothing of warp 0.
-template <bool kRelayWaitsFirst>
+// kOneLane: in warp 1 only lane 0 waits and only lane 31 arrives, a
+// __syncwarp() between passing the order on.
+template <bool kRelayWaitsFirst, bool kOneLane = false>
 __global__ void relay(float* out) {
   using namespace warpnet::ptx;
   uint64_t* first = &barriers()[0];
@@ -90,12 +97,16 @@ __global__ void relay(float* out) {
   const unsigned warp = threadIdx.x / 32, lane = threadIdx.x % 32;
   if (threadIdx.x == 0) {
     mbarrier_init(first, 32);
-    mbarrier_init(second, 32);
+    mbarrier_init(second, kOneLane ? 1 : 32);
   }
   __syncthreads();
   if (warp == 0) {
     buf[lane] = float(lane);
     mbarrier_arrive(first);
+  } else if (warp == 1 && kOneLane) {
+    if (lane == 0) mbarrier_wait(first, 0);
+    __syncwarp();
+    if (lane == 31) mbarrier_arrive(second);
   } else if (warp == 1) {
     if (kRelayWaitsFirst) mbarrier_wait(first, 0);
     mbarrier_arrive(second);
@@ -190,6 +201,15 @@ TEST_CASE("traced: a store before an mbarrier arrive is ordered before the reads
   // One lane arrives for the warp: __syncwarp orders the others' stores before its arrive.
   CHECK(race_in(hand_off<Producer::syncwarp_then_one_arrives, Consumer::waits, 0>, dim3(64), out.get()).empty());
   check_neighbours(out);
+  // One lane waits for the warp: __syncwarp orders its wait before the others' reads.
+  CHECK(race_in(hand_off<Producer::stores_then_arrives, Consumer::one_lane_waits_then_syncwarp, 0>, dim3(64),
+                out.get())
+            .empty());
+  check_neighbours(out);
+  CHECK(race_in(hand_off<Producer::stores_then_arrives, Consumer::one_lane_waits_then_syncwarp, 1>, dim3(64),
+                out.get())
+            .empty());
+  check_neighbours(out);
 }
 
 TEST_CASE("traced: an mbarrier orders through a thread that waits on one and then arrives on another") {
@@ -198,8 +218,11 @@ TEST_CASE("traced: an mbarrier orders through a thread that waits on one and the
   std::vector<float> expected(32);
   for (unsigned lane = 0; lane < 32; ++lane) expected[lane] = float(31 - lane);
   CHECK(out.download() == expected);
+  // Lane 0 of the relay waits, lane 31 arrives: the __syncwarp() between passes lane 0's acquire on.
+  CHECK(race_in(relay<true, true>, dim3(96), out.get()).empty());
+  CHECK(out.download() == expected);
   // An arrive releases only what came before it: the relay's wait after it passes nothing on.
-  check_race(race_in(relay<false>, dim3(96), out.get()), "relay<false>");
+  check_race(race_in(relay<false>, dim3(96), out.get()), "relay<false");
 }
 
 TEST_CASE("traced: one buffer reused round after round through a full and an empty mbarrier runs clean") {
@@ -219,6 +242,11 @@ TEST_CASE("traced: a read of what a producer hands off through an mbarrier races
   CHECK(skipped.find("thread (32,0,0): shared-memory race") != std::string::npos);
   CHECK(skipped.find("this thread reads it at") != std::string::npos);
   CHECK(skipped.find("and thread (1,0,0) wrote it at") != std::string::npos);
+  // Lane 0's wait, with no __syncwarp() after it, orders nothing for lane 1.
+  const std::string unsynced = race_in(hand_off<Producer::stores_then_arrives, Consumer::one_lane_waits, 0>,
+                                       dim3(64), out.get());
+  check_race(unsynced, "hand_off<");
+  CHECK(unsynced.find("thread (33,0,0): shared-memory race") != std::string::npos);
   // A wait on a barrier the producer did not arrive on orders nothing of the producer's.
   check_race(race_in(hand_off<Producer::stores_then_arrives, Consumer::waits_on_another_barrier, 0>, dim3(64),
                      out.get()),
