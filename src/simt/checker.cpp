@@ -285,8 +285,8 @@ void Checker::global_race(const Lane& lane, const Allocation& allocation, uintpt
                                : other_wrote              ? "wrote it"
                                                           : "read it";
   // What the kernel should do instead, by the kind of conflict.
-  const char* fix = atomics ? "a word threads update with atomics must be read or written plainly only after a "
-                              "__syncthreads() that follows the updates"
+  const char* fix = atomics ? "plain accesses to a word threads update with atomics need a __syncthreads() between "
+                              "them and the updates: a clear before them, a read of the result after them"
                     : other_wrote ? "an update from several threads needs an atomic; several writing one value, a "
                                     "barrier or a single writer"
                                   : "a value other threads read must not be overwritten before a __syncthreads() "

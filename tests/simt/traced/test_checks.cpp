@@ -165,7 +165,8 @@ TEST_CASE("traced: a plain access to a global word other threads of the block up
                             "byte 0 of a 4-byte allocation"));
   CHECK(message.find("this thread reads it at ") != std::string::npos);
   CHECK(message.find("and thread (0,0,0) updated it with an atomic at ") != std::string::npos);
-  CHECK(message.find("only after a __syncthreads() that follows the updates") != std::string::npos);
+  CHECK(message.find("need a __syncthreads() between them and the updates: a clear before them, a read of the "
+                     "result after them") != std::string::npos);
 
   DeviceBuffer<unsigned> count(std::vector<unsigned>{7});
   message = launch_error(cudaErrorLaunchFailure, clear_while_counting, dim3(1), dim3(32), count.get());
@@ -174,6 +175,7 @@ TEST_CASE("traced: a plain access to a global word other threads of the block up
                             "byte 0 of a 4-byte allocation"));
   CHECK(message.find("this thread updates it with an atomic at ") != std::string::npos);
   CHECK(message.find("and thread (0,0,0) wrote it at ") != std::string::npos);
+  CHECK(message.find("a clear before them") != std::string::npos);  // the barrier goes between the clear and the adds
 }
 
 TEST_CASE("traced: threads reading and writing their own bytes of one global word do not race") {
