@@ -286,7 +286,8 @@ void Checker::global_race(const Lane& lane, const Allocation& allocation, uintpt
                                                           : "read it";
   // What the kernel should do instead, by the kind of conflict.
   const char* fix = atomics ? "plain accesses to a word threads update with atomics need a __syncthreads() between "
-                              "them and the updates: a clear before them, a read of the result after them"
+                              "them and the updates: a clear before them, a read of the result after them (a "
+                              "compare-and-swap loop reads its first guess with a volatile load)"
                     : other_wrote ? "an update from several threads needs an atomic; several writing one value, a "
                                     "barrier or a single writer"
                                   : "a value other threads read must not be overwritten before a __syncthreads() "
@@ -326,7 +327,8 @@ void Checker::check_between_blocks(const Lane& lane, const Allocation* allocatio
   const char* fix =
       use == U::kAtomic || (theirs & U::kAtomic)
           ? "a word that blocks update with atomics (or volatile accesses) must be accessed only so within the "
-            "launch: clear it before (cudaMemset, or an earlier kernel) and read it after"
+            "launch: clear it before (cudaMemset, or an earlier kernel) and read it after (a compare-and-swap "
+            "loop reads its first guess with a volatile load)"
       : (theirs & U::kRead) && (theirs & U::kWrite)
           ? "an update from several blocks (`x += v`) needs atomicAdd, or a partial result per block added by a "
             "second kernel (kernels/common/sum_splits.hpp)"

@@ -135,6 +135,22 @@ __global__ void clear_while_counting(unsigned* count) {
   atomicAdd(count, 1u);
 }
 
+// The largest element by compare-and-swap on the float's bits, the
+// Programming Guide's loop. VolatileGuess false reads the first guess with
+// a plain load, which races with the other threads' atomicCAS. (Not `c ?
+// volatile_lvalue : plain_lvalue`: that reads through a volatile lvalue either way.)
+template <bool VolatileGuess>
+__global__ void max_by_cas(const float* x, float* m) {
+  auto* word = reinterpret_cast<int*>(m);
+  int old, assumed;
+  if constexpr (VolatileGuess) old = *reinterpret_cast<volatile int*>(word);
+  else old = *word;
+  do {
+    assumed = old;
+    old = atomicCAS(word, assumed, __float_as_int(fmaxf(x[threadIdx.x], __int_as_float(assumed))));
+  } while (assumed != old);
+}
+
 // Bytes of one word, each read and written by its own thread: no race.
 __global__ void increment_bytes(unsigned char* b) { b[threadIdx.x] = static_cast<unsigned char>(b[threadIdx.x] + 1); }
 
@@ -176,6 +192,22 @@ TEST_CASE("traced: a plain access to a global word other threads of the block up
   CHECK(message.find("this thread updates it with an atomic at ") != std::string::npos);
   CHECK(message.find("and thread (0,0,0) wrote it at ") != std::string::npos);
   CHECK(message.find("a clear before them") != std::string::npos);  // the barrier goes between the clear and the adds
+}
+
+TEST_CASE("traced: a compare-and-swap loop's first guess is a volatile load, not a plain one") {
+  DeterministicScope deterministic;
+  std::vector<float> values(32);
+  for (int i = 0; i < 32; ++i) values[size_t(i)] = float((i * 7) % 32);
+  DeviceBuffer<float> x(values), m(std::vector<float>{-1.0f});
+  const std::string message =
+      launch_error(cudaErrorLaunchFailure, max_by_cas<false>, dim3(1), dim3(32), x.get(), m.get());
+  INFO(message);
+  CHECK(message.find("this thread reads it at ") != std::string::npos);
+  CHECK(message.find("updated it with an atomic at ") != std::string::npos);
+  CHECK(message.find("reads its first guess with a volatile load") != std::string::npos);
+  m.upload({-1.0f});
+  REQUIRE_NOTHROW(warpnet::simt::launch(max_by_cas<true>, dim3(1), dim3(32), 0, x.get(), m.get()));
+  CHECK(m.download()[0] == 31.0f);
 }
 
 TEST_CASE("traced: threads reading and writing their own bytes of one global word do not race") {
