@@ -52,9 +52,10 @@ GradientBuckets::GradientBuckets(std::vector<Parameter*> params, std::vector<int
                                   [](const Parameter* p) { return p->var.value().device() == Device::cuda; });
   if (on_gpu) nccl_ = std::make_unique<dist::NcclGroup>();
   MemoryScope scope(MemTag::gradient, "allreduce buckets");
-  for (Bucket& b : buckets_)
-    b.buffer = on_gpu ? Tensor::zeros({std::max<int64_t>(b.numel, 1)}).to(Device::cuda)
-                      : Tensor::zeros({std::max<int64_t>(b.numel, 1)});
+  for (Bucket& b : buckets_) {
+    const int64_t length = b.numel + int64_t(b.params.size());  // the gradients, then a reached flag each
+    b.buffer = on_gpu ? Tensor::zeros({length}).to(Device::cuda) : Tensor::zeros({length});
+  }
 }
 
 void GradientBuckets::begin_step(double weight) {
@@ -66,42 +67,52 @@ void GradientBuckets::begin_step(double weight) {
   next_ = 0;
 }
 
-// Copies weight·gradient of each parameter into the bucket and starts its
+// Copies weight·gradient of each parameter into the bucket, and weight·1
+// into its reached flag where it has a gradient, and starts the bucket's
 // all-reduce (sum over ranks).
 void GradientBuckets::start(Bucket& b) {
   if (nccl_) return start_on_gpu(b);
   float* out = b.buffer.data<float>();
+  float* reached = out + b.numel;
+  const float w = weight_;
   for (size_t j = 0; j < b.params.size(); ++j) {
     const Parameter& p = *params_[b.params[j]];
     float* dst = out + b.offsets[j];
     const int64_t n = p.var.value().numel();
     const Tensor& g = p.var.grad();
+    reached[j] = g.defined() ? w : 0.0f;
     if (!g.defined()) {
       std::fill(dst, dst + n, 0.0f);  // no gradient reached it (or this rank's shard is empty)
       continue;
     }
     const Tensor host = g.device() == Device::cpu ? g.contiguous() : g.to(Device::cpu);
     const float* src = host.data<float>();
-    const float w = weight_;
     for (int64_t i = 0; i < n; ++i) dst[i] = src[i] * w;
   }
-  b.pending = dist::start_allreduce_sum(out, b.numel);
+  b.pending = dist::start_allreduce_sum(out, b.buffer.numel());
   b.started = true;
 }
 
 // The same on the GPU: device-to-device copies into the bucket, then NCCL
 // sums weight·bucket over the ranks (PreMulSum), all on the group's stream.
+// The reached flags are 1 here: NCCL's PreMulSum weighs them with the rest.
 void GradientBuckets::start_on_gpu(Bucket& b) {
   float* out = static_cast<float*>(b.buffer.raw());
+  std::vector<float> reached(b.params.size());
   for (size_t j = 0; j < b.params.size(); ++j) {
     const Parameter& p = *params_[b.params[j]];
     const Tensor& g = p.var.grad();
+    reached[j] = g.defined() ? 1.0f : 0.0f;
+    // A released temporary is safe to reuse: the group's stream is a
+    // blocking one, so later default-stream work waits for this copy.
     const Tensor grad = g.defined() ? g : Tensor::zeros(p.var.value().shape()).to(Device::cuda);
     WN_CHECK(grad.device() == Device::cuda && grad.is_contiguous(), "buckets: the gradient of ", p.name, " is ",
              grad.describe(), "; NCCL all-reduces contiguous GPU tensors");
     nccl_->copy(out + b.offsets[j], grad.raw(), p.var.value().nbytes());
   }
-  nccl_->start_weighted_sum(out, b.numel, weight_);
+  const Tensor flags = Tensor::from({int64_t(reached.size())}, reached).to(Device::cuda);
+  nccl_->copy(out + b.numel, flags.raw(), flags.nbytes());
+  nccl_->start_weighted_sum(out, b.buffer.numel(), weight_);
   b.started = true;
 }
 
@@ -111,7 +122,9 @@ void GradientBuckets::finish_on_gpu() {
   std::set<const Storage*> seen;
   for (Bucket& b : buckets_) {
     const float* in = static_cast<const float*>(b.buffer.raw());
+    const Tensor reached = b.buffer.rows(b.numel, int64_t(b.params.size())).to(Device::cpu);
     for (size_t j = 0; j < b.params.size(); ++j) {
+      if (reached.data<float>()[j] == 0.0f) continue;  // no rank reached it: left without a gradient
       Parameter& p = *params_[b.params[j]];
       Tensor& g = p.var.grad();
       if (!(g.defined() && g.device() == Device::cuda && g.is_contiguous() && seen.insert(g.storage()).second)) {
@@ -141,7 +154,9 @@ void GradientBuckets::finish() {
   for (Bucket& b : buckets_) {
     b.pending.wait();
     const float* in = b.buffer.data<float>();
+    const float* reached = in + b.numel;
     for (size_t j = 0; j < b.params.size(); ++j) {
+      if (reached[j] == 0.0f) continue;  // no rank reached it: left without a gradient
       Parameter& p = *params_[b.params[j]];
       Tensor& g = p.var.grad();
       const float* src = in + b.offsets[j];

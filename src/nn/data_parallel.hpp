@@ -65,10 +65,11 @@ class GradientBuckets {
   void layers_done_from(int layer);
   // After backward: starts what is left, waits for all, and stores the
   // summed gradient in each parameter's grad. A parameter no gradient
-  // reached (or a rank with an empty shard) contributes zeros. Where no rank
-  // reached it, it gets a zero gradient, where one process leaves it without
-  // one and its optimizer skips it (momentum and weight decay would still
-  // move it here); no model of warpnet has such a parameter.
+  // reached on this rank (or a rank with an empty shard) contributes zeros.
+  // One no rank reached is left without a gradient, as one process leaves
+  // it, so the optimizer skips it (a zero gradient would still move it by
+  // momentum and weight decay): each bucket carries, after its gradients, a
+  // flag per parameter, weight·1 where this rank reached it, summed with them.
   void finish();
 
   size_t count() const { return buckets_.size(); }
@@ -81,9 +82,9 @@ class GradientBuckets {
   struct Bucket {
     std::vector<size_t> params;  // indices into params_, last parameter first
     std::vector<int64_t> offsets;
-    int64_t numel = 0;
+    int64_t numel = 0;    // gradients; the buffer holds numel + params.size() (the reached flags)
     int first_layer = 0;  // the lowest layer index among its parameters
-    Tensor buffer;        // f32 (numel), charged to gradients ("allreduce buckets"); on the GPU with NCCL
+    Tensor buffer;        // f32 (numel + params.size()), charged to gradients ("allreduce buckets"); on the GPU with NCCL
     dist::Pending pending;
     bool started = false;
   };
