@@ -5,6 +5,7 @@
 
 #include <malloc.h>
 
+#include <cstdint>
 #include <cstdlib>
 #include <cstring>
 #include <mutex>
@@ -42,12 +43,21 @@ Storage::Storage(int64_t bytes, Device device, MemTag tag, std::string layer, in
   keep_freed_memory_in_process();
   if (const std::string why = host_allocation_refusal(bytes); !why.empty())
     fail("storage: out of host memory allocating ", format_bytes(bytes), " (", purpose(), "): ", why);
-  size_t rounded = (static_cast<size_t>(bytes) + kAlignment - 1) / kAlignment * kAlignment;
-  data_ = std::aligned_alloc(kAlignment, rounded == 0 ? kAlignment : rounded);
-  if (!data_) fail("storage: out of host memory allocating ", format_bytes(bytes), " (", purpose(), ")");
+  // malloc, then rounded up to the alignment, rather than aligned_alloc:
+  // glibc's aligned_alloc asks its heap for the size plus the alignment and
+  // a header, so a freed block of exactly one tensor's size never fits the
+  // next tensor of that size once a small allocation made since sits after
+  // it (a control block, a layer's name), and each such tensor took fresh
+  // pages: lesson 02's thirteen ReLUs over 64M floats grew the heap by
+  // 256 MiB each, to 3.4 GB. Asking malloc for the same size every time
+  // lets it hand the freed block back.
+  block_ = std::malloc(static_cast<size_t>(bytes) + kAlignment);
+  if (!block_) fail("storage: out of host memory allocating ", format_bytes(bytes), " (", purpose(), ")");
+  const uintptr_t start = (reinterpret_cast<uintptr_t>(block_) + kAlignment - 1) / kAlignment * kAlignment;
+  data_ = static_cast<char*>(block_) + (start - reinterpret_cast<uintptr_t>(block_));
   if (bytes >= kCheckedAllocationBytes) {
     if (const std::string why = back_with_pages(data_, bytes); !why.empty()) {
-      std::free(data_);
+      std::free(block_);
       fail("storage: out of host memory allocating ", format_bytes(bytes), " (", purpose(), "): ", why);
     }
   }
@@ -62,7 +72,7 @@ std::string Storage::purpose() const {
 Storage::~Storage() {
   MemoryTracker::instance().on_free(charged_, tag_, layer_);
   if (device_ == Device::cpu)
-    std::free(data_);
+    std::free(block_);
   else
     device_memory(device_).release(data_);
 }

@@ -39,7 +39,8 @@ class Storage {
   // "activation, layer conv1", or the tag alone outside any layer: what an
   // allocation was for, in its errors.
   std::string purpose() const;
-  void* data_ = nullptr;
+  void* data_ = nullptr;   // the bytes, aligned
+  void* block_ = nullptr;  // what malloc gave on the host (data_ rounded up from it)
   int64_t bytes_, charged_;
   Device device_;
   MemTag tag_;
