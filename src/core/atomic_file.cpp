@@ -103,9 +103,10 @@ void remove_stale_partial_writes(const std::string& path) {
 }
 
 // Where a write of `path` lands: the file a symbolic link names (the link is
-// kept, as a plain write through it would keep it), else `path`. A file the
-// user made read-only is refused: the rename would replace it regardless
-// (it needs only the folder's permission).
+// kept, as a plain write through it would keep it), else `path`. A device,
+// pipe or socket there, and a file the user made read-only, are refused:
+// the rename would replace them regardless (it needs only the folder's
+// permission).
 std::string write_target(const std::string& path, std::string_view what) {
   std::error_code ec;
   std::string target = path;
@@ -116,7 +117,13 @@ std::string write_target(const std::string& path, std::string_view what) {
   // By its mode bits, not access(W_OK): root may write anything, and a
   // checkpoint made read-only is meant to stay as it is for root too.
   struct stat st {};
-  if (::stat(target.c_str(), &st) == 0 && (st.st_mode & 0222) == 0) {
+  const bool exists = ::stat(target.c_str(), &st) == 0;
+  // The rename puts a regular file in place of a device, pipe or socket: a
+  // FIFO named by `op --out` was replaced, and as root /dev/null would be.
+  if (exists && !S_ISREG(st.st_mode) && !S_ISDIR(st.st_mode))  // (a directory: the callers' own message)
+    fail(what, target, ": not a regular file (a device, pipe or socket), and the write would replace it with one; "
+         "name a file");
+  if (exists && (st.st_mode & 0222) == 0) {
     char mode[8];
     std::snprintf(mode, sizeof mode, "%03o", unsigned(st.st_mode & 0777));
     fail(what, target, ": the file is read-only (mode ", mode, "); it is left as it is");

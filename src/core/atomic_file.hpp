@@ -10,7 +10,8 @@ namespace warpnet {
 // (atomic on POSIX), the directory synced after. SIGINT, SIGTERM or SIGHUP
 // during the write remove the temporary file, then act as they would have.
 // A symbolic link is followed (the file it names is replaced, the link
-// kept); a file with no write permission bits is refused, left as it is.
+// kept); a file with no write permission bits, or a path naming a device,
+// pipe or socket, is refused, left as it is.
 void write_file_atomically(const std::string& path, std::string_view bytes);
 
 // Makes `path`'s directory and its parents where missing; the error names

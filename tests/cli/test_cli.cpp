@@ -2,6 +2,7 @@
 // on a synthetic set with a report and a checkpoint, and bad input refused
 // with a message that names it.
 #include <doctest/doctest.h>
+#include <sys/stat.h>
 
 #include <array>
 #include <cstdio>
@@ -154,6 +155,14 @@ TEST_CASE("warpnet op names the bad input") {
   run = warpnet_cli(cat("op relu --x ", path_of("garbage.npy"), " --out ", path_of("r.npy")));
   CHECK(run.status != 0);
   CHECK(run.output.find("garbage.npy: not a .npy file") != std::string::npos);
+  // An output naming a pipe was replaced by a regular file (as root, /dev/null would be).
+  const std::string fifo = path_of("out.fifo");
+  std::filesystem::remove(fifo);
+  REQUIRE(::mkfifo(fifo.c_str(), 0644) == 0);
+  run = warpnet_cli(cat("op relu --x ", path_of("a.npy"), " --out ", fifo));
+  CHECK(run.status != 0);
+  CHECK(run.output.find(cat("op --out ", fifo, ": not a regular file (a device, pipe or socket)")) != std::string::npos);
+  CHECK(std::filesystem::is_fifo(fifo));
 }
 
 TEST_CASE("warpnet train runs on a synthetic set, reports, checkpoints and resumes") {

@@ -2,6 +2,7 @@
 // outright leaves behind is removed by the next run that writes that path,
 // and a running writer's is not.
 #include <doctest/doctest.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include <filesystem>
@@ -58,4 +59,19 @@ TEST_CASE("a write through a symbolic link replaces the file it names and keeps 
   write_file_atomically(link, "new");
   CHECK(std::filesystem::is_symlink(link));
   CHECK(read_file(target) == "new");
+}
+
+TEST_CASE("a path naming a pipe (or a device, or a socket) is refused, not replaced by a regular file") {
+  const std::filesystem::path dir = test::scratch_dir() / "atomic_fifo";
+  std::filesystem::remove_all(dir);
+  std::filesystem::create_directories(dir);
+  const std::string fifo = (dir / "pipe").string(), link = (dir / "to_pipe").string();
+  REQUIRE(::mkfifo(fifo.c_str(), 0644) == 0);
+  std::filesystem::create_symlink("pipe", link);
+  const std::string why = ": not a regular file (a device, pipe or socket), and the write would replace it with one; "
+                          "name a file";
+  CHECK(test::error_of([&] { prepare_output_file(fifo, "op --out"); }) == "op --out " + fifo + why);
+  CHECK(test::error_of([&] { write_file_atomically(fifo, "bytes"); }) == fifo + why);
+  CHECK(test::error_of([&] { write_file_atomically(link, "bytes"); }) == fifo + why);  // the link followed
+  CHECK(std::filesystem::is_fifo(fifo));
 }
