@@ -622,7 +622,7 @@ void add_bench_command(CLI::App& app) {
                   "defaults; repeatable; for one op, or several whose sizes are named alike (conv2d conv2d_dgrad "
                   "conv2d_wgrad)");
   cmd->add_option("--runs", o->settings.runs, "most timed runs per version; the median is reported")
-      ->check(kPositive)
+      ->check(whole_in_range(1, kIntMax))
       ->capture_default_str();
   cmd->add_option("--budget", o->settings.budget_s, "seconds of timed runs per version before stopping (at least 3 runs)")
       ->check(kPositive)
@@ -635,17 +635,17 @@ void add_bench_command(CLI::App& app) {
                   "names (smem_tiled) or, for one op, version numbers (3); version 0 always runs");
   cmd->add_option("--seed", o->settings.seed, "seed of the random inputs (default: from the clock; printed)")
       ->check(kSeed);
-  cmd->add_option("--threads", o->settings.threads, "CPU threads (0: all cores)")->check(CLI::Range(0, 1024))
+  cmd->add_option("--threads", o->settings.threads, "CPU threads (0: all cores)")->check(whole_in_range(0, 1024))
       ->capture_default_str();
   cmd->add_flag("--no-cpu", o->no_cpu, "skip the CPU half");
   cmd->add_option("--model", o->train.model, "train: the model")->check(CLI::IsMember({"mlp", "lenet5", "alexnet"}))
       ->capture_default_str();
   cmd->add_option("--batch", o->train_batches, "train: images per batch; several, comma-separated, time each (64,256,1024)")
       ->delimiter(',')
-      ->check(CLI::Range(1, 65536))
+      ->check(whole_in_range(1, 65536))
       ->capture_default_str();
   cmd->add_option("--images", o->train.images, "train: images per timed epoch (several batches: 8192 is 8 of 1024)")
-      ->check(CLI::Range(1, 1 << 24))
+      ->check(whole_in_range(1, 1 << 24))
       ->capture_default_str();
   cmd->add_option("--epoch-seconds", o->train.min_timed_seconds,
                   "train: an epoch shorter than this is timed in groups of epochs lasting as long; 0: each epoch alone")
@@ -670,11 +670,11 @@ void add_bench_command(CLI::App& app) {
   // allreduce (bench_allreduce.hpp): under mpirun -np N.
   const int64_t kMaxMessage = int64_t(1) << 40;
   cmd->add_option("--min-bytes", o->allreduce.min_bytes, "allreduce: smallest message (at least 4: one float)")
-      ->check(CLI::Range(int64_t(4), kMaxMessage))
+      ->check(whole_in_range(4, kMaxMessage))
       ->group("allreduce")
       ->capture_default_str();
   cmd->add_option("--max-bytes", o->allreduce.max_bytes, "allreduce: largest message (sizes double)")
-      ->check(CLI::Range(int64_t(4), kMaxMessage))
+      ->check(whole_in_range(4, kMaxMessage))
       ->group("allreduce")
       ->capture_default_str();
   cmd->add_option("--params", o->allreduce.params, "allreduce: predict for gradients of this many parameters")
@@ -682,7 +682,7 @@ void add_bench_command(CLI::App& app) {
       ->group("allreduce")
       ->capture_default_str();
   cmd->add_option("--grad-bytes", o->allreduce.grad_bytes, "allreduce: bytes per gradient value (2 bf16, 4 f32)")
-      ->check(CLI::Range(1, 8))
+      ->check(whole_in_range(1, 8))
       ->group("allreduce")
       ->capture_default_str();
   cmd->add_option("--compute-ms", o->allreduce.compute_ms,
@@ -691,7 +691,7 @@ void add_bench_command(CLI::App& app) {
       ->group("allreduce")
       ->capture_default_str();
   cmd->add_option("--gpus", o->allreduce.gpus, "allreduce: GPU counts to predict for")
-      ->check(CLI::Range(1, 1 << 20))
+      ->check(whole_in_range(1, 1 << 20))
       ->group("allreduce")
       ->delimiter(',')
       ->capture_default_str();

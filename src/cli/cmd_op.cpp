@@ -168,10 +168,10 @@ void add_op_command(CLI::App& app) {
   cmd->add_option("--grad-w", a->grad_w, "Where dL/dw goes (default: <out>.grad_w.npy)")->check(kOutputPath);
   cmd->add_option("--grad-b", a->grad_b, "Where dL/db goes (default: <out>.grad_b.npy)")->check(kOutputPath);
   cmd->add_option("--stride", a->stride, "conv2d/pooling stride (conv2d: 1; pooling: --kernel, as PyTorch's)")
-      ->check(kPositive);
-  cmd->add_option("--pad", a->pad, "conv2d/pooling zero padding")->check(kNonNegative)->capture_default_str();
-  cmd->add_option("--dilation", a->dilation, "conv2d dilation")->check(kPositive)->capture_default_str();
-  cmd->add_option("--kernel", a->kernel, "pooling window")->check(kPositive)->capture_default_str();
+      ->check(whole_in_range(1, kIntMax));
+  cmd->add_option("--pad", a->pad, "conv2d/pooling zero padding")->check(whole_in_range(0, kIntMax))->capture_default_str();
+  cmd->add_option("--dilation", a->dilation, "conv2d dilation")->check(whole_in_range(1, kIntMax))->capture_default_str();
+  cmd->add_option("--kernel", a->kernel, "pooling window")->check(whole_in_range(1, kIntMax))->capture_default_str();
   cmd->add_flag("--trans-a", a->trans_a, "matmul: use Aᵀ");
   cmd->add_flag("--trans-b", a->trans_b, "matmul: use Bᵀ");
   cmd->callback([a, cmd] {

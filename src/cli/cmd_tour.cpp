@@ -96,9 +96,9 @@ void add_tour_command(CLI::App& app) {
   };
   auto args = std::make_shared<Args>();
   CLI::App* cmd = app.add_subcommand("tour", "The main job: train LeNet-5 on Fashion-MNIST and see what it costs");
-  cmd->add_option("--epochs", args->epochs, "Epochs")->check(CLI::Range(1, 100))->capture_default_str();
-  cmd->add_option("--threads", args->threads, "CPU threads (0 = all cores)")->check(CLI::Range(0, 1024))->capture_default_str();
-  cmd->add_option("--limit", args->limit, "Train on the first N images only (0 = all 60000)")->check(kNonNegative);
+  cmd->add_option("--epochs", args->epochs, "Epochs")->check(whole_in_range(1, 100))->capture_default_str();
+  cmd->add_option("--threads", args->threads, "CPU threads (0 = all cores)")->check(whole_in_range(0, 1024))->capture_default_str();
+  cmd->add_option("--limit", args->limit, "Train on the first N images only (0 = all 60000)")->check(whole_in_range(0, INT64_MAX));
   cmd->add_option("--data-dir", args->data_dir, "Directory with the Fashion-MNIST .gz files");
   cmd->callback([args] {
     std::printf(

@@ -196,7 +196,7 @@ void add_trace_command(CLI::App& app) {
   cmd->add_option("--json", opts->json, "Write the trace (summary, per-instruction statistics, samples, steps) here")
       ->check(kOutputPath);
   cmd->add_option("--block", opts->block, "Record one warp of this block stop by stop: x,y[,z]");
-  cmd->add_option("--warp", opts->warp, "The warp of --block to record (default 0)")->check(CLI::Range(0, 31));
+  cmd->add_option("--warp", opts->warp, "The warp of --block to record (default 0)")->check(whole_in_range(0, 31));
   cmd->add_option("--seed", opts->seed, "Seed of the random inputs")->check(kSeed)->capture_default_str();
   cmd->callback([opts] { run_trace(*opts); });
 }

@@ -73,12 +73,12 @@ void add_train_command(CLI::App& app) {
   cmd->add_option("--limit", args->limit,
                   "Use only the first N training examples (N/6 test); 0 = all (a synthetic set: N generated, default "
                   "6000)")
-      ->check(kNonNegative);
+      ->check(whole_in_range(0, INT64_MAX));
   cmd->add_option("--epochs", args->train.epochs, "Epochs to train (in total, when resuming)")
-      ->check(CLI::Range(1, 1000))
+      ->check(whole_in_range(1, 1000))
       ->capture_default_str();
   cmd->add_option("--batch-size", args->train.batch_size, "Examples per batch")
-      ->check(CLI::Range(1, 65536))
+      ->check(whole_in_range(1, 65536))
       ->capture_default_str();
   cmd->add_option("--lr", args->train.lr, "Learning rate")->check(kPositiveFloat)->capture_default_str();
   cmd->add_option("--optimizer", args->train.optimizer, "Optimizer")
@@ -92,7 +92,7 @@ void add_train_command(CLI::App& app) {
       ->check(in_range(0.0, 1.0))
       ->capture_default_str();
   cmd->add_option("--seed", args->train.seed, "Seed for weights and shuffling")->check(kSeed)->capture_default_str();
-  cmd->add_option("--threads", args->threads, "CPU threads (0 = all cores)")->check(CLI::Range(0, 1024))->capture_default_str();
+  cmd->add_option("--threads", args->threads, "CPU threads (0 = all cores)")->check(whole_in_range(0, 1024))->capture_default_str();
   cmd->add_option("--device", args->device,
                   "Where to train: cpu (Eigen), emu (warpnet's kernels on the CUDA emulator: slow, use --limit) or "
                   "cuda (the same kernels on a GPU)")
@@ -118,13 +118,13 @@ void add_train_command(CLI::App& app) {
       ->capture_default_str();
   cmd->add_option("--loss-scale-growth", args->train.loss_scale.growth_interval,
                   "fp16: double the loss scale after this many steps without an overflow")
-      ->check(CLI::Range(int64_t(1), int64_t(1) << 40))
+      ->check(whole_in_range(1, int64_t(1) << 40))
       ->capture_default_str();
   cmd->add_option("--fp8-window", args->train.fp8.window, "fp8: steps of amax history a delayed scale comes from")
-      ->check(CLI::Range(1, 1 << 20))
+      ->check(whole_in_range(1, 1 << 20))
       ->capture_default_str();
   cmd->add_option("--fp8-margin", args->train.fp8.margin, "fp8: scale = max_finite / (amax * 2^margin)")
-      ->check(CLI::Range(0, 64))
+      ->check(whole_in_range(0, 64))
       ->capture_default_str();
   cmd->add_option("--graph", args->graph,
                   "Replay each training step from a captured CUDA graph: on, off, or auto (on for cuda, off on emu, "
@@ -142,7 +142,7 @@ void add_train_command(CLI::App& app) {
                 "Data-parallel training under mpirun -np N: each rank trains on its share of every batch and the "
                 "gradients are all-reduced (MPI); --batch-size is the global batch");
   cmd->add_option("--bucket-kib", args->bucket_kib, "Data-parallel: gradients are all-reduced in buckets of this size")
-      ->check(CLI::Range(int64_t(1), int64_t(1) << 20))
+      ->check(whole_in_range(1, int64_t(1) << 20))
       ->capture_default_str();
   cmd->add_flag("--no-overlap", args->no_overlap,
                 "Data-parallel: all-reduce every bucket after backward instead of as backward completes it");

@@ -60,6 +60,23 @@ inline const CLI::Validator kSeed = CLI::Validator(
     },
     "SEED");
 
+// A whole number lo <= value <= hi, for an option held in an integer, written
+// out: CLI11 said only "Could not convert: --pad = 2.5", answered a batch
+// size of 2.5 with "Value 2.5 not in range 1 to 65536", and read
+// --limit 99999999999999999999 as 2^63 − 1 without a word.
+inline CLI::Validator whole_in_range(int64_t lo, int64_t hi) {
+  return CLI::Validator(
+      [lo, hi](std::string& text) -> std::string {
+        int64_t value = 0;
+        const auto [end, error] = std::from_chars(text.data(), text.data() + text.size(), value);
+        if (text.empty() || error != std::errc() || end != text.data() + text.size() || value < lo || value > hi)
+          return "must be a whole number from " + std::to_string(lo) + " to " + std::to_string(hi) + ", got " + text;
+        return {};
+      },
+      "INT");
+}
+inline constexpr int64_t kIntMax = 2147483647;  // an option held in an int
+
 // lo <= value <= hi, NaN refused (CLI::Range lets NaN through: every comparison with it is false).
 inline CLI::Validator in_range(double lo, double hi) {
   return detail::number_check([lo, hi](double v) { return v >= lo && v <= hi; },

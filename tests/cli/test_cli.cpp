@@ -355,7 +355,26 @@ TEST_CASE("warpnet train names an out-of-range number in a line") {
   CHECK(run.output.size() < 200);  // not the digits of the largest double
   run = warpnet_cli("train --limit -5");
   CHECK(run.status != 0);
-  CHECK(run.output.find("--limit: must be 0 or more and finite, got -5") != std::string::npos);
+  CHECK(run.output.find("--limit: must be a whole number from 0 to 9223372036854775807, got -5") != std::string::npos);
+  // Options held in integers: CLI11 read this one as 2^63 − 1 without a word,
+  // called 2.5 "not in range 1 to 65536", and said only "Could not convert".
+  run = warpnet_cli("train --limit 99999999999999999999");
+  CHECK(run.status != 0);
+  CHECK(run.output.find("--limit: must be a whole number from 0 to 9223372036854775807, got 99999999999999999999") !=
+        std::string::npos);
+  run = warpnet_cli("train --batch-size 2.5");
+  CHECK(run.status != 0);
+  CHECK(run.output.find("--batch-size: must be a whole number from 1 to 65536, got 2.5") != std::string::npos);
+  Rng rng(83);
+  write_npy(path_of("int-x.npy"), random_tensor({1, 1, 4, 4}, rng));
+  const std::string x = path_of("int-x.npy"), y = path_of("int-y.npy");
+  run = warpnet_cli(cat("op conv2d --x ", x, " --w ", x, " --out ", y, " --dilation 3000000000"));
+  CHECK(run.status != 0);
+  CHECK(run.output.find("--dilation: must be a whole number from 1 to 2147483647, got 3000000000") !=
+        std::string::npos);
+  run = warpnet_cli(cat("op maxpool2d --x ", x, " --out ", y, " --kernel 2 --pad 1e3"));
+  CHECK(run.status != 0);
+  CHECK(run.output.find("--pad: must be a whole number from 0 to 2147483647, got 1e3") != std::string::npos);
   run = warpnet_cli("train --lr nan");
   CHECK(run.status != 0);
   CHECK(run.output.find(lr_rule + "nan") != std::string::npos);
