@@ -125,7 +125,8 @@ Checkpoint load_checkpoint(const std::string& path) {
   // Counts a run reached, not arbitrary numbers: a resumed run counts on from them.
   if (ck.epoch < 0 || ck.epoch > kMaxCheckpointEpoch)
     fail(path, ": checkpoint says ", ck.epoch, " epochs were completed (expected 0 to ", kMaxCheckpointEpoch, ")");
-  if (ck.steps < 0) fail(path, ": checkpoint says ", ck.steps, " optimizer steps were taken (expected 0 or more)");
+  if (ck.steps < 0 || ck.steps > kMaxCheckpointSteps)
+    fail(path, ": checkpoint says ", ck.steps, " optimizer steps were taken (expected 0 to 2^53)");
   ck.seed = in.get<uint64_t>("seed");
   if (version >= 2) ck.data = in.get_str("data set");
   const uint32_t count = in.get<uint32_t>("tensor count");

@@ -21,6 +21,10 @@ inline constexpr uint32_t kCheckpointVersion = 2;
 // More epochs than any run trains (`warpnet train --epochs` stops at 1000):
 // a checkpoint claiming more is damaged or forged, and refused.
 inline constexpr int64_t kMaxCheckpointEpoch = 1000000;
+// Optimizer steps: Adam's bias correction takes the count as a double, exact
+// up to 2^53, and the next step adds one; a forged 2^63 − 1 wrapped to a
+// negative count and the loss became NaN, blamed on the learning rate.
+inline constexpr int64_t kMaxCheckpointSteps = int64_t(1) << 53;
 
 struct Checkpoint {
   std::string model;      // "lenet5"

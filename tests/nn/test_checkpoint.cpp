@@ -5,6 +5,7 @@
 
 #include <filesystem>
 #include <fstream>
+#include <limits>
 
 #include "core/atomic_file.hpp"
 #include "cpu/ops.hpp"
@@ -166,12 +167,15 @@ TEST_CASE("damaged or mismatched checkpoints are rejected with a clear error") {
     CHECK(test::error_of([&] { nn::load_checkpoint(file); }) ==
           cat(file, ": checkpoint says ", epoch, " epochs were completed (expected 0 to 1000000)"));
   }
-  nn::Checkpoint forged = nn::load_checkpoint(path);
-  forged.steps = -5;
-  const std::string negative_steps = fresh_path("forged_steps.ckpt");
-  nn::save_checkpoint(negative_steps, forged);
-  CHECK(test::error_of([&] { nn::load_checkpoint(negative_steps); }) ==
-        negative_steps + ": checkpoint says -5 optimizer steps were taken (expected 0 or more)");
+  // A step count past 2^63 - 1 once wrapped negative on the next step (Adam's loss became NaN).
+  for (const int64_t steps : {int64_t(-5), std::numeric_limits<int64_t>::max()}) {
+    nn::Checkpoint forged = nn::load_checkpoint(path);
+    forged.steps = steps;
+    const std::string file = fresh_path("forged_steps.ckpt");
+    nn::save_checkpoint(file, forged);
+    CHECK(test::error_of([&] { nn::load_checkpoint(file); }) ==
+          cat(file, ": checkpoint says ", steps, " optimizer steps were taken (expected 0 to 2^53)"));
+  }
 
   // Weights of another shape: an MLP for 5 classes cannot take 3-class weights.
   nn::Checkpoint ck = nn::load_checkpoint(path);
