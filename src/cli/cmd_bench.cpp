@@ -103,6 +103,8 @@ std::vector<std::string> expand_names(const std::vector<std::string>& names) {
   const std::vector<std::string> ops = all_ops();
   std::vector<std::string> out;
   for (const std::string& name : names) {
+    // '' (a script's unset variable) is the start of every name: it ran every op.
+    WN_CHECK(!name.empty(), "bench: an empty op name ('') names no op; to run every op, name none");
     const size_t before = out.size();
     if (name == "train" || std::find(ops.begin(), ops.end(), name) != ops.end()) {
       out.push_back(name);

@@ -113,6 +113,10 @@ TEST_CASE("warpnet bench refuses a malformed size and an unknown op") {
   const Run unknown = bench("convolution --no-cpu");
   CHECK(unknown.status != 0);
   CHECK(unknown.output.find("'convolution' is neither an op, the start of one, nor train") != std::string::npos);
+  // '' is the start of every op's name: it ran them all.
+  const Run empty = bench("matmul '' --no-cpu");
+  CHECK(empty.status != 0);
+  CHECK(empty.output.find("bench: an empty op name ('') names no op; to run every op, name none") != std::string::npos);
 }
 
 TEST_CASE("warpnet bench takes one --size for several ops whose sizes are named alike, and refuses it for others") {
