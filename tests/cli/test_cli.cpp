@@ -453,6 +453,14 @@ TEST_CASE("warpnet trace runs a registered kernel traced, prints its memory summ
   Run unknown = warpnet_cli("trace matmul/99 --size 4,4,4");
   CHECK(unknown.status != 0);
   CHECK(unknown.output.find("matmul/01_naive, matmul/02_coalesced, matmul/03_smem_tiled") != std::string::npos);
+  // Past 64 bits was "not whole numbers"; a trailing comma's empty item was dropped (K ran as the default).
+  Run huge_size = warpnet_cli("trace matmul/01 --size 99999999999999999999,4,4");
+  CHECK(huge_size.status != 0);
+  CHECK(huge_size.output.find("trace: --size '99999999999999999999,4,4': 99999999999999999999 is past the largest "
+                              "size, 2^63 - 1") != std::string::npos);
+  Run trailing_comma = warpnet_cli("trace matmul/01 --size 4,4,");
+  CHECK(trailing_comma.status != 0);
+  CHECK(trailing_comma.output.find("trace: --size '4,4,' must be comma-separated whole numbers") != std::string::npos);
   Run bad_size = warpnet_cli("trace matmul/01 --size 4,4,4,0,0,1");
   CHECK(bad_size.status != 0);
   CHECK(bad_size.output.find("matmul takes 1 to 5 sizes (M,N,K,trans_a,trans_b), got 6") != std::string::npos);
