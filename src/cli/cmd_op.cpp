@@ -3,6 +3,7 @@
 // NumPy or PyTorch one op at a time.
 #include <algorithm>
 #include <cstdio>
+#include <filesystem>
 #include <functional>
 #include <limits>
 #include <map>
@@ -52,11 +53,25 @@ Tensor class_labels(const std::string& path, const std::string& op) {
   return labels.to(DType::i32);
 }
 
-// The inputs and outputs of one run, written at the end.
-struct Results {
-  std::vector<std::pair<std::string, Tensor>> files;
-  void add(const std::string& path, const Tensor& t) { files.emplace_back(path, t); }
+// The outputs of one run, written at the end, each with the option naming it.
+struct Output {
+  std::string option, path;
+  Tensor tensor;
 };
+struct Results {
+  std::vector<Output> files;
+  void add(const char* option, const std::string& path, const Tensor& t) { files.push_back({option, path, t}); }
+};
+
+// Two outputs on one file: the second write replaced the first (`--out y.npy
+// --grad-x y.npy` kept only the gradient), so the run is refused before either.
+void refuse_shared_outputs(const std::vector<Output>& files) {
+  namespace fs = std::filesystem;
+  for (size_t i = 0; i < files.size(); ++i)
+    for (size_t j = 0; j < i; ++j)
+      WN_CHECK(fs::weakly_canonical(files[i].path) != fs::weakly_canonical(files[j].path), "op: ", files[j].option,
+               " and ", files[i].option, " name the same file, ", files[i].path, "; name one file each");
+}
 
 using OpFn = std::function<void(const OpArgs&, Results&)>;
 
@@ -74,8 +89,8 @@ Op activation(std::function<Tensor(const Tensor&)> forward,
   return {{}, [forward, backward](const OpArgs& a, Results& r) {
             Tensor x = need(a.x, "--x", a.name);
             Tensor y = forward(x);
-            r.add(a.out, y);
-            if (!a.grad_out.empty()) r.add(a.grad_x, backward(x, y, read_npy(a.grad_out)));
+            r.add("--out", a.out, y);
+            if (!a.grad_out.empty()) r.add("--grad-x", a.grad_x, backward(x, y, read_npy(a.grad_out)));
           }};
 }
 
@@ -84,37 +99,37 @@ const std::map<std::string, Op>& ops() {
       {"matmul",
        {{"--w", "--trans-a", "--trans-b", "--grad-w"}, [](const OpArgs& a, Results& r) {
          Tensor x = need(a.x, "--x", a.name), w = need(a.w, "--w", a.name);
-         r.add(a.out, cpu::matmul(x, w, a.trans_a, a.trans_b));
+         r.add("--out", a.out, cpu::matmul(x, w, a.trans_a, a.trans_b));
          if (a.grad_out.empty()) return;
          cpu::MatmulGrads g = cpu::matmul_backward(x, w, read_npy(a.grad_out), a.trans_a, a.trans_b);
-         r.add(a.grad_x, g.da);
-         r.add(a.grad_w, g.db);
+         r.add("--grad-x", a.grad_x, g.da);
+         r.add("--grad-w", a.grad_w, g.db);
        }}},
       {"conv2d",
        {{"--w", "--b", "--stride", "--pad", "--dilation", "--grad-w", "--grad-b"}, [](const OpArgs& a, Results& r) {
          Tensor x = need(a.x, "--x", a.name), w = need(a.w, "--w", a.name);
          Tensor b = a.b.empty() ? Tensor() : read_npy(a.b);
          const cpu::Conv2dParams p{a.stride, a.pad, a.dilation};
-         r.add(a.out, cpu::conv2d(x, w, b, p));
+         r.add("--out", a.out, cpu::conv2d(x, w, b, p));
          if (a.grad_out.empty()) return;
          cpu::Conv2dGrads g = cpu::conv2d_backward(x, w, read_npy(a.grad_out), p, b.defined());
-         r.add(a.grad_x, g.dx);
-         r.add(a.grad_w, g.dw);
-         if (b.defined()) r.add(a.grad_b, g.db);
+         r.add("--grad-x", a.grad_x, g.dx);
+         r.add("--grad-w", a.grad_w, g.dw);
+         if (b.defined()) r.add("--grad-b", a.grad_b, g.db);
        }}},
       {"maxpool2d",
        {{"--kernel", "--stride", "--pad"}, [](const OpArgs& a, Results& r) {
          Tensor x = need(a.x, "--x", a.name);
          cpu::MaxPoolResult y = cpu::max_pool2d(x, {a.kernel, a.stride, a.pad});
-         r.add(a.out, y.y);
-         if (!a.grad_out.empty()) r.add(a.grad_x, cpu::max_pool2d_backward(read_npy(a.grad_out), y.argmax, x.shape()));
+         r.add("--out", a.out, y.y);
+         if (!a.grad_out.empty()) r.add("--grad-x", a.grad_x, cpu::max_pool2d_backward(read_npy(a.grad_out), y.argmax, x.shape()));
        }}},
       {"avgpool2d",
        {{"--kernel", "--stride", "--pad"}, [](const OpArgs& a, Results& r) {
          Tensor x = need(a.x, "--x", a.name);
          const cpu::Pool2dParams p{a.kernel, a.stride, a.pad};
-         r.add(a.out, cpu::avg_pool2d(x, p));
-         if (!a.grad_out.empty()) r.add(a.grad_x, cpu::avg_pool2d_backward(read_npy(a.grad_out), x.shape(), p));
+         r.add("--out", a.out, cpu::avg_pool2d(x, p));
+         if (!a.grad_out.empty()) r.add("--grad-x", a.grad_x, cpu::avg_pool2d_backward(read_npy(a.grad_out), x.shape(), p));
        }}},
       {"relu", activation([](const Tensor& x) { return cpu::relu(x); },
                           [](const Tensor& x, const Tensor&, const Tensor& dy) { return cpu::relu_backward(x, dy); })},
@@ -130,13 +145,13 @@ const std::map<std::string, Op>& ops() {
          Tensor logits = need(a.x, "--x", a.name);
          const Tensor labels = class_labels(a.labels, a.name);
          cpu::SoftmaxCrossEntropy s = cpu::softmax_cross_entropy(logits, labels);
-         r.add(a.out, Tensor::full({}, s.loss, logits.dtype()));
+         r.add("--out", a.out, Tensor::full({}, s.loss, logits.dtype()));
          if (a.grad_out.empty()) return;
          const Tensor grad_loss = read_npy(a.grad_out);
          WN_CHECK(grad_loss.numel() == 1, a.grad_out, ": the gradient of softmax-ce's loss, a scalar, is one number; "
                   "got ", grad_loss.describe());
          const double dloss = grad_loss.item(0);
-         r.add(a.grad_x, cpu::softmax_cross_entropy_backward(s.probs, labels, dloss));
+         r.add("--grad-x", a.grad_x, cpu::softmax_cross_entropy_backward(s.probs, labels, dloss));
        }}},
   };
   return table;
@@ -200,10 +215,11 @@ void add_op_command(CLI::App& app) {
     prepare_output_file(args.out, "op --out");
     Results results;
     ops().at(args.name).run(args, results);
-    for (const auto& file : results.files) prepare_output_file(file.first, "op: output");
-    for (const auto& [path, tensor] : results.files) {
-      write_npy(path, tensor);
-      std::printf("wrote %s: %s\n", path.c_str(), tensor.describe().c_str());
+    refuse_shared_outputs(results.files);
+    for (const Output& file : results.files) prepare_output_file(file.path, "op " + file.option);
+    for (const Output& file : results.files) {
+      write_npy(file.path, file.tensor);
+      std::printf("wrote %s: %s\n", file.path.c_str(), file.tensor.describe().c_str());
     }
   });
 }

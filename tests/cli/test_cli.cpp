@@ -163,6 +163,15 @@ TEST_CASE("warpnet op names the bad input") {
   CHECK(run.status != 0);
   CHECK(run.output.find(cat("op --out ", fifo, ": not a regular file (a device, pipe or socket)")) != std::string::npos);
   CHECK(std::filesystem::is_fifo(fifo));
+  // Two outputs on one file: the gradient replaced the output, which was lost.
+  const std::string same = path_of("same.npy");
+  std::filesystem::remove(same);
+  run = warpnet_cli(cat("op relu --x ", path_of("a.npy"), " --grad-out ", path_of("a.npy"), " --out ", same,
+                        " --grad-x ", test::scratch_dir().string(), "/./same.npy"));
+  CHECK(run.status != 0);
+  CHECK(run.output.find(cat("op: --out and --grad-x name the same file, ", test::scratch_dir().string(),
+                            "/./same.npy; name one file each")) != std::string::npos);
+  CHECK_FALSE(std::filesystem::exists(same));  // refused before anything is written
 }
 
 TEST_CASE("warpnet train runs on a synthetic set, reports, checkpoints and resumes") {
