@@ -176,7 +176,9 @@ std::string python_tuple(const Shape& shape) {
 Tensor read_npy(const std::string& path) {
   const std::string file = read_file(path);
   const std::string_view bytes = file;
-  if (bytes.substr(0, kMagic.size()) != kMagic) fail(path, ": not a .npy file (bad magic)");
+  if (bytes.empty()) fail(path, ": the file is empty (0 bytes), not a .npy file");
+  // A file shorter than the magic string that begins as it does is cut short, not another format.
+  if (bytes.substr(0, kMagic.size()) != kMagic.substr(0, bytes.size())) fail(path, ": not a .npy file (bad magic)");
   if (bytes.size() < kMagic.size() + 2) fail(path, ": truncated: the file ends inside the magic string");
   const int major = static_cast<uint8_t>(bytes[6]), minor = static_cast<uint8_t>(bytes[7]);
   // 2.0 only widens the header length to 32 bits; 3.0 (UTF-8 field names) is

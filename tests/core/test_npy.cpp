@@ -115,6 +115,9 @@ TEST_CASE("npy errors name the file and the fault") {
     return error_of([&] { read_npy(path); });
   };
   CHECK(read_bytes("P5\n28 28\n255\n") == path + ": not a .npy file (bad magic)");
+  CHECK(read_bytes("") == path + ": the file is empty (0 bytes), not a .npy file");
+  CHECK(read_bytes("\x93NUM") == path + ": truncated: the file ends inside the magic string");
+  CHECK(read_bytes("\x93NUMPY\x01") == path + ": truncated: the file ends inside the magic string");
   CHECK(read_bytes(npy_v1("{'descr': '<f4', 'fortran_order': True, 'shape': (2, 3), }", kArange6)) ==
         path + ": Fortran-order arrays are not supported");
   CHECK(read_bytes(npy_v1("{'descr': '>f4', 'fortran_order': False, 'shape': (2, 3), }", kArange6)) ==
