@@ -115,7 +115,11 @@ std::vector<std::string> expand_names(const std::vector<std::string>& names) {
     WN_CHECK(out.size() > before, "bench: '", name, "' is neither an op, the start of one, nor train (ops: ",
              join(ops, ", "), ")");
   }
-  return out;
+  // Each op once, where it was first asked for: `bench conv conv2d` timed conv2d twice.
+  std::vector<std::string> once;
+  for (const std::string& op : out)
+    if (std::find(once.begin(), once.end(), op) == once.end()) once.push_back(op);
+  return once;
 }
 
 // The CUDA versions of `op` to run: those --kernels names (all when empty),
@@ -265,10 +269,17 @@ json cpu_half(const device::Op& op, const device::Sizes& sizes, const Settings& 
 // Starts this program again as a worker; returns its pid.
 pid_t spawn_worker(const std::string& op, const device::Sizes& sizes, const std::vector<std::string>& ids,
                    const Settings& s, const std::string& out_path) {
+  // Seconds with every digit: std::to_string keeps six decimals, and a
+  // --budget of 1e-7 reached the worker as 0.000000, which it refused.
+  auto exact = [](double seconds) {
+    char text[32];
+    std::snprintf(text, sizeof text, "%.17g", seconds);
+    return std::string(text);
+  };
   std::vector<std::string> args = {"warpnet",    "bench",       op,
                                    "--size",     join_sizes(sizes), "--kernels", join(ids),
-                                   "--runs",     std::to_string(s.runs), "--budget", std::to_string(s.budget_s),
-                                   "--timeout",  std::to_string(s.timeout_s), "--seed", std::to_string(s.seed),
+                                   "--runs",     std::to_string(s.runs), "--budget", exact(s.budget_s),
+                                   "--timeout",  exact(s.timeout_s), "--seed", std::to_string(s.seed),
                                    "--threads",  std::to_string(s.threads), "--gpu-worker", out_path};
   std::vector<char*> argv;
   for (std::string& a : args) argv.push_back(a.data());
