@@ -3,8 +3,10 @@
 #include <zlib.h>
 
 #include <bit>
+#include <cmath>
 #include <cstring>
 #include <filesystem>
+#include <set>
 
 #include "core/atomic_file.hpp"
 
@@ -189,7 +191,33 @@ Checkpoint capture(const std::string& model_name, Module& model, const Optimizer
   return ck;
 }
 
+namespace {
+// A checkpoint's values pass its CRC whatever they are: a run that diverged
+// saved NaNs, and a forged file can hold anything. Restored, either trains
+// to NaN and blames the learning rate; refused, the error names the tensor.
+void require_finite(const std::string& key, const Tensor& t) {
+  if (t.dtype() != DType::f32 && t.dtype() != DType::f64) return;
+  for (int64_t i = 0; i < t.numel(); ++i) {
+    const double v = t.item(i);
+    WN_CHECK(std::isfinite(v), "checkpoint: '", key, "' holds ", v, " at element ", i,
+             " (saved by a run that diverged, or a damaged file)");
+  }
+}
+
+// Every tensor under `prefix` must be one that `expected` holds: a file with
+// more was written for another model or optimizer, or forged.
+void require_known(const Checkpoint& ck, const std::string& prefix, const std::set<std::string>& expected,
+                   const std::string& owner) {
+  for (const auto& [key, t] : ck.tensors)
+    WN_CHECK(!key.starts_with(prefix) || expected.contains(key.substr(prefix.size())), "checkpoint: '", key,
+             "' matches nothing in ", owner, " (saved from model '", ck.model, "', optimizer '", ck.optimizer, "')");
+}
+}  // namespace
+
 void restore(const Checkpoint& ck, Module& model, Optimizer* optimizer) {
+  std::set<std::string> names;
+  for (Parameter* p : model.parameters()) names.insert(p->name);
+  require_known(ck, "param/", names, "the model's parameters");
   for (Parameter* p : model.parameters()) {
     auto it = ck.tensors.find("param/" + p->name);
     WN_CHECK(it != ck.tensors.end(), "checkpoint: no weights for ", p->name, " (saved from model '", ck.model,
@@ -197,6 +225,7 @@ void restore(const Checkpoint& ck, Module& model, Optimizer* optimizer) {
     Tensor& dst = p->var.value();
     WN_CHECK(it->second.shape() == dst.shape() && it->second.dtype() == dst.dtype(), "checkpoint: ", p->name,
              " is ", it->second.describe(), " in the file but ", dst.describe(), " in the model");
+    require_finite(it->first, it->second);
     dst.copy_from(it->second);
   }
   if (!optimizer) return;
@@ -204,8 +233,14 @@ void restore(const Checkpoint& ck, Module& model, Optimizer* optimizer) {
            "', resuming with '", optimizer->name(), "'");
   std::map<std::string, Tensor> state;
   const std::string prefix = "optim/";
+  std::set<std::string> slots;
+  for (const auto& [key, t] : optimizer->state()) slots.insert(key);
+  require_known(ck, prefix, slots, cat("the ", optimizer->name(), " optimizer's state"));
   for (const auto& [key, t] : ck.tensors)
-    if (key.starts_with(prefix)) state[key.substr(prefix.size())] = t;
+    if (key.starts_with(prefix)) {
+      require_finite(key, t);
+      state[key.substr(prefix.size())] = t;
+    }
   optimizer->load_state(state, ck.steps);
 }
 

@@ -154,6 +154,12 @@ void Adam::load_state(const std::map<std::string, Tensor>& state, int64_t steps)
   for (size_t i = 0; i < params_.size(); ++i) {
     restore_slot(state, params_[i]->name + "/m", m_[i]);
     restore_slot(state, params_[i]->name + "/v", v_[i]);
+    // v averages squared gradients: below 0 only in a forged file, and the
+    // update's sqrt(v) would turn it into NaN weights.
+    const Tensor& v = state.at(params_[i]->name + "/v");  // the checkpoint's, on the host
+    for (int64_t e = 0; e < v.numel(); ++e)
+      WN_CHECK(v.item(e) >= 0, "optimizer: state '", params_[i]->name, "/v' (Adam's mean of squared gradients) is ",
+               v.item(e), " at element ", e, "; it cannot be negative");
   }
   steps_ = steps;
 }

@@ -181,6 +181,8 @@ void Trainer::check_resumed_settings(const Checkpoint& ck) {
     WN_CHECK(it->second.dtype() == DType::f64 && it->second.numel() == 1, options_.checkpoint,
              ": malformed setting 'train/", name, "'");
     const double saved = it->second.data<double>()[0];
+    WN_CHECK(std::isfinite(saved) && saved >= 0, options_.checkpoint, ": setting 'train/", name, "' is ", saved,
+             ", which no run sets (damaged or forged)");
     if (saved == value) continue;
     WN_CHECK(name != "batch-size", options_.checkpoint, ": written by a run with --batch-size ", saved,
              ", resumed with --batch-size ", value, " (resume with --batch-size ", saved,

@@ -3,6 +3,7 @@
 #include <doctest/doctest.h>
 #include <zlib.h>
 
+#include <cmath>
 #include <filesystem>
 #include <fstream>
 #include <limits>
@@ -185,6 +186,57 @@ TEST_CASE("damaged or mismatched checkpoints are rejected with a clear error") {
   // No temporary files are left beside the checkpoint.
   for (const auto& entry : std::filesystem::directory_iterator(test::scratch_dir()))
     CHECK(entry.path().filename().string().find(".tmp.") == std::string::npos);
+}
+
+TEST_CASE("a checkpoint whose values no run writes is refused, naming the tensor") {
+  // Each file passes its CRC: a run that diverged, or a forged file.
+  const test::ThreadCountScope thread_count(1);
+  const data::Dataset train = data::make_blobs(50, 3, 2, 4);
+  const std::string path = fresh_path("values.ckpt");
+  nn::Trainer(small_run(path, 1), train, data::Dataset{}).run();
+  const auto resume_from = [&](const nn::Checkpoint& forged) {
+    const std::string file = fresh_path("forged_values.ckpt");
+    nn::save_checkpoint(file, forged);
+    nn::TrainOptions o = small_run(file, 2);
+    return test::error_of([&] { nn::Trainer t(o, train, data::Dataset{}); });
+  };
+  const auto set = [](nn::Checkpoint& ck, const std::string& key, int64_t i, double value) {
+    Tensor& t = ck.tensors.at(key);
+    if (t.dtype() == DType::f64) t.data<double>()[i] = value;
+    else t.data<float>()[i] = float(value);
+  };
+  const std::string file = test::scratch_dir() / "forged_values.ckpt";
+
+  nn::Checkpoint nan_weight = nn::load_checkpoint(path);
+  set(nan_weight, "param/fc1.weight", 5, std::nan(""));
+  const std::string why = " (saved by a run that diverged, or a damaged file)";
+  CHECK(resume_from(nan_weight) == file + ": checkpoint: 'param/fc1.weight' holds nan at element 5" + why);
+
+  nn::Checkpoint inf_moment = nn::load_checkpoint(path);
+  set(inf_moment, "optim/fc3.bias/m", 1, INFINITY);
+  CHECK(resume_from(inf_moment) == file + ": checkpoint: 'optim/fc3.bias/m' holds inf at element 1" + why);
+
+  nn::Checkpoint negative_v = nn::load_checkpoint(path);
+  set(negative_v, "optim/fc1.bias/v", 2, -0.25);
+  CHECK(resume_from(negative_v) == file + ": optimizer: state 'fc1.bias/v' (Adam's mean of squared gradients) is "
+                                          "-0.25 at element 2; it cannot be negative");
+
+  nn::Checkpoint extra_weight = nn::load_checkpoint(path);
+  extra_weight.tensors["param/fc9.weight"] = Tensor::zeros({2, 2});
+  CHECK(resume_from(extra_weight) == file + ": checkpoint: 'param/fc9.weight' matches nothing in the model's "
+                                            "parameters (saved from model 'mlp', optimizer 'adam')");
+
+  nn::Checkpoint extra_state = nn::load_checkpoint(path);
+  extra_state.tensors["optim/fc1.weight/velocity"] = Tensor::zeros({2, 2});
+  CHECK(resume_from(extra_state) == file + ": checkpoint: 'optim/fc1.weight/velocity' matches nothing in the adam "
+                                           "optimizer's state (saved from model 'mlp', optimizer 'adam')");
+
+  nn::Checkpoint nan_lr = nn::load_checkpoint(path);
+  set(nan_lr, "train/lr", 0, std::nan(""));
+  CHECK(resume_from(nan_lr) == file + ": setting 'train/lr' is nan, which no run sets (damaged or forged)");
+
+  // The file as written resumes.
+  CHECK(resume_from(nn::load_checkpoint(path)) == "(no error)");
 }
 
 TEST_CASE("resuming names the checkpoint when the run differs from the one that wrote it") {
