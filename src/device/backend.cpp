@@ -128,6 +128,7 @@ void set_kernel_choice(const std::string& text) {
       const size_t eq = pair.find('=');
       WN_CHECK(eq != std::string::npos, "--kernels: '", pair, "' is not op=version (in '", text, "')");
       const std::string name = pair.substr(0, eq);
+      WN_CHECK(!name.empty(), "--kernels: '", pair, "' names no op (in '", text, "'; expected op=version)");
       op(name);  // throws naming the registered ops when there is no such op
       WN_CHECK(!c.ops.contains(name), "--kernels: ", name, " is chosen twice (in '", text, "'); name each op once");
       c.ops[name] = version(pair.substr(eq + 1));

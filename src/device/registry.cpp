@@ -128,7 +128,11 @@ std::vector<const Kernel*> kernels(Copy copy) {
 const Op& op(const std::string& name) {
   require_no_clash();
   auto it = op_map().find(name);
-  WN_CHECK(it != op_map().end(), "kernel registry: no op named '", name, "'");
+  if (it == op_map().end()) {
+    std::string names;
+    for (const auto& [known, o] : op_map()) names += (names.empty() ? "" : ", ") + known;
+    fail("kernel registry: no op named '", name, "' (the ops: ", names, ")");
+  }
   return it->second;
 }
 

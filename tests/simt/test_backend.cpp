@@ -68,7 +68,10 @@ TEST_CASE("backend emu: --kernels chooses versions; a choice naming nothing regi
   device::set_kernel_choice("matmul=99");
   CHECK_THROWS_WITH_AS(device::chosen_kernel("matmul", Device::emu), doctest::Contains("matmul has no fp32 version 99"),
                        Error);
-  CHECK_THROWS_WITH_AS(device::set_kernel_choice("nonsense=1"), doctest::Contains("nonsense"), Error);
+  CHECK_THROWS_WITH_AS(device::set_kernel_choice("nonsense=1"),
+                       doctest::Contains("no op named 'nonsense' (the ops: adam, "), Error);
+  CHECK_THROWS_WITH_AS(device::set_kernel_choice("=3"),
+                       doctest::Contains("--kernels: '=3' names no op (in '=3'; expected op=version)"), Error);
   CHECK_THROWS_WITH_AS(device::set_kernel_choice("fast"), doctest::Contains("'fast' is not a version number"), Error);
   CHECK_THROWS_WITH_AS(device::set_kernel_choice("0"), doctest::Contains("--kernels 0: a version limit is at least 1"),
                        Error);
