@@ -10,6 +10,7 @@
 #include <memory>
 #include <vector>
 
+#include "cli/validators.hpp"
 #include "visualizer/app.hpp"
 #include "visualizer/memory_panel.hpp"
 #include "visualizer/precision_panel.hpp"
@@ -17,6 +18,7 @@
 #include "visualizer/stepper_panel.hpp"
 
 using namespace warpnet::viz;
+using warpnet::cli::whole_in_range;  // not CLI::Range, which takes 0x1f for 31
 
 int main(int argc, char** argv) {
   AppOptions app;
@@ -32,21 +34,21 @@ int main(int argc, char** argv) {
   cli.add_option("--screenshot", app.screenshot, "Render headless, write this PNG and exit (run under xvfb-run)");
   cli.add_option("--size", size, "Window size WxH (default 1280x800)");
   cli.add_option("--frames", app.frames, "Frames rendered before the screenshot (default 3)")
-      ->check(CLI::Range(1, 100000));
+      ->check(whole_in_range(1, 100000));
   cli.add_flag("--fps", app.print_fps, "Render --frames frames and print frames per second");
   auto* s = cli.add_option_group("stepper", "Kernel stepper");
   s->add_option("--kernel", stepper.kernel, "Kernel id (matmul/03_smem_tiled), op/version or name");
   s->add_option("--sizes", stepper.sizes, "Problem sizes, comma-separated (matmul: M,N,K)");
   s->add_option("--block", stepper.block, "The watched block: x,y,z");
-  s->add_option("--warp", stepper.warp, "The watched warp of the block")->check(CLI::Range(0, 31));
-  s->add_option("--steps", stepper.steps, "Stops to advance after opening (default 1)")->check(CLI::Range(1, 1000000));
+  s->add_option("--warp", stepper.warp, "The watched warp of the block")->check(whole_in_range(0, 31));
+  s->add_option("--steps", stepper.steps, "Stops to advance after opening (default 1)")->check(whole_in_range(1, 1000000));
   s->add_option("--launches", stepper.launches, "Then launches to skip to, for an op of several (default 0)")
-      ->check(CLI::Range(0, 1000));
+      ->check(whole_in_range(0, 1000));
   s->add_flag("--fragments", stepper.fragments, "Show which lane holds which tensor-core fragment element");
   s->add_flag("--step-every-frame", stepper.step_every_frame, "Advance one stop per frame (with --fps)");
   auto* m = cli.add_option_group("memory", "Memory");
   m->add_option("--model", memory.model, "lenet5, alexnet or mlp")->check(CLI::IsMember({"lenet5", "alexnet", "mlp"}));
-  m->add_option("--batch", memory.batch, "Batch size")->check(CLI::Range(1, 4096));
+  m->add_option("--batch", memory.batch, "Batch size")->check(whole_in_range(1, 4096));
   m->add_option("--optimizer", memory.optimizer, "sgd or adam")->check(CLI::IsMember({"sgd", "adam"}));
   m->add_option("--precision", memory.precision,
                 "fp32, tf32, bf16, fp16, fp8 (mixed precision, as `warpnet train --precision`) or f64")
@@ -54,8 +56,8 @@ int main(int argc, char** argv) {
   auto* p = cli.add_option_group("precision", "Precision");
   p->add_option("--precision-record", precision.record, "The precision record shown first (file name in bench/results)");
   p->add_flag("--live", precision.live, "Run the live CPU + emulator table when the panel opens");
-  p->add_option("--live-cpu", precision.live_cpu, "Live run: M = N = K on the CPU (default 256)")->check(CLI::Range(16, 2048));
-  p->add_option("--live-emu", precision.live_emu, "Live run: M = N = K on the emulator (default 64)")->check(CLI::Range(16, 256));
+  p->add_option("--live-cpu", precision.live_cpu, "Live run: M = N = K on the CPU (default 256)")->check(whole_in_range(16, 2048));
+  p->add_option("--live-emu", precision.live_emu, "Live run: M = N = K on the emulator (default 64)")->check(whole_in_range(16, 256));
   auto* b = cli.add_option_group("speedup", "Speed-up");
   b->add_option("--results", speedup.results,
                 "Folder of benchmark records, for the speed-up and precision panels (default: bench/results)");
