@@ -1,5 +1,6 @@
 // Helpers shared by the doctest suites: a scratch folder for files a test
-// writes, the message of the Error a call throws, and fp32's γ_n.
+// writes and the message of the Error a call throws. (fp32's γ_n, which the
+// tests' bounds use too, is the library's: core/rounding.hpp.)
 #pragma once
 #include <unistd.h>
 
@@ -44,10 +45,5 @@ std::string error_of(Fn&& fn) {
   }
   return "(no error)";
 }
-
-// γ_n = n·u / (1 − n·u), u = 2^-24: the relative bound on a sum of
-// positive-weight terms after at most n fp32 roundings (Higham, ch. 3), in
-// any order.
-inline double gamma_fp32(double n) { return n * 0x1p-24 / (1 - n * 0x1p-24); }
 
 }  // namespace warpnet::test

@@ -8,6 +8,7 @@
 #include <cmath>
 #include <map>
 
+#include "core/rounding.hpp"
 #include "cpu/matmul_bf16.hpp"
 #include "cpu/ops.hpp"
 #include "device/precision_matmul.hpp"
@@ -16,7 +17,7 @@
 namespace precision = warpnet::device::precision;
 using warpnet::DType;
 using warpnet::Tensor;
-using warpnet::test::gamma_fp32;
+using warpnet::gamma_fp32;
 
 namespace {
 

@@ -8,6 +8,7 @@
 #include <map>
 #include <set>
 
+#include "core/rounding.hpp"
 #include "cpu/ops.hpp"
 #include "device/precision_matmul.hpp"
 
@@ -60,8 +61,7 @@ TEST_CASE("emulator rows have the CPU row's error for the same format, within th
     // gamma_(K+1) * S of the exact sum element by element, so the two differ
     // by at most 2 gamma_(K+1) S, and their relative Frobenius errors by at
     // most 2 gamma_(K+1) ||S||_F / ||Cref||_F (triangle inequality).
-    const double chain = double(k + 1);
-    const double gamma = chain * 0x1p-24 / (1 - chain * 0x1p-24);
+    const double gamma = warpnet::gamma_fp32(double(k + 1));
     const double bound = 2 * gamma * s_norm / ref_norm;
     const precision::Row& c = cpu.at(r.precision);
     INFO(r.kernel, " ", r.precision, ": emu ", r.rel_frobenius, ", cpu ", c.rel_frobenius, ", bound ", bound);

@@ -32,7 +32,7 @@
 #include <cstddef>
 #include <vector>
 
-#include "tests/test_support.hpp"  // gamma_fp32
+#include "core/rounding.hpp"
 
 namespace winograd_bound {
 
@@ -82,7 +82,7 @@ void window_magnitudes(const Shape& g, const float* plane, int ti, int tj, doubl
 template <class Shape>
 std::vector<double> bound(const Shape& g, const std::vector<float>& x, const std::vector<float>& w) {
   const std::vector<double> U = filter_magnitudes(g.K, g.C, w);
-  const double gamma = warpnet::test::gamma_fp32(double(g.C) + 10);
+  const double gamma = warpnet::gamma_fp32(double(g.C) + 10);
   std::vector<double> out(size_t(g.N) * g.K * g.P * g.Q);
   std::vector<double> V(size_t(g.C) * 16);  // one tile's windows, every channel
   for (int n = 0; n < g.N; ++n)
