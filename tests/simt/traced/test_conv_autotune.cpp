@@ -2,7 +2,8 @@
 // awkward sizes, every direct block of conv2d/08 where it applies, every
 // pipelined tile of 09, both Winograd candidates of 10 and 11's fused kernel
 // (their other candidates are the previous version's), these three against
-// the bound derived for Winograd's arithmetic (winograd_bound.hpp). The
+// the bound derived for Winograd's arithmetic (the library's, which the
+// registry checks them with: src/device/kernels/conv/winograd_bound.hpp). The
 // registry test checks only the candidate the tuning table picks at each test size; on a GPU the
 // autotuner may pick any of them, so each is checked here. Traced (see ../../CMakeLists.txt): the checker also
 // fails a launch on any out-of-bounds access, shared-memory race or
@@ -15,17 +16,18 @@
 #include <string>
 #include <vector>
 
+#include "device/kernels/conv/winograd_bound.hpp"
 #include "kernels/common/all.hpp"  // before the kernel files (see there)
 #include "tests/simt/traced/candidate_check.hpp"
 
 namespace {
 #include "kernels/conv/11_winograd_fused.cu"  // includes 10_winograd.cu, 09, 08 and 07
 }  // namespace
-#include "tests/simt/traced/winograd_bound.hpp"  // after the kernels: their ConvShape
 
 namespace {
 
 using candidate_check::kSeed;
+namespace winograd_bound = warpnet::device::conv::winograd_bound;
 
 // {N, C, H, W, K, R, S, stride, pad, dilation} as the kernel sees them.
 ConvShape shape(const int (&s)[10]) { return conv_shape(s[0], s[1], s[2], s[3], s[4], s[5], s[6], s[7], s[8], s[9]); }
@@ -114,7 +116,8 @@ void for_each_size(const int (&sizes)[COUNT][10], CheckAll check_all, Arithmetic
     const std::vector<float> w = candidate_check::uniform(size_t(g.K) * g.crs(), state);
     std::vector<double> want, bound;
     reference(g, x, w, want, bound);
-    if (arithmetic == Arithmetic::winograd) bound = winograd_bound::bound(g, x, w);
+    if (arithmetic == Arithmetic::winograd)
+      bound = winograd_bound::forward(warpnet::device::Sizes(std::begin(size), std::end(size)), x, w);
     DeviceBuffer<float> d_x(x), d_w(w);
     const std::string at = warpnet::cat(" at N=", g.N, " C=", g.C, " H=", g.H, " W=", g.W, " K=", g.K, " R=", g.R,
                                         " S=", g.S, " stride=", g.stride, " pad=", g.pad, " dilation=", g.dil,

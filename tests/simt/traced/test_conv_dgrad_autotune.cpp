@@ -3,8 +3,9 @@
 // v2's kernel at stride 2); every direct tile of conv2d_dgrad/04 where it
 // applies, every pipelined tile of 05, both Winograd candidates of 06 and
 // 07's fused kernel (their other candidates are the previous version's),
-// these three against the bound derived for Winograd's arithmetic
-// (winograd_bound.hpp). The registry test
+// these three against the bound derived for Winograd's arithmetic (the
+// library's, which the registry checks them with:
+// src/device/kernels/conv/winograd_bound.hpp). The registry test
 // checks only the candidate the tuning table picks at each test size; on a
 // GPU the autotuner may pick any of them, so each is checked here. Traced (see ../../CMakeLists.txt): the
 // checker also fails a launch on any out-of-bounds access, shared-memory race
@@ -17,17 +18,18 @@
 #include <string>
 #include <vector>
 
+#include "device/kernels/conv/winograd_bound.hpp"
 #include "kernels/common/all.hpp"  // before the kernel files (see there)
 #include "tests/simt/traced/candidate_check.hpp"
 
 namespace {
 #include "kernels/conv/dgrad_07_winograd_fused.cu"  // includes dgrad 06 ... 02 and conv 11 ... 07
 }  // namespace
-#include "tests/simt/traced/winograd_bound.hpp"  // after the kernels: their ConvShape
 
 namespace {
 
 using candidate_check::kSeed;
+namespace winograd_bound = warpnet::device::conv::winograd_bound;
 
 // {N, C, H, W, K, R, S, stride, pad, dilation} as the kernel sees them.
 ConvShape shape(const int (&s)[10]) { return conv_shape(s[0], s[1], s[2], s[3], s[4], s[5], s[6], s[7], s[8], s[9]); }
@@ -106,19 +108,7 @@ void launch_fused(const ConvShape& g, const float* dy, const float* w, float* dx
     throw warpnet::simt::LaunchError(cudaErrorLaunchFailure, warpnet::simt::last_error_message());
 }
 
-// The Winograd versions' bound (winograd_bound.hpp): they run the forward
-// convolution of dy with the filters transposed and turned by 180°
-// (dgrad_06_winograd.cu's forward_view), so the bound is that convolution's.
-std::vector<double> winograd_bound_of(const ConvShape& g, const std::vector<float>& dy, const std::vector<float>& w) {
-  std::vector<float> turned(w.size());  // (C, K, 3, 3): turned[c][k][r][s] = w[k][c][2 - r][2 - s]
-  for (int k = 0; k < g.K; ++k)
-    for (int c = 0; c < g.C; ++c)
-      for (int tap = 0; tap < 9; ++tap)
-        turned[(size_t(c) * g.K + k) * 9 + 8 - tap] = w[(size_t(k) * g.C + c) * 9 + tap];
-  return winograd_bound::bound(conv_dgrad_v06::forward_view(g), dy, turned);
-}
-
-// How the checked versions compute dx: the bound follows (reference() or winograd_bound_of()).
+// How the checked versions compute dx: the bound follows (reference() or winograd_bound.hpp).
 enum class Arithmetic { direct, winograd };
 
 // Runs check_one(name, launch) for every size, with fixed-seed dy and w and the reference.
@@ -131,7 +121,8 @@ void for_each_size(const int (&sizes)[COUNT][10], CheckAll check_all, Arithmetic
     const std::vector<float> w = candidate_check::uniform(size_t(g.K) * g.C * g.R * g.S, state);
     std::vector<double> want, bound;
     reference(g, dy, w, want, bound);
-    if (arithmetic == Arithmetic::winograd) bound = winograd_bound_of(g, dy, w);
+    if (arithmetic == Arithmetic::winograd)  // the forward's, at the view the candidates run (dgrad_06_winograd.cu)
+      bound = winograd_bound::dgrad(warpnet::device::Sizes(std::begin(size), std::end(size)), dy, w);
     DeviceBuffer<float> d_dy(dy), d_w(w);
     const std::string at = warpnet::cat(" at N=", g.N, " C=", g.C, " H=", g.H, " W=", g.W, " K=", g.K, " R=", g.R,
                                         " S=", g.S, " stride=", g.stride, " pad=", g.pad, " dilation=", g.dil,
