@@ -142,6 +142,13 @@ struct Kernel {
   // "few_channels ..."), for the list of kernels a run launched. Null for
   // the versions that are one kernel.
   const char* (*candidate)(const Sizes&) = nullptr;
+  // The largest error allowed for each element of each output, as
+  // Op::tolerance, where this kernel's arithmetic is not the sums the op's
+  // bound assumes: the Winograd candidates of conv2d v10-11 and
+  // conv2d_dgrad v6-7 round in their transforms too (kernels/conv/
+  // winograd_bound.hpp). Null: the op's. Every check takes it through
+  // tolerance_of (run.hpp).
+  std::vector<Tensor> (*tolerance)(const Sizes&, const std::vector<Tensor>& inputs) = nullptr;
 
   std::string id() const;  // "matmul/03_smem_tiled", the kernel's file name
   double accumulation_widening() const;  // 2^(24 - accumulator_bits) for the CUDA copy, else 1

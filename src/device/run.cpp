@@ -111,10 +111,14 @@ std::vector<Tensor> run_emulated(const Kernel& kernel, const Sizes& sizes, const
   return outputs;
 }
 
+std::vector<Tensor> tolerance_of(const Kernel& kernel, const Sizes& sizes, const std::vector<Tensor>& inputs) {
+  return kernel.tolerance ? kernel.tolerance(sizes, inputs) : op(kernel.op).tolerance(sizes, inputs);
+}
+
 Comparison compare(const Kernel& kernel, const Sizes& sizes, const std::vector<Tensor>& inputs,
                    const std::vector<Tensor>& got) {
   const Op& op = device::op(kernel.op);
-  const std::vector<Tensor> want = op.reference(sizes, inputs), bound = op.tolerance(sizes, inputs);
+  const std::vector<Tensor> want = op.reference(sizes, inputs), bound = tolerance_of(kernel, sizes, inputs);
   const double widening = kernel.accumulation_widening();
   WN_CHECK(got.size() == want.size() && bound.size() == want.size(), op.name, ": ", got.size(), " outputs, the reference has ",
            want.size(), " and the tolerance ", bound.size());

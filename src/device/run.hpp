@@ -36,7 +36,11 @@ struct Comparison {
   std::string first;       // the first few mismatches, one per line
 };
 
-// Element-wise |got - reference| <= the op's tolerance(sizes, inputs), times
+// The bound every check of `kernel` allows each output element: its own
+// Kernel::tolerance where it has one (Winograd's), else its op's.
+std::vector<Tensor> tolerance_of(const Kernel& kernel, const Sizes& sizes, const std::vector<Tensor>& inputs);
+
+// Element-wise |got - reference| <= tolerance_of(kernel, sizes, inputs), times
 // kernel.accumulation_widening(), over every output of the kernel's op;
 // `checked` counts the elements of all outputs together.
 Comparison compare(const Kernel& kernel, const Sizes& sizes, const std::vector<Tensor>& inputs,

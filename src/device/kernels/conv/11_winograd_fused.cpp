@@ -42,6 +42,7 @@ constexpr AutotunedConv kAutotuned{
     .bytes = bytes_of,
     .launch = launch_candidate,
     .applies = conv_v11::candidate_applies,
+    .winograd = [](int i) { return i < kFused || i - kFused < conv_v10::kWinograd; },
 };
 
 const Registration winograd_fused{autotuned_kernel<kAutotuned>({

@@ -2,12 +2,14 @@
 // conv2d_dgrad/03-07, conv2d_wgrad/03-04) from its candidates
 // (AutotunedConv, conv_registration.hpp): the choice for some sizes is the
 // candidate a tuner measured fastest on this GPU for them, else the
-// version's table; the registered shape, bytes and launch all follow that
-// choice, and on a GPU Kernel::tune times the candidates (conv_tune.hpp).
+// version's table; the registered shape, bytes, launch and error bound all
+// follow that choice, and on a GPU Kernel::tune times the candidates
+// (conv_tune.hpp).
 // Each copy of a registration (plain, traced, nvcc; ../copy.hpp) keeps its
 // own winners, so an anonymous namespace as the other registration headers.
 #pragma once
 #include "device/kernels/conv/conv_registration.hpp"
+#include "device/kernels/conv/winograd_bound.hpp"
 #include "device/kernels/tuned_choices.hpp"
 #if defined(__CUDACC__)
 #include "device/kernels/conv/conv_tune.hpp"
@@ -37,8 +39,8 @@ struct Listing {
 };
 
 // The fp32 kernel `listing` names, with the op, shape, FLOPs (the
-// forward's: each pass sums the same products another way), bytes, launch
-// and tune of `version`'s candidates.
+// forward's: each pass sums the same products another way), bytes, launch,
+// error bound and tune of `version`'s candidates.
 template <const AutotunedConv& version>
 Kernel autotuned_kernel(const Listing& listing) {
   Kernel kernel{.op = op_name(version.pass),
@@ -57,6 +59,13 @@ Kernel autotuned_kernel(const Listing& listing) {
     check_launch();
   };
   kernel.candidate = [](const Sizes& s) { return version.name(choice<version>(s)); };
+  // A Winograd candidate's checks allow its own bound, the others the op's.
+  if constexpr (version.winograd != nullptr)
+    kernel.tolerance = [](const Sizes& s, const std::vector<Tensor>& in) {
+      if (!version.winograd(choice<version>(s))) return op(op_name(version.pass)).tolerance(s, in);
+      return version.pass == ConvPass::forward ? winograd_bound::forward_tolerance(s, in)
+                                               : winograd_bound::dgrad_tolerance(s, in);
+    };
   kernel.copy = kThisCopy;
 #if defined(__CUDACC__)
   kernel.tune = [](const Sizes& given) { return tune_conv(version, given, tuned<version>()); };

@@ -104,6 +104,10 @@ struct AutotunedConv {
   // Launches the candidate; the caller checks the launch's error.
   void (*launch)(int candidate, const Sizes&, const Launch&, Buffers);
   bool (*applies)(int candidate, const ConvShape&) = nullptr;  // null: all of them, at any sizes
+  // Whether candidate i is Winograd F(2x2, 3x3), whose checks take the bound
+  // of its own arithmetic (winograd_bound.hpp) instead of the op's; null:
+  // none is.
+  bool (*winograd)(int candidate) = nullptr;
 };
 
 }  // namespace

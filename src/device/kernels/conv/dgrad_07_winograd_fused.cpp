@@ -47,6 +47,7 @@ constexpr AutotunedConv kAutotuned{
     .bytes = bytes_of,
     .launch = launch_candidate,
     .applies = conv_dgrad_v07::candidate_applies,
+    .winograd = [](int i) { return i < kFused || i - kFused < conv_dgrad_v06::kWinograd; },
 };
 
 const Registration winograd_fused{autotuned_kernel<kAutotuned>({

@@ -1,8 +1,9 @@
 // The error bound of the Winograd F(2x2, 3x3) candidates (conv2d v10 and
 // v11, conv2d_dgrad v6 and v7 on their forward view), derived from their fp32
 // arithmetic (kernels/conv/winograd.hpp, 10_winograd.cu, winograd_fused.hpp)
-// rather than borrowed from the direct sum's: the bound the candidate tests
-// check them against (tests/simt/traced).
+// rather than borrowed from the direct sum's: the bound every check of them
+// uses (Kernel::tolerance, set by autotuned.hpp for the candidates that are
+// Winograd), and the candidate tests' (tests/simt/traced).
 //
 // Each 2x2 output tile is Y = Aᵀ [Σ_c (G g_c Gᵀ) ⊙ (Bᵀ d_c B)] A, d_c the
 // 4x4 window of channel c (zeros in the padding), g_c the 3x3 filter. With

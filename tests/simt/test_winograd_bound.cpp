@@ -1,0 +1,70 @@
+// Which bound the registry's checks give the Winograd versions (conv2d v10,
+// v11; conv2d_dgrad v6, v7): Winograd's own (device/kernels/conv/
+// winograd_bound.hpp) at the sizes where their choice is a Winograd
+// candidate, the op's where it is one of the earlier versions' kernels, in
+// both emulator copies; the versions without a Winograd candidate keep the
+// op's. (The registry test then checks every kernel through compare(),
+// which takes the bound from tolerance_of.)
+#include <doctest/doctest.h>
+
+#include <string>
+#include <vector>
+
+#include "device/kernels/conv/winograd_bound.hpp"
+#include "device/registry.hpp"
+#include "device/run.hpp"
+
+using namespace warpnet;
+
+namespace {
+
+constexpr uint64_t kSeed = 2026;
+
+bool same(const Tensor& a, const Tensor& b) {
+  if (a.shape() != b.shape()) return false;
+  for (int64_t i = 0; i < a.numel(); ++i)
+    if (a.item(i) != b.item(i)) return false;
+  return true;
+}
+
+}  // namespace
+
+TEST_CASE("winograd bound: a Winograd version is checked against Winograd's bound where it runs a Winograd candidate") {
+  struct Version {
+    const char* id;
+    std::vector<Tensor> (*bound)(const device::Sizes&, const std::vector<Tensor>&);
+  };
+  namespace wb = device::conv::winograd_bound;
+  for (const device::Copy copy : {device::Copy::emulator, device::Copy::traced}) {
+    for (const Version v : {Version{"conv2d/10", wb::forward_tolerance}, Version{"conv2d/11", wb::forward_tolerance},
+                            Version{"conv2d_dgrad/06", wb::dgrad_tolerance},
+                            Version{"conv2d_dgrad/07", wb::dgrad_tolerance}}) {
+      const device::Kernel& kernel = device::find_kernel(v.id, copy);
+      const device::Op& op = device::op(kernel.op);
+      REQUIRE(bool(kernel.tolerance));
+      int winograd_sizes = 0;
+      for (const device::Sizes& sizes : op.test_sizes) {
+        INFO(kernel.id(), " (", device::to_string(copy), ") at ", device::describe_sizes(op, sizes));
+        Rng rng(kSeed);
+        const auto inputs = device::make_inputs(kernel, sizes, rng);
+        const bool winograd = std::string(kernel.candidate(sizes)).starts_with("winograd");
+        const auto want = winograd ? v.bound(sizes, inputs) : op.tolerance(sizes, inputs);
+        CHECK(same(device::tolerance_of(kernel, sizes, inputs).at(0), want.at(0)));
+        winograd_sizes += winograd;
+      }
+      CHECK(winograd_sizes == 2);  // the two test sizes with C, K >= 16 at 3x3, stride 1 (ops/conv2d.cpp)
+    }
+  }
+  // Earlier versions, none of whose candidates is Winograd, keep the op's.
+  for (const char* id : {"conv2d/07", "conv2d/09", "conv2d_dgrad/03", "conv2d_dgrad/05"})
+    CHECK_FALSE(bool(device::find_kernel(id).tolerance));
+}
+
+TEST_CASE("winograd bound: sizes where no Winograd candidate applies are refused, naming them") {
+  const std::vector<float> x(9), w(9);
+  // 3x3 at stride 2; dgrad at pad 3 (its forward view's pad would be -1).
+  CHECK_THROWS_WITH_AS(device::conv::winograd_bound::forward({1, 1, 3, 3, 1, 3, 3, 2, 0, 1}, x, w),
+                       doctest::Contains("conv2d: the Winograd F(2x2,3x3) bound takes 3x3 filters at stride 1"), Error);
+  CHECK_THROWS_WITH_AS(device::conv::winograd_bound::dgrad({1, 1, 3, 3, 1, 3, 3, 1, 3, 1}, x, w),
+                       doctest::Contains("pad <= 2, got N=1 C=1"), Error);
+}
