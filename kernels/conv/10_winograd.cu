@@ -25,10 +25,14 @@
 //   layer at 99.7% of the FP32 FMA peak counted the definition's way, which
 //   an implicit GEMM cannot pass; its version 0 now records which algorithm
 //   it took.)
-//   The transforms round too (adds, halvings), but F(2x2, 3x3)'s are small:
-//   at lesson 05's layer (`warpnet trace conv2d/10 --size
-//   2,32,14,14,64,3,3,1,1,1`) the worst element errs by 0.38% of the
-//   registry's conv2d tolerance, v9's by 1.02% (the sums over C dominate).
+//   The transforms round too (adds, halvings), so every check of the
+//   Winograd candidates allows a bound derived for their arithmetic
+//   (src/device/kernels/conv/winograd_bound.hpp: C + 10 roundings over the
+//   transforms' products, about half the direct sum's bound at C = 32). At
+//   lesson 05's layer (`warpnet trace conv2d/10 --size
+//   2,32,14,14,64,3,3,1,1,1`) the worst element errs by 0.53% of it: 0.38%
+//   of the direct sum's bound, against v9's 1.02% (F(2x2, 3x3)'s transforms
+//   are small; the sums over C dominate).
 //   (F(4x4, 3x3) saves 4x but loses precision fast in fp32; fusing the
 //   transforms into the products removes the workspace traffic: v11.)
 // Applies: 3x3 filters, stride 1, dilation 1, any padding. Elsewhere v9's

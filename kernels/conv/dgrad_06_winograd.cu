@@ -25,9 +25,10 @@
 //   figures of conv v10's trace at its forward view (2,32,28,28,64: global
 //   bytes asked 6.69e6, the registry's formula 6.75e6; every kernel's
 //   efficiency the same), the filter transform reading turned filters with
-//   the same 12.5% efficiency. Worst element 0.37% of the conv2d_dgrad
-//   tolerance from the CPU reference (dgrad v5's choice there, v3's tile:
-//   0.67%).
+//   the same 12.5% efficiency. Worst element 0.59% of its Winograd bound
+//   (conv v10's at the forward view: src/device/kernels/conv/
+//   winograd_bound.hpp) from the CPU reference; 0.37% of the direct sum's,
+//   the conv2d_dgrad tolerance (dgrad v5's choice there, v3's tile: 0.67%).
 // Measured: not yet on a GPU (written 2026-12-01 on a machine without one).
 // Run: build/bin/test_simt -tc="conv dgrad winograd*"; build/bin/warpnet trace conv2d_dgrad/06 --size 2,64,28,28,32,3,3,1,1,1
 #include "kernels/common/cuda_compat.hpp"
