@@ -312,9 +312,9 @@ void part6_measured() {
         fewest = std::min(fewest, within);
         worst = std::max(worst, run.value("worst_error", 0.0));
       }
-      std::printf("  over %zu runs in a row: within 25%% at all %d sizes in %d runs, at %d or more in every run "
+      std::printf("  over %zu runs in a row: within 25%% at all %d sizes in %d run%s, at %d or more in every run "
                   "(worst %.0f%%)\n",
-                  j["repeats"].size(), sizes, all, fewest, 100 * worst);
+                  j["repeats"].size(), sizes, all, all == 1 ? "" : "s", fewest, 100 * worst);
       // Each size predicted by the model calibrated without its own pieces:
       // sizes it never saw (recorded from 2026-12-02 on).
       int held_least = sizes, held_most = -1;
