@@ -48,11 +48,10 @@ struct Measured {
 
 // Checks the all-reduce at `bytes`, then times it: with 2 ranks interleaved
 // with its pieces (appended to `pieces`), otherwise alone.
-Measured measure(std::vector<float>& buffer, std::optional<PieceBuffers>& calibration, int64_t bytes,
+Measured measure(float* data, std::optional<PieceBuffers>& calibration, int64_t bytes,
                  const AllreduceSettings& s, dist::PieceTimings& pieces) {
   const int n = dist::size();
   const int64_t count = bytes / int64_t(sizeof(float));
-  float* data = buffer.data();
   Measured m;
   m.bytes = double(count) * sizeof(float);
   dist::set_activity(cat("bench allreduce, ", bytes, " bytes"));
@@ -167,17 +166,25 @@ json predictions(const AllreduceSettings& s) {
 // inputs came from.
 json model_json(const dist::LoopbackModel& m, const dist::PieceTimings& t, const CacheInfo& caches, int64_t eager) {
   json pieces = json::array();
-  for (size_t i = 0; i < t.exchange.size(); ++i)
-    pieces.push_back({{"bytes", t.exchange[i].bytes},
-                      {"exchange_s", t.exchange[i].seconds},
-                      {"reduce_local_s", t.reduce[i].seconds}});
+  for (size_t i = 0; i < t.exchange.size(); ++i) {
+    json piece = {{"bytes", t.exchange[i].bytes},
+                  {"exchange_s", t.exchange[i].seconds},
+                  {"reduce_local_s", t.reduce[i].seconds}};
+    for (const dist::Sample& f : t.first_exchange)
+      if (f.bytes == t.exchange[i].bytes) piece["first_exchange_s"] = f.seconds;
+    pieces.push_back(piece);
+  }
   json fresh = json::array();
   for (const dist::Sample& f : t.fresh_exchange) fresh.push_back({{"bytes", f.bytes}, {"exchange_fresh_s", f.seconds}});
-  json rendezvous = json::array(), reduce = json::array();
-  for (const std::optional<dist::Line>& l : m.exchange_rendezvous) rendezvous.push_back(line_json(l));
+  auto rendezvous_json = [](const dist::ExchangeLines& x) {
+    json lines = json::array();
+    for (const std::optional<dist::Line>& l : x.rendezvous) lines.push_back(line_json(l));
+    return lines;
+  };
+  json reduce = json::array();
   for (const std::optional<dist::Line>& l : m.reduce) reduce.push_back(line_json(l));
-  return {{"algorithm", "Open MPI coll/libnbc ring (coll_libnbc_iallreduce_algorithm=ring): T = 2(n-1)c + X1(S/n) + "
-                        "(n-1)·R(S/n) + (2n-3)·X(S/n)"},
+  return {{"algorithm", "Open MPI coll/libnbc ring (coll_libnbc_iallreduce_algorithm=ring): T = 2(n-1)c + F(S/n) + "
+                        "(n-2)·X1(S/n) + (n-1)·R(S/n) + (n-1)·X(S/n); X1 received into the temporary buffer, F the first of them"},
           {"round_s", m.round_s},
           {"ibarrier_s", t.ibarrier_s},
           {"empty_exchange_s", t.empty_exchange_s},
@@ -186,8 +193,10 @@ json model_json(const dist::LoopbackModel& m, const dist::PieceTimings& t, const
           {"caches", caches.text},
           {"regime_bounds_bytes", m.regime_bounds},
           {"regime_tolerance", dist::kRegimeTolerance},
-          {"exchange_eager", line_json(m.exchange_eager)},
-          {"exchange_rendezvous", rendezvous},
+          {"exchange_eager", line_json(m.exchange.eager)},
+          {"exchange_rendezvous", rendezvous_json(m.exchange)},
+          {"first_exchange_eager", line_json(m.first_exchange.eager)},
+          {"first_exchange_rendezvous", rendezvous_json(m.first_exchange)},
           {"reduce", reduce},
           {"exchange_fresh", line_json(m.exchange_fresh)},
           {"fresh_exchanges", fresh},
@@ -220,15 +229,23 @@ json bench_allreduce(const AllreduceSettings& s) {
     return record;
   }
   const bool talk = dist::rank() == 0;
-  // The all-reduce's own buffer, and the calibration's three regions of
-  // max_bytes/2 (the segment a 2-rank ring moves).
-  std::vector<float> buffer(static_cast<size_t>(s.max_bytes / int64_t(sizeof(float))), 0.0f);
-  std::vector<float> calibration_buffer;
+  // The all-reduce's own buffer, and with 2 ranks the calibration's three
+  // regions of max_bytes/2 (the segment a 2-rank ring moves), in one
+  // allocation, so that the pieces and what they predict run on the same
+  // memory. On the AMD EPYC VM of 2026-12-03 the all-reduces of 8 and
+  // 16 MiB took 1.16-1.30x as long as a hand-written ring of the same steps
+  // on memory allocated later (2 runs) when their buffer was a rank's first
+  // large allocation, and 0.87-0.93x when it was its second (2 runs), for a
+  // reason the VM does not show. With two allocations the model predicted
+  // those sizes 12% and 7% short in the median of 6 runs; with one, 7% short
+  // and 4% long (10 runs; src/dist/README.md).
+  const int64_t vector_floats = s.max_bytes / int64_t(sizeof(float));
+  const int64_t calibration_floats = n == 2 ? 3 * (s.max_bytes / 2) / int64_t(sizeof(float)) : 0;
+  std::vector<float> memory(static_cast<size_t>(vector_floats + calibration_floats), 0.0f);
   std::optional<PieceBuffers> calibration;
   dist::PieceTimings pieces;
   if (n == 2) {
-    calibration_buffer.assign(static_cast<size_t>(3 * (s.max_bytes / 2) / int64_t(sizeof(float))), 0.0f);
-    calibration.emplace(calibration_buffer);
+    calibration.emplace(memory.data() + vector_floats, calibration_floats);
     time_round_cost(*calibration, {s.budget_s, s.min_runs, s.max_runs}, pieces);
   }
 
@@ -240,15 +257,16 @@ json bench_allreduce(const AllreduceSettings& s) {
                 n, dist::local_size(), dist::mpi_library().c_str());
     if (calibration)
       std::printf(";\n     with the pieces of its ring at m = bytes/2, each timed on its own, in %d blocks that "
-                  "alternate with the all-reduce's",
+                  "alternate with the all-reduce's\n     (first x: the first exchange, into the temporary buffer; "
+                  "* where glibc maps that buffer fresh)",
                   kBlocks);
     std::printf("\n  %10s %7s %11s %10s %10s %7s", "bytes", "runs", "median us", "algbw GB/s", "busbw GB/s", "check");
-    if (calibration) std::printf(" | %12s %11s %11s %11s", "m bytes", "exchange us", "reduce us", "fresh x us");
+    if (calibration) std::printf(" | %12s %11s %11s %11s", "m bytes", "first x us", "reduce us", "exchange us");
     std::printf("\n");
   }
   std::vector<Measured> rows;
   for (int64_t bytes = s.min_bytes; bytes <= s.max_bytes; bytes *= 2) {
-    rows.push_back(measure(buffer, calibration, bytes, s, pieces));
+    rows.push_back(measure(memory.data(), calibration, bytes, s, pieces));
     const Measured& m = rows.back();
     if (talk) {
       std::printf("  %10.0f %7lld %11.1f %10.3f %10.3f %7s", m.bytes, static_cast<long long>(m.runs), m.median_s * 1e6,
@@ -256,11 +274,10 @@ json bench_allreduce(const AllreduceSettings& s) {
                   m.wrong == 0 ? "ok" : "WRONG");
       if (calibration) {
         const double mb = pieces.exchange.back().bytes;
-        std::string fresh = "-";
-        if (!pieces.fresh_exchange.empty() && pieces.fresh_exchange.back().bytes == mb)
-          fresh = cat(std::round(pieces.fresh_exchange.back().seconds * 1e8) / 100);
-        std::printf(" | %12.0f %11.2f %11.2f %11s", mb, pieces.exchange.back().seconds * 1e6,
-                    pieces.reduce.back().seconds * 1e6, fresh.c_str());
+        const bool fresh = !pieces.fresh_exchange.empty() && pieces.fresh_exchange.back().bytes == mb;
+        const double first = (fresh ? pieces.fresh_exchange : pieces.first_exchange).back().seconds;
+        std::printf(" | %12.0f %10.2f%s %11.2f %11.2f", mb, first * 1e6, fresh ? "*" : " ",
+                    pieces.reduce.back().seconds * 1e6, pieces.exchange.back().seconds * 1e6);
       }
       std::printf("\n");
       std::fflush(stdout);
@@ -294,14 +311,16 @@ json bench_allreduce(const AllreduceSettings& s) {
                 100 * dist::kRegimeTolerance);
     auto show = [](const std::string& what, const std::optional<dist::Line>& l) {
       if (!l) return;  // no calibration size for it
-      std::printf("     %-32s %8.2f us + %7.3f ns/B (%.2f GB/s)\n", what.c_str(), l->a * 1e6, l->b * 1e9,
+      std::printf("     %-38s %8.2f us + %7.3f ns/B (%.2f GB/s)\n", what.c_str(), l->a * 1e6, l->b * 1e9,
                   l->b > 0 ? 1e-9 / l->b : 0.0);
     };
     std::printf("     fitted, one line per regime:\n");
-    show("exchange, eager", model->exchange_eager);
+    show("first exchange, eager", model->first_exchange.eager);
+    show("exchange, eager", model->exchange.eager);
     for (size_t k = 0; k < model->reduce.size(); ++k) {
-      show(cat("exchange, rendezvous, regime ", k + 1), model->exchange_rendezvous[k]);
+      show(cat("first exchange, rendezvous, regime ", k + 1), model->first_exchange.rendezvous[k]);
       show(cat("reduction, regime ", k + 1), model->reduce[k]);
+      show(cat("exchange, rendezvous, regime ", k + 1), model->exchange.rendezvous[k]);
     }
     show("first exchange, fresh mapped buffer", model->exchange_fresh);
   }

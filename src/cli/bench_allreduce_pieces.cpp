@@ -90,11 +90,11 @@ CacheInfo read_caches() {
   return info;
 }
 
-PieceBuffers::PieceBuffers(std::vector<float>& buffer)
-    : capacity_floats(static_cast<int64_t>(buffer.size()) / 3),
-      send(buffer.data()),
-      receive(send + capacity_floats),
-      operand(receive + capacity_floats),
+PieceBuffers::PieceBuffers(float* memory, int64_t floats)
+    : capacity_floats(floats / 3),
+      own(memory),
+      other(own + capacity_floats),
+      temporary(other + capacity_floats),
       peer((dist::rank() + 1) % dist::size()) {  // the ring's right neighbour; with 2 ranks, the other
   WN_CHECK(dist::size() == 2, "bench allreduce: the loopback model is calibrated on 2 ranks (", dist::size(),
            " here): each rank exchanges with one neighbour");
@@ -103,7 +103,7 @@ PieceBuffers::PieceBuffers(std::vector<float>& buffer)
 void time_round_cost(PieceBuffers& b, const TimingBudget& budget, dist::PieceTimings& t) {
   dist::set_activity("bench allreduce, calibration: empty exchange and barrier");
   const std::vector<Timing> times = time_interleaved(
-      budget, {{[&] { dist::exchange(b.send, b.receive, 0, b.peer); }, {}}, {[] { dist::barrier(); }, {}}});
+      budget, {{[&] { dist::exchange(b.other, b.temporary, 0, b.peer); }, {}}, {[] { dist::barrier(); }, {}}});
   t.empty_exchange_s = times[0].median_s;
   t.ibarrier_s = times[1].median_s;
 }
@@ -113,60 +113,63 @@ Timing time_with_pieces(PieceBuffers& b, double message_bytes, const TimedOp& al
   const int64_t count = static_cast<int64_t>(message_bytes) / int64_t(sizeof(float));
   const int64_t bytes = count * int64_t(sizeof(float));
   WN_CHECK(count <= b.capacity_floats, "bench allreduce: calibration size ", message_bytes, " bytes exceeds the buffer");
-  // Each piece starts from the state the ring leaves its buffers in, since
-  // that decides what a copy costs between two cores: the ring sends memory
-  // this rank has just written, receives into memory the peer has just
-  // read, and reduces into memory the peer has just read (writing a line
-  // another core holds first takes it away from that core). Timed on
-  // buffers nobody else touched, the exchange measured up to 2x and the
-  // reduction up to 3x faster than inside the ring (64 KiB to 1 MiB). So the
-  // exchange swaps its two buffers before every run — what was received
-  // (written here) is sent next, what the peer read is received into — and
-  // the reduction is prepared, untimed, by the two exchanges that come
-  // before it in a run of all-reduces: the previous call's last round (the
-  // destination, this rank's segment, sent to the peer; the other segment
-  // received) and this call's first (the other segment sent on, the operand
-  // received). One exchange that sent the destination and received the
-  // operand at once left a 64 KiB reduction twice as slow as the ring's
-  // (14 against 7 us; the all-reduce of 128 KiB predicted 21-37% high).
+  // Each piece is one step of the ring, timed alone on the calibration's
+  // three regions, which play the ring's buffers: D this rank's own
+  // segment, S the other segment, T the temporary buffer. A 2-rank call is
   //
-  // The exchange also turns over three buffers, not two: run k sends buffer
-  // k mod 3 (received, so written, in run k-1) and receives into buffer
-  // (k+1) mod 3 (sent, so read by the peer, in run k-1), and so touches 3m
-  // per rank, as much as the ring does (its vector's 2m, and the m of the
-  // temporary buffer the first round receives into). With two buffers it
-  // touched 2m: from 8 MiB on, where the ring's 6m for two ranks outgrows a
-  // 32 MiB L3 and the exchanges' 4m does not yet, it ran faster than the
-  // ring's and the all-reduce of 8 and 16 MiB was predicted 18-20% short in
-  // the median (16 MiB beyond 25% in 7 of 20 runs; a 2-core AMD EPYC VM,
-  // 2026-12-01).
-  float* const turns[3] = {b.send, b.receive, b.operand};
-  int turn = 0;
-  std::vector<TimedOp> ops{
-      {[&] { dist::exchange(turns[turn % 3], turns[(turn + 1) % 3], bytes, b.peer); }, [&] { ++turn; }},
-      {[&] { dist::reduce_local_sum(b.operand, b.receive, count); },
-       [&] {
-         dist::exchange(b.receive, b.send, bytes, b.peer);
-         dist::exchange(b.send, b.operand, bytes, b.peer);
+  //   X₁: send S, receive into T;   R: reduce T into D;   X: send D, receive into S
+  //
+  // and each piece is prepared, untimed, by the steps that come before it in
+  // a run of all-reduces, because the state they leave the buffers in
+  // decides what a step costs between two cores: X sends D, which this rank
+  // has just written, and receives into S, which the peer has just read
+  // (writing a line another core holds first takes it away from that core);
+  // R reduces into D, which the peer read in the previous call's X; X₁
+  // receives into T, which only this rank touches. Timed on buffers nobody
+  // else touched, the exchange measured up to 2x and the reduction up to 3x
+  // faster than inside the ring (64 KiB to 1 MiB); timed like X, X₁ came out
+  // up to 3.7x slower than inside it (128 KiB on a 2-core AMD EPYC VM,
+  // 2026-12-03: 89 against 24 us). Each run also touches the ring's 3m per
+  // rank: an exchange that turned over two buffers ran faster than the
+  // ring's from 8 MiB on, where the ring's 6m for two ranks outgrows a
+  // 32 MiB L3 and 4m does not yet (2026-12-01).
+  const int peer = b.peer;
+  float *const own = b.own, *const other = b.other, *const temporary = b.temporary;
+  const auto first_exchange = [=] { dist::exchange(other, temporary, bytes, peer); };
+  const auto reduction = [=] { dist::reduce_local_sum(temporary, own, count); };
+  const auto second_exchange = [=] { dist::exchange(own, other, bytes, peer); };
+  // libnbc's temporary buffer: malloc of the whole vector (2m) at every
+  // call. Below glibc's mmap threshold the heap block is reused; from it on
+  // the block is mapped fresh, and X₁ is timed receiving into one.
+  const bool fresh = 2 * message_bytes >= dist::LoopbackModel::kMmapThresholdBytes;
+  const auto fresh_first_exchange = [=] {
+    void* buffer = std::malloc(static_cast<size_t>(2 * bytes));
+    WN_CHECK(buffer, "bench allreduce: out of memory");
+    dist::exchange(other, buffer, bytes, peer);
+    std::free(buffer);
+  };
+  const std::vector<TimedOp> ops{
+      {fresh ? std::function<void()>(fresh_first_exchange) : first_exchange,
+       [=] {
+         reduction();
+         second_exchange();
+       }},
+      {reduction,
+       [=] {
+         second_exchange();
+         first_exchange();
+       }},
+      {second_exchange,
+       [=] {
+         first_exchange();
+         reduction();
        }},
       allreduce};
-  // libnbc's temporary buffer: malloc of the whole vector (2m), the first
-  // round receives m bytes into it, free. Below glibc's mmap threshold the
-  // heap block is reused and warm, which the exchange above measures.
-  const bool fresh = 2 * message_bytes >= dist::LoopbackModel::kMmapThresholdBytes;
-  if (fresh)
-    ops.push_back({[&] {
-                     void* buffer = std::malloc(static_cast<size_t>(2 * bytes));
-                     WN_CHECK(buffer, "bench allreduce: out of memory");
-                     dist::exchange(b.send, buffer, bytes, b.peer);
-                     std::free(buffer);
-                   },
-                   {}});
   const std::vector<Timing> times = time_interleaved(budget, ops);
-  t.exchange.push_back({message_bytes, times[0].median_s});
+  (fresh ? t.fresh_exchange : t.first_exchange).push_back({message_bytes, times[0].median_s});
   t.reduce.push_back({message_bytes, times[1].median_s});
-  if (fresh) t.fresh_exchange.push_back({message_bytes, times[3].median_s});
-  return times[2];
+  t.exchange.push_back({message_bytes, times[2].median_s});
+  return times[3];
 }
 
 }  // namespace warpnet::cli::bench

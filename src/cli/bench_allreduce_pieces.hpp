@@ -55,23 +55,26 @@ struct CacheInfo {
 };
 CacheInfo read_caches();
 
-// The calibration's three regions of `buffer` (what is sent, what is
-// received, the reduction's second operand) and the neighbour rank.
+// The calibration's three regions of `floats` floats at `memory`, one for
+// each buffer of a 2-rank ring: this rank's own segment (reduced into, then
+// sent), the other segment (sent, then received into), the temporary
+// buffer (received into, then read by the reduction); and the neighbour rank.
 struct PieceBuffers {
-  explicit PieceBuffers(std::vector<float>& buffer);
+  PieceBuffers(float* memory, int64_t floats);
   int64_t capacity_floats = 0;
-  float *send = nullptr, *receive = nullptr, *operand = nullptr;
+  float *own = nullptr, *other = nullptr, *temporary = nullptr;
   int peer = 0;
 };
 
 // The empty exchange and the empty MPI_Ibarrier, which give c, what libnbc adds to a round.
 void time_round_cost(PieceBuffers& b, const TimingBudget& budget, dist::PieceTimings& t);
 
-// The pieces at one message size — an exchange, a local reduction, and when
-// 2m reaches glibc's mmap threshold an exchange into a fresh buffer —
-// timed in alternating blocks with `allreduce` (the all-reduce of 2m bytes
-// they make up): appends them to `t` and returns the all-reduce's timing.
-// Every rank must call it; 2 ranks only.
+// The pieces at one message size — the first exchange (into the temporary
+// buffer: a reused one below glibc's mmap threshold, a freshly mapped one
+// from it on), a local reduction, the second exchange — timed in
+// alternating blocks with `allreduce` (the all-reduce of 2m bytes they make
+// up): appends them to `t` and returns the all-reduce's timing. Every rank
+// must call it; 2 ranks only.
 Timing time_with_pieces(PieceBuffers& b, double message_bytes, const TimedOp& allreduce, const TimingBudget& budget,
                         dist::PieceTimings& t);
 

@@ -14,10 +14,11 @@
 //              (MPI's reduction: MPI_Reduce_local);
 //   n-1 times: exchange a finished segment;
 //
-// and every call allocates its temporary buffer (malloc of S bytes; the
-// first round receives m bytes into it) and frees it at the end. So
+// and every call allocates its temporary buffer (malloc of S bytes; each
+// round of the first kind receives m bytes into it) and frees it at the end.
+// So
 //
-//      T(S) = 2(n-1)·c + X₁(m) + (n-1)·R(m) + (2n-3)·X(m),   m = S/n,
+//      T(S) = 2(n-1)·c + F(m) + (n-2)·X₁(m) + (n-1)·R(m) + (n-1)·X(m),   m = S/n,
 //
 // c  what libnbc adds to a round of messages (starting the round's sends
 //    and receives from its schedule, noticing that they completed, moving
@@ -35,12 +36,20 @@
 //    the round's buffers fit the caches, slower beyond — so the rendezvous
 //    line is fitted once per regime;
 // R  the local reduction, a line per regime as well;
-// X₁ the first exchange, received into the temporary buffer: an exchange
-//    like the others while glibc reuses a block of its heap, but a block of
-//    at least its largest mmap threshold (DEFAULT_MMAP_THRESHOLD_MAX, 32 MiB
-//    on 64-bit Linux: mallopt(3)) is mapped fresh at every call and returned
-//    at free, so each page the exchange writes is a page fault: one more
-//    line, fitted to exchanges received into a freshly allocated buffer.
+// X₁ an exchange received into the temporary buffer (n-1 rounds). While
+//    glibc reuses a block of its heap for it, that block was last written
+//    and read by this rank alone, so receiving into it takes no line from
+//    the other core, as the other rounds' receives do (into a segment the
+//    peer has just read): its own lines per regime, fitted to exchanges
+//    received into such a buffer. Timed like the others, it came out 3.7x faster at
+//    messages of 128 KiB on a 2-core AMD EPYC VM (24 against 89 us), and the
+//    all-reduces of 128 KiB to 4 MiB were predicted 13-32% high in the
+//    median until it had lines of its own (src/dist/README.md). A block of
+//    at least glibc's largest mmap threshold (DEFAULT_MMAP_THRESHOLD_MAX,
+//    32 MiB on 64-bit Linux: mallopt(3)) is mapped fresh at every call and
+//    returned at free, so each page the first of them writes is a page
+//    fault: F, one more line, fitted to exchanges received into a freshly
+//    allocated buffer (below the threshold F = X₁).
 //
 // The regimes are cut at message sizes given to the model: where the
 // round's working set (each rank's send and receive buffer, 4m for the two
@@ -53,10 +62,11 @@
 // it (cli/bench_allreduce_pieces.cpp), and the all-reduce is then predicted
 // at every size.
 //
-// Measured on the 2-core CI VM, 2 ranks, 2026-11-30, quiet, 20 runs in a
-// row: within 25% of the measured all-reduce at all 19 sizes from 1 KiB to
-// 256 MiB in 19 runs, at 18 of 19 in the other (8 MiB, 31%); one line
-// fitted to the last run's all-reduce itself: 9 of 19 (src/dist/README.md).
+// Measured on the 2-core AMD EPYC CI VM, 2 ranks, 2026-12-03, quiet, 10
+// runs in a row: within 25% of the measured all-reduce at all 19 sizes from
+// 1 KiB to 256 MiB in 6 runs, at 18 of 19 in the others (worst 38%); the
+// median error within 10% at every size (src/dist/README.md). Before X₁
+// had lines of its own, the same VM gave 13 to 19 of 19.
 // Reproduce: mpirun --oversubscribe --allow-run-as-root -np 2 warpnet bench allreduce
 //            (scripts/allreduce-repeats.sh 20 for the runs in a row)
 #pragma once
@@ -67,6 +77,12 @@
 #include "dist/cost_model.hpp"
 
 namespace warpnet::dist {
+
+// An exchange's lines: a + b·m below the eager limit, and one per regime above it.
+struct ExchangeLines {
+  std::optional<Line> eager;
+  std::vector<std::optional<Line>> rendezvous;
+};
 
 struct LoopbackModel {
   double round_s = 0;            // c: what libnbc adds to a round of messages
@@ -79,9 +95,9 @@ struct LoopbackModel {
   // by rendezvous; a sweep that stops below 32 MiB never maps its temporary
   // buffer fresh): a prediction that needs a missing line is an error, not
   // a guess.
-  std::optional<Line> exchange_eager;                    // X(m) = a + b·m below the eager limit
-  std::vector<std::optional<Line>> exchange_rendezvous;  // above it, one per regime
-  std::vector<std::optional<Line>> reduce;               // R(m), one per regime
+  ExchangeLines exchange;        // X: the rounds that receive into a segment the peer has read
+  ExchangeLines first_exchange;  // X₁: those into the temporary buffer, a reused heap block
+  std::vector<std::optional<Line>> reduce;  // R(m), one per regime
   // The first exchange when the temporary buffer (n·m bytes) is mapped fresh.
   static constexpr double kMmapThresholdBytes = 4.0 * 1024 * 1024 * sizeof(long);
   std::optional<Line> exchange_fresh;
@@ -90,7 +106,8 @@ struct LoopbackModel {
   size_t regime_index(double message_bytes) const;
   double exchange_seconds(double message_bytes) const;
   double reduce_seconds(double message_bytes) const;
-  double first_exchange_seconds(int n, double message_bytes) const;
+  double temporary_exchange_seconds(double message_bytes) const;  // X₁
+  double first_exchange_seconds(int n, double message_bytes) const;  // F
   // T(S) above, for n ranks and S bytes per rank.
   double ring_allreduce_seconds(int n, double bytes) const;
   // "eager, regime 1/3": the regime of a round of S/n bytes.
@@ -100,6 +117,9 @@ struct LoopbackModel {
 // Timings of the pieces at several message sizes, and of the empty call.
 struct PieceTimings {
   std::vector<Sample> exchange, reduce;
+  // Exchanges received into a buffer only this rank has touched since
+  // (only sizes with 2m below the mmap threshold).
+  std::vector<Sample> first_exchange;
   // Exchanges received into a buffer of 2m bytes allocated just before and
   // freed just after (only sizes with 2m at or above the mmap threshold).
   std::vector<Sample> fresh_exchange;
@@ -113,7 +133,7 @@ constexpr double kRegimeTolerance = 0.15;
 
 // The regime bounds, ascending: where the round's working set (4m) outgrows
 // `l2_bytes_total` (the L2 of the cores the ranks run on), then, top down,
-// every cut that a regime needs for its lines (the rendezvous exchange's and
+// every cut that a regime needs for its lines (the rendezvous exchanges' and
 // the reduction's, each fitted by fit_line) to stay within `tolerance` of
 // every timing in it: a regime that misses is cut in two at the size that
 // leaves the smaller worst miss, and each part is looked at again. A regime
