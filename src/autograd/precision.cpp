@@ -87,6 +87,10 @@ void DelayedScale::set_history(std::deque<float> history, std::optional<float> s
            " steps does not fit a window of ", window_);
   WN_CHECK(!scale || (*scale > 0 && std::isfinite(*scale)), "fp8 delayed scaling: a saved scale of ", *scale,
            " (it must be positive and finite)");
+  // A step records the largest magnitude it saw, inf where it saw an inf
+  // or a NaN (amax_of): never a negative number or a NaN.
+  for (float a : history)
+    WN_CHECK(a >= 0, "fp8 delayed scaling: an amax of ", a, " in the history (a magnitude: 0 to inf)");
   history_ = std::move(history);
   scale_ = 1.0f;
   if (scale) scale_ = *scale;

@@ -332,6 +332,11 @@ TEST_CASE("fp8 delayed scaling keeps its scale through a window of zeros or an o
   CHECK(restored.scale() == 8.0f);
   restored.set_history({0, 0});
   CHECK(restored.scale() == 1.0f);
+  restored.set_history({INFINITY, 7168});  // an overflow's step: a history a run writes
+  CHECK(restored.scale() == 1.0f);
+  // One no run writes (a forged or damaged checkpoint) is refused, naming the value.
+  CHECK_THROWS_WITH(restored.set_history({NAN, 7168}), doctest::Contains("an amax of nan in the history"));
+  CHECK_THROWS_WITH(restored.set_history({7168, -1}), doctest::Contains("an amax of -1 in the history"));
 }
 
 TEST_CASE("fp16 loss scaling: an overflowing gradient skips the step and halves the scale; clean steps grow it") {
