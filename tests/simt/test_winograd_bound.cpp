@@ -68,3 +68,35 @@ TEST_CASE("winograd bound: sizes where no Winograd candidate applies are refused
   CHECK_THROWS_WITH_AS(device::conv::winograd_bound::dgrad({1, 1, 3, 3, 1, 3, 3, 1, 3, 1}, x, w),
                        doctest::Contains("pad <= 2, got N=1 C=1"), Error);
 }
+
+TEST_CASE("winograd bound: one element's bound, as the GPU tuners sample it, is the whole output's at that element") {
+  namespace wb = device::conv::winograd_bound;
+  Rng rng(kSeed);
+  auto random = [&](size_t n) {
+    std::vector<float> v(n);
+    for (float& x : v) x = float(rng.uniform(-1, 1));
+    return v;
+  };
+  for (int pad = 0; pad <= 2; ++pad) {
+    // {N, C, H, W, K, R, S, stride, pad, dilation}: odd planes, so the last tiles are cut.
+    const device::Sizes s{2, 3, 7, 6, 5, 3, 3, 1, pad, 1};
+    INFO("pad ", pad);
+    const int N = 2, C = 3, H = 7, W = 6, K = 5, P = H + 2 * pad - 2, Q = W + 2 * pad - 2;
+    const std::vector<float> x = random(size_t(N) * C * H * W), w = random(size_t(K) * C * 9);
+    const std::vector<float> dy = random(size_t(N) * K * P * Q);
+    const std::vector<double> y_bound = wb::forward(s, x, w), dx_bound = wb::dgrad(s, dy, w);
+    REQUIRE(y_bound.size() == size_t(N) * K * P * Q);
+    REQUIRE(dx_bound.size() == size_t(N) * C * H * W);
+    size_t e = 0;
+    for (int n = 0; n < N; ++n)
+      for (int k = 0; k < K; ++k)
+        for (int p = 0; p < P; ++p)
+          for (int q = 0; q < Q; ++q, ++e) CHECK(wb::forward_at(s, x, w, {n, k, p, q}) == y_bound[e]);
+    e = 0;
+    for (int n = 0; n < N; ++n)
+      for (int c = 0; c < C; ++c)
+        for (int h = 0; h < H; ++h)
+          for (int ww = 0; ww < W; ++ww, ++e) CHECK(wb::dgrad_at(s, dy, w, {n, c, h, ww}) == dx_bound[e]);
+    CHECK_THROWS_WITH(wb::forward_at(s, x, w, {0, K, 0, 0}), doctest::Contains("no output [0,5,0,0]"));
+  }
+}

@@ -175,16 +175,22 @@ struct Reference {
   }
 };
 
+// The op's bound for an fp32 sum of `terms` products, as a tolerance_at for
+// verify_winner: terms * 1.2e-7 * the magnitude of the element's products.
+inline auto sum_bound(double terms) {
+  return [terms](size_t, const Reference& r) { return terms * 1.2e-7 * r.magnitude + 1e-30; };
+}
+
 // Checks the winner before the registration may launch it: launch() writes
 // `out` (n floats), poisoned first (0xFF bytes are a NaN, so an element it
 // never writes fails); every element must be finite, and 256 sampled ones
-// (the first and the last first) within the op's bound for an fp32 sum of
-// `terms` products of reference_at(e): terms * 1.2e-7 * magnitude. Errors
-// name the winner and sizes (`what`) and the element (element_name(e),
-// "y[n,k,p,q]").
-template <class LaunchWinner, class ReferenceAt, class ElementName>
+// (the first and the last first) within tolerance_at(e, reference_at(e))
+// of reference_at(e) (sum_bound, or a kernel's own: a Winograd winner's).
+// Errors name the winner and sizes (`what`) and the element
+// (element_name(e), "y[n,k,p,q]").
+template <class LaunchWinner, class ReferenceAt, class ToleranceAt, class ElementName>
 void verify_winner(const char* who, const std::string& what, LaunchWinner launch, const DeviceFloats& out, size_t n,
-                   Rng& rng, double terms, ReferenceAt reference_at, ElementName element_name) {
+                   Rng& rng, ReferenceAt reference_at, ToleranceAt tolerance_at, ElementName element_name) {
   check(cudaMemset(out.p, 0xFF, n * sizeof(float)), who, "cudaMemset of the output");
   launch();
   check(cudaGetLastError(), who, "the verifying launch");
@@ -195,7 +201,7 @@ void verify_winner(const char* who, const std::string& what, LaunchWinner launch
   for (int sample = 0; sample < 256; ++sample) {
     const size_t e = sample == 0 ? 0 : sample == 1 ? n - 1 : size_t(rng.below(n));
     const Reference r = reference_at(e);
-    const double tolerance = terms * 1.2e-7 * r.magnitude + 1e-30;
+    const double tolerance = tolerance_at(e, r);
     WN_CHECK(std::abs(got[e] - r.want) <= tolerance, who, ": ", what, " gives ", element_name(e), " = ", got[e],
              ", want ", r.want, " (tolerance ", tolerance, ")");
   }

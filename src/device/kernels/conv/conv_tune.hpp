@@ -1,7 +1,9 @@
 // The tune of every autotuned conv version (autotuned.hpp) on a real GPU:
 // the sizes completed and checked, two random inputs and the output on the
 // device, every candidate that applies timed, the fastest one checked
-// against the pass's definition, remembered, and the line that says so.
+// against the pass's definition (within the pass's bound, a Winograd
+// winner within its own: winograd_bound.hpp), remembered, and the line that
+// says so.
 // What differs between the three passes (the buffers, the output's indices,
 // the definition of one output element) is a PassCheck. The CUDA copy of
 // the registrations alone includes it (nvcc); an anonymous namespace as the
@@ -12,6 +14,7 @@
 #include <vector>
 
 #include "device/kernels/conv/conv_registration.hpp"
+#include "device/kernels/conv/winograd_bound.hpp"
 #include "device/kernels/gpu_timing.hpp"
 #include "device/kernels/tuned_choices.hpp"
 
@@ -150,9 +153,22 @@ inline std::string tune_conv(const AutotunedConv& version, const Sizes& given, T
     const std::array<int, 4> i = check.where(g, e);
     return cat(check.out_name, "[", i[0], ",", i[1], ",", i[2], ",", i[3], "]");
   };
-  gpu_timing::verify_winner(
-      who, cat(version.name(t.best), " at ", describe_sizes(the_op, s)), [&] { run(t.best); }, d_out, n.out, rng,
-      n.terms, [&](size_t e) { return check.reference(g, in0, in1, check.where(g, e)); }, element_name);
+  const auto reference_at = [&](size_t e) { return check.reference(g, in0, in1, check.where(g, e)); };
+  const auto launch_winner = [&] { run(t.best); };
+  const std::string what = cat(version.name(t.best), " at ", describe_sizes(the_op, s));
+  if (version.winograd && version.winograd(t.best)) {
+    // A Winograd winner is held to the bound of its own arithmetic, as every
+    // check of it on the emulator is (autotuned.hpp's Kernel::tolerance).
+    const auto winograd_bound_at = [&](size_t e, const gpu_timing::Reference&) {
+      return version.pass == ConvPass::forward ? winograd_bound::forward_at(s, in0, in1, check.where(g, e))
+                                               : winograd_bound::dgrad_at(s, in0, in1, check.where(g, e));
+    };
+    gpu_timing::verify_winner(who, what, launch_winner, d_out, n.out, rng, reference_at, winograd_bound_at,
+                              element_name);
+  } else {
+    gpu_timing::verify_winner(who, what, launch_winner, d_out, n.out, rng, reference_at,
+                              gpu_timing::sum_bound(n.terms), element_name);
+  }
 
   tuned.remember(s, t.best);
   const std::string all = gpu_timing::describe_times(t.ms, version.name);

@@ -3,8 +3,10 @@
 // it (it registers nothing and launches nothing), and linked whole with them.
 #include "device/kernels/conv/winograd_bound.hpp"
 
+#include <array>
 #include <cmath>
 #include <cstddef>
+#include <functional>
 
 #include "core/rounding.hpp"
 
@@ -42,17 +44,22 @@ void abs_sandwich(const double (&M)[R][K], const double (&X)[K][K], double (&out
     }
 }
 
-// |G| |g| |G|ᵀ for every filter of w (K, C, 3, 3): 16 per (k, c).
-std::vector<double> filter_magnitudes(const View& g, std::span<const float> w) {
-  std::vector<double> out(size_t(g.K) * g.C * 16);
-  for (size_t f = 0; f < size_t(g.K) * g.C; ++f) {
-    double taps[3][3], u[4][4];
-    for (int r = 0; r < 3; ++r)
-      for (int s = 0; s < 3; ++s) taps[r][s] = w[f * 9 + 3 * r + s];
-    abs_sandwich(kG, taps, u);
-    for (int xi = 0; xi < 16; ++xi) out[f * 16 + xi] = u[xi / 4][xi % 4];
-  }
-  return out;
+// The view's filter taps: tap(k, c, r, s) of output channel k, input channel c.
+using Taps = std::function<float(int k, int c, int r, int s)>;
+
+// w (K, C, 3, 3) as it is.
+Taps taps_of(const View& g, std::span<const float> w) {
+  WN_CHECK(w.size() == size_t(g.K) * g.C * 9, "the Winograd bound: ", w.size(), " filter taps for K=", g.K,
+           " C=", g.C);
+  return [g, w](int k, int c, int r, int s) { return w[(size_t(k) * g.C + c) * 9 + 3 * r + s]; };
+}
+
+// |G| |g| |G|ᵀ of filter (k, c).
+void filter_magnitude(const Taps& tap, int k, int c, double (&u)[4][4]) {
+  double taps[3][3];
+  for (int r = 0; r < 3; ++r)
+    for (int s = 0; s < 3; ++s) taps[r][s] = tap(k, c, r, s);
+  abs_sandwich(kG, taps, u);
 }
 
 // |Bᵀ| |d| |B| for the window of tile (ti, tj) in plane (H, W) of x, zeros past its edges.
@@ -66,13 +73,30 @@ void window_magnitudes(const View& g, const float* plane, int ti, int tj, double
   abs_sandwich(kBt, d, v);
 }
 
-// The header's bound for every output of the view, tile by tile.
-std::vector<double> bound(const View& g, std::span<const float> x, std::span<const float> w) {
-  WN_CHECK(x.size() == size_t(g.N) * g.C * g.H * g.W && w.size() == size_t(g.K) * g.C * 9,
-           "the Winograd bound: ", x.size(), " inputs and ", w.size(), " filter taps for N=", g.N, " C=", g.C,
-           " H=", g.H, " W=", g.W, " K=", g.K);
-  const std::vector<double> U = filter_magnitudes(g, w);
+void require_inputs(const View& g, std::span<const float> x) {
+  WN_CHECK(x.size() == size_t(g.N) * g.C * g.H * g.W, "the Winograd bound: ", x.size(), " inputs for N=", g.N,
+           " C=", g.C, " H=", g.H, " W=", g.W);
+}
+
+// The header's bound of the four outputs of tile (ti, tj) from S = Σ_c U_c ⊙ V_c.
+void tile_bound(const View& g, const double (&S)[4][4], double (&y)[2][2]) {
+  abs_sandwich(kAt, S, y);
   const double gamma = gamma_fp32(double(g.C) + 10);
+  for (auto& row : y)
+    for (double& e : row) e = gamma * e + 1e-30;
+}
+
+// The bound of every output of the view, tile by tile, each filter's and
+// each window's magnitudes computed once.
+std::vector<double> bound(const View& g, std::span<const float> x, const Taps& tap) {
+  require_inputs(g, x);
+  std::vector<double> U(size_t(g.K) * g.C * 16);  // |G| |g| |G|ᵀ per (k, c)
+  for (int k = 0; k < g.K; ++k)
+    for (int c = 0; c < g.C; ++c) {
+      double u[4][4];
+      filter_magnitude(tap, k, c, u);
+      for (int xi = 0; xi < 16; ++xi) U[(size_t(k) * g.C + c) * 16 + xi] = u[xi / 4][xi % 4];
+    }
   std::vector<double> out(size_t(g.N) * g.K * g.P * g.Q);
   std::vector<double> V(size_t(g.C) * 16);  // one tile's windows, every channel
   for (int n = 0; n < g.N; ++n)
@@ -87,13 +111,52 @@ std::vector<double> bound(const View& g, std::span<const float> x, std::span<con
           double S[4][4] = {}, y[2][2];
           for (int c = 0; c < g.C; ++c)
             for (int xi = 0; xi < 16; ++xi) S[xi / 4][xi % 4] += U[(size_t(k) * g.C + c) * 16 + xi] * V[c * 16 + xi];
-          abs_sandwich(kAt, S, y);
+          tile_bound(g, S, y);
           for (int a = 0; a < 2 && 2 * ti + a < g.P; ++a)
             for (int b = 0; b < 2 && 2 * tj + b < g.Q; ++b)
-              out[((size_t(n) * g.K + k) * g.P + 2 * ti + a) * g.Q + 2 * tj + b] = gamma * y[a][b] + 1e-30;
+              out[((size_t(n) * g.K + k) * g.P + 2 * ti + a) * g.Q + 2 * tj + b] = y[a][b];
         }
       }
   return out;
+}
+
+// The bound of output (n, k, p, q) alone: its tile's sum over the channels.
+double bound_at(const View& g, std::span<const float> x, const Taps& tap, const std::array<int, 4>& at) {
+  require_inputs(g, x);
+  const auto [n, k, p, q] = at;
+  WN_CHECK(n >= 0 && n < g.N && k >= 0 && k < g.K && p >= 0 && p < g.P && q >= 0 && q < g.Q,
+           "the Winograd bound: no output [", n, ",", k, ",", p, ",", q, "] in (", g.N, ", ", g.K, ", ", g.P, ", ",
+           g.Q, ")");
+  double S[4][4] = {}, y[2][2];
+  for (int c = 0; c < g.C; ++c) {
+    double u[4][4], v[4][4];
+    filter_magnitude(tap, k, c, u);
+    window_magnitudes(g, x.data() + (size_t(n) * g.C + c) * g.H * g.W, p / 2, q / 2, v);
+    for (int i = 0; i < 4; ++i)
+      for (int j = 0; j < 4; ++j) S[i][j] += u[i][j] * v[i][j];
+  }
+  tile_bound(g, S, y);
+  return y[p % 2][q % 2];
+}
+
+View forward_view(const Sizes& s) {
+  require_winograd(s, "conv2d", false);
+  return view(int(s[0]), int(s[1]), int(s[2]), int(s[3]), int(s[4]), int(s[8]));
+}
+
+// dy (N, K, P, Q) as the view's x, C its output channels, padded by 2 − pad
+// (its output is H x W), and the filters transposed and turned by 180°:
+// tap(c, k, r, s) = w[k][c][2 − r][2 − s].
+View dgrad_view(const Sizes& s) {
+  require_winograd(s, "conv2d_dgrad", true);
+  const int N = int(s[0]), C = int(s[1]), H = int(s[2]), W = int(s[3]), K = int(s[4]), pad = int(s[8]);
+  return view(N, K, H + 2 * pad - 2, W + 2 * pad - 2, C, 2 - pad);
+}
+Taps turned_taps_of(const View& g, std::span<const float> w) {
+  const int C = g.K, K = g.C;  // the dgrad's own channels: the view's are swapped
+  WN_CHECK(w.size() == size_t(K) * C * 9, "conv2d_dgrad: the Winograd bound: ", w.size(), " filter taps for K=", K,
+           " C=", C);
+  return [C, w](int c, int k, int r, int s) { return w[(size_t(k) * C + c) * 9 + 3 * (2 - r) + (2 - s)]; };
 }
 
 std::span<const float> floats(const Tensor& t) {
@@ -105,21 +168,23 @@ std::span<const float> floats(const Tensor& t) {
 }  // namespace
 
 std::vector<double> forward(const Sizes& s, std::span<const float> x, std::span<const float> w) {
-  require_winograd(s, "conv2d", false);
-  return bound(view(int(s[0]), int(s[1]), int(s[2]), int(s[3]), int(s[4]), int(s[8])), x, w);
+  const View g = forward_view(s);
+  return bound(g, x, taps_of(g, w));
 }
 
 std::vector<double> dgrad(const Sizes& s, std::span<const float> dy, std::span<const float> w) {
-  require_winograd(s, "conv2d_dgrad", true);
-  const int N = int(s[0]), C = int(s[1]), H = int(s[2]), W = int(s[3]), K = int(s[4]), pad = int(s[8]);
-  WN_CHECK(w.size() == size_t(K) * C * 9, "conv2d_dgrad: the Winograd bound: ", w.size(), " filter taps for K=", K,
-           " C=", C);
-  std::vector<float> turned(w.size());  // (C, K, 3, 3): turned[c][k][r][s] = w[k][c][2 - r][2 - s]
-  for (int k = 0; k < K; ++k)
-    for (int c = 0; c < C; ++c)
-      for (int tap = 0; tap < 9; ++tap) turned[(size_t(c) * K + k) * 9 + 8 - tap] = w[(size_t(k) * C + c) * 9 + tap];
-  // dy (N, K, P, Q) as the view's x, C its output channels, padded by 2 − pad: its output is H x W.
-  return bound(view(N, K, H + 2 * pad - 2, W + 2 * pad - 2, C, 2 - pad), dy, turned);
+  const View g = dgrad_view(s);
+  return bound(g, dy, turned_taps_of(g, w));
+}
+
+double forward_at(const Sizes& s, std::span<const float> x, std::span<const float> w, const std::array<int, 4>& y) {
+  const View g = forward_view(s);
+  return bound_at(g, x, taps_of(g, w), y);
+}
+
+double dgrad_at(const Sizes& s, std::span<const float> dy, std::span<const float> w, const std::array<int, 4>& dx) {
+  const View g = dgrad_view(s);
+  return bound_at(g, dy, turned_taps_of(g, w), dx);
 }
 
 std::vector<Tensor> forward_tolerance(const Sizes& s, const std::vector<Tensor>& in) {

@@ -30,6 +30,7 @@
 // orders above it. An absolute 1e-30 covers underflow, as the direct
 // bound's does.
 #pragma once
+#include <array>
 #include <span>
 #include <vector>
 
@@ -50,6 +51,11 @@ std::vector<double> forward(const Sizes& s, std::span<const float> x, std::span<
 // (kernels/conv/dgrad_06_winograd.cu's forward_view): dy as x, the filters
 // transposed and turned by 180°, padding 2 − pad.
 std::vector<double> dgrad(const Sizes& s, std::span<const float> dy, std::span<const float> w);
+
+// One element's bound, as the two give it: y[n,k,p,q], and dx[n,c,h,w]. For
+// checks that sample a few outputs of a large problem (the tuners': conv_tune.hpp).
+double forward_at(const Sizes& s, std::span<const float> x, std::span<const float> w, const std::array<int, 4>& y);
+double dgrad_at(const Sizes& s, std::span<const float> dy, std::span<const float> w, const std::array<int, 4>& dx);
 
 // The two as a Kernel::tolerance, on the op's inputs: one f64 tensor of the
 // output's shape.
