@@ -27,7 +27,8 @@
 //    round of empty messages) less a 0-byte exchange. Counted once per
 //    call instead, the prediction fell short by about one more c (0.1 to
 //    0.8 us) at 1 to 4 KiB, up to 27%;
-// X  one exchange (each rank sends m bytes and receives m bytes at once),
+// X  an exchange received into a segment the peer has just read (n-1
+//    rounds; each rank sends m bytes and receives m bytes at once),
 //    alpha-beta per regime. The protocol: eager below the transport's eager
 //    limit (read from Open MPI's parameters; the sender copies into a
 //    shared-memory fragment, the receiver copies out), rendezvous above (a
@@ -41,10 +42,11 @@
 //    and read by this rank alone, so receiving into it takes no line from
 //    the other core, as the other rounds' receives do (into a segment the
 //    peer has just read): its own lines per regime, fitted to exchanges
-//    received into such a buffer. Timed like the others, it came out 3.7x faster at
-//    messages of 128 KiB on a 2-core AMD EPYC VM (24 against 89 us), and the
-//    all-reduces of 128 KiB to 4 MiB were predicted 13-32% high in the
-//    median until it had lines of its own (src/dist/README.md). A block of
+//    received into such a buffer. Timed as X is, this step came out up to
+//    3.7x slower than inside the ring (messages of 128 KiB on a 2-core AMD
+//    EPYC VM: 89 against 24 us), and the all-reduces of 128 KiB to 4 MiB
+//    were predicted 13-32% high in the median until it had lines of its own
+//    (src/dist/README.md). A block of
 //    at least glibc's largest mmap threshold (DEFAULT_MMAP_THRESHOLD_MAX,
 //    32 MiB on 64-bit Linux: mallopt(3)) is mapped fresh at every call and
 //    returned at free, so each page the first of them writes is a page
@@ -62,11 +64,12 @@
 // it (cli/bench_allreduce_pieces.cpp), and the all-reduce is then predicted
 // at every size.
 //
-// Measured on the 2-core AMD EPYC CI VM, 2 ranks, 2026-12-03, quiet, 10
-// runs in a row: within 25% of the measured all-reduce at all 19 sizes from
-// 1 KiB to 256 MiB in 6 runs, at 18 of 19 in the others (worst 38%); the
-// median error within 10% at every size (src/dist/README.md). Before X₁
-// had lines of its own, the same VM gave 13 to 19 of 19.
+// Measured on the 2-core AMD EPYC CI VM, 2 ranks, 2026-12-03, quiet, two
+// sets of 10 runs in a row: within 25% of the measured all-reduce at all 19
+// sizes from 1 KiB to 256 MiB in 15 of the 20 runs, at 17 or 18 in the
+// others (worst 38%); in each set the median error within 11% at every size
+// (src/dist/README.md). Before X₁ had lines of its own, the same VM gave 13
+// to 19 of 19 (all 19 in 1 run of 10).
 // Reproduce: mpirun --oversubscribe --allow-run-as-root -np 2 warpnet bench allreduce
 //            (scripts/allreduce-repeats.sh 20 for the runs in a row)
 #pragma once
