@@ -170,7 +170,7 @@ json model_json(const dist::LoopbackModel& m, const dist::PieceTimings& t, const
     json piece = {{"bytes", t.exchange[i].bytes},
                   {"exchange_s", t.exchange[i].seconds},
                   {"reduce_local_s", t.reduce[i].seconds}};
-    for (const dist::Sample& f : t.first_exchange)
+    for (const dist::Sample& f : t.temporary_exchange)
       if (f.bytes == t.exchange[i].bytes) piece["first_exchange_s"] = f.seconds;
     pieces.push_back(piece);
   }
@@ -195,8 +195,8 @@ json model_json(const dist::LoopbackModel& m, const dist::PieceTimings& t, const
           {"regime_tolerance", dist::kRegimeTolerance},
           {"exchange_eager", line_json(m.exchange.eager)},
           {"exchange_rendezvous", rendezvous_json(m.exchange)},
-          {"first_exchange_eager", line_json(m.first_exchange.eager)},
-          {"first_exchange_rendezvous", rendezvous_json(m.first_exchange)},
+          {"first_exchange_eager", line_json(m.temporary_exchange.eager)},
+          {"first_exchange_rendezvous", rendezvous_json(m.temporary_exchange)},
           {"reduce", reduce},
           {"exchange_fresh", line_json(m.exchange_fresh)},
           {"fresh_exchanges", fresh},
@@ -275,7 +275,7 @@ json bench_allreduce(const AllreduceSettings& s) {
       if (calibration) {
         const double mb = pieces.exchange.back().bytes;
         const bool fresh = !pieces.fresh_exchange.empty() && pieces.fresh_exchange.back().bytes == mb;
-        const double first = (fresh ? pieces.fresh_exchange : pieces.first_exchange).back().seconds;
+        const double first = (fresh ? pieces.fresh_exchange : pieces.temporary_exchange).back().seconds;
         std::printf(" | %12.0f %10.2f%s %11.2f %11.2f", mb, first * 1e6, fresh ? "*" : " ",
                     pieces.reduce.back().seconds * 1e6, pieces.exchange.back().seconds * 1e6);
       }
@@ -315,10 +315,10 @@ json bench_allreduce(const AllreduceSettings& s) {
                   l->b > 0 ? 1e-9 / l->b : 0.0);
     };
     std::printf("     fitted, one line per regime:\n");
-    show("first exchange, eager", model->first_exchange.eager);
+    show("first exchange, eager", model->temporary_exchange.eager);
     show("exchange, eager", model->exchange.eager);
     for (size_t k = 0; k < model->reduce.size(); ++k) {
-      show(cat("first exchange, rendezvous, regime ", k + 1), model->first_exchange.rendezvous[k]);
+      show(cat("first exchange, rendezvous, regime ", k + 1), model->temporary_exchange.rendezvous[k]);
       show(cat("reduction, regime ", k + 1), model->reduce[k]);
       show(cat("exchange, rendezvous, regime ", k + 1), model->exchange.rendezvous[k]);
     }

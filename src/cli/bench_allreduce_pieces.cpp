@@ -166,7 +166,7 @@ Timing time_with_pieces(PieceBuffers& b, double message_bytes, const TimedOp& al
        }},
       allreduce};
   const std::vector<Timing> times = time_interleaved(budget, ops);
-  (fresh ? t.fresh_exchange : t.first_exchange).push_back({message_bytes, times[0].median_s});
+  (fresh ? t.fresh_exchange : t.temporary_exchange).push_back({message_bytes, times[0].median_s});
   t.reduce.push_back({message_bytes, times[1].median_s});
   t.exchange.push_back({message_bytes, times[2].median_s});
   return times[3];

@@ -99,7 +99,7 @@ double LoopbackModel::reduce_seconds(double m) const {
 }
 
 double LoopbackModel::temporary_exchange_seconds(double m) const {
-  return exchange_at(*this, first_exchange, m, "exchanges into a buffer only this rank touched");
+  return exchange_at(*this, temporary_exchange, m, "exchanges into a buffer only this rank touched");
 }
 
 double LoopbackModel::first_exchange_seconds(int n, double m) const {
@@ -128,7 +128,7 @@ std::vector<double> regime_bounds(const PieceTimings& t, double eager_limit_byte
   WN_CHECK(tolerance > 0, "loopback model: the regime tolerance must be positive, not ", tolerance);
   // Eager exchanges have lines of their own; only the rendezvous ones share the regimes.
   const std::vector<std::vector<Sample>> pieces{rendezvous_only(t.exchange, eager_limit_bytes),
-                                                rendezvous_only(t.first_exchange, eager_limit_bytes), t.reduce};
+                                                rendezvous_only(t.temporary_exchange, eager_limit_bytes), t.reduce};
   const double l2_bound = l2_bytes_total / 4;  // 4m: both ranks' send and receive buffers
   std::vector<double> bounds;
   cut_regime(pieces, 0, l2_bound, tolerance, bounds);
@@ -156,7 +156,7 @@ LoopbackModel calibrate_loopback(const PieceTimings& t, double eager_limit_bytes
     return lines;
   };
   m.exchange = fit_exchange(t.exchange);
-  m.first_exchange = fit_exchange(t.first_exchange);
+  m.temporary_exchange = fit_exchange(t.temporary_exchange);
   for (size_t k = 0; k <= m.regime_bounds.size(); ++k)
     m.reduce.push_back(fit_where(t.reduce, [&](double b) { return m.regime_index(b) == k; }));
   // Taken with 2 ranks' allocation size, 2m.
@@ -167,7 +167,7 @@ LoopbackModel calibrate_loopback(const PieceTimings& t, double eager_limit_bytes
 
 PieceTimings without_message(const PieceTimings& t, double message_bytes) {
   PieceTimings out = t;
-  for (std::vector<Sample>* v : {&out.exchange, &out.first_exchange, &out.reduce, &out.fresh_exchange})
+  for (std::vector<Sample>* v : {&out.exchange, &out.temporary_exchange, &out.reduce, &out.fresh_exchange})
     std::erase_if(*v, [&](const Sample& s) { return s.bytes == message_bytes; });
   return out;
 }

@@ -98,8 +98,8 @@ struct LoopbackModel {
   // by rendezvous; a sweep that stops below 32 MiB never maps its temporary
   // buffer fresh): a prediction that needs a missing line is an error, not
   // a guess.
-  ExchangeLines exchange;        // X: the rounds that receive into a segment the peer has read
-  ExchangeLines first_exchange;  // X₁: those into the temporary buffer, a reused heap block
+  ExchangeLines exchange;            // X: the rounds that receive into a segment the peer has read
+  ExchangeLines temporary_exchange;  // X₁: those into the temporary buffer, a reused heap block
   std::vector<std::optional<Line>> reduce;  // R(m), one per regime
   // The first exchange when the temporary buffer (n·m bytes) is mapped fresh.
   static constexpr double kMmapThresholdBytes = 4.0 * 1024 * 1024 * sizeof(long);
@@ -120,9 +120,10 @@ struct LoopbackModel {
 // Timings of the pieces at several message sizes, and of the empty call.
 struct PieceTimings {
   std::vector<Sample> exchange, reduce;
-  // Exchanges received into a buffer only this rank has touched since
-  // (only sizes with 2m below the mmap threshold).
-  std::vector<Sample> first_exchange;
+  // Exchanges received into a buffer only this rank touches, the temporary
+  // buffer of a 2-rank call's first round (only sizes with 2m below the mmap
+  // threshold).
+  std::vector<Sample> temporary_exchange;
   // Exchanges received into a buffer of 2m bytes allocated just before and
   // freed just after (only sizes with 2m at or above the mmap threshold).
   std::vector<Sample> fresh_exchange;

@@ -49,7 +49,7 @@ PieceTimings hand_made() {
     t.exchange.push_back({m, exchange_time(m)});
     t.reduce.push_back({m, reduce_time(m)});
     if (2 * m >= 32 * kMiB) t.fresh_exchange.push_back({m, fresh_time(m)});
-    else t.first_exchange.push_back({m, first_time(m)});
+    else t.temporary_exchange.push_back({m, first_time(m)});
   }
   t.ibarrier_s = 1.5e-6;
   t.empty_exchange_s = 0.5e-6;
@@ -77,7 +77,7 @@ TEST_CASE("regime bounds: a step smaller than a halving is found, noise within t
     t.exchange.push_back({m, m < kEager ? exchange_time(m) : wobble * rendezvous});
     t.reduce.push_back({m, wobble * m / 10e9});
     if (2 * m >= 32 * kMiB) t.fresh_exchange.push_back({m, fresh_time(m)});
-    else t.first_exchange.push_back({m, m < kEager ? exchange_time(m) : wobble * rendezvous / 2});
+    else t.temporary_exchange.push_back({m, m < kEager ? exchange_time(m) : wobble * rendezvous / 2});
   }
   const std::vector<double> bounds = regime_bounds(t, kEager, kL2);
   REQUIRE(bounds.size() == 2);
@@ -116,17 +116,17 @@ TEST_CASE("calibration recovers the lines of each regime") {
   CHECK(m.exchange.eager->a == doctest::Approx(1e-6).scale(0).epsilon(1e-9));
   CHECK(m.exchange.eager->b == doctest::Approx(1 / 4e9).scale(0).epsilon(1e-9));
   REQUIRE(m.exchange.rendezvous.size() == 3);
-  REQUIRE(m.first_exchange.rendezvous.size() == 3);
+  REQUIRE(m.temporary_exchange.rendezvous.size() == 3);
   REQUIRE(m.reduce.size() == 3);
   CHECK(m.exchange.rendezvous[0]->a == doctest::Approx(3e-6).scale(0).epsilon(1e-9));
   CHECK(m.exchange.rendezvous[1]->b == doctest::Approx(1 / 5e9).scale(0).epsilon(1e-9));
   CHECK(m.exchange.rendezvous[2]->b == doctest::Approx(1 / 0.5e9).scale(0).epsilon(1e-9));
-  CHECK(m.first_exchange.eager->b == doctest::Approx(1 / 4e9).scale(0).epsilon(1e-9));
-  CHECK(m.first_exchange.rendezvous[0]->b == doctest::Approx(1 / 16e9).scale(0).epsilon(1e-9));
-  CHECK(m.first_exchange.rendezvous[1]->b == doctest::Approx(1 / 10e9).scale(0).epsilon(1e-9));
+  CHECK(m.temporary_exchange.eager->b == doctest::Approx(1 / 4e9).scale(0).epsilon(1e-9));
+  CHECK(m.temporary_exchange.rendezvous[0]->b == doctest::Approx(1 / 16e9).scale(0).epsilon(1e-9));
+  CHECK(m.temporary_exchange.rendezvous[1]->b == doctest::Approx(1 / 10e9).scale(0).epsilon(1e-9));
   // Regime 3 starts at 16 MiB, where the temporary buffer (2m = 32 MiB) is
   // mapped fresh: no first exchange into a reused one to fit.
-  CHECK_FALSE(m.first_exchange.rendezvous[2]);
+  CHECK_FALSE(m.temporary_exchange.rendezvous[2]);
   CHECK(m.reduce[0]->b == doctest::Approx(1 / 10e9).scale(0).epsilon(1e-9));
   CHECK(m.reduce[2]->b == doctest::Approx(1 / 1e9).scale(0).epsilon(1e-9));
   // Every piece reproduces its own timings, in every regime.
@@ -196,7 +196,7 @@ TEST_CASE("a size left out of the calibration is predicted from the others alone
   const PieceTimings rest = without_message(t, 256 * 1024);  // the all-reduce of 512 KiB on 2 ranks
   CHECK(rest.exchange.size() == t.exchange.size() - 1);
   CHECK(rest.reduce.size() == t.reduce.size() - 1);
-  CHECK(rest.first_exchange.size() == t.first_exchange.size() - 1);
+  CHECK(rest.temporary_exchange.size() == t.temporary_exchange.size() - 1);
   CHECK(rest.fresh_exchange.size() == t.fresh_exchange.size());  // 256 KiB is below the mmap threshold
   for (const Sample& s : rest.exchange) CHECK(s.bytes != 256 * 1024);
   // The pieces lie on their regimes' lines, so the other sizes of the regime
