@@ -89,12 +89,13 @@ Standardization input_statistics(const Dataset& data) {
   WN_CHECK(x.defined() && x.numel() > 0, "input_statistics: data set '", data.name, "' is empty");
   const float* p = x.data<float>();
   // Two passes in double: stable for millions of values in [0,1].
+  const int64_t count = x.numel();
   double sum = 0;
-  for (int64_t i = 0; i < x.numel(); ++i) sum += p[i];
-  const double mean = sum / double(x.numel());
+  for (int64_t i = 0; i < count; ++i) sum += p[i];
+  const double mean = sum / double(count);
   double sq = 0;
-  for (int64_t i = 0; i < x.numel(); ++i) sq += (p[i] - mean) * (p[i] - mean);
-  const double stddev = std::sqrt(sq / double(x.numel()));
+  for (int64_t i = 0; i < count; ++i) sq += (p[i] - mean) * (p[i] - mean);
+  const double stddev = std::sqrt(sq / double(count));
   WN_CHECK(stddev > 0, "input_statistics: every input of '", data.name, "'",
            data.source.empty() ? "" : cat(" (", data.source, ")"), " is ", mean, ": nothing to scale");
   return {mean, stddev};
@@ -105,7 +106,7 @@ Dataset standardized(const Dataset& data, const Standardization& s) {
   out.inputs = data.inputs.clone();
   float* p = out.inputs.data<float>();
   const float mean = float(s.mean), inv = float(1.0 / s.stddev);
-  for (int64_t i = 0; i < out.inputs.numel(); ++i) p[i] = (p[i] - mean) * inv;
+  for (int64_t i = 0, count = out.inputs.numel(); i < count; ++i) p[i] = (p[i] - mean) * inv;
   return out;
 }
 

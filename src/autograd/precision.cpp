@@ -108,7 +108,7 @@ float amax_of(const Tensor& x) {
   const Tensor c = x.contiguous();
   const float* p = values_of(c, "amax");
   float m = 0;
-  for (int64_t i = 0; i < c.numel(); ++i) {
+  for (int64_t i = 0, count = c.numel(); i < count; ++i) {
     if (!std::isfinite(p[i])) return INFINITY;
     m = std::max(m, std::fabs(p[i]));
   }

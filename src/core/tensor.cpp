@@ -254,7 +254,7 @@ Tensor Tensor::clone() const {
   std::vector<int64_t> index(r, 0);
   const char* src = static_cast<const char*>(raw());
   char* dst = static_cast<char*>(out.raw());
-  for (int64_t n = 0; n < numel(); ++n) {
+  for (int64_t n = 0, count = numel(); n < count; ++n) {
     int64_t off = 0;
     for (int i = 0; i < r; ++i) off += index[i] * strides_[i];
     std::memcpy(dst + n * elem, src + off * elem, elem);
@@ -275,7 +275,7 @@ Tensor Tensor::to(DType dtype) const {
       using D = std::remove_pointer_t<decltype(d)>;
       const S* in = src.data<S>();
       D* o = out.data<D>();
-      for (int64_t i = 0; i < numel(); ++i) o[i] = static_cast<D>(in[i]);
+      for (int64_t i = 0, count = numel(); i < count; ++i) o[i] = static_cast<D>(in[i]);
     });
   });
   return out;

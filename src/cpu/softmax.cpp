@@ -30,7 +30,7 @@ void check_labels(const char* op, const char* name, const Tensor& logits, const 
            " but labels are ", labels.shape(), ": expected (", logits.dim(0), ")");
   const int32_t* pl = labels.data<int32_t>();
   const int64_t classes = logits.dim(1);
-  for (int64_t i = 0; i < labels.numel(); ++i) {
+  for (int64_t i = 0, count = labels.numel(); i < count; ++i) {
     WN_CHECK(pl[i] >= 0 && pl[i] < classes, op, ": label ", pl[i], " at row ", i, " is out of range [0,", classes,
              ")");
   }

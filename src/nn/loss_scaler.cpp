@@ -8,7 +8,7 @@ namespace warpnet::nn {
 namespace {
 bool all_finite(const Tensor& g) {
   const float* p = g.data<float>();
-  for (int64_t i = 0; i < g.numel(); ++i)
+  for (int64_t i = 0, count = g.numel(); i < count; ++i)
     if (!std::isfinite(p[i])) return false;
   return true;
 }
@@ -44,7 +44,7 @@ bool DynamicLossScaler::unscale_or_skip(const std::vector<Parameter*>& params) {
     Tensor& g = p->var.grad();
     if (!g.defined()) continue;
     float* q = g.data<float>();
-    for (int64_t i = 0; i < g.numel(); ++i) q[i] *= inverse;
+    for (int64_t i = 0, count = g.numel(); i < count; ++i) q[i] *= inverse;
   }
   if (++clean_ >= options_.growth_interval) {
     scale_ = std::min(scale_ * 2, kMaxLossScale);

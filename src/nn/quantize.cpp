@@ -124,7 +124,7 @@ ModelQuantization quantize_model(Module& model, WeightFormat format) {
     const int64_t cols = value.numel() / value.dim(0);
     float* w = value.data<float>();
     const QuantizedTensor q = quantize_weights(format, std::span<const float>(w, size_t(value.numel())), cols);
-    for (int64_t i = 0; i < value.numel(); ++i) {
+    for (int64_t i = 0, count = value.numel(); i < count; ++i) {
       const double d = double(q.values[size_t(i)]) - double(w[i]);
       error2 += d * d;
       norm2 += double(w[i]) * double(w[i]);
