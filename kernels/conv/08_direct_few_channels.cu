@@ -66,7 +66,8 @@ inline int chunk_channels(const ConvShape& g, int threads) {
 }
 
 inline bool applies(const ConvShape& g, int threads) {
-  return g.K <= kMaxChannels && g.P > 0 && g.Q > 0 && chunk_channels(g, threads) >= 1;
+  return g.K <= kMaxChannels && g.N <= conv_few_channels::kMaxBatch && g.P > 0 && g.Q > 0 &&
+         chunk_channels(g, threads) >= 1;
 }
 
 inline size_t shared_bytes(const ConvShape& g, int threads) {

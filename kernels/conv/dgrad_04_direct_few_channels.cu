@@ -63,7 +63,7 @@ inline int chunk_channels(const ConvShape& g, int th, int tw) {
 }
 
 inline bool applies(const ConvShape& g, int th, int tw) {
-  return g.stride == 1 && g.C <= kMaxChannels && chunk_channels(g, th, tw) >= 1;
+  return g.stride == 1 && g.C <= kMaxChannels && g.N <= conv_few_channels::kMaxBatch && chunk_channels(g, th, tw) >= 1;
 }
 
 inline size_t shared_bytes(const ConvShape& g, int th, int tw) {

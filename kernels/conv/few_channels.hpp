@@ -10,6 +10,7 @@
 namespace conv_few_channels {
 
 constexpr int kSharedFloats = 48 * 1024 / 4;  // what a block gets without opting in
+constexpr int kMaxBatch = 65535;              // the batch is the grid's z, which CUDA caps there
 
 // The fewest slots (1, 2, 4, 8, 16) that hold n channels.
 __host__ __device__ constexpr int slots(int n) { return n <= 1 ? 1 : n <= 2 ? 2 : n <= 4 ? 4 : n <= 8 ? 8 : 16; }

@@ -82,6 +82,24 @@ constexpr int GROUP_M = 8;  // tile rows per group of the persistent walk (tile_
 static_assert(BM == CONSUMERS * WG_M, "a consumer warpgroup per 64 rows");
 static_assert(128 * PRODUCER_REGISTERS + CONSUMERS * 128 * CONSUMER_REGISTERS <= 65536,
               "the reallocated registers fit the SM's register file");
+// setmaxnreg moves registers within the block's allocation: a consumer's
+// .inc waits until the producer's .dec has freed enough, so a block launched
+// with fewer than this many a thread never gets them. Not an error: a hang.
+constexpr int LAUNCH_REGISTERS =
+    (128 * PRODUCER_REGISTERS + CONSUMERS * 128 * CONSUMER_REGISTERS + THREADS - 1) / THREADS;  // 168
+
+// The registers a thread of `kernel` holds at launch (ptxas's count); 0 on
+// the emulator, which has none to count and ignores setmaxnreg.
+template <class... P>
+int launch_registers(void (*kernel)(P...)) {
+#if defined(__CUDACC__)
+  cudaFuncAttributes attributes{};
+  return cudaFuncGetAttributes(&attributes, kernel) == cudaSuccess ? attributes.numRegs : 0;
+#else
+  (void)kernel;
+  return 0;
+#endif
+}
 
 template <bool TA>
 using OperandA = wgmma_v13::Operand<TA, BM>;  // A stored (K,M) when TA: m contiguous

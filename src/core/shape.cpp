@@ -7,7 +7,7 @@ namespace warpnet {
 // The product is taken, with its overflow check, on every call, and out of
 // line where the compiler cannot hoist it: a loop over elements reads it once
 // (`for (int64_t i = 0, count = t.numel(); i < count; ++i)`); called per
-// element it cost 5% of a LeNet-5 training epoch (perf, 2026-12-03).
+// element it took 5% of a LeNet-5 training run's time (perf, 2026-12-03).
 int64_t Shape::numel() const {
   int64_t n = 1;
   for (int64_t d : dims_)  // sizes a user types can multiply past int64: refused, never wrapped

@@ -60,20 +60,27 @@ TEST_CASE("gpu: every CUDA kernel matches its CPU reference at the op's test siz
 }
 
 // The op's test sizes are small enough for the emulator: on an H200's 132
-// SMs every persistent block gets one tile, and K = 328 is 3 of fp8's
-// 128-wide k-steps, under v15's 7 stages and v18's 4. Here 1100 x 3900 makes
-// 9 x 16 = 144 tiles of 128 x 256 (two for some blocks of v16 and v18, whose
-// rings then run on across tiles) and K = 1280 ten fp8 k-steps (20 bf16
-// ones): every ring goes round more than once. B stored (N,K): fp8 without a packing pass.
-TEST_CASE("gpu: the Hopper GEMMs with more tiles than SMs and more k-steps than stages") {
+// SMs every persistent block gets one tile, K = 328 is 3 of fp8's 128-wide
+// k-steps, under v15's 7 stages and v18's 4, and K <= 128 never refills
+// a stage of v17's 4-stage ring. Here 1104 x 3904 makes 9 x 16 = 144 tiles
+// of 128 x 256 (two for some blocks of v16 and v18, whose rings then run on
+// across tiles; neither extent a tile multiple) and K = 1280 ten fp8
+// k-steps, 20 bf16 ones and 40 of v17's: every ring goes round more than
+// once. In all four layouts: every extent is a multiple of 8, so v13 and
+// v16 describe each operand to wgmma as it is stored, and the fp8 GEMMs
+// pack A and B into the (M,K) and (N,K) they take where they are not.
+TEST_CASE("gpu: the Hopper and multistage GEMMs with more tiles than SMs and more k-steps than stages") {
   const device::gpu::Info gpu = device::gpu::probe();
-  for (const char* id : {"matmul/13", "matmul/15", "matmul/16", "matmul/18"}) {
+  for (const char* id : {"matmul/13", "matmul/15", "matmul/16", "matmul/17", "matmul/18"}) {
     const device::Kernel& kernel = device::find_kernel(id, device::Copy::cuda);
     if (const std::string why = device::cannot_run_on(kernel, gpu.cc_major, gpu.cc_minor); !why.empty()) {
       MESSAGE(id, " skipped: ", why);
       continue;
     }
-    matches_on_gpu(kernel, {1100, 3900, 1280, 0, 1});
+    int passed = 0;
+    for (int64_t trans_a : {0, 1})
+      for (int64_t trans_b : {0, 1}) passed += matches_on_gpu(kernel, {1104, 3904, 1280, trans_a, trans_b});
+    std::printf("%-28s %d of 4 layouts match at 1104x3904x1280\n", id, passed);
   }
 }
 

@@ -56,7 +56,7 @@ struct EventPair {
 
 // While a tuner runs, a profiler attached to the process (Nsight Compute in
 // scripts/gpu-check.sh's ncu phase) collects nothing: its hundreds of timing
-// launches are not the workload. cudaProfilerStop/Start do nothing when no
+// launches and the winner's check are not the workload. cudaProfilerStop/Start do nothing when no
 // profiler is attached.
 struct ProfilerPaused {
   ProfilerPaused() { cudaProfilerStop(); }
@@ -192,7 +192,10 @@ template <class LaunchWinner, class ReferenceAt, class ToleranceAt, class Elemen
 void verify_winner(const char* who, const std::string& what, LaunchWinner launch, const DeviceFloats& out, size_t n,
                    Rng& rng, ReferenceAt reference_at, ToleranceAt tolerance_at, ElementName element_name) {
   check(cudaMemset(out.p, 0xFF, n * sizeof(float)), who, "cudaMemset of the output");
-  launch();
+  {
+    const ProfilerPaused not_profiled;  // the check is the tuner's, not the workload's
+    launch();
+  }
   check(cudaGetLastError(), who, "the verifying launch");
   std::vector<float> got(n);
   check(cudaMemcpy(got.data(), out.p, n * sizeof(float), cudaMemcpyDeviceToHost), who, "cudaMemcpy of the output");

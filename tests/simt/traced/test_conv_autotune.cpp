@@ -167,8 +167,11 @@ TEST_CASE("conv direct: every direct block of conv2d/08 matches the CPU referenc
           conv_v08::candidate_name(i) + at, [&](float* y) { launch_direct(i, g, x, w, y); }, want, bound);
     }
   });
-  // Where it does not apply: K = 17, a window too wide for 48 KiB.
+  // Where it does not apply: K = 17, a window too wide for 48 KiB, a batch
+  // past the grid's 65535 in z.
   CHECK_FALSE(conv_v08::candidate_applies(0, shape({1, 3, 9, 9, 17, 3, 3, 1, 1, 1})));
+  CHECK_FALSE(conv_v08::candidate_applies(0, shape({65536, 1, 4, 4, 2, 3, 3, 1, 1, 1})));
+  CHECK(conv_v08::candidate_applies(0, shape({65535, 1, 4, 4, 2, 3, 3, 1, 1, 1})));
   CHECK_FALSE(conv_v08::candidate_applies(0, shape({1, 3, 200, 200, 4, 101, 101, 1, 50, 1})));
   CHECK(conv_v08::candidate_applies(conv_v08::kDirectBlocks, shape({1, 3, 9, 9, 17, 3, 3, 1, 1, 1})));
 }

@@ -174,8 +174,11 @@ TEST_CASE("conv dgrad direct: every direct tile of conv2d_dgrad/04 matches the C
           conv_dgrad_v04::candidate_name(i) + at, [&](float* dx) { launch_direct(i, g, dy, w, dx); }, want, bound);
     }
   });
-  // Where it does not apply: stride 2, C = 9, a window too wide for 48 KiB.
+  // Where it does not apply: stride 2, C = 9, a window too wide for 48 KiB,
+  // a batch past the grid's 65535 in z.
   CHECK_FALSE(conv_dgrad_v04::candidate_applies(0, shape({1, 3, 9, 9, 4, 3, 3, 2, 1, 1})));
+  CHECK_FALSE(conv_dgrad_v04::candidate_applies(0, shape({65536, 1, 4, 4, 2, 3, 3, 1, 1, 1})));
+  CHECK(conv_dgrad_v04::candidate_applies(0, shape({65535, 1, 4, 4, 2, 3, 3, 1, 1, 1})));
   CHECK_FALSE(conv_dgrad_v04::candidate_applies(0, shape({1, 9, 9, 9, 4, 3, 3, 1, 1, 1})));
   CHECK_FALSE(conv_dgrad_v04::candidate_applies(0, shape({1, 3, 200, 200, 4, 101, 101, 1, 50, 1})));
   CHECK(conv_dgrad_v04::candidate_applies(conv_dgrad_v04::kDirectTiles, shape({1, 9, 9, 9, 4, 3, 3, 1, 1, 1})));

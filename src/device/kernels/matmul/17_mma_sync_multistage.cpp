@@ -22,7 +22,7 @@ const Registration mma_sync_multistage{Kernel{
     .precision = "bf16 inputs, fp32 accumulation (tensor cores)",
     .shape_text = "block (256) = 8 warps, grid (ceil(M/128) * ceil(N/256)) in groups of 8 tile rows: a 128x256 C "
                   "tile, 64x64 per warp (4x8 mma.sync m16n8k16), 4-stage cp.async ring of 32-wide k-steps in "
-                  "106-120 KiB of dynamic shared memory, ldmatrix.x4",
+                  "100-120 KiB of dynamic shared memory, ldmatrix.x4",
     .shape = [](const Sizes& s) {
       const bool ta = s[3] != 0, tb = s[4] != 0;
       const size_t shared = ta ? (tb ? mma_sync_v17::kSharedBytes<true, true> : mma_sync_v17::kSharedBytes<true, false>)
