@@ -84,8 +84,9 @@ double time_launches(const EventPair& ev, Launcher launch) {
 
 // Every candidate of a tuner timed on one problem: launch(i) launches
 // candidate i. A warm-up launch each, which also finds launches this GPU
-// refuses (an invalid grid, too many resources: NaN in the result, e.g. a
-// grid past 65535 blocks in y), then time_launches. A candidate that
+// refuses (an invalid grid, too many resources, a workspace past the free
+// memory: NaN in the result, e.g. a grid past 65535 blocks in y), then
+// time_launches. A candidate that
 // `applies` says is not one here (a split-K candidate that would not split:
 // the same launch as another) is not run: +infinity. Returns each
 // candidate's milliseconds; `best` is the fastest one's index, -1 when
@@ -108,11 +109,16 @@ std::vector<double> time_candidates(int count, const EventPair& ev, LaunchCandid
       // A launcher that checks its own launch (copy.hpp's check_launch, as
       // matmul/10's GEMMs do) has taken the error and thrown it by name.
       const std::string what = e.what();
+      // A candidate whose workspace does not fit (workspace.hpp names the
+      // cudaMalloc error) is refused too: another may need less.
       if (what.starts_with("cudaErrorInvalidConfiguration")) error = cudaErrorInvalidConfiguration;
       else if (what.starts_with("cudaErrorLaunchOutOfResources")) error = cudaErrorLaunchOutOfResources;
+      else if (what.find("cudaErrorMemoryAllocation") != std::string::npos) error = cudaErrorMemoryAllocation;
       else throw;
+      (void)cudaGetLastError();  // not sticky: cleared, so the next candidate's check sees only its own
     }
-    if (error == cudaErrorInvalidConfiguration || error == cudaErrorLaunchOutOfResources) {
+    if (error == cudaErrorInvalidConfiguration || error == cudaErrorLaunchOutOfResources ||
+        error == cudaErrorMemoryAllocation) {
       ms.push_back(std::numeric_limits<double>::quiet_NaN());
       continue;
     }
