@@ -18,7 +18,7 @@ void launch_v16(const Sizes& s, const Launch& l, Buffers b) {
   const auto* B = static_cast<const __nv_bfloat16*>(b[1]);
   if (!wgmma_v13::describable<TA, TB>(M(s), N(s), K(s), A, B)) return launch_v12_fallback(s, b);  // checks its own launch
   WN_CHECK(wgmma_v13::encode_tiled(), "matmul/16_wgmma_persistent: the driver has no cuTensorMapEncodeTiled");
-  const int registers = wgmma_v16::launch_registers(gemm_wgmma_persistent<TA, TB>);
+  static const int registers = wgmma_v16::launch_registers(gemm_wgmma_persistent<TA, TB>);  // asked once
   WN_CHECK(registers == 0 || registers >= wgmma_v16::LAUNCH_REGISTERS, "matmul/16_wgmma_persistent: built with ",
            registers, " registers a thread, under the ", wgmma_v16::LAUNCH_REGISTERS,
            " its setmaxnreg split (40 producer, 232 consumers) takes from: launched, it would hang");

@@ -12,7 +12,7 @@ namespace {
 void launch_v18(const Sizes& s, const Launch& l, Buffers b) {
   with_k_major_operands(s, b, [&](const uint8_t* a, const uint8_t* bk, int pitch) {
     WN_CHECK(wgmma_v13::encode_tiled(), "matmul/18_wgmma_fp8_persistent: the driver has no cuTensorMapEncodeTiled");
-    const int registers = wgmma_v16::launch_registers(gemm_wgmma_fp8_persistent);
+    static const int registers = wgmma_v16::launch_registers(gemm_wgmma_fp8_persistent);  // asked once
     WN_CHECK(registers == 0 || registers >= wgmma_v16::LAUNCH_REGISTERS, "matmul/18_wgmma_fp8_persistent: built with ",
              registers, " registers a thread, under the ", wgmma_v16::LAUNCH_REGISTERS,
              " its setmaxnreg split (40 producer, 232 consumers) takes from: launched, it would hang");
