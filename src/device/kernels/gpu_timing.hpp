@@ -56,8 +56,8 @@ struct EventPair {
 
 // While a tuner runs, a profiler attached to the process (Nsight Compute in
 // scripts/gpu-check.sh's ncu phase) collects nothing: its hundreds of timing
-// launches and the winner's check are not the workload. cudaProfilerStop/Start do nothing when no
-// profiler is attached.
+// launches and the winner's check are not the workload. cudaProfilerStop and
+// cudaProfilerStart do nothing when no profiler is attached.
 struct ProfilerPaused {
   ProfilerPaused() { cudaProfilerStop(); }
   ~ProfilerPaused() { cudaProfilerStart(); }
@@ -86,9 +86,9 @@ double time_launches(const EventPair& ev, Launcher launch) {
 // candidate i. A warm-up launch each, which also finds launches this GPU
 // refuses (an invalid grid, too many resources, a workspace past the free
 // memory: NaN in the result, e.g. a grid past 65535 blocks in y), then
-// time_launches. A candidate that
-// `applies` says is not one here (a split-K candidate that would not split:
-// the same launch as another) is not run: +infinity. Returns each
+// time_launches. A candidate that `applies` says is not one here (a split-K
+// candidate that would not split: the same launch as another) is not run:
+// +infinity. Returns each
 // candidate's milliseconds; `best` is the fastest one's index, -1 when
 // none could be launched (the caller says at what).
 template <class LaunchCandidate>

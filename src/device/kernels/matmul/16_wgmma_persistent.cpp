@@ -5,6 +5,7 @@ namespace {
 #include "kernels/matmul/12_mma_sync.cu"           // for shapes TMA cannot describe
 #include "kernels/matmul/16_wgmma_persistent.cu"  // includes 13_wgmma_tma.cu, whose pieces it uses
 }  // namespace
+#include "device/kernels/matmul/setmaxnreg_registers.hpp"
 #include "device/kernels/matmul/v12_fallback.hpp"
 
 namespace warpnet::device::gemm {
@@ -18,10 +19,7 @@ void launch_v16(const Sizes& s, const Launch& l, Buffers b) {
   const auto* B = static_cast<const __nv_bfloat16*>(b[1]);
   if (!wgmma_v13::describable<TA, TB>(M(s), N(s), K(s), A, B)) return launch_v12_fallback(s, b);  // checks its own launch
   WN_CHECK(wgmma_v13::encode_tiled(), "matmul/16_wgmma_persistent: the driver has no cuTensorMapEncodeTiled");
-  static const int registers = wgmma_v16::launch_registers(gemm_wgmma_persistent<TA, TB>);  // asked once
-  WN_CHECK(registers == 0 || registers >= wgmma_v16::LAUNCH_REGISTERS, "matmul/16_wgmma_persistent: built with ",
-           registers, " registers a thread, under the ", wgmma_v16::LAUNCH_REGISTERS,
-           " its setmaxnreg split (40 producer, 232 consumers) takes from: launched, it would hang");
+  require_launch_registers<gemm_wgmma_persistent<TA, TB>>("matmul/16_wgmma_persistent");
   WN_CHECK((wgmma_v16::launch<TA, TB>(int(l.grid.x), M(s), N(s), K(s), A, B, static_cast<float*>(b[2]))),
            "matmul/16_wgmma_persistent: cuTensorMapEncodeTiled refused a map at M=", M(s), " N=", N(s), " K=", K(s),
            " trans_a=", TA, " trans_b=", TB, tensor_map_refusal());

@@ -5,6 +5,7 @@ namespace {
 #include "kernels/matmul/18_wgmma_fp8_persistent.cu"  // includes 16 (and so 13) and 15, whose pieces it uses
 }  // namespace
 #include "device/kernels/matmul/fp8_operands.hpp"
+#include "device/kernels/matmul/setmaxnreg_registers.hpp"
 
 namespace warpnet::device::gemm {
 namespace {
@@ -12,10 +13,7 @@ namespace {
 void launch_v18(const Sizes& s, const Launch& l, Buffers b) {
   with_k_major_operands(s, b, [&](const uint8_t* a, const uint8_t* bk, int pitch) {
     WN_CHECK(wgmma_v13::encode_tiled(), "matmul/18_wgmma_fp8_persistent: the driver has no cuTensorMapEncodeTiled");
-    static const int registers = wgmma_v16::launch_registers(gemm_wgmma_fp8_persistent);  // asked once
-    WN_CHECK(registers == 0 || registers >= wgmma_v16::LAUNCH_REGISTERS, "matmul/18_wgmma_fp8_persistent: built with ",
-             registers, " registers a thread, under the ", wgmma_v16::LAUNCH_REGISTERS,
-             " its setmaxnreg split (40 producer, 232 consumers) takes from: launched, it would hang");
+    require_launch_registers<gemm_wgmma_fp8_persistent>("matmul/18_wgmma_fp8_persistent");
     WN_CHECK(wgmma_fp8_v18::launch(int(l.grid.x), M(s), N(s), K(s), pitch, a, bk, static_cast<float*>(b[2])),
              "matmul/18_wgmma_fp8_persistent: cuTensorMapEncodeTiled refused a map at M=", M(s), " N=", N(s),
              " K=", K(s), " pitch=", pitch, tensor_map_refusal());
