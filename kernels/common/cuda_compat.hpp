@@ -67,6 +67,18 @@ void launch_kernel(void (*kernel)(P...), dim3 grid, dim3 block, size_t shared_by
 #endif
 }
 
+// launch_kernel for a kernel that needs more than the default 48 KiB of
+// dynamic shared memory: opts it in to shared_bytes first. If the opt-in is
+// refused, nothing is launched and the refusal stays the last error, so
+// cudaGetLastError() names the real cause (the launch's own error would be
+// a bare "invalid argument").
+template <class... P, class... A>
+void launch_kernel_opted_in(void (*kernel)(P...), dim3 grid, dim3 block, size_t shared_bytes, A&&... args) {
+  if (cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, int(shared_bytes)) != cudaSuccess)
+    return;
+  launch_kernel(kernel, grid, block, shared_bytes, std::forward<A>(args)...);
+}
+
 // The full story of the last error: on the emulator it names kernel, block,
 // thread and address; the CUDA runtime has only its generic string.
 inline const char* cuda_error_detail(cudaError_t error) {

@@ -191,8 +191,7 @@ inline bool make_map(CUtensorMap* map, const void* base, int rows, int pitch, un
 inline bool launch(dim3 grid, int M, int N, int K, int pitch, const uint8_t* a, const uint8_t* b, float* C) {
   CUtensorMap map_a, map_b;
   if (!make_map(&map_a, a, M, pitch) || !make_map(&map_b, b, N, pitch)) return false;
-  cudaFuncSetAttribute(gemm_wgmma_fp8, cudaFuncAttributeMaxDynamicSharedMemorySize, int(kSharedBytes));
-  warpnet::launch_kernel(gemm_wgmma_fp8, grid, dim3(THREADS), kSharedBytes, M, N, K, map_a, map_b, C);
+  warpnet::launch_kernel_opted_in(gemm_wgmma_fp8, grid, dim3(THREADS), kSharedBytes, M, N, K, map_a, map_b, C);
   return true;
 }
 

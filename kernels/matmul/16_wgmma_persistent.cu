@@ -263,8 +263,8 @@ bool launch(int blocks, int M, int N, int K, const __nv_bfloat16* A, const __nv_
   const bool made_b = TB ? make_map(&map_b, B, K, N, OperandB<TB>::BOX_OUTER) : make_map(&map_b, B, N, K, OperandB<TB>::BOX_OUTER);
   if (!made_a || !made_b) return false;
   constexpr size_t shared = kSharedBytes<TA, TB>;
-  cudaFuncSetAttribute(gemm_wgmma_persistent<TA, TB>, cudaFuncAttributeMaxDynamicSharedMemorySize, int(shared));
-  warpnet::launch_kernel(gemm_wgmma_persistent<TA, TB>, dim3(blocks), dim3(THREADS), shared, M, N, K, map_a, map_b, C);
+  warpnet::launch_kernel_opted_in(gemm_wgmma_persistent<TA, TB>, dim3(blocks), dim3(THREADS), shared, M, N, K, map_a,
+                                  map_b, C);
   return true;
 }
 

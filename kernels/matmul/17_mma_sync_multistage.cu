@@ -161,8 +161,8 @@ inline dim3 grid(int M, int N) { return dim3(warpnet::ceil_div(M, BM) * warpnet:
 template <bool TA, bool TB>
 void launch(int M, int N, int K, const __nv_bfloat16* A, const __nv_bfloat16* B, float* C) {
   constexpr size_t shared = kSharedBytes<TA, TB>;
-  cudaFuncSetAttribute(gemm_mma_sync_multistage<TA, TB>, cudaFuncAttributeMaxDynamicSharedMemorySize, int(shared));
-  warpnet::launch_kernel(gemm_mma_sync_multistage<TA, TB>, grid(M, N), dim3(THREADS), shared, M, N, K, A, B, C);
+  warpnet::launch_kernel_opted_in(gemm_mma_sync_multistage<TA, TB>, grid(M, N), dim3(THREADS), shared, M, N, K, A, B,
+                                  C);
 }
 
 }  // namespace mma_sync_v17

@@ -155,9 +155,8 @@ inline bool launch(int blocks, int M, int N, int K, int pitch, const uint8_t* a,
   CUtensorMap map_a, map_b;
   if (!wgmma_fp8_v15::make_map(&map_a, a, M, pitch, BM) || !wgmma_fp8_v15::make_map(&map_b, b, N, pitch, BN))
     return false;
-  cudaFuncSetAttribute(gemm_wgmma_fp8_persistent, cudaFuncAttributeMaxDynamicSharedMemorySize, int(kSharedBytes));
-  warpnet::launch_kernel(gemm_wgmma_fp8_persistent, dim3(blocks), dim3(THREADS), kSharedBytes, M, N, K, map_a, map_b,
-                         C);
+  warpnet::launch_kernel_opted_in(gemm_wgmma_fp8_persistent, dim3(blocks), dim3(THREADS), kSharedBytes, M, N, K,
+                                  map_a, map_b, C);
   return true;
 }
 

@@ -26,6 +26,8 @@ __global__ void static_40_kib(float* out) {
   out[threadIdx.x] = tile[threadIdx.x];
 }
 
+__global__ void write_ones(float* out) { out[threadIdx.x] = 1.0f; }
+
 // Each block reads its shared memory before writing it (a bug: what it finds
 // is undefined), then writes it, so the next block would find these values.
 __global__ void read_shared_before_writing(float* out) {
@@ -94,6 +96,23 @@ TEST_CASE("shared memory over the limit is cudaErrorInvalidValue until opted in"
   CHECK_THROWS_WITH_AS(warpnet::simt::launch(static_40_kib, dim3(1), dim3(32), size_t(room) + 4, out.get()),
                        doctest::Contains("the limit is 191488 (232448 per block, static and dynamic together)"),
                        LaunchError);
+}
+
+TEST_CASE("launch_kernel_opted_in raises the shared-memory limit, or launches nothing and leaves the reason") {
+  CHECK(cudaGetLastError() == cudaSuccess);
+  DeviceBuffer<float> out(32);
+  warpnet::launch_kernel_opted_in(write_ones, dim3(1), dim3(32), 100 * 1024, out.get());
+  REQUIRE(cudaGetLastError() == cudaSuccess);
+  CHECK(out.download()[31] == 1.0f);
+
+  // 40 KiB static + 200 KiB dynamic is over the 227 KiB per block: the opt-in is refused.
+  DeviceBuffer<float> untouched(32);
+  warpnet::launch_kernel_opted_in(static_40_kib, dim3(1), dim3(32), 200 * 1024, untouched.get());
+  CHECK(cudaPeekAtLastError() == cudaErrorInvalidValue);
+  CHECK(std::string(warpnet::cuda_error_detail(cudaErrorInvalidValue))
+            .find("cudaFuncSetAttribute: 204800 bytes of dynamic shared memory") != std::string::npos);
+  cudaGetLastError();
+  CHECK(std::isnan(untouched.download()[0]));  // fresh memory is NaN: the kernel never ran
 }
 
 TEST_CASE("CUDA-style launches leave their error for cudaGetLastError") {
