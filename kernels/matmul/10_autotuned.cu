@@ -12,8 +12,8 @@
 // How the choice is made:
 //   1. By measurement, on a GPU: device::autotune_matmul(sizes)
 //      (src/device/kernels/matmul/autotune.hpp; compiled only into the CUDA
-//      copy) times every candidate on the problem with CUDA events, checks the
-//      fastest one's output against a CPU dot product at sampled elements, and
+//      copy) times every candidate on the problem with CUDA events, checks
+//      each one's output against a CPU dot product at sampled elements, and
 //      caches the winner per sizes (M, N, K and layout). The registered
 //      kernel launches the cached winner when there is one. `warpnet bench`
 //      tunes each size it times; the device backend tunes each size a

@@ -61,7 +61,7 @@ Tunings& tunings() {
 }
 
 // See kernels_tuned() in the header. A tuner that throws (no candidate ran,
-// or the winner's output was wrong) ends the launch with its error.
+// or a candidate's output was wrong) ends the launch with its error.
 void tune_at_first_use(const Kernel& k, const Sizes& sizes) {
   if (!k.tune || capturing()) return;
   Tunings& t = tunings();

@@ -2,7 +2,9 @@
 // reference at the op's test sizes (every layout the op lists): what
 // tests/simt/test_registry.cpp does through the emulator. Outputs are
 // poisoned with NaN before each run (gpu::Problem::run), so an element a
-// kernel never writes fails. A new kernel is checked here with no edit.
+// kernel never writes fails. A version with candidates is tuned at each
+// size first, which checks them all. A new kernel is checked here with no
+// edit.
 #include <doctest/doctest.h>
 
 #include <cstdio>
@@ -21,6 +23,19 @@ bool matches_on_gpu(const device::Kernel& kernel, const device::Sizes& sizes) {
   const device::Op& op = device::op(kernel.op);
   const std::string what = cat(kernel.id(), " at ", device::describe_sizes(op, sizes), ", seed ", kSeed);
   INFO(what);
+  // A version that picks one of its candidates (matmul/10, the autotuned
+  // conv versions) runs what its tune picks, as in training and `warpnet
+  // bench`. The tune checks every candidate it times against the definition,
+  // so here each one is checked at the awkward test sizes, not only the
+  // tuning table's choice.
+  if (kernel.tune && kernel.candidate) {
+    try {
+      kernel.tune(sizes);
+    } catch (const Error& e) {
+      FAIL_CHECK(e.what());
+      return false;
+    }
+  }
   Rng rng(kSeed);
   const auto inputs = device::make_inputs(kernel, sizes, rng);
   std::vector<Tensor> got;

@@ -1,7 +1,7 @@
 // What the autotuners (matmul/10, and the conv versions through
 // conv/conv_tune.hpp) share on a real GPU: device buffers freed on every
 // path, a pair of CUDA events, the mean time of one launch, timing every
-// candidate, and checking the winner.
+// candidate, and checking every candidate that ran.
 // The CUDA copy of the registrations alone includes it (nvcc); the
 // emulator's copies have no autotuner. Errors throw Error as
 // "<who>: <what> failed: <CUDA name>: <CUDA string>", `who` naming the tuner.
@@ -56,7 +56,7 @@ struct EventPair {
 
 // While a tuner runs, a profiler attached to the process (Nsight Compute in
 // scripts/gpu-check.sh's ncu phase) collects nothing: its hundreds of timing
-// launches and the winner's check are not the workload. cudaProfilerStop and
+// launches and the candidates' checks are not the workload. cudaProfilerStop and
 // cudaProfilerStart do nothing when no profiler is attached.
 struct ProfilerPaused {
   ProfilerPaused() { cudaProfilerStop(); }
@@ -171,6 +171,17 @@ Timed pick_fastest(int count, const char* who, LaunchCandidate launch, const std
   return t;
 }
 
+// The candidates a tune launched (a finite time), the winner first: each is
+// checked (verify_candidate), not the winner alone. A wrong candidate is a
+// bug even when it loses, and the tune is the one place a GPU runs them all
+// (the registry's GPU checks run the tuning table's choice).
+inline std::vector<int> launched_winner_first(const Timed& t) {
+  std::vector<int> order{t.best};
+  for (int i = 0; i < int(t.ms.size()); ++i)
+    if (i != t.best && std::isfinite(t.ms[size_t(i)])) order.push_back(i);
+  return order;
+}
+
 // One element's value by the definition, in double: the sum of its
 // products, and the sum of their magnitudes (for the bound).
 struct Reference {
@@ -182,21 +193,22 @@ struct Reference {
 };
 
 // The op's bound for an fp32 sum of `terms` products, as a tolerance_at for
-// verify_winner: terms * 1.2e-7 * the magnitude of the element's products.
+// verify_candidate: terms * 1.2e-7 * the magnitude of the element's products.
 inline auto sum_bound(double terms) {
   return [terms](size_t, const Reference& r) { return terms * 1.2e-7 * r.magnitude + 1e-30; };
 }
 
-// Checks the winner before the registration may launch it: launch() writes
+// Checks a candidate before the registration may launch it: launch() writes
 // `out` (n floats), poisoned first (0xFF bytes are a NaN, so an element it
 // never writes fails); every element must be finite, and 256 sampled ones
 // (the first and the last first) within tolerance_at(e, reference_at(e))
-// of reference_at(e) (sum_bound, or a kernel's own: a Winograd winner's).
-// Errors name the winner and sizes (`what`) and the element
+// of reference_at(e) (sum_bound, or a kernel's own: a Winograd candidate's).
+// Errors name the candidate and sizes (`what`) and the element
 // (element_name(e), "y[n,k,p,q]").
-template <class LaunchWinner, class ReferenceAt, class ToleranceAt, class ElementName>
-void verify_winner(const char* who, const std::string& what, LaunchWinner launch, const DeviceFloats& out, size_t n,
-                   Rng& rng, ReferenceAt reference_at, ToleranceAt tolerance_at, ElementName element_name) {
+template <class LaunchCandidate, class ReferenceAt, class ToleranceAt, class ElementName>
+void verify_candidate(const char* who, const std::string& what, LaunchCandidate launch, const DeviceFloats& out,
+                      size_t n, Rng& rng, ReferenceAt reference_at, ToleranceAt tolerance_at,
+                      ElementName element_name) {
   check(cudaMemset(out.p, 0xFF, n * sizeof(float)), who, "cudaMemset of the output");
   {
     const ProfilerPaused not_profiled;  // the check is the tuner's, not the workload's

@@ -1,9 +1,9 @@
 // The tune of every autotuned conv version (autotuned.hpp) on a real GPU:
 // the sizes completed and checked, two random inputs and the output on the
-// device, every candidate that applies timed, the fastest one checked
-// against the pass's definition (within the pass's bound, a Winograd
-// winner within its own: winograd_bound.hpp), remembered, and the line that
-// says so.
+// device, every candidate that applies timed and checked against the pass's
+// definition (within the pass's bound, a Winograd candidate within its own:
+// winograd_bound.hpp), the fastest one remembered, and the line that says
+// so.
 // What differs between the three passes (the buffers, the output's indices,
 // the definition of one output element) is a PassCheck. The CUDA copy of
 // the registrations alone includes it (nvcc); an anonymous namespace as the
@@ -21,7 +21,7 @@
 namespace warpnet::device::conv {
 namespace {
 
-// What a tuner checks a pass's winner against.
+// What a tuner checks a pass's candidates against.
 struct PassCheck {
   // The buffers {in0, in1, out} in floats, and the products summed into one
   // output element (the check's error bound grows with them).
@@ -124,8 +124,8 @@ inline PassCheck pass_check(ConvPass pass) {
 }
 
 // Times every candidate of `version` that applies on `given` with CUDA
-// events (a wgrad candidate's ordered sum included), checks the fastest
-// one's output against the definition in double, remembers it in `tuned`.
+// events (a wgrad candidate's ordered sum included), checks each one's
+// output against the definition in double, remembers the fastest in `tuned`.
 // Returns "measured by <id>'s tune: <winner> (<each candidate> <ms>, ...)".
 inline std::string tune_conv(const AutotunedConv& version, const Sizes& given, TunedChoices& tuned) {
   const std::string who_text = cat(version.id, " tune");
@@ -154,20 +154,22 @@ inline std::string tune_conv(const AutotunedConv& version, const Sizes& given, T
     return cat(check.out_name, "[", i[0], ",", i[1], ",", i[2], ",", i[3], "]");
   };
   const auto reference_at = [&](size_t e) { return check.reference(g, in0, in1, check.where(g, e)); };
-  const auto launch_winner = [&] { run(t.best); };
-  const std::string what = cat(version.name(t.best), " at ", describe_sizes(the_op, s));
-  if (version.winograd && version.winograd(t.best)) {
-    // A Winograd winner is held to the bound of its own arithmetic, as every
-    // check of it on the emulator is (autotuned.hpp's Kernel::tolerance).
-    const auto winograd_bound_at = [&](size_t e, const gpu_timing::Reference&) {
-      return version.pass == ConvPass::forward ? winograd_bound::forward_at(s, in0, in1, check.where(g, e))
-                                               : winograd_bound::dgrad_at(s, in0, in1, check.where(g, e));
-    };
-    gpu_timing::verify_winner(who, what, launch_winner, d_out, n.out, rng, reference_at, winograd_bound_at,
-                              element_name);
-  } else {
-    gpu_timing::verify_winner(who, what, launch_winner, d_out, n.out, rng, reference_at,
-                              gpu_timing::sum_bound(n.terms), element_name);
+  for (const int i : gpu_timing::launched_winner_first(t)) {
+    const auto launch = [&] { run(i); };
+    const std::string what = cat(version.name(i), " at ", describe_sizes(the_op, s));
+    if (version.winograd && version.winograd(i)) {
+      // A Winograd candidate is held to the bound of its own arithmetic, as
+      // every check of it on the emulator is (autotuned.hpp's Kernel::tolerance).
+      const auto winograd_bound_at = [&](size_t e, const gpu_timing::Reference&) {
+        return version.pass == ConvPass::forward ? winograd_bound::forward_at(s, in0, in1, check.where(g, e))
+                                                 : winograd_bound::dgrad_at(s, in0, in1, check.where(g, e));
+      };
+      gpu_timing::verify_candidate(who, what, launch, d_out, n.out, rng, reference_at, winograd_bound_at,
+                                   element_name);
+    } else {
+      gpu_timing::verify_candidate(who, what, launch, d_out, n.out, rng, reference_at,
+                                   gpu_timing::sum_bound(n.terms), element_name);
+    }
   }
 
   tuned.remember(s, t.best);
