@@ -26,8 +26,8 @@
 //      and the launch picks one:
 //        a. by measurement on a GPU: the registration's Kernel::tune
 //           (src/device/kernels/conv/07_autotuned.cpp) times every candidate
-//           with CUDA events, checks the fastest against a double-precision
-//           direct convolution, and caches it per sizes;
+//           with CUDA events, checks each against a double-precision
+//           direct convolution, and caches the fastest per sizes;
 //        b. otherwise from the tuning table (conv_v07::table_choice): the
 //           narrowest tile whose BN covers K (the widest when none does), and
 //           at that width the largest tile giving at least one block per SM
