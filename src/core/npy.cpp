@@ -3,7 +3,8 @@
 //   "\x93NUMPY" major minor | header length (u16 LE for v1.0, u32 LE for v2.0)
 //   | header: a Python dict literal, space-padded and '\n'-terminated so the data
 //     starts at a multiple of 64 bytes
-//   | the raw elements, little-endian, C order
+//   | the raw elements, little-endian, C order (or Fortran order, which the
+//     reader turns into C order)
 //
 // e.g. {'descr': '<f4', 'fortran_order': False, 'shape': (2, 3), }
 //
@@ -95,7 +96,10 @@ class HeaderParser {
 
  private:
   [[noreturn]] void bad(const std::string& what) const {
-    fail(path_, ": malformed header (", what, "): ", text_.substr(0, 120));
+    // The header as written, without the spaces and newline that pad it to 64 bytes.
+    std::string_view shown = text_.substr(0, 120);
+    while (!shown.empty() && std::isspace(static_cast<unsigned char>(shown.back()))) shown.remove_suffix(1);
+    fail(path_, ": malformed header (", what, "): ", shown);
   }
   void skip_space() {
     while (pos_ < text_.size() && std::isspace(static_cast<unsigned char>(text_[pos_]))) ++pos_;
@@ -194,7 +198,6 @@ Tensor read_npy(const std::string& path) {
          " after the prefix");
 
   const Header h = HeaderParser(path, bytes.substr(prefix, header_len)).parse();
-  if (h.fortran_order) fail(path, ": Fortran-order arrays are not supported");
   std::optional<DType> dtype;
   for (const DTypeName& d : kDescrs)
     if (d.descr == h.descr) dtype = d.dtype;
@@ -213,9 +216,20 @@ Tensor read_npy(const std::string& path) {
   // disagree, so the file is not what its header claims.
   if (have > expected) fail(path, ": trailing data: header says ", what, ", file has ", have);
 
-  Tensor t = Tensor::empty(shape, *dtype);
-  std::memcpy(t.raw(), bytes.data() + data_offset, static_cast<size_t>(expected));
-  return t;
+  if (!h.fortran_order) {
+    Tensor t = Tensor::empty(shape, *dtype);
+    std::memcpy(t.raw(), bytes.data() + data_offset, static_cast<size_t>(expected));
+    return t;
+  }
+  // Fortran order (what np.save writes for a transposed array, for one): the
+  // first index runs fastest, so the bytes are the C-order array of the
+  // reversed shape; reversing its axes back gives the array, copied to C order.
+  const std::vector<int64_t> reversed(h.shape.rbegin(), h.shape.rend());
+  Tensor stored = Tensor::empty(Shape(reversed), *dtype);
+  std::memcpy(stored.raw(), bytes.data() + data_offset, static_cast<size_t>(expected));
+  const int rank = static_cast<int>(reversed.size());
+  for (int i = 0; i < rank / 2; ++i) stored = stored.transpose(i, rank - 1 - i);
+  return stored.clone();
 }
 
 void write_npy(const std::string& path, const Tensor& tensor) {

@@ -6,9 +6,9 @@
 
 namespace warpnet {
 
-// Reads '<f4', '<f8', '<i4', '<i8' and '|u1' arrays in C order. Errors name the
-// file and the fault (missing, bad magic, Fortran order, unsupported dtype,
-// truncated data).
+// Reads '<f4', '<f8', '<i4', '<i8' and '|u1' arrays, in C or Fortran order
+// (returned in C order). Errors name the file and the fault (missing, bad
+// magic, unsupported dtype, truncated data).
 Tensor read_npy(const std::string& path);
 // Writes a tensor (made contiguous) atomically: temp file, then rename.
 void write_npy(const std::string& path, const Tensor& tensor);

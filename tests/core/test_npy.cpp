@@ -92,6 +92,29 @@ TEST_CASE("npy writes a strided view in C order") {
   for (int i = 0; i < 6; ++i) CHECK(back.item(i) == expect[i]);
 }
 
+TEST_CASE("npy reads a Fortran-order array into C order") {
+  // np.save('f.npy', np.asfortranarray(np.arange(24, dtype='<i4').reshape(2, 3, 4))) writes the
+  // (2,3,4) array with the first index fastest: element (i,j,k) at i + 2j + 6k.
+  std::vector<int32_t> stored(24);
+  for (int i = 0; i < 2; ++i)
+    for (int j = 0; j < 3; ++j)
+      for (int k = 0; k < 4; ++k) stored[size_t(i + 2 * j + 6 * k)] = 12 * i + 4 * j + k;
+  std::string payload(24 * sizeof(int32_t), '\0');
+  std::memcpy(payload.data(), stored.data(), payload.size());
+  const std::string path = path_of("fortran.npy");
+  write_file_atomically(path, npy_v1("{'descr': '<i4', 'fortran_order': True, 'shape': (2, 3, 4), }", payload));
+  const Tensor t = read_npy(path);
+  REQUIRE(t.shape() == Shape{2, 3, 4});
+  CHECK(t.is_contiguous());
+  for (int n = 0; n < 24; ++n) CHECK(t.item(n) == n);  // C order: arange(24)
+
+  // A 1-D Fortran-order array is its C-order self.
+  write_file_atomically(path, npy_v1("{'descr': '<f4', 'fortran_order': True, 'shape': (6,), }", kArange6));
+  const Tensor v = read_npy(path);
+  REQUIRE(v.shape() == Shape{6});
+  for (int n = 0; n < 6; ++n) CHECK(v.item(n) == n);
+}
+
 TEST_CASE("npy reads format 2.0, '<u1', double quotes and any key order") {
   // Version 2.0: a 4-byte header length; 12 + 116 = 128 bytes before the data.
   const std::string dict = kNumpyDict + std::string(20, ' ');
@@ -118,8 +141,6 @@ TEST_CASE("npy errors name the file and the fault") {
   CHECK(read_bytes("") == path + ": the file is empty (0 bytes), not a .npy file");
   CHECK(read_bytes("\x93NUM") == path + ": truncated: the file ends inside the magic string");
   CHECK(read_bytes("\x93NUMPY\x01") == path + ": truncated: the file ends inside the magic string");
-  CHECK(read_bytes(npy_v1("{'descr': '<f4', 'fortran_order': True, 'shape': (2, 3), }", kArange6)) ==
-        path + ": Fortran-order arrays are not supported");
   CHECK(read_bytes(npy_v1("{'descr': '>f4', 'fortran_order': False, 'shape': (2, 3), }", kArange6)) ==
         path + ": dtype '>f4' is not supported (use <f4, <f8, <i4, <i8 or |u1)");
   CHECK(read_bytes(npy_v1("{'descr': '<f4', 'fortran_order': False, 'shape': (3, 4), }", std::string(20, '\0'))) ==
@@ -133,6 +154,7 @@ TEST_CASE("npy errors name the file and the fault") {
 
   const std::string no_shape = read_bytes(npy_v1("{'descr': '<f4', 'fortran_order': False}", ""));
   CHECK(no_shape.find(path + ": malformed header (no 'shape' key)") == 0);
+  CHECK(no_shape.ends_with("'fortran_order': False}"));  // the header shown without its padding
   const std::string negative = read_bytes(npy_v1("{'descr': '<f4', 'fortran_order': False, 'shape': (-1,)}", ""));
   CHECK(negative.find(path + ": malformed header (expected a non-negative integer") == 0);
 
