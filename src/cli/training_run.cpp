@@ -88,12 +88,31 @@ __attribute__((format(printf, 1, 2))) void say(const char* format, ...) {
   va_end(args);
 }
 
+// More threads than cores add no speed: each waits for others the OS has set
+// aside (at every parallel op's barrier, and between ranks at every
+// all-reduce), and a step slows down many times over with no error to say
+// why. So it is said here (rank 0, on stderr), and the run goes on as asked.
+void warn_if_oversubscribed(int threads, int ranks_here) {
+  const int cores = static_cast<int>(std::thread::hardware_concurrency());
+  if (threads <= 0 || cores <= 0 || int64_t(threads) * ranks_here <= cores || dist::rank() != 0) return;
+  const std::string each = cat(threads, threads == 1 ? " thread" : " threads");
+  const std::string who = ranks_here > 1 ? cat(ranks_here, " ranks of ", each, " each") : each;
+  const std::string hint = ranks_here > cores ? cat("at most ", cores, " ranks here")
+                           : ranks_here > 1   ? "--threads 0 shares the cores among the ranks"
+                                              : "--threads 0 takes one per core";
+  std::fprintf(stderr,
+               "warpnet: note: %s on this machine's %d cores: threads beyond the cores wait for each other, which "
+               "slows training down, often many times (%s)\n",
+               who.c_str(), cores, hint.c_str());
+}
+
 }  // namespace
 
 nlohmann::json run_training(const nn::TrainOptions& options, const DataSplits& data, int threads) {
   // Ranks on one machine share its cores: by default each takes its share.
   if (options.data_parallel && threads == 0)
     threads = std::max(1, static_cast<int>(std::thread::hardware_concurrency()) / dist::local_size());
+  warn_if_oversubscribed(threads, options.data_parallel ? dist::local_size() : 1);
   cpu::set_num_threads(threads);
   MemoryTracker::instance().reset_peaks();
   nn::Trainer trainer(options, data.train, data.test);

@@ -10,6 +10,7 @@
 #include <filesystem>
 #include <fstream>
 #include <memory>
+#include <thread>
 #include <nlohmann/json.hpp>
 
 #include "core/atomic_file.hpp"
@@ -228,6 +229,20 @@ TEST_CASE("warpnet train says which options do nothing in the mode chosen") {
                            "--weight-decay ignored: it applies to --optimizer sgd"})
     CHECK(run.output.find(said) != std::string::npos);
   CHECK(run.output.find("--fp8-window ignored") == std::string::npos);  // only what was given
+}
+
+TEST_CASE("warpnet train says when it runs more threads than the machine has cores, and only then") {
+  const int cores = int(std::thread::hardware_concurrency());
+  REQUIRE(cores > 0);
+  const std::string common = "train --model mlp --data blobs --limit 60 --epochs 1 --threads ";
+  const Run over = warpnet_cli(cat(common, cores + 1));
+  INFO(over.output);
+  CHECK(over.status == 0);  // said, and run as asked
+  CHECK(over.output.find(cat("note: ", cores + 1, " threads on this machine's ", cores, " cores")) !=
+        std::string::npos);
+  const Run fits = warpnet_cli(cat(common, cores));
+  CHECK(fits.status == 0);
+  CHECK(fits.output.find("note:") == std::string::npos);
 }
 
 TEST_CASE("warpnet train refuses a report path it cannot write before training, and --resume without --checkpoint") {
