@@ -56,8 +56,9 @@ struct EventPair {
 
 // While a tuner runs, a profiler attached to the process (Nsight Compute in
 // scripts/gpu-check.sh's ncu phase) collects nothing: its hundreds of timing
-// launches and the candidates' checks are not the workload. cudaProfilerStop and
-// cudaProfilerStart do nothing when no profiler is attached.
+// launches and the candidates' checks are not the workload.
+// cudaProfilerStop and cudaProfilerStart do nothing when no profiler is
+// attached.
 struct ProfilerPaused {
   ProfilerPaused() { cudaProfilerStop(); }
   ~ProfilerPaused() { cudaProfilerStart(); }
