@@ -32,6 +32,8 @@ const ConvCase kCases[] = {
     {"LeNet-like 5x5 pad 2", 3, 1, 13, 13, 6, 5, 5, {1, 2, 1}, true},
     {"kernel wider than the image, padded", 1, 1, 3, 3, 2, 5, 5, {1, 2, 1}, false},
     {"single channel, single filter", 1, 1, 7, 1, 1, 3, 1, {1, 1, 1}, false},
+    // Taps 0 and 2 of each axis read padding only (p·1 − 3 + 3r misses rows 0..1).
+    {"taps that read only padding", 2, 2, 2, 2, 3, 3, 3, {1, 3, 3}, true},
 };
 
 // y(N,K,P,Q) by the definition in double, and Σ|x·w| per output, which
