@@ -478,9 +478,11 @@ void print_table(const json& rec, double flops) {
       if (r["library"] == "warpnet" && rec["op"] == "matmul") name += " (Eigen)";
       if (r.contains("about")) name += cat(" (", r["about"]["corename"].get<std::string>(), ")");
       const json& t = r["timing"];
+      // TFLOP/s to three significant figures: a CPU does LeNet-sized layers
+      // at a few GFLOP/s, which three decimals would print as 0.003.
       std::printf("  %-24s %-5s %-22s %10s %9s   (%d threads)\n", name.c_str(), "fp32",
                   r.contains("relative_difference_from_warpnet") ? cat("vs warpnet ", fmt(r["relative_difference_from_warpnet"], "%.1e")).c_str() : "",
-                  fmt(t["median_ms"], "%.3f").c_str(), fmt(json(flops / (t["median_ms"].get<double>() * 1e-3) * 1e-12), "%.3f").c_str(),
+                  fmt(t["median_ms"], "%.3f").c_str(), fmt(json(flops / (t["median_ms"].get<double>() * 1e-3) * 1e-12), "%.3g").c_str(),
                   rec["cpu"]["threads"].get<int>());
     }
     if (rec["cpu"].contains("peer")) std::printf("  cpu peer: %s\n", rec["cpu"]["peer"].get<std::string>().c_str());
