@@ -50,6 +50,50 @@ Span window_span(int64_t o, int64_t extent, const PoolGeometry& g) {
   return {std::max<int64_t>(start, 0), std::min<int64_t>(start + g.kernel, extent)};
 }
 
+// The first maximum of window rows x cols of a plane xp (rows of w), and its
+// index in the plane. The first maximum wins ties; the first NaN wins over
+// numbers, so it propagates as in PyTorch instead of vanishing. Which element
+// wins is data, and a branch on it missed about every other window (LeNet-5's
+// pooling took 2.6x as long): the comparison feeds a mask for the index and a
+// select for the value, and a window holding a NaN (rare: that branch
+// predicts well) is done again by the rule in full.
+template <class T>
+struct WindowMax {
+  int64_t index;
+  T value;
+};
+template <class T>
+inline WindowMax<T> window_max(const T* xp, int64_t w, Span rows, Span cols) {
+  int64_t best = rows.begin * w + cols.begin;
+  T best_value = xp[best];
+  bool saw_nan = false;
+  for (int64_t ih = rows.begin; ih < rows.end; ++ih) {
+    for (int64_t iw = cols.begin; iw < cols.end; ++iw) {
+      const int64_t i = ih * w + iw;
+      const T v = xp[i];
+      const bool wins = v > best_value;
+      saw_nan |= std::isnan(v);
+      const int64_t take = -int64_t(wins);  // all ones where v wins
+      best = (i & take) | (best & ~take);
+      best_value = wins ? v : best_value;
+    }
+  }
+  if (saw_nan) {
+    best = rows.begin * w + cols.begin;
+    best_value = xp[best];
+    for (int64_t ih = rows.begin; ih < rows.end; ++ih) {
+      for (int64_t iw = cols.begin; iw < cols.end; ++iw) {
+        const T v = xp[ih * w + iw];
+        if (v > best_value || (std::isnan(v) && !std::isnan(best_value))) {
+          best_value = v;
+          best = ih * w + iw;
+        }
+      }
+    }
+  }
+  return {best, best_value};
+}
+
 }  // namespace
 
 // ---- max ------------------------------------------------------------------
@@ -80,42 +124,13 @@ MaxPoolResult max_pool2d(const Tensor& x, const Pool2dParams& prm) {
         int32_t* arg_row = parg + plane * g.pq() + p * g.q;
         for (int64_t q = 0; q < g.q; ++q) {
           const Span cols = col_spans[static_cast<size_t>(q)];
-          // The first maximum wins ties; the first NaN wins over numbers, so
-          // it propagates as in PyTorch instead of vanishing. Which element
-          // wins is data, and a branch on it missed about every other window
-          // (LeNet-5's pooling took 2.6x as long): the comparison feeds a
-          // mask for the index and a select for the value, and a window
-          // holding a NaN (rare: that branch predicts well) is done again by
-          // the rule in full.
-          int64_t best = rows.begin * g.w + cols.begin;
-          T best_value = xp[best];
-          bool saw_nan = false;
-          for (int64_t ih = rows.begin; ih < rows.end; ++ih) {
-            for (int64_t iw = cols.begin; iw < cols.end; ++iw) {
-              const int64_t i = ih * g.w + iw;
-              const T v = xp[i];
-              const bool wins = v > best_value;
-              saw_nan |= std::isnan(v);
-              const int64_t take = -int64_t(wins);  // all ones where v wins
-              best = (i & take) | (best & ~take);
-              best_value = wins ? v : best_value;
-            }
-          }
-          if (saw_nan) {
-            best = rows.begin * g.w + cols.begin;
-            best_value = xp[best];
-            for (int64_t ih = rows.begin; ih < rows.end; ++ih) {
-              for (int64_t iw = cols.begin; iw < cols.end; ++iw) {
-                const T v = xp[ih * g.w + iw];
-                if (v > best_value || (std::isnan(v) && !std::isnan(best_value))) {
-                  best_value = v;
-                  best = ih * g.w + iw;
-                }
-              }
-            }
-          }
-          y_row[q] = best_value;
-          arg_row[q] = static_cast<int32_t>(best);
+          // A full 2x2 window (LeNet-5's pooling, and most CNNs'): the same
+          // scan with extents the compiler sees are 2, so it unrolls it.
+          const WindowMax<T> m = rows.end - rows.begin == 2 && cols.end - cols.begin == 2
+                                     ? window_max(xp, g.w, Span{rows.begin, rows.begin + 2}, Span{cols.begin, cols.begin + 2})
+                                     : window_max(xp, g.w, rows, cols);
+          y_row[q] = m.value;
+          arg_row[q] = static_cast<int32_t>(m.index);
         }
       }
     }
