@@ -1,6 +1,7 @@
 // conv2d (im2col + GEMM), conv2d_direct (the seven loops) and conv2d_backward:
 // both forwards against a naive loop written here, f32 against f64, every
-// gradient against central differences, and the shape errors.
+// gradient against central differences, the backward as the forward's adjoint
+// at random geometries, and the shape errors.
 #include <doctest/doctest.h>
 
 #include <cmath>
@@ -136,6 +137,55 @@ TEST_CASE("conv2d_backward matches central differences for dx, dw and db") {
     check_gradient(cat("dw, ", cc.name), in.w, grads.dw, loss);
     CHECK(grads.db.defined() == cc.bias);
     if (cc.bias) check_gradient(cat("db, ", cc.name), in.b, grads.db, loss);
+  }
+}
+
+// The cases above are chosen by hand; these are drawn at random, each size
+// and parameter over a range where taps read padding only, windows skip
+// pixels and the output is 1 wide. The backward is checked as the adjoint of
+// the forward: for L = <g, y>, <g, conv(x, w)> = <dx, x> = <dw, w>, since
+// the conv is linear in x and in w, and db sums g over images and pixels.
+TEST_CASE("conv2d at 300 random geometries: the forward matches a naive loop, the backward is its adjoint") {
+  const uint64_t seed = 2008;
+  CAPTURE(seed);
+  Rng rng(seed);
+  int drawn = 0;
+  while (drawn < 300) {
+    const auto pick = [&](int64_t lo, int64_t hi) { return lo + int64_t(rng.below(uint64_t(hi - lo + 1))); };
+    const ConvCase cc{"random", pick(1, 3), pick(1, 4), pick(1, 12), pick(1, 12), pick(1, 4), pick(1, 5), pick(1, 5),
+                      {int(pick(1, 3)), int(pick(0, 4)), int(pick(1, 3))}, true};
+    if (cpu::conv_out_size(cc.h, cc.r, cc.p) <= 0 || cpu::conv_out_size(cc.w, cc.s, cc.p) <= 0) continue;
+    ++drawn;
+    const std::string what = cat("N=", cc.n, " C=", cc.c, " H=", cc.h, " W=", cc.w, " K=", cc.k, " R=", cc.r,
+                                 " S=", cc.s, " stride ", cc.p.stride, " pad ", cc.p.padding, " dilation ", cc.p.dilation);
+    INFO(what);
+    const ConvInputs in = make_inputs(cc, DType::f64, rng);
+    const NaiveConv want = naive_conv(in.x, in.w, Tensor(), cc.p);
+    const double u = unit_roundoff(DType::f64), crs = double(cc.c * cc.r * cc.s);
+    const Tensor y = cpu::conv2d(in.x, in.w, Tensor(), cc.p);
+    check_close(y, want.value, [&](int64_t i) { return 2 * (crs + 2) * u * want.abs_sum.item(i); }, "conv2d " + what);
+
+    const Tensor g = uniform_tensor(y.shape(), DType::f64, rng);
+    const cpu::Conv2dGrads grads = cpu::conv2d_backward(in.x, in.w, g, cc.p, true);
+    // Each side sums the same products g·x·w, every one in at most
+    // y.numel()·C·R·S + x.numel() + w.numel() additions, whatever the order.
+    double magnitude = 0;
+    for (int64_t i = 0; i < y.numel(); ++i) magnitude += std::abs(g.item(i)) * want.abs_sum.item(i);
+    const double additions = double(y.numel()) * crs + double(in.x.numel() + in.w.numel());
+    const double bound = 2 * additions * u * magnitude + 1e-300;
+    const double forward = dot(y, g);
+    CHECK_MESSAGE(std::abs(dot(grads.dx, in.x) - forward) <= bound, "<dx, x> = ", dot(grads.dx, in.x), ", <g, y> = ", forward);
+    CHECK_MESSAGE(std::abs(dot(grads.dw, in.w) - forward) <= bound, "<dw, w> = ", dot(grads.dw, in.w), ", <g, y> = ", forward);
+    const int64_t pq = y.dim(2) * y.dim(3);
+    for (int64_t k = 0; k < cc.k; ++k) {
+      double sum = 0, abs_sum = 0;
+      for (int64_t n = 0; n < cc.n; ++n)
+        for (int64_t i = 0; i < pq; ++i) {
+          sum += g.item((n * cc.k + k) * pq + i);
+          abs_sum += std::abs(g.item((n * cc.k + k) * pq + i));
+        }
+      CHECK(std::abs(grads.db.item(k) - sum) <= 2 * double(cc.n * pq) * u * abs_sum);
+    }
   }
 }
 
