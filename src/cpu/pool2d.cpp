@@ -126,9 +126,10 @@ MaxPoolResult max_pool2d(const Tensor& x, const Pool2dParams& prm) {
           const Span cols = col_spans[static_cast<size_t>(q)];
           // A full 2x2 window (LeNet-5's pooling, and most CNNs'): the same
           // scan with extents the compiler sees are 2, so it unrolls it.
-          const WindowMax<T> m = rows.end - rows.begin == 2 && cols.end - cols.begin == 2
-                                     ? window_max(xp, g.w, Span{rows.begin, rows.begin + 2}, Span{cols.begin, cols.begin + 2})
-                                     : window_max(xp, g.w, rows, cols);
+          const bool two_by_two = rows.end - rows.begin == 2 && cols.end - cols.begin == 2;
+          const WindowMax<T> m =
+              two_by_two ? window_max(xp, g.w, Span{rows.begin, rows.begin + 2}, Span{cols.begin, cols.begin + 2})
+                         : window_max(xp, g.w, rows, cols);
           y_row[q] = m.value;
           arg_row[q] = static_cast<int32_t>(m.index);
         }

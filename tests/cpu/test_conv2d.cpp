@@ -174,8 +174,9 @@ TEST_CASE("conv2d at 300 random geometries: the forward matches a naive loop, th
     const double additions = double(y.numel()) * crs + double(in.x.numel() + in.w.numel());
     const double bound = 2 * additions * u * magnitude + 1e-300;
     const double forward = dot(y, g);
-    CHECK_MESSAGE(std::abs(dot(grads.dx, in.x) - forward) <= bound, "<dx, x> = ", dot(grads.dx, in.x), ", <g, y> = ", forward);
-    CHECK_MESSAGE(std::abs(dot(grads.dw, in.w) - forward) <= bound, "<dw, w> = ", dot(grads.dw, in.w), ", <g, y> = ", forward);
+    const double dx_x = dot(grads.dx, in.x), dw_w = dot(grads.dw, in.w);
+    CHECK_MESSAGE(std::abs(dx_x - forward) <= bound, "<dx, x> = ", dx_x, ", <g, y> = ", forward);
+    CHECK_MESSAGE(std::abs(dw_w - forward) <= bound, "<dw, w> = ", dw_w, ", <g, y> = ", forward);
     const int64_t pq = y.dim(2) * y.dim(3);
     for (int64_t k = 0; k < cc.k; ++k) {
       double sum = 0, abs_sum = 0;
