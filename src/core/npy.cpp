@@ -216,20 +216,17 @@ Tensor read_npy(const std::string& path) {
   // disagree, so the file is not what its header claims.
   if (have > expected) fail(path, ": trailing data: header says ", what, ", file has ", have);
 
-  if (!h.fortran_order) {
-    Tensor t = Tensor::empty(shape, *dtype);
-    std::memcpy(t.raw(), bytes.data() + data_offset, static_cast<size_t>(expected));
-    return t;
-  }
   // Fortran order (what np.save writes for a transposed array, for one): the
   // first index runs fastest, so the bytes are the C-order array of the
   // reversed shape; reversing its axes back gives the array, copied to C order.
-  const std::vector<int64_t> reversed(h.shape.rbegin(), h.shape.rend());
-  Tensor stored = Tensor::empty(Shape(reversed), *dtype);
-  std::memcpy(stored.raw(), bytes.data() + data_offset, static_cast<size_t>(expected));
-  const int rank = static_cast<int>(reversed.size());
-  for (int i = 0; i < rank / 2; ++i) stored = stored.transpose(i, rank - 1 - i);
-  return stored.clone();
+  const std::vector<int64_t> stored_shape =
+      h.fortran_order ? std::vector<int64_t>(h.shape.rbegin(), h.shape.rend()) : h.shape;
+  Tensor t = Tensor::empty(Shape(stored_shape), *dtype);
+  std::memcpy(t.raw(), bytes.data() + data_offset, static_cast<size_t>(expected));
+  if (!h.fortran_order) return t;
+  const int rank = static_cast<int>(stored_shape.size());
+  for (int i = 0; i < rank / 2; ++i) t = t.transpose(i, rank - 1 - i);
+  return t.clone();
 }
 
 void write_npy(const std::string& path, const Tensor& tensor) {
