@@ -229,23 +229,20 @@ json bench_allreduce(const AllreduceSettings& s) {
     return record;
   }
   const bool talk = dist::rank() == 0;
-  // The all-reduce's own buffer, and with 2 ranks the calibration's three
-  // regions of max_bytes/2 (the segment a 2-rank ring moves), in one
-  // allocation, so that the pieces and what they predict run on the same
-  // memory. On the AMD EPYC VM of 2026-12-03 the all-reduces of 8 and
-  // 16 MiB took 1.16-1.30x as long as a hand-written ring of the same steps
-  // on memory allocated later (2 runs) when their buffer was a rank's first
-  // large allocation, and 0.87-0.93x when it was its second (2 runs), for a
-  // reason the VM does not show. With two allocations the model predicted
-  // those sizes 12% and 7% short in the median of 6 runs; with one, 7% short
-  // and 4% long (10 runs; src/dist/README.md).
+  // The all-reduce's vector, on which the pieces run too (PieceBuffers),
+  // and with 2 ranks the ring's temporary buffer after it, of max_bytes/2
+  // (the segment a 2-rank ring moves), in one allocation. On the AMD EPYC VM
+  // of 2026-12-03 the all-reduces of 8 and 16 MiB took 1.16-1.30x as long as
+  // a hand-written ring of the same steps on memory allocated later (2 runs)
+  // when their buffer was a rank's first large allocation, and 0.87-0.93x
+  // when it was its second (2 runs): the pages a buffer gets matter.
   const int64_t vector_floats = s.max_bytes / int64_t(sizeof(float));
-  const int64_t calibration_floats = n == 2 ? 3 * (s.max_bytes / 2) / int64_t(sizeof(float)) : 0;
-  std::vector<float> memory(static_cast<size_t>(vector_floats + calibration_floats), 0.0f);
+  const int64_t temporary_floats = n == 2 ? (s.max_bytes / 2) / int64_t(sizeof(float)) : 0;
+  std::vector<float> memory(static_cast<size_t>(vector_floats + temporary_floats), 0.0f);
   std::optional<PieceBuffers> calibration;
   dist::PieceTimings pieces;
   if (n == 2) {
-    calibration.emplace(memory.data() + vector_floats, calibration_floats);
+    calibration.emplace(memory.data(), vector_floats, memory.data() + vector_floats, temporary_floats);
     time_round_cost(*calibration, {s.budget_s, s.min_runs, s.max_runs}, pieces);
   }
 

@@ -90,11 +90,12 @@ CacheInfo read_caches() {
   return info;
 }
 
-PieceBuffers::PieceBuffers(float* memory, int64_t floats)
-    : capacity_floats(floats / 3),
-      own(memory),
-      other(own + capacity_floats),
-      temporary(other + capacity_floats),
+PieceBuffers::PieceBuffers(float* vector, int64_t vector_floats, float* temporary, int64_t temporary_floats)
+    : vector(vector),
+      temporary(temporary),
+      vector_floats(vector_floats),
+      temporary_floats(temporary_floats),
+      rank(dist::rank()),
       peer((dist::rank() + 1) % dist::size()) {  // the ring's right neighbour; with 2 ranks, the other
   WN_CHECK(dist::size() == 2, "bench allreduce: the loopback model is calibrated on 2 ranks (", dist::size(),
            " here): each rank exchanges with one neighbour");
@@ -103,7 +104,7 @@ PieceBuffers::PieceBuffers(float* memory, int64_t floats)
 void time_round_cost(PieceBuffers& b, const TimingBudget& budget, dist::PieceTimings& t) {
   dist::set_activity("bench allreduce, calibration: empty exchange and barrier");
   const std::vector<Timing> times = time_interleaved(
-      budget, {{[&] { dist::exchange(b.other, b.temporary, 0, b.peer); }, {}}, {[] { dist::barrier(); }, {}}});
+      budget, {{[&] { dist::exchange(b.vector, b.temporary, 0, b.peer); }, {}}, {[] { dist::barrier(); }, {}}});
   t.empty_exchange_s = times[0].median_s;
   t.ibarrier_s = times[1].median_s;
 }
@@ -112,10 +113,11 @@ Timing time_with_pieces(PieceBuffers& b, double message_bytes, const TimedOp& al
                         dist::PieceTimings& t) {
   const int64_t count = static_cast<int64_t>(message_bytes) / int64_t(sizeof(float));
   const int64_t bytes = count * int64_t(sizeof(float));
-  WN_CHECK(count <= b.capacity_floats, "bench allreduce: calibration size ", message_bytes, " bytes exceeds the buffer");
-  // Each piece is one step of the ring, timed alone on the calibration's
-  // three regions, which play the ring's buffers: D this rank's own
-  // segment, S the other segment, T the temporary buffer. A 2-rank call is
+  WN_CHECK(2 * count <= b.vector_floats && count <= b.temporary_floats, "bench allreduce: calibration size ",
+           message_bytes, " bytes exceeds the buffers");
+  // Each piece is one step of the ring, timed alone on the ring's own
+  // buffers: D this rank's own segment of the vector, S the other segment,
+  // T the temporary buffer. A 2-rank call is
   //
   //   X₁: send S, receive into T;   R: reduce T into D;   X: send D, receive into S
   //
@@ -134,7 +136,7 @@ Timing time_with_pieces(PieceBuffers& b, double message_bytes, const TimedOp& al
   // ring's from 8 MiB on, where the ring's 6m for two ranks outgrows a
   // 32 MiB L3 and 4m does not yet (2026-12-01).
   const int peer = b.peer;
-  float *const own = b.own, *const other = b.other, *const temporary = b.temporary;
+  float *const own = b.own(count), *const other = b.other(count), *const temporary = b.temporary;
   const auto first_exchange = [=] { dist::exchange(other, temporary, bytes, peer); };
   const auto reduction = [=] { dist::reduce_local_sum(temporary, own, count); };
   const auto second_exchange = [=] { dist::exchange(own, other, bytes, peer); };

@@ -55,15 +55,24 @@ struct CacheInfo {
 };
 CacheInfo read_caches();
 
-// The calibration's three regions of `floats` floats at `memory`, one for
-// each buffer of a 2-rank ring: this rank's own segment (reduced into, then
-// sent), the other segment (sent, then received into), the temporary
-// buffer (received into, then read by the reduction); and the neighbour rank.
+// The buffers of a 2-rank ring, which the pieces run on: the all-reduce's
+// own vector, whose two halves at a size are this rank's own segment
+// (reduced into, then sent: libnbc's ring has rank r reduce segment r) and
+// the other segment (sent, then received into); a temporary buffer of half
+// the vector, a region of its own as libnbc's is (received into, then read
+// by the reduction); and the neighbour rank. The pieces share the
+// all-reduce's pages because the pages a buffer has change what a step
+// costs between two cores: on regions of their own, the pieces predicted
+// the all-reduce of 8 MiB 11% short in the median of 10 runs, and more than
+// 25% short in 4 of them, up to 41% (2026-12-03, AMD EPYC VM;
+// src/dist/README.md).
 struct PieceBuffers {
-  PieceBuffers(float* memory, int64_t floats);
-  int64_t capacity_floats = 0;
-  float *own = nullptr, *other = nullptr, *temporary = nullptr;
-  int peer = 0;
+  PieceBuffers(float* vector, int64_t vector_floats, float* temporary, int64_t temporary_floats);
+  float *vector = nullptr, *temporary = nullptr;
+  int64_t vector_floats = 0, temporary_floats = 0;
+  int rank = 0, peer = 0;
+  float* own(int64_t count) const { return vector + rank * count; }
+  float* other(int64_t count) const { return vector + (1 - rank) * count; }
 };
 
 // The empty exchange and the empty MPI_Ibarrier, which give c, what libnbc adds to a round.
