@@ -62,10 +62,11 @@ CacheInfo read_caches();
 // the vector, a region of its own as libnbc's is (received into, then read
 // by the reduction); and the neighbour rank. The pieces share the
 // all-reduce's pages because the pages a buffer has change what a step
-// costs between two cores: on regions of their own, the pieces predicted
-// the all-reduce of 8 MiB 11% short in the median of 10 runs, and more than
-// 25% short in 4 of them, up to 41% (2026-12-03, AMD EPYC VM;
-// src/dist/README.md).
+// costs between two cores: on regions of their own, in 10 runs of three
+// sweeps each, the pieces predicted the all-reduce of 8 MiB 11% short in
+// the median, and more than 25% short in 4 runs, up to 41%; single sweeps
+// held all 19 sizes in 11 of 30 on regions of their own, 20 of 30 on the
+// vector (2026-12-03, AMD EPYC VM; src/dist/README.md).
 struct PieceBuffers {
   PieceBuffers(float* vector, int64_t vector_floats, float* temporary, int64_t temporary_floats);
   float *vector = nullptr, *temporary = nullptr;

@@ -64,12 +64,12 @@
 // it (cli/bench_allreduce_pieces.cpp), and the all-reduce is then predicted
 // at every size.
 //
-// Measured on the 2-core AMD EPYC CI VM, 2 ranks, 2026-12-03, quiet, two
-// sets of 10 runs in a row: within 25% of the measured all-reduce at all 19
-// sizes from 1 KiB to 256 MiB in 15 of the 20 runs, at 17 or 18 in the
-// others (worst 38%); in each set the median error within 11% at every size
-// (src/dist/README.md). Before X₁ had lines of its own, the same VM gave 13
-// to 19 of 19 (all 19 in 1 run of 10).
+// Measured on the 2-core AMD EPYC CI VM (512 KiB L2 per core), 2 ranks,
+// quiet, three sets of 10 runs in a row: within 25% of the measured
+// all-reduce at all 19 sizes from 1 KiB to 256 MiB in 6 of 10 runs on
+// 2026-12-03 and in 19 of 20 on 2026-12-04, at 18 in the others (worst
+// 37%); in each set the median error within 12% at every size
+// (src/dist/README.md, "The loopback model: predicting, not fitting").
 // Reproduce: mpirun --oversubscribe --allow-run-as-root -np 2 warpnet bench allreduce
 //            (scripts/allreduce-repeats.sh 20 for the runs in a row)
 #pragma once
