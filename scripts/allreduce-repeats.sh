@@ -9,13 +9,25 @@
 #   RECORD  default bench/results/cpu-allreduce-2ranks-vm-<date>.json
 # WARPNET  the binary, default build/bin/warpnet
 # MACHINE  how the record names the machine (lesson 09 prints it), default
-#          "<N>-core <hostname>"
+#          "the <N>-core machine <hostname> of <date>, L1 .., L2 .., L3 .."
+#          (the data caches of cpu0, from sysfs: on a VM the host's name says
+#          little, and the caches tell its machines apart)
 set -euo pipefail
 cd "$(dirname "$0")/.."
 runs=${1:-10}
 record=${2:-bench/results/cpu-allreduce-2ranks-vm-$(date -u +%Y-%m-%d).json}
 warpnet=${WARPNET:-build/bin/warpnet}
-machine=${MACHINE:-$(nproc)-core $(hostname)}
+data_caches() {  # "L1 32K, L2 512K, L3 32768K"
+  local d out=()
+  for d in /sys/devices/system/cpu/cpu0/cache/index*; do
+    [[ -r $d/type && $(<"$d/type") != Instruction ]] || continue
+    out+=("L$(<"$d/level") $(<"$d/size")")
+  done
+  local IFS=,
+  echo "${out[*]}" | sed 's/,/, /g'
+}
+caches=$(data_caches)
+machine=${MACHINE:-the $(nproc)-core machine $(hostname) of $(date -u +%Y-%m-%d)${caches:+, $caches}}
 [[ -x $warpnet ]] || { echo "$warpnet: not built (cmake --build build)" >&2; exit 2; }
 command -v mpirun >/dev/null || { echo "mpirun: not found (apt install openmpi-bin)" >&2; exit 2; }
 work=$(mktemp -d)
