@@ -79,6 +79,16 @@ void DelayedScale::update_scale() {
 void DelayedScale::record(float amax) {
   history_.push_back(amax);
   while (static_cast<int>(history_.size()) > window_) history_.pop_front();
+  ++recorded_;
+  scale_before_newest_ = scale_;
+  update_scale();
+}
+
+void DelayedScale::revise_newest(float amax) {
+  WN_CHECK(!history_.empty(), "fp8 delayed scaling: no amax recorded yet to revise");
+  WN_CHECK(amax >= 0, "fp8 delayed scaling: an amax of ", amax, " (a magnitude: 0 to inf)");
+  history_.back() = amax;
+  scale_ = scale_before_newest_;  // as if `amax` had been recorded: an inf or a 0 keeps the scale before it
   update_scale();
 }
 

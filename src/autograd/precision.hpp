@@ -64,6 +64,11 @@ class DelayedScale {
   float scale() const { return scale_; }  // for the next tensor
   void record(float amax);                // this step's amax; drops the oldest past the window
   const std::deque<float>& history() const { return history_; }  // oldest first
+  // Data-parallel training: how many amaxes this scale has recorded since
+  // it was made (a step records one), and the newest replaced by the largest
+  // any rank recorded in that step (nn/data_parallel.hpp, Fp8AmaxSharing).
+  int64_t recorded() const { return recorded_; }
+  void revise_newest(float amax);
   // Checkpoints: the history, and the scale when saved (older checkpoints
   // hold none: it is then computed from the history, from 1).
   void set_history(std::deque<float> history, std::optional<float> scale = std::nullopt);
@@ -74,6 +79,8 @@ class DelayedScale {
   int window_, margin_;
   std::deque<float> history_;
   float scale_ = 1.0f;
+  float scale_before_newest_ = 1.0f;  // what revise_newest starts again from
+  int64_t recorded_ = 0;
 };
 
 // The delayed scales of one matmul/conv: e4m3 for the input and the weight,

@@ -32,7 +32,7 @@ nlohmann::json measure_nccl(const AllreduceSettings& s) {
     const int64_t count = bytes / int64_t(sizeof(float));
     dist::set_activity(cat("bench allreduce (NCCL), ", bytes, " bytes"));
     const TimedOp allreduce{[&] {
-                              group.start_weighted_sum(data, count, 1.0f);
+                              group.start_sum(data, count);
                               group.synchronize();
                             },
                             {}};

@@ -92,16 +92,10 @@ void NcclGroup::copy(void* device_dst, const void* device_src, int64_t bytes) {
              "cudaMemcpyAsync");
 }
 
-void NcclGroup::start_weighted_sum(float* device_data, int64_t count, float weight) {
-  // PreMulSum: this rank's input times its own `weight`, then the sum.
-  ncclRedOp_t op;
-  nccl_check(ncclRedOpCreatePreMulSum(&op, &weight, ncclFloat32, ncclScalarHostImmediate, impl_->comm),
-             "ncclRedOpCreatePreMulSum");
-  nccl_check(ncclAllReduce(device_data, device_data, static_cast<size_t>(count), ncclFloat32, op, impl_->comm,
+void NcclGroup::start_sum(float* device_data, int64_t count) {
+  nccl_check(ncclAllReduce(device_data, device_data, static_cast<size_t>(count), ncclFloat32, ncclSum, impl_->comm,
                            impl_->stream),
              "ncclAllReduce");
-  // The op may be destroyed once the call that uses it has been enqueued.
-  nccl_check(ncclRedOpDestroy(op, impl_->comm), "ncclRedOpDestroy");
 }
 
 void NcclGroup::synchronize() {
@@ -145,7 +139,7 @@ NcclGroup::NcclGroup() {
 }
 NcclGroup::~NcclGroup() = default;
 void NcclGroup::copy(void*, const void*, int64_t) {}
-void NcclGroup::start_weighted_sum(float*, int64_t, float) {}
+void NcclGroup::start_sum(float*, int64_t) {}
 void NcclGroup::synchronize() {}
 
 }  // namespace warpnet::dist

@@ -10,11 +10,6 @@
 //
 // Status: compiled against NCCL 2 (CUDA 13 toolkit) on the CI machine, which
 // has no GPU: NOT yet run on a GPU (unverified).
-//
-// The weighting of data-parallel training (∇L = Σ_r (b_r/B)·g_r,
-// nn/data_parallel.hpp) is done by NCCL itself: ncclRedOpCreatePreMulSum
-// multiplies each rank's input by that rank's own scalar before the sum, so
-// no scaling kernel is needed.
 #pragma once
 #include <cstdint>
 
@@ -44,9 +39,9 @@ class NcclGroup {
 
   // Device-to-device copy, in order with the all-reduces (the group's stream).
   void copy(void* device_dst, const void* device_src, int64_t bytes);
-  // In place on device memory: data ← Σ_r weight_r · data_r over all ranks.
-  // Starts the work; synchronize() completes it.
-  void start_weighted_sum(float* device_data, int64_t count, float weight);
+  // In place on device memory: data ← Σ_r data_r over all ranks. Starts
+  // the work; synchronize() completes it.
+  void start_sum(float* device_data, int64_t count);
   // Waits for everything started, within dist::timeout_s(); past it (a rank
   // died or hangs) aborts the NCCL communicator and ends the job naming
   // what this rank was doing.

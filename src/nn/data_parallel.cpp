@@ -6,6 +6,7 @@
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
+#include <deque>
 #include <map>
 #include <set>
 #include <sstream>
@@ -58,44 +59,40 @@ GradientBuckets::GradientBuckets(std::vector<Parameter*> params, std::vector<int
   }
 }
 
-void GradientBuckets::begin_step(double weight) {
+void GradientBuckets::begin_step() {
   for (Bucket& b : buckets_) {
     WN_CHECK(!b.pending.valid(), "buckets: a step began while an all-reduce of the previous one was in flight");
     b.started = false;
   }
-  weight_ = static_cast<float>(weight);
   next_ = 0;
 }
 
-// Copies weight·gradient of each parameter into the bucket, and weight·1
-// into its reached flag where it has a gradient, and starts the bucket's
-// all-reduce (sum over ranks).
+// Copies the gradient of each parameter into the bucket, and 1 into its
+// reached flag where it has a gradient, and starts the bucket's all-reduce
+// (sum over ranks).
 void GradientBuckets::start(Bucket& b) {
   if (nccl_) return start_on_gpu(b);
   float* out = b.buffer.data<float>();
   float* reached = out + b.numel;
-  const float w = weight_;
   for (size_t j = 0; j < b.params.size(); ++j) {
     const Parameter& p = *params_[b.params[j]];
     float* dst = out + b.offsets[j];
     const int64_t n = p.var.value().numel();
     const Tensor& g = p.var.grad();
-    reached[j] = g.defined() ? w : 0.0f;
+    reached[j] = g.defined() ? 1.0f : 0.0f;
     if (!g.defined()) {
       std::fill(dst, dst + n, 0.0f);  // no gradient reached it (or this rank's shard is empty)
       continue;
     }
     const Tensor host = g.device() == Device::cpu ? g.contiguous() : g.to(Device::cpu);
-    const float* src = host.data<float>();
-    for (int64_t i = 0; i < n; ++i) dst[i] = src[i] * w;
+    std::memcpy(dst, host.data<float>(), static_cast<size_t>(n) * sizeof(float));
   }
   b.pending = dist::start_allreduce_sum(out, b.buffer.numel());
   b.started = true;
 }
 
 // The same on the GPU: device-to-device copies into the bucket, then NCCL
-// sums weight·bucket over the ranks (PreMulSum), all on the group's stream.
-// The reached flags are 1 here: NCCL's PreMulSum weighs them with the rest.
+// sums the buckets over the ranks, all on the group's stream.
 void GradientBuckets::start_on_gpu(Bucket& b) {
   float* out = static_cast<float*>(b.buffer.raw());
   std::vector<float> reached(b.params.size());
@@ -112,7 +109,7 @@ void GradientBuckets::start_on_gpu(Bucket& b) {
   }
   const Tensor flags = Tensor::from({int64_t(reached.size())}, reached).to(Device::cuda);
   nccl_->copy(out + b.numel, flags.raw(), flags.nbytes());
-  nccl_->start_weighted_sum(out, b.buffer.numel(), weight_);
+  nccl_->start_sum(out, b.buffer.numel());
   b.started = true;
 }
 
@@ -222,6 +219,78 @@ void broadcast_training_state(Module& model, Optimizer& optimizer) {
     std::map<std::string, Tensor> copy;
     for (auto& [name, t] : state) copy[name] = t.clone();
     optimizer.load_state(copy, steps);
+  }
+}
+
+namespace {
+constexpr ag::Operand kOperands[] = {ag::Operand::input, ag::Operand::weight, ag::Operand::grad_output};
+
+// The fp8 scale of `layer`'s operand, or null where this rank has none yet.
+const ag::DelayedScale* fp8_scale(const ag::MixedPrecision& policy, const std::string& layer, ag::Operand o) {
+  const auto it = policy.fp8_scales().find(layer);
+  return it == policy.fp8_scales().end() ? nullptr : &it->second.of(o);
+}
+}  // namespace
+
+void broadcast_precision_state(ag::MixedPrecision* policy, DynamicLossScaler* scaler,
+                               const std::vector<std::string>& layers) {
+  dist::set_activity("broadcast of rank 0's loss scale and fp8 scales");
+  if (scaler) {
+    double state[3] = {scaler->scale(), double(scaler->clean_steps()), double(scaler->skipped_steps())};
+    dist::broadcast(state, sizeof state);
+    scaler->restore(state[0], int64_t(state[1]), int64_t(state[2]));
+  }
+  if (!policy || policy->precision() != ag::Precision::fp8) return;
+  for (const std::string& layer : layers)
+    for (ag::Operand o : kOperands) {
+      // The history's length (-1: rank 0 has no scale here), then the history and the scale.
+      const ag::DelayedScale* mine = fp8_scale(*policy, layer, o);
+      int64_t length = mine ? int64_t(mine->history().size()) : -1;
+      dist::broadcast(&length, sizeof length);
+      if (length < 0) continue;
+      std::vector<float> values(size_t(length) + 1);
+      if (dist::rank() == 0) {
+        std::copy(mine->history().begin(), mine->history().end(), values.begin());
+        values.back() = mine->scale();
+      }
+      dist::broadcast(values.data(), int64_t(values.size() * sizeof(float)));
+      policy->fp8_scales_of(layer).of(o).set_history(std::deque<float>(values.begin(), values.end() - 1),
+                                                     values.back());
+    }
+}
+
+Fp8AmaxSharing::Fp8AmaxSharing(std::vector<std::string> layers) : layers_(std::move(layers)) {}
+
+void Fp8AmaxSharing::begin_step(const ag::MixedPrecision& policy) {
+  recorded_.clear();
+  for (const std::string& layer : layers_)
+    for (ag::Operand o : kOperands) {
+      const ag::DelayedScale* s = fp8_scale(policy, layer, o);
+      recorded_.push_back(s ? s->recorded() : 0);
+    }
+}
+
+void Fp8AmaxSharing::finish_step(ag::MixedPrecision& policy) {
+  WN_CHECK(recorded_.size() == 3 * layers_.size(), "fp8 amax sharing: finish_step without begin_step");
+  // This step's amax of each scale, -1 where this rank recorded none.
+  std::vector<double> amax(recorded_.size(), -1.0);
+  std::vector<bool> mine(recorded_.size(), false);
+  for (size_t k = 0; k < recorded_.size(); ++k) {
+    const std::string& layer = layers_[k / 3];
+    const ag::DelayedScale* s = fp8_scale(policy, layer, kOperands[k % 3]);
+    const int64_t count = (s ? s->recorded() : 0) - recorded_[k];
+    WN_CHECK(count <= 1, "fp8 amax sharing: ", layer, "'s ", ag::name_of(kOperands[k % 3]), " recorded ", count,
+             " amaxes in one step (one GEMM a layer, one record a step)");
+    mine[k] = count == 1;
+    if (mine[k]) amax[k] = s->history().back();
+  }
+  dist::set_activity("the fp8 amax all-reduce (max)");
+  dist::allreduce_max(amax.data(), int64_t(amax.size()));
+  for (size_t k = 0; k < recorded_.size(); ++k) {
+    if (amax[k] < 0) continue;  // no rank has this scale (a layer without a GEMM)
+    ag::DelayedScale& s = policy.fp8_scales_of(layers_[k / 3]).of(kOperands[k % 3]);
+    if (mine[k]) s.revise_newest(float(amax[k]));
+    else s.record(float(amax[k]));
   }
 }
 

@@ -61,7 +61,9 @@ uint64_t configuration_hash(const TrainOptions& o, const data::Dataset& train, c
   const std::string text = cat(o.model, '|', o.optimizer, '|', o.lr, '|', o.momentum, '|', o.weight_decay, '|',
                                o.batch_size, '|', o.epochs,
                                '|', o.seed, '|', o.bucket_bytes, '|', o.overlap, '|', name_of(o.device), '|',
-                               train.inputs.shape(), '|', test.size(), '|', train.num_classes);
+                               train.inputs.shape(), '|', test.size(), '|', train.num_classes, '|',
+                               ag::name_of(o.precision), '|', o.loss_scale.initial_scale, '|',
+                               o.loss_scale.growth_interval, '|', o.fp8.window, '|', o.fp8.margin);
   uint64_t h = 1469598103934665603ull;  // FNV-1a
   auto mix = [&h](const void* data, size_t n) {
     const unsigned char* p = static_cast<const unsigned char*>(data);
@@ -113,8 +115,6 @@ Trainer::Trainer(TrainOptions options, const data::Dataset& train, const data::D
     WN_CHECK(options_.device == Device::cpu, "train --precision ", ag::name_of(options_.precision),
              ": low precision is emulated by rounding tensors on the CPU backend; on emu and cuda each op runs at "
              "the precision of the kernel chosen (--kernels), so use --precision fp32 there");
-    WN_CHECK(!options_.data_parallel, "train --precision ", ag::name_of(options_.precision),
-             ": not combined with --data-parallel yet; use --precision fp32");
     precision_ = std::make_unique<ag::MixedPrecision>(options_.precision, options_.fp8);
   }
   if (options_.precision == ag::Precision::fp16) scaler_ = std::make_unique<DynamicLossScaler>(options_.loss_scale);
@@ -225,9 +225,13 @@ void Trainer::setup_data_parallel() {
   dist::broadcast(&epoch, sizeof epoch);
   start_epoch_ = static_cast<int>(epoch);
   broadcast_training_state(*model_, *optimizer_);
+  const auto& layers = model_->layers();
+  std::vector<std::string> layer_names;
+  for (const auto& layer : layers) layer_names.push_back(layer->name());
+  broadcast_precision_state(precision_.get(), scaler_.get(), layer_names);
+  if (options_.precision == ag::Precision::fp8) fp8_sharing_ = std::make_unique<Fp8AmaxSharing>(layer_names);
   std::vector<Parameter*> params;
   std::vector<int> layer_of;
-  const auto& layers = model_->layers();
   for (size_t k = 0; k < layers.size(); ++k)
     for (Parameter* p : layers[k]->parameters()) {
       params.push_back(p);
@@ -355,13 +359,14 @@ Trainer::EpochSums Trainer::train_epoch_data_parallel(int epoch, const OnStep& o
   Timer timer;
   {
     MemoryScope batch_scope(MemTag::other, "batch");
+    ag::PrecisionScope precision(precision_.get());  // null: fp32
     while (batches.next(batch)) {
       const int64_t global = batch.labels.dim(0);
       const Shard shard = shard_of(global, dist::rank(), dist::size());
       maybe_inject(fault_, optimizer_->steps() + 1);
       dist::set_activity(cat("the gradient all-reduce of epoch ", epoch, " step ", index + 1));
-      // This rank's gradients (of its shard's mean loss) weigh b_r/B in the sum.
-      buckets_->begin_step(double(shard.size()) / double(global));
+      buckets_->begin_step();
+      if (fp8_sharing_) fp8_sharing_->begin_step(*precision_);
       optimizer_->zero_grad();
       double local[2] = {0, 0};  // this shard's Σ loss·rows and correct predictions
       if (shard.size() > 0) {
@@ -381,13 +386,17 @@ Trainer::EpochSums Trainer::train_epoch_data_parallel(int epoch, const OnStep& o
         ag::Var loss = ag::softmax_cross_entropy(h, labels.to(options_.device), &probs);
         local[0] = loss.value().item(0) * double(shard.size());
         local[1] = double(count_correct(probs.to(Device::cpu), labels));
-        tape.backward(loss);
+        // The shard's mean loss weighs b_r/B of the batch's (nn/data_parallel.hpp);
+        // fp16: times the loss scale.
+        tape.backward(loss, (scaler_ ? scaler_->scale() : 1.0) * double(shard.size()) / double(global));
       }
       buckets_->finish();
+      if (fp8_sharing_) fp8_sharing_->finish_step(*precision_);
       dist::set_activity(cat("the loss all-reduce of epoch ", epoch, " step ", index + 1));
       dist::allreduce_sum(local, 2);
       check_loss(local[0] / double(global), epoch, index, options_.lr);
-      optimizer_->step();
+      // fp16: every rank holds the same summed gradients, so all take or skip the step alike.
+      if (!scaler_ || scaler_->unscale_or_skip(model_->parameters())) optimizer_->step();
       loss_sum += local[0];
       correct += static_cast<int64_t>(local[1]);
       seen += global;

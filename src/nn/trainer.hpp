@@ -161,6 +161,7 @@ class Trainer {
   int folded_relus_ = 0;
   // Data-parallel state.
   std::unique_ptr<GradientBuckets> buckets_;
+  std::unique_ptr<Fp8AmaxSharing> fp8_sharing_;  // data-parallel fp8: every rank's amaxes, shared
   data::Dataset test_shard_;  // this rank's rows of the test set
   InjectedFault fault_;
 };

@@ -339,6 +339,32 @@ TEST_CASE("fp8 delayed scaling keeps its scale through a window of zeros or an o
   CHECK_THROWS_WITH(restored.set_history({7168, -1}), doctest::Contains("an amax of -1 in the history"));
 }
 
+TEST_CASE("fp8 delayed scaling: a revised newest amax is as if it had been recorded") {
+  // Data-parallel ranks record their shard's amax, then revise it to the
+  // largest any rank saw (nn::Fp8AmaxSharing). Window 2, e5m2 (57344):
+  // {1792} gives 32; this rank's 3584 gives 16; another rank's amax then
+  // decides. An overflow elsewhere (inf) keeps the scale from before this
+  // step's record, 32, not the 16 this rank's own record gave.
+  for (float largest : {3584.0f, 7168.0f, INFINITY}) {
+    INFO("the largest amax of the step: ", largest);
+    ag::DelayedScale revised(numeric::kE5M2, 2, 0), recorded(numeric::kE5M2, 2, 0);
+    revised.record(1792);
+    recorded.record(1792);
+    revised.record(3584);
+    CHECK(revised.scale() == 16.0f);
+    revised.revise_newest(largest);
+    recorded.record(largest);
+    CHECK(revised.history() == recorded.history());
+    CHECK(revised.scale() == recorded.scale());
+    CHECK(revised.recorded() == 2);
+  }
+  CHECK(ag::DelayedScale(numeric::kE5M2, 2, 0).recorded() == 0);
+  ag::DelayedScale s(numeric::kE5M2, 2, 0);
+  CHECK_THROWS_WITH(s.revise_newest(1), doctest::Contains("no amax recorded yet"));
+  s.record(1);
+  CHECK_THROWS_WITH(s.revise_newest(NAN), doctest::Contains("an amax of nan"));
+}
+
 TEST_CASE("fp16 loss scaling: an overflowing gradient skips the step and halves the scale; clean steps grow it") {
   MemoryScope scope(MemTag::parameter, "p");
   nn::Parameter p{"p.weight", ag::Var(Tensor::from<float>({2}, {1.0f, 2.0f}), true, "p.weight")};
