@@ -9,7 +9,8 @@
 //     ∇L = Σ_r ∇[(1/B)·Σ_{i∈r} ℓᵢ] = Σ_r (b_r/B) · ∇[(1/b_r)·Σ_{i∈r} ℓᵢ]:
 // each rank runs backward from its shard's mean loss seeded with b_r/B
 // (the trainer), so every row's gradient is the one a single process
-// computes, and the buckets' all-reduce sums. (A plain average, Σ_r g_r /
+// computes (to the rounding of b_r/B, none when it is a power of two), and
+// the buckets' all-reduce sums. (A plain average, Σ_r g_r /
 // ranks, is the same only when every shard has B/ranks rows; the last batch
 // of an epoch usually does not.) In floating point the two sides differ by
 // the order of the additions over the batch — see tests/dist for the bound.
