@@ -8,6 +8,7 @@
 
 #include "core/memory.hpp"
 #include "datasets/synthetic.hpp"
+#include "device/backend.hpp"
 #include "nn/data_parallel.hpp"
 #include "nn/trainer.hpp"
 
@@ -36,6 +37,7 @@ inline void replay_equals_eager(Device device, const std::string& model, int64_t
   o.device = device;
   struct Result {
     std::vector<double> losses;
+    std::vector<uint64_t> launches;  // device::kernel_launches() as each step ended
     std::vector<nn::EpochStats> epochs;
     uint64_t weights;
     size_t nodes;
@@ -44,7 +46,10 @@ inline void replay_equals_eager(Device device, const std::string& model, int64_t
     o.graph = graph;
     nn::Trainer trainer(o, train_set, test_set);
     Result r;
-    r.epochs = trainer.run([&](const nn::StepProgress& s) { r.losses.push_back(s.loss); });
+    r.epochs = trainer.run([&](const nn::StepProgress& s) {
+      r.losses.push_back(s.loss);
+      r.launches.push_back(device::kernel_launches());
+    });
     r.weights = nn::weights_fingerprint(trainer.model());
     r.nodes = trainer.graphed_step() ? trainer.graphed_step()->nodes() : 0;
     return r;
@@ -52,8 +57,15 @@ inline void replay_equals_eager(Device device, const std::string& model, int64_t
   const Result eager = run(nn::TrainOptions::Graph::off);
   const Result graphed = run(nn::TrainOptions::Graph::on);
   CHECK(eager.nodes == 0);
-  // Forward, loss, backward and the update: dozens of launches.
-  CHECK(graphed.nodes > 40);
+  // The graph holds the whole step (forward, loss, backward, the update),
+  // not a part of it: at least the launches of an eager full batch's step
+  // (the second: the first tunes). Which kernels run, and so how many, depends
+  // on the device and on what its tuners chose.
+  REQUIRE(eager.launches.size() >= 2);
+  const uint64_t eager_step = eager.launches[1] - eager.launches[0];
+  INFO("launches of an eager step: ", eager_step, ", nodes in the graph: ", graphed.nodes);
+  CHECK(eager_step >= 10);
+  CHECK(graphed.nodes >= eager_step);
   REQUIRE(graphed.losses.size() == eager.losses.size());
   REQUIRE(eager.losses.size() == size_t(4 * epochs));
   for (size_t i = 0; i < eager.losses.size(); ++i) {

@@ -45,7 +45,13 @@ std::map<std::string, std::set<std::string>>& launched() {
   return ids;
 }
 
+uint64_t& launch_count() {
+  static uint64_t n = 0;
+  return n;
+}
+
 void note_launch(const Kernel& kernel, const Sizes* sizes) {
+  ++launch_count();
   std::set<std::string>& candidates = launched()[kernel.id()];
   if (kernel.candidate && sizes) candidates.insert(kernel.candidate(*sizes));
 }
@@ -145,6 +151,8 @@ std::vector<std::string> kernels_launched() {
   for (const auto& [id, candidates] : launched()) ids.push_back(id);
   return ids;
 }
+
+uint64_t kernel_launches() { return launch_count(); }
 
 std::vector<std::string> kernels_launched_with_candidates() {
   std::vector<std::string> out;

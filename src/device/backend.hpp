@@ -47,6 +47,11 @@ std::vector<std::string> kernels_launched();
 // 128 threads)" — a version's name is not always what ran (Winograd takes
 // only 3x3 filters).
 std::vector<std::string> kernels_launched_with_candidates();
+// How many launches launch_op, launch_op_many and matmul have made in this
+// process. One launch may put more than one node in a captured graph (a
+// library's own kernels, split-K's sum), never fewer: a graph holding a
+// whole training step has at least the launches of an eager step.
+uint64_t kernel_launches();
 
 // On a GPU, a kernel that tunes itself (Kernel::tune: matmul/10 times its
 // tile shapes) is tuned the first time launch_op or matmul meets a size, just
