@@ -11,9 +11,9 @@
 //   N·P·Q outputs — the caches, not the kernel, keep that off DRAM.
 // Changed from: the first version (the CPU's conv2d_direct, one thread per
 //   iteration of its outer four loops).
-// Measured: NVIDIA H200, 2026-11-30 (bench/results/nvidia-h200-2026-11-30.json, `warpnet bench conv2d`),
-//   N=64, 3x3, stride 1, pad 1, at C=K=64 56x56 / 128 28x28 / 256 14x14: 7.26 / 7.34 / 7.31 ms,
-//   2.04 / 2.02 / 2.02 TFLOP/s, 4.32% / 3.03% / 3.12% of cuDNN (fp32, no TF32) in the same run.
+// Measured: NVIDIA H200, 2026-12-04 (bench/results/nvidia-h200-2026-12-04-cnn.json, `warpnet bench conv2d`),
+//   N=64, 3x3, stride 1, pad 1, at C=K=64 56x56 / 128 28x28 / 256 14x14: 7.26 / 7.31 / 7.31 ms,
+//   2.04 / 2.02 / 2.03 TFLOP/s, 3.13% / 2.67% / 3.31% of cuDNN (fp32, no TF32) in the same run.
 // Run: build/bin/test_simt -tc="registry*"; build/bin/warpnet trace conv2d/01 --size 3,3,13,13,5,3,3,1,1,1
 #include "kernels/common/cuda_compat.hpp"
 #include "kernels/conv/conv_shape.hpp"

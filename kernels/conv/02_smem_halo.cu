@@ -17,9 +17,9 @@
 //   sizes depend on R, S, stride and dilation at run time); two barriers per
 //   input channel. The x reads from xs are stride apart along a warp: 2-way
 //   bank conflicts at stride 2 (the trace shows it).
-// Measured: NVIDIA H200, 2026-11-30 (bench/results/nvidia-h200-2026-11-30.json, `warpnet bench conv2d`),
-//   N=64, 3x3, stride 1, pad 1, at C=K=64 56x56 / 128 28x28 / 256 14x14: 2.06 / 2.14 / 2.23 ms,
-//   7.17 / 6.92 / 6.62 TFLOP/s, 15.2% / 10.4% / 10.2% of cuDNN (fp32, no TF32) in the same run.
+// Measured: NVIDIA H200, 2026-12-04 (bench/results/nvidia-h200-2026-12-04-cnn.json, `warpnet bench conv2d`),
+//   N=64, 3x3, stride 1, pad 1, at C=K=64 56x56 / 128 28x28 / 256 14x14: 2.06 / 2.13 / 2.23 ms,
+//   7.17 / 6.94 / 6.64 TFLOP/s, 11.0% / 9.14% / 10.8% of cuDNN (fp32, no TF32) in the same run.
 // Run: build/bin/test_simt -tc="registry*"; build/bin/warpnet trace conv2d/02 --size 3,3,13,13,5,3,3,1,1,1
 #include "kernels/common/cuda_compat.hpp"
 #include "kernels/conv/conv_shape.hpp"

@@ -16,9 +16,9 @@
 // Changed from v2: the arithmetic is matmul v9 (sgemm_warptiling, included
 //   whole); this file adds only im2col, one thread per element of col_n,
 //   consecutive threads writing consecutive (p,q) (coalesced stores).
-// Measured: NVIDIA H200, 2026-11-30 (bench/results/nvidia-h200-2026-11-30.json, `warpnet bench conv2d`),
-//   N=64, 3x3, stride 1, pad 1, at C=K=64 56x56 / 128 28x28 / 256 14x14: 6.86 / 12.4 / 23.8 ms,
-//   2.16 / 1.20 / 0.621 TFLOP/s, 4.58% / 1.80% / 0.959% of cuDNN (fp32, no TF32) in the same run.
+// Measured: NVIDIA H200, 2026-12-04 (bench/results/nvidia-h200-2026-12-04-cnn.json, `warpnet bench conv2d`),
+//   N=64, 3x3, stride 1, pad 1, at C=K=64 56x56 / 128 28x28 / 256 14x14: 6.10 / 10.7 / 20.5 ms,
+//   2.42 / 1.38 / 0.720 TFLOP/s, 3.73% / 1.82% / 1.18% of cuDNN (fp32, no TF32) in the same run.
 // Run: build/bin/test_simt -tc="registry*"; build/bin/warpnet trace conv2d/03 --size 3,3,13,13,5,3,3,1,1,1
 //   (the trace shows the last launch: image N−1's GEMM)
 #include "kernels/common/cuda_compat.hpp"

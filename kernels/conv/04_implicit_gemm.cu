@@ -21,9 +21,9 @@
 //   a gather from x instead of a copy of a stored matrix; the GEMM is a
 //   single-buffered register-blocked one (v5-like), so v5 (tensor cores) and
 //   v6 (NHWC, vector loads) have the matmul ladder's later steps still to take.
-// Measured: NVIDIA H200, 2026-11-30 (bench/results/nvidia-h200-2026-11-30.json, `warpnet bench conv2d`),
-//   N=64, 3x3, stride 1, pad 1, at C=K=64 56x56 / 128 28x28 / 256 14x14: 1.05 / 1.08 / 1.14 ms,
-//   14.0 / 13.7 / 13.0 TFLOP/s, 29.8% / 20.6% / 20.1% of cuDNN (fp32, no TF32) in the same run.
+// Measured: NVIDIA H200, 2026-12-04 (bench/results/nvidia-h200-2026-12-04-cnn.json, `warpnet bench conv2d`),
+//   N=64, 3x3, stride 1, pad 1, at C=K=64 56x56 / 128 28x28 / 256 14x14: 1.05 / 1.07 / 1.14 ms,
+//   14.1 / 13.8 / 13.0 TFLOP/s, 21.6% / 18.2% / 21.2% of cuDNN (fp32, no TF32) in the same run.
 // Run: build/bin/test_simt -tc="registry*"; build/bin/warpnet trace conv2d/04 --size 3,3,13,13,5,3,3,1,1,1
 #include "kernels/common/cuda_compat.hpp"
 #include "kernels/conv/conv_shape.hpp"

@@ -44,10 +44,10 @@
 //   image rows; at pad 1 lanes that skip padding taps also shift the
 //   tracer's pairing of each lane's k-th load), w loads 1.80; y stores 6.04
 //   sectors per request (66%).
-// Measured: NVIDIA H200, 2026-11-30 (bench/results/nvidia-h200-2026-11-30.json, `warpnet bench conv2d`),
-//   N=64, 3x3, stride 1, pad 1, at C=K=64 56x56 / 128 28x28 / 256 14x14: 0.723 / 0.729 / 0.728 ms,
-//   20.5 / 20.3 / 20.3 TFLOP/s. No % of cuDNN: the run has no bf16 version 0, only fp32 cuDNN
-//   (47.1 / 66.6 / 64.8 TFLOP/s in the same run).
+// Measured: NVIDIA H200, 2026-12-04 (bench/results/nvidia-h200-2026-12-04-cnn.json, `warpnet bench conv2d`),
+//   N=64, 3x3, stride 1, pad 1, at C=K=64 56x56 / 128 28x28 / 256 14x14: 0.715 / 0.722 / 0.721 ms,
+//   20.7 / 20.5 / 20.5 TFLOP/s. No % of cuDNN: the run has no bf16 version 0, only fp32 cuDNN
+//   (65.1 / 75.9 / 61.3 TFLOP/s in the same run).
 // Run: build/bin/test_simt -tc="registry*"; build/bin/warpnet trace conv2d/05 --size 2,16,14,14,32,3,3,1,1,1
 #include "kernels/common/cuda_compat.hpp"
 #include "kernels/common/ptx.hpp"

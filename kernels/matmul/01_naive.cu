@@ -7,8 +7,8 @@
 //   touches 16 rows (16 32-byte sectors for 16 floats) and each store of C
 //   writes 32 floats spread over 16 sectors, where 4 would hold them.
 // Changed: first version.
-// Measured: NVIDIA H200, 2026-11-30 (bench/results/nvidia-h200-2026-11-30.json, `warpnet bench matmul`):
-//   142 ms = 0.966 TFLOP/s at 4096^3, 1.92% of cuBLAS SGEMM in the same run; 0.981 TFLOP/s at 8192^3, 1.94%.
+// Measured: NVIDIA H200, 2026-12-04 (bench/results/nvidia-h200-2026-12-04.json, `warpnet bench matmul`):
+//   142 ms = 0.966 TFLOP/s at 4096^3, 1.90% of cuBLAS SGEMM in the same run; 0.981 TFLOP/s at 8192^3, 1.92%.
 //   Emulator: `warpnet trace matmul/01_naive --size 128,128,128`.
 // Run: build/bin/test_simt -tc="registry*"
 #include "kernels/common/cuda_compat.hpp"

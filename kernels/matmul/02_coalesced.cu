@@ -5,8 +5,8 @@
 //   of 16 floats of C (4 sectors, the minimum) and reads 2 elements of A,
 //   each broadcast to 16 lanes. v1 needed 16 sectors for each of A and C.
 // Changed from v1: row and column swapped in the thread-to-element mapping.
-// Measured: NVIDIA H200, 2026-11-30 (bench/results/nvidia-h200-2026-11-30.json, `warpnet bench matmul`):
-//   26.0 ms = 5.28 TFLOP/s at 4096^3, 10.5% of cuBLAS SGEMM in the same run; 4.97 TFLOP/s at 8192^3, 9.81%.
+// Measured: NVIDIA H200, 2026-12-04 (bench/results/nvidia-h200-2026-12-04.json, `warpnet bench matmul`):
+//   25.8 ms = 5.33 TFLOP/s at 4096^3, 10.5% of cuBLAS SGEMM in the same run; 5.05 TFLOP/s at 8192^3, 9.88%.
 //   Emulator: `warpnet trace matmul/02_coalesced --size 128,128,128`.
 // Run: build/bin/test_simt -tc="registry*"
 #include "kernels/common/cuda_compat.hpp"

@@ -7,8 +7,8 @@
 //   TILE products from shared memory; global traffic drops by a factor TILE.
 // Changed from v2: As/Bs tiles, two __syncthreads() per k-step, zero padding
 //   at the edges so any M, N, K works.
-// Measured: NVIDIA H200, 2026-11-30 (bench/results/nvidia-h200-2026-11-30.json, `warpnet bench matmul`):
-//   17.0 ms = 8.10 TFLOP/s at 4096^3, 16.1% of cuBLAS SGEMM in the same run; 8.11 TFLOP/s at 8192^3, 16.0%.
+// Measured: NVIDIA H200, 2026-12-04 (bench/results/nvidia-h200-2026-12-04.json, `warpnet bench matmul`):
+//   16.9 ms = 8.12 TFLOP/s at 4096^3, 16.0% of cuBLAS SGEMM in the same run; 8.13 TFLOP/s at 8192^3, 15.9%.
 //   Emulator (CPU): see bench/emu_sgemm.
 // Run: build/bin/test_simt -tc="registry*"
 #include "kernels/common/cuda_compat.hpp"

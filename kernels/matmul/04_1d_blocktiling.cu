@@ -12,8 +12,8 @@
 // Changed from v3: TM results per thread (a register array), a 64 x 64 block
 //   tile with BK = 8, a 1-D block of BM*BN/TM = 512 threads that loads both
 //   tiles with a strided loop.
-// Measured: NVIDIA H200, 2026-11-30 (bench/results/nvidia-h200-2026-11-30.json, `warpnet bench matmul`):
-//   8.82 ms = 15.6 TFLOP/s at 4096^3, 31.0% of cuBLAS SGEMM in the same run; 15.4 TFLOP/s at 8192^3, 30.4%.
+// Measured: NVIDIA H200, 2026-12-04 (bench/results/nvidia-h200-2026-12-04.json, `warpnet bench matmul`):
+//   8.74 ms = 15.7 TFLOP/s at 4096^3, 30.9% of cuBLAS SGEMM in the same run; 15.5 TFLOP/s at 8192^3, 30.3%.
 //   Emulator: `warpnet trace matmul/04_1d_blocktiling --size 128,128,128`.
 // Run: build/bin/test_simt -tc="registry*"
 #include "kernels/common/cuda_compat.hpp"

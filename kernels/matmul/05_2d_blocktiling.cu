@@ -15,8 +15,8 @@
 //   start 8 words after its neighbour's, so lanes 0, 4, 8 and 12 share a
 //   bank), As 2-way (lanes 0-15 and 16-31 read rows TM*BK = 64 words apart).
 //   Each lane also writes C at a 32-byte stride: 32 sectors per store request.
-// Measured: NVIDIA H200, 2026-11-30 (bench/results/nvidia-h200-2026-11-30.json, `warpnet bench matmul`):
-//   6.26 ms = 22.0 TFLOP/s at 4096^3, 43.6% of cuBLAS SGEMM in the same run; 22.2 TFLOP/s at 8192^3, 43.7%.
+// Measured: NVIDIA H200, 2026-12-04 (bench/results/nvidia-h200-2026-12-04.json, `warpnet bench matmul`):
+//   6.24 ms = 22.0 TFLOP/s at 4096^3, 43.3% of cuBLAS SGEMM in the same run; 22.1 TFLOP/s at 8192^3, 43.3%.
 //   Emulator: `warpnet trace matmul/05_2d_blocktiling --size 128,128,128`.
 // Run: build/bin/test_simt -tc="registry*"
 #include "kernels/common/cuda_compat.hpp"

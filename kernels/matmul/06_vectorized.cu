@@ -24,8 +24,8 @@
 //   (the two float4s of a row of A land BM*4 words = a multiple of 32 banks
 //   apart), and so do the Bs float4 reads (lanes tc and tc+4 of a quarter warp
 //   read words 32 apart).
-// Measured: NVIDIA H200, 2026-11-30 (bench/results/nvidia-h200-2026-11-30.json, `warpnet bench matmul`):
-//   5.20 ms = 26.4 TFLOP/s at 4096^3, 52.5% of cuBLAS SGEMM in the same run; 26.1 TFLOP/s at 8192^3, 51.5%.
+// Measured: NVIDIA H200, 2026-12-04 (bench/results/nvidia-h200-2026-12-04.json, `warpnet bench matmul`):
+//   5.16 ms = 26.6 TFLOP/s at 4096^3, 52.4% of cuBLAS SGEMM in the same run; 26.3 TFLOP/s at 8192^3, 51.5%.
 //   Emulator: `warpnet trace matmul/06_vectorized --size 128,128,128`.
 // Run: build/bin/test_simt -tc="registry*"
 #include "kernels/common/cuda_compat.hpp"

@@ -22,8 +22,8 @@
 // Changed from v6: As (BK, BM + 4) and Bs (BK, BN + 4) padded; the columns a
 //   thread owns are interleaved with its neighbours' instead of contiguous.
 //   The float4 fallback rules are v6's (kernels/common/float4_rows.hpp).
-// Measured: NVIDIA H200, 2026-11-30 (bench/results/nvidia-h200-2026-11-30.json, `warpnet bench matmul`):
-//   4.82 ms = 28.5 TFLOP/s at 4096^3, 56.7% of cuBLAS SGEMM in the same run; 27.9 TFLOP/s at 8192^3, 55.1%.
+// Measured: NVIDIA H200, 2026-12-04 (bench/results/nvidia-h200-2026-12-04.json, `warpnet bench matmul`):
+//   4.73 ms = 29.1 TFLOP/s at 4096^3, 57.2% of cuBLAS SGEMM in the same run; 28.2 TFLOP/s at 8192^3, 55.2%.
 //   Emulator: `warpnet trace matmul/07_bank_conflict_free --size 128,128,128`.
 // Run: build/bin/test_simt -tc="registry*"
 #include "kernels/common/cuda_compat.hpp"

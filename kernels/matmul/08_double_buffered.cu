@@ -31,8 +31,8 @@
 //   around a copy and any M, N, K works. Rows are padded by 4 floats: the
 //   transposing 4-byte copies of a warp (8 k x 4 m) then land in 32 different
 //   banks, and rows stay 16-byte aligned.
-// Measured: NVIDIA H200, 2026-11-30 (bench/results/nvidia-h200-2026-11-30.json, `warpnet bench matmul`):
-//   4.68 ms = 29.4 TFLOP/s at 4096^3, 58.3% of cuBLAS SGEMM in the same run; 29.8 TFLOP/s at 8192^3, 58.8%.
+// Measured: NVIDIA H200, 2026-12-04 (bench/results/nvidia-h200-2026-12-04.json, `warpnet bench matmul`):
+//   4.67 ms = 29.4 TFLOP/s at 4096^3, 57.9% of cuBLAS SGEMM in the same run; 29.8 TFLOP/s at 8192^3, 58.3%.
 // Run: build/bin/test_simt -tc="registry*"; build/bin/warpnet trace matmul/08 --size 128,128,128
 #include "kernels/common/float4_rows.hpp"
 #include "kernels/common/ptx.hpp"

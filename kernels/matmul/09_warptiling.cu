@@ -21,12 +21,12 @@
 //   the global -> shared copies are v8's (sgemm_v8::stage_tile: 16-byte
 //   cp.async where the layout allows it, 4-byte transposing ones otherwise),
 //   double buffered with one __syncthreads() per k-step. The k loop is
-//   unrolled by `#pragma unroll` (added after the figures below: the run-1
+//   unrolled by `#pragma unroll` (added after 2026-11-30's runs: the run-1
 //   SASS held 64 FFMA, one k per trip, so each trip waited on its own shared
 //   loads); ptxas then gives 124-128 registers at 128x128, two blocks per SM.
-// Measured, before the unrolled k loop: NVIDIA H200, 2026-11-30, run 2 (bench/results/nvidia-h200-2026-11-30-run2-matmul.json,
-//   `warpnet bench matmul`): 4.24 ms = 32.4 TFLOP/s at 4096^3, 63.0% of cuBLAS SGEMM in the same run;
-//   32.7 TFLOP/s at 8192^3, 64.1%.
+// Measured: NVIDIA H200, 2026-12-04 (bench/results/nvidia-h200-2026-12-04.json, `warpnet bench matmul`):
+//   3.96 ms = 34.7 TFLOP/s at 4096^3, 68.3% of cuBLAS SGEMM in the same run; 35.0 TFLOP/s at 8192^3, 68.6%.
+//   2026-11-30, before the unrolled k loop: 63.0%/64.1%.
 // Run: build/bin/test_simt -tc="registry*"; build/bin/warpnet trace matmul/09 --size 128,128,128
 #include "kernels/matmul/08_double_buffered.cu"  // sgemm_v8::stage_tile, the cp.async copies
 

@@ -31,11 +31,12 @@
 //   All candidates keep thread tiles of 4x4 and two stages in static shared
 //   memory under 48 KiB, so each is valid on sm_80, sm_89 and sm_90 without
 //   opting in to more shared memory.
-// Measured, before v9's k loop was unrolled: NVIDIA H200, 2026-11-30, run 2 (bench/results/nvidia-h200-2026-11-30-run2-matmul.json,
-//   `warpnet bench matmul`): 4.24 ms = 32.4 TFLOP/s at 4096^3, 63.0% of cuBLAS SGEMM in the same run;
-//   32.7 TFLOP/s at 8192^3, 64.1%. The autotuner picked 128x128x16, warps 64x32
-//   (v09's shape) at both sizes; v09 in the same run measured the same to 3 figures.
-//   Candidate 2 (128x128x8 in 4 warps of 64x64) was added after that run.
+// Measured: NVIDIA H200, 2026-12-04 (bench/results/nvidia-h200-2026-12-04.json, `warpnet bench matmul`):
+//   3.96 ms = 34.7 TFLOP/s at 4096^3, 68.2% of cuBLAS SGEMM in the same run; 35.0 TFLOP/s at 8192^3, 68.6%.
+//   The autotuner picked 128x128x16, warps 64x32 (v09's shape) at both sizes; candidate 2 (128x128x8
+//   in 4 warps of 64x64) took 4.06 / 32.3 ms in its tune. At 120x400x256 (A transposed) it picked
+//   64x64x16, split K: 0.0116 ms, 81.8% of cuBLAS SGEMM, where v09 took 0.0355 ms (26.8%).
+//   2026-11-30, before v9's k loop was unrolled: 63.0%/64.1%.
 // Run: build/bin/test_simt -tc="autotune*"; build/bin/warpnet trace matmul/10 --size 128,128,128
 #include "kernels/matmul/09_warptiling.cu"
 

@@ -41,10 +41,9 @@
 //   first v11 had 4 warps on a 32x32 tile, K steps of 16, one mma_sync per
 //   warp per barrier pair and 2-byte loads: global loads and barriers took
 //   almost all of its time.
-// Measured: before (4 warps, 32x32 tile): 30.5 TFLOP/s at 4096^3 bf16 on an
-//   NVIDIA H200, 2026-11-30, 4.1% of cuBLAS bf16 (749 TFLOP/s), slower than
-//   fp32 v09. This version, run 2 (bench/results/nvidia-h200-2026-11-30-run2-matmul.json):
-//   0.997 ms = 138 TFLOP/s at 4096^3, 18.3% of cuBLAS bf16 in the same run; 143 TFLOP/s at 8192^3, 18.8%.
+// Measured: NVIDIA H200, 2026-12-04 (bench/results/nvidia-h200-2026-12-04.json, `warpnet bench matmul`):
+//   0.996 ms = 138 TFLOP/s at 4096^3, 18.1% of cuBLAS bf16 in the same run; 143 TFLOP/s at 8192^3, 18.0%.
+//   2026-11-30, before (4 warps, 32x32 tile): 30.5 TFLOP/s at 4096^3, 4.1%, slower than fp32 v09.
 // Run: build/bin/test_simt -tc="registry*"; build/bin/warpnet bench matmul --size 4096,4096,4096 --kernels wmma
 #include <type_traits>
 

@@ -38,9 +38,8 @@
 //   sectors per 16-byte request (100%), stores 8-byte pairs at 100%; ldmatrix
 //   and cp.async shared accesses 1.00-way (no bank conflicts); 112 memory
 //   instructions per warp.
-// Measured: NVIDIA H200, 2026-11-30, run 2 (bench/results/nvidia-h200-2026-11-30-run2-matmul.json,
-//   `warpnet bench matmul`): 0.559 ms = 246 TFLOP/s at 4096^3, 32.6% of cuBLAS bf16 in the same run;
-//   253 TFLOP/s at 8192^3, 33.3%.
+// Measured: NVIDIA H200, 2026-12-04 (bench/results/nvidia-h200-2026-12-04.json, `warpnet bench matmul`):
+//   0.555 ms = 248 TFLOP/s at 4096^3, 32.5% of cuBLAS bf16 in the same run; 241 TFLOP/s at 8192^3, 30.4%.
 // Run: build/bin/test_simt -tc="registry*"; build/bin/warpnet trace matmul/12 --size 128,128,128
 #include "kernels/common/mma_store.hpp"
 #include "kernels/common/ptx.hpp"

@@ -54,9 +54,8 @@
 // Not yet: a persistent grid, 2-CTA clusters with TMA multicast, setmaxnreg
 //   for the consumers, a 128x256 tile, a TMA store epilogue — the usual steps
 //   from here toward cuBLAS.
-// Measured: NVIDIA H200, 2026-11-30, run 2 (bench/results/nvidia-h200-2026-11-30-run2-matmul.json,
-//   `warpnet bench matmul`): 0.231 ms = 596 TFLOP/s at 4096^3, 79.0% of cuBLAS bf16 in the same run;
-//   575 TFLOP/s at 8192^3, 75.8%.
+// Measured: NVIDIA H200, 2026-12-04 (bench/results/nvidia-h200-2026-12-04.json, `warpnet bench matmul`):
+//   0.231 ms = 596 TFLOP/s at 4096^3, 78.3% of cuBLAS bf16 in the same run; 593 TFLOP/s at 8192^3, 74.8%.
 // Build: sm_90a only (nvcc -gencode=arch=compute_90a,code=sm_90a): the CUDA
 //   copy compiles this registration for that target alone (src/device/
 //   CMakeLists.txt), so on any other GPU the launch fails with

@@ -48,9 +48,8 @@
 //   on its way in (row-major B, or stored-transposed A): its byte loads take 1
 //   sector per request, its stores are 4-way conflicted, 144 memory
 //   instructions per warp; both operands (TA with row-major B): 216.
-// Measured: NVIDIA H200, 2026-11-30, run 2 (bench/results/nvidia-h200-2026-11-30-run2-matmul.json,
-//   `warpnet bench matmul`): 1.41 ms = 97.3 TFLOP/s at 4096^3, 10.8% of cuBLASLt fp8 in the same run;
-//   78.2 TFLOP/s at 8192^3, 6.63%.
+// Measured: NVIDIA H200, 2026-12-04 (bench/results/nvidia-h200-2026-12-04.json, `warpnet bench matmul`):
+//   1.41 ms = 97.4 TFLOP/s at 4096^3, 10.7% of cuBLASLt fp8 in the same run; 78.3 TFLOP/s at 8192^3, 6.50%.
 //   Both with a row-major B (trans_b = 0): the transposing path above.
 // Run: build/bin/test_simt -tc="registry*"; build/bin/warpnet trace matmul/14 --size 128,128,128,0,1
 #include "kernels/common/mma_store.hpp"

@@ -59,7 +59,8 @@
 //   emulator does not model clusters), a TMA store epilogue from shared
 //   memory, two consumer warpgroups on alternating tiles ("ping-pong", so
 //   one's epilogue hides under the other's wgmmas), splitting K for small grids.
-// Measured: not yet measured on a GPU.
+// Measured: NVIDIA H200, 2026-12-04 (bench/results/nvidia-h200-2026-12-04.json, `warpnet bench matmul`):
+//   0.187 ms = 735 TFLOP/s at 4096^3, 96.5% of cuBLAS bf16 in the same run; 774 TFLOP/s at 8192^3, 97.6%.
 // Build: sm_90a only, as v13 (src/device/CMakeLists.txt, sm90a_registrations).
 // Run: build/bin/warpnet bench matmul --size 8192,8192,8192 --kernels matmul/13,matmul/16
 //   on an H100/H200 (cuBLAS, version 0, is timed in the same run); on the
