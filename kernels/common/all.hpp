@@ -13,6 +13,7 @@
 #include "kernels/common/pack_k_major.hpp"
 #include "kernels/common/ptx.hpp"
 #include "kernels/common/row_reduce.hpp"
+#include "kernels/common/stream_k.hpp"
 #include "kernels/common/sum_splits.hpp"
 #include "kernels/common/tile_order.hpp"
 #include "kernels/common/wmma.hpp"

@@ -26,6 +26,14 @@
 //     (tile_at): at 8192^3 the 132 tiles that run at once on an H200 cover
 //     8 tile rows and about 16 tile columns, so they share their A rows and
 //     B columns through L2.
+//   - The last round. When the tiles are not a whole number of rounds of the
+//     grid (8192^3: 2048 tiles, 15.5 rounds of 132), the last round's tiles
+//     are shared out by k-steps among all the blocks (stream-K,
+//     kernels/common/stream_k.hpp): a block whose piece starts inside a tile
+//     leaves its partial sums in a workspace, and the block holding the
+//     tile's first k-steps adds them in before it stores. That waiting needs
+//     every block resident at once, which one block per SM gives; the
+//     registration makes the workspace only then.
 //   Block: 3 warpgroups = 384 threads; warpgroup 0 produces (one thread issues
 //   the copies), warpgroups 1 and 2 each own 64 rows of the 128x256 tile.
 //   Stages: a 128x64 A tile (16 KiB) + a 256x64 B tile (32 KiB) = 48 KiB;
@@ -54,11 +62,13 @@
 // Changed from v13: a 128x256 tile and wgmma m64n256k16 instead of 128x128 and
 //   m64n128k16; setmaxnreg (40 producer, 232 consumers); a persistent grid of
 //   min(tiles, SMs) blocks walking tiles in L2-friendly groups, the ring and
-//   its phases carried from tile to tile; 48 KiB stages instead of 32 KiB.
+//   its phases carried from tile to tile, the last round's tiles shared by
+//   k-steps; 48 KiB stages instead of 32 KiB.
 // Not yet: 2-CTA clusters with TMA multicast (one load feeds two SMs; the
 //   emulator does not model clusters), a TMA store epilogue from shared
 //   memory, two consumer warpgroups on alternating tiles ("ping-pong", so
-//   one's epilogue hides under the other's wgmmas), splitting K for small grids.
+//   one's epilogue hides under the other's wgmmas), splitting K for grids
+//   of fewer tiles than SMs.
 // Measured: NVIDIA H200, 2026-12-04 (bench/results/nvidia-h200-2026-12-04.json, `warpnet bench matmul`):
 //   0.187 ms = 735 TFLOP/s at 4096^3, 96.5% of cuBLAS bf16 in the same run; 774 TFLOP/s at 8192^3, 97.6%.
 // Build: sm_90a only, as v13 (src/device/CMakeLists.txt, sm90a_registrations).
@@ -68,6 +78,7 @@
 #include <cstdint>
 
 #include "kernels/common/hopper.hpp"
+#include "kernels/common/stream_k.hpp"
 #include "kernels/common/tile_order.hpp"
 #include "kernels/matmul/13_wgmma_tma.cu"  // wgmma_v13: Operand, descriptor, store_accumulators, make_map
 
@@ -80,6 +91,8 @@ constexpr int WG_M = 64, WGMMA_K = 16;                         // one wgmma: m64
 constexpr int ACCUMULATORS = BN / 2;                           // per consumer thread: 64 x 256 / 128
 constexpr int PRODUCER_REGISTERS = 40, CONSUMER_REGISTERS = 232;
 constexpr int GROUP_M = 8;  // tile rows per group of the persistent walk (tile_at)
+constexpr int kConsumerThreads = CONSUMERS * 128;
+constexpr int kPartialFloats = ACCUMULATORS * kConsumerThreads;  // one stream-K slot: a 128x256 tile
 static_assert(BM == CONSUMERS * WG_M, "a consumer warpgroup per 64 rows");
 static_assert(128 * PRODUCER_REGISTERS + CONSUMERS * 128 * CONSUMER_REGISTERS <= 65536,
               "the reallocated registers fit the SM's register file");
@@ -132,14 +145,17 @@ __host__ __device__ constexpr Tile tile_at(int t, int tiles_m, int tiles_n) {
 
 // map_a: A, (M,K) row-major bf16, or (K,M) when TA; map_b: B, (K,N) row-major
 // bf16, or (N,K) when TB (CUtensorMaps made by wgmma_v16::launch);
-// C: (M,N) row-major fp32. C = op(A) @ op(B).
+// C: (M,N) row-major fp32. C = op(A) @ op(B). workspace: stream-K's
+// (stream_k_bytes(blocks, kPartialFloats), its flags zero), or null: every
+// tile walked whole.
 // Launch: block (384) = producer + 2 consumer warpgroups; grid (blocks), any
-// number of blocks (persistent_blocks: min(tiles, SMs)); dynamic shared
-// kSharedBytes<TA, TB>. sm_90a only.
+// number of blocks (persistent_blocks: min(tiles, SMs)), all resident at
+// once when there is a workspace; dynamic shared kSharedBytes<TA, TB>.
+// sm_90a only.
 template <bool TA = false, bool TB = false>
 __global__ void __launch_bounds__(wgmma_v16::THREADS, 1)
     gemm_wgmma_persistent(int M, int N, int K, const __grid_constant__ CUtensorMap map_a,
-                          const __grid_constant__ CUtensorMap map_b, float* __restrict__ C) {
+                          const __grid_constant__ CUtensorMap map_b, float* __restrict__ C, void* workspace) {
 #if WARPNET_HOPPER_PTX
   using namespace wgmma_v16;
   using namespace warpnet::ptx;
@@ -156,6 +172,7 @@ __global__ void __launch_bounds__(wgmma_v16::THREADS, 1)
   const int wg = threadIdx.x / 128, t = threadIdx.x % 128;
   const int tiles_m = warpnet::ceil_div(M, BM), tiles_n = warpnet::ceil_div(N, BN), tiles = tiles_m * tiles_n;
   const int k_steps = warpnet::ceil_div(K, BK);
+  const warpnet::StreamK plan = warpnet::plan_stream_k(tiles, k_steps, int(gridDim.x), workspace != nullptr);
 
   if (threadIdx.x == 0) {
     for (int s = 0; s < STAGES; ++s) {
@@ -173,9 +190,10 @@ __global__ void __launch_bounds__(wgmma_v16::THREADS, 1)
     setmaxnreg_dec<PRODUCER_REGISTERS>();  // the whole warpgroup, before any thread leaves
     if (t == 0) {
       int it = 0;
-      for (int tile = blockIdx.x; tile < tiles; tile += gridDim.x) {
-        const Tile at = tile_at(tile, tiles_m, tiles_n);
-        for (int step = 0; step < k_steps; ++step, ++it) {
+      warpnet::BlockWork work(plan, int(blockIdx.x), int(gridDim.x));
+      for (warpnet::Work w; work.next(w);) {
+        const Tile at = tile_at(w.tile, tiles_m, tiles_n);
+        for (int step = w.k_begin; step < w.k_end; ++step, ++it) {
           const int s = it % STAGES, k0 = step * BK;
           if (it >= STAGES) mbarrier_wait(&empty[s], (it / STAGES - 1) & 1);  // round r-1 released it
           unsigned char* a = base + s * STAGE;
@@ -195,11 +213,16 @@ __global__ void __launch_bounds__(wgmma_v16::THREADS, 1)
     const int m0 = (wg - 1) * WG_M;
     float acc[ACCUMULATORS];
     int it = 0;
-    for (int tile = blockIdx.x; tile < tiles; tile += gridDim.x) {
-      const Tile at = tile_at(tile, tiles_m, tiles_n);
+    warpnet::BlockWork work(plan, int(blockIdx.x), int(gridDim.x));
+    for (warpnet::Work w; work.next(w);) {
+      const Tile at = tile_at(w.tile, tiles_m, tiles_n);
 #pragma unroll
       for (int i = 0; i < ACCUMULATORS; ++i) acc[i] = 0.0f;
-      for (int step = 0; step < k_steps; ++step, ++it) {
+      // Counted from 0, not from w.k_begin: with the loop from k_begin to
+      // k_end, ptxas (nvcc 13) serializes the wgmmas (warning C7515: other
+      // instructions define the accumulators inside the pipeline).
+      const int steps = w.k_end - w.k_begin;
+      for (int step = 0; step < steps; ++step, ++it) {
         const int s = it % STAGES;
         mbarrier_wait(&full[s], (it / STAGES) & 1);  // TMA's bytes of this round have landed
         const uint32_t a = shared_address(base + s * STAGE), b = a + OpA::BYTES;
@@ -213,11 +236,19 @@ __global__ void __launch_bounds__(wgmma_v16::THREADS, 1)
         wgmma_wait<1>();
         if (step > 0) mbarrier_arrive(&empty[(it - 1) % STAGES]);
       }
-      // The tile's last group: retired before its stage goes back and the
+      // The piece's last group: retired before its stage goes back and the
       // registers are read. The producer, which waits only on empty
-      // barriers, is meanwhile filling the next tile's stages.
+      // barriers, is meanwhile filling the next piece's stages.
       wgmma_wait<0>();
-      if (k_steps > 0) mbarrier_arrive(&empty[(it - 1) % STAGES]);
+      if (steps > 0) mbarrier_arrive(&empty[(it - 1) % STAGES]);
+      const int ct = threadIdx.x - 128;  // 0..255 among the consumers
+      if (w.k_begin > 0) {  // the rest of the tile is another block's to finish
+        warpnet::stream_k_contribute<ACCUMULATORS, kConsumerThreads>(acc, workspace, int(blockIdx.x), ct);
+        continue;
+      }
+      if (w.k_end < k_steps)  // this block owns a shared tile: the others' sums first
+        warpnet::stream_k_gather<ACCUMULATORS, kConsumerThreads>(
+            acc, workspace, plan, int(blockIdx.x), (long long)(w.tile - plan.whole_tiles + 1) * k_steps, ct);
       store_accumulators(acc, C, M, N, at.row0 + m0, at.col0, t);
     }
   }
@@ -257,7 +288,8 @@ inline int persistent_blocks(int M, int N) {
 // the driver refuses a map (wgmma_v13::describable() operands only: anything
 // else is the caller's to route).
 template <bool TA, bool TB>
-bool launch(int blocks, int M, int N, int K, const __nv_bfloat16* A, const __nv_bfloat16* B, float* C) {
+bool launch(int blocks, int M, int N, int K, const __nv_bfloat16* A, const __nv_bfloat16* B, float* C,
+            void* workspace) {
   using wgmma_v13::make_map;
   CUtensorMap map_a, map_b;
   const bool made_a = TA ? make_map(&map_a, A, M, K, OperandA<TA>::BOX_OUTER) : make_map(&map_a, A, K, M, OperandA<TA>::BOX_OUTER);
@@ -265,7 +297,7 @@ bool launch(int blocks, int M, int N, int K, const __nv_bfloat16* A, const __nv_
   if (!made_a || !made_b) return false;
   constexpr size_t shared = kSharedBytes<TA, TB>;
   warpnet::launch_kernel_opted_in(gemm_wgmma_persistent<TA, TB>, dim3(blocks), dim3(THREADS), shared, M, N, K, map_a,
-                                  map_b, C);
+                                  map_b, C, workspace);
   return true;
 }
 

@@ -14,7 +14,8 @@
 //   The producer gives registers back (setmaxnreg 40) and the consumers take
 //   them (232); a persistent grid of min(tiles, SMs) blocks walks the tiles in
 //   v16's grouped order, the ring running on from tile to tile, so the next
-//   tile loads while the last one is stored.
+//   tile loads while the last one is stored; a last round that is not whole
+//   is shared out by k-steps among all the blocks (v16's stream-K).
 // Layouts: v15's. 8-bit wgmma operands are K-major only, so the kernel takes
 //   A stored (M,K) and B stored (N,K); the registration packs any other
 //   operand, and any whose row pitch or address TMA cannot take, K-major
@@ -28,13 +29,14 @@
 //   significand bits (registration: accumulator_bits = 14, as cuBLASLt's fp8).
 // Changed from v15: 128x256 tile and wgmma m64n256k32 (was 128x128 and
 //   m64n128k32); 4 stages of 48 KiB (were 7 of 32 KiB); setmaxnreg; a
-//   persistent grid in grouped tile order.
+//   persistent grid in grouped tile order, stream-K for the last round.
 // Changed from v16: e4m3 inputs, k32 wgmmas and 128-wide k-steps (were bf16,
 //   k16, 64-wide); K-major operands only, the others packed first.
 // Checked: the registry's test sizes and layouts on the emulator, plain and
 //   traced; tests/simt/test_wgmma_persistent.cpp gives it fewer blocks than
 //   tiles (the ring and its parities running on across tiles), in place and
-//   packed. nvcc 13.0 for sm_90a (-Xptxas -v): 168 registers, no spills.
+//   packed, and as many workers as blocks with a last round to share
+//   (stream-K's partial sums through the workspace, traced too). nvcc 13.0 for sm_90a (-Xptxas -v): 168 registers, no spills.
 // Measured: NVIDIA H200, 2026-12-04 (bench/results/nvidia-h200-2026-12-04.json, `warpnet bench matmul`):
 //   0.150 ms = 916 TFLOP/s at 4096^3, 100% of cuBLASLt fp8 in the same run; 1.20e3 TFLOP/s at 8192^3, 100%.
 //   Both with a row-major B (trans_b = 0), packed K-major first, inside the timed region.
@@ -66,13 +68,14 @@ static_assert(STAGES == 4 && kSharedBytes <= kMaxDynamicShared, "the header's st
 
 // map_a: A, (M,K) row-major e4m3 bytes; map_b: B, (N,K) row-major e4m3 bytes
 // (K-major both, row pitch a multiple of 16; maps made by wgmma_fp8_v18::launch);
-// C: (M,N) row-major fp32. C = A @ B^T.
+// C: (M,N) row-major fp32. C = A @ B^T. workspace: stream-K's, as v16's.
 // Launch: block (384) = producer + 2 consumer warpgroups; grid (blocks), any
-// number of blocks (wgmma_v16::persistent_blocks: min(tiles, SMs)); dynamic
-// shared kSharedBytes. sm_90a only.
+// number of blocks (wgmma_v16::persistent_blocks: min(tiles, SMs)), all
+// resident at once when there is a workspace; dynamic shared kSharedBytes.
+// sm_90a only.
 __global__ void __launch_bounds__(wgmma_fp8_v18::THREADS, 1)
     gemm_wgmma_fp8_persistent(int M, int N, int K, const __grid_constant__ CUtensorMap map_a,
-                              const __grid_constant__ CUtensorMap map_b, float* __restrict__ C) {
+                              const __grid_constant__ CUtensorMap map_b, float* __restrict__ C, void* workspace) {
 #if WARPNET_HOPPER_PTX
   using namespace wgmma_fp8_v18;
   using namespace warpnet::ptx;
@@ -86,6 +89,7 @@ __global__ void __launch_bounds__(wgmma_fp8_v18::THREADS, 1)
   const int wg = threadIdx.x / 128, t = threadIdx.x % 128;
   const int tiles_m = warpnet::ceil_div(M, BM), tiles_n = warpnet::ceil_div(N, BN), tiles = tiles_m * tiles_n;
   const int k_steps = warpnet::ceil_div(K, BK);
+  const warpnet::StreamK plan = warpnet::plan_stream_k(tiles, k_steps, int(gridDim.x), workspace != nullptr);
 
   if (threadIdx.x == 0) {
     for (int s = 0; s < STAGES; ++s) {
@@ -102,9 +106,10 @@ __global__ void __launch_bounds__(wgmma_fp8_v18::THREADS, 1)
     setmaxnreg_dec<PRODUCER_REGISTERS>();  // the whole warpgroup, before any thread leaves
     if (t == 0) {
       int it = 0;
-      for (int tile = blockIdx.x; tile < tiles; tile += gridDim.x) {
-        const wgmma_v16::Tile at = wgmma_v16::tile_at(tile, tiles_m, tiles_n);
-        for (int step = 0; step < k_steps; ++step, ++it) {
+      warpnet::BlockWork work(plan, int(blockIdx.x), int(gridDim.x));
+      for (warpnet::Work w; work.next(w);) {
+        const wgmma_v16::Tile at = wgmma_v16::tile_at(w.tile, tiles_m, tiles_n);
+        for (int step = w.k_begin; step < w.k_end; ++step, ++it) {
           const int s = it % STAGES, k0 = step * BK;
           if (it >= STAGES) mbarrier_wait(&empty[s], (it / STAGES - 1) & 1);  // round r-1 released it
           unsigned char* a = base + s * STAGE;
@@ -119,11 +124,13 @@ __global__ void __launch_bounds__(wgmma_fp8_v18::THREADS, 1)
     const int m0 = (wg - 1) * WG_M;
     float acc[ACCUMULATORS];
     int it = 0;
-    for (int tile = blockIdx.x; tile < tiles; tile += gridDim.x) {
-      const wgmma_v16::Tile at = wgmma_v16::tile_at(tile, tiles_m, tiles_n);
+    warpnet::BlockWork work(plan, int(blockIdx.x), int(gridDim.x));
+    for (warpnet::Work w; work.next(w);) {
+      const wgmma_v16::Tile at = wgmma_v16::tile_at(w.tile, tiles_m, tiles_n);
 #pragma unroll
       for (int i = 0; i < ACCUMULATORS; ++i) acc[i] = 0.0f;
-      for (int step = 0; step < k_steps; ++step, ++it) {
+      const int steps = w.k_end - w.k_begin;  // counted from 0: see v16
+      for (int step = 0; step < steps; ++step, ++it) {
         const int s = it % STAGES;
         mbarrier_wait(&full[s], (it / STAGES) & 1);  // TMA's bytes of this round have landed
         const uint32_t a = shared_address(base + s * STAGE), b = a + TILE_A;
@@ -136,10 +143,19 @@ __global__ void __launch_bounds__(wgmma_fp8_v18::THREADS, 1)
         wgmma_wait<1>();
         if (step > 0) mbarrier_arrive(&empty[(it - 1) % STAGES]);
       }
-      // The tile's last group: retired before its stage goes back and the
-      // registers are read, while the producer fills the next tile's stages.
+      // The piece's last group: retired before its stage goes back and the
+      // registers are read, while the producer fills the next piece's stages.
       wgmma_wait<0>();
-      if (k_steps > 0) mbarrier_arrive(&empty[(it - 1) % STAGES]);
+      if (steps > 0) mbarrier_arrive(&empty[(it - 1) % STAGES]);
+      // Stream-K's shared tiles, as v16.
+      const int ct = threadIdx.x - 128;
+      if (w.k_begin > 0) {
+        warpnet::stream_k_contribute<ACCUMULATORS, wgmma_v16::kConsumerThreads>(acc, workspace, int(blockIdx.x), ct);
+        continue;
+      }
+      if (w.k_end < k_steps)
+        warpnet::stream_k_gather<ACCUMULATORS, wgmma_v16::kConsumerThreads>(
+            acc, workspace, plan, int(blockIdx.x), (long long)(w.tile - plan.whole_tiles + 1) * k_steps, ct);
       wgmma_v13::store_accumulators(acc, C, M, N, at.row0 + m0, at.col0, t);
     }
   }
@@ -153,12 +169,13 @@ namespace wgmma_fp8_v18 {
 // Makes both maps and launches `blocks` blocks; false (nothing launched) when
 // the driver refuses a map. a: (M, pitch) K-major, b: (N, pitch) K-major,
 // pitch a multiple of 16 >= K (v15's launch, with B's 256-row box).
-inline bool launch(int blocks, int M, int N, int K, int pitch, const uint8_t* a, const uint8_t* b, float* C) {
+inline bool launch(int blocks, int M, int N, int K, int pitch, const uint8_t* a, const uint8_t* b, float* C,
+                   void* workspace) {
   CUtensorMap map_a, map_b;
   if (!wgmma_fp8_v15::make_map(&map_a, a, M, pitch, BM) || !wgmma_fp8_v15::make_map(&map_b, b, N, pitch, BN))
     return false;
   warpnet::launch_kernel_opted_in(gemm_wgmma_fp8_persistent, dim3(blocks), dim3(THREADS), kSharedBytes, M, N, K,
-                                  map_a, map_b, C);
+                                  map_a, map_b, C, workspace);
   return true;
 }
 

@@ -16,6 +16,7 @@
 #include "simt/capture.hpp"
 #include "simt/launch.hpp"
 #include "simt/limits.hpp"
+#include "simt/stepper.hpp"
 #include "simt/symbols.hpp"
 
 struct CUevent_st {
@@ -166,7 +167,11 @@ cudaError_t cudaGetDeviceProperties(cudaDeviceProp* prop, int device) {
     prop->maxThreadsDim[d] = int(kMaxBlockDim[d]);
     prop->maxGridSize[d] = int(kMaxGridDim[d]);
   }
-  prop->multiProcessorCount = warpnet::simt::workers();
+  // The blocks that run at once: the workers, or one under a stepper (which
+  // runs a launch's blocks one after another), so that a kernel whose blocks
+  // wait for each other (matmul v16's stream-K) sizes its grid to what is
+  // resident, as on a GPU.
+  prop->multiProcessorCount = warpnet::simt::active_stepper() ? 1 : warpnet::simt::workers();
   prop->major = 9;
   prop->minor = 0;
   return cudaSuccess;

@@ -7,6 +7,9 @@
 // and its phases run on from tile to tile and each block's accumulators are
 // reused; the result is checked against the op's CPU reference. Also: the
 // tile walk visits every tile once, and the registered grid is min(tiles, SMs).
+// Stream-K (kernels/common/stream_k.hpp): with as many workers as blocks, the
+// tiles of a last partial round are shared by k-steps; its plan is checked
+// on its own, at the sizes here and at an H200's.
 // matmul/18 (v16's pipeline with fp8 e4m3) walks the same tiles and is
 // checked the same way.
 #include <doctest/doctest.h>
@@ -15,6 +18,7 @@
 #include <cmath>
 #include <cstdio>
 #include <set>
+#include <tuple>
 #include <utility>
 #include <vector>
 
@@ -101,6 +105,101 @@ TEST_CASE("matmul/18: fp8 blocks that walk several tiles, the ring running on ac
   check_with_blocks(v18, {1100, 40, 48, 0, 1}, 2);
   // The traced copy, under the checker: every tile's epilogue stores in bounds, no race.
   check_with_blocks(device::find_kernel("matmul/18", device::Copy::traced), {300, 520, 640, 0, 1}, 2);
+}
+
+// Stream-K: with as many worker threads as blocks (the registration shares
+// tiles only when every block is resident at once) and a last round that is
+// not full, the last tiles are cut by k-steps among the blocks; contributors
+// hand partial sums to the owners through the workspace.
+TEST_CASE("matmul/16 and 18: stream-K shares the last round's tiles, owners adding the others' partial sums") {
+  struct Workers {
+    explicit Workers(int n) { simt::set_workers(n); }
+    ~Workers() { simt::set_workers(0); }
+  };
+  const device::Kernel& v16 = device::find_kernel("matmul/16");
+  const device::Kernel& v18 = device::find_kernel("matmul/18");
+  // 3 x 3 tiles. v16, K = 328: 6 k-steps of 64. With 4 blocks, 8 tiles are
+  // walked whole and the 9th's 6 k-steps are cut 1, 2, 1, 2 among 4 blocks;
+  // with 7 blocks, 7 whole and 2 x 6 k-steps cut among 7 (1-2 each: owners,
+  // contributors, and a block that is both).
+  for (const int blocks : {4, 7}) {
+    Workers workers(blocks);
+    const warpnet::StreamK plan = warpnet::plan_stream_k(9, 6, blocks, true);
+    REQUIRE(plan.shared_blocks == blocks);  // every block takes part
+    for (const int trans_a : {0, 1})
+      for (const int trans_b : {0, 1})
+        check_with_blocks(v16, {300, 520, 328, trans_a, trans_b}, unsigned(blocks));
+    // v18, K = 640: 5 k-steps of 128.
+    REQUIRE(warpnet::plan_stream_k(9, 5, blocks, true).shared_blocks == blocks);
+    check_with_blocks(v18, {300, 520, 640, 0, 1}, unsigned(blocks));
+    check_with_blocks(v18, {300, 520, 330, 1, 1}, unsigned(blocks));
+  }
+  // The registered grid (min(tiles, SMs) = 4) takes the same path; then the
+  // traced copy, under the checker: the owners read the contributors' sums
+  // after their flags, not in a race.
+  Workers workers(4);
+  REQUIRE(v16.shape({300, 520, 328, 0, 0}).grid.x == 4u);
+  check_with_blocks(device::find_kernel("matmul/16", device::Copy::traced), {300, 520, 328, 0, 0}, 4);
+  check_with_blocks(device::find_kernel("matmul/18", device::Copy::traced), {300, 520, 640, 0, 1}, 4);
+}
+
+// Every k-step of every tile is computed once; a block hands on partial sums
+// at most once, for the tile its range starts in; every shared tile has one
+// owner, whose gather loop visits exactly the blocks that contributed to it.
+TEST_CASE("stream-K: the plan covers every k-step once, and each owner waits for its tile's contributors") {
+  for (const auto& [tiles, k_steps, blocks] : std::vector<std::tuple<int, int, int>>{
+           {9, 6, 4}, {9, 6, 7}, {2048, 128, 132}, {512, 64, 132}, {133, 128, 132}, {133, 3, 132}, {10, 1, 4},
+           {9, 6, 9}, {5, 7, 2}, {1000, 2, 999}}) {
+    INFO(tiles, " tiles of ", k_steps, " k-steps, ", blocks, " blocks");
+    const warpnet::StreamK plan = warpnet::plan_stream_k(tiles, k_steps, blocks, true);
+    CHECK(plan.whole_tiles <= tiles);
+    CHECK(plan.shared_blocks <= blocks);
+    CHECK((plan.whole_tiles == tiles) == (plan.shared_blocks == 0));
+    if (plan.shared_blocks > 0) CHECK(plan.whole_tiles % blocks == 0);  // whole rounds only
+    std::vector<int> done(size_t(tiles) * k_steps, 0);
+    const size_t tile_count = size_t(tiles);
+    std::vector<std::set<int>> contributors(tile_count), gathered(tile_count);
+    std::vector<int> owners(size_t(tiles), 0);
+    for (int b = 0; b < blocks; ++b) {
+      warpnet::BlockWork work(plan, b, blocks);
+      int handed_on = 0;
+      bool first_shared = true;
+      for (warpnet::Work w; work.next(w);) {
+        REQUIRE(w.k_begin < w.k_end);
+        REQUIRE(w.k_end <= k_steps);
+        for (int k = w.k_begin; k < w.k_end; ++k) ++done[size_t(w.tile) * k_steps + k];
+        if (w.tile < plan.whole_tiles) {
+          CHECK((w.k_begin == 0 && w.k_end == k_steps));
+          continue;
+        }
+        if (w.k_begin > 0) {
+          CHECK(first_shared);  // only a range's first piece starts inside a tile
+          ++handed_on;
+          contributors[size_t(w.tile)].insert(b);
+        } else if (w.k_end < k_steps) {
+          ++owners[size_t(w.tile)];
+          const long long tile_end = (long long)(w.tile - plan.whole_tiles + 1) * k_steps;
+          for (int c = b + 1; c < plan.shared_blocks && plan.begin(c) < tile_end; ++c) gathered[size_t(w.tile)].insert(c);
+        }
+        first_shared = false;
+      }
+      CHECK(handed_on <= 1);
+    }
+    for (int d : done) CHECK(d == 1);
+    for (int t = plan.whole_tiles; t < tiles; ++t) {
+      INFO("tile ", t);
+      CHECK(owners[size_t(t)] == (contributors[size_t(t)].empty() ? 0 : 1));
+      CHECK(gathered[size_t(t)] == contributors[size_t(t)]);
+    }
+  }
+  // Without a workspace, or with whole rounds, nothing is shared.
+  CHECK(warpnet::plan_stream_k(2048, 128, 132, false).shared_blocks == 0);
+  CHECK(warpnet::plan_stream_k(2112, 128, 132, true).shared_blocks == 0);
+  // 8192^3 on an H200: 15 whole rounds, the last 68 tiles' 8704 k-steps cut among all 132 blocks.
+  const warpnet::StreamK h200 = warpnet::plan_stream_k(2048, 128, 132, true);
+  CHECK(h200.whole_tiles == 1980);
+  CHECK(h200.shared_blocks == 132);
+  CHECK(h200.shared_steps == 68 * 128);
 }
 
 TEST_CASE("matmul/16: the persistent walk visits every tile once") {

@@ -30,13 +30,20 @@ class Workspace {
       const cudaError_t error = cudaMalloc(&buffer, bytes);
       if (error != cudaSuccess) fail("workspace of ", bytes, " bytes: ", cudaGetErrorName(error));
       capacity = bytes;
+      created_ = true;
     }
     data_ = buffer;
   }
   float* floats() const { return static_cast<float*>(data_); }
+  void* data() const { return data_; }
+  // Made by this launch, not reused from an earlier one: what it holds is not
+  // what an earlier launch left (a kernel that keeps state there, such as
+  // stream-K's flags, sets it).
+  bool created() const { return created_; }
 
  private:
   void* data_ = nullptr;
+  bool created_ = false;
 };
 #else
 // On the emulator exactly the bytes asked for, freed after the launch, so the
@@ -53,6 +60,8 @@ class Workspace {
   Workspace(const Workspace&) = delete;
   Workspace& operator=(const Workspace&) = delete;
   float* floats() const { return static_cast<float*>(data_); }
+  void* data() const { return data_; }
+  bool created() const { return true; }  // every launch's is new
 
  private:
   void* data_ = nullptr;

@@ -6,6 +6,7 @@ namespace {
 #include "kernels/matmul/16_wgmma_persistent.cu"  // includes 13_wgmma_tma.cu, whose pieces it uses
 }  // namespace
 #include "device/kernels/matmul/setmaxnreg_registers.hpp"
+#include "device/kernels/matmul/stream_k_workspace.hpp"
 #include "device/kernels/matmul/v12_fallback.hpp"
 
 namespace warpnet::device::gemm {
@@ -20,7 +21,9 @@ void launch_v16(const Sizes& s, const Launch& l, Buffers b) {
   if (!wgmma_v13::describable<TA, TB>(M(s), N(s), K(s), A, B)) return launch_v12_fallback(s, b);  // checks its own launch
   WN_CHECK(wgmma_v13::encode_tiled(), "matmul/16_wgmma_persistent: the driver has no cuTensorMapEncodeTiled");
   require_launch_registers<gemm_wgmma_persistent<TA, TB>>("matmul/16_wgmma_persistent");
-  WN_CHECK((wgmma_v16::launch<TA, TB>(int(l.grid.x), M(s), N(s), K(s), A, B, static_cast<float*>(b[2]))),
+  const int blocks = int(l.grid.x);
+  const StreamKWorkspace stream_k("matmul/16_wgmma_persistent", blocks, M(s), N(s), K(s), wgmma_v16::BK);
+  WN_CHECK((wgmma_v16::launch<TA, TB>(blocks, M(s), N(s), K(s), A, B, static_cast<float*>(b[2]), stream_k.data())),
            "matmul/16_wgmma_persistent: cuTensorMapEncodeTiled refused a map at M=", M(s), " N=", N(s), " K=", K(s),
            " trans_a=", TA, " trans_b=", TB, tensor_map_refusal());
   check_launch();
@@ -33,8 +36,8 @@ const Registration wgmma_persistent{Kernel{
     // Inputs stored as bf16 (relative error 2^-8 each against fp32); products exact, sums fp32.
     .precision = "bf16 inputs, fp32 accumulation (wgmma, sm_90a)",
     .shape_text = "block (384) = TMA producer (setmaxnreg 40) + 2 consumer warpgroups (setmaxnreg 232), persistent "
-                  "grid (min(tiles, SMs)) walking 128x256 C tiles in groups of 8 tile rows; wgmma m64n256k16 per "
-                  "consumer, 4-stage mbarrier ring of 64-wide k-steps carried across tiles, 128B swizzle; when A's "
+                  "grid (min(tiles, SMs)) walking 128x256 C tiles in groups of 8 tile rows, the tiles of a last "
+                  "partial round shared out by k-steps (stream-K); wgmma m64n256k16 per consumer, 4-stage mbarrier ring of 64-wide k-steps carried across tiles, 128B swizzle; when A's "
                   "or B's contiguous dimension is not a multiple of 8, v12 runs instead",
     // The grid's x is the block count whatever the problem; the launch reads only that.
     .shape = [](const Sizes& s) {

@@ -1,0 +1,40 @@
+// The stream-K workspace of a persistent wgmma launch (v16, v18; see
+// kernels/common/stream_k.hpp): made when the launch's plan shares tiles
+// and its blocks can all be resident at once, which stream-K's waits need
+// (no more blocks than SMs: both kernels fit one block per SM); otherwise
+// none, and the kernel walks every tile whole. WARPNET_STREAM_K=0 in the
+// environment makes none ever, to time the same build both ways. Included
+// by their registrations after kernels/matmul/16_wgmma_persistent.cu.
+#pragma once
+#include <cstdlib>
+#include <cstring>
+#include <optional>
+
+#include "core/error.hpp"
+#include "device/kernels/workspace.hpp"
+
+namespace warpnet::device::gemm {
+namespace {
+
+class StreamKWorkspace {
+ public:
+  // `blocks` blocks over M x N in 128x256 tiles, K in steps of `k_step`.
+  StreamKWorkspace(const char* id, int blocks, int M, int N, int K, int k_step) {
+    const warpnet::StreamK plan =
+        warpnet::plan_stream_k(wgmma_v16::tile_count(M, N), warpnet::ceil_div(K, k_step), blocks, true);
+    if (plan.shared_blocks == 0 || blocks > wgmma_v16::sm_count() || blocks > warpnet::kMaxStreamKBlocks) return;
+    if (const char* env = std::getenv("WARPNET_STREAM_K"); env && std::strcmp(env, "0") == 0) return;
+    workspace_.emplace(warpnet::stream_k_bytes(blocks, wgmma_v16::kPartialFloats));
+    if (!workspace_->created()) return;  // its flags are as the last launch left them: zero
+    const cudaError_t error = cudaMemsetAsync(warpnet::stream_k_flags(workspace_->data()), 0,
+                                              warpnet::kMaxStreamKBlocks * sizeof(int), launch_stream());
+    if (error != cudaSuccess) fail(id, ": zeroing stream-K's flags: ", cudaGetErrorName(error));
+  }
+  void* data() const { return workspace_ ? workspace_->data() : nullptr; }
+
+ private:
+  std::optional<Workspace> workspace_;
+};
+
+}  // namespace
+}  // namespace warpnet::device::gemm
