@@ -59,7 +59,7 @@ void with_k_major_operands(const Sizes& s, Buffers b, Run run) {
   const Fp8Route r = fp8_route(s, A, B);
   const size_t a_bytes = r.pack_a ? fp8_packed_bytes(M(s), r.pitch) : 0;
   const size_t b_bytes = r.pack_b ? fp8_packed_bytes(N(s), r.pitch) : 0;
-  // One workspace for both copies: on a GPU a registration file's workspaces share one buffer.
+  // One workspace (slot 0) for both copies; stream-K takes slot 1 (workspace.hpp).
   std::optional<Workspace> work;
   if (a_bytes + b_bytes > 0) work.emplace(a_bytes + b_bytes);
   uint8_t* packed = work ? reinterpret_cast<uint8_t*>(work->floats()) : nullptr;

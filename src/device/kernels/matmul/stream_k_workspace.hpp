@@ -18,13 +18,15 @@ namespace {
 
 class StreamKWorkspace {
  public:
+  // Slot 0 may hold the launch's packed operands (v18, fp8_operands.hpp).
+  static constexpr int kSlot = 1;
   // `blocks` blocks over M x N in 128x256 tiles, K in steps of `k_step`.
   StreamKWorkspace(const char* id, int blocks, int M, int N, int K, int k_step) {
     const warpnet::StreamK plan =
         warpnet::plan_stream_k(wgmma_v16::tile_count(M, N), warpnet::ceil_div(K, k_step), blocks, true);
     if (plan.shared_blocks == 0 || blocks > wgmma_v16::sm_count() || blocks > warpnet::kMaxStreamKBlocks) return;
     if (const char* env = std::getenv("WARPNET_STREAM_K"); env && std::strcmp(env, "0") == 0) return;
-    workspace_.emplace(warpnet::stream_k_bytes(blocks, wgmma_v16::kPartialFloats));
+    workspace_.emplace(warpnet::stream_k_bytes(blocks, wgmma_v16::kPartialFloats), kSlot);
     if (!workspace_->created()) return;  // its flags are as the last launch left them: zero
     const cudaError_t error = cudaMemsetAsync(warpnet::stream_k_flags(workspace_->data()), 0,
                                               warpnet::kMaxStreamKBlocks * sizeof(int), launch_stream());
