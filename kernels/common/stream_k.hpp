@@ -23,9 +23,9 @@
 //   once. A persistent grid of at most one block per SM is; on the emulator
 //   a grid of at most one block per worker thread is too, and a stepper runs
 //   blocks one at a time, so the emulator reports one SM under a stepper.
-// Flags: block c's flag counts its contributor threads as they finish
-//   writing (up to THREADS), then the owner's threads as they finish reading;
-//   the last reader sets it back to 0. A launch leaves the flags as it found
+// Flags: block c's flag counts its contributor warps as they finish
+//   writing (up to THREADS / 32), then the owner's warps as they finish
+//   reading; the last reader sets it back to 0. A launch leaves the flags as it found
 //   them, zero, which the caller sets once when the workspace is made (a
 //   launch that faults midway leaves the GPU's context unusable anyway).
 #pragma once
@@ -100,17 +100,22 @@ class BlockWork {
 };
 
 // Workspace of a grid of `blocks` (at most kMaxStreamKBlocks): the flags,
-// one int per block in a region of fixed size at the start, then one slot
-// of `floats` partial sums per block. The flags stay where they are
-// whatever the grid, so flags a launch left zero are zero for the next one,
-// however many blocks it has.
+// one per block on a 128-byte line of its own (a block's polls and counts
+// do not queue behind its neighbours' on one line), in a region of fixed
+// size at the start; then one slot of `floats` partial sums per block. The
+// flags stay where they are whatever the grid, so flags a launch left zero
+// are zero for the next one, however many blocks it has.
 constexpr int kMaxStreamKBlocks = 1024;
+constexpr int kFlagStride = 32;  // ints: 128 bytes
+__host__ __device__ constexpr size_t stream_k_flag_bytes() { return size_t(kMaxStreamKBlocks) * kFlagStride * sizeof(int); }
 __host__ __device__ constexpr size_t stream_k_bytes(int blocks, int floats) {
-  return kMaxStreamKBlocks * sizeof(int) + size_t(blocks) * floats * sizeof(float);
+  return stream_k_flag_bytes() + size_t(blocks) * floats * sizeof(float);
 }
-__host__ __device__ inline int* stream_k_flags(void* workspace) { return static_cast<int*>(workspace); }
+__host__ __device__ inline int* stream_k_flag(void* workspace, int block) {
+  return static_cast<int*>(workspace) + size_t(block) * kFlagStride;
+}
 __host__ __device__ inline float* stream_k_partials(void* workspace) {
-  return reinterpret_cast<float*>(static_cast<unsigned char*>(workspace) + kMaxStreamKBlocks * sizeof(int));
+  return reinterpret_cast<float*>(static_cast<unsigned char*>(workspace) + stream_k_flag_bytes());
 }
 
 // Slot of block b: thread t's accumulators i..i+3 at float4 (i / 4) * THREADS + t,
@@ -120,17 +125,28 @@ __device__ __forceinline__ float* stream_k_slot(float* partials, int block) {
   return partials + size_t(block) * COUNT * THREADS;
 }
 
-// Contributor thread t (0 <= t < THREADS) of block `block`: its partial sums, then counted.
+// Signals are a warp's, not a thread's: lane 0 counts its warp in once the
+// warp's lanes have written (THREADS / 32 counts make a block), and lane 0
+// alone polls while its lanes wait at __syncwarp. On the H200 on 2026-12-04
+// every thread counted and polled with atomics on flags packed 32 to a
+// line, and stream-K cost some 30 us a launch (the kernels' headers).
+template <int THREADS>
+constexpr int kStreamKWarps = THREADS / 32;
+
+// Contributor thread t (0 <= t < THREADS, whole warps) of block `block`: its partial sums, then counted.
 template <int COUNT, int THREADS>
 __device__ __forceinline__ void stream_k_contribute(const float (&acc)[COUNT], void* workspace, int block, int t) {
-  static_assert(COUNT % 4 == 0, "float4 chunks");
-  int* flags = stream_k_flags(workspace);
+  static_assert(COUNT % 4 == 0 && THREADS % 32 == 0, "float4 chunks, whole warps");
   float* slot = stream_k_slot<COUNT, THREADS>(stream_k_partials(workspace), block);
 #pragma unroll
   for (int i = 0; i < COUNT; i += 4)
     store_float4(slot + (size_t(i / 4) * THREADS + t) * 4, make_float4(acc[i], acc[i + 1], acc[i + 2], acc[i + 3]));
-  __threadfence();  // the sums are visible device-wide before the count says so
-  atomicAdd(&flags[block], 1);
+  __threadfence();  // each lane's sums are visible device-wide ...
+  __syncwarp();     // ... before its warp's lane 0 ...
+  if (t % 32 == 0) {
+    __threadfence();
+    atomicAdd(stream_k_flag(workspace, block), 1);  // ... counts the warp in
+  }
 }
 
 // Owner thread t of block `block`, whose tile's shared k-steps end at
@@ -139,10 +155,13 @@ __device__ __forceinline__ void stream_k_contribute(const float (&acc)[COUNT], v
 template <int COUNT, int THREADS>
 __device__ __forceinline__ void stream_k_gather(float (&acc)[COUNT], void* workspace, const StreamK& plan, int block,
                                                 long long tile_end, int t) {
-  int* flags = stream_k_flags(workspace);
+  constexpr int WARPS = kStreamKWarps<THREADS>;
   for (int c = block + 1; c < plan.shared_blocks && plan.begin(c) < tile_end; ++c) {
-    while (atomicAdd(&flags[c], 0) < THREADS) {
-    }
+    int* flag = stream_k_flag(workspace, c);
+    if (t % 32 == 0)
+      while (atomicAdd(flag, 0) < WARPS) {
+      }
+    __syncwarp();
     __threadfence();  // its sums are read after its count
     const float* slot = stream_k_slot<COUNT, THREADS>(stream_k_partials(workspace), c);
 #pragma unroll
@@ -150,7 +169,8 @@ __device__ __forceinline__ void stream_k_gather(float (&acc)[COUNT], void* works
       const float4 v = load_float4(slot + (size_t(i / 4) * THREADS + t) * 4);
       acc[i] += v.x, acc[i + 1] += v.y, acc[i + 2] += v.z, acc[i + 3] += v.w;
     }
-    if (atomicAdd(&flags[c], 1) == 2 * THREADS - 1) atomicExch(&flags[c], 0);  // the last reader: zero again
+    __syncwarp();  // the warp has read before it counts itself out; the last warp zeroes the flag
+    if (t % 32 == 0 && atomicAdd(flag, 1) == 2 * WARPS - 1) atomicExch(flag, 0);
   }
 }
 

@@ -26,14 +26,20 @@
 //     (tile_at): at 8192^3 the 132 tiles that run at once on an H200 cover
 //     8 tile rows and about 16 tile columns, so they share their A rows and
 //     B columns through L2.
-//   - The last round. When the tiles are not a whole number of rounds of the
-//     grid (8192^3: 2048 tiles, 15.5 rounds of 132), the last round's tiles
-//     are shared out by k-steps among all the blocks (stream-K,
-//     kernels/common/stream_k.hpp): a block whose piece starts inside a tile
-//     leaves its partial sums in a workspace, and the block holding the
-//     tile's first k-steps adds them in before it stores. That waiting needs
-//     every block resident at once, which one block per SM gives; the
-//     registration makes the workspace only then.
+//   - The last round (off unless WARPNET_STREAM_K=1). When the tiles are not
+//     a whole number of rounds of the grid (8192^3: 2048 tiles, 15.5 rounds
+//     of 132), the last round's tiles can be shared out by k-steps among all
+//     the blocks (stream-K, kernels/common/stream_k.hpp): a block whose piece
+//     starts inside a tile leaves its partial sums in a workspace, and the
+//     block holding the tile's first k-steps adds them in before it stores.
+//     That waiting needs every block resident at once, which one block per
+//     SM gives; the registration makes the workspace only then. Measured
+//     (H200, 2026-12-04), it did not pay: at 8448x8192x8192, 16 whole
+//     rounds, v16 ran at 95.9% of cuBLAS against 96.7% at 8192^3, so the
+//     half-empty round was not what held it back; with stream-K (its first
+//     signalling, every thread polling) 97.1% at 8192^3, within the day's
+//     spread (92.5-97.6%), and 81.7% at 4096^3 against 96.0%, some 30 us
+//     more a launch (nvidia-h200-2026-12-04-streamk.json, -whole-tiles.json).
 //   Block: 3 warpgroups = 384 threads; warpgroup 0 produces (one thread issues
 //   the copies), warpgroups 1 and 2 each own 64 rows of the 128x256 tile.
 //   Stages: a 128x64 A tile (16 KiB) + a 256x64 B tile (32 KiB) = 48 KiB;
@@ -63,7 +69,7 @@
 //   m64n128k16; setmaxnreg (40 producer, 232 consumers); a persistent grid of
 //   min(tiles, SMs) blocks walking tiles in L2-friendly groups, the ring and
 //   its phases carried from tile to tile, the last round's tiles shared by
-//   k-steps; 48 KiB stages instead of 32 KiB.
+//   k-steps when asked; 48 KiB stages instead of 32 KiB.
 // Not yet: 2-CTA clusters with TMA multicast (one load feeds two SMs; the
 //   emulator does not model clusters), a TMA store epilogue from shared
 //   memory, two consumer warpgroups on alternating tiles ("ping-pong", so

@@ -15,7 +15,10 @@
 //   them (232); a persistent grid of min(tiles, SMs) blocks walks the tiles in
 //   v16's grouped order, the ring running on from tile to tile, so the next
 //   tile loads while the last one is stored; a last round that is not whole
-//   is shared out by k-steps among all the blocks (v16's stream-K).
+//   can be shared out by k-steps among all the blocks (v16's stream-K, off
+//   unless WARPNET_STREAM_K=1: on the H200 on 2026-12-04 it ran at 98.7% of
+//   cuBLASLt at 8192^3, below the 99.9% and 100.6% of that day's runs
+//   without it, and at 84.4% at 4096^3 against 99.6%).
 // Layouts: v15's. 8-bit wgmma operands are K-major only, so the kernel takes
 //   A stored (M,K) and B stored (N,K); the registration packs any other
 //   operand, and any whose row pitch or address TMA cannot take, K-major
@@ -29,7 +32,7 @@
 //   significand bits (registration: accumulator_bits = 14, as cuBLASLt's fp8).
 // Changed from v15: 128x256 tile and wgmma m64n256k32 (was 128x128 and
 //   m64n128k32); 4 stages of 48 KiB (were 7 of 32 KiB); setmaxnreg; a
-//   persistent grid in grouped tile order, stream-K for the last round.
+//   persistent grid in grouped tile order, stream-K for the last round when asked.
 // Changed from v16: e4m3 inputs, k32 wgmmas and 128-wide k-steps (were bf16,
 //   k16, 64-wide); K-major operands only, the others packed first.
 // Checked: the registry's test sizes and layouts on the emulator, plain and

@@ -17,6 +17,7 @@
 #include <algorithm>
 #include <cmath>
 #include <cstdio>
+#include <cstdlib>
 #include <set>
 #include <tuple>
 #include <utility>
@@ -112,6 +113,10 @@ TEST_CASE("matmul/18: fp8 blocks that walk several tiles, the ring running on ac
 // not full, the last tiles are cut by k-steps among the blocks; contributors
 // hand partial sums to the owners through the workspace.
 TEST_CASE("matmul/16 and 18: stream-K shares the last round's tiles, owners adding the others' partial sums") {
+  struct StreamKOn {  // off by default (stream_k_workspace.hpp)
+    StreamKOn() { setenv("WARPNET_STREAM_K", "1", 1); }
+    ~StreamKOn() { unsetenv("WARPNET_STREAM_K"); }
+  } on;
   struct Workers {
     explicit Workers(int n) { simt::set_workers(n); }
     ~Workers() { simt::set_workers(0); }

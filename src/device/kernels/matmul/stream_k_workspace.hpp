@@ -1,10 +1,13 @@
 // The stream-K workspace of a persistent wgmma launch (v16, v18; see
-// kernels/common/stream_k.hpp): made when the launch's plan shares tiles
-// and its blocks can all be resident at once, which stream-K's waits need
-// (no more blocks than SMs: both kernels fit one block per SM); otherwise
-// none, and the kernel walks every tile whole. WARPNET_STREAM_K=0 in the
-// environment makes none ever, to time the same build both ways. Included
-// by their registrations after kernels/matmul/16_wgmma_persistent.cu.
+// kernels/common/stream_k.hpp). Off unless WARPNET_STREAM_K=1 is in the
+// environment: on the H200 on 2026-12-04 the first version of it gained
+// nothing at 8192^3 and cost some 30 us a launch at 4096^3 (the kernels'
+// headers); the version since, which signals a warp at a time, has not yet
+// run on a GPU. When on, made when the launch's plan shares tiles and its
+// blocks can all be resident at once, which stream-K's waits need (no more
+// blocks than SMs: both kernels fit one block per SM); otherwise none, and
+// the kernel walks every tile whole. Included by their registrations after
+// kernels/matmul/16_wgmma_persistent.cu.
 #pragma once
 #include <cstdlib>
 #include <cstring>
@@ -25,11 +28,11 @@ class StreamKWorkspace {
     const warpnet::StreamK plan =
         warpnet::plan_stream_k(wgmma_v16::tile_count(M, N), warpnet::ceil_div(K, k_step), blocks, true);
     if (plan.shared_blocks == 0 || blocks > wgmma_v16::sm_count() || blocks > warpnet::kMaxStreamKBlocks) return;
-    if (const char* env = std::getenv("WARPNET_STREAM_K"); env && std::strcmp(env, "0") == 0) return;
+    if (const char* env = std::getenv("WARPNET_STREAM_K"); !env || std::strcmp(env, "1") != 0) return;
     workspace_.emplace(warpnet::stream_k_bytes(blocks, wgmma_v16::kPartialFloats), kSlot);
     if (!workspace_->created()) return;  // its flags are as the last launch left them: zero
-    const cudaError_t error = cudaMemsetAsync(warpnet::stream_k_flags(workspace_->data()), 0,
-                                              warpnet::kMaxStreamKBlocks * sizeof(int), launch_stream());
+    const cudaError_t error =
+        cudaMemsetAsync(workspace_->data(), 0, warpnet::stream_k_flag_bytes(), launch_stream());
     if (error != cudaSuccess) fail(id, ": zeroing stream-K's flags: ", cudaGetErrorName(error));
   }
   void* data() const { return workspace_ ? workspace_->data() : nullptr; }
