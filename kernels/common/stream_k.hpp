@@ -8,8 +8,11 @@
 //   H200's 132 SMs: 15 rounds of 132 and one of 68, 16 tile times for 15.52
 //   tiles of work (97%). Here the first T - T % P tiles are walked whole, as
 //   before ("data parallel"), and the (T % P) * k_steps k-steps of the rest
-//   are cut into contiguous ranges, one per block (at most kMaxSplit blocks
-//   per tile: an owner adds one partial tile per block that shares it).
+//   are cut into contiguous ranges, one per block (about kMaxSplit blocks a
+//   tile at most: an owner adds one partial tile per block that shares it).
+// Measured: on an H200 it did not pay, and it is off unless
+//   WARPNET_STREAM_K=1 (src/device/kernels/matmul/stream_k_workspace.hpp;
+//   matmul v16's header has the figures).
 // Partial tiles: k-steps are numbered tile by tile, so a range covers the
 //   end of one tile, maybe whole tiles, then the start of another. A block
 //   whose range starts inside a tile ("contributor") writes its partial
@@ -25,9 +28,10 @@
 //   blocks one at a time, so the emulator reports one SM under a stepper.
 // Flags: block c's flag counts its contributor warps as they finish
 //   writing (up to THREADS / 32), then the owner's warps as they finish
-//   reading; the last reader sets it back to 0. A launch leaves the flags as it found
-//   them, zero, which the caller sets once when the workspace is made (a
-//   launch that faults midway leaves the GPU's context unusable anyway).
+//   reading; the last reader sets it back to 0. A launch leaves the flags
+//   as it found them, zero, which the caller sets once when the workspace
+//   is made (a launch that faults midway leaves the GPU's context unusable
+//   anyway).
 #pragma once
 #include "kernels/common/cuda_compat.hpp"
 #include "kernels/common/float4_rows.hpp"
@@ -107,7 +111,9 @@ class BlockWork {
 // are zero for the next one, however many blocks it has.
 constexpr int kMaxStreamKBlocks = 1024;
 constexpr int kFlagStride = 32;  // ints: 128 bytes
-__host__ __device__ constexpr size_t stream_k_flag_bytes() { return size_t(kMaxStreamKBlocks) * kFlagStride * sizeof(int); }
+__host__ __device__ constexpr size_t stream_k_flag_bytes() {
+  return size_t(kMaxStreamKBlocks) * kFlagStride * sizeof(int);
+}
 __host__ __device__ constexpr size_t stream_k_bytes(int blocks, int floats) {
   return stream_k_flag_bytes() + size_t(blocks) * floats * sizeof(float);
 }

@@ -39,7 +39,8 @@
 //   traced; tests/simt/test_wgmma_persistent.cpp gives it fewer blocks than
 //   tiles (the ring and its parities running on across tiles), in place and
 //   packed, and as many workers as blocks with a last round to share
-//   (stream-K's partial sums through the workspace, traced too). nvcc 13.0 for sm_90a (-Xptxas -v): 168 registers, no spills.
+//   (stream-K's partial sums through the workspace, traced too). nvcc 13.0
+//   for sm_90a (-Xptxas -v): 168 registers, no spills.
 // Measured: NVIDIA H200, 2026-12-04 (bench/results/nvidia-h200-2026-12-04.json, `warpnet bench matmul`):
 //   0.150 ms = 916 TFLOP/s at 4096^3, 100% of cuBLASLt fp8 in the same run; 1.20e3 TFLOP/s at 8192^3, 100%.
 //   Both with a row-major B (trans_b = 0), packed K-major first, inside the timed region.

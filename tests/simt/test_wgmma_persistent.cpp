@@ -184,7 +184,8 @@ TEST_CASE("stream-K: the plan covers every k-step once, and each owner waits for
         } else if (w.k_end < k_steps) {
           ++owners[size_t(w.tile)];
           const long long tile_end = (long long)(w.tile - plan.whole_tiles + 1) * k_steps;
-          for (int c = b + 1; c < plan.shared_blocks && plan.begin(c) < tile_end; ++c) gathered[size_t(w.tile)].insert(c);
+          for (int c = b + 1; c < plan.shared_blocks && plan.begin(c) < tile_end; ++c)
+            gathered[size_t(w.tile)].insert(c);
         }
         first_shared = false;
       }

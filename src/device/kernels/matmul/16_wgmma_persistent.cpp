@@ -36,8 +36,9 @@ const Registration wgmma_persistent{Kernel{
     // Inputs stored as bf16 (relative error 2^-8 each against fp32); products exact, sums fp32.
     .precision = "bf16 inputs, fp32 accumulation (wgmma, sm_90a)",
     .shape_text = "block (384) = TMA producer (setmaxnreg 40) + 2 consumer warpgroups (setmaxnreg 232), persistent "
-                  "grid (min(tiles, SMs)) walking 128x256 C tiles in groups of 8 tile rows, the tiles of a last "
-                  "partial round shared out by k-steps (stream-K); wgmma m64n256k16 per consumer, 4-stage mbarrier ring of 64-wide k-steps carried across tiles, 128B swizzle; when A's "
+                  "grid (min(tiles, SMs)) walking 128x256 C tiles in groups of 8 tile rows (with WARPNET_STREAM_K=1 "
+                  "a last partial round's tiles shared out by k-steps, stream-K); wgmma m64n256k16 per consumer, "
+                  "4-stage mbarrier ring of 64-wide k-steps carried across tiles, 128B swizzle; when A's "
                   "or B's contiguous dimension is not a multiple of 8, v12 runs instead",
     // The grid's x is the block count whatever the problem; the launch reads only that.
     .shape = [](const Sizes& s) {

@@ -31,8 +31,9 @@ const Registration wgmma_fp8_persistent{Kernel{
     // Inputs stored as fp8 e4m3 (relative error 2^-4 each against fp32); products exact.
     .precision = "fp8 e4m3 inputs, ~14-bit sums in the accumulator over all of K (sm_90a)",
     .shape_text = "block (384) = TMA producer (setmaxnreg 40) + 2 consumer warpgroups (setmaxnreg 232), persistent "
-                  "grid (min(tiles, SMs)) walking 128x256 C tiles in groups of 8 tile rows, the tiles of a last "
-                  "partial round shared out by k-steps (stream-K); wgmma m64n256k32 e4m3 per consumer, 4-stage mbarrier ring of 128-wide k-steps carried across tiles, 128B swizzle, "
+                  "grid (min(tiles, SMs)) walking 128x256 C tiles in groups of 8 tile rows (with WARPNET_STREAM_K=1 "
+                  "a last partial round's tiles shared out by k-steps, stream-K); wgmma m64n256k32 e4m3 per consumer, "
+                  "4-stage mbarrier ring of 128-wide k-steps carried across tiles, 128B swizzle, "
                   "K-major operands, the others first packed K-major by pack_k_major inside the timed region (as v15)",
     // The grid's x is the block count whatever the problem; the launch reads only that.
     .shape = [](const Sizes& s) {
