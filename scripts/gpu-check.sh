@@ -25,6 +25,10 @@
 #   7. lists each kernel's matrix instructions and spills (cuobjdump -sass);
 #   8. (only when PHASES names it) times each kernel of a LeNet-5 training
 #      step with Nsight Compute (ncu-lenet.csv): where a step's time goes;
+#      and ("ncu-matmul") profiles one launch of each of the matmul versions
+#      in NCU_MATMUL_KERNELS at 4096^3 with all of Nsight Compute's sections
+#      (ncu-matmul-<version>.csv): what holds the FP32, WMMA and mma.sync
+#      rungs below their targets;
 #   9. prints a short table last.
 # The phases run in the order a cut costs least: test, precision (its
 # records are written at the end), train, ncu, lenet, bench (whose records
@@ -61,7 +65,9 @@
 #                       "conv2d conv2d_dgrad conv2d_wgrad" at LeNet-5's conv1 and
 #                       conv2 at batch 256
 #   PHASES              which phases run, default "test bench train lenet precision sass"
-#                       (add "ncu" for the per-kernel times of a LeNet-5 step)
+#                       (add "ncu" for the per-kernel times of a LeNet-5 step,
+#                       "ncu-matmul" for the matmul versions' profiles)
+#   NCU_MATMUL_KERNELS  the "ncu-matmul" phase's versions, default "9 11 12 17"
 #   RECORD_TAG          appended to the records' names (<gpu>-<date>-<tag>.json),
 #                       so a second run the same day keeps the first's
 #   JOBS                build jobs, default all cores
@@ -331,6 +337,69 @@ print(f"{'kernel':<70} {'launches':>8} {'mean us':>9} {'total us':>9}")
 for k, t in total.most_common(25):
     print(f"{k:<70} {count[k]:>8} {t / count[k]:>9.1f} {t:>9.0f}")
 PY
+fi
+
+# One launch of each matmul version in NCU_MATMUL_KERNELS at 4096^3, under
+# every section Nsight Compute has (--set full: throughput against peak,
+# the pipes' use, warp stall reasons, shared-memory bank conflicts,
+# occupancy), raw metrics in one CSV per version; the log gets the few that
+# say where a kernel's time goes. The bench around it runs cuBLAS and the
+# version's check and warm-up; -k and -c pick the version's first launch.
+# A version's kernel, as Nsight Compute names a function (no template arguments).
+kernel_regex() {
+  case $1 in
+    9 | 10) echo "^sgemm_warptiling$" ;;  # 10 launches 09's kernel with the tile its tuner picks
+    11) echo "^gemm_wmma$" ;;
+    12) echo "^gemm_mma_sync$" ;;
+    13) echo "^gemm_wgmma_tma$" ;;
+    16) echo "^gemm_wgmma_persistent$" ;;
+    17) echo "^gemm_mma_sync_multistage$" ;;
+    18) echo "^gemm_wgmma_fp8_persistent$" ;;
+    *) echo "unknown-version-$1" ;;
+  esac
+}
+if want ncu-matmul && command -v ncu >/dev/null && [ -x "$BIN/warpnet" ]; then
+  for v in ${NCU_MATMUL_KERNELS:-9 11 12 17}; do
+    csv="$OUT/ncu-matmul-$v.csv"
+    phase "ncu --set full: matmul/$v at 4096^3 -> $csv"
+    run_capped 60 ncu --set full --csv --page raw --log-file "$csv" -c 1 \
+      -k "regex:$(kernel_regex "$v")" \
+      "$BIN/warpnet" bench matmul --size 4096,4096,4096 --kernels "$v" --no-cpu --runs 3 --budget 0.1 >/dev/null 2>&1
+    note "ncu matmul/$v: $(outcome $?)"
+    [ -s "$csv" ] && python3 - "$csv" <<'PY'
+import csv, re, sys
+rows = [r for r in csv.reader(open(sys.argv[1], errors="replace"))]
+head = next((i for i, r in enumerate(rows) if "Kernel Name" in r), None)
+if head is None or len(rows) < head + 3:
+    print("ncu: no kernel row in the CSV")
+    sys.exit(0)
+names, units, values = rows[head], rows[head + 1], rows[head + 2]
+col = {n: i for i, n in enumerate(names)}
+print("kernel:", values[col["Kernel Name"]][:110])
+def show(metric):
+    if metric in col:
+        print(f"  {metric:<75} {values[col[metric]]:>12} {units[col[metric]]}")
+for m in ["gpu__time_duration.sum", "launch__registers_per_thread", "launch__occupancy_limit_registers",
+          "sm__warps_active.avg.pct_of_peak_sustained_active", "sm__throughput.avg.pct_of_peak_sustained_elapsed",
+          "gpu__compute_memory_throughput.avg.pct_of_peak_sustained_elapsed",
+          "dram__throughput.avg.pct_of_peak_sustained_elapsed", "lts__t_sector_hit_rate.pct",
+          "l1tex__data_bank_conflicts_pipe_lsu_mem_shared.sum", "smsp__inst_executed.sum",
+          "sm__inst_executed_pipe_fma.avg.pct_of_peak_sustained_active"]:
+    show(m)
+# The tensor pipes' use (their names differ by architecture) and the stall reasons, largest first.
+for m in sorted(n for n in col if re.search(r"pipe_tensor.*pct_of_peak", n)):
+    show(m)
+def number(text):
+    try:
+        return float(text.replace(",", ""))
+    except ValueError:
+        return 0.0
+stalls = [(number(values[i]), n) for n, i in col.items()
+          if re.fullmatch(r"smsp__average_warps_issue_stalled_\w+_per_issue_active\.ratio", n)]
+for v, n in sorted(stalls, reverse=True)[:8]:
+    print(f"  {n:<75} {v:>12.2f} warps per issue")
+PY
+  done
 fi
 
 # LeNet-5's two conv layers at batch 256, the step issue 5's 50x target
