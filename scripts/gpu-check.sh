@@ -304,11 +304,15 @@ fi
 # their sum. The autotuners' timing launches (each size's first launch in
 # training tunes matmul/10 and the autotuned conv versions) pause the
 # profiler (gpu_timing::ProfilerPaused), so only the workload's launches are
-# counted.
+# counted. Nsight Compute honours the pauses only with --profile-from-start
+# off; the program starts profiling at its GPU probe (device::gpu::probe).
+# Without it, on 2026-12-04, the tuners' candidates were counted too
+# (bench/results/logs/README.md).
 ncu_csv="$OUT/ncu-lenet.csv"
 if want ncu && command -v ncu >/dev/null && [ -x "$BIN/warpnet" ]; then
   phase "ncu: each kernel of a LeNet-5 training step -> $ncu_csv"
-  run_capped 90 ncu --clock-control none --metrics gpu__time_duration.sum --csv --log-file "$ncu_csv" \
+  run_capped 90 ncu --profile-from-start off --clock-control none --metrics gpu__time_duration.sum --csv \
+    --log-file "$ncu_csv" \
     "$BIN/warpnet" bench train --model lenet5 --batch 256 --images 512 --epoch-seconds 0 --threads 2 >/dev/null 2>&1
   rc=$?
   note "ncu: $(outcome $rc)"
@@ -362,7 +366,7 @@ if want ncu-matmul && command -v ncu >/dev/null && [ -x "$BIN/warpnet" ]; then
   for v in ${NCU_MATMUL_KERNELS:-9 11 12 17}; do
     csv="$OUT/ncu-matmul-$v.csv"
     phase "ncu --set full: matmul/$v at 4096^3 -> $csv"
-    run_capped 60 ncu --set full --csv --page raw --log-file "$csv" -c 1 \
+    run_capped 60 ncu --profile-from-start off --set full --csv --page raw --log-file "$csv" -c 1 \
       -k "regex:$(kernel_regex "$v")" \
       "$BIN/warpnet" bench matmul --size 4096,4096,4096 --kernels "$v" --no-cpu --runs 3 --budget 0.1 >/dev/null 2>&1
     note "ncu matmul/$v: $(outcome $?)"

@@ -7,6 +7,8 @@
 #include <cstring>
 #include <thread>
 
+#include <cuda_profiler_api.h>
+
 #include "device/cuda/check.cuh"
 #include "device/run.hpp"
 #include "kernels/common/cuda_compat.hpp"
@@ -124,6 +126,12 @@ Info probe() {
     const std::string device = cat("device ", dev);
     WN_CUDA(cudaSetDevice(dev), device);
     WN_CUDA(cudaFree(nullptr), "creating a context on " + device);  // fails now rather than mid-benchmark
+    // Profiling starts here when a profiler waits to be told (ncu
+    // --profile-from-start off, as scripts/gpu-check.sh runs it), so that
+    // gpu_timing::ProfilerPaused can take the tuners' launches out: with
+    // profiling on from the start, Nsight Compute counted them (2026-12-04).
+    // With any other profiler, or none, this does nothing.
+    cudaProfilerStart();
     cudaDeviceProp p{};
     WN_CUDA(cudaGetDeviceProperties(&p, dev), device);
     int clock_khz = 0, mem_khz = 0, bus_bits = 0, driver = 0, runtime = 0;
