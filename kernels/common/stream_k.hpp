@@ -180,5 +180,21 @@ __device__ __forceinline__ void stream_k_gather(float (&acc)[COUNT], void* works
   }
 }
 
+// The end of piece `w` in consumer thread t of block `block`, its sums in
+// acc: a contributor hands them on (false: nothing for it to store); an
+// owner adds the others' in; a whole tile is as it is (true: store acc).
+template <int COUNT, int THREADS>
+__device__ __forceinline__ bool stream_k_piece_done(float (&acc)[COUNT], void* workspace, const StreamK& plan,
+                                                    const Work& w, int block, int t) {
+  if (w.k_begin > 0) {  // the rest of the tile is another block's to finish
+    stream_k_contribute<COUNT, THREADS>(acc, workspace, block, t);
+    return false;
+  }
+  if (w.k_end < plan.k_steps)  // this block owns a shared tile: the others' sums first
+    stream_k_gather<COUNT, THREADS>(acc, workspace, plan, block,
+                                    (long long)(w.tile - plan.whole_tiles + 1) * plan.k_steps, t);
+  return true;
+}
+
 }  // namespace WARPNET_KERNEL_COPY
 }  // namespace warpnet

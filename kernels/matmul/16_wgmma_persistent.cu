@@ -247,14 +247,10 @@ __global__ void __launch_bounds__(wgmma_v16::THREADS, 1)
       // barriers, is meanwhile filling the next piece's stages.
       wgmma_wait<0>();
       if (steps > 0) mbarrier_arrive(&empty[(it - 1) % STAGES]);
-      const int ct = threadIdx.x - 128;  // 0..255 among the consumers
-      if (w.k_begin > 0) {  // the rest of the tile is another block's to finish
-        warpnet::stream_k_contribute<ACCUMULATORS, kConsumerThreads>(acc, workspace, int(blockIdx.x), ct);
+      // A piece of a shared tile: its sums handed on, or the others' added in.
+      if (!warpnet::stream_k_piece_done<ACCUMULATORS, kConsumerThreads>(acc, workspace, plan, w, int(blockIdx.x),
+                                                                        int(threadIdx.x) - 128))
         continue;
-      }
-      if (w.k_end < k_steps)  // this block owns a shared tile: the others' sums first
-        warpnet::stream_k_gather<ACCUMULATORS, kConsumerThreads>(
-            acc, workspace, plan, int(blockIdx.x), (long long)(w.tile - plan.whole_tiles + 1) * k_steps, ct);
       store_accumulators(acc, C, M, N, at.row0 + m0, at.col0, t);
     }
   }

@@ -152,14 +152,10 @@ __global__ void __launch_bounds__(wgmma_fp8_v18::THREADS, 1)
       wgmma_wait<0>();
       if (steps > 0) mbarrier_arrive(&empty[(it - 1) % STAGES]);
       // Stream-K's shared tiles, as v16.
-      const int ct = threadIdx.x - 128;
-      if (w.k_begin > 0) {
-        warpnet::stream_k_contribute<ACCUMULATORS, wgmma_v16::kConsumerThreads>(acc, workspace, int(blockIdx.x), ct);
+      if (!warpnet::stream_k_piece_done<ACCUMULATORS, wgmma_v16::kConsumerThreads>(acc, workspace, plan, w,
+                                                                                   int(blockIdx.x),
+                                                                                   int(threadIdx.x) - 128))
         continue;
-      }
-      if (w.k_end < k_steps)
-        warpnet::stream_k_gather<ACCUMULATORS, wgmma_v16::kConsumerThreads>(
-            acc, workspace, plan, int(blockIdx.x), (long long)(w.tile - plan.whole_tiles + 1) * k_steps, ct);
       wgmma_v13::store_accumulators(acc, C, M, N, at.row0 + m0, at.col0, t);
     }
   }
