@@ -25,10 +25,11 @@ class StreamKWorkspace {
   static constexpr int kSlot = 1;
   // `blocks` blocks over M x N in 128x256 tiles, K in steps of `k_step`.
   StreamKWorkspace(const char* id, int blocks, int M, int N, int K, int k_step) {
+    // Asked first, and at every launch (a test turns it on midway): off, a launch asks nothing of the device.
+    if (const char* env = std::getenv("WARPNET_STREAM_K"); !env || std::strcmp(env, "1") != 0) return;
     const warpnet::StreamK plan =
         warpnet::plan_stream_k(wgmma_v16::tile_count(M, N), warpnet::ceil_div(K, k_step), blocks, true);
     if (plan.shared_blocks == 0 || blocks > wgmma_v16::sm_count() || blocks > warpnet::kMaxStreamKBlocks) return;
-    if (const char* env = std::getenv("WARPNET_STREAM_K"); !env || std::strcmp(env, "1") != 0) return;
     workspace_.emplace(warpnet::stream_k_bytes(blocks, wgmma_v16::kPartialFloats), kSlot);
     if (!workspace_->created()) return;  // its flags are as the last launch left them: zero
     const cudaError_t error =
