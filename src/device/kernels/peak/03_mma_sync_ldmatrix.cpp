@@ -1,0 +1,29 @@
+#include "device/kernels/peak/peak_registration.hpp"
+
+namespace {
+#include "kernels/peak/03_mma_sync_ldmatrix.cu"
+}  // namespace
+
+namespace warpnet::device::peak {
+namespace {
+
+const Registration mma_sync_ldmatrix{Kernel{
+    .op = "peak",
+    .version = 3,
+    .name = "mma_sync_ldmatrix",
+    .precision = "bf16 inputs, fp32 accumulation (mma.sync)",
+    .shape_text = "block (256) = 8 warps of 64x64 warp tiles (matmul v17's), grid (blocks): 8 ldmatrix.x4 + 32 mma.sync m16n8k16 per repeat",
+    .shape = [](const Sizes& s) { return shape(s); },
+    .flops = flops,
+    .bytes = [](const Sizes& s) { return bytes(s, 2); },
+    .launch = [](const Sizes& s, const Launch& l, Buffers b) {
+      launch_kernel(peak_mma_sync_ldmatrix, l.grid, l.block, l.dynamic_shared, repeats(s), static_cast<const __nv_bfloat16*>(b[0]),
+                    static_cast<const __nv_bfloat16*>(b[1]), static_cast<float*>(b[2]));
+      check_launch();
+    },
+    .copy = kThisCopy,
+    .input_format = &simt::kBfloat16,
+}};
+
+}  // namespace
+}  // namespace warpnet::device::peak
