@@ -1,14 +1,16 @@
-// Peak v1 — FP32 FFMA fed from shared memory: the ceiling of the CUDA-core
-// SGEMM's inner loop (matmul v05-v10).
+// Peak v1 — FP32 FFMA fed from shared memory: the ceiling of a CUDA-core
+// SGEMM's inner loop (matmul v05-v10) at 128 accumulators a thread.
 //
 // Idea: a thread owns an 8x16 piece of the block's 128x256 tile (128 fp32
 //   accumulators). Per k it reads 8 values of A's column and 16 of B's row
 //   from shared memory — 2 + 4 float4 loads (LDS.128) — and issues 8 x 16 =
-//   128 FFMA: 6 loads per 128 FMAs, the ratio of matmul v09's 8x16 thread
-//   tile. No global memory, no barrier, no address arithmetic beyond the
-//   loop's: what is left is the FFMA pipe and the loads that feed it. Its
-//   rate against the datasheet's FP32 peak and against cuBLAS's SGEMM says
-//   how much of matmul v09's distance to cuBLAS lies in its inner loop.
+//   128 FFMA: 6 loads per 128 FMAs, against the 4 per 64 of matmul v09's
+//   8x8 thread tile (64 accumulators). No global memory, no barrier, no
+//   address arithmetic beyond the loop's: what is left is the FFMA pipe and
+//   the loads that feed it. Its rate against the datasheet's FP32 peak and
+//   against cuBLAS's SGEMM says how far a CUDA-core GEMM with this thread
+//   tile could go at all, and so how much of v09's distance to cuBLAS lies
+//   outside its inner loop.
 // Layout: A is stored transposed in shared memory (As[k][m]), so a thread's 8
 //   rows of one k are two adjacent float4; B as it is (Bs[k][n]). Thread t
 //   takes rows 8*(t/16).. and columns 4*(t%16) + 64*q + 0..3 (q = 0..3): the
