@@ -121,7 +121,12 @@ std::vector<const Kernel*> kernels(Copy copy) {
   std::vector<const Kernel*> out;
   for (const Kernel& k : kernel_list())
     if (k.copy == copy) out.push_back(&k);
-  std::sort(out.begin(), out.end(), [](auto* a, auto* b) { return std::tie(a->op, a->version) < std::tie(b->op, b->version); });
+  // By name within a version: an op's version-0 kernels of one format come in
+  // a fixed order, and the first is its yardstick (conv2d/00_cudnn before
+  // 00_cudnn_implicit_gemm).
+  std::sort(out.begin(), out.end(), [](auto* a, auto* b) {
+    return std::tie(a->op, a->version, a->name) < std::tie(b->op, b->version, b->name);
+  });
   return out;
 }
 

@@ -2,6 +2,7 @@
 // ladder is measured against ("% of cuDNN", taken in the same run).
 //
 //   conv2d/00_cudnn        cudnnConvolutionForward         x, w -> y     NCHW
+//   conv2d/00_cudnn_implicit_gemm   the same, cuDNN's implicit GEMMs only (not the yardstick)
 //   conv2d_dgrad/00_cudnn  cudnnConvolutionBackwardData    dy, w -> dx   NCHW
 //   conv2d_wgrad/00_cudnn  cudnnConvolutionBackwardFilter  x, dy -> dw   NCHW
 //   conv2d_nhwc/00_cudnn   cudnnConvolutionForward         x, w -> y     NHWC (w as KRSC)
@@ -61,15 +62,20 @@ namespace warpnet::device::conv {
 namespace {
 
 enum class Pass { forward, dgrad, wgrad };
+// Which of cudnnFind's algorithms a plan takes: the fastest of all, or
+// (forward only) the fastest of cuDNN's implicit GEMMs, IMPLICIT_GEMM and
+// IMPLICIT_PRECOMP_GEMM: the yardstick of the same kind as warpnet's
+// implicit-GEMM rungs (conv2d/00_cudnn_implicit_gemm).
+enum class Choice { fastest, implicit_gemm };
 
 const char* op_name(Pass pass, cudnnTensorFormat_t format) {
   if (format == CUDNN_TENSOR_NHWC) return "conv2d_nhwc";
   return pass == Pass::forward ? "conv2d" : pass == Pass::dgrad ? "conv2d_dgrad" : "conv2d_wgrad";
 }
 
-std::string where(Pass pass, cudnnTensorFormat_t format, const Sizes& s) {
+std::string where(Pass pass, cudnnTensorFormat_t format, const Sizes& s, Choice choice = Choice::fastest) {
   const ConvShape g = shape_of(s);
-  return cat(op_name(pass, format), "/00_cudnn at N=", g.N, " C=", g.C, " H=", g.H, " W=", g.W, " K=", g.K,
+  return cat(op_name(pass, format), choice == Choice::fastest ? "/00_cudnn" : "/00_cudnn_implicit_gemm", " at N=", g.N, " C=", g.C, " H=", g.H, " W=", g.W, " K=", g.K,
              " R=", g.R, " S=", g.S, " stride=", g.stride, " pad=", g.pad, " dilation=", g.dil);
 }
 
@@ -108,14 +114,19 @@ static_assert(std::size(kForwardAlgos) == CUDNN_CONVOLUTION_FWD_ALGO_COUNT &&
                   std::size(kWgradAlgos) == CUDNN_CONVOLUTION_BWD_FILTER_ALGO_COUNT,
               "one name per cuDNN algorithm");
 
-// The first (fastest) of cudnnFind's results that ran and uses no tensor-op math.
+// The first (fastest) of cudnnFind's results that ran, uses no tensor-op
+// math and is an algorithm `accepted` (every one when null).
 template <class Perf>
-const Perf* fastest_fp32(const Perf* perf, int count) {
+const Perf* fastest_fp32(const Perf* perf, int count, bool (*accepted)(int algo) = nullptr) {
   for (int i = 0; i < count; ++i)
     if (perf[i].status == CUDNN_STATUS_SUCCESS && perf[i].mathType != CUDNN_TENSOR_OP_MATH &&
-        perf[i].mathType != CUDNN_TENSOR_OP_MATH_ALLOW_CONVERSION)
+        perf[i].mathType != CUDNN_TENSOR_OP_MATH_ALLOW_CONVERSION && (!accepted || accepted(int(perf[i].algo))))
       return &perf[i];
   return nullptr;
+}
+
+bool implicit_gemm(int algo) {
+  return algo == CUDNN_CONVOLUTION_FWD_ALGO_IMPLICIT_GEMM || algo == CUDNN_CONVOLUTION_FWD_ALGO_IMPLICIT_PRECOMP_GEMM;
 }
 
 // "cudnnFind: WINOGRAD_NONFUSED 0.201 ms (chosen), IMPLICIT_PRECOMP_GEMM 0.310 ms, FFT tensor-op math
@@ -137,11 +148,11 @@ std::string algorithms_found(const Perf* perf, int count, const Perf* chosen, co
   return text;
 }
 
-const Plan& plan_of(Pass pass, cudnnTensorFormat_t format, const Sizes& s) {
-  static std::map<std::tuple<Pass, cudnnTensorFormat_t, Sizes>, Plan> plans;  // kept for the process
-  const auto key = std::make_tuple(pass, format, s);
+const Plan& plan_of(Pass pass, cudnnTensorFormat_t format, const Sizes& s, Choice choice = Choice::fastest) {
+  static std::map<std::tuple<Pass, cudnnTensorFormat_t, Sizes, Choice>, Plan> plans;  // kept for the process
+  const auto key = std::make_tuple(pass, format, s, choice);
   if (const auto it = plans.find(key); it != plans.end()) return it->second;
-  const std::string at = where(pass, format, s);
+  const std::string at = where(pass, format, s, choice);
   const ConvShape g = shape_of(s);
   Plan p;
   WN_CUDNN(cudnnCreateTensorDescriptor(&p.x), at);
@@ -165,7 +176,7 @@ const Plan& plan_of(Pass pass, cudnnTensorFormat_t format, const Sizes& s) {
     WN_CUDNN(cudnnFindConvolutionForwardAlgorithm(h, p.x, p.w, p.conv, p.y, CUDNN_CONVOLUTION_FWD_ALGO_COUNT, &found,
                                                   perf),
              at);
-    const auto* best = fastest_fp32(perf, found);
+    const auto* best = fastest_fp32(perf, found, choice == Choice::implicit_gemm ? implicit_gemm : nullptr);
     if (best) p.algo = best->algo, p.workspace = best->memory, chosen = true;
     p.found = algorithms_found(perf, found, best, kForwardAlgos);
   } else if (pass == Pass::dgrad) {
@@ -185,7 +196,10 @@ const Plan& plan_of(Pass pass, cudnnTensorFormat_t format, const Sizes& s) {
     if (best) p.algo = best->algo, p.workspace = best->memory, chosen = true;
     p.found = algorithms_found(perf, found, best, kWgradAlgos);
   }
-  if (!chosen) throw gpu::Failure(at + ": cudnnFind found no fp32 (non-tensor-op) algorithm that runs", false);
+  if (!chosen)
+    throw gpu::Failure(at + ": cudnnFind found no fp32 (non-tensor-op) " +
+                           (choice == Choice::fastest ? "algorithm" : "implicit-GEMM algorithm") + " that runs",
+                       false);
   return plans.emplace(key, p).first->second;
 }
 
@@ -206,34 +220,34 @@ void* workspace_for(size_t needed, const std::string& at) {
 
 // Buffers as the ops order them: conv2d {x, w, y}, conv2d_dgrad {dy, w, dx},
 // conv2d_wgrad {x, dy, dw}. alpha = 1, beta = 0: the output is only written.
-template <Pass pass, cudnnTensorFormat_t format>
+template <Pass pass, cudnnTensorFormat_t format, Choice choice = Choice::fastest>
 void run(const Sizes& s, const Launch&, Buffers b) {
-  const Plan& p = plan_of(pass, format, s);
+  const Plan& p = plan_of(pass, format, s, choice);
   // Made only on failure and at a size's first launch (inside WN_* and plan_of).
-  void* ws = p.workspace ? workspace_for(p.workspace, where(pass, format, s)) : nullptr;
+  void* ws = p.workspace ? workspace_for(p.workspace, where(pass, format, s, choice)) : nullptr;
   const float one = 1.0f, zero = 0.0f;
   const cudnnHandle_t h = cudnn_handle();
   if constexpr (pass == Pass::forward) {
     // The plain loop this stands for: conv/01_direct.cu.
     WN_CUDNN(cudnnConvolutionForward(h, &one, p.x, b[0], p.w, b[1], p.conv, cudnnConvolutionFwdAlgo_t(p.algo), ws,
                                      p.workspace, &zero, p.y, b[2]),
-             where(pass, format, s));
+             where(pass, format, s, choice));
   } else if constexpr (pass == Pass::dgrad) {
     WN_CUDNN(cudnnConvolutionBackwardData(h, &one, p.w, b[1], p.y, b[0], p.conv,
                                           cudnnConvolutionBwdDataAlgo_t(p.algo), ws, p.workspace, &zero, p.x, b[2]),
-             where(pass, format, s));
+             where(pass, format, s, choice));
   } else {
     WN_CUDNN(cudnnConvolutionBackwardFilter(h, &one, p.x, b[0], p.y, b[1], p.conv,
                                             cudnnConvolutionBwdFilterAlgo_t(p.algo), ws, p.workspace, &zero, p.w, b[2]),
-             where(pass, format, s));
+             where(pass, format, s, choice));
   }
 }
 
 // Kernel::tune for version 0: no tuning of ours, but the plan made (cudnnFind
 // run) before the check, and what it found written into the record.
-template <Pass pass, cudnnTensorFormat_t format>
+template <Pass pass, cudnnTensorFormat_t format, Choice choice = Choice::fastest>
 std::string algorithms(const Sizes& s) {
-  return plan_of(pass, format, s).found;
+  return plan_of(pass, format, s, choice).found;
 }
 
 // What any convolution pass must move at least: its two inputs read once,
@@ -250,10 +264,10 @@ Launch library_shape(const Sizes&) { return Launch{dim3(1), dim3(1), 0}; }
 // One cuDNN version 0: what differs between the four is the op, the call
 // in words and the pass and layout it launches.
 Kernel cudnn_kernel(std::string op, std::string shape_text, void (*launch)(const Sizes&, const Launch&, Buffers),
-                    std::string (*found)(const Sizes&)) {
+                    std::string (*found)(const Sizes&), std::string name = "cudnn") {
   return Kernel{.op = std::move(op),
                 .version = 0,
-                .name = "cudnn",
+                .name = std::move(name),
                 .precision = "fp32 (CUDA cores: CUDNN_FMA_MATH, no TF32)",
                 .shape_text = "cuDNN chooses: " + shape_text + " (once per size)",
                 .shape = library_shape,
@@ -270,6 +284,16 @@ const Registration cudnn_forward{cudnn_kernel(
     "cudnnConvolutionForward, NCHW fp32, cross-correlation, the fastest FMA-math algorithm "
     "cudnnFindConvolutionForwardAlgorithm measured",
     run<Pass::forward, CUDNN_TENSOR_NCHW>, algorithms<Pass::forward, CUDNN_TENSOR_NCHW>)};
+
+// Not the yardstick (conv2d/00_cudnn is, the first version 0 of its format:
+// the registry orders a version's kernels by name): cuDNN's own implicit
+// GEMM, timed in the same run, for the rungs of that kind to be set against.
+const Registration cudnn_forward_implicit_gemm{cudnn_kernel(
+    "conv2d",
+    "cudnnConvolutionForward, NCHW fp32, cross-correlation, the faster of IMPLICIT_GEMM and IMPLICIT_PRECOMP_GEMM "
+    "as cudnnFindConvolutionForwardAlgorithm measured them",
+    run<Pass::forward, CUDNN_TENSOR_NCHW, Choice::implicit_gemm>,
+    algorithms<Pass::forward, CUDNN_TENSOR_NCHW, Choice::implicit_gemm>, "cudnn_implicit_gemm")};
 
 const Registration cudnn_dgrad{cudnn_kernel(
     "conv2d_dgrad",
