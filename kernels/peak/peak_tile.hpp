@@ -7,16 +7,15 @@
 // So the time of a launch is the time of the instructions a GEMM's inner loop
 // is made of, with nothing else in the way: the ceiling of that loop, set
 // beside what the matmul ladder's kernels reach (lessons/04-matmul-ladder).
-// 256 threads own the 128x256 tile as the GEMMs do (128 fp32 accumulators a
-// thread), so the ceiling is the one of the registers the GEMMs really have.
+// 256 or 512 threads own the 128x256 tile as the GEMMs own theirs (128 or 64
+// fp32 accumulators a thread, in the GEMMs' thread and warp tiles), so the
+// ceiling is the one of the registers and warps the GEMMs really have.
 #pragma once
 #include "kernels/common/cuda_compat.hpp"
 
 namespace peak_tile {
 
 constexpr int TM = 128, TN = 256, TK = 16;  // a block's C tile, and the k of one repeat
-constexpr int THREADS = 256;
-static_assert(TM * TN / THREADS == 128, "128 accumulators per thread, as the GEMMs carry");
 
 // A compiler barrier: shared memory may have changed, so loads inside a
 // repeat are issued again in every repeat rather than hoisted out of the loop

@@ -2,7 +2,7 @@
 // of (kernels/peak/peak_tile.hpp). Sizes {blocks, repeats}; inputs A (128,16)
 // and B (16,256); output C (blocks, 128, 256), every block's C = repeats ·
 // (A @ B). Each version keeps the operands on chip and issues one kind of
-// instruction over and over: FFMA (v1), mma.sync (v2, v3), wgmma (v4). Its
+// instruction over and over: FFMA (v1, v2), mma.sync (v3-v5), wgmma (v6). Its
 // TFLOP/s against the datasheet's peak and against the matmul ladder's
 // vendor rates in the same run is the point; the output only shows that the
 // instructions did the work they were timed for.
@@ -64,9 +64,10 @@ const Registration peak{Op{
     .tolerance = [](const Sizes& s, const std::vector<Tensor>&) {
       return std::vector<Tensor>{Tensor::zeros({s[0], kTileM, kTileN}, DType::f64)};
     },
-    // 1056 blocks = 8 per SM of an H100/H200 (one resident at a time: 128
-    // accumulators a thread), 4096 repeats: 4.5 TFLOP, a few ms on the tensor
-    // cores and about 0.1 s on the FP32 pipes, well past a launch's overhead.
+    // 1056 blocks = 8 per SM of an H100/H200 (one resident at a time: a
+    // block holds most of an SM's registers), 4096 repeats: 4.5 TFLOP, a
+    // few ms on the tensor cores and about 0.1 s on the FP32 pipes, well past
+    // a launch's overhead.
     .bench_sizes = {{1056, 4096}},
     .reduction_length = [](const Sizes& s) { return s[1] * kTileK; },
     .check_sizes = check_sizes,

@@ -1,4 +1,4 @@
-// Peak v4 — Hopper's wgmma m64n256k16 (bf16, fp32 accumulation) from shared
+// Peak v6 — Hopper's wgmma m64n256k16 (bf16, fp32 accumulation) from shared
 // memory (sm_90a): the tensor cores' ceiling for the instruction matmul v16
 // is built on.
 //
@@ -9,7 +9,7 @@
 //   wgmma always reads B (and here A) from shared memory, so this is also
 //   the most a GEMM's operands in shared memory can feed. Against cuBLAS's
 //   bf16 it says how much room a hand-written Hopper GEMM has at all; against
-//   peak v2, what wgmma gives that mma.sync cannot.
+//   peak v3, what wgmma gives that mma.sync cannot.
 // Layout: both tiles K-major in the 128-byte swizzle matmul v13 uses (its
 //   swizzle128 and descriptor), rows of 128 bytes of which the first 32 (k
 //   0..15) are written and read: A's 128 rows (16 KiB), B's 256 columns as
@@ -18,26 +18,27 @@
 // Changed: first version.
 // Measured: not yet measured on a GPU.
 // Build: sm_90a only (src/device/CMakeLists.txt); runs on the emulator, which
-//   models wgmma. Run: build/bin/warpnet trace peak/04 --size 2,3
+//   models wgmma. Run: build/bin/warpnet trace peak/06 --size 2,3
 #include "kernels/common/hopper.hpp"
 #include "kernels/matmul/13_wgmma_tma.cu"  // wgmma_v13::swizzle128, descriptor, store_accumulators
 #include "kernels/peak/peak_tile.hpp"
 
-namespace peak_v4 {
+namespace peak_wgmma_tile {
+constexpr int THREADS = 256;  // 2 warpgroups
 constexpr uint32_t ROW = 128, SBO = 1024;  // bytes per swizzled row; between groups of 8 rows
 constexpr uint32_t A_BYTES = peak_tile::TM * ROW, B_BYTES = peak_tile::TN * ROW;
 constexpr size_t kSharedBytes = A_BYTES + B_BYTES + 1024;  // + 1024 to align the tiles for the swizzle
-}  // namespace peak_v4
+}  // namespace peak_wgmma_tile
 
 // A: (128,16) row-major bf16; B: (16,256) row-major bf16; C: (gridDim.x,128,256)
 // fp32, C[b] = repeats * (A @ B). Launch: block (256) = 2 warpgroups, grid
-// (blocks); dynamic shared peak_v4::kSharedBytes (49 KiB: opted in). sm_90a only.
-__global__ void __launch_bounds__(peak_tile::THREADS, 1)
+// (blocks); dynamic shared peak_wgmma_tile::kSharedBytes (49 KiB: opted in). sm_90a only.
+__global__ void __launch_bounds__(peak_wgmma_tile::THREADS, 1)
     peak_wgmma(int repeats, const __nv_bfloat16* __restrict__ A, const __nv_bfloat16* __restrict__ B,
                float* __restrict__ C) {
 #if WARPNET_HOPPER_PTX
   using namespace peak_tile;
-  using namespace peak_v4;
+  using namespace peak_wgmma_tile;
   using namespace warpnet::ptx;
   unsigned char* raw = warpnet::dynamic_shared<unsigned char>();
   unsigned char* a = raw + (1024 - shared_address(raw) % 1024) % 1024;  // the swizzle repeats every 1024 bytes

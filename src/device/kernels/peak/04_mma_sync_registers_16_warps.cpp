@@ -1,0 +1,28 @@
+#include "device/kernels/peak/peak_registration.hpp"
+
+namespace {
+#include "kernels/peak/04_mma_sync_registers_16_warps.cu"
+}  // namespace
+
+namespace warpnet::device::peak {
+namespace {
+
+const Registration mma_sync_registers_16_warps{Kernel{
+    .op = "peak",
+    .version = 4,
+    .name = "mma_sync_registers_16_warps",
+    .precision = "bf16 inputs, fp32 accumulation (mma.sync)",
+    .shape_text = "block (512) = 16 warps of 64x32 warp tiles (matmul v12's), grid (blocks): "
+                  "16 mma.sync m16n8k16 per warp and repeat on fragments loaded once",
+    .shape = [](const Sizes& s) { return shape(s, peak_mma_sync::kThreads<32>); },
+    .flops = flops,
+    .bytes = [](const Sizes& s) { return bytes(s, 2); },
+    .launch = [](const Sizes& s, const Launch& l, Buffers b) {
+      launch_peak<__nv_bfloat16>(peak_mma_sync_registers<32>, s, l, b);
+    },
+    .copy = kThisCopy,
+    .input_format = &simt::kBfloat16,
+}};
+
+}  // namespace
+}  // namespace warpnet::device::peak
