@@ -1,7 +1,8 @@
 // The mma.sync peak versions' shared tile (peak v3-v5): A and B staged in
 // shared memory as matmul v12 and v17 stage them, and a warp's fragments
 // loaded from there with ldmatrix as v17 loads them. Warp tiles are 64 rows
-// by WN columns: 64 (v17's, 8 warps) or 32 (v12's, 16 warps).
+// by WN columns: 64 (v17's, 8 warps an SM) or 32 (v12's, 16 warps an SM in
+// its two resident blocks).
 #pragma once
 #include "kernels/common/ptx.hpp"
 #include "kernels/peak/peak_tile.hpp"
