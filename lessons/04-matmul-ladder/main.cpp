@@ -20,6 +20,7 @@
 #include <map>
 #include <nlohmann/json.hpp>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "device/registry.hpp"
@@ -121,8 +122,47 @@ void print_table(const std::vector<Figures>& all, const device::Sizes& sizes, bo
                 device::describe_sizes(device::op("matmul"), sizes).c_str());
 }
 
+// The vendor's row (version 0) of `format` in the record's matmul table of
+// the most FLOPs, and that table's sizes; null when the record has none.
+std::pair<const nlohmann::json*, std::string> largest_vendor(const nlohmann::json& record, const std::string& format) {
+  const nlohmann::json* best = nullptr;
+  std::string sizes;
+  double most = 0;
+  for (const nlohmann::json& op : record["ops"]) {
+    if (op.value("op", "") != "matmul" || !op["gpu"].contains("kernels") || op.value("flops", 0.0) <= most) continue;
+    for (const nlohmann::json& k : op["gpu"]["kernels"])
+      if (k.value("version", -1) == 0 && k.value("input_format", "") == format && k.value("status", "") == "ok") {
+        best = &k, sizes = op["sizes"].dump(), most = op.value("flops", 0.0);
+        break;
+      }
+  }
+  return {best, sizes};
+}
+
+// A record's peak table (the instruction ceilings, kernels/peak): each
+// version's rate, as a share of the datasheet's peak and of the vendor's
+// matmul in its format at the record's largest matmul size, timed in the same
+// run (`warpnet bench matmul peak`, as gpu-check.sh runs it).
+void print_peak_table(const nlohmann::json& record, const nlohmann::json& op) {
+  std::printf("| version | inputs | TFLOP/s | %% of peak | %% of the vendor's matmul (this record) |\n"
+              "|---|---|---:|---:|---:|\n");
+  const nlohmann::json none;
+  for (const nlohmann::json& k : op["gpu"]["kernels"]) {
+    const bool ok = k.value("status", "") == "ok";
+    const auto [vendor, sizes] = largest_vendor(record, k.value("input_format", ""));
+    std::string share = "-";
+    if (ok && vendor && k["tflops"].is_number() && (*vendor)["tflops"].is_number())
+      share = fixed(100 * k["tflops"].get<double>() / (*vendor)["tflops"].get<double>(), 1) + " (" +
+              (*vendor).value("kernel", "?") + " at " + sizes + ")";
+    std::printf("| %s | %s | %s | %s | %s |\n", k.value("kernel", "?").c_str(), k.value("input_format", "?").c_str(),
+                ok ? lesson::record_number(k.value("tflops", none), 1).c_str() : k.value("status", "?").c_str(),
+                lesson::record_number(k.value("percent_of_peak", none), 1).c_str(), share.c_str());
+  }
+}
+
 // Every matmul table of every GPU record in bench/results (the source tree's),
-// oldest first; a line saying there is none yet otherwise.
+// oldest first, and its peak table where it has one; a line saying there is
+// none yet otherwise.
 void print_gpu_records() {
   namespace fs = std::filesystem;
   int tables = 0;
@@ -134,6 +174,13 @@ void print_gpu_records() {
     if (!gpu.value("usable", false)) continue;
     const int before = tables;
     for (const nlohmann::json& op : record["ops"]) {
+      if (op.value("op", "") == "peak" && op["gpu"].contains("kernels")) {
+        std::printf("\n**%s**, %s, `%s`, the instruction ceilings (peak) at %s:\n\n", gpu.value("name", "?").c_str(),
+                    record.value("date", "?").c_str(), fs::relative(file, WARPNET_SOURCE_DIR).c_str(),
+                    op["sizes"].dump().c_str());
+        print_peak_table(record, op);
+        continue;
+      }
       if (op.value("op", "") != "matmul" || !op["gpu"].contains("kernels")) continue;
       std::printf("\n**%s** (sm_%s, driver %s, cuBLAS %s), %s, `%s`, matmul %s:\n\n", gpu.value("name", "?").c_str(),
                   gpu.value("compute_capability", "?").c_str(), gpu.value("driver", "?").c_str(),
