@@ -69,7 +69,7 @@
 #   PHASES              which phases run, default "test bench train lenet precision sass"
 #                       (add "ncu" for the per-kernel times of a LeNet-5 step,
 #                       "ncu-matmul" for the matmul versions' profiles)
-#   NCU_MATMUL_KERNELS  the "ncu-matmul" phase's versions, default "9 11 12 17"
+#   NCU_MATMUL_KERNELS  the "ncu-matmul" phase's versions, default "9 12 16 17"
 #   RECORD_TAG          appended to the records' names (<gpu>-<date>-<tag>.json),
 #                       so a second run the same day keeps the first's
 #   JOBS                build jobs, default all cores
@@ -350,7 +350,10 @@ fi
 # the pipes' use, warp stall reasons, shared-memory bank conflicts,
 # occupancy), raw metrics in one CSV per version; the log gets the few that
 # say where a kernel's time goes. The bench around it runs cuBLAS and the
-# version's check and warm-up; -k and -c pick the version's first launch.
+# version's check and warm-up; -k and -c pick the version's first launch
+# at 4096^3: its checks at the op's test sizes come first but are not
+# profiled (gpu::ProfilerPause). Before that pause, on 2026-12-04, the
+# profiles were of a test size's launch of a few microseconds.
 # A version's kernel, as Nsight Compute names a function (no template arguments).
 kernel_regex() {
   case $1 in
@@ -365,7 +368,7 @@ kernel_regex() {
   esac
 }
 if want ncu-matmul && command -v ncu >/dev/null && [ -x "$BIN/warpnet" ]; then
-  for v in ${NCU_MATMUL_KERNELS:-9 11 12 17}; do
+  for v in ${NCU_MATMUL_KERNELS:-9 12 16 17}; do
     csv="$OUT/ncu-matmul-$v.csv"
     phase "ncu --set full: matmul/$v at 4096^3 -> $csv"
     run_capped 60 ncu --profile-from-start off --set full --csv --page raw --log-file "$csv" -c 1 \

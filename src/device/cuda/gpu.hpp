@@ -87,6 +87,20 @@ class Problem {
 // `bytes` (1 GiB: far past L2), timed with CUDA events. Throws Failure.
 double copy_bandwidth_gbps(size_t bytes = size_t(1) << 30, int runs = 10);
 
+// While one lives, a profiler that waits to be told (ncu --profile-from-start
+// off, scripts/gpu-check.sh's ncu phases) records no launch: `warpnet bench`
+// checks each version at its op's test sizes first, and those small
+// launches are not the ones a profile of the benchmarked size is after.
+// Does nothing without a profiler, or without the toolkit. (Kernel code has
+// its own, gpu_timing::ProfilerPaused: there the emulator's runtime answers.)
+class ProfilerPause {
+ public:
+  ProfilerPause();
+  ~ProfilerPause();
+  ProfilerPause(const ProfilerPause&) = delete;
+  ProfilerPause& operator=(const ProfilerPause&) = delete;
+};
+
 // One run on fresh device buffers: Problem(kernel, sizes, inputs).run(kernel) and the outputs.
 std::vector<Tensor> run(const Kernel& kernel, const Sizes& sizes, const std::vector<Tensor>& inputs, double timeout_s = 60);
 

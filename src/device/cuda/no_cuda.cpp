@@ -20,6 +20,9 @@ double Problem::run(const Kernel&, double) { return 0; }
 std::vector<Tensor> Problem::outputs() const { return {}; }
 std::vector<double> Problem::time(const Kernel&, int, int, int, double, double) { return {}; }
 
+ProfilerPause::ProfilerPause() = default;
+ProfilerPause::~ProfilerPause() = default;
+
 double copy_bandwidth_gbps(size_t, int) { throw Failure("warpnet was built without the CUDA toolkit", false); }
 
 std::vector<Tensor> run(const Kernel& kernel, const Sizes& sizes, const std::vector<Tensor>& inputs,

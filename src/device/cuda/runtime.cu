@@ -288,6 +288,9 @@ std::vector<double> Problem::time(const Kernel& kernel, int warmup, int runs, in
   return ms;
 }
 
+ProfilerPause::ProfilerPause() { cudaProfilerStop(); }
+ProfilerPause::~ProfilerPause() { cudaProfilerStart(); }
+
 double copy_bandwidth_gbps(size_t bytes, int runs) {
   const std::string at = cat("copy bandwidth (", bytes, " bytes)");
   DeviceBuffer from(bytes, at), to(bytes, at);
