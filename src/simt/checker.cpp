@@ -172,6 +172,15 @@ bool Checker::acquired_after(const Lane& lane, const Access& other) const {
   return acquired_[size_t(lane.linear) * block_.lane_count() + unsigned(other.thread)] > other.sync;
 }
 
+void Checker::tma_copy_issued(const Lane& lane, uintptr_t address, size_t bytes, const void* pc,
+                              std::vector<uint32_t>& phase) {
+  Region* region = shared_region(address);
+  if (!region) return;  // tma_load refuses a box outside the block's shared memory
+  if (address + bytes > region->begin + region->bytes) out_of_bounds(lane, address, bytes, true, pc, true);
+  check_shared(lane, *region, address, bytes, true, pc);
+  mbarrier_release(lane, phase);
+}
+
 void Checker::mbarrier_release(const Lane& lane, std::vector<uint32_t>& phase) {
   block_.tick_lane_clock(lane.warp, lane.lane);  // the lane's accesses so far are now before the arrive
   const unsigned threads = block_.lane_count();

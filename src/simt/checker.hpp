@@ -47,6 +47,16 @@ class Checker {
   // read it). Checked as a write, not counted: the store is counted where the
   // copy is made.
   void async_copy_issued(const Lane& lane, uintptr_t address, size_t bytes, const void* pc);
+  // A TMA copy's box of shared bytes, at its issue. The copy engine writes
+  // them before it completes the copy's transaction bytes on its mbarrier,
+  // so they are checked and recorded as writes of the issuing thread,
+  // released into `phase`, the clocks of the barrier phase the copy
+  // completes: a thread whose wait returns for that phase reads them in
+  // order (ldmatrix from a TMA-filled stage); one that reads them without
+  // that wait, or a refill of a stage other threads still read, races. Not
+  // counted among the thread's stores: no instruction of its own made them.
+  void tma_copy_issued(const Lane& lane, uintptr_t address, size_t bytes, const void* pc,
+                       std::vector<uint32_t>& phase);
   // An mbarrier's arrive and a wait returning for the phase it completed, as
   // release and acquire: the arriving thread's accesses before its arrive are
   // ordered before the waiting thread's after its wait. Release ticks the

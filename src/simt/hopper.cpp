@@ -145,7 +145,7 @@ void tma_load(void* dst, const CUtensorMap* map, const int* coords, int rank, ui
     misuse(lane, instruction, cat("a ", rank, "-d copy of a rank-", copy.map.rank, " tensor map"));
   if (copy.dst_address % 128 != 0)
     misuse(lane, instruction, cat("shared destination ", hex32(copy.dst_address), " is not 128-byte aligned"));
-  barrier_at(lane, bar, instruction);
+  MBarrier& barrier = barrier_at(lane, bar, instruction);
   uint64_t extent = copy.map.element_bytes;  // from the first element to past the last
   for (uint32_t d = 0; d < copy.map.rank; ++d) extent += (copy.map.dims[d] - 1) * copy.map.strides[d];
   if (!find_allocation(reinterpret_cast<const void*>(copy.map.global), extent))
@@ -169,6 +169,13 @@ void tma_load(void* dst, const CUtensorMap* map, const int* coords, int rank, ui
                cat("the copy overwrites shared bytes [", hex32(box.begin), ", ", hex32(box.end), ") that a wgmma of warp ",
                    w, " (issued at ", describe_code(op.site), ") has not finished reading: its wgmma.wait_group "
                    "must retire it before the stage is released for refilling"));
+  // Recorded as [dst, dst + bytes): the 128-byte swizzle moves 16-byte
+  // chunks only within their 128-byte line, and the box starts 128-byte
+  // aligned, so for every box of whole lines (all of warpnet's) that is
+  // exactly what the copy writes.
+  if (Checker* checker = current_block->checker_if_traced())
+    checker->tma_copy_issued(lane, reinterpret_cast<uintptr_t>(dst), copy.bytes, __builtin_return_address(0),
+                             barrier.arriving);
   current_block->hopper().copies.push_back(copy);
 }
 

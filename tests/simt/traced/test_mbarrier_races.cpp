@@ -7,14 +7,19 @@
 // empty barrier (matmul v13's ring, with plain stores in place of TMA) must
 // pass; a read without the wait, a wait on another barrier, a store after
 // the arrive, and a wait that missed the phase whose arrivals the barrier
-// keeps must still be named as races. Compiled with warpnet_simt_traced.
+// keeps must still be named as races. A TMA copy's bytes count as its
+// issuing thread's writes, released into the phase the copy completes
+// (Checker::tma_copy_issued): read after the wait for that phase they run
+// clean, read without it they race. Compiled with warpnet_simt_traced.
 #include <doctest/doctest.h>
 
+#include <algorithm>
 #include <string>
 #include <vector>
 
 #include "kernels/common/hopper.hpp"
 #include "tests/simt/device_buffer.hpp"
+#include "tests/simt/tma_helpers.hpp"
 
 using warpnet::simt::LaunchError;
 
@@ -29,15 +34,19 @@ __device__ float* buffer() { return reinterpret_cast<float*>(barriers() + kBarri
 
 // The launch's race report, or "" when it ran clean.
 template <class... P, class... A>
-std::string race_in(void (*kernel)(P...), dim3 block, A... args) {
+std::string race_in_shared(size_t shared, void (*kernel)(P...), dim3 block, A... args) {
   DeterministicScope deterministic;
   try {
-    warpnet::simt::launch(kernel, dim3(1), block, kShared, args...);
+    warpnet::simt::launch(kernel, dim3(1), block, shared, args...);
   } catch (const LaunchError& e) {
     CHECK(e.code() == cudaErrorLaunchFailure);
     return e.what();
   }
   return "";
+}
+template <class... P, class... A>
+std::string race_in(void (*kernel)(P...), dim3 block, A... args) {
+  return race_in_shared(kShared, kernel, block, args...);
 }
 
 // How the producer warp fills the buffer, and how the consumer warp gets to read it.
@@ -172,6 +181,34 @@ __global__ void ring(float* out) {
   if (warp == 1) out[lane] = sum;
 }
 
+// A TMA hand-off: thread 0 loads one box of 64 x 8 16-bit elements (1024
+// bytes, swizzled) into shared memory on `full`; warp 1 reads it back, 32
+// bytes a lane as they lie there, after its wait for the copy's phase
+// (kWaits) or without it, thread 0 then waiting so that no copy is left in
+// flight. Dynamic shared memory: up to 1024 bytes to align, the box, the barrier.
+constexpr size_t kTmaShared = 3 * 1024;
+template <bool kWaits>
+__global__ void tma_hand_off(const __grid_constant__ CUtensorMap map, uint16_t* out) {
+  using namespace warpnet::ptx;
+  unsigned char* tile = aligned_shared();
+  auto* full = reinterpret_cast<uint64_t*>(tile + 1024);
+  if (threadIdx.x == 0) {
+    mbarrier_init(full, 1);
+    fence_mbarrier_init();
+  }
+  __syncthreads();
+  if (threadIdx.x == 0) {
+    mbarrier_arrive_expect_tx(full, 1024);
+    tma_load_2d(tile, &map, 0, 0, full);
+    if (!kWaits) mbarrier_wait(full, 0);
+  } else if (threadIdx.x >= 32) {
+    const unsigned lane = threadIdx.x - 32;
+    if (kWaits) mbarrier_wait(full, 0);
+    const auto* box = reinterpret_cast<const uint16_t*>(tile);
+    for (unsigned i = 0; i < 16; ++i) out[16 * lane + i] = box[16 * lane + i];
+  }
+}
+
 // What hand_off's consumer lane reads: its neighbour's lane number.
 void check_neighbours(const DeviceBuffer<float>& out) {
   std::vector<float> expected(32);
@@ -268,4 +305,21 @@ TEST_CASE("traced: a store after its thread's mbarrier arrive races with the rea
     check_race(message, "hand_off<");
     CHECK(message.find("wrote it at") != std::string::npos);
   }
+}
+
+TEST_CASE("traced: TMA's bytes are ordered before the reads after the wait for its copy's phase, and race without it") {
+  std::vector<uint16_t> matrix(64 * 8);
+  for (size_t i = 0; i < matrix.size(); ++i) matrix[i] = uint16_t(i);
+  DeviceBuffer<uint16_t> d_matrix(matrix), out(512);
+  CUtensorMap map;
+  REQUIRE(encode(&map, CU_TENSOR_MAP_DATA_TYPE_UINT16, 2, d_matrix.get(), 64, 8, 64, 8) == CUDA_SUCCESS);
+  CHECK(race_in_shared(kTmaShared, tma_hand_off<true>, dim3(64), map, out.get()).empty());
+  // Every element once, each in its swizzled place (test_hopper.cpp checks the places).
+  std::vector<uint16_t> got = out.download();
+  std::sort(got.begin(), got.end());
+  CHECK(got == matrix);
+  const std::string skipped = race_in_shared(kTmaShared, tma_hand_off<false>, dim3(64), map, out.get());
+  INFO(skipped);
+  CHECK(skipped.find("thread (32,0,0): shared-memory race on `dynamic shared memory`[byte ") != std::string::npos);
+  CHECK(skipped.find("and thread (0,0,0) wrote it at") != std::string::npos);
 }
