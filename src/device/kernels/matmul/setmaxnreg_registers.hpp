@@ -1,4 +1,4 @@
-// The persistent wgmma versions (16, 18) move registers between warpgroups
+// The persistent TMA versions (16, 18, 19) move registers between warpgroups
 // with setmaxnreg, which only shares out what the block was launched with:
 // built with fewer than wgmma_v16::LAUNCH_REGISTERS a thread, a consumer's
 // setmaxnreg.inc would wait for ever. Refused by name instead. Included by
