@@ -147,6 +147,24 @@ __host__ __device__ constexpr Tile tile_at(int t, int tiles_m, int tiles_n) {
   return Tile{at.m * BM, at.n * BN};
 }
 
+#if WARPNET_HOPPER_PTX
+// The producer's copies of k-step k0 of tile `at` into one stage: its A tile
+// at `a`, its B tile at `b`, the bytes counted on `full`. One thread issues
+// them (v16 and v19).
+template <bool TA, bool TB>
+__device__ __forceinline__ void load_stage(unsigned char* a, unsigned char* b, const CUtensorMap* map_a,
+                                           const CUtensorMap* map_b, Tile at, int k0, uint64_t* full) {
+  using namespace warpnet::ptx;
+  mbarrier_arrive_expect_tx(full, kStageBytes<TA, TB>);  // whole boxes count, zero-filled parts included
+  for (int box = 0; box < OperandA<TA>::BOXES; ++box)
+    if constexpr (TA) tma_load_2d(a + box * OperandA<TA>::BOX_BYTES, map_a, at.row0 + 64 * box, k0, full);  // {M, K}
+    else tma_load_2d(a, map_a, k0, at.row0, full);                                                         // {K, M}
+  for (int box = 0; box < OperandB<TB>::BOXES; ++box)
+    if constexpr (TB) tma_load_2d(b, map_b, k0, at.col0, full);                                            // {K, N}
+    else tma_load_2d(b + box * OperandB<TB>::BOX_BYTES, map_b, at.col0 + 64 * box, k0, full);              // {N, K}
+}
+#endif
+
 }  // namespace wgmma_v16
 
 // map_a: A, (M,K) row-major bf16, or (K,M) when TA; map_b: B, (K,N) row-major
@@ -203,14 +221,7 @@ __global__ void __launch_bounds__(wgmma_v16::THREADS, 1)
           const int s = it % STAGES, k0 = step * BK;
           if (it >= STAGES) mbarrier_wait(&empty[s], (it / STAGES - 1) & 1);  // round r-1 released it
           unsigned char* a = base + s * STAGE;
-          unsigned char* b = a + OpA::BYTES;
-          mbarrier_arrive_expect_tx(&full[s], STAGE);  // whole boxes count, zero-filled parts included
-          for (int box = 0; box < OpA::BOXES; ++box)
-            if constexpr (TA) tma_load_2d(a + box * OpA::BOX_BYTES, &map_a, at.row0 + 64 * box, k0, &full[s]);  // {M, K}
-            else tma_load_2d(a, &map_a, k0, at.row0, &full[s]);                                                 // {K, M}
-          for (int box = 0; box < OpB::BOXES; ++box)
-            if constexpr (TB) tma_load_2d(b, &map_b, k0, at.col0, &full[s]);                                    // {K, N}
-            else tma_load_2d(b + box * OpB::BOX_BYTES, &map_b, at.col0 + 64 * box, k0, &full[s]);               // {N, K}
+          load_stage<TA, TB>(a, a + OpA::BYTES, &map_a, &map_b, at, k0, &full[s]);
         }
       }
     }

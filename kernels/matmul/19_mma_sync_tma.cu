@@ -129,14 +129,7 @@ __global__ void __launch_bounds__(mma_sync_v19::THREADS, 1)
           const int s = it % STAGES, k0 = step * BK;
           if (it >= STAGES) mbarrier_wait(&empty[s], (it / STAGES - 1) & 1);  // round r-1 released it
           unsigned char* a = base + s * STAGE;
-          unsigned char* b = a + OpA::BYTES;
-          mbarrier_arrive_expect_tx(&full[s], STAGE);  // whole boxes count, zero-filled parts included
-          for (int box = 0; box < OpA::BOXES; ++box)
-            if constexpr (TA) tma_load_2d(a + box * OpA::BOX_BYTES, &map_a, at.row0 + 64 * box, k0, &full[s]);  // {M, K}
-            else tma_load_2d(a, &map_a, k0, at.row0, &full[s]);                                                 // {K, M}
-          for (int box = 0; box < OpB::BOXES; ++box)
-            if constexpr (TB) tma_load_2d(b, &map_b, k0, at.col0, &full[s]);                                    // {K, N}
-            else tma_load_2d(b + box * OpB::BOX_BYTES, &map_b, at.col0 + 64 * box, k0, &full[s]);               // {N, K}
+          wgmma_v16::load_stage<TA, TB>(a, a + OpA::BYTES, &map_a, &map_b, at, k0, &full[s]);
         }
       }
     }
