@@ -247,26 +247,29 @@ inline PFN_cuTensorMapEncodeTiled_v12000 encode_tiled() {
 }
 
 // TMA's layout rules this kernel's maps must meet: the base 16-byte aligned,
-// the row pitch (inner * 2 bytes) a multiple of 16.
-inline bool tma_describable(const void* base, int64_t inner) {
-  return reinterpret_cast<uintptr_t>(base) % 16 == 0 && inner % 8 == 0;
+// the row pitch (inner * element_bytes) a multiple of 16.
+inline bool tma_describable(const void* base, int64_t inner, int element_bytes = 2) {
+  return reinterpret_cast<uintptr_t>(base) % 16 == 0 && (inner * element_bytes) % 16 == 0;
 }
 
-// A row-major (outer, inner) bf16 matrix as a 2-D tensor map: boxes of
-// 64 x box_outer, 128-byte swizzle, zeros outside.
-inline bool make_map(CUtensorMap* map, const void* base, int64_t inner, int64_t outer, int box_outer) {
+// A row-major (outer, inner) matrix of bf16 (or fp32: matmul v20) as a 2-D
+// tensor map: boxes of one 128-byte row (64 bf16, 32 fp32) x box_outer,
+// 128-byte swizzle, zeros outside.
+inline bool make_map(CUtensorMap* map, const void* base, int64_t inner, int64_t outer, int box_outer,
+                     CUtensorMapDataType type = CU_TENSOR_MAP_DATA_TYPE_BFLOAT16) {
   const PFN_cuTensorMapEncodeTiled_v12000 encode = encode_tiled();
-  const cuuint64_t dims[2] = {cuuint64_t(inner), cuuint64_t(outer)}, strides[1] = {cuuint64_t(inner) * 2};
-  const cuuint32_t box[2] = {64, cuuint32_t(box_outer)}, element_strides[2] = {1, 1};
-  return encode && encode(map, CU_TENSOR_MAP_DATA_TYPE_BFLOAT16, 2, const_cast<void*>(base), dims, strides, box,
-                          element_strides, CU_TENSOR_MAP_INTERLEAVE_NONE, CU_TENSOR_MAP_SWIZZLE_128B,
-                          CU_TENSOR_MAP_L2_PROMOTION_L2_256B, CU_TENSOR_MAP_FLOAT_OOB_FILL_NONE) == CUDA_SUCCESS;
+  const cuuint32_t bytes = type == CU_TENSOR_MAP_DATA_TYPE_FLOAT32 ? 4 : 2;
+  const cuuint64_t dims[2] = {cuuint64_t(inner), cuuint64_t(outer)}, strides[1] = {cuuint64_t(inner) * bytes};
+  const cuuint32_t box[2] = {128 / bytes, cuuint32_t(box_outer)}, element_strides[2] = {1, 1};
+  return encode && encode(map, type, 2, const_cast<void*>(base), dims, strides, box, element_strides,
+                          CU_TENSOR_MAP_INTERLEAVE_NONE, CU_TENSOR_MAP_SWIZZLE_128B, CU_TENSOR_MAP_L2_PROMOTION_L2_256B,
+                          CU_TENSOR_MAP_FLOAT_OOB_FILL_NONE) == CUDA_SUCCESS;
 }
 
 // Whether TMA can describe A (M,K) and B (K,N) as stored (see tma_describable).
 template <bool TA, bool TB>
-bool describable(int M, int N, int K, const void* A, const void* B) {
-  return tma_describable(A, TA ? M : K) && tma_describable(B, TB ? K : N);
+bool describable(int M, int N, int K, const void* A, const void* B, int element_bytes = 2) {
+  return tma_describable(A, TA ? M : K, element_bytes) && tma_describable(B, TB ? K : N, element_bytes);
 }
 
 // Makes both maps and launches; false (nothing launched) when the driver

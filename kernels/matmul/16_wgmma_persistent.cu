@@ -150,18 +150,19 @@ __host__ __device__ constexpr Tile tile_at(int t, int tiles_m, int tiles_n) {
 #if WARPNET_HOPPER_PTX
 // The producer's copies of k-step k0 of tile `at` into one stage: its A tile
 // at `a`, its B tile at `b`, the bytes counted on `full`. One thread issues
-// them (v16 and v19).
-template <bool TA, bool TB>
+// them (v16, v19; v20 with its fp32 operand tiles). An MN-major tile is
+// copied as boxes BOX_INNER wide along m or n.
+template <bool TA, bool TB, class OpA = OperandA<TA>, class OpB = OperandB<TB>>
 __device__ __forceinline__ void load_stage(unsigned char* a, unsigned char* b, const CUtensorMap* map_a,
                                            const CUtensorMap* map_b, Tile at, int k0, uint64_t* full) {
   using namespace warpnet::ptx;
-  mbarrier_arrive_expect_tx(full, kStageBytes<TA, TB>);  // whole boxes count, zero-filled parts included
-  for (int box = 0; box < OperandA<TA>::BOXES; ++box)
-    if constexpr (TA) tma_load_2d(a + box * OperandA<TA>::BOX_BYTES, map_a, at.row0 + 64 * box, k0, full);  // {M, K}
-    else tma_load_2d(a, map_a, k0, at.row0, full);                                                         // {K, M}
-  for (int box = 0; box < OperandB<TB>::BOXES; ++box)
-    if constexpr (TB) tma_load_2d(b, map_b, k0, at.col0, full);                                            // {K, N}
-    else tma_load_2d(b + box * OperandB<TB>::BOX_BYTES, map_b, at.col0 + 64 * box, k0, full);              // {N, K}
+  mbarrier_arrive_expect_tx(full, OpA::BYTES + OpB::BYTES);  // whole boxes count, zero-filled parts included
+  for (int box = 0; box < OpA::BOXES; ++box)
+    if constexpr (TA) tma_load_2d(a + box * OpA::BOX_BYTES, map_a, at.row0 + OpA::BOX_INNER * box, k0, full);  // {M, K}
+    else tma_load_2d(a, map_a, k0, at.row0, full);                                                            // {K, M}
+  for (int box = 0; box < OpB::BOXES; ++box)
+    if constexpr (TB) tma_load_2d(b, map_b, k0, at.col0, full);                                               // {K, N}
+    else tma_load_2d(b + box * OpB::BOX_BYTES, map_b, at.col0 + OpB::BOX_INNER * box, k0, full);              // {N, K}
 }
 #endif
 

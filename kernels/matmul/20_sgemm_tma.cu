@@ -1,0 +1,257 @@
+// GEMM v20 — Hopper (sm_90a): FP32 on the CUDA cores, fed by TMA. v19's
+// idea for the FFMA rungs: the copy engine fills shared memory, the math
+// warps only load from it and multiply. fp32 inputs, fp32 sums.
+//
+// Idea: the ceilings (kernels/peak/, lesson 04 "Ceilings"; bench/results/
+//   nvidia-h200-2026-12-04-peak.json) put v09's inner loop — shared loads
+//   into an 8x8 thread tile, then its FFMAs — at 53.6 TFLOP/s on an H200
+//   and the 8x16 tile's at 55.4. cuBLAS's SGEMM runs at 95% of the first;
+//   v09 at 65%. What v09 adds to that loop is its copies: every thread
+//   computes addresses and issues cp.async for its share of each tile, waits
+//   for its groups, and the block meets at __syncthreads twice a k-step. Here
+//   none of that is in the math warps' loop:
+//   - v16's producer warpgroup (setmaxnreg 40) issues TMA copies of a 128x32
+//     A tile and a 32x256 B tile per k-step into a 4-stage ring of 48 KiB
+//     stages; the two consumer warpgroups (setmaxnreg 232) wait on full[s],
+//     compute, and arrive on empty[s]. Persistent grid and tile order: v16's.
+//   - Each of the 256 consumer threads owns an 8x16 thread tile (peak/02's):
+//     128 fp32 accumulators, and per 4 k at most 24 16-byte shared loads
+//     for 512 FFMA (peak/02 has 6 per 128).
+//   - A k-step is 32 fp32 = one 128-byte row of TMA's 128-byte swizzle (the
+//     16-byte chunk c of row r lands at c ^ (r % 8)). Which elements a thread
+//     owns is chosen so that each 16-byte load reads one chunk and the 8
+//     lanes of a load phase (a 16-byte load is served 8 lanes at a time)
+//     read the same chunk or chunks of 8 rows that the swizzle spreads over
+//     8 bank groups: no conflicts, no padding.
+// Threads: consumer thread t (0..255): ty = t / 16 (two per warp), tx = t % 16.
+//   Rows: ty + 16i (i < 8) when A is K-major (row-major A: a thread loads 4 k
+//   of one row at once); 4ty + 64(i/4) + i%4 when A is MN-major (stored
+//   transposed: 4 rows of one k at once). Columns: 4tx + 64(j/4) + j%4
+//   (j < 16) when B is MN-major (row-major B: 4 columns of one k), tx + 16j
+//   when B is K-major (stored transposed: 4 k of one column).
+// Shared memory: STAGES x (A 16 KiB + B 32 KiB) + 1024 to align + 8 mbarriers
+//   = 197,696 bytes, as v16.
+// Edges: TMA zero-fills boxes past M, N, K; the epilogue guards every store.
+//   TMA needs every row stride a multiple of 16 bytes (A's and B's
+//   contiguous dimension a multiple of 4); other shapes are launched as v09
+//   by the registration.
+// Precision: fp32 products and sums (v09's), the sums in another order.
+// Changed from v09: TMA + mbarriers instead of cp.async + __syncthreads; a
+//   producer warpgroup; 128x256 tiles and 8x16 thread tiles (v09: 128x128,
+//   8x8); the 128-byte swizzle instead of a transposed A tile; persistent grid.
+// Measured: not yet on a GPU (written on 2026-12-04 after the ceilings' run).
+// Build: sm_90a only (setmaxnreg, TMA wrappers; src/device/CMakeLists.txt).
+// Run: build/bin/warpnet trace matmul/20 --size 256,256,128 on the emulator;
+//   build/bin/warpnet bench matmul --size 4096,4096,4096 --kernels matmul/9,matmul/20 on an H100/H200.
+#include <cstdint>
+
+#include "kernels/common/float4_rows.hpp"
+#include "kernels/common/hopper.hpp"
+#include "kernels/matmul/16_wgmma_persistent.cu"  // wgmma_v16: tile_at, persistent_blocks, the register split
+
+namespace sgemm_v20 {
+
+using wgmma_v16::BM, wgmma_v16::BN, wgmma_v16::STAGES;  // 128x256 tiles, 4 stages
+constexpr int BK = 32;                                   // 32 fp32 = one 128-byte swizzle row
+constexpr int THREADS = wgmma_v16::THREADS, CONSUMER_THREADS = wgmma_v16::kConsumerThreads;  // 384, 256
+constexpr int TM = 8, TN = 16;  // thread tile
+static_assert(CONSUMER_THREADS * TM * TN == BM * BN && CONSUMER_THREADS == 256, "16 x 16 threads of 8 x 16");
+
+// One operand's fp32 tile in a stage, as TMA lays it: ROWS = its m (or n)
+// extent. K-major: ROWS rows of 32 k (one box {32 k, ROWS}). MN-major: BK
+// rows of k, each 32 m/n wide, in ROWS / 32 boxes {32 m/n, 32 k} of 4 KiB.
+template <bool MN_MAJOR, int ROWS>
+struct Operand {
+  static constexpr int BOX_INNER = 32, BOX_OUTER = MN_MAJOR ? BK : ROWS, BOXES = MN_MAJOR ? ROWS / 32 : 1;
+  static constexpr uint32_t BOX_BYTES = BOX_INNER * BOX_OUTER * 4, BYTES = BOX_BYTES * BOXES;
+  // Byte offset (before swizzling) of element (mn, k) of the tile.
+  static constexpr uint32_t stored(int mn, int k) {
+    return MN_MAJOR ? (mn / 32) * BOX_BYTES + k * 128 + (mn % 32) * 4 : mn * 128 + k * 4;
+  }
+};
+template <bool TA>
+using OperandA = Operand<TA, BM>;  // A stored (K,M) when TA: m contiguous
+template <bool TB>
+using OperandB = Operand<!TB, BN>;  // B stored (K,N) unless TB: n contiguous
+
+template <bool TA, bool TB>
+constexpr uint32_t kStageBytes = OperandA<TA>::BYTES + OperandB<TB>::BYTES;
+template <bool TA, bool TB>
+constexpr size_t kSharedBytes = size_t(STAGES) * kStageBytes<TA, TB> + 1024 + 2 * STAGES * 8;
+static_assert(kSharedBytes<false, false> <= 227 * 1024, "4 stages fit the opt-in shared memory");
+
+// The thread tile's rows and columns (header): i < TM, j < TN.
+template <bool TA>
+__host__ __device__ constexpr int row_of(int ty, int i) {
+  return TA ? 4 * ty + 64 * (i / 4) + i % 4 : ty + 16 * i;
+}
+template <bool TB>
+__host__ __device__ constexpr int col_of(int tx, int j) {
+  return TB ? tx + 16 * j : 4 * tx + 64 * (j / 4) + j % 4;
+}
+
+// Elements (mn, k..k+3) of a K-major tile, or (mn..mn+3, k) of an MN-major
+// one: one 16-byte chunk, which the swizzle moves whole.
+template <class Op>
+__device__ __forceinline__ float4 load4(const unsigned char* tile, int mn, int k) {
+  return warpnet::load_float4(reinterpret_cast<const float*>(tile + wgmma_v13::swizzle128(Op::stored(mn, k))));
+}
+
+}  // namespace sgemm_v20
+
+// map_a: A, (M,K) row-major fp32, or (K,M) when TA; map_b: B, (K,N) row-major
+// fp32, or (N,K) when TB (CUtensorMaps made by sgemm_v20::launch); C: (M,N)
+// row-major fp32. C = op(A) @ op(B).
+// Launch: block (384) = producer warpgroup + 2 consumer warpgroups; grid
+// (blocks), any number (wgmma_v16::persistent_blocks: min(tiles, SMs));
+// dynamic shared kSharedBytes<TA, TB>; built with wgmma_v16::LAUNCH_REGISTERS
+// a thread (setmaxnreg's split). sm_90a only.
+template <bool TA = false, bool TB = false>
+__global__ void __launch_bounds__(sgemm_v20::THREADS, 1)
+    sgemm_tma(int M, int N, int K, const __grid_constant__ CUtensorMap map_a, const __grid_constant__ CUtensorMap map_b,
+              float* __restrict__ C) {
+#if WARPNET_HOPPER_PTX
+  using namespace sgemm_v20;
+  using namespace warpnet::ptx;
+  using OpA = OperandA<TA>;
+  using OpB = OperandB<TB>;
+  constexpr uint32_t STAGE = kStageBytes<TA, TB>;
+  // Stage s: A tile at base + s*STAGE (OpA::BYTES), B tile right after; then full[STAGES], empty[STAGES].
+  unsigned char* raw = warpnet::dynamic_shared<unsigned char>();
+  unsigned char* base = raw + (1024 - shared_address(raw) % 1024) % 1024;  // the swizzle repeats every 1024 bytes
+  uint64_t* full = reinterpret_cast<uint64_t*>(base + STAGES * STAGE);
+  uint64_t* empty = full + STAGES;
+  const int tiles_m = warpnet::ceil_div(M, BM), tiles_n = warpnet::ceil_div(N, BN), tiles = tiles_m * tiles_n;
+  const int steps = warpnet::ceil_div(K, BK);
+
+  if (threadIdx.x == 0) {
+    for (int s = 0; s < STAGES; ++s) {
+      mbarrier_init(&full[s], 1);                  // the producer's arrive.expect_tx; TMA adds the bytes
+      mbarrier_init(&empty[s], CONSUMER_THREADS);  // every consumer thread
+    }
+    fence_mbarrier_init();  // visible to the copy engine
+  }
+  __syncthreads();
+
+  // Producer and consumers count the block's k-steps alike, across tiles
+  // (v16's ring): step `it` uses stage it % STAGES in round it / STAGES.
+  if (threadIdx.x < 128) {  // producer warpgroup: one thread keeps the ring full
+    setmaxnreg_dec<wgmma_v16::PRODUCER_REGISTERS>();  // the whole warpgroup, before any thread leaves
+    if (threadIdx.x == 0) {
+      int it = 0;
+      for (int t = int(blockIdx.x); t < tiles; t += int(gridDim.x)) {
+        const wgmma_v16::Tile at = wgmma_v16::tile_at(t, tiles_m, tiles_n);
+        for (int step = 0; step < steps; ++step, ++it) {
+          const int s = it % STAGES, k0 = step * BK;
+          if (it >= STAGES) mbarrier_wait(&empty[s], (it / STAGES - 1) & 1);  // round r-1 released it
+          unsigned char* a = base + s * STAGE;
+          wgmma_v16::load_stage<TA, TB, OpA, OpB>(a, a + OpA::BYTES, &map_a, &map_b, at, k0, &full[s]);
+        }
+      }
+    }
+  } else {  // consumer: an 8x16 thread tile of each block tile
+    setmaxnreg_inc<wgmma_v16::CONSUMER_REGISTERS>();
+    const int t = int(threadIdx.x) - 128, ty = t / 16, tx = t % 16;
+    int it = 0;
+    for (int tile = int(blockIdx.x); tile < tiles; tile += int(gridDim.x)) {
+      const wgmma_v16::Tile at = wgmma_v16::tile_at(tile, tiles_m, tiles_n);
+      float acc[TM][TN] = {};
+      for (int step = 0; step < steps; ++step, ++it) {
+        const int s = it % STAGES;
+        mbarrier_wait(&full[s], (it / STAGES) & 1);  // TMA's bytes of this round have landed
+        const unsigned char* a_tile = base + s * STAGE;
+        const unsigned char* b_tile = a_tile + OpA::BYTES;
+#pragma unroll 2
+        for (int kq = 0; kq < BK; kq += 4) {
+          float a[TM][4];  // a[i][c] = A(row i, kq + c)
+          if constexpr (TA) {
+#pragma unroll
+            for (int c = 0; c < 4; ++c)
+#pragma unroll
+              for (int h = 0; h < TM / 4; ++h) {
+                const float4 v = load4<OpA>(a_tile, row_of<TA>(ty, 4 * h), kq + c);
+                a[4 * h][c] = v.x, a[4 * h + 1][c] = v.y, a[4 * h + 2][c] = v.z, a[4 * h + 3][c] = v.w;
+              }
+          } else {
+#pragma unroll
+            for (int i = 0; i < TM; ++i) {
+              const float4 v = load4<OpA>(a_tile, row_of<TA>(ty, i), kq);
+              a[i][0] = v.x, a[i][1] = v.y, a[i][2] = v.z, a[i][3] = v.w;
+            }
+          }
+          if constexpr (TB) {  // K-major B: 4 k of one column a load
+#pragma unroll
+            for (int j = 0; j < TN; ++j) {
+              const float4 v = load4<OpB>(b_tile, col_of<TB>(tx, j), kq);
+              const float b[4] = {v.x, v.y, v.z, v.w};
+#pragma unroll
+              for (int c = 0; c < 4; ++c)
+#pragma unroll
+                for (int i = 0; i < TM; ++i) acc[i][j] = fmaf(a[i][c], b[c], acc[i][j]);
+            }
+          } else {  // MN-major B: 4 columns of one k a load
+#pragma unroll
+            for (int c = 0; c < 4; ++c) {
+              float b[TN];
+#pragma unroll
+              for (int g = 0; g < TN / 4; ++g) {
+                const float4 v = load4<OpB>(b_tile, col_of<TB>(tx, 4 * g), kq + c);
+                b[4 * g] = v.x, b[4 * g + 1] = v.y, b[4 * g + 2] = v.z, b[4 * g + 3] = v.w;
+              }
+#pragma unroll
+              for (int i = 0; i < TM; ++i)
+#pragma unroll
+                for (int j = 0; j < TN; ++j) acc[i][j] = fmaf(a[i][c], b[j], acc[i][j]);
+            }
+          }
+        }
+        mbarrier_arrive(&empty[s]);  // this thread's reads of the stage are done (the arrive releases them)
+      }
+      // Row-major B: a thread's columns come 4 at a time, one 16-byte store
+      // each where C's rows keep them aligned; stored-transposed B: one by one.
+      const bool vector = warpnet::float4_rows(C, N);
+#pragma unroll
+      for (int i = 0; i < TM; ++i) {
+        const int r = at.row0 + row_of<TA>(ty, i);
+        if constexpr (TB) {
+#pragma unroll
+          for (int j = 0; j < TN; ++j) {
+            const int c = at.col0 + col_of<TB>(tx, j);
+            if (r < M && c < N) C[size_t(r) * N + c] = acc[i][j];
+          }
+        } else {
+#pragma unroll
+          for (int g = 0; g < TN / 4; ++g)
+            warpnet::store_row4(C, M, N, r, at.col0 + col_of<TB>(tx, 4 * g),
+                                make_float4(acc[i][4 * g], acc[i][4 * g + 1], acc[i][4 * g + 2], acc[i][4 * g + 3]),
+                                vector);
+        }
+      }
+    }
+  }
+#elif defined(__CUDA_ARCH__)
+  __trap();  // compiled for a GPU without setmaxnreg and the TMA wrappers: never a silent wrong answer
+#endif
+}
+
+namespace sgemm_v20 {
+
+// Makes both maps and launches `blocks` blocks; false (nothing launched) when
+// the driver refuses a map (wgmma_v13::describable(..., 4) operands only:
+// anything else is the caller's to route).
+template <bool TA, bool TB>
+bool launch(int blocks, int M, int N, int K, const float* A, const float* B, float* C) {
+  using wgmma_v13::make_map;
+  constexpr CUtensorMapDataType fp32 = CU_TENSOR_MAP_DATA_TYPE_FLOAT32;
+  CUtensorMap map_a, map_b;
+  const bool made_a = TA ? make_map(&map_a, A, M, K, OperandA<TA>::BOX_OUTER, fp32)
+                         : make_map(&map_a, A, K, M, OperandA<TA>::BOX_OUTER, fp32);
+  const bool made_b = TB ? make_map(&map_b, B, K, N, OperandB<TB>::BOX_OUTER, fp32)
+                         : make_map(&map_b, B, N, K, OperandB<TB>::BOX_OUTER, fp32);
+  if (!made_a || !made_b) return false;
+  constexpr size_t shared = kSharedBytes<TA, TB>;
+  warpnet::launch_kernel_opted_in(sgemm_tma<TA, TB>, dim3(blocks), dim3(THREADS), shared, M, N, K, map_a, map_b, C);
+  return true;
+}
+
+}  // namespace sgemm_v20
