@@ -69,7 +69,7 @@
 #   PHASES              which phases run, default "test bench train lenet precision sass"
 #                       (add "ncu" for the per-kernel times of a LeNet-5 step,
 #                       "ncu-matmul" for the matmul versions' profiles)
-#   NCU_MATMUL_KERNELS  the "ncu-matmul" phase's versions, default "9 12 16 17 19"
+#   NCU_MATMUL_KERNELS  the "ncu-matmul" phase's versions, default "9 12 16 17 19 20"
 #   RECORD_TAG          appended to the records' names (<gpu>-<date>-<tag>.json),
 #                       so a second run the same day keeps the first's
 #   JOBS                build jobs, default all cores
@@ -365,11 +365,12 @@ kernel_regex() {
     17) echo "^gemm_mma_sync_multistage$" ;;
     18) echo "^gemm_wgmma_fp8_persistent$" ;;
     19) echo "^gemm_mma_sync_tma$" ;;
+    20) echo "^sgemm_tma$" ;;
     *) echo "unknown-version-$1" ;;
   esac
 }
 if want ncu-matmul && command -v ncu >/dev/null && [ -x "$BIN/warpnet" ]; then
-  for v in ${NCU_MATMUL_KERNELS:-9 12 16 17 19}; do
+  for v in ${NCU_MATMUL_KERNELS:-9 12 16 17 19 20}; do
     csv="$OUT/ncu-matmul-$v.csv"
     phase "ncu --set full: matmul/$v at 4096^3 -> $csv"
     run_capped 60 ncu --profile-from-start off --set full --csv --page raw --log-file "$csv" -c 1 \
@@ -441,16 +442,19 @@ echo "$smi_after_bench"
 
 # Which matrix instructions each kernel's machine code holds (HGMMA/QGMMA:
 # Hopper's wgmma, bf16/fp8; HMMA: mma.sync/WMMA; FFMA: CUDA cores) and any
-# local-memory traffic (LDL/STL: registers spilled). This machine has no
-# disassembler; that one has cuobjdump.
+# local-memory traffic (LDL/STL: registers spilled), and its shared loads
+# (LDS) beside generic ones (LD: a load the compiler could not place in a
+# memory space; from shared memory, slower than an LDS: matmul v20's
+# tiles are read through pointers into dynamic shared memory). This machine
+# has no disassembler; that one has cuobjdump.
 sass="$OUT/sass-summary.txt"
 if want sass && command -v cuobjdump >/dev/null && [ -x "$BIN/warpnet" ]; then
   phase "cuobjdump -sass: matrix instructions and spills per kernel -> $sass"
   run_capped 60 cuobjdump -sass "$BIN/warpnet" 2>/dev/null | awk '
-    function flush() { if (name != "") printf "%6d HGMMA %6d QGMMA %6d HMMA %6d FFMA %4d LDL %4d STL  %s\n", c["HGMMA"], c["QGMMA"], c["HMMA"], c["FFMA"], c["LDL"], c["STL"], name; delete c }
+    function flush() { if (name != "") printf "%6d HGMMA %6d QGMMA %6d HMMA %6d FFMA %4d LDL %4d STL %5d LDS %4d LD  %s\n", c["HGMMA"], c["QGMMA"], c["HMMA"], c["FFMA"], c["LDL"], c["STL"], c["LDS."], c["LD.E"], name; delete c }
     /Function : / { flush(); name = $3; next }
     { for (op in want) if (index($0, " " op)) c[op]++ }
-    BEGIN { want["HGMMA"]; want["QGMMA"]; want["HMMA"]; want["FFMA"]; want["LDL"]; want["STL"] }
+    BEGIN { want["HGMMA"]; want["QGMMA"]; want["HMMA"]; want["FFMA"]; want["LDL"]; want["STL"]; want["LDS."]; want["LD.E"] }
     END { flush() }' | (command -v c++filt >/dev/null && c++filt || cat) >"$sass"
   note "sass: $(outcome "${PIPESTATUS[0]}")"
   echo "$(wc -l <"$sass") kernels; those with matrix instructions or spills:"
