@@ -52,8 +52,9 @@
 //   run; the next lent H200's `gpu-check.sh` times it beside v12 and v17).
 // Build: sm_90a only, as v13 and v16 (src/device/CMakeLists.txt,
 //   sm90a_registrations). Run: build/bin/warpnet trace matmul/19 --size
-//   127,129,65 on the emulator; build/bin/warpnet bench matmul --size
-//   8192,8192,8192 --kernels matmul/12,matmul/17,matmul/19 on an H100/H200.
+//   144,80,48 on the emulator (a size TMA can describe: 127,129,65 runs
+//   v12); build/bin/warpnet bench matmul --size 8192,8192,8192 --kernels
+//   matmul/12,matmul/17,matmul/19 on an H100/H200.
 #include <cstdint>
 
 #include "kernels/common/hopper.hpp"
