@@ -18,10 +18,12 @@
 //   per chunk of kTableTaps taps, with one more barrier, for reductions
 //   longer than a chunk. The kernel is pipelined_gemm.hpp's, shared with
 //   dgrad v5; this file gives it the forward's pass (ForwardTaps).
-// Tiles: three, for layers with many output channels (issue 5's 3x3 ResNet
+// Tiles: four, for layers with many output channels (issue 5's 3x3 ResNet
 //   layers: K = 64 to 256, N·P·Q = 12,544 to 200,704): 128x128 in 8 warps of
-//   64x32 (matmul v10's C1 cut) or 4 warps of 64x64 (its C2, cuBLAS's), and
-//   128x64 in 4 warps of 64x32; BK = 8 keeps two stages (17 KiB) and an
+//   64x32 (matmul v10's C1 cut) or 4 warps of 64x64 (its C2, cuBLAS's),
+//   128x64 in 4 warps of 64x32, and 256x64 in 8 warps of 64x32 (added after
+//   the 56x56 layer's 72.6% of cuDNN's implicit GEMM: not yet timed);
+//   BK = 8 keeps two stages (17-21 KiB) and an
 //   18 KiB table in 48 KiB of static shared memory. v8's candidates — its
 //   direct kernel for K <= 16 and v7's seven tiles — follow them, and on a
 //   GPU Kernel::tune times every one that applies.

@@ -20,8 +20,8 @@
 // Applies: stride 1 (at stride 2 three taps in four reach no output pixel;
 //   dgrad v3's header says how cuDNN avoids that); the registration runs
 //   dgrad v4's candidates otherwise, and times all kinds on a GPU.
-// Tiles: conv v9's three (128x128x8 in 8 warps of 64x32 or 4 of 64x64,
-//   128x64x8 in 4 of 64x32). The table's rule (no GPU): dgrad v4's direct
+// Tiles: conv v9's four (128x128x8 in 8 warps of 64x32 or 4 of 64x64,
+//   128x64x8 in 4 of 64x32, 256x64x8 in 8 of 64x32). The table's rule (no GPU): dgrad v4's direct
 //   kernel where it applies (C <= 8); else at stride 1 the first pipelined
 //   tile giving every SM of an H200 a block; else dgrad v4's table.
 // Changed from dgrad v3: cp.async gathers (both tiles) into two stages

@@ -10,7 +10,7 @@ namespace {
 
 constexpr const char* kId = "conv2d/09_implicit_gemm_pipelined";
 
-// The 3 pipelined tiles, then v8's candidates: its direct kernel where it
+// The 4 pipelined tiles, then v8's candidates: its direct kernel where it
 // applies and v7's 7 GEMM tiles (pipelined_tiles.hpp, few_channels_tiles.hpp,
 // conv_tiles.hpp).
 constexpr AutotunedConv kAutotuned{
@@ -29,7 +29,7 @@ const Registration implicit_gemm_pipelined{autotuned_kernel<kAutotuned>({
     .version = 9,
     .name = "implicit_gemm_pipelined",
     .shape_text = "v7's tap-table gather as 4-byte cp.async into two stages, multiplied by matmul v9's warp "
-                  "tiles: 128x128x8 (256 or 128 threads) or 128x64x8 (128), grid (ceil(N*P*Q/BM), ceil(K/BN)); "
+                  "tiles: 128x128x8 (256 or 128 threads), 128x64x8 (128) or 256x64x8 (256), grid (ceil(N*P*Q/BM), ceil(K/BN)); "
                   "v8's direct kernel and v7's 7 tiles after them; the choice measured by Kernel::tune on a GPU, "
                   "else v8's direct kernel where it applies, the first pipelined tile giving >= 132 blocks, or "
                   "v8's table",
