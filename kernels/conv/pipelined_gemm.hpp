@@ -137,7 +137,11 @@ struct Tiles {
 // warps of 64x32, and 256x64 in 8 warps of 64x32: for 64 output channels
 // (the 56x56 ResNet layer, where v9 ran at 72.6% of cuDNN's implicit GEMM
 // with 128x64 on 2026-12-04), twice the rows per filter tile, a sixth less
-// shared-memory traffic per FLOP, 8 warps instead of 4 a block. BK = 8 keeps
+// shared-memory traffic per FLOP, 8 warps instead of 4 a block (like the
+// other 8-warp tile, held to 128 registers by the two blocks an SM its
+// launch bounds ask for, it spills a little: 40 bytes a thread, ptxas, nvcc
+// 13, sm_90a; the 128x128 one 32, which the H200's sass summary counted as
+// 10 LDL and 8 STL). BK = 8 keeps
 // two stages (17-21 KiB) beside an 18 KiB table in 48 KiB of static shared
 // memory. Kernel::tune times them all on a GPU; the table's rule takes the
 // first that fills the SMs, so a tile added at the end changes no choice
