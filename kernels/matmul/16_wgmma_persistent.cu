@@ -164,6 +164,57 @@ __device__ __forceinline__ void load_stage(unsigned char* a, unsigned char* b, c
     if constexpr (TB) tma_load_2d(b, map_b, k0, at.col0, full);                                               // {K, N}
     else tma_load_2d(b + box * OpB::BOX_BYTES, map_b, at.col0 + OpB::BOX_INNER * box, k0, full);              // {N, K}
 }
+
+// The ring in dynamic shared memory (v16, v19, v20): STAGES stages of
+// `stage_bytes` from a 1024-byte-aligned base (the 128-byte swizzle repeats
+// every 1024 bytes), then full[STAGES] and empty[STAGES]. Stage s holds its
+// A tile at base + s * stage_bytes and its B tile right after.
+struct Ring {
+  unsigned char* base;
+  uint64_t* full;   // completed by the producer's arrive.expect_tx and TMA's bytes
+  uint64_t* empty;  // completed by every consumer thread's arrive
+};
+// Called by the whole block: thread 0 initializes the barriers, and the
+// block meets before anyone uses them.
+__device__ __forceinline__ Ring make_ring(uint32_t stage_bytes) {
+  using namespace warpnet::ptx;
+  unsigned char* raw = warpnet::dynamic_shared<unsigned char>();
+  unsigned char* base = raw + (1024 - shared_address(raw) % 1024) % 1024;
+  uint64_t* full = reinterpret_cast<uint64_t*>(base + STAGES * stage_bytes);
+  if (threadIdx.x == 0) {
+    for (int s = 0; s < STAGES; ++s) {
+      mbarrier_init(&full[s], 1);
+      mbarrier_init(&full[STAGES + s], kConsumerThreads);
+    }
+    fence_mbarrier_init();  // visible to the copy engine
+  }
+  __syncthreads();
+  return Ring{base, full, full + STAGES};
+}
+
+// The producer, one thread: walks the block's work (BlockWork: its whole
+// tiles, then its stream-K pieces when `plan` has them) and keeps the ring
+// full. Producer and consumers count the block's k-steps alike, across
+// tiles: step `it` uses stage it % STAGES in round it / STAGES, whose full
+// phase has parity round & 1 and whose empty phase of round - 1 freed it.
+// bk: the k extent of a stage (64 bf16, 32 fp32: one 128-byte row).
+template <bool TA, bool TB, class OpA = OperandA<TA>, class OpB = OperandB<TB>>
+__device__ __forceinline__ void produce(const Ring& ring, const CUtensorMap* map_a, const CUtensorMap* map_b,
+                                        const warpnet::StreamK& plan, int tiles_m, int tiles_n, int bk) {
+  using namespace warpnet::ptx;
+  constexpr uint32_t STAGE = OpA::BYTES + OpB::BYTES;
+  int it = 0;
+  warpnet::BlockWork work(plan, int(blockIdx.x), int(gridDim.x));
+  for (warpnet::Work w; work.next(w);) {
+    const Tile at = tile_at(w.tile, tiles_m, tiles_n);
+    for (int step = w.k_begin; step < w.k_end; ++step, ++it) {
+      const int s = it % STAGES;
+      if (it >= STAGES) mbarrier_wait(&ring.empty[s], (it / STAGES - 1) & 1);  // round r-1 released it
+      unsigned char* a = ring.base + s * STAGE;
+      load_stage<TA, TB, OpA, OpB>(a, a + OpA::BYTES, map_a, map_b, at, step * bk, &ring.full[s]);
+    }
+  }
+}
 #endif
 
 }  // namespace wgmma_v16
@@ -189,43 +240,15 @@ __global__ void __launch_bounds__(wgmma_v16::THREADS, 1)
   using OpA = OperandA<TA>;
   using OpB = OperandB<TB>;
   constexpr uint32_t STAGE = kStageBytes<TA, TB>;
-  // Stage s: A tile at base + s*STAGE (OpA::BYTES), B tile right after; then full[STAGES], empty[STAGES].
-  unsigned char* raw = warpnet::dynamic_shared<unsigned char>();
-  unsigned char* base = raw + (1024 - shared_address(raw) % 1024) % 1024;  // the swizzle repeats every 1024 bytes
-  uint64_t* full = reinterpret_cast<uint64_t*>(base + STAGES * STAGE);
-  uint64_t* empty = full + STAGES;
+  const Ring ring = make_ring(STAGE);
   const int wg = threadIdx.x / 128, t = threadIdx.x % 128;
   const int tiles_m = warpnet::ceil_div(M, BM), tiles_n = warpnet::ceil_div(N, BN), tiles = tiles_m * tiles_n;
   const int k_steps = warpnet::ceil_div(K, BK);
   const warpnet::StreamK plan = warpnet::plan_stream_k(tiles, k_steps, int(gridDim.x), workspace != nullptr);
 
-  if (threadIdx.x == 0) {
-    for (int s = 0; s < STAGES; ++s) {
-      mbarrier_init(&full[s], 1);                 // the producer's arrive.expect_tx; TMA adds the bytes
-      mbarrier_init(&empty[s], CONSUMERS * 128);  // every consumer thread
-    }
-    fence_mbarrier_init();  // visible to the copy engine
-  }
-  __syncthreads();
-
-  // Producer and consumers count the block's k-steps alike, across tiles:
-  // step `it` uses stage it % STAGES in round it / STAGES, whose full phase
-  // has parity round & 1 and whose empty phase round - 1 freed it.
-  if (wg == 0) {  // producer: one thread keeps the ring full
+  if (wg == 0) {  // producer: one thread keeps the ring full (produce)
     setmaxnreg_dec<PRODUCER_REGISTERS>();  // the whole warpgroup, before any thread leaves
-    if (t == 0) {
-      int it = 0;
-      warpnet::BlockWork work(plan, int(blockIdx.x), int(gridDim.x));
-      for (warpnet::Work w; work.next(w);) {
-        const Tile at = tile_at(w.tile, tiles_m, tiles_n);
-        for (int step = w.k_begin; step < w.k_end; ++step, ++it) {
-          const int s = it % STAGES, k0 = step * BK;
-          if (it >= STAGES) mbarrier_wait(&empty[s], (it / STAGES - 1) & 1);  // round r-1 released it
-          unsigned char* a = base + s * STAGE;
-          load_stage<TA, TB>(a, a + OpA::BYTES, &map_a, &map_b, at, k0, &full[s]);
-        }
-      }
-    }
+    if (t == 0) produce<TA, TB>(ring, &map_a, &map_b, plan, tiles_m, tiles_n, BK);
   } else {  // consumer wg: rows m0..m0+63 of each tile
     setmaxnreg_inc<CONSUMER_REGISTERS>();
     const int m0 = (wg - 1) * WG_M;
@@ -242,8 +265,8 @@ __global__ void __launch_bounds__(wgmma_v16::THREADS, 1)
       const int steps = w.k_end - w.k_begin;
       for (int step = 0; step < steps; ++step, ++it) {
         const int s = it % STAGES;
-        mbarrier_wait(&full[s], (it / STAGES) & 1);  // TMA's bytes of this round have landed
-        const uint32_t a = shared_address(base + s * STAGE), b = a + OpA::BYTES;
+        mbarrier_wait(&ring.full[s], (it / STAGES) & 1);  // TMA's bytes of this round have landed
+        const uint32_t a = shared_address(ring.base + s * STAGE), b = a + OpA::BYTES;
         wgmma_fence();  // the accumulators' earlier register writes (the zeros too) come first
 #pragma unroll
         for (int kk = 0; kk < BK; kk += WGMMA_K)
@@ -252,13 +275,13 @@ __global__ void __launch_bounds__(wgmma_v16::THREADS, 1)
         wgmma_commit();
         // Keep this step's group in flight; the previous one is done, so its stage is free.
         wgmma_wait<1>();
-        if (step > 0) mbarrier_arrive(&empty[(it - 1) % STAGES]);
+        if (step > 0) mbarrier_arrive(&ring.empty[(it - 1) % STAGES]);
       }
       // The piece's last group: retired before its stage goes back and the
       // registers are read. The producer, which waits only on empty
       // barriers, is meanwhile filling the next piece's stages.
       wgmma_wait<0>();
-      if (steps > 0) mbarrier_arrive(&empty[(it - 1) % STAGES]);
+      if (steps > 0) mbarrier_arrive(&ring.empty[(it - 1) % STAGES]);
       // A piece of a shared tile: its sums handed on, or the others' added in.
       if (!warpnet::stream_k_piece_done<ACCUMULATORS, kConsumerThreads>(acc, workspace, plan, w, int(blockIdx.x),
                                                                         int(threadIdx.x) - 128))

@@ -100,40 +100,17 @@ __global__ void __launch_bounds__(mma_sync_v19::THREADS, 1)
   using OpB = wgmma_v16::OperandB<TB>;
   constexpr uint32_t STAGE = wgmma_v16::kStageBytes<TA, TB>;
   constexpr int MI = WM / 16, NI = WN / 8;  // m16 x n8 fragments per warp tile
-  // Stage s: A tile at base + s*STAGE (OpA::BYTES), B tile right after; then full[STAGES], empty[STAGES].
-  unsigned char* raw = warpnet::dynamic_shared<unsigned char>();
-  unsigned char* base = raw + (1024 - shared_address(raw) % 1024) % 1024;  // the swizzle repeats every 1024 bytes
-  uint64_t* full = reinterpret_cast<uint64_t*>(base + STAGES * STAGE);
-  uint64_t* empty = full + STAGES;
+  const wgmma_v16::Ring ring = wgmma_v16::make_ring(STAGE);
   const int lane = threadIdx.x % 32;
   const int tiles_m = warpnet::ceil_div(M, BM), tiles_n = warpnet::ceil_div(N, BN), tiles = tiles_m * tiles_n;
   const int steps = warpnet::ceil_div(K, BK);
-
-  if (threadIdx.x == 0) {
-    for (int s = 0; s < STAGES; ++s) {
-      mbarrier_init(&full[s], 1);                  // the producer's arrive.expect_tx; TMA adds the bytes
-      mbarrier_init(&empty[s], CONSUMER_THREADS);  // every consumer thread
-    }
-    fence_mbarrier_init();  // visible to the copy engine
-  }
-  __syncthreads();
+  const warpnet::StreamK plan = warpnet::plan_stream_k(tiles, steps, int(gridDim.x), false);  // whole tiles
 
   // Producer and consumers count the block's k-steps alike, across tiles
-  // (v16's ring): step `it` uses stage it % STAGES in round it / STAGES.
+  // (v16's ring, wgmma_v16::produce): step `it` uses stage it % STAGES in round it / STAGES.
   if (threadIdx.x < 128) {  // producer warpgroup: one thread keeps the ring full
     setmaxnreg_dec<wgmma_v16::PRODUCER_REGISTERS>();  // the whole warpgroup, before any thread leaves
-    if (threadIdx.x == 0) {
-      int it = 0;
-      for (int t = int(blockIdx.x); t < tiles; t += int(gridDim.x)) {
-        const wgmma_v16::Tile at = wgmma_v16::tile_at(t, tiles_m, tiles_n);
-        for (int step = 0; step < steps; ++step, ++it) {
-          const int s = it % STAGES, k0 = step * BK;
-          if (it >= STAGES) mbarrier_wait(&empty[s], (it / STAGES - 1) & 1);  // round r-1 released it
-          unsigned char* a = base + s * STAGE;
-          wgmma_v16::load_stage<TA, TB>(a, a + OpA::BYTES, &map_a, &map_b, at, k0, &full[s]);
-        }
-      }
-    }
+    if (threadIdx.x == 0) wgmma_v16::produce<TA, TB>(ring, &map_a, &map_b, plan, tiles_m, tiles_n, BK);
   } else {  // consumer warp: a 64x64 warp tile of each block tile
     setmaxnreg_inc<wgmma_v16::CONSUMER_REGISTERS>();
     const int warp = int(threadIdx.x) / 32 - 4;  // 0..7
@@ -148,13 +125,17 @@ __global__ void __launch_bounds__(mma_sync_v19::THREADS, 1)
     // k 0-7), (n 0-7, k 8-15), (n 8-15, k 0-7), (n 8-15, k 8-15).
     const int b_mn = TB ? mrow + 8 * (mat / 2) : 8 * (mat / 2), b_k = TB ? 8 * (mat % 2) : mrow + 8 * (mat % 2);
     int it = 0;
-    for (int t = int(blockIdx.x); t < tiles; t += int(gridDim.x)) {
-      const wgmma_v16::Tile at = wgmma_v16::tile_at(t, tiles_m, tiles_n);
+    // The producer's walk (BlockWork on a plan without stream-K: tiles
+    // blockIdx.x, + gridDim.x, ...), written out: walked with BlockWork
+    // here, ptxas (nvcc 13) kept the 128 accumulators in a 512-byte stack
+    // frame instead of registers.
+    for (int tile = int(blockIdx.x); tile < tiles; tile += int(gridDim.x)) {
+      const wgmma_v16::Tile at = wgmma_v16::tile_at(tile, tiles_m, tiles_n);
       float acc[MI][NI][4] = {};  // acc[i][j]: C fragment of rows wm0+16i.., columns wn0+8j..
       for (int step = 0; step < steps; ++step, ++it) {
         const int s = it % STAGES;
-        mbarrier_wait(&full[s], (it / STAGES) & 1);  // TMA's bytes of this round have landed
-        const unsigned char* a = base + s * STAGE;
+        mbarrier_wait(&ring.full[s], (it / STAGES) & 1);  // TMA's bytes of this round have landed
+        const unsigned char* a = ring.base + s * STAGE;
         const unsigned char* b = a + OpA::BYTES;
 #pragma unroll
         for (int kk = 0; kk < BK; kk += 16) {
@@ -174,7 +155,7 @@ __global__ void __launch_bounds__(mma_sync_v19::THREADS, 1)
         }
         // Every ldmatrix of this stage is done (its registers fed the mmas
         // above; the arrive releases the reads before it): the stage is free.
-        mbarrier_arrive(&empty[s]);
+        mbarrier_arrive(&ring.empty[s]);
       }
       warpnet::store_mma_fragments(acc, C, M, N, at.row0 + wm0, at.col0 + wn0, lane);
     }

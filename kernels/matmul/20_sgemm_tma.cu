@@ -116,50 +116,29 @@ __global__ void __launch_bounds__(sgemm_v20::THREADS, 1)
   using OpA = OperandA<TA>;
   using OpB = OperandB<TB>;
   constexpr uint32_t STAGE = kStageBytes<TA, TB>;
-  // Stage s: A tile at base + s*STAGE (OpA::BYTES), B tile right after; then full[STAGES], empty[STAGES].
-  unsigned char* raw = warpnet::dynamic_shared<unsigned char>();
-  unsigned char* base = raw + (1024 - shared_address(raw) % 1024) % 1024;  // the swizzle repeats every 1024 bytes
-  uint64_t* full = reinterpret_cast<uint64_t*>(base + STAGES * STAGE);
-  uint64_t* empty = full + STAGES;
+  const wgmma_v16::Ring ring = wgmma_v16::make_ring(STAGE);
   const int tiles_m = warpnet::ceil_div(M, BM), tiles_n = warpnet::ceil_div(N, BN), tiles = tiles_m * tiles_n;
   const int steps = warpnet::ceil_div(K, BK);
-
-  if (threadIdx.x == 0) {
-    for (int s = 0; s < STAGES; ++s) {
-      mbarrier_init(&full[s], 1);                  // the producer's arrive.expect_tx; TMA adds the bytes
-      mbarrier_init(&empty[s], CONSUMER_THREADS);  // every consumer thread
-    }
-    fence_mbarrier_init();  // visible to the copy engine
-  }
-  __syncthreads();
+  const warpnet::StreamK plan = warpnet::plan_stream_k(tiles, steps, int(gridDim.x), false);  // whole tiles
 
   // Producer and consumers count the block's k-steps alike, across tiles
-  // (v16's ring): step `it` uses stage it % STAGES in round it / STAGES.
+  // (v16's ring, wgmma_v16::produce): step `it` uses stage it % STAGES in round it / STAGES.
   if (threadIdx.x < 128) {  // producer warpgroup: one thread keeps the ring full
     setmaxnreg_dec<wgmma_v16::PRODUCER_REGISTERS>();  // the whole warpgroup, before any thread leaves
-    if (threadIdx.x == 0) {
-      int it = 0;
-      for (int t = int(blockIdx.x); t < tiles; t += int(gridDim.x)) {
-        const wgmma_v16::Tile at = wgmma_v16::tile_at(t, tiles_m, tiles_n);
-        for (int step = 0; step < steps; ++step, ++it) {
-          const int s = it % STAGES, k0 = step * BK;
-          if (it >= STAGES) mbarrier_wait(&empty[s], (it / STAGES - 1) & 1);  // round r-1 released it
-          unsigned char* a = base + s * STAGE;
-          wgmma_v16::load_stage<TA, TB, OpA, OpB>(a, a + OpA::BYTES, &map_a, &map_b, at, k0, &full[s]);
-        }
-      }
-    }
+    if (threadIdx.x == 0) wgmma_v16::produce<TA, TB, OpA, OpB>(ring, &map_a, &map_b, plan, tiles_m, tiles_n, BK);
   } else {  // consumer: an 8x16 thread tile of each block tile
     setmaxnreg_inc<wgmma_v16::CONSUMER_REGISTERS>();
     const int t = int(threadIdx.x) - 128, ty = t / 16, tx = t % 16;
     int it = 0;
+    // The producer's walk, written out as in v19 (whose accumulators ptxas
+    // put on the stack when the consumers walked with BlockWork).
     for (int tile = int(blockIdx.x); tile < tiles; tile += int(gridDim.x)) {
       const wgmma_v16::Tile at = wgmma_v16::tile_at(tile, tiles_m, tiles_n);
       float acc[TM][TN] = {};
       for (int step = 0; step < steps; ++step, ++it) {
         const int s = it % STAGES;
-        mbarrier_wait(&full[s], (it / STAGES) & 1);  // TMA's bytes of this round have landed
-        const unsigned char* a_tile = base + s * STAGE;
+        mbarrier_wait(&ring.full[s], (it / STAGES) & 1);  // TMA's bytes of this round have landed
+        const unsigned char* a_tile = ring.base + s * STAGE;
         const unsigned char* b_tile = a_tile + OpA::BYTES;
 #pragma unroll 2
         for (int kq = 0; kq < BK; kq += 4) {
@@ -205,7 +184,7 @@ __global__ void __launch_bounds__(sgemm_v20::THREADS, 1)
             }
           }
         }
-        mbarrier_arrive(&empty[s]);  // this thread's reads of the stage are done (the arrive releases them)
+        mbarrier_arrive(&ring.empty[s]);  // this thread's reads of the stage are done (the arrive releases them)
       }
       // Row-major B: a thread's columns come 4 at a time, one 16-byte store
       // each where C's rows keep them aligned; stored-transposed B: one by one.
