@@ -128,9 +128,11 @@ using OperandB = wgmma_v13::Operand<!TB, BN>;  // B stored (K,N) unless TB: n co
 
 template <bool TA, bool TB>
 constexpr uint32_t kStageBytes = OperandA<TA>::BYTES + OperandB<TB>::BYTES;
-// Dynamic shared memory: the stages, 1024 bytes to align them, the 2 x STAGES mbarriers.
+// The dynamic shared memory of the ring make_ring lays out (v16, v19, v20):
+// STAGES stages, up to 1024 bytes to align them, the 2 x STAGES mbarriers.
+constexpr size_t ring_bytes(uint32_t stage_bytes) { return size_t(STAGES) * stage_bytes + 1024 + 2 * STAGES * 8; }
 template <bool TA, bool TB>
-constexpr size_t kSharedBytes = size_t(STAGES) * kStageBytes<TA, TB> + 1024 + 2 * STAGES * 8;
+constexpr size_t kSharedBytes = ring_bytes(kStageBytes<TA, TB>);
 static_assert(kSharedBytes<false, false> <= 227 * 1024 &&
                   kSharedBytes<false, false> + kStageBytes<false, false> > 227 * 1024,
               "as many stages as the 227 KiB opt-in allows");
@@ -165,8 +167,8 @@ __device__ __forceinline__ void load_stage(unsigned char* a, unsigned char* b, c
     else tma_load_2d(b + box * OpB::BOX_BYTES, map_b, at.col0 + OpB::BOX_INNER * box, k0, full);              // {N, K}
 }
 
-// The ring in dynamic shared memory (v16, v19, v20): STAGES stages of
-// `stage_bytes` from a 1024-byte-aligned base (the 128-byte swizzle repeats
+// The ring in dynamic shared memory (v16, v19, v20; ring_bytes(stage_bytes)
+// of it): STAGES stages of `stage_bytes` from a 1024-byte-aligned base (the 128-byte swizzle repeats
 // every 1024 bytes), then full[STAGES] and empty[STAGES]. Stage s holds its
 // A tile at base + s * stage_bytes and its B tile right after.
 struct Ring {

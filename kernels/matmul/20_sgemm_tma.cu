@@ -77,7 +77,7 @@ using OperandB = Operand<!TB, BN>;  // B stored (K,N) unless TB: n contiguous
 template <bool TA, bool TB>
 constexpr uint32_t kStageBytes = OperandA<TA>::BYTES + OperandB<TB>::BYTES;
 template <bool TA, bool TB>
-constexpr size_t kSharedBytes = size_t(STAGES) * kStageBytes<TA, TB> + 1024 + 2 * STAGES * 8;
+constexpr size_t kSharedBytes = wgmma_v16::ring_bytes(kStageBytes<TA, TB>);
 static_assert(kSharedBytes<false, false> <= 227 * 1024, "4 stages fit the opt-in shared memory");
 
 // The thread tile's rows and columns (header): i < TM, j < TN.
