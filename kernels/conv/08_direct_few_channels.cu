@@ -32,10 +32,18 @@
 //   conv2 (2,6,14,14,16,5,5,1,0,1): 8 warps at 822 against 112 at 361.8
 //     (6.2x fewer); 6,000 shared loads (v7 36,960), 1.05-way; 4.1e4 global
 //     bytes (v7 2.0e5); 20% of the lanes idle (100 pixels, 128 threads).
+// Staging: each thread issues 8 loads before it stores any
+//   (conv_few_channels::stage), where one at a time a block waited a memory
+//   latency per staged float, as dgrad v4 did. The 64-thread block is for
+//   small batches (kThreads, below).
 // Measured: NVIDIA H200, 2026-12-04 (bench/results/nvidia-h200-2026-12-04-cnn.json, `warpnet bench conv2d`),
 //   N=64, 3x3, stride 1, pad 1, at C=K=64 56x56 / 128 28x28 / 256 14x14: 0.701 / 0.729 / 0.762 ms,
 //   21.1 / 20.3 / 19.4 TFLOP/s, 32.4% / 26.7% / 31.7% of cuDNN (fp32, no TF32) in the same run.
 //   K > 16 there, so the direct kernel is no candidate: the tuner picked v7's 128x64x8 / 128x64x8 / 64x64x16.
+//   At LeNet-5's layers (bench/results/train-nvidia-h200-2026-12-04-cnn.json, the tuner's times, L2
+//   flushed), before the staging above and the 64-thread block: conv1 0.0054 ms at batch 64 (256
+//   threads, taken), conv2 0.0138 ms at 64 (256 threads; v7's 32x16x32 tile taken, 0.0119 ms) and
+//   0.0160 ms at 256 (taken): 4x the work for 1.2x the time.
 // Run: build/bin/test_simt -tc="conv direct*"; build/bin/warpnet trace conv2d/08 --size 2,6,14,14,16,5,5,1,0,1
 #include "kernels/common/cuda_compat.hpp"
 #include "kernels/conv/07_autotuned.cu"  // the GEMM tiles, for what this kernel does not cover
@@ -140,13 +148,16 @@ __global__ void __launch_bounds__(THREADS)
 
 namespace conv_v08 {
 
-// The direct kernel at 128 and 256 threads, then v7's seven tiles.
-constexpr int kDirectBlocks = 2;
+// The direct kernel at 128, 256 and 64 threads, then v7's seven tiles. 64
+// threads is for small batches: LeNet-5's conv2 at batch 64 is 64 blocks of
+// 100 pixels at 128 threads, half of an H200's 132 SMs idle; at 64 threads
+// (6 rows of 10 pixels) it is 128 blocks.
+constexpr int kDirectBlocks = 3;
 constexpr int kCandidates = kDirectBlocks + conv_v07::kCandidates;
-constexpr int kThreads[kDirectBlocks] = {128, 256};
+constexpr int kThreads[kDirectBlocks] = {128, 256, 64};
 
 inline const char* candidate_name(int i) {
-  static const char* const direct[kDirectBlocks] = {"direct, 128 threads", "direct, 256 threads"};
+  static const char* const direct[kDirectBlocks] = {"direct, 128 threads", "direct, 256 threads", "direct, 64 threads"};
   return i < kDirectBlocks ? direct[i < 0 ? 0 : i] : conv_v07::candidate_name(i - kDirectBlocks);
 }
 
@@ -162,7 +173,11 @@ inline int table_choice(const ConvShape& g) {
 template <class Visit>
 auto with_direct(int i, const ConvShape& g, Visit&& visit) {
   return conv_few_channels::with_slots(g.K, [&]<int KMAX>() {
-    return i == 0 ? visit.template operator()<KMAX, 128>() : visit.template operator()<KMAX, 256>();
+    switch (i) {
+      case 0: return visit.template operator()<KMAX, kThreads[0]>();
+      case 1: return visit.template operator()<KMAX, kThreads[1]>();
+      default: return visit.template operator()<KMAX, kThreads[2]>();
+    }
   });
 }
 

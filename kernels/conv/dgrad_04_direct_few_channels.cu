@@ -32,7 +32,18 @@
 //   dy 1.11-way (a warp's two 16-pixel rows 20 floats apart share 4 banks);
 //   global bytes asked 4.1e4 (v3 4.5e5, its gather reading dy once per tap);
 //   one barrier pair for the whole K = 16 (v3: one pair per 32-tap step).
-// Measured: not yet on a GPU (written 2026-12-01 on a machine without one).
+// Staging: each thread issues 8 loads before it stores any
+//   (conv_few_channels::stage). At LeNet-5's conv2 a block stages 37 floats
+//   a thread (16 dy windows of 20x20, 3,200 filter slots) for 3,200
+//   multiply-adds; one load at a time, that is 37 memory latencies end to
+//   end, and the H200 run below took 29 us at batch 64 and 36 at batch 256
+//   (4x the work): a block's latency, not its work, set the time. 8 at a
+//   time is 6. The 8x16 tile is for the same small batch: 128
+//   blocks where 16x16 gives 64 for 132 SMs.
+// Measured: NVIDIA H200, 2026-12-04 (bench/results/train-nvidia-h200-2026-12-04-cnn.json,
+//   `warpnet bench train`, the tuner's times at LeNet-5's conv2, L2 flushed), before the staging
+//   above and the 8x16 tile: 16x16 / 8x32 pixels 0.0291 / 0.0299 ms at batch 64 (the tuner took
+//   dgrad v3's 32x8x32 tile, 0.0262 ms), 0.0363 / 0.0623 ms at batch 256 (taken).
 // Run: build/bin/test_simt -tc="conv dgrad autotune*"; build/bin/warpnet trace conv2d_dgrad/04 --size 2,6,14,14,16,5,5,1,0,1
 #include "kernels/common/cuda_compat.hpp"
 #include "kernels/conv/conv_shape.hpp"
@@ -127,13 +138,15 @@ __global__ void __launch_bounds__(TH * TW)
 
 namespace conv_dgrad_v04 {
 
-// The direct kernel's tiles (TH x TW pixels per block), then dgrad v3's seven.
-constexpr int kDirectTiles = 2;
+// The direct kernel's tiles (TH x TW pixels per block), then dgrad v3's
+// seven. 8x16 is for small batches: LeNet-5's conv2 (14x14 pixels) at batch
+// 64 is 64 blocks of 16x16, half of an H200's 132 SMs idle; 128 of 8x16.
+constexpr int kDirectTiles = 3;
 constexpr int kCandidates = kDirectTiles + conv_dgrad_v03::kCandidates;
-constexpr int kTileRows[kDirectTiles] = {16, 8}, kTileCols[kDirectTiles] = {16, 32};
+constexpr int kTileRows[kDirectTiles] = {16, 8, 8}, kTileCols[kDirectTiles] = {16, 32, 16};
 
 inline const char* candidate_name(int i) {
-  static const char* const direct[kDirectTiles] = {"direct 16x16 pixels", "direct 8x32 pixels"};
+  static const char* const direct[kDirectTiles] = {"direct 16x16 pixels", "direct 8x32 pixels", "direct 8x16 pixels"};
   return i < kDirectTiles ? direct[i < 0 ? 0 : i] : conv_dgrad_v03::candidate_name(i - kDirectTiles);
 }
 
@@ -151,7 +164,11 @@ inline int table_choice(const ConvShape& g) {
 template <class Visit>
 auto with_direct(int i, const ConvShape& g, Visit&& visit) {
   return conv_few_channels::with_slots(g.C, [&]<int CMAX>() {
-    return i == 0 ? visit.template operator()<CMAX, 16, 16>() : visit.template operator()<CMAX, 8, 32>();
+    switch (i) {
+      case 0: return visit.template operator()<CMAX, kTileRows[0], kTileCols[0]>();
+      case 1: return visit.template operator()<CMAX, kTileRows[1], kTileCols[1]>();
+      default: return visit.template operator()<CMAX, kTileRows[2], kTileCols[2]>();
+    }
   });
 }
 

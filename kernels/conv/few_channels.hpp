@@ -30,6 +30,35 @@ __device__ __forceinline__ void multiply_add(float (&acc)[SLOTS], float v, const
   }
 }
 
+// One staged element: dst[at] = value.
+struct Staged {
+  int at;
+  float value;
+};
+
+// Stages `count` elements into dst by a block of THREADS threads: thread t
+// takes element(i) for i = t, t + THREADS, ... and stores it. Each thread
+// issues kLoadsInFlight elements' loads before it stores any of them, so it
+// waits for one memory latency per kLoadsInFlight elements, not one per
+// element: at LeNet-5's sizes a block stages 20-40 elements a thread and
+// does little else, and with a load at a time it spent most of the kernel
+// waiting.
+constexpr int kLoadsInFlight = 8;
+template <int THREADS, class Element>
+__device__ __forceinline__ void stage(float* dst, int count, Element element) {
+  for (int base = threadIdx.x; base < count; base += kLoadsInFlight * THREADS) {
+    Staged staged[kLoadsInFlight];
+#pragma unroll
+    for (int u = 0; u < kLoadsInFlight; ++u) {
+      const int i = base + u * THREADS;
+      staged[u] = i < count ? element(i) : Staged{0, 0.0f};
+    }
+#pragma unroll
+    for (int u = 0; u < kLoadsInFlight; ++u)
+      if (base + u * THREADS < count) dst[staged[u].at] = staged[u].value;
+  }
+}
+
 // Stages `planes` windows of a stack of (height, width) planes — x's input
 // channels, dy's output channels — into shared memory: dst[p·pitch + i·cols
 // + j] = src[(p·height + row0 + i)·width + col0 + j], zero outside the
@@ -39,14 +68,12 @@ __device__ __forceinline__ void multiply_add(float (&acc)[SLOTS], float v, const
 template <int THREADS>
 __device__ __forceinline__ void stage_windows(float* dst, const float* src, int planes, int pitch, int rows, int cols,
                                               int row0, int col0, int height, int width) {
-  for (int i = threadIdx.x; i < planes * pitch; i += THREADS) {
-    const int p = i / pitch, e = i % pitch, wi = e / cols, wj = e % cols;
+  stage<THREADS>(dst, planes * pitch, [&](int i) {
+    const int p = i / pitch, e = i - p * pitch, wi = e / cols, wj = e - wi * cols;
     const int h = row0 + wi, x = col0 + wj;
-    float v = 0.0f;
-    if (wi < rows && unsigned(h) < unsigned(height) && unsigned(x) < unsigned(width))
-      v = src[(size_t(p) * height + h) * width + x];
-    dst[i] = v;
-  }
+    const bool inside = wi < rows && unsigned(h) < unsigned(height) && unsigned(x) < unsigned(width);
+    return Staged{i, inside ? src[(size_t(p) * height + h) * width + x] : 0.0f};
+  });
 }
 
 // Stages the filters of `count` staged channels j, tap-major with the
@@ -54,10 +81,10 @@ __device__ __forceinline__ void stage_windows(float* dst, const float* src, int 
 // rs) for o < channels, 0 in the padding slots.
 template <int SLOTS, int THREADS, class Weight>
 __device__ __forceinline__ void stage_filters(float* dst, int count, int RS, int channels, Weight weight) {
-  for (int i = threadIdx.x; i < count * RS * SLOTS; i += THREADS) {
-    const int o = i % SLOTS, jrs = i / SLOTS, j = jrs / RS, rs = jrs % RS;
-    dst[i] = o < channels ? weight(j, o, rs) : 0.0f;
-  }
+  stage<THREADS>(dst, count * RS * SLOTS, [&](int i) {
+    const int o = i % SLOTS, jrs = i / SLOTS, j = jrs / RS, rs = jrs - j * RS;
+    return Staged{i, o < channels ? weight(j, o, rs) : 0.0f};
+  });
 }
 
 // visit.template operator()<SLOTS>() for slots(n) (n at most 16).

@@ -43,7 +43,13 @@
 //   Staging dy a warp takes 4 channels of 8 pixels, so its stores fill the 32
 //   banks (channel-major it was 4-way); the rows then start off a sector
 //   boundary: 6.1 sectors per load at conv2, where 4 would do.
-// Measured: not yet on a GPU (written 2026-12-01 on a machine without one).
+// Staging: each thread issues 8 loads before it stores any
+//   (conv_few_channels::stage), where one at a time a block waited a memory
+//   latency per staged float, as dgrad v4 did.
+// Measured: NVIDIA H200, 2026-12-04 (bench/results/train-nvidia-h200-2026-12-04-cnn.json,
+//   `warpnet bench train`, the tuner's times, L2 flushed), before the staging above: LeNet-5's
+//   conv1 0.0144 / 0.0185 ms at batch 64 / 256 (taken at both), conv2 0.0185 / 0.0224 ms (taken at
+//   256; at 64 wgrad v3's 64x32x16 tile, 0.0138 ms).
 // Run: build/bin/test_simt -tc="conv wgrad direct*"; build/bin/warpnet trace conv2d_wgrad/04 --size 2,6,14,14,16,5,5,1,0,1
 #include "kernels/common/cuda_compat.hpp"
 #include "kernels/conv/conv_shape.hpp"
@@ -142,10 +148,10 @@ __global__ void __launch_bounds__(conv_wgrad_v04::kThreads)
     // A warp takes KL channels of 32/KL consecutive pixels: KL rows of whole
     // sectors from dy, and stores dy_pitch apart that fill the 32 banks.
     constexpr int KL = KMAX < 4 ? KMAX : 4;
-    for (int i = t; i < KMAX * pixels; i += THREADS) {
+    conv_few_channels::stage<THREADS>(s_dy, KMAX * pixels, [&](int i) {
       const int kl = i % KL, rest = i / KL, j = rest % pixels, k = rest / pixels * KL + kl;
-      s_dy[j * band.dy_pitch + k] = k < g.K ? dy_band[size_t(k) * PQ + j] : 0.0f;
-    }
+      return conv_few_channels::Staged{j * band.dy_pitch + k, k < g.K ? dy_band[size_t(k) * PQ + j] : 0.0f};
+    });
     __syncthreads();  // the band is staged before anyone reads it
 
     if (computes) {

@@ -156,7 +156,7 @@ TEST_CASE("conv direct: every direct block of conv2d/08 matches the CPU referenc
       {1, 3, 9, 11, 2, 3, 5, 2, 1, 1},     // K = 2, a 3x5 filter, stride 2, H != W
       {3, 5, 7, 13, 3, 1, 1, 1, 0, 1},     // K = 3 (4 slots), 1x1 filters
       {2, 1, 28, 28, 6, 5, 5, 1, 2, 1},    // LeNet-5's conv1: 28 columns, 4 rows a block at 128 threads
-      {2, 6, 14, 14, 16, 5, 5, 1, 0, 1},   // LeNet-5's conv2 (16 slots): the 10x10 output in one block
+      {2, 6, 14, 14, 16, 5, 5, 1, 0, 1},   // LeNet-5's conv2 (16 slots): the 10x10 output in one block, two at 64 threads
       {1, 4, 3, 300, 7, 3, 3, 1, 1, 1},    // Q = 300: wider than a block, tiles along q
       {1, 70, 6, 6, 4, 5, 5, 1, 2, 1}};    // C = 70: 2 chunks of input channels at 128 threads (48 KiB)
   for_each_size(sizes, [](const ConvShape& g, const std::string& at, const float* x, const float* w,

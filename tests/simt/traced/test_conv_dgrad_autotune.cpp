@@ -163,7 +163,7 @@ TEST_CASE("conv dgrad direct: every direct tile of conv2d_dgrad/04 matches the C
       {2, 2, 9, 11, 5, 3, 5, 1, 1, 1},     // C = 2, a 3x5 filter, H != W
       {1, 3, 13, 7, 5, 3, 3, 1, 2, 2},     // C = 3 (4 slots), dilation 2, pad 2
       {2, 6, 14, 14, 16, 5, 5, 1, 0, 1},   // LeNet-5's conv2 (8 slots)
-      {1, 8, 37, 19, 4, 3, 3, 1, 1, 1},    // C = 8, the most it takes; 3 x 2 tiles of 16x16, 5 x 1 of 8x32
+      {1, 8, 37, 19, 4, 3, 3, 1, 1, 1},    // C = 8, the most it takes; 3 x 2 tiles of 16x16, 5 x 1 of 8x32, 5 x 2 of 8x16
       {1, 5, 6, 6, 60, 5, 5, 1, 2, 1},     // K = 60: 3 chunks of 20 channels at 16x16 (48 KiB), 4 at 8x32
       {2, 4, 5, 5, 8, 1, 1, 1, 0, 1}};     // 1x1 filters
   for_each_size(sizes, [](const ConvShape& g, const std::string& at, const float* dy, const float* w,
