@@ -2,7 +2,9 @@
 // model on the CPU (Eigen) and on the GPU (warpnet's best kernels, each step
 // replayed from a CUDA graph where the model allows, without one, and with
 // each bias add and ReLU as two kernels), and the speed-ups, measured in one
-// run.
+// run; beside them the launch floor (device/launch_floor.hpp): what as many
+// launches as the graphed step's nodes cost when their kernels do next to
+// nothing.
 #include <algorithm>
 #include <cmath>
 #include <cstdio>
@@ -13,6 +15,8 @@
 #include "core/stats.hpp"
 #include "cpu/ops.hpp"
 #include "device/backend.hpp"
+#include "device/cuda/gpu.hpp"
+#include "device/launch_floor.hpp"
 #include "datasets/synthetic.hpp"
 #include "nn/trainer.hpp"
 
@@ -100,6 +104,29 @@ nlohmann::json train_rate(const TrainSettings& t, Device device, uint64_t seed,
   }
 }
 
+// device::launch_floor on the GPU at `nodes` launches (a step's graph
+// nodes; none: nothing to compare), beside the graphed step's time.
+nlohmann::json launch_floor_of(int nodes, int64_t batch) {
+  if (nodes <= 0) return {{"skipped", "the step was not captured in a graph"}};
+  try {
+    // 200 chains are thousands of launches, none of them the workload a
+    // profiler of `bench train` is after (scripts/gpu-check.sh's ncu phase).
+    const device::gpu::ProfilerPause paused;
+    const device::LaunchFloor f = device::launch_floor(Device::cuda, nodes, 200);
+    return {{"launches", f.launches},
+            {"graph_nodes", int64_t(f.graph_nodes)},
+            {"graph_us", f.graph_us},
+            {"graph_us_per_launch", f.graph_us / nodes},
+            {"eager_us", f.eager_us},
+            {"eager_us_per_launch", f.eager_us / nodes},
+            {"batch_size", batch},
+            {"what", cat("a chain of ", nodes, " ReLUs over 32 floats, each reading the last one's output, captured "
+                         "in one graph and replayed, and launched one by one; wall clock over 200 chains")}};
+  } catch (const std::exception& e) {
+    return {{"error", e.what()}};
+  }
+}
+
 }  // namespace
 
 nlohmann::json bench_train(const TrainSettings& t, const Settings& s, const device::gpu::Info& info) {
@@ -125,6 +152,9 @@ nlohmann::json bench_train(const TrainSettings& t, const Settings& s, const devi
     rec["gpu_no_graph"] = train_rate(t, Device::cuda, s.seed, nn::TrainOptions::Graph::off);
     // And with each bias add and ReLU as two kernels (TrainOptions::fold_bias_relu off).
     rec["gpu_no_fold"] = train_rate(t, Device::cuda, s.seed, nn::TrainOptions::Graph::when_possible, false);
+    // The floor under the graphed step: as many launches of a kernel that
+    // does next to nothing as the step's graph has nodes.
+    rec["launch_floor"] = launch_floor_of(rec["gpu"].value("graph_nodes", 0), t.batch);
     // Tuned in the first GPU run's first epoch, outside both timed epochs.
     const device::TuningLog tuned = device::kernels_tuned();
     rec["kernels_tuned"] = {{"seconds", tuned.seconds}, {"sizes", tuned.lines}};
@@ -161,6 +191,15 @@ nlohmann::json bench_train(const TrainSettings& t, const Settings& s, const devi
   if (rec.contains("graph_speedup"))
     std::printf("  GPU with a graph over without: %.2fx (%d nodes per step)\n", rec["graph_speedup"].get<double>(),
                 rec["gpu"]["graph_nodes"].get<int>());
+  if (rec.contains("launch_floor") && rec["launch_floor"].contains("graph_us") && gpu_rate > 0) {
+    const nlohmann::json& f = rec["launch_floor"];
+    std::printf("  launch floor: %d near-empty kernels take %.1f us in a graph (%.2f us each), %.1f us launched one by "
+                "one; a graphed step took %.1f us\n",
+                f["launches"].get<int>(), f["graph_us"].get<double>(), f["graph_us_per_launch"].get<double>(),
+                f["eager_us"].get<double>(), 1e6 * double(t.batch) / gpu_rate);
+  } else if (rec.contains("launch_floor") && rec["launch_floor"].contains("error")) {
+    std::printf("  launch floor: failed: %s\n", rec["launch_floor"]["error"].get<std::string>().c_str());
+  }
   return rec;
 }
 

@@ -3,6 +3,7 @@
 #include <set>
 #include <string>
 
+#include "device/launch_floor.hpp"
 #include "tests/backend_checks.hpp"
 
 using namespace warpnet;
@@ -78,4 +79,19 @@ TEST_CASE("backend emu: --kernels chooses versions; a choice naming nothing regi
   CHECK_THROWS_WITH_AS(device::set_kernel_choice("matmul=1,relu=1,matmul=2"),
                        doctest::Contains("--kernels: matmul is chosen twice"), Error);
   device::set_kernel_choice(before);
+}
+
+TEST_CASE("backend emu: the launch floor captures its chain as one node per launch and times both ways") {
+  const uint64_t before = device::kernel_launches();
+  const device::LaunchFloor floor = device::launch_floor(Device::emu, 5, 2);
+  CHECK(floor.launches == 5);
+  CHECK(floor.graph_nodes == 5);  // a ReLU is one kernel; nothing else was recorded
+  // Eager: the untimed chain and two timed ones through launch_op; the
+  // capture's chain counts too, its replays do not.
+  CHECK(device::kernel_launches() - before == 4 * 5);
+  CHECK(floor.eager_us > 0);
+  CHECK(floor.graph_us > 0);
+  CHECK_THROWS_WITH_AS(device::launch_floor(Device::cpu, 5, 2), doctest::Contains("the CPU launches no kernels"), Error);
+  CHECK_THROWS_WITH_AS(device::launch_floor(Device::emu, 0, 2),
+                       doctest::Contains("launches (0) and repeats (2) must be at least 1"), Error);
 }
