@@ -40,8 +40,8 @@
 //   N=64, 3x3, stride 1, pad 1, at C=K=64 56x56 / 128 28x28 / 256 14x14: 0.701 / 0.729 / 0.762 ms,
 //   21.1 / 20.3 / 19.4 TFLOP/s, 32.4% / 26.7% / 31.7% of cuDNN (fp32, no TF32) in the same run.
 //   K > 16 there, so the direct kernel is no candidate: the tuner picked v7's 128x64x8 / 128x64x8 / 64x64x16.
-//   At LeNet-5's layers (bench/results/train-nvidia-h200-2026-12-04-cnn.json, the tuner's times, L2
-//   flushed), before the staging above and the 64-thread block: conv1 0.0054 ms at batch 64 (256
+//   At LeNet-5's layers (bench/results/train-nvidia-h200-2026-12-04-cnn.json, the tuner's times: the
+//   mean of back-to-back launches), before the staging above and the 64-thread block: conv1 0.0054 ms at batch 64 (256
 //   threads, taken), conv2 0.0138 ms at 64 (256 threads; v7's 32x16x32 tile taken, 0.0119 ms) and
 //   0.0160 ms at 256 (taken): 4x the work for 1.2x the time.
 // Run: build/bin/test_simt -tc="conv direct*"; build/bin/warpnet trace conv2d/08 --size 2,6,14,14,16,5,5,1,0,1

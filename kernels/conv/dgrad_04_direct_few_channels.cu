@@ -36,14 +36,14 @@
 //   (conv_few_channels::stage). At LeNet-5's conv2 a block stages 37 floats
 //   a thread (16 dy windows of 20x20, 3,200 filter slots) for 3,200
 //   multiply-adds; one load at a time, that is 37 memory latencies end to
-//   end, and the H200 run below took 29 us at batch 64 and 36 at batch 256
-//   (4x the work): a block's latency, not its work, set the time. 8 at a
-//   time is 6. The 8x16 tile is for the same small batch: 128
-//   blocks where 16x16 gives 64 for 132 SMs.
+//   end, 8 at a time 6. The H200 run below took 29 us at batch 64 and 36 at
+//   batch 256, 4x the work: time that does not grow with the work is a
+//   block's chain of waits, not its arithmetic. The 8x16 tile is for the
+//   same small batch: 128 blocks where 16x16 gives 64 for 132 SMs.
 // Measured: NVIDIA H200, 2026-12-04 (bench/results/train-nvidia-h200-2026-12-04-cnn.json,
-//   `warpnet bench train`, the tuner's times at LeNet-5's conv2, L2 flushed), before the staging
-//   above and the 8x16 tile: 16x16 / 8x32 pixels 0.0291 / 0.0299 ms at batch 64 (the tuner took
-//   dgrad v3's 32x8x32 tile, 0.0262 ms), 0.0363 / 0.0623 ms at batch 256 (taken).
+//   `warpnet bench train`, the tuner's times at LeNet-5's conv2: the mean of back-to-back launches),
+//   before the staging above and the 8x16 tile: 16x16 / 8x32 pixels 0.0291 / 0.0299 ms at batch 64
+//   (the tuner took dgrad v3's 32x8x32 tile, 0.0262 ms), 0.0363 / 0.0623 ms at batch 256 (taken).
 // Run: build/bin/test_simt -tc="conv dgrad autotune*"; build/bin/warpnet trace conv2d_dgrad/04 --size 2,6,14,14,16,5,5,1,0,1
 #include "kernels/common/cuda_compat.hpp"
 #include "kernels/conv/conv_shape.hpp"

@@ -47,7 +47,7 @@
 //   (conv_few_channels::stage), where one at a time a block waited a memory
 //   latency per staged float, as dgrad v4 did.
 // Measured: NVIDIA H200, 2026-12-04 (bench/results/train-nvidia-h200-2026-12-04-cnn.json,
-//   `warpnet bench train`, the tuner's times, L2 flushed), before the staging above: LeNet-5's
+//   `warpnet bench train`, the tuner's times: the mean of back-to-back launches), before the staging above: LeNet-5's
 //   conv1 0.0144 / 0.0185 ms at batch 64 / 256 (taken at both), conv2 0.0185 / 0.0224 ms (taken at
 //   256; at 64 wgrad v3's 64x32x16 tile, 0.0138 ms).
 // Run: build/bin/test_simt -tc="conv wgrad direct*"; build/bin/warpnet trace conv2d_wgrad/04 --size 2,6,14,14,16,5,5,1,0,1
