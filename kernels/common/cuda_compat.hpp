@@ -54,12 +54,54 @@ inline cudaStream_t& launch_stream() { static thread_local cudaStream_t stream =
 inline cudaStream_t& launch_stream() { return ::warpnet::simt::launch_stream_slot(); }
 #endif
 
+// Programmatic dependent launch (Hopper, sm_90). While this is on, this
+// host thread's launch_kernel calls let each kernel start before the one
+// queued before it on the stream has finished: its blocks are launched as
+// soon as every block of the one before has called allow_dependent_grids()
+// (or exited), and wait in wait_for_prior_grids() until that grid has
+// finished and its writes are visible. What that saves is the gap between
+// two kernels, the next one's launch hidden under the last one's run. Only
+// kernels that call wait_for_prior_grids() before they read what an
+// earlier kernel wrote (or write what one reads) may be launched so; today
+// that is unary_vectorized (kernels/elementwise/02_vectorized.cu), for
+// device::launch_floor's experiment. Off by default. On the emulator,
+// where grids run one after another anyway, it changes nothing.
+inline bool& programmatic_launches() {
+  static thread_local bool on = false;
+  return on;
+}
+
+// The kernel side of programmatic dependent launch: wait for the grids this
+// one depends on, and let the next grid launch. No-ops below sm_90, when
+// the kernel was launched the ordinary way, and on the emulator.
+__device__ __forceinline__ void wait_for_prior_grids() {
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
+  asm volatile("griddepcontrol.wait;" ::: "memory");
+#endif
+}
+__device__ __forceinline__ void allow_dependent_grids() {
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
+  asm volatile("griddepcontrol.launch_dependents;" ::: "memory");
+#endif
+}
+
 // kernel<<<grid, block, shared_bytes, launch_stream()>>>(args...) on both
-// compilers. Errors follow CUDA's model: check cudaGetLastError() afterwards
-// (WARPNET_CUDA_CHECK).
+// compilers, as a programmatic dependent launch while
+// programmatic_launches() is on (nvcc). Errors follow CUDA's model: check
+// cudaGetLastError() afterwards (WARPNET_CUDA_CHECK).
 template <class... P, class... A>
 void launch_kernel(void (*kernel)(P...), dim3 grid, dim3 block, size_t shared_bytes, A&&... args) {
 #if defined(__CUDACC__)
+  if (programmatic_launches()) {
+    cudaLaunchAttribute attribute{};
+    attribute.id = cudaLaunchAttributeProgrammaticStreamSerialization;
+    attribute.val.programmaticStreamSerializationAllowed = 1;
+    cudaLaunchConfig_t config{};
+    config.gridDim = grid, config.blockDim = block, config.dynamicSmemBytes = shared_bytes;
+    config.stream = launch_stream(), config.attrs = &attribute, config.numAttrs = 1;
+    cudaLaunchKernelEx(&config, kernel, std::forward<A>(args)...);  // its error, if any, is the last error
+    return;
+  }
   kernel<<<grid, block, shared_bytes, launch_stream()>>>(std::forward<A>(args)...);
 #else
   ::warpnet::simt::launch_recording_errors_on(launch_stream(), kernel, grid, block, shared_bytes,

@@ -19,11 +19,16 @@
 // Whether p sits on a 16-byte boundary, as a float4 access requires.
 __device__ __forceinline__ bool aligned16(const void* p) { return reinterpret_cast<size_t>(p) % 16 == 0; }
 
-// x, y: (n) fp32. Launch: block (BLOCK); any grid: the loops cover every element.
+// x, y: (n) fp32. Launch: block (BLOCK); any grid: the loops cover every
+// element. It may be launched as a programmatic dependent
+// (warpnet::programmatic_launches): it lets the next grid launch at once
+// and waits for the one before before it touches x or y.
 template <int BLOCK, class F>
 __global__ void unary_vectorized(int n, const float* __restrict__ x, float* __restrict__ y) {
   using warpnet::load_float4, warpnet::store_float4;
   static_assert(BLOCK % 32 == 0, "whole warps");
+  warpnet::allow_dependent_grids();
+  warpnet::wait_for_prior_grids();
   const F f;
   const size_t t = size_t(blockIdx.x) * BLOCK + threadIdx.x, stride = size_t(gridDim.x) * BLOCK;
   // n4: elements covered by whole float4s when the pointers allow them, else none.

@@ -123,7 +123,7 @@ StepGraph::~StepGraph() {
   if (pool_) pooled(device_).retire(*pool_);
 }
 
-void StepGraph::capture(const std::function<void()>& step) {
+void StepGraph::capture(const std::function<void()>& step, Launches launches) {
   WN_CHECK(!this_thread_captures, "graph: a capture is already running on this thread");
   PooledMemory& memory = pooled(device_);
   if (pool_) memory.retire(*pool_);  // the previous graph's memory, if capturing again
@@ -141,7 +141,7 @@ void StepGraph::capture(const std::function<void()>& step) {
       memory.capturing.reset();
     }
   } restore{memory};
-  runtime_->begin_capture();
+  runtime_->begin_capture(launches == Launches::programmatic);
   this_thread_captures = true;
   try {
     step();

@@ -36,8 +36,9 @@ namespace warpnet::device {
 class GraphRuntime {
  public:
   virtual ~GraphRuntime() = default;
-  // From here this thread's launches (launch_kernel's stream) are recorded.
-  virtual void begin_capture() = 0;
+  // From here this thread's launches (launch_kernel's stream) are recorded;
+  // `programmatic`: as programmatic dependent launches (StepGraph::Launches).
+  virtual void begin_capture(bool programmatic) = 0;
   // Ends the capture and instantiates the graph; returns its node count.
   // Throws with the runtime's error when the capture was invalidated.
   virtual size_t end_capture() = 0;
@@ -59,11 +60,18 @@ class StepGraph {
   StepGraph(const StepGraph&) = delete;
   StepGraph& operator=(const StepGraph&) = delete;
 
+  // How the captured kernels follow each other: `ordered`, each starting
+  // when the one before has finished, as launches on a stream do; or
+  // `programmatic`, each launched while the one before still runs and
+  // waiting inside for it (programmatic dependent launch, sm_90:
+  // warpnet::programmatic_launches says which kernels may be launched so).
+  enum class Launches { ordered, programmatic };
+
   // Runs `step` with every launch recorded instead of run and every device
   // allocation taken from this graph's memory. Nothing is computed until
   // replay(). If `step` throws, the capture is discarded and the error
   // passed on; a second capture replaces the first.
-  void capture(const std::function<void()>& step);
+  void capture(const std::function<void()>& step, Launches launches = Launches::ordered);
   // Queues the captured step once (see GraphRuntime::replay). Copies and
   // launches after it run after it.
   void replay();

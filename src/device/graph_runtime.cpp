@@ -9,7 +9,9 @@
 // the legacy stream before and after a replay stay ordered with it. The
 // capture mode is relaxed, so the step may cudaMalloc (a fresh block for the
 // graph's pool, device/graph.hpp); a copy to or from the host, or waiting
-// for the device, still ends it with an error.
+// for the device, still ends it with an error. A programmatic capture
+// records its launches as programmatic dependent launches
+// (warpnet::programmatic_launches, on while capturing).
 #include <memory>
 #include <utility>
 
@@ -40,14 +42,16 @@ class ApiGraph final : public GraphRuntime {
     cudaStreamDestroy(stream_);
   }
 
-  void begin_capture() override {
+  void begin_capture(bool programmatic) override {
     drop();
     check(cudaStreamBeginCapture(stream_, cudaStreamCaptureModeRelaxed), "cudaStreamBeginCapture");
     previous_ = std::exchange(launch_stream(), stream_);
+    was_programmatic_ = std::exchange(programmatic_launches(), programmatic);
   }
 
   size_t end_capture() override {
     launch_stream() = previous_;
+    programmatic_launches() = was_programmatic_;
     check(cudaStreamEndCapture(stream_, &graph_), "cudaStreamEndCapture");
     check(cudaGraphInstantiate(&exec_, graph_, 0), "cudaGraphInstantiate");
     size_t nodes = 0;
@@ -57,6 +61,7 @@ class ApiGraph final : public GraphRuntime {
 
   void abandon_capture() override {
     launch_stream() = previous_;
+    programmatic_launches() = was_programmatic_;
     cudaGraph_t partial = nullptr;
     cudaStreamEndCapture(stream_, &partial);  // invalidated, most likely: no graph
     if (partial) cudaGraphDestroy(partial);
@@ -77,6 +82,7 @@ class ApiGraph final : public GraphRuntime {
 
   cudaStream_t stream_ = nullptr;
   cudaStream_t previous_ = nullptr;
+  bool was_programmatic_ = false;
   cudaGraph_t graph_ = nullptr;
   cudaGraphExec_t exec_ = nullptr;
 };

@@ -4,6 +4,8 @@
 // launches of a few microseconds of work each; what the launches cost by
 // themselves is the least such a step can take, whatever its kernels do.
 #pragma once
+#include <string>
+
 #include "core/dtype.hpp"
 
 namespace warpnet::device {
@@ -12,7 +14,12 @@ struct LaunchFloor {
   int launches = 0;        // kernels in the chain
   size_t graph_nodes = 0;  // what the capture recorded (at least `launches`)
   double graph_us = 0;     // one replay of the chain's graph, microseconds
-  double eager_us = 0;     // the chain launched one by one through the backend
+  // The same chain captured with programmatic dependent launches
+  // (StepGraph::Launches::programmatic): each ReLU launched while the one
+  // before runs. What that saves per launch is what it could save a step.
+  double programmatic_graph_us = 0;
+  std::string programmatic_error;  // why it could not be timed (a GPU before sm_90), else empty
+  double eager_us = 0;  // the chain launched one by one through the backend
 };
 
 // A chain of `launches` ReLUs over 32 floats on `device` (emu or cuda), each
@@ -20,7 +27,9 @@ struct LaunchFloor {
 // before the last one ends. Both timings are wall clock over `repeats` chains
 // queued back to back, one wait at the end, divided by `repeats`, after one
 // untimed chain (the capture, allocations, first launches). Throws for the
-// CPU, for launches < 1 or repeats < 1.
+// CPU, for launches < 1 or repeats < 1. On the emulator both graphs run the
+// same way (grids run one after another there): it checks the mechanics,
+// only a GPU says what the launches cost.
 LaunchFloor launch_floor(Device device, int launches, int repeats);
 
 }  // namespace warpnet::device

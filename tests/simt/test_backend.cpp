@@ -86,11 +86,12 @@ TEST_CASE("backend emu: the launch floor captures its chain as one node per laun
   const device::LaunchFloor floor = device::launch_floor(Device::emu, 5, 2);
   CHECK(floor.launches == 5);
   CHECK(floor.graph_nodes == 5);  // a ReLU is one kernel; nothing else was recorded
-  // Eager: the untimed chain and two timed ones through launch_op; the
-  // capture's chain counts too, its replays do not.
-  CHECK(device::kernel_launches() - before == 4 * 5);
+  // Eager: the untimed chain and two timed ones through launch_op; the two
+  // captures' chains count too, their replays do not.
+  CHECK(device::kernel_launches() - before == 5 * 5);
   CHECK(floor.eager_us > 0);
   CHECK(floor.graph_us > 0);
+  CHECK(floor.programmatic_graph_us > 0);
   CHECK_THROWS_WITH_AS(device::launch_floor(Device::cpu, 5, 2), doctest::Contains("the CPU launches no kernels"), Error);
   CHECK_THROWS_WITH_AS(device::launch_floor(Device::emu, 0, 2),
                        doctest::Contains("launches (0) and repeats (2) must be at least 1"), Error);
