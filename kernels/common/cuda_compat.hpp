@@ -64,19 +64,28 @@ inline cudaStream_t& launch_stream() { return ::warpnet::simt::launch_stream_slo
 // kernels that call wait_for_prior_grids() before they read what an
 // earlier kernel wrote (or write what one reads) may be launched so; today
 // that is unary_vectorized (kernels/elementwise/02_vectorized.cu), for
-// device::launch_floor's experiment. Off by default. On the emulator,
-// where grids run one after another anyway, it changes nothing.
+// device::launch_floor's experiment. Off by default. The emulator runs
+// grids one after another anyway, and checks the rule instead: in a traced
+// block of a launch made while this is on, a thread's global access before
+// its wait_for_prior_grids() is an error (simt::LaunchShape::programmatic).
+#if defined(__CUDACC__)
 inline bool& programmatic_launches() {
   static thread_local bool on = false;
   return on;
 }
+#else
+inline bool& programmatic_launches() { return ::warpnet::simt::programmatic_launch_slot(); }
+#endif
 
 // The kernel side of programmatic dependent launch: wait for the grids this
-// one depends on, and let the next grid launch. No-ops below sm_90, when
-// the kernel was launched the ordinary way, and on the emulator.
+// one depends on, and let the next grid launch. No-ops below sm_90 and when
+// the kernel was launched the ordinary way; on the emulator the wait marks
+// the thread for the check above.
 __device__ __forceinline__ void wait_for_prior_grids() {
 #if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
   asm volatile("griddepcontrol.wait;" ::: "memory");
+#elif !defined(__CUDACC__)
+  ::warpnet::simt::wait_for_prior_grids();
 #endif
 }
 __device__ __forceinline__ void allow_dependent_grids() {

@@ -23,13 +23,13 @@ struct LaunchFloor {
 };
 
 // A chain of `launches` ReLUs over 32 floats on `device` (emu or cuda), each
-// reading the one before's output as a step's kernels do, so none may start
-// before the last one ends. Both timings are wall clock over `repeats` chains
-// queued back to back, one wait at the end, divided by `repeats`, after one
-// untimed chain (the capture, allocations, first launches). Throws for the
-// CPU, for launches < 1 or repeats < 1. On the emulator both graphs run the
-// same way (grids run one after another there): it checks the mechanics,
-// only a GPU says what the launches cost.
+// reading the one before's output as a step's kernels do, so none may read
+// before the last one has written. Every timing is wall clock over `repeats`
+// chains queued back to back, one wait at the end, divided by `repeats`,
+// after one untimed chain (the capture, allocations, first launches).
+// Throws for the CPU, for launches < 1 or repeats < 1. On the emulator both
+// graphs run the same way (grids run one after another there): it checks
+// the mechanics; only a GPU says what the launches cost.
 LaunchFloor launch_floor(Device device, int launches, int repeats);
 
 }  // namespace warpnet::device

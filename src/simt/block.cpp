@@ -109,6 +109,7 @@ void Block::start_lanes() {
     lane.async_copies.clear();
     lane.async_groups = 0;
     lane.started = false;
+    lane.waited_for_prior_grids = false;
     ctx::stack_context stack;
     stack.sp = stacks_.top(lane.linear);
     stack.size = size_t(static_cast<char*>(stack.sp) - stacks_.bottom(lane.linear));

@@ -76,6 +76,7 @@ struct alignas(64) Lane {
   std::vector<AsyncCopy> async_copies;
   uint32_t async_groups = 0;  // cp.async.commit_group calls so far
   bool started = false;  // the fiber has run; until then it holds no kernel frames
+  bool waited_for_prior_grids = false;  // wait_for_prior_grids() called (LaunchShape::programmatic)
   void* asan_fake_stack = nullptr;  // fiber_sanitizer.hpp; unused outside the asan preset
 };
 

@@ -16,6 +16,8 @@ Lane& this_lane(const char* builtin) {
 }
 
 uint3 thread_idx() { return this_lane("threadIdx").tid; }
+
+void wait_for_prior_grids() { this_lane("griddepcontrol.wait").waited_for_prior_grids = true; }
 uint3 block_idx() {
   this_lane("blockIdx");
   return current_block->index();

@@ -72,6 +72,11 @@ std::string legacy_use_message(const std::string& operation) {
 
 cudaStream_t& launch_stream_slot() { return thread_launch_stream; }
 
+bool& programmatic_launch_slot() {
+  static thread_local bool on = false;
+  return on;
+}
+
 // ---- graph memory ----
 
 GraphMemory::~GraphMemory() {

@@ -74,6 +74,7 @@ Touched Checker::access(const Lane& lane, uintptr_t address, size_t bytes, bool 
   auto it = std::upper_bound(allocations_.begin(), allocations_.end(), address,
                              [](uintptr_t a, const Allocation& r) { return a < r.begin; });
   if (it != allocations_.begin() && std::prev(it)->contains(address, bytes)) {
+    check_waited(lane, address, bytes, write, pc, false);
     check_global(lane, *std::prev(it), address, bytes, how_of(write, strong), pc);
     record(lane, address, bytes, write, pc, Space::global);
     return {true, Space::global, nullptr};
@@ -118,6 +119,7 @@ void Checker::atomic(const Lane& lane, uintptr_t address, size_t bytes, const vo
   const auto it =
       std::find_if(allocations_.begin(), allocations_.end(), [&](auto& a) { return a.contains(address, bytes); });
   if (it != allocations_.end()) {
+    check_waited(lane, address, bytes, true, pc, true);
     check_global(lane, *it, address, bytes, How::atomic, pc);
   } else if (in_program_image(address)) {
     check_between_blocks(lane, nullptr, address, bytes, How::atomic, pc);  // a __device__ counter
@@ -406,6 +408,17 @@ void Checker::check_shared(const Lane& lane, Region& region, uintptr_t address, 
       keep_reader(s.readers, mine, lane);
     }
   }
+}
+
+void Checker::check_waited(const Lane& lane, uintptr_t address, size_t bytes, bool write, const void* pc,
+                           bool atomic) const {
+  if (!block_.shape().programmatic || lane.waited_for_prior_grids) return;
+  throw LaunchError(
+      cudaErrorLaunchFailure,
+      cat(block_.where(lane), ": global-memory ", atomic ? "atomic " : "", write ? "write" : "read", " of ", bytes,
+          " bytes at ", hex_address(address), pc ? " at " + describe_code(pc) : std::string(),
+          " before wait_for_prior_grids(): the kernel was launched as a programmatic dependent "
+          "(warpnet::programmatic_launches), so on a GPU it may run while the kernel before it still does"));
 }
 
 void Checker::out_of_bounds(const Lane& lane, uintptr_t address, size_t bytes, bool write, const void* pc,

@@ -164,6 +164,9 @@ class Checker {
   std::string nor_mbarrier();  // what else a race message says lacks between the accesses
   [[noreturn]] void out_of_bounds(const Lane& lane, uintptr_t address, size_t bytes, bool write, const void* pc,
                                   bool shared, bool atomic = false);
+  // A global access of a programmatic launch's thread that has not yet
+  // called wait_for_prior_grids() (LaunchShape::programmatic): throws.
+  void check_waited(const Lane& lane, uintptr_t address, size_t bytes, bool write, const void* pc, bool atomic) const;
   void record(const Lane& lane, uintptr_t address, size_t bytes, bool write, const void* pc, Space space);
 
   Block& block_;

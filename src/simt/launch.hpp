@@ -33,6 +33,11 @@ struct LaunchShape {
   dim3 grid;
   dim3 block;
   size_t dynamic_shared = 0;  // bytes, as the third <<<>>> argument
+  // Launched as a programmatic dependent (programmatic_launch_slot): in a
+  // traced block, a thread that reads or writes global memory before it
+  // has called wait_for_prior_grids() is an error, since on a GPU it could
+  // run before the kernel queued before it has finished.
+  bool programmatic = false;
 };
 
 // A kernel with its arguments bound, type-erased so the scheduler is not a template.
@@ -58,6 +63,17 @@ uintptr_t argument_address(const T& value) {
   else
     return 0;
 }
+
+// The calling thread's warpnet::programmatic_launches() (cuda_compat.hpp):
+// one variable for the emulator's plain and traced copies. Launches made
+// while it is on carry LaunchShape::programmatic, captured ones too.
+bool& programmatic_launch_slot();
+
+// Marks the calling emulated thread as having waited for the grids before
+// its own (griddepcontrol.wait; warpnet::wait_for_prior_grids). Grids run
+// one after another here, so there is nothing to wait for: what it changes
+// is the check above. Host code calling it is an error.
+void wait_for_prior_grids();
 
 // Runs the whole grid on `stream` before returning, or, while the stream
 // captures, records it into the capture (`arguments` owns what call.bound
@@ -88,7 +104,7 @@ void launch_on(cudaStream_t stream, void (*kernel)(P...), dim3 grid, dim3 block,
     const Bound& b = *static_cast<const Bound*>(p);
     return std::apply([](const auto&... a) { return std::vector<uintptr_t>{argument_address(a)...}; }, b.params);
   };
-  run_on(stream, call, {grid, block, shared}, std::move(bound), addresses);
+  run_on(stream, call, {grid, block, shared, programmatic_launch_slot()}, std::move(bound), addresses);
 }
 
 // kernel<<<grid, block, shared>>>(args...) on the legacy default stream.
