@@ -43,6 +43,19 @@ __device__ __forceinline__ void store_float4(float* p, float4 v) {
 #endif
 }
 
+// Two adjacent floats in one 8-byte load (p 8-byte aligned): ld.v2 on a GPU,
+// one access in the trace (the memcpy, as load_float4's).
+__device__ __forceinline__ float2 load_float2(const float* p) {
+#if defined(__CUDACC__)
+  return *reinterpret_cast<const float2*>(p);
+#else
+  if (reinterpret_cast<uintptr_t>(p) % 8 != 0) ::warpnet::simt::misaligned_access("load_float2 (ld.v2)", p, 8);
+  float2 v;
+  __builtin_memcpy(&v, p, sizeof v);
+  return v;
+#endif
+}
+
 // Two adjacent floats in one 8-byte store (p 8-byte aligned): st.v2 on a GPU.
 // Under g++ a float2 built from two scalars is stored as two 4-byte stores
 // before the tracer sees it; an 8-byte memcpy stays one access.

@@ -8,7 +8,10 @@
 //   bandwidth. v9 made every level of the tiling a template parameter; this
 //   version instantiates a few shapes (kCandidates, below) and picks one.
 //   When even the smallest tile leaves SMs idle (a small C, a long K), two
-//   candidates split K among blocks instead (split-K, below).
+//   candidates split K among blocks instead (split-K, below). And for the
+//   smallest problems, where time is waiting rather than work, two more run
+//   another kernel (small_tile.hpp: a 32x32 tile in 8 warps, 64-deep
+//   steps), K whole or split.
 // How the choice is made:
 //   1. By measurement, on a GPU: device::autotune_matmul(sizes)
 //      (src/device/kernels/matmul/autotune.hpp; compiled only into the CUDA
@@ -26,11 +29,11 @@
 //   Every candidate is checked against the CPU reference on the emulator at
 //   awkward sizes and all four layouts (tests/simt/traced/test_matmul_autotune.cpp),
 //   so whichever one a GPU picks has been checked.
-// Changed from v9: nothing in the kernel; the launch picks its instance, and
-//   a split-K launch adds a second kernel that sums the slices.
-//   All candidates keep thread tiles of 4x4 and two stages in static shared
-//   memory under 48 KiB, so each is valid on sm_80, sm_89 and sm_90 without
-//   opting in to more shared memory.
+// Changed from v9: nothing in v9's kernel; the launch picks its instance, and
+//   a split-K launch adds a second kernel that sums the slices. The small
+//   kernel is the one new kernel. Every candidate keeps two stages in static
+//   shared memory under 48 KiB, so each is valid on sm_80, sm_89 and sm_90
+//   without opting in to more shared memory.
 // Measured: NVIDIA H200, 2026-12-04 (bench/results/nvidia-h200-2026-12-04.json, `warpnet bench matmul`):
 //   3.96 ms = 34.7 TFLOP/s at 4096^3, 68.2% of cuBLAS SGEMM in the same run; 35.0 TFLOP/s at 8192^3, 68.6%.
 //   The autotuner picked 128x128x16, warps 64x32 (v09's shape) at both sizes; candidate 2 (128x128x8
@@ -39,6 +42,7 @@
 //   2026-11-30, before v9's k loop was unrolled: 63.0%/64.1%.
 // Run: build/bin/test_simt -tc="autotune*"; build/bin/warpnet trace matmul/10 --size 128,128,128
 #include "kernels/matmul/09_warptiling.cu"
+#include "kernels/matmul/small_tile.hpp"  // after 09: it uses sgemm_v8::stage_tile
 
 namespace sgemm_v10 {
 
@@ -48,9 +52,24 @@ struct Tiles {
   static constexpr int BM = BM_, BN = BN_, BK = BK_, WM = WM_, WN = WN_, WMITER = WMITER_, WNITER = WNITER_;
   static constexpr int threads = (BM / WM) * (BN / WN) * 32;
   static constexpr int shared_bytes = 2 * BK * (BM + BN + 8) * 4;  // two stages, rows padded by 4 floats
+  static constexpr int min_slice_steps = 4;  // split-K: fewer BK-steps per slice spend it filling the pipeline
   template <bool TA, bool TB>
   static constexpr auto kernel() {
     return sgemm_warptiling<BM, BN, BK, WM, WN, WMITER, WNITER, 4, 4, TA, TB>;
+  }
+};
+
+// The small-problem kernel (small_tile.hpp) as a candidate: 32x32x64, 256
+// threads with 2x2 outputs each. Its steps are 64 deep and few, so a slice
+// of two is worth it.
+struct Small {
+  static constexpr int BM = sgemm_small::BM, BN = sgemm_small::BN, BK = sgemm_small::BK;
+  static constexpr int threads = sgemm_small::THREADS;
+  static constexpr int shared_bytes = 2 * BK * (BM + BN + 2 * sgemm_small::PAD) * 4;
+  static constexpr int min_slice_steps = 2;
+  template <bool TA, bool TB>
+  static constexpr auto kernel() {
+    return sgemm_small_tile<TA, TB>;
   }
 };
 
@@ -66,8 +85,12 @@ using C2 = Tiles<128, 128, 8, 64, 64, 2, 4>;    //  2x2 warps 32x16     128  16.
 using C3 = Tiles<128, 64, 16, 64, 32, 2, 2>;    //  2x2 warps 32x16     128  25.0 KiB
 using C4 = Tiles<64, 64, 16, 32, 32, 1, 2>;     //  2x2 warps 32x16     128  17.0 KiB
 using C5 = Tiles<32, 32, 32, 32, 32, 1, 2>;     //  1 warp    32x16      32  18.0 KiB
-constexpr int kTiles = 6;       // candidates 0-5: C0-C5, K whole
-constexpr int kCandidates = 8;  // 6, 7: C4, C5 with K split
+constexpr int kTiles = 6;        // candidates 0-5: C0-C5, K whole
+constexpr int kWarptiling = 8;   // 6, 7: C4, C5 with K split
+constexpr int kCandidates = 10;  // 8, 9: Small, K whole and split
+
+// Whether candidate i splits K (when the sizes call for it: split_of).
+constexpr bool splits_k(int i) { return i == 6 || i == 7 || i == 9; }
 
 // visit.template operator()<Ci>() for candidate i's tile (0 <= i < kCandidates).
 template <class Visit>
@@ -79,6 +102,8 @@ auto with_candidate(int i, Visit&& visit) {
     case 3: return visit.template operator()<C3>();
     case 4:
     case 6: return visit.template operator()<C4>();
+    case 8:
+    case 9: return visit.template operator()<Small>();
     default: return visit.template operator()<C5>();
   }
 }
@@ -88,7 +113,8 @@ inline const char* candidate_name(int i) {
   static const char* const names[kCandidates] = {
       "256x128x8, warps 64x64", "128x128x16, warps 64x32", "128x128x8, warps 64x64",
       "128x64x16, warps 64x32", "64x64x16, warps 32x32",   "32x32x32, one warp",
-      "64x64x16, split K",      "32x32x32, one warp, split K"};
+      "64x64x16, split K",      "32x32x32, one warp, split K", "32x32x64, 256 threads",
+      "32x32x64, 256 threads, split K"};
   return names[i < 0 || i >= kCandidates ? kCandidates - 1 : i];
 }
 
@@ -101,14 +127,16 @@ constexpr int kSMs = 132;  // an H200's
 // and 7 cut K into S slices, one per z of the grid (sgemm_warptiling's split,
 // v9), into S partial C's that a second kernel adds up (sum_splits,
 // kernels/common) in a fixed order, so the sum is the same on every run. S is enough slices for a block per SM,
-// but each slice keeps at least 4 BK-steps (fewer spend the slice filling the
-// pipeline), and no slice is empty. 1 for candidates 0-4 or when K is short.
+// but each slice keeps at least T::min_slice_steps BK-steps (4 for v9's
+// tiles: fewer spend the slice filling the pipeline; 2 for Small's 64-deep
+// steps), and no slice is empty. 1 for the candidates that keep K whole or
+// when K is short. Candidate 9 is Small split the same way.
 inline int split_of(int i, int M, int N, int K) {
-  if (i < kTiles) return 1;
+  if (!splits_k(i)) return 1;
   return with_candidate(i, [&]<class T>() {
     using ::warpnet::ceil_div;
     const int blocks = ceil_div(M, T::BM) * ceil_div(N, T::BN);
-    const int for_sms = ceil_div(kSMs, blocks), for_depth = K / (4 * T::BK);
+    const int for_sms = ceil_div(kSMs, blocks), for_depth = K / (T::min_slice_steps * T::BK);
     const int wanted = for_sms < for_depth ? for_sms : for_depth;
     if (wanted <= 1) return 1;
     const int slice = ceil_div(ceil_div(K, wanted), T::BK) * T::BK;  // as the kernel cuts K
@@ -125,12 +153,13 @@ inline int blocks_of(int i, int M, int N, int K) {
 // The tuning table's rule: the first (largest) tile whose grid has at least
 // kSMs blocks, so every SM of an H200 gets work; else the split-K candidate
 // that gives the most blocks, if it gives more than the smallest tile alone;
-// else the smallest tile.
+// else the smallest tile. Among v9's tiles only: Small is for the tuner to
+// weigh on a GPU, a latency question no count of blocks answers.
 inline int table_choice(int M, int N, int K) {
   for (int i = 0; i < kTiles; ++i)
     if (blocks_of(i, M, N, K) >= kSMs) return i;
   int best = kTiles - 1;
-  for (int i = kTiles; i < kCandidates; ++i)
+  for (int i = kTiles; i < kWarptiling; ++i)
     if (blocks_of(i, M, N, K) > blocks_of(best, M, N, K)) best = i;
   return best;
 }

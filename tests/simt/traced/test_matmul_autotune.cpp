@@ -77,8 +77,8 @@ TEST_CASE("autotune: every candidate of matmul/10 matches the CPU reference at a
   // (rows not whole float4s: the 4-byte copies); 260x136x40: multiples of 4 but
   // of no tile, K of no BK (16-byte copies, zero-filled chunks at every edge);
   // 256x128x64: whole tiles for every candidate. 33x47x300 and 100x36x520:
-  // K split (64x64x16 into 4 and 7 slices, 32x32x32 into 2 and 4), the last
-  // slice shorter and ending off BK.
+  // K split (64x64x16 into 4 and 7 slices, 32x32x32 into 2 and 4, 32x32x64
+  // into 2 and 3), the last slice shorter and ending off BK.
   const int sizes[][3] = {{1, 1, 1},      {7, 5, 3},       {33, 31, 35},  {127, 129, 65},
                           {260, 136, 40}, {256, 128, 64}, {33, 47, 300}, {100, 36, 520}};
   std::printf("autotune test: seed %llu\n", (unsigned long long)kSeed);
@@ -109,6 +109,12 @@ TEST_CASE("autotune: split-K cuts K into whole BK-steps, enough for a block per 
   CHECK(split_of(7, 256, 120, 400) == 3);  // 32 blocks, 3 slices of 160 (the last 80)
   CHECK(split_of(7, 64, 64, 100) == 1);    // under 4 BK-steps per slice: no split
   CHECK(split_of(6, 1024, 1024, 4096) == 1);  // 256 blocks already fill the SMs
+  // The small-problem kernel: 8 keeps K whole, 9 splits it into slices of at least two 64-steps.
+  CHECK(split_of(8, 33, 47, 300) == 1);
+  CHECK(split_of(9, 33, 47, 300) == 2);    // 4 blocks; 300 / (2 * 64) = 2 slices of 192 (the last 108)
+  CHECK(split_of(9, 100, 36, 520) == 3);   // 4 wanted: ceil(130 / 64) * 64 = 192 each, so 3
+  CHECK(split_of(9, 64, 120, 400) == 3);   // LeNet-5's fc1 at batch 64: 8 blocks, 3 slices of 192 (the last 16)
+  CHECK(split_of(9, 64, 84, 120) == 1);    // under two steps a slice: no split
 }
 
 TEST_CASE("autotune: the tuning table picks the largest tile that gives every SM of an H200 a block, else splits K") {

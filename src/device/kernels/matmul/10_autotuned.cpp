@@ -58,8 +58,9 @@ const Registration autotuned{Kernel{
     .name = "autotuned",
     .precision = "fp32",
     .shape_text = "v9's kernel with one of 6 tile shapes per problem (256x128 ... 32x32), or 2 of them with K "
-                  "split into grid.z slices and a sum kernel (measured by device::autotune_matmul on a GPU, else "
-                  "the largest tile giving >= 132 blocks, else the split with the most): e.g. "
+                  "split into grid.z slices and a sum kernel, or the small-problem kernel (32x32x64 in 256 "
+                  "threads), K whole or split (measured by device::autotune_matmul on a GPU, else the largest of "
+                  "v9's tiles giving >= 132 blocks, else the split with the most): e.g. "
                   "block (256), grid (ceil(N/128), ceil(M/128)) for 128x128",
     .shape = [](const Sizes& s) { return shape_of(choice(s), s); },
     .flops = flops,
@@ -113,7 +114,7 @@ MatmulTuning autotune_matmul(const Sizes& given) {
   // Split-K candidates that would not split here are the same launch as their tile: not timed twice.
   const gpu_timing::Timed t =
       gpu_timing::pick_fastest(sgemm_v10::kCandidates, kWho, run, describe_sizes(the_op, s),
-                               [&](int i) { return i < sgemm_v10::kTiles || splits(i, s) > 1; });
+                               [&](int i) { return !sgemm_v10::splits_k(i) || splits(i, s) > 1; });
   // C[r,c] by the definition: a K-term dot product (src/device/ops/matmul.cpp's bound).
   const auto reference_at = [&](size_t e) {
     const int r = int(e / n), col = int(e % n);
