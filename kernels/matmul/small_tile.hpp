@@ -5,8 +5,9 @@
 // time, each step a wait for memory. At LeNet-5's fully connected layers
 // (batch 64: C of 64x120 over K = 400, 64x84 over 120, 64x10 over 84) that
 // is a few blocks, each a chain of steps in which few warps wait and then
-// do a long run of multiply-adds alone: on an H200 (2026-12-04) v10's best
-// candidate took 9.7 us for 64x10x84, 54 thousand multiply-adds. Here a
+// do a long run of multiply-adds alone: on an H200 (2026-12-04,
+// bench/results/train-nvidia-h200-2026-12-04-cnn.json's kernels_tuned) v10's
+// best candidate took 9.7 us for 64x10x84, 54 thousand multiply-adds. Here a
 // tile's 1,024 outputs are spread over 8 warps (4 each: 256 multiply-adds
 // per thread per step), and a step of 64 k halves v9's smallest tile's
 // steps (32x32x32). Each step's tiles are v8's cp.async copies
