@@ -27,7 +27,8 @@
 //   floats and a second launch); one barrier, not two (block_allreduce_once:
 //   the kernel's only reduction); the term index (n, s) advanced by adding
 //   BLOCK = q·S + r instead of a 64-bit division per term; S = 1 read along
-//   the rows (coalesced: v2 read each lane's term from its own sector).
+//   the rows (coalesced: v2 read each lane's term from its own sector); 8
+//   terms a thread loaded before any is added (kTermsInFlight).
 // Trace (emulator, `warpnet trace`, this 2-core VM, no GPU, 2026-11-30): S = 1
 //   at N=64 C=120 (LeNet-5's fc1 gradient, one split): loads 100% efficient,
 //   3.75 sectors per request, 32 warps (v2: 12.5%, 32 sectors per request,
@@ -60,6 +61,12 @@ __device__ __forceinline__ float bias_term(const float* __restrict__ dY, const f
   }
 }
 
+// Terms a thread loads before it adds any: a slice is 8 terms a thread or
+// so at LeNet-5's sizes, and loaded one at a time each add waited for its
+// load; 8 loads in flight cost one wait. They are added in the same order
+// as before, so the sums keep their bits.
+constexpr int kTermsInFlight = 8;
+
 // dY: (N,C,S) fp32, S > 1; out: (splits, C) row-major, block (c, z) writes
 // out[z][c] = the sum of channel c's terms k in [z·slice, (z+1)·slice) ∩
 // [0, N·S), term k being dY[n][c][s] with n = k / S, s = k % S. MASK: y and
@@ -80,10 +87,17 @@ __global__ void __launch_bounds__(BLOCK)
   const int q = BLOCK / S, r = BLOCK % S;
   int n = (begin + int(threadIdx.x)) / S, s = (begin + int(threadIdx.x)) % S;
   float acc = 0.0f;  // threads with no term keep 0 and still join the shuffles and the barrier
-  for (int k = begin + threadIdx.x; k < end; k += BLOCK) {
-    acc += bias_term<MASK>(dY, y, dZ, (size_t(n) * C + c) * S + s);
-    n += q, s += r;
-    if (s >= S) s -= S, ++n;
+  for (int k0 = begin + threadIdx.x; k0 < end; k0 += kTermsInFlight * BLOCK) {
+    float term[kTermsInFlight];  // loaded together, then added in k order: the same sum as one at a time
+#pragma unroll
+    for (int u = 0; u < kTermsInFlight; ++u) {
+      term[u] = k0 + u * BLOCK < end ? bias_term<MASK>(dY, y, dZ, (size_t(n) * C + c) * S + s) : 0.0f;
+      n += q, s += r;
+      if (s >= S) s -= S, ++n;
+    }
+#pragma unroll
+    for (int u = 0; u < kTermsInFlight; ++u)
+      if (k0 + u * BLOCK < end) acc += term[u];
   }
   acc = block_allreduce_once<Sum, BLOCK>(acc, partials);  // one reduction: no second barrier needed
   if (threadIdx.x == 0) out[size_t(z) * C + c] = acc;
@@ -106,8 +120,17 @@ __global__ void __launch_bounds__(BLOCK)
   const int begin = z * slice, end = begin + min(slice, N - begin);
   float acc = 0.0f;
   if (c < C)
-    for (int n = begin + warp; n < end; n += WARPS)
-      acc += bias_term<MASK>(dY, y, dZ, size_t(n) * C + c);  // a warp: one row, 32 columns
+    for (int n0 = begin + warp; n0 < end; n0 += kTermsInFlight * WARPS) {
+      float term[kTermsInFlight];  // a warp: rows n0, n0 + WARPS, ..., 32 columns each; added in row order
+#pragma unroll
+      for (int u = 0; u < kTermsInFlight; ++u) {
+        const int n = n0 + u * WARPS;
+        term[u] = n < end ? bias_term<MASK>(dY, y, dZ, size_t(n) * C + c) : 0.0f;
+      }
+#pragma unroll
+      for (int u = 0; u < kTermsInFlight; ++u)
+        if (n0 + u * WARPS < end) acc += term[u];
+    }
   sums[warp][lane] = acc;  // a warp's 32 stores: 32 consecutive words, no bank conflict
   __syncthreads();
   if (warp == 0 && c < C) {
