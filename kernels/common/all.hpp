@@ -9,6 +9,7 @@
 #include "kernels/common/cuda_compat.hpp"
 #include "kernels/common/float4_rows.hpp"
 #include "kernels/common/hopper.hpp"
+#include "kernels/common/in_flight.hpp"
 #include "kernels/common/mma_store.hpp"
 #include "kernels/common/pack_k_major.hpp"
 #include "kernels/common/ptx.hpp"

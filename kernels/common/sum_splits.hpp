@@ -16,6 +16,7 @@
 // summed the same way.
 #pragma once
 #include "kernels/common/cuda_compat.hpp"
+#include "kernels/common/in_flight.hpp"
 
 namespace warpnet {
 inline namespace WARPNET_KERNEL_COPY {
@@ -51,9 +52,9 @@ __global__ void __launch_bounds__(BLOCK)
   __shared__ float group_sums[BLOCK];  // group_sums[g·X + x]: group g's sum for output x of the block
   const int X = blockDim.x, G = blockDim.y, x = threadIdx.x, group = threadIdx.y;
   const int i = blockIdx.x * X + x;  // consecutive threads: consecutive addresses in every split
-  float sum = 0.0f;
-  if (i < elements)
-    for (int z = group; z < splits; z += G) sum += part[size_t(z) * elements + i];
+  // Splits group, group + G, ... in z order, 8 loads in flight (sum_in_order).
+  const int mine = i < elements && group < splits ? (splits - group + G - 1) / G : 0;
+  float sum = sum_in_order(0.0f, mine, [&](int j) { return part[size_t(group + j * G) * elements + i]; });
   if (G == 1) {  // the same for the whole block: no barrier is skipped by some threads only
     if (i < elements) out[i] = sum;
     return;

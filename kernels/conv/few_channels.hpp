@@ -6,6 +6,7 @@
 #pragma once
 #include "kernels/common/cuda_compat.hpp"
 #include "kernels/common/float4_rows.hpp"
+#include "kernels/common/in_flight.hpp"
 
 namespace conv_few_channels {
 
@@ -38,14 +39,13 @@ struct Staged {
 
 // Stages `count` elements into dst by a block of THREADS threads: thread t
 // takes element(i) for i = t, t + THREADS, ... and stores it. Each thread
-// issues kLoadsInFlight elements' loads before it stores any of them, so it
-// waits for one memory latency per kLoadsInFlight elements, not one per
-// element: at LeNet-5's sizes a block stages 20-40 elements a thread and
-// does little else, and with a load at a time it spent most of the kernel
-// waiting.
-constexpr int kLoadsInFlight = 8;
+// issues warpnet::kLoadsInFlight elements' loads before it stores any of
+// them (in_flight.hpp), so it waits for one memory latency per 8 elements,
+// not one per element: at LeNet-5's sizes a block stages 20-40 elements a
+// thread and does little else.
 template <int THREADS, class Element>
 __device__ __forceinline__ void stage(float* dst, int count, Element element) {
+  using warpnet::kLoadsInFlight;
   for (int base = threadIdx.x; base < count; base += kLoadsInFlight * THREADS) {
     Staged staged[kLoadsInFlight];
 #pragma unroll

@@ -28,7 +28,8 @@
 //   the kernel's only reduction); the term index (n, s) advanced by adding
 //   BLOCK = q·S + r instead of a 64-bit division per term; S = 1 read along
 //   the rows (coalesced: v2 read each lane's term from its own sector); 8
-//   terms a thread loaded before any is added (kTermsInFlight).
+//   terms a thread loaded before any is added, in the same order
+//   (warpnet::sum_in_order: the sums keep their bits).
 // Trace (emulator, `warpnet trace`, this 2-core VM, no GPU, 2026-11-30): S = 1
 //   at N=64 C=120 (LeNet-5's fc1 gradient, one split): loads 100% efficient,
 //   3.75 sectors per request, 32 warps (v2: 12.5%, 32 sectors per request,
@@ -42,6 +43,7 @@
 //   batch 64 (Nsight Compute).
 // Run: build/bin/test_simt -tc="registry*"; build/bin/warpnet trace bias_add_backward/03 --size 64,120,1
 #include "kernels/common/cuda_compat.hpp"
+#include "kernels/common/in_flight.hpp"
 #include "kernels/common/row_reduce.hpp"
 
 // One term of a bias gradient: dY's element, or with MASK (bias_relu_backward)
@@ -60,12 +62,6 @@ __device__ __forceinline__ float bias_term(const float* __restrict__ dY, const f
     return term;
   }
 }
-
-// Terms a thread loads before it adds any: a slice is 8 terms a thread or
-// so at LeNet-5's sizes, and loaded one at a time each add waited for its
-// load; 8 loads in flight cost one wait. They are added in the same order
-// as before, so the sums keep their bits.
-constexpr int kTermsInFlight = 8;
 
 // dY: (N,C,S) fp32, S > 1; out: (splits, C) row-major, block (c, z) writes
 // out[z][c] = the sum of channel c's terms k in [z·slice, (z+1)·slice) ∩
@@ -86,19 +82,14 @@ __global__ void __launch_bounds__(BLOCK)
   // then a step of BLOCK terms = q whole planes and r more elements.
   const int q = BLOCK / S, r = BLOCK % S;
   int n = (begin + int(threadIdx.x)) / S, s = (begin + int(threadIdx.x)) % S;
-  float acc = 0.0f;  // threads with no term keep 0 and still join the shuffles and the barrier
-  for (int k0 = begin + threadIdx.x; k0 < end; k0 += kTermsInFlight * BLOCK) {
-    float term[kTermsInFlight];  // loaded together, then added in k order: the same sum as one at a time
-#pragma unroll
-    for (int u = 0; u < kTermsInFlight; ++u) {
-      term[u] = k0 + u * BLOCK < end ? bias_term<MASK>(dY, y, dZ, (size_t(n) * C + c) * S + s) : 0.0f;
-      n += q, s += r;
-      if (s >= S) s -= S, ++n;
-    }
-#pragma unroll
-    for (int u = 0; u < kTermsInFlight; ++u)
-      if (k0 + u * BLOCK < end) acc += term[u];
-  }
+  // Its terms, in k order, 8 loads in flight (warpnet::sum_in_order).
+  const int first = begin + int(threadIdx.x), count = first < end ? (end - first + BLOCK - 1) / BLOCK : 0;
+  float acc = warpnet::sum_in_order(0.0f, count, [&](int) {  // threads with no term keep 0 and still join the shuffles
+    const float term = bias_term<MASK>(dY, y, dZ, (size_t(n) * C + c) * S + s);
+    n += q, s += r;
+    if (s >= S) s -= S, ++n;
+    return term;
+  });
   acc = block_allreduce_once<Sum, BLOCK>(acc, partials);  // one reduction: no second barrier needed
   if (threadIdx.x == 0) out[size_t(z) * C + c] = acc;
 }
@@ -118,19 +109,10 @@ __global__ void __launch_bounds__(BLOCK)
   const int lane = threadIdx.x % 32, warp = threadIdx.x / 32;
   const int c = blockIdx.x * 32 + lane, z = blockIdx.y;
   const int begin = z * slice, end = begin + min(slice, N - begin);
-  float acc = 0.0f;
-  if (c < C)
-    for (int n0 = begin + warp; n0 < end; n0 += kTermsInFlight * WARPS) {
-      float term[kTermsInFlight];  // a warp: rows n0, n0 + WARPS, ..., 32 columns each; added in row order
-#pragma unroll
-      for (int u = 0; u < kTermsInFlight; ++u) {
-        const int n = n0 + u * WARPS;
-        term[u] = n < end ? bias_term<MASK>(dY, y, dZ, size_t(n) * C + c) : 0.0f;
-      }
-#pragma unroll
-      for (int u = 0; u < kTermsInFlight; ++u)
-        if (n0 + u * WARPS < end) acc += term[u];
-    }
+  // A warp: rows begin + warp, + WARPS, ..., 32 columns each, in row order, 8 loads in flight.
+  const int first = begin + warp, rows = c < C && first < end ? (end - first + WARPS - 1) / WARPS : 0;
+  const float acc = warpnet::sum_in_order(
+      0.0f, rows, [&](int j) { return bias_term<MASK>(dY, y, dZ, size_t(first + j * WARPS) * C + c); });
   sums[warp][lane] = acc;  // a warp's 32 stores: 32 consecutive words, no bank conflict
   __syncthreads();
   if (warp == 0 && c < C) {
