@@ -78,6 +78,20 @@ __device__ __forceinline__ void stage_tile(float* dst, const float* __restrict__
 
 __device__ __forceinline__ bool aligned16(const void* p) { return reinterpret_cast<uintptr_t>(p) % 16 == 0; }
 
+// One k-step's copies for the C tile at (row0, col0): op(A)'s (BK, BM) tile
+// into As_s and op(B)'s (BK, BN) tile into Bs_s (rows BM + PAD and BN + PAD
+// floats apart), as one cp.async group. What this kernel's k loop issues
+// per step, and every double-buffered FP32 kernel after it (v9, v10's
+// small-problem kernel). a_vec, b_vec: stage_tile's 16-byte copies allowed.
+template <int BK, int BM, int BN, int PAD, int THREADS, bool TA, bool TB>
+__device__ __forceinline__ void stage_operands(float* As_s, float* Bs_s, const float* __restrict__ A,
+                                               const float* __restrict__ B, int M, int N, int K, int row0, int col0,
+                                               int k0, int t, bool a_vec, bool b_vec) {
+  stage_tile<BK, BM, BM + PAD, THREADS, TA>(As_s, A, row0, k0, M, K, t, a_vec);
+  stage_tile<BK, BN, BN + PAD, THREADS, !TB>(Bs_s, B, col0, k0, N, K, t, b_vec);
+  warpnet::ptx::cp_async_commit();  // this k-tile's copies are one group
+}
+
 }  // namespace sgemm_v8
 
 // A: (M,K) row-major, or (K,M) when TA; B: (K,N) row-major, or (N,K) when TB;
@@ -105,9 +119,8 @@ __global__ void __launch_bounds__((BM / 8) * (BN / 8))
   const bool b_vec = !TB && N % 4 == 0 && sgemm_v8::aligned16(B);
 
   auto stage = [&](int s, int k0) {
-    sgemm_v8::stage_tile<BK, BM, BM + PAD, THREADS, TA>(&As[s][0][0], A, row0, k0, M, K, t, a_vec);
-    sgemm_v8::stage_tile<BK, BN, BN + PAD, THREADS, !TB>(&Bs[s][0][0], B, col0, k0, N, K, t, b_vec);
-    warpnet::ptx::cp_async_commit();  // this k-tile's copies are one group
+    sgemm_v8::stage_operands<BK, BM, BN, PAD, THREADS, TA, TB>(&As[s][0][0], &Bs[s][0][0], A, B, M, N, K, row0, col0,
+                                                                k0, t, a_vec, b_vec);
   };
 
   float acc[TM][TN] = {};  // acc: (TM, TN) registers, C at the rows and columns given before the stores

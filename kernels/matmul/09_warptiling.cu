@@ -96,9 +96,8 @@ __device__ __forceinline__ void block_tile(int M, int N, int K, const float* __r
   const bool a_vec = TA && M % 4 == 0 && sgemm_v8::aligned16(A);
   const bool b_vec = !TB && N % 4 == 0 && sgemm_v8::aligned16(B);
   auto stage = [&](int s, int k0) {
-    sgemm_v8::stage_tile<BK, BM, BM + PAD, THREADS, TA>(&As[s][0][0], A, row0, k0, M, K, t, a_vec);
-    sgemm_v8::stage_tile<BK, BN, BN + PAD, THREADS, !TB>(&Bs[s][0][0], B, col0, k0, N, K, t, b_vec);
-    warpnet::ptx::cp_async_commit();
+    sgemm_v8::stage_operands<BK, BM, BN, PAD, THREADS, TA, TB>(&As[s][0][0], &Bs[s][0][0], A, B, M, N, K, row0, col0,
+                                                                k0, t, a_vec, b_vec);
   };
 
   // acc[i][j]: C at row wm0 + (i/TM)*WSUBM + lm + i%TM, column wn0 + (j/TN)*WSUBN + ln + j%TN

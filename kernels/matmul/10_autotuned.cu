@@ -42,7 +42,7 @@
 //   2026-11-30, before v9's k loop was unrolled: 63.0%/64.1%.
 // Run: build/bin/test_simt -tc="autotune*"; build/bin/warpnet trace matmul/10 --size 128,128,128
 #include "kernels/matmul/09_warptiling.cu"
-#include "kernels/matmul/small_tile.hpp"  // after 09: it uses sgemm_v8::stage_tile
+#include "kernels/matmul/small_tile.hpp"  // after 09: it uses sgemm_v8::stage_operands
 
 namespace sgemm_v10 {
 

@@ -11,11 +11,11 @@
 // tile's 1,024 outputs are spread over 8 warps (4 each: 256 multiply-adds
 // per thread per step), and a step of 64 k halves v9's smallest tile's
 // steps (32x32x32). Each step's tiles are v8's cp.async copies
-// (sgemm_v8::stage_tile): 16 per thread, all in flight before one wait, the
+// (sgemm_v8::stage_operands): 16 per thread, all in flight before one wait, the
 // next step's flying while this one is multiplied. Split-K as v9's (v10's
 // candidates 8 and 9).
 // Included by 10_autotuned.cu after 09_warptiling.cu, which brings
-// sgemm_v8::stage_tile (kernel files have no include guard: each is
+// sgemm_v8::stage_operands (kernel files have no include guard: each is
 // included once, along its version's chain).
 #pragma once
 #include "kernels/common/cuda_compat.hpp"
@@ -52,9 +52,8 @@ __global__ void __launch_bounds__(sgemm_small::THREADS)
   const bool a_vec = TA && M % 4 == 0 && sgemm_v8::aligned16(A);
   const bool b_vec = !TB && N % 4 == 0 && sgemm_v8::aligned16(B);
   auto stage = [&](int s, int k0) {
-    sgemm_v8::stage_tile<BK, BM, BM + PAD, THREADS, TA>(&As[s][0][0], A, row0, k0, M, K, t, a_vec);
-    sgemm_v8::stage_tile<BK, BN, BN + PAD, THREADS, !TB>(&Bs[s][0][0], B, col0, k0, N, K, t, b_vec);
-    warpnet::ptx::cp_async_commit();  // this step's copies are one group
+    sgemm_v8::stage_operands<BK, BM, BN, PAD, THREADS, TA, TB>(&As[s][0][0], &Bs[s][0][0], A, B, M, N, K, row0, col0,
+                                                                k0, t, a_vec, b_vec);
   };
 
   float acc[2][2] = {};  // acc[i][j]: C[row0 + 2ty + i, col0 + 2tx + j]
