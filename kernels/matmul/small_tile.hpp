@@ -14,6 +14,14 @@
 // (sgemm_v8::stage_operands): 16 per thread, all in flight before one wait, the
 // next step's flying while this one is multiplied. Split-K as v9's (v10's
 // candidates 8 and 9).
+// Trace: the candidate test runs it traced in all four layouts at awkward
+//   sizes (no out-of-bounds access, race or uninitialized read); `warpnet
+//   trace matmul/10` runs the table's choice, which is never this kernel.
+// Measured: not yet on a GPU (written 2026-12-04 on a machine without one).
+//   ptxas (nvcc 13, sm_90a): 40-64 registers by layout, no spills, 36 KiB
+//   of static shared memory.
+// Run: build/bin/test_simt -tc="autotune*"; on a GPU `warpnet bench train`
+//   tunes matmul 10 at LeNet-5's sizes and records what won (kernels_tuned).
 // Included by 10_autotuned.cu after 09_warptiling.cu, which brings
 // sgemm_v8::stage_operands (kernel files have no include guard: each is
 // included once, along its version's chain).
