@@ -1,0 +1,332 @@
+// LeNet-5 training step v1 — the whole network in one kernel, an image per block.
+//
+// Idea: at a batch of 64, LeNet-5's layers are too small for a GPU. Run
+//   layer by layer, the step is some 38 kernels (graph nodes), most of them
+//   a few microseconds of latency for well under a microsecond of
+//   arithmetic: conv2's data gradient is 30 million multiply-adds, 1 µs of
+//   an H200's FP32 rate, and takes 26 µs. What costs is the chain of waits:
+//   each kernel's launch, its first loads, its last stores, and the next
+//   kernel's loads of the same bytes. Fusing the network into one kernel
+//   removes all of them at once — the approach of fully fused networks
+//   (tiny-cuda-nn's fully fused MLPs) for models that fit on a chip.
+//   Block n takes image n through forward, loss and backward with every
+//   activation in shared memory (54 KiB): 25 sums per conv1 output, 150
+//   per conv2 output, one warp per fully connected output (lanes over the
+//   inputs, a butterfly of shuffles), the softmax in one warp, then each
+//   gradient back down. Nothing an image computes leaves the block except
+//   what the weights' gradients need: the conv layers' per-image weight and
+//   bias gradients (2,572 floats), and each fully connected layer's input
+//   and output gradient (818 floats), whose outer products are the weight
+//   gradients. lenet5_sum_gradients (below) then adds the images' shares in
+//   order, one thread per parameter: two kernels for the whole step, and
+//   every sum in a fixed order, so a step gives the same bits every run.
+// Changed: first version (the layer-by-layer step is lessons/08's table).
+// Cost left: a block per image (64 blocks on 132 SMs at batch 64); one
+//   output per thread per pass, each operand read from shared memory (no
+//   register tiles); conv1's weight gradient is 156 sums of 784 terms on
+//   156 of the 256 threads; the fully connected weights come from global
+//   memory (L2) for every image.
+// Precondition: LeNet-5 as nn::make_lenet5 builds it (1×28×28 in, 5×5
+//   convs, 2×2 max pools, 400-120-84-C), C ≤ 32 classes; labels in [0, C)
+//   (outside it the row's loss and its gradients are NaN, as in
+//   softmax_cross_entropy/02).
+// Measured: not yet measured on a GPU. Emulator: `warpnet trace lenet5_step/01 --size 2,10`.
+// Run: build/bin/test_simt -tc="registry*"; build/bin/test_nn -tc="*fused*"
+#include <cmath>
+
+#include "kernels/common/cuda_compat.hpp"
+#include "kernels/common/row_reduce.hpp"
+
+// The network's extents, and where an image's saved values sit in its row
+// of the (N, kSaved) buffer the two kernels share.
+namespace lenet5 {
+constexpr int kImage = 28, kPadded = 32;  // conv1 pads by 2: the input is kept as 32x32 with a zero border
+constexpr int kC1 = 6, kH1 = 28, kP1 = 14;           // conv1 out (6,28,28), pool1 out (6,14,14)
+constexpr int kC2 = 16, kH2 = 10, kP2 = 5;           // conv2 out (16,10,10), pool2 out (16,5,5)
+constexpr int kTaps = 25;                            // 5x5 filters
+constexpr int kF1In = kC2 * kP2 * kP2, kF1 = 120, kF2 = 84;  // 400 -> 120 -> 84 -> C
+constexpr int kMaxClasses = 32;                      // the softmax is one warp's lanes
+constexpr int kW1 = kC1 * kTaps, kW2 = kC2 * kC1 * kTaps;  // 150, 2400
+// Per image: conv weight and bias gradients, then each fully connected
+// layer's input and output gradient.
+constexpr int kSavedW1 = 0, kSavedB1 = kSavedW1 + kW1, kSavedW2 = kSavedB1 + kC1, kSavedB2 = kSavedW2 + kW2;
+constexpr int kSavedIn1 = kSavedB2 + kC2, kSavedD1 = kSavedIn1 + kF1In;
+constexpr int kSavedIn2 = kSavedD1 + kF1, kSavedD2 = kSavedIn2 + kF1;
+constexpr int kSavedIn3 = kSavedD2 + kF2, kSavedD3 = kSavedIn3 + kF2;
+constexpr int kSaved = kSavedD3 + kMaxClasses;  // 3,412 floats
+
+// Shared memory of one block, in floats, and the offsets of its arrays.
+constexpr int kSmX = 0, kSmR1 = kSmX + kPadded * kPadded, kSmP1 = kSmR1 + kC1 * kH1 * kH1;
+constexpr int kSmR2 = kSmP1 + kC1 * kP1 * kP1, kSmP2 = kSmR2 + kC2 * kH2 * kH2;
+constexpr int kSmR3 = kSmP2 + kF1In, kSmR4 = kSmR3 + kF1, kSmZ5 = kSmR4 + kF2;
+constexpr int kSmW1 = kSmZ5 + kMaxClasses, kSmB1 = kSmW1 + kW1, kSmW2 = kSmB1 + kC1, kSmB2 = kSmW2 + kW2;
+constexpr int kSmD5 = kSmB2 + kC2, kSmD4 = kSmD5 + kMaxClasses, kSmD3 = kSmD4 + kF2, kSmDP2 = kSmD3 + kF1;
+constexpr int kSmDP1 = kSmDP2 + kF1In;
+constexpr int kSmFloats = kSmDP1 + kC1 * kP1 * kP1;  // 13,544 floats: 54,176 bytes
+}  // namespace lenet5
+
+// The network's parameters, as the layers hold them: conv weights (K,C,5,5),
+// fully connected weights (out, in), and their biases. By value: ten
+// pointers travel with the launch (and a captured graph keeps them).
+struct Lenet5Weights {
+  const float *w1, *b1, *w2, *b2, *w3, *b3, *w4, *b4, *w5, *b5;
+};
+struct Lenet5Grads {
+  float *w1, *b1, *w2, *b2, *w3, *b3, *w4, *b4, *w5, *b5;
+};
+
+// The winner of a 2x2 max-pool window whose top-left element is at `at` in
+// a plane `width` wide: the first largest in row-major order, as
+// cpu::max_pool2d and the pool kernels pick it.
+__device__ __forceinline__ int lenet5_pool_winner(const float* plane, int at, int width) {
+  const int others[3] = {at + 1, at + width, at + width + 1};
+  int best = at;
+  for (int q : others)
+    if (plane[q] > plane[best]) best = q;
+  return best;
+}
+
+// out[o] = b[o] + Σ_i W[o][i]·in[i], o < OUT, i < IN, then ReLU when `relu`:
+// warp w takes outputs w, w + WARPS, ...; lane l the inputs l, l + 32, ...
+// (coalesced rows of W), merged by a butterfly of shuffles in a fixed order.
+template <int BLOCK>
+__device__ __forceinline__ void lenet5_dense(const float* __restrict__ W, const float* __restrict__ b,
+                                             const float* in, float* out, int OUT, int IN, bool relu) {
+  const int warp = threadIdx.x / 32, lane = threadIdx.x % 32;
+  for (int o = warp; o < OUT; o += BLOCK / 32) {
+    float acc = 0.0f;
+    for (int i = lane; i < IN; i += 32) acc += W[o * IN + i] * in[i];
+    acc = warpnet::warp_allreduce<warpnet::Sum>(acc) + b[o];
+    if (lane == 0) out[o] = relu ? fmaxf(acc, 0.0f) : acc;
+  }
+}
+
+// d_in[i] = Σ_o W[o][i]·d_out[o], masked by ReLU's (kept[i] > 0) when
+// `kept` is given: thread i walks a column of W (consecutive i: coalesced).
+template <int BLOCK>
+__device__ __forceinline__ void lenet5_dense_back(const float* __restrict__ W, const float* d_out, int OUT,
+                                                  int IN, const float* kept, float* d_in) {
+  for (int i = threadIdx.x; i < IN; i += BLOCK) {
+    float acc = 0.0f;
+    for (int o = 0; o < OUT; ++o) acc += W[o * IN + i] * d_out[o];
+    d_in[i] = kept && !(kept[i] > 0.0f) ? 0.0f : acc;
+  }
+}
+
+// X: (N,1,28,28); labels: (N) i32; probs: (N,C); row_loss: (N);
+// saved: (N, lenet5::kSaved), written here and read by lenet5_sum_gradients.
+// Launch: block (BLOCK), grid (N), dynamic shared memory lenet5::kSmFloats floats.
+template <int BLOCK>
+__global__ void lenet5_image_per_block(int N, int C, const float* __restrict__ X, const int* __restrict__ labels,
+                                       Lenet5Weights w, float* __restrict__ probs, float* __restrict__ row_loss,
+                                       float* __restrict__ saved) {
+  using namespace lenet5;
+  static_assert(BLOCK % 32 == 0 && BLOCK >= 32, "whole warps: the dense layers give each output a warp");
+  float* sm = warpnet::dynamic_shared<float>();
+  float *x = sm + kSmX, *r1 = sm + kSmR1, *p1 = sm + kSmP1, *r2 = sm + kSmR2, *p2 = sm + kSmP2;
+  float *r3 = sm + kSmR3, *r4 = sm + kSmR4, *z5 = sm + kSmZ5;
+  float *w1 = sm + kSmW1, *b1 = sm + kSmB1, *w2 = sm + kSmW2, *b2 = sm + kSmB2;
+  float *d5 = sm + kSmD5, *d4 = sm + kSmD4, *d3 = sm + kSmD3, *dp2 = sm + kSmDP2, *dp1 = sm + kSmDP1;
+  const int n = blockIdx.x, t = threadIdx.x;
+  float* mine = saved + size_t(n) * kSaved;  // this image's row of `saved`
+
+  // The image with conv1's zero border, and the conv weights.
+  const float* image = X + size_t(n) * kImage * kImage;
+  for (int i = t; i < kPadded * kPadded; i += BLOCK) {
+    const int y = i / kPadded - 2, xx = i % kPadded - 2;
+    x[i] = y >= 0 && y < kImage && xx >= 0 && xx < kImage ? image[y * kImage + xx] : 0.0f;
+  }
+  for (int i = t; i < kW1; i += BLOCK) w1[i] = w.w1[i];
+  for (int i = t; i < kW2; i += BLOCK) w2[i] = w.w2[i];
+  for (int i = t; i < kC1; i += BLOCK) b1[i] = w.b1[i];
+  for (int i = t; i < kC2; i += BLOCK) b2[i] = w.b2[i];
+  __syncthreads();
+
+  // ---- forward ----
+  // conv1 + ReLU: r1 (6,28,28).
+  for (int o = t; o < kC1 * kH1 * kH1; o += BLOCK) {
+    const int k = o / (kH1 * kH1), y = o / kH1 % kH1, xx = o % kH1;
+    float acc = 0.0f;
+    for (int r = 0; r < 5; ++r)
+      for (int s = 0; s < 5; ++s) acc += x[(y + r) * kPadded + xx + s] * w1[k * kTaps + r * 5 + s];
+    r1[o] = fmaxf(acc + b1[k], 0.0f);
+  }
+  __syncthreads();
+  // pool1: p1 (6,14,14).
+  for (int o = t; o < kC1 * kP1 * kP1; o += BLOCK) {
+    const int c = o / (kP1 * kP1), y = o / kP1 % kP1, xx = o % kP1;
+    const float* plane = r1 + c * kH1 * kH1;
+    p1[o] = plane[lenet5_pool_winner(plane, 2 * y * kH1 + 2 * xx, kH1)];
+  }
+  __syncthreads();
+  // conv2 + ReLU: r2 (16,10,10).
+  for (int o = t; o < kC2 * kH2 * kH2; o += BLOCK) {
+    const int k = o / (kH2 * kH2), y = o / kH2 % kH2, xx = o % kH2;
+    float acc = 0.0f;
+    for (int c = 0; c < kC1; ++c)
+      for (int r = 0; r < 5; ++r)
+        for (int s = 0; s < 5; ++s)
+          acc += p1[(c * kP1 + y + r) * kP1 + xx + s] * w2[(k * kC1 + c) * kTaps + r * 5 + s];
+    r2[o] = fmaxf(acc + b2[k], 0.0f);
+  }
+  __syncthreads();
+  // pool2: p2 (400), flattened (C,H,W) as nn::Flatten does: fc1's input.
+  for (int o = t; o < kF1In; o += BLOCK) {
+    const int k = o / (kP2 * kP2), y = o / kP2 % kP2, xx = o % kP2;
+    const float* plane = r2 + k * kH2 * kH2;
+    p2[o] = mine[kSavedIn1 + o] = plane[lenet5_pool_winner(plane, 2 * y * kH2 + 2 * xx, kH2)];
+  }
+  __syncthreads();
+  lenet5_dense<BLOCK>(w.w3, w.b3, p2, r3, kF1, kF1In, true);
+  __syncthreads();
+  lenet5_dense<BLOCK>(w.w4, w.b4, r3, r4, kF2, kF1, true);
+  __syncthreads();
+  lenet5_dense<BLOCK>(w.w5, w.b5, r4, z5, C, kF2, false);
+  __syncthreads();
+
+  // ---- loss: softmax + cross-entropy in warp 0, as softmax_cross_entropy/02 ----
+  // and its gradient d5 = (p − onehot)/N, the batch mean's.
+  if (t < 32) {
+    const float z = t < C ? z5[t] : -INFINITY;
+    const float m = warpnet::warp_allreduce<warpnet::Max>(z);
+    const float e = t < C ? expf(z - m) : 0.0f;
+    const float sum = warpnet::warp_allreduce<warpnet::Sum>(e);
+    const int label = labels[n];
+    const bool valid = label >= 0 && label < C;
+    if (t < C) {
+      const float p = e * (1.0f / sum);
+      probs[size_t(n) * C + t] = p;
+      d5[t] = valid ? (p - (t == label ? 1.0f : 0.0f)) * (1.0f / float(N)) : NAN;
+      mine[kSavedD3 + t] = d5[t];
+    }
+    if (t == 0) row_loss[n] = valid ? (m - z5[label]) + logf(sum) : NAN;
+  }
+  for (int i = t; i < kF2; i += BLOCK) mine[kSavedIn3 + i] = r4[i];
+  for (int i = t; i < kF1; i += BLOCK) mine[kSavedIn2 + i] = r3[i];
+  __syncthreads();
+
+  // ---- backward ----
+  lenet5_dense_back<BLOCK>(w.w5, d5, C, kF2, r4, d4);  // through fc3 and relu4
+  __syncthreads();
+  for (int i = t; i < kF2; i += BLOCK) mine[kSavedD2 + i] = d4[i];
+  lenet5_dense_back<BLOCK>(w.w4, d4, kF2, kF1, r3, d3);  // through fc2 and relu3
+  __syncthreads();
+  for (int i = t; i < kF1; i += BLOCK) mine[kSavedD1 + i] = d3[i];
+  lenet5_dense_back<BLOCK>(w.w3, d3, kF1, kF1In, nullptr, dp2);  // through fc1
+  __syncthreads();
+  // Through pool2 and relu2: each window's winner gets its gradient where
+  // conv2's output was positive, the rest 0; r2 becomes conv2's output
+  // gradient in place (the windows tile the plane, a window per thread).
+  for (int o = t; o < kF1In; o += BLOCK) {
+    const int k = o / (kP2 * kP2), y = o / kP2 % kP2, xx = o % kP2;
+    float* plane = r2 + k * kH2 * kH2;
+    const int at = 2 * y * kH2 + 2 * xx, winner = lenet5_pool_winner(plane, at, kH2);
+    const float g = plane[winner] > 0.0f ? dp2[o] : 0.0f;
+    const int window[4] = {at, at + 1, at + kH2, at + kH2 + 1};
+    for (int q : window) plane[q] = q == winner ? g : 0.0f;
+  }
+  __syncthreads();
+  float* d2 = r2;  // (16,10,10)
+  // conv2's weight and bias gradients for this image, and its data gradient.
+  for (int o = t; o < kW2; o += BLOCK) {
+    const int k = o / (kC1 * kTaps), c = o / kTaps % kC1, r = o % kTaps / 5, s = o % 5;
+    float acc = 0.0f;
+    for (int y = 0; y < kH2; ++y)
+      for (int xx = 0; xx < kH2; ++xx) acc += d2[(k * kH2 + y) * kH2 + xx] * p1[(c * kP1 + y + r) * kP1 + xx + s];
+    mine[kSavedW2 + o] = acc;
+  }
+  for (int k = t; k < kC2; k += BLOCK) {
+    float acc = 0.0f;
+    for (int i = 0; i < kH2 * kH2; ++i) acc += d2[k * kH2 * kH2 + i];
+    mine[kSavedB2 + k] = acc;
+  }
+  for (int o = t; o < kC1 * kP1 * kP1; o += BLOCK) {
+    const int c = o / (kP1 * kP1), y = o / kP1 % kP1, xx = o % kP1;
+    float acc = 0.0f;
+    for (int k = 0; k < kC2; ++k)
+      for (int r = 0; r < 5; ++r) {
+        const int oy = y - r;
+        if (oy < 0 || oy >= kH2) continue;
+        for (int s = 0; s < 5; ++s) {
+          const int ox = xx - s;
+          if (ox >= 0 && ox < kH2) acc += d2[(k * kH2 + oy) * kH2 + ox] * w2[(k * kC1 + c) * kTaps + r * 5 + s];
+        }
+      }
+    dp1[o] = acc;
+  }
+  __syncthreads();
+  // Through pool1 and relu1, in place in r1 as above.
+  for (int o = t; o < kC1 * kP1 * kP1; o += BLOCK) {
+    const int c = o / (kP1 * kP1), y = o / kP1 % kP1, xx = o % kP1;
+    float* plane = r1 + c * kH1 * kH1;
+    const int at = 2 * y * kH1 + 2 * xx, winner = lenet5_pool_winner(plane, at, kH1);
+    const float g = plane[winner] > 0.0f ? dp1[o] : 0.0f;
+    const int window[4] = {at, at + 1, at + kH1, at + kH1 + 1};
+    for (int q : window) plane[q] = q == winner ? g : 0.0f;
+  }
+  __syncthreads();
+  const float* d1 = r1;  // (6,28,28)
+  // conv1's weight and bias gradients for this image (no data gradient: the
+  // input needs none).
+  for (int o = t; o < kW1 + kC1; o += BLOCK) {
+    float acc = 0.0f;
+    if (o < kW1) {
+      const int k = o / kTaps, r = o % kTaps / 5, s = o % 5;
+      for (int y = 0; y < kH1; ++y)
+        for (int xx = 0; xx < kH1; ++xx) acc += d1[(k * kH1 + y) * kH1 + xx] * x[(y + r) * kPadded + xx + s];
+    } else {
+      for (int i = 0; i < kH1 * kH1; ++i) acc += d1[(o - kW1) * kH1 * kH1 + i];
+    }
+    mine[kSavedW1 + o] = acc;  // kSavedB1 follows kSavedW1's 150
+  }
+}
+
+// Each parameter's gradient: the images' shares added in image order.
+// saved: (N, lenet5::kSaved) from lenet5_image_per_block. A conv weight or
+// bias: Σ_n saved[n][its slot]; a fully connected weight W[o][i]:
+// Σ_n d[n][o]·in[n][i]; its bias: Σ_n d[n][o].
+// Launch: block (BLOCK); any grid: the loop covers every parameter.
+template <int BLOCK>
+__global__ void lenet5_sum_gradients(int N, int C, const float* __restrict__ saved, Lenet5Grads g) {
+  using namespace lenet5;
+  const int total = kW1 + kC1 + kW2 + kC2 + kF1 * kF1In + kF1 + kF2 * kF1 + kF2 + C * kF2 + C;
+  for (int p = blockIdx.x * BLOCK + threadIdx.x; p < total; p += gridDim.x * BLOCK) {
+    int at = p;
+    // A conv parameter: one slot per image. The four conv tensors sit in
+    // the saved row in their order, so `at` is also the slot.
+    if (at < kSavedIn1) {
+      float acc = 0.0f;
+      for (int n = 0; n < N; ++n) acc += saved[size_t(n) * kSaved + at];
+      float* out = at < kSavedB1 ? g.w1 + at : at < kSavedW2 ? g.b1 + (at - kSavedB1)
+                   : at < kSavedB2 ? g.w2 + (at - kSavedW2) : g.b2 + (at - kSavedB2);
+      *out = acc;
+      continue;
+    }
+    at -= kSavedIn1;
+    // A fully connected layer (out, in): weights, then biases.
+    struct Dense {
+      int out, in, in_slot, d_slot;
+      float *w, *b;
+    };
+    const Dense layers[3] = {{kF1, kF1In, kSavedIn1, kSavedD1, g.w3, g.b3},
+                             {kF2, kF1, kSavedIn2, kSavedD2, g.w4, g.b4},
+                             {C, kF2, kSavedIn3, kSavedD3, g.w5, g.b5}};
+    for (const Dense& l : layers) {
+      if (at < l.out * l.in) {
+        const int o = at / l.in, i = at % l.in;
+        float acc = 0.0f;
+        for (int n = 0; n < N; ++n) acc += saved[size_t(n) * kSaved + l.d_slot + o] * saved[size_t(n) * kSaved + l.in_slot + i];
+        l.w[at] = acc;
+        break;
+      }
+      at -= l.out * l.in;
+      if (at < l.out) {
+        float acc = 0.0f;
+        for (int n = 0; n < N; ++n) acc += saved[size_t(n) * kSaved + l.d_slot + at];
+        l.b[at] = acc;
+        break;
+      }
+      at -= l.out;
+    }
+  }
+}
