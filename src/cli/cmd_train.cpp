@@ -133,6 +133,9 @@ void add_train_command(CLI::App& app) {
       ->capture_default_str();
   cmd->add_flag("--no-fold", args->no_fold,
                 "emu/cuda: run each bias add and the ReLU after it as two kernels (by default one kernel does both)");
+  cmd->add_flag("--fused-step", args->train.fused_step,
+                "emu/cuda, LeNet-5, with the graphed step: forward, loss and backward as two kernels, an image per "
+                "block (kernels/lenet5/), instead of the layers' kernels one by one");
   cmd->add_option("--checkpoint", args->train.checkpoint, "Write a checkpoint here after every epoch")
       ->check(kOutputPath);
   cmd->add_flag("--resume", args->train.resume, "Continue from --checkpoint when it exists")

@@ -155,6 +155,18 @@ Tensor softmax_cross_entropy_backward(const Tensor& probs, const Tensor& labels,
 // dst += src (gradient accumulation), in place.
 void add_into(Tensor& dst, const Tensor& src);
 
+// LeNet-5's whole training step in the lenet5_step op's kernels (no CPU
+// twin: the CPU runs the layers): x (N,1,28,28), labels i32 (N) and the ten
+// parameters in nn::make_lenet5's order (conv1 w, b, conv2 w, b, fc1 w, b,
+// fc2 w, b, fc3 w, b), all on one device. Returns each row's softmax and
+// loss and the gradient of the batch-mean loss for every parameter, made
+// here in their shapes. Throws naming the tensor whose shape is not LeNet-5's.
+struct Lenet5Step {
+  Tensor probs, row_loss;
+  std::vector<Tensor> grads;
+};
+Lenet5Step lenet5_step(const Tensor& x, const Tensor& labels, std::span<const Tensor* const> params);
+
 // The optimizer updates of cpu/ops.hpp, in place on the device. The
 // hyperparameters are a tensor on the device, read by the kernel: sgd
 // {lr, momentum, weight_decay}, adam {step_size, beta1, beta2, eps_hat}

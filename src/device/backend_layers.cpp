@@ -221,6 +221,27 @@ Tensor softmax_cross_entropy_backward(const Tensor& probs, const Tensor& labels,
 
 void add_into(Tensor& dst, const Tensor& src) { dst = binary("add", dst, src); }
 
+Lenet5Step lenet5_step(const Tensor& x, const Tensor& labels, std::span<const Tensor* const> params) {
+  WN_CHECK(x.rank() == 4 && x.dim(1) == 1 && x.dim(2) == 28 && x.dim(3) == 28, "device::lenet5_step: x is ",
+           x.describe(), ", LeNet-5 takes (N,1,28,28) images");
+  WN_CHECK(labels.rank() == 1 && labels.dtype() == DType::i32 && labels.dim(0) == x.dim(0),
+           "device::lenet5_step: labels ", labels.describe(), " are not i32 (", x.dim(0), ")");
+  WN_CHECK(params.size() == 10, "device::lenet5_step: ", params.size(), " parameters, LeNet-5 has 10");
+  const int64_t N = x.dim(0), C = params[9]->numel();
+  const Sizes sizes = {N, C};
+  const std::vector<Shape> shapes = op("lenet5_step").output_shapes(sizes);  // probs, row_loss, the gradients
+  for (size_t i = 0; i < params.size(); ++i)
+    WN_CHECK(params[i]->shape() == shapes[2 + i], "device::lenet5_step: parameter ", i + 1, " is ",
+             params[i]->describe(), ", LeNet-5's is ", shapes[2 + i].str());
+  Lenet5Step out{empty_like(shapes[0], x), empty_like(shapes[1], x), {}};
+  for (size_t i = 0; i < params.size(); ++i) out.grads.push_back(empty_like(shapes[2 + i], x));
+  std::vector<Tensor>& g = out.grads;
+  const auto& p = params;
+  launch_op("lenet5_step", sizes, {&x, &labels, p[0], p[1], p[2], p[3], p[4], p[5], p[6], p[7], p[8], p[9]},
+            {&out.probs, &out.row_loss, &g[0], &g[1], &g[2], &g[3], &g[4], &g[5], &g[6], &g[7], &g[8], &g[9]});
+  return out;
+}
+
 namespace {
 // One entry per parameter: its tensors (N of them, the gradient last) then
 // hyper as the op's inputs, all but the gradient as its outputs (in place:

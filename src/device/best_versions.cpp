@@ -27,6 +27,8 @@ const std::map<std::string, int>& best_versions() {
       {"softmax", 6},
       {"softmax_cross_entropy", 2},
       {"softmax_cross_entropy_backward", 1},
+      // A whole network's step (nn::GraphedStep with TrainOptions::fused_step).
+      {"lenet5_step", 1},
       {"bias_add_backward", 3},
       {"bias_relu_backward", 3},
       // Elementwise: the vectorized versions.

@@ -18,8 +18,10 @@ double batch_loss(const Tensor& row_loss) { return double(float(device::mean_row
 
 }  // namespace
 
-GraphedStep::GraphedStep(Sequential& model, Optimizer& optimizer, const DeviceDataset& data, const Shape& inputs)
-    : model_(model), optimizer_(optimizer), data_(data), device_(data.device()), graph_(data.device()) {
+GraphedStep::GraphedStep(Sequential& model, Optimizer& optimizer, const DeviceDataset& data, const Shape& inputs,
+                         bool fused)
+    : model_(model), optimizer_(optimizer), data_(data), device_(data.device()), fused_(fused),
+      graph_(data.device()) {
   MemoryScope scope(MemTag::other, "batch");
   indices_ = Tensor::empty({inputs[0]}, DType::i32, device_);
   inputs_ = Tensor::empty(inputs, DType::f32, device_);
@@ -28,6 +30,7 @@ GraphedStep::GraphedStep(Sequential& model, Optimizer& optimizer, const DeviceDa
 
 void GraphedStep::step() {
   data_.gather(indices_, inputs_, labels_);
+  if (fused_) return fused_step();
   ag::Tape tape;
   ag::TapeScope recording(tape);
   ag::Var logits = model_(ag::Var(inputs_));
@@ -35,6 +38,22 @@ void GraphedStep::step() {
   ag::Var loss = ag::softmax_cross_entropy(logits, labels_, &probs_, &row_loss_);
   optimizer_.zero_grad();
   tape.backward(loss);
+  optimizer_.apply_step();
+}
+
+void GraphedStep::fused_step() {
+  const std::vector<Parameter*> params = model_.parameters();
+  std::vector<const Tensor*> values;
+  for (const Parameter* p : params) values.push_back(&p->var.value());
+  device::Lenet5Step out;
+  {
+    MemoryScope scope(MemTag::gradient, "fused step");  // the gradients, and the softmax and losses beside them
+    out = device::lenet5_step(inputs_, labels_, values);
+  }
+  probs_ = std::move(out.probs);
+  row_loss_ = std::move(out.row_loss);
+  optimizer_.zero_grad();
+  for (size_t i = 0; i < params.size(); ++i) params[i]->var.grad() = std::move(out.grads[i]);
   optimizer_.apply_step();
 }
 

@@ -44,8 +44,11 @@ struct StepOutcome {
 class GraphedStep {
  public:
   // The model's parameters and `data` are on one device (emu or cuda);
-  // `inputs` gives the shape of one full batch.
-  GraphedStep(Sequential& model, Optimizer& optimizer, const DeviceDataset& data, const Shape& inputs);
+  // `inputs` gives the shape of one full batch. `fused`: the model is
+  // LeNet-5, and its forward, loss and backward run as device::lenet5_step's
+  // two kernels instead of the layers' (TrainOptions::fused_step).
+  GraphedStep(Sequential& model, Optimizer& optimizer, const DeviceDataset& data, const Shape& inputs,
+              bool fused = false);
 
   // An epoch begins: `indices` (i32 (R) on the host, from
   // DeviceDataset::indices_of) holds the row numbers of its full batches,
@@ -61,9 +64,11 @@ class GraphedStep {
   std::vector<StepOutcome> finished();
 
   size_t nodes() const { return graph_.nodes(); }  // 0 until captured
+  bool fused() const { return fused_; }
 
  private:
   void step();  // what is captured: forward, loss, backward, the update kernels
+  void fused_step();  // step() with device::lenet5_step for forward, loss and backward
 
   Sequential& model_;
   Optimizer& optimizer_;
@@ -76,6 +81,7 @@ class GraphedStep {
   Tensor epoch_indices_, epoch_probs_, epoch_row_loss_;
   int64_t first_unread_ = 0, next_batch_ = 0;  // batches: [first_unread_, next_batch_) are queued, unread
   Device device_;
+  bool fused_;
   device::StepGraph graph_;
   int64_t calls_ = 0;
 };

@@ -117,6 +117,10 @@ Trainer::Trainer(TrainOptions options, const data::Dataset& train, const data::D
              "the precision of the kernel chosen (--kernels), so use --precision fp32 there");
     precision_ = std::make_unique<ag::MixedPrecision>(options_.precision, options_.fp8);
   }
+  WN_CHECK(!options_.fused_step || options_.model == "lenet5", "train --fused-step: only LeNet-5 has a fused step "
+           "(kernels/lenet5/), not --model ", options_.model);
+  WN_CHECK(!options_.fused_step || options_.graph != TrainOptions::Graph::off,
+           "train --fused-step: the fused step runs as the graphed step (--graph on, or auto on --device cuda)");
   if (options_.precision == ag::Precision::fp16) scaler_ = std::make_unique<DynamicLossScaler>(options_.loss_scale);
   model_ = make_model(options_.model, example_shape(train_), train_.num_classes, options_.seed);
   if (options_.device != Device::cpu) {
@@ -203,13 +207,15 @@ void Trainer::setup_graph() {
     why = "not combined with --data-parallel yet";
   if (!why.empty()) {
     WN_CHECK(options_.graph != TrainOptions::Graph::on, "train --graph on: ", why);
+    WN_CHECK(!options_.fused_step, "train --fused-step: the fused step runs as the graphed step, and here there is "
+             "none: ", why);
     graph_note_ = why;
     return;
   }
   const Shape example = example_shape(train_);
   std::vector<int64_t> batch_dims{options_.batch_size};
   for (int64_t d : example.dims()) batch_dims.push_back(d);
-  graphed_ = std::make_unique<GraphedStep>(*model_, *optimizer_, *resident_, Shape(batch_dims));
+  graphed_ = std::make_unique<GraphedStep>(*model_, *optimizer_, *resident_, Shape(batch_dims), options_.fused_step);
 }
 
 void Trainer::setup_data_parallel() {

@@ -64,6 +64,12 @@ struct TrainOptions {
   // applies the ReLU. The CPU always runs every layer on its own, as the
   // chapters' per-layer tables count them.
   bool fold_bias_relu = true;
+  // LeNet-5 on emu or cuda with the graphed step: the step's forward, loss
+  // and backward as the lenet5_step op's two kernels (kernels/lenet5/), an
+  // image per block, instead of the layers' kernels one by one; the update
+  // is the optimizer's kernel as before. Refused for another model or
+  // without a graph (Graph::on, or when_possible on cuda).
+  bool fused_step = false;
 };
 
 struct StepProgress {

@@ -41,10 +41,14 @@ Run train(nn::TrainOptions options, Device device, const data::Dataset& train, c
   return run;
 }
 
-void check_same_losses(const nn::TrainOptions& options, int64_t examples) {
+// `on_emu` changes the emulator's run only (a graph, the fused step).
+void check_same_losses(const nn::TrainOptions& options, int64_t examples,
+                       void (*on_emu)(nn::TrainOptions&) = nullptr) {
   const data::Dataset train_set = data::make_squares(examples, 10, 28, 11), test_set = data::make_squares(8, 10, 28, 12);
   const Run cpu = train(options, Device::cpu, train_set, test_set);
-  const Run emu = train(options, Device::emu, train_set, test_set);
+  nn::TrainOptions emu_options = options;
+  if (on_emu) on_emu(emu_options);
+  const Run emu = train(emu_options, Device::emu, train_set, test_set);
   REQUIRE(cpu.losses.size() == emu.losses.size());
   for (size_t i = 0; i < cpu.losses.size(); ++i) {
     INFO(options.model, " step ", i + 1);
@@ -63,6 +67,46 @@ TEST_CASE("train emu: LeNet-5 on the emulator's kernels follows the CPU's losses
   o.optimizer = "sgd";
   o.lr = 0.05;
   check_same_losses(o, 32);
+}
+
+// The fused step (kernels/lenet5/) runs every full batch, the layers the
+// smaller last one: 36 examples are four batches of 8 and one of 4.
+TEST_CASE("train emu --fused-step: LeNet-5's step in two kernels follows the CPU's losses, step by step (Adam)") {
+  nn::TrainOptions o;
+  o.model = "lenet5";
+  o.batch_size = 8;
+  o.optimizer = "adam";
+  o.lr = 2e-3;
+  check_same_losses(o, 36, [](nn::TrainOptions& emu) {
+    emu.graph = nn::TrainOptions::Graph::on;
+    emu.fused_step = true;
+  });
+}
+
+TEST_CASE("train --fused-step: refused for another model, and without the graphed step it runs as") {
+  const data::Dataset train_set = data::make_squares(8, 10, 28, 31), test_set = data::make_squares(4, 10, 28, 32);
+  nn::TrainOptions o;
+  o.batch_size = 4;
+  o.device = Device::emu;
+  o.fused_step = true;
+  o.graph = nn::TrainOptions::Graph::on;
+  o.model = "alexnet";
+  CHECK_THROWS_WITH_AS(nn::Trainer(o, train_set, test_set), doctest::Contains("only LeNet-5 has a fused step"), Error);
+  o.model = "lenet5";
+  o.graph = nn::TrainOptions::Graph::off;
+  CHECK_THROWS_WITH_AS(nn::Trainer(o, train_set, test_set), doctest::Contains("runs as the graphed step"), Error);
+  o.device = Device::cpu;
+  o.graph = nn::TrainOptions::Graph::when_possible;
+  CHECK_THROWS_WITH_AS(nn::Trainer(o, train_set, test_set), doctest::Contains("the CPU backend runs none"), Error);
+  o.device = Device::emu;
+  o.graph = nn::TrainOptions::Graph::on;
+  nn::Trainer fused(o, train_set, test_set);
+  fused.run();
+  REQUIRE(fused.graphed_step() != nullptr);
+  CHECK(fused.graphed_step()->fused());
+  // Two gathers, the step's two kernels, its workspace's allocation and
+  // release (the emulator's), the update: the layers' step has some 40.
+  CHECK(fused.graphed_step()->nodes() == 7);
 }
 
 TEST_CASE("train emu: mini-AlexNet (dropout, 3x3 convolutions) follows the CPU too (Adam)") {
