@@ -487,7 +487,8 @@ for op in ops:
         rates = {w: op[w].get("images_per_second") for w in ("cpu", "gpu")}
         print(f"train {op['model']} batch {op['batch_size']}: cpu ({op['cpu'].get('threads')} threads) {f(rates['cpu'], '.0f')} img/s, "
               f"gpu {f(rates['gpu'], '.0f')} img/s, speed-up {f(op.get('gpu_speedup_over_cpu'), '.1f')}x, "
-              f"graph over none {f(op.get('graph_speedup'), '.2f')}x, folded ReLU over not {f(op.get('fold_speedup'), '.2f')}x")
+              f"graph over none {f(op.get('graph_speedup'), '.2f')}x, folded ReLU over not {f(op.get('fold_speedup'), '.2f')}x, "
+              f"fused step {f(op.get('gpu_fused', {}).get('images_per_second'), '.0f')} img/s = {f(op.get('gpu_fused_speedup_over_cpu'), '.1f')}x")
         if "error" in op.get("gpu", {}):
             print(f"  gpu (graph) failed: {op['gpu']['error']}")
         continue

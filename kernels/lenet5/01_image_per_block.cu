@@ -10,10 +10,11 @@
 //   removes all of them at once — the approach of fully fused networks
 //   (tiny-cuda-nn's fully fused MLPs) for models that fit on a chip.
 //   Block n takes image n through forward, loss and backward with every
-//   activation in shared memory (54 KiB): 25 sums per conv1 output, 150
-//   per conv2 output, one warp per fully connected output (lanes over the
-//   inputs, a butterfly of shuffles), the softmax in one warp, then each
-//   gradient back down. Nothing an image computes leaves the block except
+//   activation in shared memory (54 KiB) and 512 threads: 25 sums per
+//   conv1 output, 150 per conv2 output, one warp per fully connected output
+//   (lanes over the inputs, a butterfly of shuffles), the softmax in one
+//   warp, then each gradient back down; conv1's weight gradient, 156 sums of
+//   784 terms, in rows first so that every thread has work. Nothing an image computes leaves the block except
 //   what the weights' gradients need: the conv layers' per-image weight and
 //   bias gradients (2,572 floats), and each fully connected layer's input
 //   and output gradient (818 floats), whose outer products are the weight
@@ -23,9 +24,10 @@
 // Changed: first version (the layer-by-layer step is lessons/08's table).
 // Cost left: a block per image (64 blocks on 132 SMs at batch 64); one
 //   output per thread per pass, each operand read from shared memory (no
-//   register tiles); conv1's weight gradient is 156 sums of 784 terms on
-//   156 of the 256 threads; the fully connected weights come from global
-//   memory (L2) for every image.
+//   register tiles), with bank conflicts where a warp's outputs straddle
+//   rows; conv2's data gradient tests its taps one by one; the fully
+//   connected weights come from global memory (L2) for every image, and the
+//   weight gradients go through global memory (`saved`) to a second kernel.
 // Precondition: LeNet-5 as nn::make_lenet5 builds it (1×28×28 in, 5×5
 //   convs, 2×2 max pools, 400-120-84-C), C ≤ 32 classes; labels in [0, C)
 //   (outside it the row's loss and its gradients are NaN, as in
@@ -267,17 +269,28 @@ __global__ void lenet5_image_per_block(int N, int C, const float* __restrict__ X
   __syncthreads();
   const float* d1 = r1;  // (6,28,28)
   // conv1's weight and bias gradients for this image (no data gradient: the
-  // input needs none).
-  for (int o = t; o < kW1 + kC1; o += BLOCK) {
+  // input needs none): 156 sums of 784 terms, too few to fill the block, so
+  // in two passes. First each sum's 28 rows, a row per thread (4,368 of
+  // them), into `rows`: the arrays from p1 to w2, all read for the last time
+  // before the barrier above. Then each sum adds its rows in order.
+  static_assert(kSmB2 - kSmP1 >= (kW1 + kC1) * kH1, "conv1's rows fit in the arrays p1 .. w2");
+  float* rows = p1;  // (156, 28)
+  for (int o = t; o < (kW1 + kC1) * kH1; o += BLOCK) {
+    const int sum = o / kH1, y = o % kH1;
     float acc = 0.0f;
-    if (o < kW1) {
-      const int k = o / kTaps, r = o % kTaps / 5, s = o % 5;
-      for (int y = 0; y < kH1; ++y)
-        for (int xx = 0; xx < kH1; ++xx) acc += d1[(k * kH1 + y) * kH1 + xx] * x[(y + r) * kPadded + xx + s];
+    if (sum < kW1) {
+      const int k = sum / kTaps, r = sum % kTaps / 5, s = sum % 5;
+      for (int xx = 0; xx < kH1; ++xx) acc += d1[(k * kH1 + y) * kH1 + xx] * x[(y + r) * kPadded + xx + s];
     } else {
-      for (int i = 0; i < kH1 * kH1; ++i) acc += d1[(o - kW1) * kH1 * kH1 + i];
+      for (int xx = 0; xx < kH1; ++xx) acc += d1[((sum - kW1) * kH1 + y) * kH1 + xx];
     }
-    mine[kSavedW1 + o] = acc;  // kSavedB1 follows kSavedW1's 150
+    rows[o] = acc;
+  }
+  __syncthreads();
+  for (int sum = t; sum < kW1 + kC1; sum += BLOCK) {
+    float acc = 0.0f;
+    for (int y = 0; y < kH1; ++y) acc += rows[sum * kH1 + y];
+    mine[kSavedW1 + sum] = acc;  // kSavedB1 follows kSavedW1's 150
   }
 }
 
@@ -303,30 +316,30 @@ __global__ void lenet5_sum_gradients(int N, int C, const float* __restrict__ sav
       continue;
     }
     at -= kSavedIn1;
-    // A fully connected layer (out, in): weights, then biases.
-    struct Dense {
-      int out, in, in_slot, d_slot;
-      float *w, *b;
+    // A fully connected layer (out, in): its weights, then its biases. The
+    // first layer whose range holds `at` writes it and sets `at` to -1.
+    const auto dense = [&](int out, int in, int in_slot, int d_slot, float* w, float* b) {
+      if (at < 0) return;
+      if (at < out * in) {
+        const int o = at / in, i = at % in;
+        float acc = 0.0f;
+        for (int n = 0; n < N; ++n) acc += saved[size_t(n) * kSaved + d_slot + o] * saved[size_t(n) * kSaved + in_slot + i];
+        w[at] = acc;
+        at = -1;
+        return;
+      }
+      at -= out * in;
+      if (at < out) {
+        float acc = 0.0f;
+        for (int n = 0; n < N; ++n) acc += saved[size_t(n) * kSaved + d_slot + at];
+        b[at] = acc;
+        at = -1;
+        return;
+      }
+      at -= out;
     };
-    const Dense layers[3] = {{kF1, kF1In, kSavedIn1, kSavedD1, g.w3, g.b3},
-                             {kF2, kF1, kSavedIn2, kSavedD2, g.w4, g.b4},
-                             {C, kF2, kSavedIn3, kSavedD3, g.w5, g.b5}};
-    for (const Dense& l : layers) {
-      if (at < l.out * l.in) {
-        const int o = at / l.in, i = at % l.in;
-        float acc = 0.0f;
-        for (int n = 0; n < N; ++n) acc += saved[size_t(n) * kSaved + l.d_slot + o] * saved[size_t(n) * kSaved + l.in_slot + i];
-        l.w[at] = acc;
-        break;
-      }
-      at -= l.out * l.in;
-      if (at < l.out) {
-        float acc = 0.0f;
-        for (int n = 0; n < N; ++n) acc += saved[size_t(n) * kSaved + l.d_slot + at];
-        l.b[at] = acc;
-        break;
-      }
-      at -= l.out;
-    }
+    dense(kF1, kF1In, kSavedIn1, kSavedD1, g.w3, g.b3);
+    dense(kF2, kF1, kSavedIn2, kSavedD2, g.w4, g.b4);
+    dense(C, kF2, kSavedIn3, kSavedD3, g.w5, g.b5);
   }
 }

@@ -43,8 +43,15 @@ struct Timed {
   int graph_nodes = 0;
   std::string graph_note;
 };
-Timed time_epochs(const TrainSettings& t, Device device, uint64_t seed, nn::TrainOptions::Graph graph, bool fold,
-                  int group) {
+// How a GPU run trains, beside the device: nn::TrainOptions' graph,
+// fold_bias_relu and fused_step.
+struct Variant {
+  nn::TrainOptions::Graph graph = nn::TrainOptions::Graph::off;
+  bool fold = true;
+  bool fused = false;
+};
+
+Timed time_epochs(const TrainSettings& t, Device device, uint64_t seed, const Variant& v, int group) {
   // The pixel values do not change the time a step takes: synthetic images
   // of Fashion-MNIST's shape keep the bench free of the data set.
   const data::Dataset train = data::make_squares(t.images, 10, 28, seed), none;
@@ -56,8 +63,9 @@ Timed time_epochs(const TrainSettings& t, Device device, uint64_t seed, nn::Trai
   o.lr = 0.01;
   o.seed = seed;
   o.device = device;
-  o.graph = graph;
-  o.fold_bias_relu = fold;
+  o.graph = v.graph;
+  o.fold_bias_relu = v.fold;
+  o.fused_step = v.fused;
   nn::Trainer trainer(o, train, none);
   const std::vector<nn::EpochStats> epochs = trainer.run();
   Timed timed;
@@ -74,14 +82,13 @@ Timed time_epochs(const TrainSettings& t, Device device, uint64_t seed, nn::Trai
   return timed;
 }
 
-nlohmann::json train_rate(const TrainSettings& t, Device device, uint64_t seed,
-                          nn::TrainOptions::Graph graph = nn::TrainOptions::Graph::off, bool fold = true) {
+nlohmann::json train_rate(const TrainSettings& t, Device device, uint64_t seed, const Variant& v = {}) {
   try {
-    Timed timed = time_epochs(t, device, seed, graph, fold, 1);
+    Timed timed = time_epochs(t, device, seed, v, 1);
     int group = 1;
     if (const double epoch = median(timed.seconds); epoch < t.min_timed_seconds) {
       group = std::max(2, int(std::ceil(t.min_timed_seconds / std::max(epoch, 1e-6))));
-      timed = time_epochs(t, device, seed, graph, fold, group);
+      timed = time_epochs(t, device, seed, v, group);
     }
     const double rate = median(timed.rates);
     nlohmann::json r = {{"images_per_second", rate},
@@ -155,10 +162,14 @@ nlohmann::json bench_train(const TrainSettings& t, const Settings& s, const devi
   } else {
     // "gpu" is how `warpnet train --device cuda` trains (a graph where the
     // model allows); "gpu_no_graph" launches every kernel from the host.
-    rec["gpu"] = train_rate(t, Device::cuda, s.seed, nn::TrainOptions::Graph::when_possible);
-    rec["gpu_no_graph"] = train_rate(t, Device::cuda, s.seed, nn::TrainOptions::Graph::off);
+    using Graph = nn::TrainOptions::Graph;
+    rec["gpu"] = train_rate(t, Device::cuda, s.seed, {.graph = Graph::when_possible});
+    rec["gpu_no_graph"] = train_rate(t, Device::cuda, s.seed, {.graph = Graph::off});
     // And with each bias add and ReLU as two kernels (TrainOptions::fold_bias_relu off).
-    rec["gpu_no_fold"] = train_rate(t, Device::cuda, s.seed, nn::TrainOptions::Graph::when_possible, false);
+    rec["gpu_no_fold"] = train_rate(t, Device::cuda, s.seed, {.graph = Graph::when_possible, .fold = false});
+    // LeNet-5's fused step (`train --fused-step`): forward, loss and
+    // backward in two kernels (kernels/lenet5/).
+    if (t.model == "lenet5") rec["gpu_fused"] = train_rate(t, Device::cuda, s.seed, {.graph = Graph::on, .fused = true});
     // The floor under the graphed step: as many launches of a kernel that
     // does next to nothing as the step's graph has nodes.
     rec["launch_floor"] = launch_floor_of(rec["gpu"].value("graph_nodes", 0), t.batch);
@@ -172,10 +183,12 @@ nlohmann::json bench_train(const TrainSettings& t, const Settings& s, const devi
   if (gpu_rate > 0 && eager_rate > 0 && rec["gpu"].value("graph_nodes", 0) > 0)
     rec["graph_speedup"] = gpu_rate / eager_rate;
 
+  const double fused_rate = rec.contains("gpu_fused") ? rec["gpu_fused"].value("images_per_second", 0.0) : 0.0;
+  if (cpu_rate > 0 && fused_rate > 0) rec["gpu_fused_speedup_over_cpu"] = fused_rate / cpu_rate;
   const double unfolded_rate = rec.contains("gpu_no_fold") ? rec["gpu_no_fold"].value("images_per_second", 0.0) : 0.0;
   if (gpu_rate > 0 && unfolded_rate > 0) rec["fold_speedup"] = gpu_rate / unfolded_rate;
 
-  for (const char* where : {"cpu", "gpu", "gpu_no_graph", "gpu_no_fold"}) {
+  for (const char* where : {"cpu", "gpu", "gpu_no_graph", "gpu_no_fold", "gpu_fused"}) {
     if (!rec.contains(where)) continue;
     const nlohmann::json& r = rec[where];
     if (r.contains("images_per_second")) {
@@ -193,6 +206,9 @@ nlohmann::json bench_train(const TrainSettings& t, const Settings& s, const devi
   }
   if (rec.contains("gpu_speedup_over_cpu"))
     std::printf("  GPU over CPU: %.1fx\n", rec["gpu_speedup_over_cpu"].get<double>());
+  if (rec.contains("gpu_fused_speedup_over_cpu"))
+    std::printf("  GPU with the fused step (--fused-step) over CPU: %.1fx (%d nodes per step)\n",
+                rec["gpu_fused_speedup_over_cpu"].get<double>(), rec["gpu_fused"].value("graph_nodes", 0));
   if (rec.contains("fold_speedup"))
     std::printf("  GPU with each bias + ReLU in one kernel over two: %.2fx\n", rec["fold_speedup"].get<double>());
   if (rec.contains("graph_speedup"))
