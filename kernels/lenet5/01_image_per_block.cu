@@ -10,11 +10,16 @@
 //   removes all of them at once — the approach of fully fused networks
 //   (tiny-cuda-nn's fully fused MLPs) for models that fit on a chip.
 //   Block n takes image n through forward, loss and backward with every
-//   activation in shared memory (54 KiB) and 512 threads: 25 sums per
-//   conv1 output, 150 per conv2 output, one warp per fully connected output
-//   (lanes over the inputs, a butterfly of shuffles), the softmax in one
-//   warp, then each gradient back down; conv1's weight gradient, 156 sums of
-//   784 terms, in rows first so that every thread has work. Nothing an image computes leaves the block except
+//   activation in shared memory (73 KiB) and 512 threads, a pass per layer
+//   between barriers: the convolutions and their gradients a strip of 5 or
+//   7 outputs per thread (each value loaded from shared memory serves up to
+//   5 of them: 3 times fewer shared loads than an output per thread, 23,497
+//   warp requests an image instead of 70,879 in the emulator's trace), one
+//   warp per fully connected output (lanes over the inputs, a butterfly of
+//   shuffles), the softmax in one warp, conv2's data gradient over a copy of
+//   its output gradient inside a border of zeros (no tap tested), conv1's
+//   weight gradient, 156 sums of 784 terms, in bands of rows first so that
+//   every thread has work. Nothing an image computes leaves the block except
 //   what the weights' gradients need: the conv layers' per-image weight and
 //   bias gradients (2,572 floats), and each fully connected layer's input
 //   and output gradient (818 floats), whose outer products are the weight
@@ -22,12 +27,12 @@
 //   order, one thread per parameter: two kernels for the whole step, and
 //   every sum in a fixed order, so a step gives the same bits every run.
 // Changed: first version (the layer-by-layer step is lessons/08's table).
-// Cost left: a block per image (64 blocks on 132 SMs at batch 64); one
-//   output per thread per pass, each operand read from shared memory (no
-//   register tiles), with bank conflicts where a warp's outputs straddle
-//   rows; conv2's data gradient tests its taps one by one; the fully
+// Cost left: a block per image (64 blocks on 132 SMs at batch 64); each
+//   strip still loads its weights one at a time (a broadcast each), and
+//   conv2's data gradient keeps 168 of the 512 threads busy; the fully
 //   connected weights come from global memory (L2) for every image, and the
-//   weight gradients go through global memory (`saved`) to a second kernel.
+//   weight gradients go through global memory (`saved`) to a second kernel,
+//   conv2's in scattered stores (23% of the sectors used).
 // Precondition: LeNet-5 as nn::make_lenet5 builds it (1×28×28 in, 5×5
 //   convs, 2×2 max pools, 400-120-84-C), C ≤ 32 classes; labels in [0, C)
 //   (outside it the row's loss and its gradients are NaN, as in
@@ -42,13 +47,16 @@
 // The network's extents, and where an image's saved values sit in its row
 // of the (N, kSaved) buffer the two kernels share.
 namespace lenet5 {
-constexpr int kImage = 28, kPadded = 32;  // conv1 pads by 2: the input is kept as 32x32 with a zero border
+// conv1 pads by 2: the input is kept as 32 rows of 32 with a zero border,
+// rows 33 floats apart so that the rows a warp reads start in different banks.
+constexpr int kImage = 28, kPadded = 32, kXStride = 33;
 constexpr int kC1 = 6, kH1 = 28, kP1 = 14;           // conv1 out (6,28,28), pool1 out (6,14,14)
 constexpr int kC2 = 16, kH2 = 10, kP2 = 5;           // conv2 out (16,10,10), pool2 out (16,5,5)
 constexpr int kTaps = 25;                            // 5x5 filters
 constexpr int kF1In = kC2 * kP2 * kP2, kF1 = 120, kF2 = 84;  // 400 -> 120 -> 84 -> C
 constexpr int kMaxClasses = 32;                      // the softmax is one warp's lanes
 constexpr int kW1 = kC1 * kTaps, kW2 = kC2 * kC1 * kTaps;  // 150, 2400
+constexpr int kD2P = kH2 + 8;  // conv2's output gradient with a border of 4 zeros: 18x18 a channel
 // Per image: conv weight and bias gradients, then each fully connected
 // layer's input and output gradient.
 constexpr int kSavedW1 = 0, kSavedB1 = kSavedW1 + kW1, kSavedW2 = kSavedB1 + kC1, kSavedB2 = kSavedW2 + kW2;
@@ -58,13 +66,13 @@ constexpr int kSavedIn3 = kSavedD2 + kF2, kSavedD3 = kSavedIn3 + kF2;
 constexpr int kSaved = kSavedD3 + kMaxClasses;  // 3,412 floats
 
 // Shared memory of one block, in floats, and the offsets of its arrays.
-constexpr int kSmX = 0, kSmR1 = kSmX + kPadded * kPadded, kSmP1 = kSmR1 + kC1 * kH1 * kH1;
+constexpr int kSmX = 0, kSmR1 = kSmX + kPadded * kXStride, kSmP1 = kSmR1 + kC1 * kH1 * kH1;
 constexpr int kSmR2 = kSmP1 + kC1 * kP1 * kP1, kSmP2 = kSmR2 + kC2 * kH2 * kH2;
 constexpr int kSmR3 = kSmP2 + kF1In, kSmR4 = kSmR3 + kF1, kSmZ5 = kSmR4 + kF2;
 constexpr int kSmW1 = kSmZ5 + kMaxClasses, kSmB1 = kSmW1 + kW1, kSmW2 = kSmB1 + kC1, kSmB2 = kSmW2 + kW2;
 constexpr int kSmD5 = kSmB2 + kC2, kSmD4 = kSmD5 + kMaxClasses, kSmD3 = kSmD4 + kF2, kSmDP2 = kSmD3 + kF1;
-constexpr int kSmDP1 = kSmDP2 + kF1In;
-constexpr int kSmFloats = kSmDP1 + kC1 * kP1 * kP1;  // 13,544 floats: 54,176 bytes
+constexpr int kSmDP1 = kSmDP2 + kF1In, kSmD2P = kSmDP1 + kC1 * kP1 * kP1;
+constexpr int kSmFloats = kSmD2P + kC2 * kD2P * kD2P;  // 18,760 floats: 75,040 bytes
 }  // namespace lenet5
 
 // The network's parameters, as the layers hold them: conv weights (K,C,5,5),
@@ -129,15 +137,18 @@ __global__ void lenet5_image_per_block(int N, int C, const float* __restrict__ X
   float *r3 = sm + kSmR3, *r4 = sm + kSmR4, *z5 = sm + kSmZ5;
   float *w1 = sm + kSmW1, *b1 = sm + kSmB1, *w2 = sm + kSmW2, *b2 = sm + kSmB2;
   float *d5 = sm + kSmD5, *d4 = sm + kSmD4, *d3 = sm + kSmD3, *dp2 = sm + kSmDP2, *dp1 = sm + kSmDP1;
+  float* d2p = sm + kSmD2P;  // (16, 18, 18): conv2's output gradient inside a border of 4 zeros
   const int n = blockIdx.x, t = threadIdx.x;
   float* mine = saved + size_t(n) * kSaved;  // this image's row of `saved`
 
-  // The image with conv1's zero border, and the conv weights.
+  // The image with conv1's zero border, the conv weights, and the zeros
+  // around conv2's output gradient (written inside them later).
   const float* image = X + size_t(n) * kImage * kImage;
-  for (int i = t; i < kPadded * kPadded; i += BLOCK) {
-    const int y = i / kPadded - 2, xx = i % kPadded - 2;
+  for (int i = t; i < kPadded * kXStride; i += BLOCK) {
+    const int y = i / kXStride - 2, xx = i % kXStride - 2;
     x[i] = y >= 0 && y < kImage && xx >= 0 && xx < kImage ? image[y * kImage + xx] : 0.0f;
   }
+  for (int i = t; i < kC2 * kD2P * kD2P; i += BLOCK) d2p[i] = 0.0f;
   for (int i = t; i < kW1; i += BLOCK) w1[i] = w.w1[i];
   for (int i = t; i < kW2; i += BLOCK) w2[i] = w.w2[i];
   for (int i = t; i < kC1; i += BLOCK) b1[i] = w.b1[i];
@@ -145,13 +156,29 @@ __global__ void lenet5_image_per_block(int N, int C, const float* __restrict__ X
   __syncthreads();
 
   // ---- forward ----
-  // conv1 + ReLU: r1 (6,28,28).
-  for (int o = t; o < kC1 * kH1 * kH1; o += BLOCK) {
-    const int k = o / (kH1 * kH1), y = o / kH1 % kH1, xx = o % kH1;
-    float acc = 0.0f;
-    for (int r = 0; r < 5; ++r)
-      for (int s = 0; s < 5; ++s) acc += x[(y + r) * kPadded + xx + s] * w1[k * kTaps + r * 5 + s];
-    r1[o] = fmaxf(acc + b1[k], 0.0f);
+  // The convolutions give a thread a strip of outputs along a row, so each
+  // value it loads from shared memory serves up to 5 of them (a filter row
+  // is 5 wide): a strip of 7 loads 11 inputs and 5 weights for 35
+  // multiply-adds, where an output at a time loads 2 values for each.
+  // conv1 + ReLU: r1 (6,28,28), a thread per quarter row (7 outputs); a
+  // warp's threads take one quarter of consecutive rows, whose inputs start
+  // in consecutive banks (rows kXStride = 33 floats apart).
+  for (int item = t; item < kC1 * kH1 * 4; item += BLOCK) {
+    const int k = item / (kH1 * 4), x0 = item / kH1 % 4 * 7, y = item % kH1;
+    float acc[7] = {};
+    for (int r = 0; r < 5; ++r) {
+      float in[11];
+#pragma unroll
+      for (int j = 0; j < 11; ++j) in[j] = x[(y + r) * kXStride + x0 + j];
+#pragma unroll
+      for (int s = 0; s < 5; ++s) {
+        const float wv = w1[k * kTaps + r * 5 + s];
+#pragma unroll
+        for (int p = 0; p < 7; ++p) acc[p] += in[p + s] * wv;
+      }
+    }
+#pragma unroll
+    for (int p = 0; p < 7; ++p) r1[(k * kH1 + y) * kH1 + x0 + p] = fmaxf(acc[p] + b1[k], 0.0f);
   }
   __syncthreads();
   // pool1: p1 (6,14,14).
@@ -161,15 +188,24 @@ __global__ void lenet5_image_per_block(int N, int C, const float* __restrict__ X
     p1[o] = plane[lenet5_pool_winner(plane, 2 * y * kH1 + 2 * xx, kH1)];
   }
   __syncthreads();
-  // conv2 + ReLU: r2 (16,10,10).
-  for (int o = t; o < kC2 * kH2 * kH2; o += BLOCK) {
-    const int k = o / (kH2 * kH2), y = o / kH2 % kH2, xx = o % kH2;
-    float acc = 0.0f;
+  // conv2 + ReLU: r2 (16,10,10), a thread per half row (5 outputs).
+  for (int item = t; item < kC2 * kH2 * 2; item += BLOCK) {
+    const int k = item / (kH2 * 2), y = item / 2 % kH2, x0 = item % 2 * 5;
+    float acc[5] = {};
     for (int c = 0; c < kC1; ++c)
-      for (int r = 0; r < 5; ++r)
-        for (int s = 0; s < 5; ++s)
-          acc += p1[(c * kP1 + y + r) * kP1 + xx + s] * w2[(k * kC1 + c) * kTaps + r * 5 + s];
-    r2[o] = fmaxf(acc + b2[k], 0.0f);
+      for (int r = 0; r < 5; ++r) {
+        float in[9];
+#pragma unroll
+        for (int j = 0; j < 9; ++j) in[j] = p1[(c * kP1 + y + r) * kP1 + x0 + j];
+#pragma unroll
+        for (int s = 0; s < 5; ++s) {
+          const float wv = w2[((k * kC1 + c) * 5 + r) * 5 + s];
+#pragma unroll
+          for (int p = 0; p < 5; ++p) acc[p] += in[p + s] * wv;
+        }
+      }
+#pragma unroll
+    for (int p = 0; p < 5; ++p) r2[(k * kH2 + y) * kH2 + x0 + p] = fmaxf(acc[p] + b2[k], 0.0f);
   }
   __syncthreads();
   // pool2: p2 (400), flattened (C,H,W) as nn::Flatten does: fc1's input.
@@ -217,44 +253,65 @@ __global__ void lenet5_image_per_block(int N, int C, const float* __restrict__ X
   lenet5_dense_back<BLOCK>(w.w3, d3, kF1, kF1In, nullptr, dp2);  // through fc1
   __syncthreads();
   // Through pool2 and relu2: each window's winner gets its gradient where
-  // conv2's output was positive, the rest 0; r2 becomes conv2's output
-  // gradient in place (the windows tile the plane, a window per thread).
+  // conv2's output was positive, the rest 0, into d2p's inside (the
+  // windows tile the plane, a window per thread).
   for (int o = t; o < kF1In; o += BLOCK) {
     const int k = o / (kP2 * kP2), y = o / kP2 % kP2, xx = o % kP2;
-    float* plane = r2 + k * kH2 * kH2;
+    const float* plane = r2 + k * kH2 * kH2;
     const int at = 2 * y * kH2 + 2 * xx, winner = lenet5_pool_winner(plane, at, kH2);
     const float g = plane[winner] > 0.0f ? dp2[o] : 0.0f;
     const int window[4] = {at, at + 1, at + kH2, at + kH2 + 1};
-    for (int q : window) plane[q] = q == winner ? g : 0.0f;
+    for (int q : window) d2p[(k * kD2P + q / kH2 + 4) * kD2P + q % kH2 + 4] = q == winner ? g : 0.0f;
   }
   __syncthreads();
-  float* d2 = r2;  // (16,10,10)
-  // conv2's weight and bias gradients for this image, and its data gradient.
-  for (int o = t; o < kW2; o += BLOCK) {
-    const int k = o / (kC1 * kTaps), c = o / kTaps % kC1, r = o % kTaps / 5, s = o % 5;
-    float acc = 0.0f;
-    for (int y = 0; y < kH2; ++y)
-      for (int xx = 0; xx < kH2; ++xx) acc += d2[(k * kH2 + y) * kH2 + xx] * p1[(c * kP1 + y + r) * kP1 + xx + s];
-    mine[kSavedW2 + o] = acc;
+  // conv2's weight gradient for this image: a thread per filter row (k, c,
+  // r), its 5 taps at once, each row of d2 and of p1 loaded once for them.
+  // A warp's threads share c, so its loads of p1 fall on 5 rows (r), which
+  // start in different banks, and of d2 on 7 channels (k), which do too.
+  for (int item = t; item < kC2 * kC1 * 5; item += BLOCK) {
+    const int c = item / (kC2 * 5), k = item / 5 % kC2, r = item % 5;
+    float acc[5] = {};
+    for (int y = 0; y < kH2; ++y) {
+      const float* d_row = d2p + (k * kD2P + y + 4) * kD2P + 4;  // d2[k][y][0..9]
+      float in[kP1];
+#pragma unroll
+      for (int j = 0; j < kP1; ++j) in[j] = p1[(c * kP1 + y + r) * kP1 + j];
+#pragma unroll
+      for (int xx = 0; xx < kH2; ++xx) {
+        const float dv = d_row[xx];
+#pragma unroll
+        for (int s = 0; s < 5; ++s) acc[s] += dv * in[xx + s];
+      }
+    }
+#pragma unroll
+    for (int s = 0; s < 5; ++s) mine[kSavedW2 + ((k * kC1 + c) * 5 + r) * 5 + s] = acc[s];
   }
   for (int k = t; k < kC2; k += BLOCK) {
     float acc = 0.0f;
-    for (int i = 0; i < kH2 * kH2; ++i) acc += d2[k * kH2 * kH2 + i];
+    for (int y = 0; y < kH2; ++y)
+      for (int xx = 0; xx < kH2; ++xx) acc += d2p[(k * kD2P + y + 4) * kD2P + xx + 4];
     mine[kSavedB2 + k] = acc;
   }
-  for (int o = t; o < kC1 * kP1 * kP1; o += BLOCK) {
-    const int c = o / (kP1 * kP1), y = o / kP1 % kP1, xx = o % kP1;
-    float acc = 0.0f;
+  // conv2's data gradient, dp1[c][y][x] = Σ d2[k][y−r][x−s]·w2[k][c][r][s]:
+  // a thread per half row (7 outputs); the zeros around d2 stand for the
+  // taps that fall outside it, so no tap is tested.
+  for (int item = t; item < kC1 * kP1 * 2; item += BLOCK) {
+    const int c = item / (kP1 * 2), y = item / 2 % kP1, x0 = item % 2 * 7;
+    float acc[7] = {};
     for (int k = 0; k < kC2; ++k)
       for (int r = 0; r < 5; ++r) {
-        const int oy = y - r;
-        if (oy < 0 || oy >= kH2) continue;
+        float in[11];  // d2[k][y − r][x0 − 4 .. x0 + 6]
+#pragma unroll
+        for (int j = 0; j < 11; ++j) in[j] = d2p[(k * kD2P + y - r + 4) * kD2P + x0 + j];
+#pragma unroll
         for (int s = 0; s < 5; ++s) {
-          const int ox = xx - s;
-          if (ox >= 0 && ox < kH2) acc += d2[(k * kH2 + oy) * kH2 + ox] * w2[(k * kC1 + c) * kTaps + r * 5 + s];
+          const float wv = w2[((k * kC1 + c) * 5 + r) * 5 + s];
+#pragma unroll
+          for (int p = 0; p < 7; ++p) acc[p] += in[p - s + 4] * wv;
         }
       }
-    dp1[o] = acc;
+#pragma unroll
+    for (int p = 0; p < 7; ++p) dp1[(c * kP1 + y) * kP1 + x0 + p] = acc[p];
   }
   __syncthreads();
   // Through pool1 and relu1, in place in r1 as above.
@@ -270,26 +327,50 @@ __global__ void lenet5_image_per_block(int N, int C, const float* __restrict__ X
   const float* d1 = r1;  // (6,28,28)
   // conv1's weight and bias gradients for this image (no data gradient: the
   // input needs none): 156 sums of 784 terms, too few to fill the block, so
-  // in two passes. First each sum's 28 rows, a row per thread (4,368 of
-  // them), into `rows`: the arrays from p1 to w2, all read for the last time
-  // before the barrier above. Then each sum adds its rows in order.
-  static_assert(kSmB2 - kSmP1 >= (kW1 + kC1) * kH1, "conv1's rows fit in the arrays p1 .. w2");
-  float* rows = p1;  // (156, 28)
-  for (int o = t; o < (kW1 + kC1) * kH1; o += BLOCK) {
-    const int sum = o / kH1, y = o % kH1;
-    float acc = 0.0f;
-    if (sum < kW1) {
-      const int k = sum / kTaps, r = sum % kTaps / 5, s = sum % 5;
-      for (int xx = 0; xx < kH1; ++xx) acc += d1[(k * kH1 + y) * kH1 + xx] * x[(y + r) * kPadded + xx + s];
-    } else {
-      for (int xx = 0; xx < kH1; ++xx) acc += d1[((sum - kW1) * kH1 + y) * kH1 + xx];
+  // in two passes. First a thread per filter row (k, r) and band of 4 rows
+  // (rows b, b + 7, b + 14, b + 21: a warp's bands start in different
+  // banks) sums its 5 taps over the band, a window of 5 inputs sliding
+  // along each row; the r = 0 threads sum the band's d1 for the bias too.
+  // The partial sums go to `rows`: the arrays from p1 to w2, all read for
+  // the last time before the barrier above. Then each sum adds its 7 bands
+  // in order.
+  constexpr int kBands = 7;
+  static_assert(kSmB2 - kSmP1 >= (kW1 + kC1) * kBands, "conv1's partial sums fit in the arrays p1 .. w2");
+  float* rows = p1;                    // (6, 5, 7, 5): (k, r, band, s)
+  float* bias_rows = p1 + kW1 * kBands;  // (6, 7): (k, band)
+  for (int item = t; item < kC1 * 5 * kBands; item += BLOCK) {
+    const int k = item / (5 * kBands), band = item / 5 % kBands, r = item % 5;
+    float acc[5] = {}, bias = 0.0f;
+    for (int i = 0; i < kH1 / kBands; ++i) {
+      const int y = band + kBands * i;
+      const float* d_row = d1 + (k * kH1 + y) * kH1;
+      const float* x_row = x + (y + r) * kXStride;
+      float window[5];
+#pragma unroll
+      for (int s = 0; s < 4; ++s) window[s] = x_row[s];
+      for (int xx = 0; xx < kH1; ++xx) {
+        window[4] = x_row[xx + 4];
+        const float dv = d_row[xx];
+#pragma unroll
+        for (int s = 0; s < 5; ++s) acc[s] += dv * window[s];
+        bias += dv;
+#pragma unroll
+        for (int s = 0; s < 4; ++s) window[s] = window[s + 1];
+      }
     }
-    rows[o] = acc;
+#pragma unroll
+    for (int s = 0; s < 5; ++s) rows[((k * 5 + r) * kBands + band) * 5 + s] = acc[s];
+    if (r == 0) bias_rows[k * kBands + band] = bias;
   }
   __syncthreads();
   for (int sum = t; sum < kW1 + kC1; sum += BLOCK) {
     float acc = 0.0f;
-    for (int y = 0; y < kH1; ++y) acc += rows[sum * kH1 + y];
+    if (sum < kW1) {
+      const int k = sum / kTaps, r = sum % kTaps / 5, s = sum % 5;
+      for (int band = 0; band < kBands; ++band) acc += rows[((k * 5 + r) * kBands + band) * 5 + s];
+    } else {
+      for (int band = 0; band < kBands; ++band) acc += bias_rows[(sum - kW1) * kBands + band];
+    }
     mine[kSavedW1 + sum] = acc;  // kSavedB1 follows kSavedW1's 150
   }
 }
