@@ -42,6 +42,7 @@
 #include <cmath>
 
 #include "kernels/common/cuda_compat.hpp"
+#include "kernels/common/in_flight.hpp"
 #include "kernels/common/row_reduce.hpp"
 
 // The network's extents, and where an image's saved values sit in its row
@@ -379,18 +380,21 @@ __global__ void lenet5_image_per_block(int N, int C, const float* __restrict__ X
 // saved: (N, lenet5::kSaved) from lenet5_image_per_block. A conv weight or
 // bias: Σ_n saved[n][its slot]; a fully connected weight W[o][i]:
 // Σ_n d[n][o]·in[n][i]; its bias: Σ_n d[n][o].
+// The N terms of a sum are loaded several at a time (sum_in_order): one
+// after another, each would wait a latency of L2.
 // Launch: block (BLOCK); any grid: the loop covers every parameter.
 template <int BLOCK>
 __global__ void lenet5_sum_gradients(int N, int C, const float* __restrict__ saved, Lenet5Grads g) {
   using namespace lenet5;
+  using warpnet::sum_in_order;
+  const auto slot = [&](int n, int at) { return saved[size_t(n) * kSaved + at]; };
   const int total = kW1 + kC1 + kW2 + kC2 + kF1 * kF1In + kF1 + kF2 * kF1 + kF2 + C * kF2 + C;
   for (int p = blockIdx.x * BLOCK + threadIdx.x; p < total; p += gridDim.x * BLOCK) {
     int at = p;
     // A conv parameter: one slot per image. The four conv tensors sit in
     // the saved row in their order, so `at` is also the slot.
     if (at < kSavedIn1) {
-      float acc = 0.0f;
-      for (int n = 0; n < N; ++n) acc += saved[size_t(n) * kSaved + at];
+      const float acc = sum_in_order(0.0f, N, [&](int n) { return slot(n, at); });
       float* out = at < kSavedB1 ? g.w1 + at : at < kSavedW2 ? g.b1 + (at - kSavedB1)
                    : at < kSavedB2 ? g.w2 + (at - kSavedW2) : g.b2 + (at - kSavedB2);
       *out = acc;
@@ -403,17 +407,13 @@ __global__ void lenet5_sum_gradients(int N, int C, const float* __restrict__ sav
       if (at < 0) return;
       if (at < out * in) {
         const int o = at / in, i = at % in;
-        float acc = 0.0f;
-        for (int n = 0; n < N; ++n) acc += saved[size_t(n) * kSaved + d_slot + o] * saved[size_t(n) * kSaved + in_slot + i];
-        w[at] = acc;
+        w[at] = sum_in_order(0.0f, N, [&](int n) { return slot(n, d_slot + o) * slot(n, in_slot + i); });
         at = -1;
         return;
       }
       at -= out * in;
       if (at < out) {
-        float acc = 0.0f;
-        for (int n = 0; n < N; ++n) acc += saved[size_t(n) * kSaved + d_slot + at];
-        b[at] = acc;
+        b[at] = sum_in_order(0.0f, N, [&](int n) { return slot(n, d_slot + at); });
         at = -1;
         return;
       }
