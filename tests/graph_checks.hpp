@@ -5,6 +5,8 @@
 #include <doctest/doctest.h>
 
 #include <string>
+#include <utility>
+#include <vector>
 
 #include "core/memory.hpp"
 #include "datasets/synthetic.hpp"
@@ -137,6 +139,44 @@ inline void folded_equals_unfolded(Device device, const std::string& model, int6
   }
   CHECK(folded.test_loss == apart.test_loss);
   CHECK(folded.weights == apart.weights);
+}
+
+// LeNet-5's fused step (TrainOptions::fused_step, kernels/lenet5/) against
+// the same training on the CPU's layers: every full batch runs the fused
+// step, the smaller last one the device's layers (36 examples are four
+// batches of 8 and one of 4). Both compute in fp32 in different orders; the
+// losses agree to about 1e-6 relative and are held to 1e-4, as the
+// emulator's layer-by-layer training is (tests/simt/test_train_emu.cpp).
+// The op's own check (lenet5_step) holds the gradients to a derived bound.
+inline void fused_step_follows_cpu(Device device) {
+  const data::Dataset train_set = data::make_squares(36, 10, 28, 11), test_set = data::make_squares(8, 10, 28, 12);
+  nn::TrainOptions o;
+  o.model = "lenet5";
+  o.batch_size = 8;
+  o.optimizer = "adam";
+  o.lr = 2e-3;
+  const auto run = [&](Device on, bool fused) {
+    o.device = on;
+    o.fused_step = fused;
+    o.graph = fused ? nn::TrainOptions::Graph::on : nn::TrainOptions::Graph::off;
+    nn::Trainer trainer(o, train_set, test_set);
+    std::vector<double> losses;
+    const nn::EpochStats epoch = trainer.run([&](const nn::StepProgress& s) { losses.push_back(s.loss); }).at(0);
+    if (fused) {
+      REQUIRE(trainer.graphed_step() != nullptr);
+      CHECK(trainer.graphed_step()->fused());
+    }
+    return std::pair{losses, epoch};
+  };
+  const auto [cpu_losses, cpu_epoch] = run(Device::cpu, false);
+  const auto [losses, epoch] = run(device, true);
+  REQUIRE(losses.size() == cpu_losses.size());
+  for (size_t i = 0; i < losses.size(); ++i) {
+    INFO("step ", i + 1);
+    CHECK(losses[i] == doctest::Approx(cpu_losses[i]).epsilon(1e-4));
+  }
+  CHECK(epoch.test_loss == doctest::Approx(cpu_epoch.test_loss).epsilon(1e-4));
+  CHECK(epoch.train_accuracy == cpu_epoch.train_accuracy);
 }
 
 }  // namespace warpnet::graph_checks

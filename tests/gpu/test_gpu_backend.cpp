@@ -88,6 +88,10 @@ TEST_CASE("train cuda: a ReLU folded into its layer trains bit for bit as the tw
   graph_checks::folded_equals_unfolded(Device::cuda, "lenet5", 8, 4, 6 * 28 * 28);
 }
 
+TEST_CASE("train cuda --fused-step: LeNet-5's step in two kernels follows the CPU's losses, step by step (Adam)") {
+  graph_checks::fused_step_follows_cpu(Device::cuda);
+}
+
 TEST_CASE("backend cuda: a kernel with a tuner is tuned at the first launch of each size, and only then") {
   // A size no other test uses, so its first launch is this one.
   const Tensor a = Tensor::zeros({37, 19}).to(Device::cuda), b = Tensor::zeros({19, 23}).to(Device::cuda);

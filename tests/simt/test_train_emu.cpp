@@ -41,14 +41,10 @@ Run train(nn::TrainOptions options, Device device, const data::Dataset& train, c
   return run;
 }
 
-// `on_emu` changes the emulator's run only (a graph, the fused step).
-void check_same_losses(const nn::TrainOptions& options, int64_t examples,
-                       void (*on_emu)(nn::TrainOptions&) = nullptr) {
+void check_same_losses(const nn::TrainOptions& options, int64_t examples) {
   const data::Dataset train_set = data::make_squares(examples, 10, 28, 11), test_set = data::make_squares(8, 10, 28, 12);
   const Run cpu = train(options, Device::cpu, train_set, test_set);
-  nn::TrainOptions emu_options = options;
-  if (on_emu) on_emu(emu_options);
-  const Run emu = train(emu_options, Device::emu, train_set, test_set);
+  const Run emu = train(options, Device::emu, train_set, test_set);
   REQUIRE(cpu.losses.size() == emu.losses.size());
   for (size_t i = 0; i < cpu.losses.size(); ++i) {
     INFO(options.model, " step ", i + 1);
@@ -69,18 +65,8 @@ TEST_CASE("train emu: LeNet-5 on the emulator's kernels follows the CPU's losses
   check_same_losses(o, 32);
 }
 
-// The fused step (kernels/lenet5/) runs every full batch, the layers the
-// smaller last one: 36 examples are four batches of 8 and one of 4.
 TEST_CASE("train emu --fused-step: LeNet-5's step in two kernels follows the CPU's losses, step by step (Adam)") {
-  nn::TrainOptions o;
-  o.model = "lenet5";
-  o.batch_size = 8;
-  o.optimizer = "adam";
-  o.lr = 2e-3;
-  check_same_losses(o, 36, [](nn::TrainOptions& emu) {
-    emu.graph = nn::TrainOptions::Graph::on;
-    emu.fused_step = true;
-  });
+  graph_checks::fused_step_follows_cpu(Device::emu);
 }
 
 TEST_CASE("train --fused-step: refused for another model, and without the graphed step it runs as") {
