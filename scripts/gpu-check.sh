@@ -52,11 +52,12 @@
 #                       says, src/device/CMakeLists.txt)
 #   BUILD               build folder there, default /tmp/warpnet-gpu-build
 #   FORCE_BUILD         1: build there even when .gpu-deps/bin starts
-#   BENCH_ARGS          arguments for `warpnet bench`, default "matmul peak conv2d softmax":
-#                       the ops the issues set targets for, and peak (the
+#   BENCH_ARGS          arguments for `warpnet bench`, default "matmul peak conv2d softmax
+#                       lenet5_step": the ops the issues set targets for, peak (the
 #                       ceilings of matmul's inner-loop instructions, a few
-#                       seconds), in that order, so a run cut short by the
-#                       time limit keeps the first ones
+#                       seconds) and LeNet-5's fused step (the kernels of `train
+#                       --fused-step` alone, at batch 64 and 256), in that order,
+#                       so a run cut short by the time limit keeps the first ones
 #                       (e.g. "matmul --size 4096,4096,4096"; "" for every op)
 #   TRAIN_ARGS          arguments for `warpnet bench train`, default
 #                       "--model lenet5 --threads 2 --batch 64,256,1024
@@ -431,7 +432,7 @@ if want lenet && [ -x "$BIN/warpnet" ]; then
   note "bench lenet conv: $(outcome $? "1: a version failed")"
 fi
 
-BENCH_ARGS=${BENCH_ARGS-matmul peak conv2d softmax}
+BENCH_ARGS=${BENCH_ARGS-matmul peak conv2d softmax lenet5_step}
 if ! want bench; then
   :
 elif [ -x "$BIN/warpnet" ]; then
