@@ -132,7 +132,6 @@ bool capture_node(cudaStream_t stream, NodeWork work) {
   CUgraph_st& graph = *stream->capture->graph;
   if (std::holds_alternative<MemAllocNode>(work) || std::holds_alternative<MemFreeNode>(work))
     graph.has_memory_nodes = true;
-  if (std::getenv("WARPNET_DEBUG_NODES")) std::fprintf(stderr, "node %s\n", describe(work).c_str());
   graph.nodes.push_back(std::make_unique<CUgraphNode_st>(CUgraphNode_st{std::move(work)}));
   return true;
 }
