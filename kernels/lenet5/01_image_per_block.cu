@@ -26,7 +26,7 @@
 //   gradients. lenet5_sum_gradients (below) then adds the images' shares in
 //   order, one thread per parameter: two kernels for the whole step, and
 //   every sum in a fixed order, so a step gives the same bits every run.
-// Changed: first version (the layer-by-layer step is lessons/08's table).
+// Changed: first version; what it replaces, the layer-by-layer step, is lesson 08's.
 // Cost left: a block per image (64 blocks on 132 SMs at batch 64); each
 //   strip still loads its weights one at a time (a broadcast each), and
 //   conv2's data gradient keeps 168 of the 512 threads busy; the fully

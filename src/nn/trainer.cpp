@@ -119,6 +119,8 @@ Trainer::Trainer(TrainOptions options, const data::Dataset& train, const data::D
   }
   WN_CHECK(!options_.fused_step || options_.model == "lenet5", "train --fused-step: only LeNet-5 has a fused step "
            "(kernels/lenet5/), not --model ", options_.model);
+  WN_CHECK(!options_.fused_step || options_.device != Device::cpu,
+           "train --fused-step: the fused step is kernels (--device emu or cuda); the CPU runs the layers");
   WN_CHECK(!options_.fused_step || options_.graph != TrainOptions::Graph::off,
            "train --fused-step: the fused step runs as the graphed step (--graph on, or auto on --device cuda)");
   if (options_.precision == ag::Precision::fp16) scaler_ = std::make_unique<DynamicLossScaler>(options_.loss_scale);
