@@ -148,7 +148,10 @@ inline void folded_equals_unfolded(Device device, const std::string& model, int6
 // losses agree to about 1e-6 relative and are held to 1e-4, as the
 // emulator's layer-by-layer training is (tests/simt/test_train_emu.cpp).
 // The op's own check (lenet5_step) holds the gradients to a derived bound.
-inline void fused_step_follows_cpu(Device device) {
+// `programmatic`: the step captured as programmatic dependent launches
+// (TrainOptions::programmatic_launches), where on a GPU each of its kernels
+// starts while the one before still runs and must wait inside for it.
+inline void fused_step_follows_cpu(Device device, bool programmatic) {
   const data::Dataset train_set = data::make_squares(36, 10, 28, 11), test_set = data::make_squares(8, 10, 28, 12);
   nn::TrainOptions o;
   o.model = "lenet5";
@@ -158,6 +161,7 @@ inline void fused_step_follows_cpu(Device device) {
   const auto run = [&](Device on, bool fused) {
     o.device = on;
     o.fused_step = fused;
+    o.programmatic_launches = fused && programmatic;
     o.graph = fused ? nn::TrainOptions::Graph::on : nn::TrainOptions::Graph::off;
     nn::Trainer trainer(o, train_set, test_set);
     std::vector<double> losses;
@@ -165,6 +169,7 @@ inline void fused_step_follows_cpu(Device device) {
     if (fused) {
       REQUIRE(trainer.graphed_step() != nullptr);
       CHECK(trainer.graphed_step()->fused());
+      CHECK(trainer.graphed_step()->programmatic() == programmatic);
     }
     return std::pair{losses, epoch};
   };

@@ -55,19 +55,21 @@ inline cudaStream_t& launch_stream() { return ::warpnet::simt::launch_stream_slo
 #endif
 
 // Programmatic dependent launch (Hopper, sm_90). While this is on, this
-// host thread's launch_kernel calls let each kernel start before the one
-// queued before it on the stream has finished: its blocks are launched as
-// soon as every block of the one before has called allow_dependent_grids()
-// (or exited), and wait in wait_for_prior_grids() until that grid has
-// finished and its writes are visible. What that saves is the gap between
-// two kernels, the next one's launch hidden under the last one's run. Only
-// kernels that call wait_for_prior_grids() before they read what an
-// earlier kernel wrote (or write what one reads) may be launched so; today
-// that is unary_vectorized (kernels/elementwise/02_vectorized.cu), for
-// device::launch_floor's experiment. Off by default. The emulator runs
-// grids one after another anyway, and checks the rule instead: in a traced
-// block of a launch made while this is on, a thread's global access before
-// its wait_for_prior_grids() is an error (simt::LaunchShape::programmatic).
+// host thread's launch_dependent_kernel calls (below) let each kernel start
+// before the one queued before it on the stream has finished: its blocks
+// are launched as soon as every block of the one before has called
+// allow_dependent_grids() (or exited), and wait in wait_for_prior_grids()
+// until that grid has finished and its writes are visible. What that saves
+// is the gap between two kernels, the next one's launch hidden under the
+// last one's run. Only kernels that call wait_for_prior_grids() before they
+// read what an earlier kernel wrote (or write what one reads) are launched
+// with launch_dependent_kernel; every launch_kernel stays an ordinary
+// launch, which starts when the kernel before it has finished, so a step
+// may mix the two. Off by default; on while a StepGraph captures with
+// Launches::programmatic. The emulator runs grids one after another anyway,
+// and checks the rule instead: in a traced block of a dependent launch made
+// while this is on, a thread's global access before its
+// wait_for_prior_grids() is an error (simt::LaunchShape::programmatic).
 #if defined(__CUDACC__)
 inline bool& programmatic_launches() {
   static thread_local bool on = false;
@@ -95,11 +97,24 @@ __device__ __forceinline__ void allow_dependent_grids() {
 }
 
 // kernel<<<grid, block, shared_bytes, launch_stream()>>>(args...) on both
-// compilers, as a programmatic dependent launch while
-// programmatic_launches() is on (nvcc). Errors follow CUDA's model: check
-// cudaGetLastError() afterwards (WARPNET_CUDA_CHECK).
+// compilers. Errors follow CUDA's model: check cudaGetLastError()
+// afterwards (WARPNET_CUDA_CHECK).
 template <class... P, class... A>
 void launch_kernel(void (*kernel)(P...), dim3 grid, dim3 block, size_t shared_bytes, A&&... args) {
+#if defined(__CUDACC__)
+  kernel<<<grid, block, shared_bytes, launch_stream()>>>(std::forward<A>(args)...);
+#else
+  ::warpnet::simt::launch_recording_errors_on(launch_stream(), kernel, grid, block, shared_bytes,
+                                              std::forward<A>(args)...);
+#endif
+}
+
+// launch_kernel for a kernel that calls allow_dependent_grids() and
+// wait_for_prior_grids() before it touches global memory: a programmatic
+// dependent launch while programmatic_launches() is on, an ordinary one
+// otherwise.
+template <class... P, class... A>
+void launch_dependent_kernel(void (*kernel)(P...), dim3 grid, dim3 block, size_t shared_bytes, A&&... args) {
 #if defined(__CUDACC__)
   if (programmatic_launches()) {
     cudaLaunchAttribute attribute{};
@@ -113,21 +128,26 @@ void launch_kernel(void (*kernel)(P...), dim3 grid, dim3 block, size_t shared_by
   }
   kernel<<<grid, block, shared_bytes, launch_stream()>>>(std::forward<A>(args)...);
 #else
-  ::warpnet::simt::launch_recording_errors_on(launch_stream(), kernel, grid, block, shared_bytes,
-                                              std::forward<A>(args)...);
+  ::warpnet::simt::launch_recording_errors_shaped_on(launch_stream(), kernel,
+                                                     {grid, block, shared_bytes, programmatic_launches()},
+                                                     std::forward<A>(args)...);
 #endif
 }
 
+// Opts `kernel` in to shared_bytes of dynamic shared memory, more than the
+// default 48 KiB. False when refused: then launch nothing, and the refusal
+// stays the last error, so cudaGetLastError() names the real cause (the
+// launch's own error would be a bare "invalid argument").
+template <class... P>
+bool opt_in_dynamic_shared(void (*kernel)(P...), size_t shared_bytes) {
+  return cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, int(shared_bytes)) == cudaSuccess;
+}
+
 // launch_kernel for a kernel that needs more than the default 48 KiB of
-// dynamic shared memory: opts it in to shared_bytes first. If the opt-in is
-// refused, nothing is launched and the refusal stays the last error, so
-// cudaGetLastError() names the real cause (the launch's own error would be
-// a bare "invalid argument").
+// dynamic shared memory (opt_in_dynamic_shared first).
 template <class... P, class... A>
 void launch_kernel_opted_in(void (*kernel)(P...), dim3 grid, dim3 block, size_t shared_bytes, A&&... args) {
-  if (cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, int(shared_bytes)) != cudaSuccess)
-    return;
-  launch_kernel(kernel, grid, block, shared_bytes, std::forward<A>(args)...);
+  if (opt_in_dynamic_shared(kernel, shared_bytes)) launch_kernel(kernel, grid, block, shared_bytes, std::forward<A>(args)...);
 }
 
 // The full story of the last error: on the emulator it names kernel, block,

@@ -20,15 +20,15 @@
 __device__ __forceinline__ bool aligned16(const void* p) { return reinterpret_cast<size_t>(p) % 16 == 0; }
 
 // x, y: (n) fp32. Launch: block (BLOCK); any grid: the loops cover every
-// element. It may be launched as a programmatic dependent
-// (warpnet::programmatic_launches): it lets the next grid launch at once
-// and waits for the one before before it touches x or y.
+// element. Launched with launch_dependent_kernel (cuda_compat.hpp), as
+// device::launch_floor's chain of ReLUs is.
 template <int BLOCK, class F>
 __global__ void unary_vectorized(int n, const float* __restrict__ x, float* __restrict__ y) {
   using warpnet::load_float4, warpnet::store_float4;
   static_assert(BLOCK % 32 == 0, "whole warps");
-  warpnet::allow_dependent_grids();
-  warpnet::wait_for_prior_grids();
+  warpnet::allow_dependent_grids();  // a programmatic dependent launch may start the next kernel now
+  warpnet::wait_for_prior_grids();   // and this one's loads wait for the last kernel's results
+
   const F f;
   const size_t t = size_t(blockIdx.x) * BLOCK + threadIdx.x, stride = size_t(gridDim.x) * BLOCK;
   // n4: elements covered by whole float4s when the pointers allow them, else none.

@@ -25,11 +25,14 @@
 #include "kernels/common/cuda_compat.hpp"
 
 // table: (table_rows, width) 4-byte words; indices: (rows) int32;
-// out: (rows, width). Launch: block (BLOCK); any grid: the loop covers every word.
+// out: (rows, width). Launch: block (BLOCK); any grid: the loop covers every
+// word. A training step's first kernel: launch_dependent_kernel (cuda_compat.hpp).
 template <int BLOCK>
 __global__ void gather_rows_grid_stride(int rows, int width, int table_rows, const uint32_t* __restrict__ table,
                                         const int32_t* __restrict__ indices, uint32_t* __restrict__ out) {
   static_assert(BLOCK % 32 == 0, "whole warps");
+  warpnet::allow_dependent_grids();  // a programmatic dependent launch may start the next kernel now
+  warpnet::wait_for_prior_grids();   // and this one's loads wait for the last kernel's results
   const size_t n = size_t(rows) * width, stride = size_t(gridDim.x) * BLOCK;
   for (size_t i = size_t(blockIdx.x) * BLOCK + threadIdx.x; i < n; i += stride) {
     const int row = indices[i / width];  // one division per word; the W lanes of a row read the same index

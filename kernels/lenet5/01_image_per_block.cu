@@ -126,13 +126,16 @@ __device__ __forceinline__ void lenet5_dense_back(const float* __restrict__ W, c
 
 // X: (N,1,28,28); labels: (N) i32; probs: (N,C); row_loss: (N);
 // saved: (N, lenet5::kSaved), written here and read by lenet5_sum_gradients.
-// Launch: block (BLOCK), grid (N), dynamic shared memory lenet5::kSmFloats floats.
+// Launch: block (BLOCK), grid (N), dynamic shared memory lenet5::kSmFloats
+// floats; both kernels here with launch_dependent_kernel (cuda_compat.hpp).
 template <int BLOCK>
 __global__ void lenet5_image_per_block(int N, int C, const float* __restrict__ X, const int* __restrict__ labels,
                                        Lenet5Weights w, float* __restrict__ probs, float* __restrict__ row_loss,
                                        float* __restrict__ saved) {
   using namespace lenet5;
   static_assert(BLOCK % 32 == 0 && BLOCK >= 32, "whole warps: the dense layers give each output a warp");
+  warpnet::allow_dependent_grids();  // a programmatic dependent launch may start the next kernel now
+  warpnet::wait_for_prior_grids();   // and this one's loads wait for the last kernel's results
   float* sm = warpnet::dynamic_shared<float>();
   float *x = sm + kSmX, *r1 = sm + kSmR1, *p1 = sm + kSmP1, *r2 = sm + kSmR2, *p2 = sm + kSmP2;
   float *r3 = sm + kSmR3, *r4 = sm + kSmR4, *z5 = sm + kSmZ5;
@@ -387,6 +390,8 @@ template <int BLOCK>
 __global__ void lenet5_sum_gradients(int N, int C, const float* __restrict__ saved, Lenet5Grads g) {
   using namespace lenet5;
   using warpnet::sum_in_order;
+  warpnet::allow_dependent_grids();  // a programmatic dependent launch may start the next kernel now
+  warpnet::wait_for_prior_grids();   // and this one's loads wait for the last kernel's results
   const auto slot = [&](int n, int at) { return saved[size_t(n) * kSaved + at]; };
   const int total = kW1 + kC1 + kW2 + kC2 + kF1 * kF1In + kF1 + kF2 * kF1 + kF2 + C * kF2 + C;
   for (int p = blockIdx.x * BLOCK + threadIdx.x; p < total; p += gridDim.x * BLOCK) {

@@ -65,6 +65,8 @@ __device__ __forceinline__ int optim_tensor_of(const Table& table, int b) {
 template <int BLOCK>
 __global__ void sgd_momentum_multi_tensor(SgdTensors tensors, const float* __restrict__ hyper) {
   static_assert(BLOCK % 32 == 0 && kOptimChunk % (4 * BLOCK) == 0, "whole warps, whole float4s per thread");
+  warpnet::allow_dependent_grids();  // a programmatic dependent launch may start the next kernel now
+  warpnet::wait_for_prior_grids();   // and this one's loads wait for the last kernel's results
   const int i = optim_tensor_of(tensors, blockIdx.x);
   const size_t begin = size_t(blockIdx.x - tensors.first_block[i]) * kOptimChunk;  // of tensor i
   const size_t rest = size_t(tensors.n[i]) - begin, n = rest < kOptimChunk ? rest : kOptimChunk;
@@ -77,6 +79,8 @@ __global__ void sgd_momentum_multi_tensor(SgdTensors tensors, const float* __res
 template <int BLOCK>
 __global__ void adam_multi_tensor(AdamTensors tensors, const float* __restrict__ hyper) {
   static_assert(BLOCK % 32 == 0 && kOptimChunk % (4 * BLOCK) == 0, "whole warps, whole float4s per thread");
+  warpnet::allow_dependent_grids();  // a programmatic dependent launch may start the next kernel now
+  warpnet::wait_for_prior_grids();   // and this one's loads wait for the last kernel's results
   const int i = optim_tensor_of(tensors, blockIdx.x);
   const size_t begin = size_t(blockIdx.x - tensors.first_block[i]) * kOptimChunk;
   const size_t rest = size_t(tensors.n[i]) - begin, n = rest < kOptimChunk ? rest : kOptimChunk;

@@ -44,11 +44,12 @@ struct Timed {
   std::string graph_note;
 };
 // How a GPU run trains, beside the device: nn::TrainOptions' graph,
-// fold_bias_relu and fused_step.
+// fold_bias_relu, fused_step and programmatic_launches.
 struct Variant {
   nn::TrainOptions::Graph graph = nn::TrainOptions::Graph::off;
   bool fold = true;
   bool fused = false;
+  bool programmatic = false;
 };
 
 Timed time_epochs(const TrainSettings& t, Device device, uint64_t seed, const Variant& v, int group) {
@@ -66,6 +67,7 @@ Timed time_epochs(const TrainSettings& t, Device device, uint64_t seed, const Va
   o.graph = v.graph;
   o.fold_bias_relu = v.fold;
   o.fused_step = v.fused;
+  o.programmatic_launches = v.programmatic;
   nn::Trainer trainer(o, train, none);
   const std::vector<nn::EpochStats> epochs = trainer.run();
   Timed timed;
@@ -168,8 +170,14 @@ nlohmann::json bench_train(const TrainSettings& t, const Settings& s, const devi
     // And with each bias add and ReLU as two kernels (TrainOptions::fold_bias_relu off).
     rec["gpu_no_fold"] = train_rate(t, Device::cuda, s.seed, {.graph = Graph::when_possible, .fold = false});
     // LeNet-5's fused step (`train --fused-step`): forward, loss and
-    // backward in two kernels (kernels/lenet5/).
-    if (t.model == "lenet5") rec["gpu_fused"] = train_rate(t, Device::cuda, s.seed, {.graph = Graph::on, .fused = true});
+    // backward in two kernels (kernels/lenet5/); and the same captured as
+    // programmatic dependent launches (`--programmatic`), where each of its
+    // five kernels waits inside for the one before.
+    if (t.model == "lenet5") {
+      rec["gpu_fused"] = train_rate(t, Device::cuda, s.seed, {.graph = Graph::on, .fused = true});
+      rec["gpu_fused_programmatic"] =
+          train_rate(t, Device::cuda, s.seed, {.graph = Graph::on, .fused = true, .programmatic = true});
+    }
     // The floor under the graphed step: as many launches of a kernel that
     // does next to nothing as the step's graph has nodes.
     rec["launch_floor"] = launch_floor_of(rec["gpu"].value("graph_nodes", 0), t.batch);
@@ -183,25 +191,27 @@ nlohmann::json bench_train(const TrainSettings& t, const Settings& s, const devi
   if (gpu_rate > 0 && eager_rate > 0 && rec["gpu"].value("graph_nodes", 0) > 0)
     rec["graph_speedup"] = gpu_rate / eager_rate;
 
-  const double fused_rate = rec.contains("gpu_fused") ? rec["gpu_fused"].value("images_per_second", 0.0) : 0.0;
-  if (cpu_rate > 0 && fused_rate > 0) rec["gpu_fused_speedup_over_cpu"] = fused_rate / cpu_rate;
+  for (const char* fused : {"gpu_fused", "gpu_fused_programmatic"}) {
+    const double rate = rec.contains(fused) ? rec[fused].value("images_per_second", 0.0) : 0.0;
+    if (cpu_rate > 0 && rate > 0) rec[cat(fused, "_speedup_over_cpu")] = rate / cpu_rate;
+  }
   const double unfolded_rate = rec.contains("gpu_no_fold") ? rec["gpu_no_fold"].value("images_per_second", 0.0) : 0.0;
   if (gpu_rate > 0 && unfolded_rate > 0) rec["fold_speedup"] = gpu_rate / unfolded_rate;
 
-  for (const char* where : {"cpu", "gpu", "gpu_no_graph", "gpu_no_fold", "gpu_fused"}) {
+  for (const char* where : {"cpu", "gpu", "gpu_no_graph", "gpu_no_fold", "gpu_fused", "gpu_fused_programmatic"}) {
     if (!rec.contains(where)) continue;
     const nlohmann::json& r = rec[where];
     if (r.contains("images_per_second")) {
       const std::vector<double> each = r["images_per_second_of_each_epoch"].get<std::vector<double>>();
-      std::printf("  %-12s %10.0f images/s (epochs: %.0f to %.0f)   a %lld-image epoch in %.1f s (computed from the "
+      std::printf("  %-22s %10.0f images/s (epochs: %.0f to %.0f)   a %lld-image epoch in %.1f s (computed from the "
                   "rate)\n",
                   where, r["images_per_second"].get<double>(), *std::min_element(each.begin(), each.end()),
                   *std::max_element(each.begin(), each.end()), (long long)kEpochImages,
                   r["epoch_seconds_computed"].get<double>());
-      if (r.contains("note")) std::printf("  %-12s %s\n", "", r["note"].get<std::string>().c_str());
+      if (r.contains("note")) std::printf("  %-22s %s\n", "", r["note"].get<std::string>().c_str());
     }
     else
-      std::printf("  %-12s %s\n", where, r.contains("skipped") ? ("skipped: " + r["skipped"].get<std::string>()).c_str()
+      std::printf("  %-22s %s\n", where, r.contains("skipped") ? ("skipped: " + r["skipped"].get<std::string>()).c_str()
                                                           : ("failed: " + r.value("error", std::string("?"))).c_str());
   }
   if (rec.contains("gpu_speedup_over_cpu"))
@@ -209,6 +219,9 @@ nlohmann::json bench_train(const TrainSettings& t, const Settings& s, const devi
   if (rec.contains("gpu_fused_speedup_over_cpu"))
     std::printf("  GPU with the fused step (--fused-step) over CPU: %.1fx (%d nodes per step)\n",
                 rec["gpu_fused_speedup_over_cpu"].get<double>(), rec["gpu_fused"].value("graph_nodes", 0));
+  if (rec.contains("gpu_fused_programmatic_speedup_over_cpu"))
+    std::printf("  the same as programmatic dependent launches (--programmatic) over CPU: %.1fx\n",
+                rec["gpu_fused_programmatic_speedup_over_cpu"].get<double>());
   if (rec.contains("fold_speedup"))
     std::printf("  GPU with each bias + ReLU in one kernel over two: %.2fx\n", rec["fold_speedup"].get<double>());
   if (rec.contains("graph_speedup"))

@@ -136,6 +136,10 @@ void add_train_command(CLI::App& app) {
   cmd->add_flag("--fused-step", args->train.fused_step,
                 "emu/cuda, LeNet-5, with the graphed step: forward, loss and backward as two kernels, an image per "
                 "block (kernels/lenet5/), instead of the layers' kernels one by one");
+  cmd->add_flag("--programmatic", args->train.programmatic_launches,
+                "With the graph: capture the step as Hopper's programmatic dependent launches, so each kernel that "
+                "waits inside for the one before (the gathers, the fused step's, the optimizer's) starts while that "
+                "one still runs");
   cmd->add_option("--checkpoint", args->train.checkpoint, "Write a checkpoint here after every epoch")
       ->check(kOutputPath);
   cmd->add_flag("--resume", args->train.resume, "Continue from --checkpoint when it exists")

@@ -228,8 +228,9 @@ nlohmann::json run_training(const nn::TrainOptions& options, const DataSplits& d
         "fewer)\n",
         static_cast<long long>(options.batch_size));
   else if (graphed)
-    say("graph: every full batch after the first replayed one captured step of %zu nodes%s\n", graphed->nodes(),
-        graphed->fused() ? " (--fused-step: forward, loss and backward in lenet5_step's two kernels)" : "");
+    say("graph: every full batch after the first replayed one captured step of %zu nodes%s%s\n", graphed->nodes(),
+        graphed->fused() ? " (--fused-step: forward, loss and backward in lenet5_step's two kernels)" : "",
+        graphed->programmatic() ? ", as programmatic dependent launches" : "");
   else if (!trainer.graph_note().empty())
     say("graph: none (%s)\n", trainer.graph_note().c_str());
   if (trainer.folded_relus() > 0)
@@ -269,6 +270,7 @@ nlohmann::json run_training(const nn::TrainOptions& options, const DataSplits& d
     report["kernels_tuned"] = {{"seconds", tuned.seconds}, {"sizes", tuned.lines}};
     report["graph_nodes"] = trainer.graphed_step() ? trainer.graphed_step()->nodes() : 0;
     report["fused_step"] = options.fused_step;
+    report["programmatic_launches"] = options.programmatic_launches;
     report["copies"] = {{"to_device", transfers.to_device}, {"to_host", transfers.to_host},
                         {"within_device", transfers.within}};
   }

@@ -62,9 +62,10 @@ class StepGraph {
 
   // How the captured kernels follow each other: `ordered`, each starting
   // when the one before has finished, as launches on a stream do; or
-  // `programmatic`, each launched while the one before still runs and
-  // waiting inside for it (programmatic dependent launch, sm_90:
-  // warpnet::programmatic_launches says which kernels may be launched so).
+  // `programmatic`, where the kernels launched with
+  // warpnet::launch_dependent_kernel start while the one before still runs
+  // and wait inside for it (programmatic dependent launch, sm_90), and every
+  // other kernel is ordered as before.
   enum class Launches { ordered, programmatic };
 
   // Runs `step` with every launch recorded instead of run and every device

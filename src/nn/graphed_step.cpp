@@ -19,8 +19,8 @@ double batch_loss(const Tensor& row_loss) { return double(float(device::mean_row
 }  // namespace
 
 GraphedStep::GraphedStep(Sequential& model, Optimizer& optimizer, const DeviceDataset& data, const Shape& inputs,
-                         bool fused)
-    : model_(model), optimizer_(optimizer), data_(data), device_(data.device()), fused_(fused),
+                         Options options)
+    : model_(model), optimizer_(optimizer), data_(data), device_(data.device()), options_(options),
       graph_(data.device()) {
   MemoryScope scope(MemTag::other, "batch");
   indices_ = Tensor::empty({inputs[0]}, DType::i32, device_);
@@ -30,7 +30,7 @@ GraphedStep::GraphedStep(Sequential& model, Optimizer& optimizer, const DeviceDa
 
 void GraphedStep::step() {
   data_.gather(indices_, inputs_, labels_);
-  if (fused_) return fused_step();
+  if (options_.fused) return fused_step();
   ag::Tape tape;
   ag::TapeScope recording(tape);
   ag::Var logits = model_(ag::Var(inputs_));
@@ -85,7 +85,8 @@ void GraphedStep::train(int64_t batch, int64_t step_number) {
   } else {
     if (!graph_.ready()) {
       try {
-        graph_.capture([this] { step(); });
+        using Launches = device::StepGraph::Launches;
+        graph_.capture([this] { step(); }, options_.programmatic ? Launches::programmatic : Launches::ordered);
       } catch (const std::exception& e) {
         fail("train --graph: capturing the training step failed (", e.what(), "); --graph off trains without one");
       }

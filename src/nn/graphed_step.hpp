@@ -44,11 +44,18 @@ struct StepOutcome {
 class GraphedStep {
  public:
   // The model's parameters and `data` are on one device (emu or cuda);
-  // `inputs` gives the shape of one full batch. `fused`: the model is
-  // LeNet-5, and its forward, loss and backward run as device::lenet5_step's
-  // two kernels instead of the layers' (TrainOptions::fused_step).
+  // `inputs` gives the shape of one full batch.
+  struct Options {
+    // The model is LeNet-5, and its forward, loss and backward run as
+    // device::lenet5_step's two kernels instead of the layers'
+    // (TrainOptions::fused_step).
+    bool fused = false;
+    // Captured as programmatic dependent launches
+    // (TrainOptions::programmatic_launches).
+    bool programmatic = false;
+  };
   GraphedStep(Sequential& model, Optimizer& optimizer, const DeviceDataset& data, const Shape& inputs,
-              bool fused = false);
+              Options options);
 
   // An epoch begins: `indices` (i32 (R) on the host, from
   // DeviceDataset::indices_of) holds the row numbers of its full batches,
@@ -64,7 +71,8 @@ class GraphedStep {
   std::vector<StepOutcome> finished();
 
   size_t nodes() const { return graph_.nodes(); }  // 0 until captured
-  bool fused() const { return fused_; }
+  bool fused() const { return options_.fused; }
+  bool programmatic() const { return options_.programmatic; }
 
  private:
   void step();  // what is captured: forward, loss, backward, the update kernels
@@ -81,7 +89,7 @@ class GraphedStep {
   Tensor epoch_indices_, epoch_probs_, epoch_row_loss_;
   int64_t first_unread_ = 0, next_batch_ = 0;  // batches: [first_unread_, next_batch_) are queued, unread
   Device device_;
-  bool fused_;
+  Options options_;
   device::StepGraph graph_;
   int64_t calls_ = 0;
 };

@@ -123,6 +123,8 @@ Trainer::Trainer(TrainOptions options, const data::Dataset& train, const data::D
            "train --fused-step: the fused step is kernels (--device emu or cuda); the CPU runs the layers");
   WN_CHECK(!options_.fused_step || options_.graph != TrainOptions::Graph::off,
            "train --fused-step: the fused step runs as the graphed step (--graph on, or auto on --device cuda)");
+  WN_CHECK(!options_.programmatic_launches || options_.graph != TrainOptions::Graph::off,
+           "train --programmatic: how a captured step's kernels follow each other; there is no graph with --graph off");
   if (options_.precision == ag::Precision::fp16) scaler_ = std::make_unique<DynamicLossScaler>(options_.loss_scale);
   model_ = make_model(options_.model, example_shape(train_), train_.num_classes, options_.seed);
   if (options_.device != Device::cpu) {
@@ -211,13 +213,16 @@ void Trainer::setup_graph() {
     WN_CHECK(options_.graph != TrainOptions::Graph::on, "train --graph on: ", why);
     WN_CHECK(!options_.fused_step, "train --fused-step: the fused step runs as the graphed step, and here there is "
              "none: ", why);
+    WN_CHECK(!options_.programmatic_launches, "train --programmatic: a captured step's launches, and here there is "
+             "no graph: ", why);
     graph_note_ = why;
     return;
   }
   const Shape example = example_shape(train_);
   std::vector<int64_t> batch_dims{options_.batch_size};
   for (int64_t d : example.dims()) batch_dims.push_back(d);
-  graphed_ = std::make_unique<GraphedStep>(*model_, *optimizer_, *resident_, Shape(batch_dims), options_.fused_step);
+  graphed_ = std::make_unique<GraphedStep>(*model_, *optimizer_, *resident_, Shape(batch_dims),
+                                           GraphedStep::Options{options_.fused_step, options_.programmatic_launches});
 }
 
 void Trainer::setup_data_parallel() {

@@ -70,6 +70,12 @@ struct TrainOptions {
   // is the optimizer's kernel as before. Refused for another model or
   // without a graph (Graph::on, or when_possible on cuda).
   bool fused_step = false;
+  // With the graph: capture the step as programmatic dependent launches
+  // (Hopper; device/graph.hpp, StepGraph::Launches::programmatic). The
+  // kernels that wait for the one before inside (launch_dependent_kernel:
+  // the gathers, the fused step's two kernels, the multi-tensor updates)
+  // then start while it still runs; every other kernel follows as usual.
+  bool programmatic_launches = false;
 };
 
 struct StepProgress {

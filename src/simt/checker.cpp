@@ -418,7 +418,8 @@ void Checker::check_waited(const Lane& lane, uintptr_t address, size_t bytes, bo
       cat(block_.where(lane), ": global-memory ", atomic ? "atomic " : "", write ? "write" : "read", " of ", bytes,
           " bytes at ", hex_address(address), pc ? " at " + describe_code(pc) : std::string(),
           " before wait_for_prior_grids(): the kernel was launched as a programmatic dependent "
-          "(warpnet::programmatic_launches), so on a GPU it may run while the kernel before it still does"));
+          "(warpnet::launch_dependent_kernel while programmatic launches are on), so on a GPU it may run while the "
+          "kernel before it still does"));
 }
 
 void Checker::out_of_bounds(const Lane& lane, uintptr_t address, size_t bytes, bool write, const void* pc,

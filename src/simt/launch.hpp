@@ -33,10 +33,11 @@ struct LaunchShape {
   dim3 grid;
   dim3 block;
   size_t dynamic_shared = 0;  // bytes, as the third <<<>>> argument
-  // Launched as a programmatic dependent (programmatic_launch_slot): in a
-  // traced block, a thread that reads or writes global memory before it
-  // has called wait_for_prior_grids() is an error, since on a GPU it could
-  // run before the kernel queued before it has finished.
+  // Launched as a programmatic dependent (warpnet::launch_dependent_kernel
+  // while programmatic_launch_slot() is on): in a traced block, a thread
+  // that reads or writes global memory before it has called
+  // wait_for_prior_grids() is an error, since on a GPU it could run before
+  // the kernel queued before it has finished.
   bool programmatic = false;
 };
 
@@ -65,8 +66,9 @@ uintptr_t argument_address(const T& value) {
 }
 
 // The calling thread's warpnet::programmatic_launches() (cuda_compat.hpp):
-// one variable for the emulator's plain and traced copies. Launches made
-// while it is on carry LaunchShape::programmatic, captured ones too.
+// one variable for the emulator's plain and traced copies. Dependent
+// launches made while it is on carry LaunchShape::programmatic, captured
+// ones too.
 bool& programmatic_launch_slot();
 
 // Marks the calling emulated thread as having waited for the grids before
@@ -83,11 +85,11 @@ void wait_for_prior_grids();
 void run_on(cudaStream_t stream, const KernelCall& call, const LaunchShape& shape,
             std::shared_ptr<const void> arguments, ArgumentAddresses addresses);
 
-// kernel<<<grid, block, shared, stream>>>(args...): arguments convert to the
-// kernel's parameter types once, and each thread receives its own copy, as on
-// the GPU. They live on the heap: a capturing stream keeps them for every replay.
+// kernel<<<shape, stream>>>(args...): arguments convert to the kernel's
+// parameter types once, and each thread receives its own copy, as on the
+// GPU. They live on the heap: a capturing stream keeps them for every replay.
 template <class... P, class... A>
-void launch_on(cudaStream_t stream, void (*kernel)(P...), dim3 grid, dim3 block, size_t shared, A&&... args) {
+void launch_shaped_on(cudaStream_t stream, void (*kernel)(P...), const LaunchShape& shape, A&&... args) {
   static_assert(sizeof...(P) == sizeof...(A), "kernel launched with the wrong number of arguments");
   struct Bound {
     void (*kernel)(P...);
@@ -104,7 +106,13 @@ void launch_on(cudaStream_t stream, void (*kernel)(P...), dim3 grid, dim3 block,
     const Bound& b = *static_cast<const Bound*>(p);
     return std::apply([](const auto&... a) { return std::vector<uintptr_t>{argument_address(a)...}; }, b.params);
   };
-  run_on(stream, call, {grid, block, shared, programmatic_launch_slot()}, std::move(bound), addresses);
+  run_on(stream, call, shape, std::move(bound), addresses);
+}
+
+// kernel<<<grid, block, shared, stream>>>(args...), an ordinary launch.
+template <class... P, class... A>
+void launch_on(cudaStream_t stream, void (*kernel)(P...), dim3 grid, dim3 block, size_t shared, A&&... args) {
+  launch_shaped_on(stream, kernel, LaunchShape{grid, block, shared}, std::forward<A>(args)...);
 }
 
 // kernel<<<grid, block, shared>>>(args...) on the legacy default stream.
@@ -155,6 +163,17 @@ void launch_recording_errors_on(cudaStream_t stream, void (*kernel)(P...), dim3 
                                 A&&... args) {
   try {
     launch_on(stream, kernel, grid, block, shared, std::forward<A>(args)...);
+  } catch (const LaunchError& e) {
+    record_error(e.code(), e.what());
+  }
+}
+
+// launch_shaped_on with CUDA's error model (warpnet::launch_dependent_kernel).
+template <class... P, class... A>
+void launch_recording_errors_shaped_on(cudaStream_t stream, void (*kernel)(P...), const LaunchShape& shape,
+                                       A&&... args) {
+  try {
+    launch_shaped_on(stream, kernel, shape, std::forward<A>(args)...);
   } catch (const LaunchError& e) {
     record_error(e.code(), e.what());
   }

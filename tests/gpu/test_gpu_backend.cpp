@@ -89,7 +89,8 @@ TEST_CASE("train cuda: a ReLU folded into its layer trains bit for bit as the tw
 }
 
 TEST_CASE("train cuda --fused-step: LeNet-5's step in two kernels follows the CPU's losses, step by step (Adam)") {
-  graph_checks::fused_step_follows_cpu(Device::cuda);
+  SUBCASE("ordered launches") { graph_checks::fused_step_follows_cpu(Device::cuda, false); }
+  SUBCASE("programmatic dependent launches") { graph_checks::fused_step_follows_cpu(Device::cuda, true); }
 }
 
 TEST_CASE("backend cuda: a kernel with a tuner is tuned at the first launch of each size, and only then") {

@@ -11,6 +11,7 @@
 
 #include "device/registry.hpp"
 #include "device/run.hpp"
+#include "simt/launch.hpp"
 
 using namespace warpnet;
 
@@ -68,8 +69,16 @@ void check_every_kernel(device::Copy copy) {
 
 // The traced copy first (doctest runs a file's test cases in the order they
 // are written): the checker names the line of a bad access, which the plain
-// copy would at best turn into a crash.
+// copy would at best turn into a crash. Its dependent launches
+// (warpnet::launch_dependent_kernel) are made programmatic, as in a graph
+// captured with StepGraph::Launches::programmatic, so the checker holds each
+// such kernel to what that launch needs: no global access before
+// wait_for_prior_grids().
 TEST_CASE("registry: every kernel's traced copy runs clean under the checker and matches too") {
+  struct Programmatic {
+    Programmatic() { simt::programmatic_launch_slot() = true; }
+    ~Programmatic() { simt::programmatic_launch_slot() = false; }
+  } programmatic;
   check_every_kernel(device::Copy::traced);
 }
 

@@ -66,10 +66,11 @@ TEST_CASE("train emu: LeNet-5 on the emulator's kernels follows the CPU's losses
 }
 
 TEST_CASE("train emu --fused-step: LeNet-5's step in two kernels follows the CPU's losses, step by step (Adam)") {
-  graph_checks::fused_step_follows_cpu(Device::emu);
+  SUBCASE("ordered launches") { graph_checks::fused_step_follows_cpu(Device::emu, false); }
+  SUBCASE("programmatic dependent launches") { graph_checks::fused_step_follows_cpu(Device::emu, true); }
 }
 
-TEST_CASE("train --fused-step: refused for another model, and without the graphed step it runs as") {
+TEST_CASE("train --fused-step, --programmatic: refused for another model, and without the graphed step they need") {
   const data::Dataset train_set = data::make_squares(8, 10, 28, 31), test_set = data::make_squares(4, 10, 28, 32);
   nn::TrainOptions o;
   o.batch_size = 4;
@@ -81,6 +82,12 @@ TEST_CASE("train --fused-step: refused for another model, and without the graphe
   o.model = "lenet5";
   o.graph = nn::TrainOptions::Graph::off;
   CHECK_THROWS_WITH_AS(nn::Trainer(o, train_set, test_set), doctest::Contains("runs as the graphed step"), Error);
+  o.fused_step = false;
+  o.programmatic_launches = true;
+  CHECK_THROWS_WITH_AS(nn::Trainer(o, train_set, test_set), doctest::Contains("there is no graph with --graph off"),
+                       Error);
+  o.programmatic_launches = false;
+  o.fused_step = true;
   o.device = Device::cpu;
   o.graph = nn::TrainOptions::Graph::when_possible;
   CHECK_THROWS_WITH_AS(nn::Trainer(o, train_set, test_set), doctest::Contains("the CPU runs the layers"), Error);
@@ -202,7 +209,8 @@ TEST_CASE("train emu --graph: steps queued and read at once equal steps read one
     s.model->to(Device::emu);
     s.optimizer = nn::make_optimizer("adam", s.model->parameters(), 1e-3);
     s.data = std::make_unique<nn::DeviceDataset>(set, Device::emu);
-    s.step = std::make_unique<nn::GraphedStep>(*s.model, *s.optimizer, *s.data, Shape{batch, 1, 28, 28});
+    s.step = std::make_unique<nn::GraphedStep>(*s.model, *s.optimizer, *s.data, Shape{batch, 1, 28, 28},
+                                               nn::GraphedStep::Options{});
     s.step->start_epoch(s.data->indices_of(rows));
     return s;
   };

@@ -1,13 +1,15 @@
 // Programmatic dependent launch on the emulator: grids run one after another
-// there, so what it checks is the rule a GPU leaves to the kernel. A launch
-// made while warpnet::programmatic_launches() is on may, on a GPU, run while
-// the kernel before it still does, so each of its threads must call
+// there, so what it checks is the rule a GPU leaves to the kernel. A
+// dependent launch (launch_dependent_kernel) made while
+// warpnet::programmatic_launches() is on may, on a GPU, run while the kernel
+// before it still does, so each of its threads must call
 // wait_for_prior_grids() before it touches global memory. A traced block
 // reading or writing global memory first is an error naming the thread and
-// the access; the same kernel launched the ordinary way, or a kernel that
-// waits first (the ReLU of device::launch_floor), runs clean, and a launch
-// captured into a graph keeps its kind for every replay. Compiled with
-// warpnet_simt_traced.
+// the access; the same kernel launched the ordinary way (launch_kernel, even
+// while programmatic launches are on, or launch_dependent_kernel while they
+// are off), or a kernel that waits first (the ReLU of device::launch_floor),
+// runs clean, and a launch captured into a graph keeps its kind for every
+// replay. Compiled with warpnet_simt_traced.
 #include <doctest/doctest.h>
 
 #include <string>
@@ -40,7 +42,7 @@ struct ProgrammaticScope {
   ~ProgrammaticScope() { warpnet::programmatic_launches() = false; }
 };
 
-// What launch_kernel left for cudaGetLastError(): "" when the launch ran clean.
+// What the launch left for cudaGetLastError(): "" when the launch ran clean.
 std::string last_error() {
   const cudaError_t code = cudaGetLastError();
   return code == cudaSuccess ? "" : warpnet::simt::last_error_message();
@@ -59,7 +61,7 @@ TEST_CASE("a programmatic launch that touches global memory before waiting is na
   DeviceBuffer<float> x(ramp()), y(32);
   {
     ProgrammaticScope programmatic;
-    warpnet::launch_kernel(copies_then_waits, dim3(1), dim3(32), 0, x.get(), y.get());
+    warpnet::launch_dependent_kernel(copies_then_waits, dim3(1), dim3(32), 0, x.get(), y.get());
     const std::string error = last_error();
     CHECK(error.find("copies_then_waits") != std::string::npos);
     CHECK(error.find("thread (0,0,0)") != std::string::npos);
@@ -67,20 +69,25 @@ TEST_CASE("a programmatic launch that touches global memory before waiting is na
     CHECK(error.find("before wait_for_prior_grids()") != std::string::npos);
     CHECK(cudaDeviceSynchronize() == cudaErrorLaunchFailure);  // a fault while running, as on a GPU; taken here
 
-    warpnet::launch_kernel(waits_then_copies, dim3(1), dim3(32), 0, x.get(), y.get());
+    warpnet::launch_dependent_kernel(waits_then_copies, dim3(1), dim3(32), 0, x.get(), y.get());
     CHECK(last_error() == "");
     CHECK(y.download() == ramp());
+    // An ordinary launch stays one while programmatic launches are on.
+    warpnet::launch_kernel(copies_then_waits, dim3(1), dim3(32), 0, x.get(), y.get());
+    CHECK(last_error() == "");
 
     // The ReLU device::launch_floor chains as programmatic launches.
     DeviceBuffer<float> r(32);
-    warpnet::launch_kernel(unary_vectorized<256, warpnet::Relu>, dim3(1), dim3(256), 0, 32, x.get(), r.get());
+    warpnet::launch_dependent_kernel(unary_vectorized<256, warpnet::Relu>, dim3(1), dim3(256), 0, 32, x.get(),
+                                     r.get());
     CHECK(last_error() == "");
     std::vector<float> want = ramp();
     for (float& v : want) v = v > 0 ? v : 0.0f;
     CHECK(r.download() == want);
   }
-  // The ordinary launch of the kernel that copies first is fine.
-  warpnet::launch_kernel(copies_then_waits, dim3(1), dim3(32), 0, x.get(), y.get());
+  // The dependent launch of the kernel that copies first is fine while
+  // programmatic launches are off.
+  warpnet::launch_dependent_kernel(copies_then_waits, dim3(1), dim3(32), 0, x.get(), y.get());
   CHECK(last_error() == "");
 }
 
@@ -92,8 +99,10 @@ TEST_CASE("a programmatic launch captured into a graph is checked at every repla
   cudaGraph_t graph = nullptr;
   REQUIRE(cudaStreamBeginCapture(stream, cudaStreamCaptureModeRelaxed) == cudaSuccess);
   {
-    ProgrammaticScope programmatic;
-    warpnet::simt::launch_recording_errors_on(stream, copies_then_waits, dim3(1), dim3(32), 0, x.get(), y.get());
+    ProgrammaticScope programmatic;  // as StepGraph::Launches::programmatic captures
+    warpnet::launch_stream() = stream;
+    warpnet::launch_dependent_kernel(copies_then_waits, dim3(1), dim3(32), 0, x.get(), y.get());
+    warpnet::launch_stream() = nullptr;
   }
   REQUIRE(cudaStreamEndCapture(stream, &graph) == cudaSuccess);  // recorded, not run
   cudaGraphExec_t exec = nullptr;

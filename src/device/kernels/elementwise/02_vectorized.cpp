@@ -15,7 +15,9 @@ Launch shape(const Sizes& s) { return capped_grid((int64_t(n(s)) + 3) / 4); }
 
 const Registration relu{unary_kernel(
     "relu", 2, "vectorized", kShapeText, shape, [](const Sizes& s) { return kReluFlops * n(s); },
-    [](const Sizes& s, const Launch& l, Buffers b) { launch_unary(s, l, b, unary_vectorized<kBlock, Relu>); })};
+    [](const Sizes& s, const Launch& l, Buffers b) {
+      launch_unary(s, l, b, unary_vectorized<kBlock, Relu>, /*dependent=*/true);
+    })};
 const Registration relu_backward{binary_kernel(
     "relu_backward", 2, "vectorized", kShapeText, shape, [](const Sizes& s) { return kReluBackwardFlops * n(s); },
     [](const Sizes& s, const Launch& l, Buffers b) {
@@ -24,7 +26,9 @@ const Registration relu_backward{binary_kernel(
 
 const Registration gelu{unary_kernel(
     "gelu", 2, "vectorized", kShapeText, shape, [](const Sizes& s) { return kGeluFlops * n(s); },
-    [](const Sizes& s, const Launch& l, Buffers b) { launch_unary(s, l, b, unary_vectorized<kBlock, Gelu>); })};
+    [](const Sizes& s, const Launch& l, Buffers b) {
+      launch_unary(s, l, b, unary_vectorized<kBlock, Gelu>, /*dependent=*/true);
+    })};
 const Registration gelu_backward{binary_kernel(
     "gelu_backward", 2, "vectorized", kShapeText, shape, [](const Sizes& s) { return kGeluBackwardFlops * n(s); },
     [](const Sizes& s, const Launch& l, Buffers b) {
@@ -33,7 +37,9 @@ const Registration gelu_backward{binary_kernel(
 
 const Registration sigmoid{unary_kernel(
     "sigmoid", 2, "vectorized", kShapeText, shape, [](const Sizes& s) { return kSigmoidFlops * n(s); },
-    [](const Sizes& s, const Launch& l, Buffers b) { launch_unary(s, l, b, unary_vectorized<kBlock, Sigmoid>); })};
+    [](const Sizes& s, const Launch& l, Buffers b) {
+      launch_unary(s, l, b, unary_vectorized<kBlock, Sigmoid>, /*dependent=*/true);
+    })};
 const Registration sigmoid_backward{binary_kernel(
     "sigmoid_backward", 2, "vectorized", kShapeText, shape, [](const Sizes& s) { return kSigmoidBackwardFlops * n(s); },
     [](const Sizes& s, const Launch& l, Buffers b) {
@@ -42,7 +48,9 @@ const Registration sigmoid_backward{binary_kernel(
 
 const Registration tanh_op{unary_kernel(
     "tanh", 2, "vectorized", kShapeText, shape, [](const Sizes& s) { return kTanhFlops * n(s); },
-    [](const Sizes& s, const Launch& l, Buffers b) { launch_unary(s, l, b, unary_vectorized<kBlock, Tanh>); })};
+    [](const Sizes& s, const Launch& l, Buffers b) {
+      launch_unary(s, l, b, unary_vectorized<kBlock, Tanh>, /*dependent=*/true);
+    })};
 const Registration tanh_backward{binary_kernel(
     "tanh_backward", 2, "vectorized", kShapeText, shape, [](const Sizes& s) { return kTanhBackwardFlops * n(s); },
     [](const Sizes& s, const Launch& l, Buffers b) {

@@ -40,10 +40,16 @@ inline double binary_bytes(const Sizes& s) { return 12.0 * n(s); }
 using UnaryKernel = void (*)(int, const float*, float*);
 using BinaryKernel = void (*)(int, const float*, const float*, float*);
 
-// Launches `kernel` on buffers {x, y}. Throws when the launch fails.
-inline void launch_unary(const Sizes& s, const Launch& l, Buffers b, UnaryKernel kernel) {
-  launch_kernel(kernel, l.grid, l.block, l.dynamic_shared, n(s), static_cast<const float*>(b[0]),
-                static_cast<float*>(b[1]));
+// Launches `kernel` on buffers {x, y}; `dependent`: with
+// launch_dependent_kernel (the kernel waits for the prior grids first).
+// Throws when the launch fails.
+inline void launch_unary(const Sizes& s, const Launch& l, Buffers b, UnaryKernel kernel, bool dependent = false) {
+  const auto x = static_cast<const float*>(b[0]);
+  const auto y = static_cast<float*>(b[1]);
+  if (dependent)
+    launch_dependent_kernel(kernel, l.grid, l.block, l.dynamic_shared, n(s), x, y);
+  else
+    launch_kernel(kernel, l.grid, l.block, l.dynamic_shared, n(s), x, y);
   check_launch();
 }
 // Launches `kernel` on buffers {x, dy, dx}. Throws when the launch fails.

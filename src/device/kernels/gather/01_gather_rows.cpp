@@ -24,7 +24,7 @@ const Registration gather_rows{Kernel{
     // table word, the stored word.
     .bytes = [](const Sizes& s) { return 12.0 * double(s[0] * s[1]); },
     .launch = [](const Sizes& s, const Launch& l, Buffers b) {
-      launch_kernel(gather_rows_grid_stride<kBlock>, l.grid, l.block, l.dynamic_shared, int(s[0]), int(s[1]),
+      launch_dependent_kernel(gather_rows_grid_stride<kBlock>, l.grid, l.block, l.dynamic_shared, int(s[0]), int(s[1]),
                     int(s[2]), static_cast<const uint32_t*>(b[0]), static_cast<const int32_t*>(b[1]),
                     static_cast<uint32_t*>(b[2]));
       check_launch();

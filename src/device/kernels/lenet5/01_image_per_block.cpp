@@ -57,12 +57,14 @@ const Registration image_per_block{Kernel{
       const Lenet5Weights weights{in(2), in(3), in(4), in(5), in(6), in(7), in(8), in(9), in(10), in(11)};
       const Lenet5Grads grads{out(14), out(15), out(16), out(17), out(18), out(19), out(20), out(21), out(22), out(23)};
       Workspace saved(size_t(N) * lenet5::kSaved * sizeof(float));  // (N, kSaved)
-      launch_kernel_opted_in(lenet5_image_per_block<kStepThreads>, l.grid, l.block, l.dynamic_shared, N, C, in(0),
-                             static_cast<const int*>(b[1]), weights, out(12), out(13), saved.floats());
+      const auto step = lenet5_image_per_block<kStepThreads>;
+      if (opt_in_dynamic_shared(step, l.dynamic_shared))
+        launch_dependent_kernel(step, l.grid, l.block, l.dynamic_shared, N, C, in(0), static_cast<const int*>(b[1]),
+                                weights, out(12), out(13), saved.floats());
       check_launch();
       const int parameters = 2572 + 120 * 401 + 84 * 121 + C * 85;
       const Launch sums = capped_grid(parameters);
-      launch_kernel(lenet5_sum_gradients<kBlock>, sums.grid, sums.block, 0, N, C,
+      launch_dependent_kernel(lenet5_sum_gradients<kBlock>, sums.grid, sums.block, 0, N, C,
                     static_cast<const float*>(saved.floats()), grads);
       check_launch();
     },

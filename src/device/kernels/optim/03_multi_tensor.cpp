@@ -76,7 +76,7 @@ void sgd_many(std::span<const int64_t> counts, Buffers b) {
         t.v_out[i] = static_cast<float*>(x[5]);
       },
       [](const SgdTensors& t, int blocks, const float* hyper) {
-        launch_kernel(sgd_momentum_multi_tensor<kBlock>, dim3(blocks), dim3(kBlock), 0, t, hyper);
+        launch_dependent_kernel(sgd_momentum_multi_tensor<kBlock>, dim3(blocks), dim3(kBlock), 0, t, hyper);
         check_launch();
       });
 }
@@ -95,7 +95,7 @@ void adam_many(std::span<const int64_t> counts, Buffers b) {
         t.v_out[i] = static_cast<float*>(x[7]);
       },
       [](const AdamTensors& t, int blocks, const float* hyper) {
-        launch_kernel(adam_multi_tensor<kBlock>, dim3(blocks), dim3(kBlock), 0, t, hyper);
+        launch_dependent_kernel(adam_multi_tensor<kBlock>, dim3(blocks), dim3(kBlock), 0, t, hyper);
         check_launch();
       });
 }
