@@ -10,12 +10,14 @@
 //   removes all of them at once — the approach of fully fused networks
 //   (tiny-cuda-nn's fully fused MLPs) for models that fit on a chip.
 //   Block n takes image n through forward, loss and backward with every
-//   activation in shared memory (73 KiB) and 512 threads, a pass per layer
+//   activation in shared memory (79 KiB) and 512 threads, a pass per layer
 //   between barriers: the convolutions and their gradients a strip of 5 or
 //   7 outputs per thread (each value loaded from shared memory serves up to
-//   5 of them: 3 times fewer shared loads than an output per thread, 23,497
-//   warp requests an image instead of 70,879 in the emulator's trace), one
-//   warp per fully connected output (lanes over the inputs, a butterfly of
+//   5 of them), conv2's filter rows and the fully connected layers' output
+//   gradients read four at a time (one broadcast float4) — 19,717 warp
+//   requests to shared memory an image in the emulator's trace, where an
+//   output per thread and a weight per load made 70,879 — one warp per
+//   fully connected output (lanes over the inputs, a butterfly of
 //   shuffles), the softmax in one warp, conv2's data gradient over a copy of
 //   its output gradient inside a border of zeros (no tap tested), conv1's
 //   weight gradient, 156 sums of 784 terms, in bands of rows first so that
@@ -27,9 +29,9 @@
 //   order, one thread per parameter: two kernels for the whole step, and
 //   every sum in a fixed order, so a step gives the same bits every run.
 // Changed: first version; what it replaces, the layer-by-layer step, is lesson 08's.
-// Cost left: a block per image (64 blocks on 132 SMs at batch 64); each
-//   strip still loads its weights one at a time (a broadcast each), and
-//   conv2's data gradient keeps 168 of the 512 threads busy; the fully
+// Cost left: a block per image (64 blocks on 132 SMs at batch 64), and
+//   79 KiB of shared memory a block fits two blocks an SM (at batch 1024,
+//   four waves); conv2's data gradient keeps 168 of the 512 threads busy; the fully
 //   connected weights come from global memory (L2) for every image, and the
 //   weight gradients go through global memory (`saved`) to a second kernel,
 //   conv2's in scattered stores (23% of the sectors used).
@@ -42,6 +44,7 @@
 #include <cmath>
 
 #include "kernels/common/cuda_compat.hpp"
+#include "kernels/common/float4_rows.hpp"
 #include "kernels/common/in_flight.hpp"
 #include "kernels/common/row_reduce.hpp"
 
@@ -58,6 +61,9 @@ constexpr int kF1In = kC2 * kP2 * kP2, kF1 = 120, kF2 = 84;  // 400 -> 120 -> 84
 constexpr int kMaxClasses = 32;                      // the softmax is one warp's lanes
 constexpr int kW1 = kC1 * kTaps, kW2 = kC2 * kC1 * kTaps;  // 150, 2400
 constexpr int kD2P = kH2 + 8;  // conv2's output gradient with a border of 4 zeros: 18x18 a channel
+// conv2's filter rows in shared memory, 8 floats apart (5 taps, 3 zeros): a
+// row is one float4 and one float, 2 loads where its 5 taps were 5.
+constexpr int kW2Row = 8, kW2Shared = kC2 * kC1 * 5 * kW2Row;
 // Per image: conv weight and bias gradients, then each fully connected
 // layer's input and output gradient.
 constexpr int kSavedW1 = 0, kSavedB1 = kSavedW1 + kW1, kSavedW2 = kSavedB1 + kC1, kSavedB2 = kSavedW2 + kW2;
@@ -70,10 +76,13 @@ constexpr int kSaved = kSavedD3 + kMaxClasses;  // 3,412 floats
 constexpr int kSmX = 0, kSmR1 = kSmX + kPadded * kXStride, kSmP1 = kSmR1 + kC1 * kH1 * kH1;
 constexpr int kSmR2 = kSmP1 + kC1 * kP1 * kP1, kSmP2 = kSmR2 + kC2 * kH2 * kH2;
 constexpr int kSmR3 = kSmP2 + kF1In, kSmR4 = kSmR3 + kF1, kSmZ5 = kSmR4 + kF2;
-constexpr int kSmW1 = kSmZ5 + kMaxClasses, kSmB1 = kSmW1 + kW1, kSmW2 = kSmB1 + kC1, kSmB2 = kSmW2 + kW2;
+constexpr int kSmW1 = kSmZ5 + kMaxClasses, kSmB1 = kSmW1 + kW1, kSmW2 = kSmB1 + kC1, kSmB2 = kSmW2 + kW2Shared;
 constexpr int kSmD5 = kSmB2 + kC2, kSmD4 = kSmD5 + kMaxClasses, kSmD3 = kSmD4 + kF2, kSmDP2 = kSmD3 + kF1;
 constexpr int kSmDP1 = kSmDP2 + kF1In, kSmD2P = kSmDP1 + kC1 * kP1 * kP1;
-constexpr int kSmFloats = kSmD2P + kC2 * kD2P * kD2P;  // 18,760 floats: 75,040 bytes
+constexpr int kSmFloats = kSmD2P + kC2 * kD2P * kD2P;  // 20,200 floats: 80,800 bytes
+// float4 loads: conv2's filter rows, and the output gradients of the fully
+// connected layers (lenet5_dense_back), start at multiples of 16 bytes.
+static_assert(kSmW2 % 4 == 0 && kSmD5 % 4 == 0 && kSmD4 % 4 == 0 && kSmD3 % 4 == 0, "16-byte aligned rows");
 }  // namespace lenet5
 
 // The network's parameters, as the layers hold them: conv weights (K,C,5,5),
@@ -97,6 +106,13 @@ __device__ __forceinline__ int lenet5_pool_winner(const float* plane, int at, in
   return best;
 }
 
+// A filter row of conv2 from shared memory (kW2Row floats apart, 16-byte
+// aligned): its 5 taps in one float4 and one float.
+__device__ __forceinline__ void lenet5_filter_row(const float* row, float (&taps)[5]) {
+  const float4 first = warpnet::load_float4(row);
+  taps[0] = first.x, taps[1] = first.y, taps[2] = first.z, taps[3] = first.w, taps[4] = row[4];
+}
+
 // out[o] = b[o] + Σ_i W[o][i]·in[i], o < OUT, i < IN, then ReLU when `relu`:
 // warp w takes outputs w, w + WARPS, ...; lane l the inputs l, l + 32, ...
 // (coalesced rows of W), merged by a butterfly of shuffles in a fixed order.
@@ -114,12 +130,22 @@ __device__ __forceinline__ void lenet5_dense(const float* __restrict__ W, const 
 
 // d_in[i] = Σ_o W[o][i]·d_out[o], masked by ReLU's (kept[i] > 0) when
 // `kept` is given: thread i walks a column of W (consecutive i: coalesced).
+// d_out (16-byte aligned) is read four at a time, one broadcast load for
+// four outputs; the last OUT % 4 one by one.
 template <int BLOCK>
 __device__ __forceinline__ void lenet5_dense_back(const float* __restrict__ W, const float* d_out, int OUT,
                                                   int IN, const float* kept, float* d_in) {
   for (int i = threadIdx.x; i < IN; i += BLOCK) {
     float acc = 0.0f;
-    for (int o = 0; o < OUT; ++o) acc += W[o * IN + i] * d_out[o];
+    int o = 0;
+    for (; o + 4 <= OUT; o += 4) {
+      const float4 d = warpnet::load_float4(d_out + o);
+      acc += W[o * IN + i] * d.x;
+      acc += W[(o + 1) * IN + i] * d.y;
+      acc += W[(o + 2) * IN + i] * d.z;
+      acc += W[(o + 3) * IN + i] * d.w;
+    }
+    for (; o < OUT; ++o) acc += W[o * IN + i] * d_out[o];
     d_in[i] = kept && !(kept[i] > 0.0f) ? 0.0f : acc;
   }
 }
@@ -154,7 +180,7 @@ __global__ void lenet5_image_per_block(int N, int C, const float* __restrict__ X
   }
   for (int i = t; i < kC2 * kD2P * kD2P; i += BLOCK) d2p[i] = 0.0f;
   for (int i = t; i < kW1; i += BLOCK) w1[i] = w.w1[i];
-  for (int i = t; i < kW2; i += BLOCK) w2[i] = w.w2[i];
+  for (int i = t; i < kW2Shared; i += BLOCK) w2[i] = i % kW2Row < 5 ? w.w2[i / kW2Row * 5 + i % kW2Row] : 0.0f;
   for (int i = t; i < kC1; i += BLOCK) b1[i] = w.b1[i];
   for (int i = t; i < kC2; i += BLOCK) b2[i] = w.b2[i];
   __syncthreads();
@@ -201,12 +227,12 @@ __global__ void lenet5_image_per_block(int N, int C, const float* __restrict__ X
         float in[9];
 #pragma unroll
         for (int j = 0; j < 9; ++j) in[j] = p1[(c * kP1 + y + r) * kP1 + x0 + j];
+        float taps[5];
+        lenet5_filter_row(w2 + ((k * kC1 + c) * 5 + r) * kW2Row, taps);
 #pragma unroll
-        for (int s = 0; s < 5; ++s) {
-          const float wv = w2[((k * kC1 + c) * 5 + r) * 5 + s];
+        for (int s = 0; s < 5; ++s)
 #pragma unroll
-          for (int p = 0; p < 5; ++p) acc[p] += in[p + s] * wv;
-        }
+          for (int p = 0; p < 5; ++p) acc[p] += in[p + s] * taps[s];
       }
 #pragma unroll
     for (int p = 0; p < 5; ++p) r2[(k * kH2 + y) * kH2 + x0 + p] = fmaxf(acc[p] + b2[k], 0.0f);
@@ -307,12 +333,12 @@ __global__ void lenet5_image_per_block(int N, int C, const float* __restrict__ X
         float in[11];  // d2[k][y − r][x0 − 4 .. x0 + 6]
 #pragma unroll
         for (int j = 0; j < 11; ++j) in[j] = d2p[(k * kD2P + y - r + 4) * kD2P + x0 + j];
+        float taps[5];
+        lenet5_filter_row(w2 + ((k * kC1 + c) * 5 + r) * kW2Row, taps);
 #pragma unroll
-        for (int s = 0; s < 5; ++s) {
-          const float wv = w2[((k * kC1 + c) * 5 + r) * 5 + s];
+        for (int s = 0; s < 5; ++s)
 #pragma unroll
-          for (int p = 0; p < 7; ++p) acc[p] += in[p - s + 4] * wv;
-        }
+          for (int p = 0; p < 7; ++p) acc[p] += in[p - s + 4] * taps[s];
       }
 #pragma unroll
     for (int p = 0; p < 7; ++p) dp1[(c * kP1 + y) * kP1 + x0 + p] = acc[p];

@@ -31,7 +31,7 @@ const Registration image_per_block{Kernel{
     .version = 1,
     .name = "image_per_block",
     .precision = "fp32",
-    .shape_text = "block (512), grid (N), 73 KiB of dynamic shared memory: an image's whole forward and backward "
+    .shape_text = "block (512), grid (N), 79 KiB of dynamic shared memory: an image's whole forward and backward "
                   "per block; then block (256), grid (min(ceil(P/256), 1056)): a thread per parameter adds the "
                   "images' shares",
     .shape = [](const Sizes& s) {
