@@ -137,7 +137,7 @@ std::vector<Tensor> reference(const Sizes&, const std::vector<Tensor>& in) {
 //    input. It is measured, not derived: the kernels sum in another order
 //    and may err more at one element, but not 16 times more than the CPU's
 //    worst (over seeds 1-8 at the test sizes but C = 1, whose outputs are
-//    all 0, the kernel's worst element took 0.9-2.6% of this tolerance).
+//    all 0, the kernel's worst element took 0.8-2.6% of this tolerance).
 //    The swapped filter errs 2,400 times the tolerance.
 double kappa(const Sizes& s) {
   const double C = double(s[1]), N = double(s[0]);
