@@ -150,6 +150,22 @@ auto with_gemm_tile(int i, Visit&& visit) {
   return visit.template operator()<Gemm1>();
 }
 
+// The grid of `xis` GEMMs M[ξ] (K, T) = U[ξ] (K, C) @ V[ξ] (C, T) at GEMM tile i, ξ = blockIdx.z.
+inline dim3 gemm_grid(int i, int K, int T, int xis) {
+  return with_gemm_tile(i, [&]<class Tile>() {
+    return dim3(::warpnet::ceil_div(T, Tile::BN), ::warpnet::ceil_div(K, Tile::BM), xis);
+  });
+}
+
+// The `xis` GEMMs at GEMM tile i, in one launch on the current stream
+// (v10's 16, v12's 36): U (xis, K, C), V (xis, C, T), M (xis, K, T).
+inline void launch_gemms(int i, int K, int T, int C, int xis, const float* U, const float* V, float* M) {
+  with_gemm_tile(i, [&]<class Tile>() {
+    ::warpnet::launch_kernel(Tile::kernel(), gemm_grid(i, K, T, xis), dim3(Tile::threads), 0, K, T, C, U,
+                             size_t(K) * C, V, size_t(C) * T, M, size_t(K) * T);
+  });
+}
+
 // The whole convolution with GEMM tile i: the filter and input transforms,
 // the 16 GEMMs (one launch), the output transform, on `workspace`
 // (workspace_floats(g)), in launch order on the current stream; TURNED: the
@@ -169,11 +185,7 @@ void launch_winograd(int i, const ConvShape& g, const float* x, const float* w, 
   };
   winograd::launch_filter_transform<TURNED>(g, w, U);
   launch_kernel(winograd_input_transform<kTransformBlock>, grid_for(1LL * g.C * T), block, 0, g, x, V);
-  with_gemm_tile(i, [&]<class Tile>() {  // M[ξ] = U[ξ] @ V[ξ], the 16 in one launch: ξ = blockIdx.z
-    const dim3 grid(::warpnet::ceil_div(T, Tile::BN), ::warpnet::ceil_div(g.K, Tile::BM), kXi);
-    launch_kernel(Tile::kernel(), grid, dim3(Tile::threads), 0, g.K, T, g.C, static_cast<const float*>(U),
-                  size_t(g.K) * g.C, static_cast<const float*>(V), size_t(g.C) * T, M, size_t(g.K) * T);
-  });
+  launch_gemms(i, g.K, T, g.C, kXi, U, V, M);  // M[ξ] = U[ξ] @ V[ξ], the 16 in one launch
   launch_kernel(winograd_output_transform<kTransformBlock>, grid_for(1LL * g.K * T), block, 0, g,
                 static_cast<const float*>(M), y);
 }

@@ -2,9 +2,12 @@
 // and v7): the output tiles and their order, where F(2x2, 3x3) applies, the
 // 4x4 window of x and its mask, the input transform Bᵀ d B, the output
 // transform Aᵀ m A with its store, and the filter transform U = G f Gᵀ as a
-// kernel. The arithmetic is in kernels/conv/10_winograd.cu's header.
+// kernel. The arithmetic is in kernels/conv/10_winograd.cu's header. The
+// tiles, windows and masks take any tile size: F(4x4, 3x3) (conv v12,
+// winograd_4x4.hpp) uses them with 4x4 tiles and 6x6 windows.
 #pragma once
 #include <cstddef>
+#include <type_traits>
 
 #include "kernels/common/cuda_compat.hpp"
 #include "kernels/common/float4_rows.hpp"  // store_float2
@@ -14,10 +17,10 @@ namespace winograd {
 
 constexpr int kXi = 16;  // positions of a transformed 4x4 tile
 
-// Output tiles of 2x2: ⌈P/2⌉ x ⌈Q/2⌉ per image, `count` = N of those. conv
-// v10's V and M keep `pitch` = count rounded up to 4 columns per row (V's
-// extra columns zero), so its GEMMs' loads and stores are float4s whatever
-// the sizes.
+// Output tiles of m x m: ⌈P/m⌉ x ⌈Q/m⌉ per image, `count` = N of those. conv
+// v10's and v12's V and M keep `pitch` = count rounded up to 4 columns per
+// row (V's extra columns zero), so their GEMMs' loads and stores are float4s
+// whatever the sizes.
 struct Tiles {
   int rows, cols, count, pitch;
 };
@@ -28,32 +31,41 @@ struct TileAt {
 __host__ __device__ inline TileAt tile_at(const Tiles& tiles, int t) {
   return {t / (tiles.cols * tiles.rows), t / tiles.cols % tiles.rows, t % tiles.cols};
 }
-__host__ __device__ inline Tiles tiles_of(const ConvShape& g) {
-  const int rows = (g.P + 1) / 2, cols = (g.Q + 1) / 2, count = g.N * rows * cols;
+__host__ __device__ inline Tiles tiles_of(const ConvShape& g, int m) {
+  const int rows = (g.P + m - 1) / m, cols = (g.Q + m - 1) / m, count = g.N * rows * cols;
   return {rows, cols, count, (count + 3) / 4 * 4};
 }
+// F(2x2, 3x3)'s tiles.
+__host__ __device__ inline Tiles tiles_of(const ConvShape& g) { return tiles_of(g, 2); }
 
 // Where F(2x2, 3x3) computes the convolution: 3x3 filters, stride 1, dilation 1.
 inline bool applies(const ConvShape& g) { return g.R == 3 && g.S == 3 && g.stride == 1 && g.dil == 1; }
 
-// Which elements of the 4x4 window whose top left is (h0, w0) lie in a
-// plane of x (H, W): bit 4·r + s. One register for the 16 tests, which a
-// thread that loads the same window of every channel makes once.
-__device__ inline unsigned window_mask(const ConvShape& g, int h0, int w0) {
-  unsigned mask = 0;
-  for (int r = 0; r < 4; ++r)
-    for (int s = 0; s < 4; ++s) {
+// The bits of an AxA window's mask: one register up to 5x5, two for 6x6.
+template <int A>
+using WindowMask = std::conditional_t<(A * A <= 32), unsigned, unsigned long long>;
+
+// Which elements of the AxA window whose top left is (h0, w0) lie in a
+// plane of x (H, W): bit A·r + s. One register for the 16 tests of a 4x4
+// window, which a thread that loads the same window of every channel makes
+// once.
+template <int A = 4>
+__device__ inline WindowMask<A> window_mask(const ConvShape& g, int h0, int w0) {
+  WindowMask<A> mask = 0;
+  for (int r = 0; r < A; ++r)
+    for (int s = 0; s < A; ++s) {
       const int h = h0 + r, w = w0 + s;
-      if (h >= 0 && h < g.H && w >= 0 && w < g.W) mask |= 1u << (4 * r + s);
+      if (h >= 0 && h < g.H && w >= 0 && w < g.W) mask |= WindowMask<A>(1) << (A * r + s);
     }
   return mask;
 }
 
 // The window of `plane` (H, W) whose top left is element `origin` = h0·W +
 // w0 (negative in the padding), zeros where `mask` says it leaves the plane.
-__device__ inline void load_window(const float* plane, int W, int origin, unsigned mask, float (&d)[4][4]) {
-  for (int r = 0; r < 4; ++r)
-    for (int s = 0; s < 4; ++s) d[r][s] = (mask >> (4 * r + s)) & 1u ? plane[origin + r * W + s] : 0.0f;
+template <int A>
+__device__ inline void load_window(const float* plane, int W, int origin, WindowMask<A> mask, float (&d)[A][A]) {
+  for (int r = 0; r < A; ++r)
+    for (int s = 0; s < A; ++s) d[r][s] = (mask >> (A * r + s)) & 1u ? plane[origin + r * W + s] : 0.0f;
 }
 
 // v[4·i + j] = (Bᵀ d B)[i][j].

@@ -1,10 +1,11 @@
 // Which bound the registry's checks give the Winograd versions (conv2d v10,
-// v11; conv2d_dgrad v6, v7): Winograd's own (device/kernels/conv/
-// winograd_bound.hpp) at the sizes where their choice is a Winograd
-// candidate, the op's where it is one of the earlier versions' kernels, in
-// both emulator copies; the versions without a Winograd candidate keep the
-// op's. (The registry test then checks every kernel through compare(),
-// which takes the bound from tolerance_of.)
+// v11, v12; conv2d_dgrad v6, v7): Winograd's own (device/kernels/conv/
+// winograd_bound.hpp), for the arithmetic the choice runs — F(2x2, 3x3) or
+// F(4x4, 3x3) — at the sizes where their choice is a Winograd candidate,
+// the op's where it is one of the earlier versions' kernels, in both
+// emulator copies; the versions without a Winograd candidate keep the op's.
+// (The registry test then checks every kernel through compare(), which
+// takes the bound from tolerance_of.)
 #include <doctest/doctest.h>
 
 #include <string>
@@ -30,15 +31,23 @@ bool same(const Tensor& a, const Tensor& b) {
 }  // namespace
 
 TEST_CASE("winograd bound: a Winograd version is checked against Winograd's bound where it runs a Winograd candidate") {
+  namespace wb = device::conv::winograd_bound;
+  using device::conv::WinogradTile;
   struct Version {
     const char* id;
-    std::vector<Tensor> (*bound)(const device::Sizes&, const std::vector<Tensor>&);
+    bool forward;
   };
-  namespace wb = device::conv::winograd_bound;
+  // The bound of the arithmetic candidate `name` runs (its name says which).
+  const auto bound_of = [](const Version& v, const std::string& name, const device::Sizes& sizes,
+                           const std::vector<Tensor>& inputs) {
+    if (!v.forward) return wb::dgrad_tolerance(sizes, inputs);
+    const bool f4x4 = name.starts_with("winograd F(4x4,3x3)");
+    REQUIRE((f4x4 || name.starts_with("winograd F(2x2,3x3)")));
+    return wb::forward_tolerance(sizes, inputs, f4x4 ? WinogradTile::f4x4 : WinogradTile::f2x2);
+  };
   for (const device::Copy copy : {device::Copy::emulator, device::Copy::traced}) {
-    for (const Version v : {Version{"conv2d/10", wb::forward_tolerance}, Version{"conv2d/11", wb::forward_tolerance},
-                            Version{"conv2d_dgrad/06", wb::dgrad_tolerance},
-                            Version{"conv2d_dgrad/07", wb::dgrad_tolerance}}) {
+    for (const Version v : {Version{"conv2d/10", true}, Version{"conv2d/11", true}, Version{"conv2d/12", true},
+                            Version{"conv2d_dgrad/06", false}, Version{"conv2d_dgrad/07", false}}) {
       const device::Kernel& kernel = device::find_kernel(v.id, copy);
       const device::Op& op = device::op(kernel.op);
       REQUIRE(bool(kernel.tolerance));
@@ -47,8 +56,9 @@ TEST_CASE("winograd bound: a Winograd version is checked against Winograd's boun
         INFO(kernel.id(), " (", device::to_string(copy), ") at ", device::describe_sizes(op, sizes));
         Rng rng(kSeed);
         const auto inputs = device::make_inputs(kernel, sizes, rng);
-        const bool winograd = std::string(kernel.candidate(sizes)).starts_with("winograd");
-        const auto want = winograd ? v.bound(sizes, inputs) : op.tolerance(sizes, inputs);
+        const std::string name = kernel.candidate(sizes);
+        const bool winograd = name.starts_with("winograd");
+        const auto want = winograd ? bound_of(v, name, sizes, inputs) : op.tolerance(sizes, inputs);
         CHECK(same(device::tolerance_of(kernel, sizes, inputs).at(0), want.at(0)));
         winograd_sizes += winograd;
       }
@@ -63,8 +73,12 @@ TEST_CASE("winograd bound: a Winograd version is checked against Winograd's boun
 TEST_CASE("winograd bound: sizes where no Winograd candidate applies are refused, naming them") {
   const std::vector<float> x(9), w(9);
   // 3x3 at stride 2; dgrad at pad 3 (its forward view's pad would be -1).
-  CHECK_THROWS_WITH_AS(device::conv::winograd_bound::forward({1, 1, 3, 3, 1, 3, 3, 2, 0, 1}, x, w),
-                       doctest::Contains("conv2d: the Winograd F(2x2,3x3) bound takes 3x3 filters at stride 1"), Error);
+  CHECK_THROWS_WITH_AS(
+      device::conv::winograd_bound::forward({1, 1, 3, 3, 1, 3, 3, 2, 0, 1}, x, w, device::conv::WinogradTile::f4x4),
+      doctest::Contains("conv2d: the Winograd bound takes 3x3 filters at stride 1"), Error);
+  CHECK_THROWS_WITH_AS(
+      device::conv::winograd_bound::forward({1, 1, 3, 3, 1, 3, 3, 1, 0, 1}, x, w, device::conv::WinogradTile::none),
+      doctest::Contains("the candidate runs no Winograd arithmetic"), Error);
   CHECK_THROWS_WITH_AS(device::conv::winograd_bound::dgrad({1, 1, 3, 3, 1, 3, 3, 1, 3, 1}, x, w),
                        doctest::Contains("pad <= 2, got N=1 C=1"), Error);
 }
@@ -84,19 +98,23 @@ TEST_CASE("winograd bound: one element's bound, as the GPU tuners sample it, is 
     const int N = 2, C = 3, H = 7, W = 6, K = 5, P = H + 2 * pad - 2, Q = W + 2 * pad - 2;
     const std::vector<float> x = random(size_t(N) * C * H * W), w = random(size_t(K) * C * 9);
     const std::vector<float> dy = random(size_t(N) * K * P * Q);
-    const std::vector<double> y_bound = wb::forward(s, x, w), dx_bound = wb::dgrad(s, dy, w);
-    REQUIRE(y_bound.size() == size_t(N) * K * P * Q);
+    for (const auto tile : {device::conv::WinogradTile::f2x2, device::conv::WinogradTile::f4x4}) {
+      const std::vector<double> y_bound = wb::forward(s, x, w, tile);
+      REQUIRE(y_bound.size() == size_t(N) * K * P * Q);
+      size_t e = 0;
+      for (int n = 0; n < N; ++n)
+        for (int k = 0; k < K; ++k)
+          for (int p = 0; p < P; ++p)
+            for (int q = 0; q < Q; ++q, ++e) CHECK(wb::forward_at(s, x, w, {n, k, p, q}, tile) == y_bound[e]);
+    }
+    const std::vector<double> dx_bound = wb::dgrad(s, dy, w);
     REQUIRE(dx_bound.size() == size_t(N) * C * H * W);
     size_t e = 0;
-    for (int n = 0; n < N; ++n)
-      for (int k = 0; k < K; ++k)
-        for (int p = 0; p < P; ++p)
-          for (int q = 0; q < Q; ++q, ++e) CHECK(wb::forward_at(s, x, w, {n, k, p, q}) == y_bound[e]);
-    e = 0;
     for (int n = 0; n < N; ++n)
       for (int c = 0; c < C; ++c)
         for (int h = 0; h < H; ++h)
           for (int ww = 0; ww < W; ++ww, ++e) CHECK(wb::dgrad_at(s, dy, w, {n, c, h, ww}) == dx_bound[e]);
-    CHECK_THROWS_WITH(wb::forward_at(s, x, w, {0, K, 0, 0}), doctest::Contains("no output [0,5,0,0]"));
+    CHECK_THROWS_WITH(wb::forward_at(s, x, w, {0, K, 0, 0}, device::conv::WinogradTile::f4x4),
+                      doctest::Contains("no output [0,5,0,0]"));
   }
 }

@@ -1,8 +1,8 @@
 // Every candidate tile of conv2d/07_autotuned against a CPU reference, at
 // awkward sizes, every direct block of conv2d/08 where it applies, every
-// pipelined tile of 09, both Winograd candidates of 10 and 11's fused kernel
-// (their other candidates are the previous version's), these three against
-// the bound derived for Winograd's arithmetic (the library's, which the
+// pipelined tile of 09, both Winograd candidates of 10, 11's fused kernel
+// and 12's two F(4x4) candidates (their other candidates are the previous
+// version's), these five against the bound derived for Winograd's arithmetic (the library's, which the
 // registry checks them with: src/device/kernels/conv/winograd_bound.hpp). The
 // registry test checks only the candidate the tuning table picks at each test size; on a GPU the
 // autotuner may pick any of them, so each is checked here. Traced (see ../../CMakeLists.txt): the checker also
@@ -21,7 +21,7 @@
 #include "tests/simt/traced/candidate_check.hpp"
 
 namespace {
-#include "kernels/conv/11_winograd_fused.cu"  // includes 10_winograd.cu, 09, 08 and 07
+#include "kernels/conv/12_winograd_4x4.cu"  // includes 11_winograd_fused.cu, 10, 09, 08 and 07
 }  // namespace
 
 namespace {
@@ -103,12 +103,21 @@ void launch_fused(const ConvShape& g, const float* x, const float* w, float* y) 
     throw warpnet::simt::LaunchError(cudaErrorLaunchFailure, warpnet::simt::last_error_message());
 }
 
-// How the checked versions compute y: the bound follows (reference() or winograd_bound.hpp).
-enum class Arithmetic { direct, winograd };
+// F(4x4) candidate i of conv2d/12, its four launches with a workspace of its own.
+void launch_winograd_4x4(int i, const ConvShape& g, const float* x, const float* w, float* y) {
+  DeviceBuffer<float> workspace(conv_v12::workspace_floats(g));
+  conv_v12::launch_winograd(i, g, x, w, y, workspace.get());
+  if (cudaGetLastError() != cudaSuccess)
+    throw warpnet::simt::LaunchError(cudaErrorLaunchFailure, warpnet::simt::last_error_message());
+}
+
+// How the checked versions compute y: the bound follows (reference() where
+// they sum directly, winograd_bound.hpp where they run Winograd).
+using warpnet::device::conv::WinogradTile;
 
 // Calls check_all(g, "at ...", x, w, want, bound) for every size, with fixed-seed x and w and the reference.
 template <size_t COUNT, class CheckAll>
-void for_each_size(const int (&sizes)[COUNT][10], CheckAll check_all, Arithmetic arithmetic = Arithmetic::direct) {
+void for_each_size(const int (&sizes)[COUNT][10], CheckAll check_all, WinogradTile arithmetic = WinogradTile::none) {
   for (const auto& size : sizes) {
     const ConvShape g = shape(size);
     uint64_t state = kSeed;
@@ -116,8 +125,8 @@ void for_each_size(const int (&sizes)[COUNT][10], CheckAll check_all, Arithmetic
     const std::vector<float> w = candidate_check::uniform(size_t(g.K) * g.crs(), state);
     std::vector<double> want, bound;
     reference(g, x, w, want, bound);
-    if (arithmetic == Arithmetic::winograd)
-      bound = winograd_bound::forward(warpnet::device::Sizes(std::begin(size), std::end(size)), x, w);
+    if (arithmetic != WinogradTile::none)
+      bound = winograd_bound::forward(warpnet::device::Sizes(std::begin(size), std::end(size)), x, w, arithmetic);
     DeviceBuffer<float> d_x(x), d_w(w);
     const std::string at = warpnet::cat(" at N=", g.N, " C=", g.C, " H=", g.H, " W=", g.W, " K=", g.K, " R=", g.R,
                                         " S=", g.S, " stride=", g.stride, " pad=", g.pad, " dilation=", g.dil,
@@ -214,7 +223,7 @@ TEST_CASE("conv winograd: both Winograd candidates of conv2d/10 match the CPU re
       candidate_check::check(
           conv_v10::candidate_name(i) + at, [&](float* y) { launch_winograd(i, g, x, w, y); }, want, bound);
     }
-  }, Arithmetic::winograd);
+  }, WinogradTile::f2x2);
   // Where it does not apply: stride 2, dilation 2, a 5x5 filter; v9's candidates do.
   CHECK_FALSE(conv_v10::candidate_applies(0, shape({1, 3, 9, 9, 4, 3, 3, 2, 1, 1})));
   CHECK_FALSE(conv_v10::candidate_applies(1, shape({1, 3, 9, 9, 4, 3, 3, 1, 2, 2})));
@@ -238,12 +247,54 @@ TEST_CASE("conv winograd fused: conv2d/11's fused kernel matches the CPU referen
     REQUIRE(conv_v11::candidate_applies(0, g));
     candidate_check::check(
         conv_v11::candidate_name(0) + at, [&](float* y) { launch_fused(g, x, w, y); }, want, bound);
-  }, Arithmetic::winograd);
+  }, WinogradTile::f2x2);
   CHECK_FALSE(conv_v11::candidate_applies(0, shape({1, 3, 9, 9, 4, 3, 3, 2, 1, 1})));  // stride 2
   // The table: the fused kernel where v10's takes Winograd, v10's choice elsewhere.
   CHECK(conv_v11::table_choice(shape({64, 64, 56, 56, 64, 3, 3, 1, 1, 1})) == 0);
   for (const ConvShape& g : {shape({64, 6, 14, 14, 16, 5, 5, 1, 0, 1}), shape({8, 8, 14, 14, 64, 3, 3, 1, 1, 1})})
     CHECK(conv_v11::table_choice(g) == conv_v11::kFused + conv_v10::table_choice(g));
+}
+
+TEST_CASE("conv winograd 4x4: both F(4x4) candidates of conv2d/12 match the CPU reference at awkward sizes") {
+  // {N, C, H, W, K, R, S, stride, pad, dilation}: 3x3, stride 1, dilation 1
+  const int sizes[][10] = {
+      {1, 1, 1, 1, 1, 3, 3, 1, 1, 1},       // one output: one tile, fifteen sixteenths past P and Q
+      {1, 1, 3, 3, 1, 3, 3, 1, 0, 1},       // no padding, P = Q = 1
+      {3, 3, 13, 13, 5, 3, 3, 1, 1, 1},     // P = Q = 13: a one-column tile at the end of each row and column
+      {2, 5, 7, 12, 70, 3, 3, 1, 2, 1},     // pad 2, H != W (P = 9, Q = 14); K = 70: past the 64-row GEMM tile
+      {2, 17, 9, 9, 130, 3, 3, 1, 1, 1},    // K = 130: past the 128-row GEMM tile; C = 17, a partial k-step
+      {1, 40, 6, 5, 3, 3, 3, 1, 0, 1},      // K = 3, C = 40; P = 4, Q = 3
+      {2, 16, 8, 8, 24, 3, 3, 1, 1, 1},     // Q = 8: every row of a tile one float4 store
+      {2, 32, 14, 14, 64, 3, 3, 1, 1, 1}};  // lesson 05's layer
+  std::printf("conv winograd 4x4 test: seed %llu\n", (unsigned long long)kSeed);
+  for_each_size(sizes, [](const ConvShape& g, const std::string& at, const float* x, const float* w,
+                          const std::vector<double>& want, const std::vector<double>& bound) {
+    for (int i = 0; i < conv_v12::kWinograd; ++i) {
+      REQUIRE(conv_v12::candidate_applies(i, g));
+      candidate_check::check(
+          conv_v12::candidate_name(i) + at, [&](float* y) { launch_winograd_4x4(i, g, x, w, y); }, want, bound);
+    }
+  }, WinogradTile::f4x4);
+  CHECK_FALSE(conv_v12::candidate_applies(0, shape({1, 3, 9, 9, 4, 3, 3, 2, 1, 1})));  // stride 2
+  CHECK_FALSE(conv_v12::candidate_applies(1, shape({1, 3, 9, 9, 4, 3, 3, 1, 2, 2})));  // dilation 2
+  CHECK(conv_v12::candidate_applies(conv_v12::kWinograd, shape({1, 3, 9, 9, 4, 3, 3, 1, 1, 1})));  // v11's fused
+}
+
+TEST_CASE("conv winograd 4x4: the tuning table takes F(4x4) where v10's takes Winograd and F(4x4) multiplies less") {
+  const auto choice = [](const int (&s)[10]) { return conv_v12::table_choice(shape(s)); };
+  // Issue 5's layers, at v10's GEMM tiles: 64 rows for K = 64, 128 for 128 and 256.
+  CHECK(choice({64, 64, 56, 56, 64, 3, 3, 1, 1, 1}) == 1);
+  CHECK(choice({64, 128, 28, 28, 128, 3, 3, 1, 1, 1}) == 0);
+  CHECK(choice({64, 256, 14, 14, 256, 3, 3, 1, 1, 1}) == 0);
+  // Products per image and channel pair: 7x7 planes 36·4 against F(2x2)'s 16·16, and 3x3 36·1 against 16·4:
+  // F(4x4); 6x6 36·4 against 16·9 (a tie) and 2x2 36·1 against 16·1: F(2x2), v11's fused kernel.
+  CHECK(choice({8, 512, 7, 7, 512, 3, 3, 1, 1, 1}) == 0);
+  CHECK(choice({8, 512, 3, 3, 512, 3, 3, 1, 1, 1}) == 0);
+  CHECK(choice({8, 512, 6, 6, 512, 3, 3, 1, 1, 1}) == conv_v12::kWinograd + 0);
+  CHECK(choice({8, 512, 2, 2, 512, 3, 3, 1, 1, 1}) == conv_v12::kWinograd + 0);
+  // Where v10's table takes no Winograd (C = 8, a 5x5 filter), v11's table.
+  for (const ConvShape& g : {shape({8, 8, 14, 14, 64, 3, 3, 1, 1, 1}), shape({64, 6, 14, 14, 16, 5, 5, 1, 0, 1})})
+    CHECK(conv_v12::table_choice(g) == conv_v12::kWinograd + conv_v11::table_choice(g));
 }
 
 TEST_CASE("conv winograd: the tuning table takes Winograd at 3x3 stride-1 layers with C, K >= 16, v9's elsewhere") {

@@ -24,7 +24,7 @@ constexpr AutotunedConv kAutotuned{
     .bytes = v10_bytes,
     .launch = [](int i, const Sizes& s, const Launch& l, Buffers b) { launch_v10(kId, i, s, l, b); },
     .applies = conv_v10::candidate_applies,
-    .winograd = [](int i) { return i < conv_v10::kWinograd; },
+    .winograd = [](int i) { return i < conv_v10::kWinograd ? WinogradTile::f2x2 : WinogradTile::none; },
 };
 
 const Registration winograd{autotuned_kernel<kAutotuned>({

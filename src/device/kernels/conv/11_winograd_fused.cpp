@@ -42,7 +42,10 @@ constexpr AutotunedConv kAutotuned{
     .bytes = bytes_of,
     .launch = launch_candidate,
     .applies = conv_v11::candidate_applies,
-    .winograd = [](int i) { return i < kFused || i - kFused < conv_v10::kWinograd; },
+    .winograd =
+        [](int i) {
+          return i < kFused || i - kFused < conv_v10::kWinograd ? WinogradTile::f2x2 : WinogradTile::none;
+        },
 };
 
 const Registration winograd_fused{autotuned_kernel<kAutotuned>({

@@ -62,8 +62,9 @@ Kernel autotuned_kernel(const Listing& listing) {
   // A Winograd candidate's checks allow its own bound, the others the op's.
   if constexpr (version.winograd != nullptr)
     kernel.tolerance = [](const Sizes& s, const std::vector<Tensor>& in) {
-      if (!version.winograd(choice<version>(s))) return op(op_name(version.pass)).tolerance(s, in);
-      return version.pass == ConvPass::forward ? winograd_bound::forward_tolerance(s, in)
+      const WinogradTile tile = version.winograd(choice<version>(s));
+      if (tile == WinogradTile::none) return op(op_name(version.pass)).tolerance(s, in);
+      return version.pass == ConvPass::forward ? winograd_bound::forward_tolerance(s, in, tile)
                                                : winograd_bound::dgrad_tolerance(s, in);
     };
   kernel.copy = kThisCopy;

@@ -5,6 +5,7 @@
 // registration files, each compiled as three copies (plain, traced, nvcc;
 // see ../copy.hpp) whose helpers must not be merged by the linker.
 #pragma once
+#include "device/kernels/conv/winograd_bound.hpp"  // WinogradTile
 #include "device/kernels/copy.hpp"
 #include "device/kernels/workspace.hpp"
 #include "kernels/common/all.hpp"  // before any kernel file is included (see there)
@@ -104,10 +105,10 @@ struct AutotunedConv {
   // Launches the candidate; the caller checks the launch's error.
   void (*launch)(int candidate, const Sizes&, const Launch&, Buffers);
   bool (*applies)(int candidate, const ConvShape&) = nullptr;  // null: all of them, at any sizes
-  // Whether candidate i is Winograd F(2x2, 3x3), whose checks take the bound
-  // of its own arithmetic (winograd_bound.hpp) instead of the op's; null:
-  // none is.
-  bool (*winograd)(int candidate) = nullptr;
+  // Whether candidate i is Winograd, F(2x2, 3x3) or F(4x4, 3x3), whose
+  // checks take the bound of its own arithmetic (winograd_bound.hpp) instead
+  // of the op's; null: none is.
+  WinogradTile (*winograd)(int candidate) = nullptr;
 };
 
 }  // namespace

@@ -157,11 +157,12 @@ inline std::string tune_conv(const AutotunedConv& version, const Sizes& given, T
   for (const int i : gpu_timing::launched_winner_first(t)) {
     const auto launch = [&] { run(i); };
     const std::string what = cat(version.name(i), " at ", describe_sizes(the_op, s));
-    if (version.winograd && version.winograd(i)) {
+    const WinogradTile tile = version.winograd ? version.winograd(i) : WinogradTile::none;
+    if (tile != WinogradTile::none) {
       // A Winograd candidate is held to the bound of its own arithmetic, as
       // every check of it on the emulator is (autotuned.hpp's Kernel::tolerance).
       const auto winograd_bound_at = [&](size_t e, const gpu_timing::Reference&) {
-        return version.pass == ConvPass::forward ? winograd_bound::forward_at(s, in0, in1, check.where(g, e))
+        return version.pass == ConvPass::forward ? winograd_bound::forward_at(s, in0, in1, check.where(g, e), tile)
                                                  : winograd_bound::dgrad_at(s, in0, in1, check.where(g, e));
       };
       gpu_timing::verify_candidate(who, what, launch, d_out, n.out, rng, reference_at, winograd_bound_at,

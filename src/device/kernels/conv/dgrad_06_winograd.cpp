@@ -24,7 +24,7 @@ constexpr AutotunedConv kAutotuned{
     .bytes = dgrad_v06_bytes,
     .launch = [](int i, const Sizes& s, const Launch& l, Buffers b) { launch_dgrad_v06(kId, i, s, l, b); },
     .applies = conv_dgrad_v06::candidate_applies,
-    .winograd = [](int i) { return i < conv_dgrad_v06::kWinograd; },
+    .winograd = [](int i) { return i < conv_dgrad_v06::kWinograd ? WinogradTile::f2x2 : WinogradTile::none; },
 };
 
 const Registration winograd{autotuned_kernel<kAutotuned>({

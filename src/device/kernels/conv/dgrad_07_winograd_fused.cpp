@@ -47,7 +47,10 @@ constexpr AutotunedConv kAutotuned{
     .bytes = bytes_of,
     .launch = launch_candidate,
     .applies = conv_dgrad_v07::candidate_applies,
-    .winograd = [](int i) { return i < kFused || i - kFused < conv_dgrad_v06::kWinograd; },
+    .winograd =
+        [](int i) {
+          return i < kFused || i - kFused < conv_dgrad_v06::kWinograd ? WinogradTile::f2x2 : WinogradTile::none;
+        },
 };
 
 const Registration winograd_fused{autotuned_kernel<kAutotuned>({

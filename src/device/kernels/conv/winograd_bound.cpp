@@ -1,4 +1,4 @@
-// The Winograd F(2x2, 3x3) bound (winograd_bound.hpp, which derives it).
+// The Winograd F(2x2, 3x3) and F(4x4, 3x3) bounds (winograd_bound.hpp, which derives them).
 // Compiled once into warpnet_device, not with the registration files beside
 // it (it registers nothing and launches nothing), and linked whole with them.
 #include "device/kernels/conv/winograd_bound.hpp"
@@ -13,10 +13,28 @@
 namespace warpnet::device::conv::winograd_bound {
 namespace {
 
-// F(2x2, 3x3)'s matrices as the kernels apply them (10_winograd.cu's header).
-constexpr double kBt[4][4] = {{1, 0, -1, 0}, {0, 1, 1, 0}, {0, -1, 1, 0}, {0, 1, 0, -1}};
-constexpr double kG[4][3] = {{1, 0, 0}, {0.5, 0.5, 0.5}, {0.5, -0.5, 0.5}, {0, 0, 1}};
-constexpr double kAt[2][4] = {{1, 1, 1, 0}, {0, 1, -1, -1}};
+// F(m x m, 3x3)'s matrices as the kernels apply them (10_winograd.cu's and
+// 12_winograd_4x4.cu's headers), with the roundings on any product's way
+// outside the sum over channels (the header's r).
+struct F2x2 {
+  static constexpr int m = 2, a = 4, roundings = 10;
+  static constexpr double Bt[4][4] = {{1, 0, -1, 0}, {0, 1, 1, 0}, {0, -1, 1, 0}, {0, 1, 0, -1}};
+  static constexpr double G[4][3] = {{1, 0, 0}, {0.5, 0.5, 0.5}, {0.5, -0.5, 0.5}, {0, 0, 1}};
+  static constexpr double At[2][4] = {{1, 1, 1, 0}, {0, 1, -1, -1}};
+};
+struct F4x4 {
+  static constexpr int m = 4, a = 6, roundings = 18;
+  static constexpr double Bt[6][6] = {{4, 0, -5, 0, 1, 0},  {0, -4, -4, 1, 1, 0}, {0, 4, -4, -1, 1, 0},
+                                      {0, -2, -1, 2, 1, 0}, {0, 2, -1, -2, 1, 0}, {0, 4, 0, -5, 0, 1}};
+  static constexpr double G[6][3] = {{1.0 / 4, 0, 0},
+                                     {-1.0 / 6, -1.0 / 6, -1.0 / 6},
+                                     {-1.0 / 6, 1.0 / 6, -1.0 / 6},
+                                     {1.0 / 24, 1.0 / 12, 1.0 / 6},
+                                     {1.0 / 24, -1.0 / 12, 1.0 / 6},
+                                     {0, 0, 1}};
+  static constexpr double At[4][6] = {
+      {1, 1, 1, 1, 1, 0}, {0, 1, -1, 2, -2, 0}, {0, 1, 1, 4, 4, 0}, {0, 1, -1, 8, -8, 1}};
+};
 
 // A forward convolution by 3x3 filters at stride 1: x (N, C, H, W), w (K, C,
 // 3, 3), y (N, K, P, Q).
@@ -29,7 +47,7 @@ View view(int N, int C, int H, int W, int K, int pad) { return {N, C, H, W, K, p
 void require_winograd(const Sizes& s, const char* op_name, bool pad_at_most_2) {
   WN_CHECK(s.size() == 10 && s[5] == 3 && s[6] == 3 && s[7] == 1 && s[9] == 1 && s[8] >= 0 &&
                (!pad_at_most_2 || s[8] <= 2),
-           op_name, ": the Winograd F(2x2,3x3) bound takes 3x3 filters at stride 1 and dilation 1",
+           op_name, ": the Winograd bound takes 3x3 filters at stride 1 and dilation 1",
            pad_at_most_2 ? ", pad <= 2" : "", ", got ", describe_sizes(op(op_name), s));
 }
 
@@ -55,22 +73,24 @@ Taps taps_of(const View& g, std::span<const float> w) {
 }
 
 // |G| |g| |G|ᵀ of filter (k, c).
-void filter_magnitude(const Taps& tap, int k, int c, double (&u)[4][4]) {
+template <class F>
+void filter_magnitude(const Taps& tap, int k, int c, double (&u)[F::a][F::a]) {
   double taps[3][3];
   for (int r = 0; r < 3; ++r)
     for (int s = 0; s < 3; ++s) taps[r][s] = tap(k, c, r, s);
-  abs_sandwich(kG, taps, u);
+  abs_sandwich(F::G, taps, u);
 }
 
 // |Bᵀ| |d| |B| for the window of tile (ti, tj) in plane (H, W) of x, zeros past its edges.
-void window_magnitudes(const View& g, const float* plane, int ti, int tj, double (&v)[4][4]) {
-  double d[4][4];
-  for (int r = 0; r < 4; ++r)
-    for (int s = 0; s < 4; ++s) {
-      const int h = 2 * ti - g.pad + r, w = 2 * tj - g.pad + s;
+template <class F>
+void window_magnitudes(const View& g, const float* plane, int ti, int tj, double (&v)[F::a][F::a]) {
+  double d[F::a][F::a];
+  for (int r = 0; r < F::a; ++r)
+    for (int s = 0; s < F::a; ++s) {
+      const int h = F::m * ti - g.pad + r, w = F::m * tj - g.pad + s;
       d[r][s] = h >= 0 && h < g.H && w >= 0 && w < g.W ? double(plane[size_t(h) * g.W + w]) : 0.0;
     }
-  abs_sandwich(kBt, d, v);
+  abs_sandwich(F::Bt, d, v);
 }
 
 void require_inputs(const View& g, std::span<const float> x) {
@@ -78,65 +98,79 @@ void require_inputs(const View& g, std::span<const float> x) {
            " C=", g.C, " H=", g.H, " W=", g.W);
 }
 
-// The header's bound of the four outputs of tile (ti, tj) from S = Σ_c U_c ⊙ V_c.
-void tile_bound(const View& g, const double (&S)[4][4], double (&y)[2][2]) {
-  abs_sandwich(kAt, S, y);
-  const double gamma = gamma_fp32(double(g.C) + 10);
+// The header's bound of the m x m outputs of a tile from S = Σ_c U_c ⊙ V_c.
+template <class F>
+void tile_bound(const View& g, const double (&S)[F::a][F::a], double (&y)[F::m][F::m]) {
+  abs_sandwich(F::At, S, y);
+  const double gamma = gamma_fp32(double(g.C) + F::roundings);
   for (auto& row : y)
     for (double& e : row) e = gamma * e + 1e-30;
 }
 
 // The bound of every output of the view, tile by tile, each filter's and
 // each window's magnitudes computed once.
+template <class F>
 std::vector<double> bound(const View& g, std::span<const float> x, const Taps& tap) {
+  constexpr int m = F::m, a = F::a, xis = a * a;
   require_inputs(g, x);
-  std::vector<double> U(size_t(g.K) * g.C * 16);  // |G| |g| |G|ᵀ per (k, c)
+  std::vector<double> U(size_t(g.K) * g.C * xis);  // |G| |g| |G|ᵀ per (k, c)
   for (int k = 0; k < g.K; ++k)
     for (int c = 0; c < g.C; ++c) {
-      double u[4][4];
-      filter_magnitude(tap, k, c, u);
-      for (int xi = 0; xi < 16; ++xi) U[(size_t(k) * g.C + c) * 16 + xi] = u[xi / 4][xi % 4];
+      double u[a][a];
+      filter_magnitude<F>(tap, k, c, u);
+      for (int xi = 0; xi < xis; ++xi) U[(size_t(k) * g.C + c) * xis + xi] = u[xi / a][xi % a];
     }
   std::vector<double> out(size_t(g.N) * g.K * g.P * g.Q);
-  std::vector<double> V(size_t(g.C) * 16);  // one tile's windows, every channel
+  std::vector<double> V(size_t(g.C) * xis);  // one tile's windows, every channel
   for (int n = 0; n < g.N; ++n)
-    for (int ti = 0; 2 * ti < g.P; ++ti)
-      for (int tj = 0; 2 * tj < g.Q; ++tj) {
+    for (int ti = 0; m * ti < g.P; ++ti)
+      for (int tj = 0; m * tj < g.Q; ++tj) {
         for (int c = 0; c < g.C; ++c) {
-          double v[4][4];
-          window_magnitudes(g, x.data() + (size_t(n) * g.C + c) * g.H * g.W, ti, tj, v);
-          for (int xi = 0; xi < 16; ++xi) V[size_t(c) * 16 + xi] = v[xi / 4][xi % 4];
+          double v[a][a];
+          window_magnitudes<F>(g, x.data() + (size_t(n) * g.C + c) * g.H * g.W, ti, tj, v);
+          for (int xi = 0; xi < xis; ++xi) V[size_t(c) * xis + xi] = v[xi / a][xi % a];
         }
         for (int k = 0; k < g.K; ++k) {
-          double S[4][4] = {}, y[2][2];
+          double S[a][a] = {}, y[m][m];
           for (int c = 0; c < g.C; ++c)
-            for (int xi = 0; xi < 16; ++xi) S[xi / 4][xi % 4] += U[(size_t(k) * g.C + c) * 16 + xi] * V[c * 16 + xi];
-          tile_bound(g, S, y);
-          for (int a = 0; a < 2 && 2 * ti + a < g.P; ++a)
-            for (int b = 0; b < 2 && 2 * tj + b < g.Q; ++b)
-              out[((size_t(n) * g.K + k) * g.P + 2 * ti + a) * g.Q + 2 * tj + b] = y[a][b];
+            for (int xi = 0; xi < xis; ++xi)
+              S[xi / a][xi % a] += U[(size_t(k) * g.C + c) * xis + xi] * V[size_t(c) * xis + xi];
+          tile_bound<F>(g, S, y);
+          for (int i = 0; i < m && m * ti + i < g.P; ++i)
+            for (int j = 0; j < m && m * tj + j < g.Q; ++j)
+              out[((size_t(n) * g.K + k) * g.P + m * ti + i) * g.Q + m * tj + j] = y[i][j];
         }
       }
   return out;
 }
 
 // The bound of output (n, k, p, q) alone: its tile's sum over the channels.
+template <class F>
 double bound_at(const View& g, std::span<const float> x, const Taps& tap, const std::array<int, 4>& at) {
+  constexpr int m = F::m, a = F::a;
   require_inputs(g, x);
   const auto [n, k, p, q] = at;
   WN_CHECK(n >= 0 && n < g.N && k >= 0 && k < g.K && p >= 0 && p < g.P && q >= 0 && q < g.Q,
            "the Winograd bound: no output [", n, ",", k, ",", p, ",", q, "] in (", g.N, ", ", g.K, ", ", g.P, ", ",
            g.Q, ")");
-  double S[4][4] = {}, y[2][2];
+  double S[a][a] = {}, y[m][m];
   for (int c = 0; c < g.C; ++c) {
-    double u[4][4], v[4][4];
-    filter_magnitude(tap, k, c, u);
-    window_magnitudes(g, x.data() + (size_t(n) * g.C + c) * g.H * g.W, p / 2, q / 2, v);
-    for (int i = 0; i < 4; ++i)
-      for (int j = 0; j < 4; ++j) S[i][j] += u[i][j] * v[i][j];
+    double u[a][a], v[a][a];
+    filter_magnitude<F>(tap, k, c, u);
+    window_magnitudes<F>(g, x.data() + (size_t(n) * g.C + c) * g.H * g.W, p / m, q / m, v);
+    for (int i = 0; i < a; ++i)
+      for (int j = 0; j < a; ++j) S[i][j] += u[i][j] * v[i][j];
   }
-  tile_bound(g, S, y);
-  return y[p % 2][q % 2];
+  tile_bound<F>(g, S, y);
+  return y[p % m][q % m];
+}
+
+// visit.template operator()<F>() for the arithmetic `tile` names.
+template <class Visit>
+auto with_tile(WinogradTile tile, Visit&& visit) {
+  WN_CHECK(tile != WinogradTile::none, "the Winograd bound: the candidate runs no Winograd arithmetic");
+  if (tile == WinogradTile::f4x4) return visit.template operator()<F4x4>();
+  return visit.template operator()<F2x2>();
 }
 
 View forward_view(const Sizes& s) {
@@ -167,28 +201,29 @@ std::span<const float> floats(const Tensor& t) {
 
 }  // namespace
 
-std::vector<double> forward(const Sizes& s, std::span<const float> x, std::span<const float> w) {
+std::vector<double> forward(const Sizes& s, std::span<const float> x, std::span<const float> w, WinogradTile tile) {
   const View g = forward_view(s);
-  return bound(g, x, taps_of(g, w));
+  return with_tile(tile, [&]<class F>() { return bound<F>(g, x, taps_of(g, w)); });
 }
 
 std::vector<double> dgrad(const Sizes& s, std::span<const float> dy, std::span<const float> w) {
   const View g = dgrad_view(s);
-  return bound(g, dy, turned_taps_of(g, w));
+  return bound<F2x2>(g, dy, turned_taps_of(g, w));
 }
 
-double forward_at(const Sizes& s, std::span<const float> x, std::span<const float> w, const std::array<int, 4>& y) {
+double forward_at(const Sizes& s, std::span<const float> x, std::span<const float> w, const std::array<int, 4>& y,
+                  WinogradTile tile) {
   const View g = forward_view(s);
-  return bound_at(g, x, taps_of(g, w), y);
+  return with_tile(tile, [&]<class F>() { return bound_at<F>(g, x, taps_of(g, w), y); });
 }
 
 double dgrad_at(const Sizes& s, std::span<const float> dy, std::span<const float> w, const std::array<int, 4>& dx) {
   const View g = dgrad_view(s);
-  return bound_at(g, dy, turned_taps_of(g, w), dx);
+  return bound_at<F2x2>(g, dy, turned_taps_of(g, w), dx);
 }
 
-std::vector<Tensor> forward_tolerance(const Sizes& s, const std::vector<Tensor>& in) {
-  const std::vector<double> b = forward(s, floats(in.at(0)), floats(in.at(1)));
+std::vector<Tensor> forward_tolerance(const Sizes& s, const std::vector<Tensor>& in, WinogradTile tile) {
+  const std::vector<double> b = forward(s, floats(in.at(0)), floats(in.at(1)), tile);
   return {Tensor::from(Shape{s[0], s[4], s[2] + 2 * s[8] - 2, s[3] + 2 * s[8] - 2}, b)};
 }
 

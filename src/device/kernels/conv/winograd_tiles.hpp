@@ -14,24 +14,28 @@
 namespace warpnet::device::conv {
 namespace {
 
-// The registry lists the GEMMs' launch, the 16 as blockIdx.z (the
-// transforms' grids follow from the sizes in launch_winograd_tile).
-inline Launch winograd_shape(int candidate, const ConvShape& view) {
+// The registry lists the GEMMs' launch, the `xis` positions as blockIdx.z
+// (the transforms' grids follow from the sizes in launch_winograd_tile):
+// v10's 16 on 2x2 tiles by default, v12's 36 on 4x4 ones.
+inline Launch winograd_shape(int candidate, const ConvShape& view, const winograd::Tiles& tiles,
+                             int xis) {
   return conv_v10::with_gemm_tile(candidate, [&]<class T>() {
-    const dim3 grid(ceil_div(winograd::tiles_of(view).pitch, T::BN), ceil_div(view.K, T::BM), winograd::kXi);
-    return Launch{grid, dim3(T::threads), 0};
+    return Launch{conv_v10::gemm_grid(candidate, view.K, tiles.pitch, xis), dim3(T::threads), 0};
   });
 }
+inline Launch winograd_shape(int candidate, const ConvShape& view) {
+  return winograd_shape(candidate, view, winograd::tiles_of(view), winograd::kXi);
+}
 
-// With T tiles and V, M `pitch` columns wide: the filter transform reads the
-// filters and writes U (16·K·C); the input transform reads 16 floats of x
-// per tile and channel (an upper bound: the neighbours' overlap comes from
-// cache) and writes V (16·C·pitch); each of the 16 GEMMs reads U[ξ] once per
-// column of tiles and V[ξ] once per row of them and writes M[ξ]; the output
-// transform reads 16 floats of M per tile and channel and writes y.
-inline double winograd_bytes(int candidate, const ConvShape& view) {
-  const winograd::Tiles tiles = winograd::tiles_of(view);
-  const double T = tiles.count, pitch = tiles.pitch, K = view.K, C = view.C, xi = winograd::kXi;
+// With T tiles, `xis` positions each, and V, M `pitch` columns wide: the
+// filter transform reads the filters and writes U (xis·K·C); the input
+// transform reads xis floats of x per tile and channel (an upper bound: the
+// neighbours' overlap comes from cache) and writes V (xis·C·pitch); each of
+// the xis GEMMs reads U[ξ] once per column of tiles and V[ξ] once per row of
+// them and writes M[ξ]; the output transform reads xis floats of M per tile
+// and channel and writes y.
+inline double winograd_bytes(int candidate, const ConvShape& view, const winograd::Tiles& tiles, int xis) {
+  const double T = tiles.count, pitch = tiles.pitch, K = view.K, C = view.C, xi = xis;
   return conv_v10::with_gemm_tile(candidate, [&]<class Tile>() {
     const double gemms =
         xi * (K * C * ceil_div(tiles.pitch, Tile::BN) + C * pitch * ceil_div(view.K, Tile::BM) + K * pitch);
@@ -39,6 +43,9 @@ inline double winograd_bytes(int candidate, const ConvShape& view) {
         K * C * 9 + xi * K * C + xi * C * (T + pitch) + xi * K * T + double(view.N) * K * view.P * view.Q;
     return 4.0 * (transforms + gemms);
   });
+}
+inline double winograd_bytes(int candidate, const ConvShape& view) {
+  return winograd_bytes(candidate, view, winograd::tiles_of(view), winograd::kXi);
 }
 
 // Candidate i's five steps on a workspace of this registration file's

@@ -1,0 +1,133 @@
+// Winograd F(4x4, 3x3)'s arithmetic (conv v12; the method is in
+// kernels/conv/10_winograd.cu's header, the matrices and their cost in
+// 12_winograd_4x4.cu's): the input transform Bᵀ d B of a 6x6 window, the
+// output transform Aᵀ m A with its store of a 4x4 block of y, and the
+// filter transform U = G f Gᵀ as a kernel. Each one-dimensional transform
+// is written with the sums it shares, in the order whose roundings
+// src/device/kernels/conv/winograd_bound.hpp counts (at most 2 on any term
+// of Bᵀ's rows, 4 of G's, 3 of Aᵀ's); a compiler that fuses a product and
+// an add into an FMA only removes roundings.
+#pragma once
+#include <cstddef>
+
+#include "kernels/common/cuda_compat.hpp"
+#include "kernels/common/float4_rows.hpp"  // store_float4
+#include "kernels/conv/conv_shape.hpp"
+#include "kernels/conv/winograd.hpp"  // tiles, windows, kTransformBlock
+
+namespace winograd::f4x4 {
+
+constexpr int kTile = 4;    // a tile of y: 4x4
+constexpr int kWindow = 6;  // the window of x it needs: 6x6
+constexpr int kXi = 36;     // positions of a transformed 6x6 tile
+
+// Bᵀ d for one column d (6) of a window, or (Bᵀ d) B for one row of Bᵀ d:
+//   Bᵀ = [4 0 -5 0 1 0; 0 -4 -4 1 1 0; 0 4 -4 -1 1 0; 0 -2 -1 2 1 0; 0 2 -1 -2 1 0; 0 4 0 -5 0 1].
+__device__ inline void apply_bt(const float (&d)[6], float (&t)[6]) {
+  const float d13 = d[3] - d[1], d24 = d[4] - d[2];
+  t[0] = (4.0f * d[0] + d[4]) - 5.0f * d[2];
+  t[1] = (d[3] + d[4]) - 4.0f * (d[1] + d[2]);
+  t[2] = (d[4] - d[3]) + 4.0f * (d[1] - d[2]);
+  t[3] = d24 + 2.0f * d13;
+  t[4] = d24 - 2.0f * d13;
+  t[5] = (4.0f * d[1] + d[5]) - 5.0f * d[3];
+}
+
+// v[6·i + j] = (Bᵀ d B)[i][j].
+__device__ inline void input_transform(const float (&d)[6][6], float (&v)[kXi]) {
+  float Bd[6][6];  // Bᵀ d, column by column
+  for (int s = 0; s < 6; ++s) {
+    const float column[6] = {d[0][s], d[1][s], d[2][s], d[3][s], d[4][s], d[5][s]};
+    float t[6];
+    apply_bt(column, t);
+    for (int r = 0; r < 6; ++r) Bd[r][s] = t[r];
+  }
+  for (int r = 0; r < 6; ++r) {  // (Bᵀ d) B, row r
+    float t[6];
+    apply_bt(Bd[r], t);
+    for (int s = 0; s < 6; ++s) v[6 * r + s] = t[s];
+  }
+}
+
+// Aᵀ m for one column m (6), or (Aᵀ m) A for one row of Aᵀ m:
+//   Aᵀ = [1 1 1 1 1 0; 0 1 -1 2 -2 0; 0 1 1 4 4 0; 0 1 -1 8 -8 1].
+__device__ inline void apply_at(const float (&m)[6], float (&o)[4]) {
+  const float sum12 = m[1] + m[2], sum34 = m[3] + m[4], diff12 = m[1] - m[2], diff34 = m[3] - m[4];
+  o[0] = (m[0] + sum12) + sum34;
+  o[1] = diff12 + 2.0f * diff34;
+  o[2] = sum12 + 4.0f * sum34;
+  o[3] = (diff12 + 8.0f * diff34) + m[5];
+}
+
+// y's 4x4 block of tile (n, ti, tj), channel k: (Aᵀ m A) from m[6·i + j];
+// the parts past P or Q are not stored. `quads` (Q a multiple of 4, y
+// 16-byte aligned): a row's four columns are all in y and aligned, one
+// float4 store.
+__device__ inline void store_output_tile(const ConvShape& g, float* y, int n, int k, int ti, int tj,
+                                         const float (&m)[kXi], bool quads) {
+  float Am[4][6];  // Aᵀ m, column by column
+  for (int s = 0; s < 6; ++s) {
+    const float column[6] = {m[s], m[6 + s], m[12 + s], m[18 + s], m[24 + s], m[30 + s]};
+    float o[4];
+    apply_at(column, o);
+    for (int a = 0; a < 4; ++a) Am[a][s] = o[a];
+  }
+  float* out = y + (size_t(n) * g.K + k) * g.P * g.Q + 4 * tj;
+  for (int a = 0; a < 4; ++a) {
+    const int p = 4 * ti + a;
+    if (p >= g.P) break;
+    float row[4];  // (Aᵀ m) A, row a
+    apply_at(Am[a], row);
+    float* at = out + size_t(p) * g.Q;
+    if (quads) {
+      ::warpnet::store_float4(at, make_float4(row[0], row[1], row[2], row[3]));
+    } else {
+      for (int b = 0; b < 4 && 4 * tj + b < g.Q; ++b) at[b] = row[b];
+    }
+  }
+}
+
+// Whether store_output_tile may store quads.
+__host__ __device__ inline bool output_quads(const ConvShape& g, const float* y) {
+  return g.Q % 4 == 0 && reinterpret_cast<size_t>(y) % 16 == 0;
+}
+
+// G f for one column f (3) of a filter, or (G f) Gᵀ for one row of G f:
+//   G = [¼ 0 0; -⅙ -⅙ -⅙; -⅙ ⅙ -⅙; 1/24 1/12 ⅙; 1/24 -1/12 ⅙; 0 0 1].
+// ⅙ is not a float: the constant rounds once, its product once more.
+__host__ __device__ inline void apply_g(const float (&f)[3], float (&u)[6]) {
+  constexpr float kSixth = 1.0f / 6.0f;
+  const float outer = f[0] + f[2], quarter_outer = 0.25f * f[0] + f[2], half_middle = 0.5f * f[1];
+  u[0] = 0.25f * f[0];
+  u[1] = -((outer + f[1]) * kSixth);
+  u[2] = -((outer - f[1]) * kSixth);
+  u[3] = (quarter_outer + half_middle) * kSixth;
+  u[4] = (quarter_outer - half_middle) * kSixth;
+  u[5] = f[2];
+}
+
+}  // namespace winograd::f4x4
+
+// U[ξ][k][c] = (G f Gᵀ)[ξ], ξ = 6·i + j, f = w[k, c]: (3, 3), w: (K, C, 3, 3).
+// Launch: block (BLOCK); grid (⌈K·C / BLOCK⌉): a thread per (k, c), c fastest
+//   (its 9 loads are one filter's, its 36 stores coalesced across the warp).
+template <int BLOCK>
+__global__ void __launch_bounds__(BLOCK)
+    winograd_4x4_filter_transform(ConvShape g, const float* __restrict__ w, float* __restrict__ U) {
+  const int i = blockIdx.x * BLOCK + threadIdx.x;  // k·C + c
+  if (i >= g.K * g.C) return;
+  const float* f = w + size_t(i) * 9;
+  float Gf[6][3];  // G f, column by column
+  for (int s = 0; s < 3; ++s) {
+    const float column[3] = {f[s], f[3 + s], f[6 + s]};
+    float u[6];
+    winograd::f4x4::apply_g(column, u);
+    for (int r = 0; r < 6; ++r) Gf[r][s] = u[r];
+  }
+  const size_t plane = size_t(g.K) * g.C;  // one ξ's (K, C)
+  for (int r = 0; r < 6; ++r) {
+    float u[6];  // (G f) Gᵀ, row r
+    winograd::f4x4::apply_g(Gf[r], u);
+    for (int s = 0; s < 6; ++s) U[(6 * r + s) * plane + i] = u[s];
+  }
+}
