@@ -34,7 +34,8 @@
 //   outputs a side, where the cut tiles cost what F(4x4) saves), at v10's
 //   GEMM tile for K; else v11's table.
 // Changed from v10: 6x6 windows at a stride of 4, 36 GEMMs, 4x4 output
-//   blocks stored as float4 rows where Q is a multiple of 4; the transforms
+//   blocks stored as float4 rows where Q is a multiple of 4 (float2 pairs
+//   where it is even); the transforms
 //   in kernels/conv/winograd_4x4.hpp, the tiles and windows in winograd.hpp
 //   (shared with v10).
 // Trace (emulator, `warpnet trace conv2d/12 --size 2,32,14,14,64,3,3,1,1,1`,
@@ -45,7 +46,8 @@
 //   of its bound away (v10: 0.53% of a bound 13x smaller); the GEMMs'
 //   loads and stores 100% efficient; the input transform's loads 20.8%
 //   (6x6 windows 4 apart: cache hits on a GPU), the output transform's
-//   stores 20.6% (Q = 14: four scalar stores a row; float4 rows where Q is
+//   float2 stores 39.7% (Q = 14: a row's two pairs are two stores, each
+//   filling at most half of the sectors it touches; float4 rows where Q is
 //   a multiple of 4, as at 56x56 and 28x28).
 // Measured: not yet on a GPU.
 // Run: build/bin/test_simt -tc="conv winograd 4x4*"; build/bin/warpnet trace conv2d/12 --size 2,32,28,28,64,3,3,1,1,1
@@ -107,7 +109,7 @@ __global__ void __launch_bounds__(BLOCK)
 // Launch: block (BLOCK); grid (⌈K·pitch / BLOCK⌉): a thread per (k, t), t
 //   fastest (the 36 loads coalesced; a tile's rows stored as float4s where
 //   Q is a multiple of 4, the warp's stores then contiguous along a row of
-//   tiles).
+//   tiles, as float2 pairs where Q is only even).
 template <int BLOCK>
 __global__ void __launch_bounds__(BLOCK)
     winograd_4x4_output_transform(ConvShape g, const float* __restrict__ M, float* __restrict__ y) {
@@ -121,7 +123,7 @@ __global__ void __launch_bounds__(BLOCK)
   const size_t plane_m = size_t(g.K) * tiles.pitch;  // one ξ's (K, pitch)
   float m[kXi];
   for (int xi = 0; xi < kXi; ++xi) m[xi] = M[xi * plane_m + i];
-  store_output_tile(g, y, n, k, ti, tj, m, output_quads(g, y));
+  store_output_tile(g, y, n, k, ti, tj, m, output_stores(g, y));
 }
 
 namespace conv_v12 {

@@ -11,7 +11,7 @@
 #include <cstddef>
 
 #include "kernels/common/cuda_compat.hpp"
-#include "kernels/common/float4_rows.hpp"  // store_float4
+#include "kernels/common/float4_rows.hpp"  // store_float4, store_float2
 #include "kernels/conv/conv_shape.hpp"
 #include "kernels/conv/winograd.hpp"  // tiles, windows, kTransformBlock
 
@@ -59,12 +59,23 @@ __device__ inline void apply_at(const float (&m)[6], float (&o)[4]) {
   o[3] = (diff12 + 8.0f * diff34) + m[5];
 }
 
+// How a row of a 4x4 block of y may be stored (output_stores).
+enum class RowStores { quads, pairs, floats };
+
+// Quads where Q is a multiple of 4 and y 16-byte aligned (every row of
+// every block lies in y, aligned); pairs where Q is even and y 8-byte
+// aligned (the block's last pair may be past Q, never half of a pair);
+// else one float at a time.
+__host__ __device__ inline RowStores output_stores(const ConvShape& g, const float* y) {
+  const size_t at = reinterpret_cast<size_t>(y);
+  if (g.Q % 4 == 0 && at % 16 == 0) return RowStores::quads;
+  return g.Q % 2 == 0 && at % 8 == 0 ? RowStores::pairs : RowStores::floats;
+}
+
 // y's 4x4 block of tile (n, ti, tj), channel k: (Aᵀ m A) from m[6·i + j];
-// the parts past P or Q are not stored. `quads` (Q a multiple of 4, y
-// 16-byte aligned): a row's four columns are all in y and aligned, one
-// float4 store.
+// the parts past P or Q are not stored; each row as `stores` says.
 __device__ inline void store_output_tile(const ConvShape& g, float* y, int n, int k, int ti, int tj,
-                                         const float (&m)[kXi], bool quads) {
+                                         const float (&m)[kXi], RowStores stores) {
   float Am[4][6];  // Aᵀ m, column by column
   for (int s = 0; s < 6; ++s) {
     const float column[6] = {m[s], m[6 + s], m[12 + s], m[18 + s], m[24 + s], m[30 + s]};
@@ -79,17 +90,14 @@ __device__ inline void store_output_tile(const ConvShape& g, float* y, int n, in
     float row[4];  // (Aᵀ m) A, row a
     apply_at(Am[a], row);
     float* at = out + size_t(p) * g.Q;
-    if (quads) {
+    if (stores == RowStores::quads) {
       ::warpnet::store_float4(at, make_float4(row[0], row[1], row[2], row[3]));
+    } else if (stores == RowStores::pairs) {
+      for (int b = 0; b < 4 && 4 * tj + b < g.Q; b += 2) ::warpnet::store_float2(at + b, row[b], row[b + 1]);
     } else {
       for (int b = 0; b < 4 && 4 * tj + b < g.Q; ++b) at[b] = row[b];
     }
   }
-}
-
-// Whether store_output_tile may store quads.
-__host__ __device__ inline bool output_quads(const ConvShape& g, const float* y) {
-  return g.Q % 4 == 0 && reinterpret_cast<size_t>(y) % 16 == 0;
 }
 
 // G f for one column f (3) of a filter, or (G f) Gᵀ for one row of G f:
