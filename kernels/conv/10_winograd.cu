@@ -67,7 +67,8 @@
 // matmul v9's sgemm_warptiling: C (M,N) = A (M,K) @ B (K,N).
 #include "kernels/conv/09_implicit_gemm_pipelined.cu"
 #include "kernels/conv/conv_shape.hpp"
-#include "kernels/conv/winograd.hpp"  // tiles, windows, the transforms
+#include "kernels/conv/winograd.hpp"         // tiles, windows, the transforms
+#include "kernels/conv/winograd_gemms.hpp"  // the GEMMs' tiles and launch
 
 namespace conv_v10 {
 
@@ -132,40 +133,6 @@ namespace conv_v10 {
 
 using winograd::kTransformBlock;
 
-// The GEMMs' tiles: matmul v9's 128x128 in 8 warps, and 64x128 in 4 warps
-// of 32x64 for K <= 64 (rows are output channels, columns tiles).
-template <int BM_, int BN_, int WM, int WN, int THREADS>
-struct GemmTile {
-  static constexpr int BM = BM_, BN = BN_, threads = THREADS;
-  static auto kernel() { return sgemm_warptiling_batched<BM, BN, 16, WM, WN, 2, 2, 4, 4, false, false>; }
-};
-using Gemm0 = GemmTile<128, 128, 64, 32, 256>;
-using Gemm1 = GemmTile<64, 128, 32, 64, 128>;
-constexpr int kGemmTiles = 2;
-
-// visit.template operator()<T>() for Winograd candidate i (0 <= i < kGemmTiles).
-template <class Visit>
-auto with_gemm_tile(int i, Visit&& visit) {
-  if (i == 0) return visit.template operator()<Gemm0>();
-  return visit.template operator()<Gemm1>();
-}
-
-// The grid of `xis` GEMMs M[ξ] (K, T) = U[ξ] (K, C) @ V[ξ] (C, T) at GEMM tile i, ξ = blockIdx.z.
-inline dim3 gemm_grid(int i, int K, int T, int xis) {
-  return with_gemm_tile(i, [&]<class Tile>() {
-    return dim3(::warpnet::ceil_div(T, Tile::BN), ::warpnet::ceil_div(K, Tile::BM), xis);
-  });
-}
-
-// The `xis` GEMMs at GEMM tile i, in one launch on the current stream
-// (v10's 16, v12's 36): U (xis, K, C), V (xis, C, T), M (xis, K, T).
-inline void launch_gemms(int i, int K, int T, int C, int xis, const float* U, const float* V, float* M) {
-  with_gemm_tile(i, [&]<class Tile>() {
-    ::warpnet::launch_kernel(Tile::kernel(), gemm_grid(i, K, T, xis), dim3(Tile::threads), 0, K, T, C, U,
-                             size_t(K) * C, V, size_t(C) * T, M, size_t(K) * T);
-  });
-}
-
 // The whole convolution with GEMM tile i: the filter and input transforms,
 // the 16 GEMMs (one launch), the output transform, on `workspace`
 // (workspace_floats(g)), in launch order on the current stream; TURNED: the
@@ -185,13 +152,13 @@ void launch_winograd(int i, const ConvShape& g, const float* x, const float* w, 
   };
   winograd::launch_filter_transform<TURNED>(g, w, U);
   launch_kernel(winograd_input_transform<kTransformBlock>, grid_for(1LL * g.C * T), block, 0, g, x, V);
-  launch_gemms(i, g.K, T, g.C, kXi, U, V, M);  // M[ξ] = U[ξ] @ V[ξ], the 16 in one launch
+  winograd::launch_gemms(i, g.K, T, g.C, kXi, U, V, M);  // M[ξ] = U[ξ] @ V[ξ], the 16 in one launch
   launch_kernel(winograd_output_transform<kTransformBlock>, grid_for(1LL * g.K * T), block, 0, g,
                 static_cast<const float*>(M), y);
 }
 
 // The Winograd candidates, then v9's (its pipelined tiles, v8's direct kernel, v7's tiles).
-constexpr int kWinograd = kGemmTiles;
+constexpr int kWinograd = winograd::kGemmTiles;
 constexpr int kCandidates = kWinograd + conv_v09::kCandidates;
 
 inline const char* candidate_name(int i) {

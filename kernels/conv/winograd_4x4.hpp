@@ -1,8 +1,9 @@
-// Winograd F(4x4, 3x3)'s arithmetic (conv v12; the method is in
+// Winograd F(4x4, 3x3) (conv v12, dgrad v8; the method is in
 // kernels/conv/10_winograd.cu's header, the matrices and their cost in
 // 12_winograd_4x4.cu's): the input transform Bᵀ d B of a 6x6 window, the
-// output transform Aᵀ m A with its store of a 4x4 block of y, and the
-// filter transform U = G f Gᵀ as a kernel. Each one-dimensional transform
+// output transform Aᵀ m A with its store of a 4x4 block of y, the filter
+// transform U = G f Gᵀ; the three as kernels, and the whole convolution
+// (those and the 36 GEMMs of winograd_gemms.hpp) launched on a workspace. Each one-dimensional transform
 // is written with the sums it shares, in the order whose roundings
 // src/device/kernels/conv/winograd_bound.hpp counts (at most 2 on any term
 // of Bᵀ's rows, 4 of G's, 3 of Aᵀ's); a compiler that fuses a product and
@@ -13,13 +14,37 @@
 #include "kernels/common/cuda_compat.hpp"
 #include "kernels/common/float4_rows.hpp"  // store_float4, store_float2
 #include "kernels/conv/conv_shape.hpp"
-#include "kernels/conv/winograd.hpp"  // tiles, windows, kTransformBlock
+#include "kernels/conv/winograd.hpp"        // tiles, windows, kTransformBlock
+#include "kernels/conv/winograd_gemms.hpp"  // the GEMMs
 
 namespace winograd::f4x4 {
 
 constexpr int kTile = 4;    // a tile of y: 4x4
 constexpr int kWindow = 6;  // the window of x it needs: 6x6
 constexpr int kXi = 36;     // positions of a transformed 6x6 tile
+
+// F(4x4)'s tiles: ⌈P/4⌉ x ⌈Q/4⌉ per image.
+__host__ __device__ inline winograd::Tiles tiles_of(const ConvShape& g) {
+  return winograd::tiles_of(g, kTile);
+}
+
+// Workspace floats: U (36, K, C), V (36, C, pitch), M (36, K, pitch), one after another.
+inline size_t workspace_floats(const ConvShape& g) {
+  const size_t T = size_t(tiles_of(g).pitch);
+  return size_t(kXi) * (size_t(g.K) * g.C + size_t(g.C) * T + size_t(g.K) * T);
+}
+
+// Whether F(4x4)'s GEMMs multiply less than F(2x2)'s at these planes: 36
+// products per 4x4 tile against 16 per 2x2 tile, both counting the tiles cut
+// at the planes' edges whole (the tables of conv v12 and dgrad v8).
+inline bool fewer_products_than_2x2(const ConvShape& g) {
+  return 36LL * tiles_of(g).count < 16LL * winograd::tiles_of(g).count;
+}
+
+// A tuner's name for the F(4x4) candidate at GEMM tile i (winograd_gemms.hpp).
+inline const char* candidate_name(int i) {
+  return i == 0 ? "winograd F(4x4,3x3), GEMM 128x128" : "winograd F(4x4,3x3), GEMM 64x128";
+}
 
 // Bᵀ d for one column d (6) of a window, or (Bᵀ d) B for one row of Bᵀ d:
 //   Bᵀ = [4 0 -5 0 1 0; 0 -4 -4 1 1 0; 0 4 -4 -1 1 0; 0 -2 -1 2 1 0; 0 2 -1 -2 1 0; 0 4 0 -5 0 1].
@@ -117,17 +142,22 @@ __host__ __device__ inline void apply_g(const float (&f)[3], float (&u)[6]) {
 }  // namespace winograd::f4x4
 
 // U[ξ][k][c] = (G f Gᵀ)[ξ], ξ = 6·i + j, f = w[k, c]: (3, 3), w: (K, C, 3, 3).
+// TURNED (dgrad v8, which runs the forward convolution on dy): f[r][s] =
+//   w[c, k, 2 − r, 2 − s], w: (C, K, 3, 3) — the filters transposed and
+//   turned by 180°, read in place, as winograd.hpp's F(2x2) transform does.
 // Launch: block (BLOCK); grid (⌈K·C / BLOCK⌉): a thread per (k, c), c fastest
 //   (its 9 loads are one filter's, its 36 stores coalesced across the warp).
-template <int BLOCK>
+template <int BLOCK, bool TURNED>
 __global__ void __launch_bounds__(BLOCK)
     winograd_4x4_filter_transform(ConvShape g, const float* __restrict__ w, float* __restrict__ U) {
   const int i = blockIdx.x * BLOCK + threadIdx.x;  // k·C + c
   if (i >= g.K * g.C) return;
-  const float* f = w + size_t(i) * 9;
+  const int k = i / g.C, c = i % g.C;
+  const float* f = w + (TURNED ? size_t(c) * g.K + k : size_t(i)) * 9;
+  const auto at = [&](int r, int s) { return TURNED ? f[8 - (3 * r + s)] : f[3 * r + s]; };
   float Gf[6][3];  // G f, column by column
   for (int s = 0; s < 3; ++s) {
-    const float column[3] = {f[s], f[3 + s], f[6 + s]};
+    const float column[3] = {at(0, s), at(1, s), at(2, s)};
     float u[6];
     winograd::f4x4::apply_g(column, u);
     for (int r = 0; r < 6; ++r) Gf[r][s] = u[r];
@@ -139,3 +169,88 @@ __global__ void __launch_bounds__(BLOCK)
     for (int s = 0; s < 6; ++s) U[(6 * r + s) * plane + i] = u[s];
   }
 }
+
+// V[ξ][c][t] = (Bᵀ d B)[ξ], d the 6x6 window of x[n, c] whose top left is
+// (4·ti − pad, 4·tj − pad), zeros outside x; t = (n·rows + ti)·cols + tj,
+// and zeros for the pitch's columns past the last tile.
+// Launch: block (BLOCK); grid (⌈C·pitch / BLOCK⌉): a thread per (c, t), t fastest
+//   (stores coalesced; neighbouring threads' windows overlap by two columns,
+//   so their loads share sectors).
+template <int BLOCK>
+__global__ void __launch_bounds__(BLOCK)
+    winograd_4x4_input_transform(ConvShape g, const float* __restrict__ x, float* __restrict__ V) {
+  using namespace winograd::f4x4;
+  const winograd::Tiles tiles = winograd::f4x4::tiles_of(g);
+  const int i = blockIdx.x * BLOCK + threadIdx.x;  // c·pitch + t
+  if (i >= g.C * tiles.pitch) return;
+  const size_t plane_v = size_t(g.C) * tiles.pitch;  // one ξ's (C, pitch)
+  const int t = i % tiles.pitch, c = i / tiles.pitch;
+  if (t >= tiles.count) {
+    for (int xi = 0; xi < kXi; ++xi) V[xi * plane_v + i] = 0.0f;
+    return;
+  }
+  const auto [n, ti, tj] = winograd::tile_at(tiles, t);
+  float d[kWindow][kWindow], v[kXi];
+  const int h0 = kTile * ti - g.pad, w0 = kTile * tj - g.pad;
+  winograd::load_window(x + (size_t(n) * g.C + c) * g.H * g.W, g.W, h0 * g.W + w0,
+                        winograd::window_mask<kWindow>(g, h0, w0), d);
+  input_transform(d, v);
+  for (int xi = 0; xi < kXi; ++xi) V[xi * plane_v + i] = v[xi];
+}
+
+// y[n, k, 4·ti + a, 4·tj + b] = (Aᵀ m A)[a][b], m[ξ] = M[ξ][k][t]; the
+// parts of the last tiles past P or Q are not stored.
+// Launch: block (BLOCK); grid (⌈K·pitch / BLOCK⌉): a thread per (k, t), t
+//   fastest (the 36 loads coalesced; a tile's rows stored as float4s where
+//   Q is a multiple of 4, the warp's stores then contiguous along a row of
+//   tiles, as float2 pairs where Q is only even).
+template <int BLOCK>
+__global__ void __launch_bounds__(BLOCK)
+    winograd_4x4_output_transform(ConvShape g, const float* __restrict__ M, float* __restrict__ y) {
+  using namespace winograd::f4x4;
+  const winograd::Tiles tiles = winograd::f4x4::tiles_of(g);
+  const int i = blockIdx.x * BLOCK + threadIdx.x;  // k·pitch + t
+  if (i >= g.K * tiles.pitch) return;
+  const int t = i % tiles.pitch, k = i / tiles.pitch;
+  if (t >= tiles.count) return;  // the pitch's columns past the last tile
+  const auto [n, ti, tj] = winograd::tile_at(tiles, t);
+  const size_t plane_m = size_t(g.K) * tiles.pitch;  // one ξ's (K, pitch)
+  float m[kXi];
+  for (int xi = 0; xi < kXi; ++xi) m[xi] = M[xi * plane_m + i];
+  store_output_tile(g, y, n, k, ti, tj, m, output_stores(g, y));
+}
+
+namespace winograd::f4x4 {
+
+// U (36, K, C) from the filters: the filter transform, on the current stream.
+template <bool TURNED>
+void launch_filter_transform(const ConvShape& g, const float* w, float* U) {
+  ::warpnet::launch_kernel(winograd_4x4_filter_transform<kTransformBlock, TURNED>,
+                           dim3(unsigned((1LL * g.K * g.C + kTransformBlock - 1) / kTransformBlock)),
+                           dim3(kTransformBlock), 0, g, w, U);
+}
+
+// The whole convolution with GEMM tile i (winograd_gemms.hpp): the filter
+// and input transforms, the 36 GEMMs (one launch), the output transform, on
+// `workspace` (workspace_floats(g)), in launch order on the current stream;
+// TURNED: the filters as the filter transform's TURNED reads them (dgrad
+// v8). The caller checks the launches' errors.
+template <bool TURNED = false>
+void launch_winograd(int i, const ConvShape& g, const float* x, const float* w, float* y, float* workspace) {
+  using ::warpnet::launch_kernel;
+  const int T = tiles_of(g).pitch;  // the GEMMs' columns: the tiles, then the pitch's zero columns
+  float* U = workspace;
+  float* V = U + size_t(kXi) * g.K * g.C;
+  float* M = V + size_t(kXi) * g.C * T;
+  const dim3 block(kTransformBlock);
+  const auto grid_for = [](long long threads) {
+    return dim3(unsigned((threads + kTransformBlock - 1) / kTransformBlock));
+  };
+  launch_filter_transform<TURNED>(g, w, U);
+  launch_kernel(winograd_4x4_input_transform<kTransformBlock>, grid_for(1LL * g.C * T), block, 0, g, x, V);
+  launch_gemms(i, g.K, T, g.C, kXi, U, V, M);  // M[ξ] = U[ξ] @ V[ξ], the 36 in one launch
+  launch_kernel(winograd_4x4_output_transform<kTransformBlock>, grid_for(1LL * g.K * T), block, 0, g,
+                static_cast<const float*>(M), y);
+}
+
+}  // namespace winograd::f4x4

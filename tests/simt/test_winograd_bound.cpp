@@ -1,5 +1,5 @@
 // Which bound the registry's checks give the Winograd versions (conv2d v10,
-// v11, v12; conv2d_dgrad v6, v7): Winograd's own (device/kernels/conv/
+// v11, v12; conv2d_dgrad v6, v7, v8): Winograd's own (device/kernels/conv/
 // winograd_bound.hpp), for the arithmetic the choice runs — F(2x2, 3x3) or
 // F(4x4, 3x3) — at the sizes where their choice is a Winograd candidate,
 // the op's where it is one of the earlier versions' kernels, in both
@@ -40,14 +40,15 @@ TEST_CASE("winograd bound: a Winograd version is checked against Winograd's boun
   // The bound of the arithmetic candidate `name` runs (its name says which).
   const auto bound_of = [](const Version& v, const std::string& name, const device::Sizes& sizes,
                            const std::vector<Tensor>& inputs) {
-    if (!v.forward) return wb::dgrad_tolerance(sizes, inputs);
     const bool f4x4 = name.starts_with("winograd F(4x4,3x3)");
     REQUIRE((f4x4 || name.starts_with("winograd F(2x2,3x3)")));
-    return wb::forward_tolerance(sizes, inputs, f4x4 ? WinogradTile::f4x4 : WinogradTile::f2x2);
+    const WinogradTile tile = f4x4 ? WinogradTile::f4x4 : WinogradTile::f2x2;
+    return v.forward ? wb::forward_tolerance(sizes, inputs, tile) : wb::dgrad_tolerance(sizes, inputs, tile);
   };
   for (const device::Copy copy : {device::Copy::emulator, device::Copy::traced}) {
     for (const Version v : {Version{"conv2d/10", true}, Version{"conv2d/11", true}, Version{"conv2d/12", true},
-                            Version{"conv2d_dgrad/06", false}, Version{"conv2d_dgrad/07", false}}) {
+                            Version{"conv2d_dgrad/06", false}, Version{"conv2d_dgrad/07", false},
+                            Version{"conv2d_dgrad/08", false}}) {
       const device::Kernel& kernel = device::find_kernel(v.id, copy);
       const device::Op& op = device::op(kernel.op);
       REQUIRE(bool(kernel.tolerance));
@@ -79,7 +80,8 @@ TEST_CASE("winograd bound: sizes where no Winograd candidate applies are refused
   CHECK_THROWS_WITH_AS(
       device::conv::winograd_bound::forward({1, 1, 3, 3, 1, 3, 3, 1, 0, 1}, x, w, device::conv::WinogradTile::none),
       doctest::Contains("the candidate runs no Winograd arithmetic"), Error);
-  CHECK_THROWS_WITH_AS(device::conv::winograd_bound::dgrad({1, 1, 3, 3, 1, 3, 3, 1, 3, 1}, x, w),
+  CHECK_THROWS_WITH_AS(
+      device::conv::winograd_bound::dgrad({1, 1, 3, 3, 1, 3, 3, 1, 3, 1}, x, w, device::conv::WinogradTile::f2x2),
                        doctest::Contains("pad <= 2, got N=1 C=1"), Error);
 }
 
@@ -99,21 +101,21 @@ TEST_CASE("winograd bound: one element's bound, as the GPU tuners sample it, is 
     const std::vector<float> x = random(size_t(N) * C * H * W), w = random(size_t(K) * C * 9);
     const std::vector<float> dy = random(size_t(N) * K * P * Q);
     for (const auto tile : {device::conv::WinogradTile::f2x2, device::conv::WinogradTile::f4x4}) {
-      const std::vector<double> y_bound = wb::forward(s, x, w, tile);
+      INFO((tile == device::conv::WinogradTile::f4x4 ? "F(4x4, 3x3)" : "F(2x2, 3x3)"));
+      const std::vector<double> y_bound = wb::forward(s, x, w, tile), dx_bound = wb::dgrad(s, dy, w, tile);
       REQUIRE(y_bound.size() == size_t(N) * K * P * Q);
+      REQUIRE(dx_bound.size() == size_t(N) * C * H * W);
       size_t e = 0;
       for (int n = 0; n < N; ++n)
         for (int k = 0; k < K; ++k)
           for (int p = 0; p < P; ++p)
             for (int q = 0; q < Q; ++q, ++e) CHECK(wb::forward_at(s, x, w, {n, k, p, q}, tile) == y_bound[e]);
+      e = 0;
+      for (int n = 0; n < N; ++n)
+        for (int c = 0; c < C; ++c)
+          for (int h = 0; h < H; ++h)
+            for (int ww = 0; ww < W; ++ww, ++e) CHECK(wb::dgrad_at(s, dy, w, {n, c, h, ww}, tile) == dx_bound[e]);
     }
-    const std::vector<double> dx_bound = wb::dgrad(s, dy, w);
-    REQUIRE(dx_bound.size() == size_t(N) * C * H * W);
-    size_t e = 0;
-    for (int n = 0; n < N; ++n)
-      for (int c = 0; c < C; ++c)
-        for (int h = 0; h < H; ++h)
-          for (int ww = 0; ww < W; ++ww, ++e) CHECK(wb::dgrad_at(s, dy, w, {n, c, h, ww}) == dx_bound[e]);
     CHECK_THROWS_WITH(wb::forward_at(s, x, w, {0, K, 0, 0}, device::conv::WinogradTile::f4x4),
                       doctest::Contains("no output [0,5,0,0]"));
   }

@@ -105,8 +105,8 @@ void launch_fused(const ConvShape& g, const float* x, const float* w, float* y) 
 
 // F(4x4) candidate i of conv2d/12, its four launches with a workspace of its own.
 void launch_winograd_4x4(int i, const ConvShape& g, const float* x, const float* w, float* y) {
-  DeviceBuffer<float> workspace(conv_v12::workspace_floats(g));
-  conv_v12::launch_winograd(i, g, x, w, y, workspace.get());
+  DeviceBuffer<float> workspace(winograd::f4x4::workspace_floats(g));
+  winograd::f4x4::launch_winograd(i, g, x, w, y, workspace.get());
   if (cudaGetLastError() != cudaSuccess)
     throw warpnet::simt::LaunchError(cudaErrorLaunchFailure, warpnet::simt::last_error_message());
 }

@@ -1,9 +1,10 @@
 // Every candidate tile of conv2d_dgrad/03_autotuned against a CPU reference,
 // at awkward sizes, on both of its paths (the tap table at stride 1, dgrad
 // v2's kernel at stride 2); every direct tile of conv2d_dgrad/04 where it
-// applies, every pipelined tile of 05, both Winograd candidates of 06 and
-// 07's fused kernel (their other candidates are the previous version's),
-// these three against the bound derived for Winograd's arithmetic (the
+// applies, every pipelined tile of 05, both Winograd candidates of 06, 07's
+// fused kernel and 08's two F(4x4) candidates (their other candidates are
+// the previous version's), these five against the bound derived for
+// Winograd's arithmetic (the
 // library's, which the registry checks them with:
 // src/device/kernels/conv/winograd_bound.hpp). The registry test
 // checks only the candidate the tuning table picks at each test size; on a
@@ -23,7 +24,7 @@
 #include "tests/simt/traced/candidate_check.hpp"
 
 namespace {
-#include "kernels/conv/dgrad_07_winograd_fused.cu"  // includes dgrad 06 ... 02 and conv 11 ... 07
+#include "kernels/conv/dgrad_08_winograd_4x4.cu"  // includes dgrad 07 ... 02 and conv 12 ... 07
 }  // namespace
 
 namespace {
@@ -108,12 +109,21 @@ void launch_fused(const ConvShape& g, const float* dy, const float* w, float* dx
     throw warpnet::simt::LaunchError(cudaErrorLaunchFailure, warpnet::simt::last_error_message());
 }
 
-// How the checked versions compute dx: the bound follows (reference() or winograd_bound.hpp).
-enum class Arithmetic { direct, winograd };
+// conv2d_dgrad/08's F(4x4) candidate i, its four launches with a workspace of its own.
+void launch_winograd_4x4(int i, const ConvShape& g, const float* dy, const float* w, float* dx) {
+  DeviceBuffer<float> workspace(winograd::f4x4::workspace_floats(conv_dgrad_v08::forward_view(g)));
+  conv_dgrad_v08::launch_winograd(i, g, dy, w, dx, workspace.get());
+  if (cudaGetLastError() != cudaSuccess)
+    throw warpnet::simt::LaunchError(cudaErrorLaunchFailure, warpnet::simt::last_error_message());
+}
+
+// How the checked versions compute dx: the bound follows (reference() where
+// they sum directly, winograd_bound.hpp where they run Winograd).
+using warpnet::device::conv::WinogradTile;
 
 // Runs check_one(name, launch) for every size, with fixed-seed dy and w and the reference.
 template <size_t COUNT, class CheckAll>
-void for_each_size(const int (&sizes)[COUNT][10], CheckAll check_all, Arithmetic arithmetic = Arithmetic::direct) {
+void for_each_size(const int (&sizes)[COUNT][10], CheckAll check_all, WinogradTile arithmetic = WinogradTile::none) {
   for (const auto& size : sizes) {
     const ConvShape g = shape(size);
     uint64_t state = kSeed;
@@ -121,8 +131,8 @@ void for_each_size(const int (&sizes)[COUNT][10], CheckAll check_all, Arithmetic
     const std::vector<float> w = candidate_check::uniform(size_t(g.K) * g.C * g.R * g.S, state);
     std::vector<double> want, bound;
     reference(g, dy, w, want, bound);
-    if (arithmetic == Arithmetic::winograd)  // the forward's, at the view the candidates run (dgrad_06_winograd.cu)
-      bound = winograd_bound::dgrad(warpnet::device::Sizes(std::begin(size), std::end(size)), dy, w);
+    if (arithmetic != WinogradTile::none)  // the forward's, at the view the candidates run (dgrad_06_winograd.cu)
+      bound = winograd_bound::dgrad(warpnet::device::Sizes(std::begin(size), std::end(size)), dy, w, arithmetic);
     DeviceBuffer<float> d_dy(dy), d_w(w);
     const std::string at = warpnet::cat(" at N=", g.N, " C=", g.C, " H=", g.H, " W=", g.W, " K=", g.K, " R=", g.R,
                                         " S=", g.S, " stride=", g.stride, " pad=", g.pad, " dilation=", g.dil,
@@ -234,7 +244,7 @@ TEST_CASE("conv dgrad winograd: dgrad/06's two Winograd candidates and dgrad/07'
     REQUIRE(conv_dgrad_v07::candidate_applies(0, g));
     candidate_check::check(
         conv_dgrad_v07::candidate_name(0) + at, [&](float* dx) { launch_fused(g, dy, w, dx); }, want, bound);
-  }, Arithmetic::winograd);
+  }, WinogradTile::f2x2);
   // Where it does not apply: stride 2, pad 3, a 5x5 filter; dgrad v5's candidates do.
   CHECK_FALSE(conv_dgrad_v06::candidate_applies(0, shape({1, 3, 9, 9, 4, 3, 3, 2, 1, 1})));
   CHECK_FALSE(conv_dgrad_v06::candidate_applies(1, shape({1, 3, 9, 9, 4, 3, 3, 1, 3, 1})));
@@ -251,6 +261,36 @@ TEST_CASE("conv dgrad winograd: dgrad/06's two Winograd candidates and dgrad/07'
   CHECK_FALSE(conv_dgrad_v07::candidate_applies(0, shape({1, 3, 9, 9, 4, 3, 3, 1, 3, 1})));  // pad 3
   for (const ConvShape& g : {shape({64, 6, 14, 14, 16, 5, 5, 1, 0, 1}), shape({8, 8, 14, 14, 64, 3, 3, 1, 1, 1})})
     CHECK(conv_dgrad_v07::table_choice(g) == conv_dgrad_v07::kFused + conv_dgrad_v06::table_choice(g));
+}
+
+TEST_CASE("conv dgrad winograd 4x4: dgrad/08's two F(4x4) candidates match the CPU at awkward sizes") {
+  // {N, C, H, W, K, R, S, stride, pad, dilation}: 3x3, stride 1, dilation 1, pad <= 2
+  const int sizes[][10] = {
+      {1, 1, 1, 1, 1, 3, 3, 1, 1, 1},       // one pixel: dy 1x1, the forward view's pad 1
+      {1, 1, 3, 3, 1, 3, 3, 1, 0, 1},       // pad 0: dy 1x1 padded by 2
+      {3, 3, 13, 13, 5, 3, 3, 1, 1, 1},     // H = W = 13: a one-column tile at the end of each row and column
+      {2, 5, 7, 12, 70, 3, 3, 1, 2, 1},     // pad 2 (the view's pad 0), H != W (W = 12: float4 rows of dx)
+      {2, 130, 9, 9, 17, 3, 3, 1, 1, 1},    // C = 130: past the 128-row GEMM tile; K = 17, a partial k-step
+      {2, 64, 14, 14, 32, 3, 3, 1, 1, 1}};  // dgrad v5's float4 layer (W = 14: float2 pairs)
+  std::printf("conv dgrad winograd 4x4 test: seed %llu\n", (unsigned long long)kSeed);
+  for_each_size(sizes, [](const ConvShape& g, const std::string& at, const float* dy, const float* w,
+                          const std::vector<double>& want, const std::vector<double>& bound) {
+    for (int i = 0; i < conv_dgrad_v08::kWinograd; ++i) {
+      REQUIRE(conv_dgrad_v08::candidate_applies(i, g));
+      candidate_check::check(
+          conv_dgrad_v08::candidate_name(i) + at, [&](float* dx) { launch_winograd_4x4(i, g, dy, w, dx); }, want,
+          bound);
+    }
+  }, WinogradTile::f4x4);
+  CHECK_FALSE(conv_dgrad_v08::candidate_applies(0, shape({1, 3, 9, 9, 4, 3, 3, 1, 3, 1})));  // pad 3
+  CHECK(conv_dgrad_v08::candidate_applies(conv_dgrad_v08::kWinograd, shape({1, 3, 9, 9, 4, 3, 3, 1, 1, 1})));  // v7 fused
+  // The table: conv v12's at the forward view (the GEMMs' rows are C: 64 rows at C = 64), dgrad v7's
+  // table where that takes no F(4x4): LeNet-5's conv2 (5x5), C = 8, and 2x2 planes (F(2x2)'s fused kernel).
+  CHECK(conv_dgrad_v08::table_choice(shape({64, 64, 56, 56, 64, 3, 3, 1, 1, 1})) == 1);
+  CHECK(conv_dgrad_v08::table_choice(shape({64, 256, 14, 14, 256, 3, 3, 1, 1, 1})) == 0);
+  for (const ConvShape& g : {shape({64, 6, 14, 14, 16, 5, 5, 1, 0, 1}), shape({8, 8, 14, 14, 64, 3, 3, 1, 1, 1}),
+                             shape({8, 512, 2, 2, 512, 3, 3, 1, 1, 1})})
+    CHECK(conv_dgrad_v08::table_choice(g) == conv_dgrad_v08::kWinograd + conv_dgrad_v07::table_choice(g));
 }
 
 TEST_CASE("conv dgrad direct: the tuning table takes the direct tile where it applies, dgrad v3's table elsewhere") {

@@ -1,12 +1,11 @@
-#include <algorithm>
-
 #include "device/kernels/conv/autotuned.hpp"
 
 namespace {
 #include "kernels/conv/12_winograd_4x4.cu"  // includes 11_winograd_fused.cu, 10, 09, 08 and 07
 }  // namespace
+#include "device/kernels/conv/winograd_4x4_tiles.hpp"
 #include "device/kernels/conv/winograd_fused_tiles.hpp"
-#include "device/kernels/conv/winograd_gemm_tiles.hpp"  // with winograd_tiles.hpp
+#include "device/kernels/conv/winograd_gemm_tiles.hpp"
 
 namespace warpnet::device::conv {
 namespace {
@@ -18,15 +17,13 @@ constexpr int kFirstV10 = kWinograd + conv_v11::kFused;  // v10's candidates fro
 Launch launch_shape(int candidate, const Sizes& s) {
   if (candidate >= kFirstV10) return v10_shape(candidate - kFirstV10, s);
   if (candidate >= kWinograd) return fused_shape(shape_of(s));
-  const ConvShape g = shape_of(s);
-  return winograd_shape(candidate, g, conv_v12::tiles_of(g), conv_v12::kXi);
+  return winograd_4x4_shape(candidate, shape_of(s));
 }
 
 double bytes_of(int candidate, const Sizes& s) {
   if (candidate >= kFirstV10) return v10_bytes(candidate - kFirstV10, s);
   if (candidate >= kWinograd) return fused_bytes(shape_of(s));
-  const ConvShape g = shape_of(s);
-  return winograd_bytes(candidate, g, conv_v12::tiles_of(g), conv_v12::kXi);
+  return winograd_4x4_bytes(candidate, shape_of(s));
 }
 
 // Candidate i launched; the caller checks the launches' errors.
@@ -36,12 +33,7 @@ void launch_candidate(int candidate, const Sizes& s, const Launch& l, Buffers b)
   WN_CHECK(winograd::applies(g), kId, ": Winograd takes 3x3 filters at stride 1 and dilation 1, got ",
            describe_sizes(op("conv2d"), s));
   if (candidate >= kWinograd) return launch_fused_tile<false>(g, x_of(b), w_of(b), y_of(b));
-  const winograd::Tiles tiles = conv_v12::tiles_of(g);
-  WN_CHECK(double(tiles.pitch) * std::max(g.K, g.C) < 2147483648.0, kId, ": ", tiles.count,
-           " output tiles of 4x4 times max(channels in, out) = ", std::max(g.K, g.C),
-           " passes 2^31 elements per transformed plane; use a smaller batch");
-  Workspace workspace(conv_v12::workspace_floats(g) * sizeof(float));
-  conv_v12::launch_winograd(candidate, g, x_of(b), w_of(b), y_of(b), workspace.floats());
+  launch_winograd_4x4_tile<false>(kId, candidate, g, x_of(b), w_of(b), y_of(b));
 }
 
 // Which arithmetic candidate i runs: F(4x4), then v11's fused F(2x2) and

@@ -65,7 +65,7 @@ Kernel autotuned_kernel(const Listing& listing) {
       const WinogradTile tile = version.winograd(choice<version>(s));
       if (tile == WinogradTile::none) return op(op_name(version.pass)).tolerance(s, in);
       return version.pass == ConvPass::forward ? winograd_bound::forward_tolerance(s, in, tile)
-                                               : winograd_bound::dgrad_tolerance(s, in);
+                                               : winograd_bound::dgrad_tolerance(s, in, tile);
     };
   kernel.copy = kThisCopy;
 #if defined(__CUDACC__)

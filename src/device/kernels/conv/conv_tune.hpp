@@ -163,7 +163,7 @@ inline std::string tune_conv(const AutotunedConv& version, const Sizes& given, T
       // every check of it on the emulator is (autotuned.hpp's Kernel::tolerance).
       const auto winograd_bound_at = [&](size_t e, const gpu_timing::Reference&) {
         return version.pass == ConvPass::forward ? winograd_bound::forward_at(s, in0, in1, check.where(g, e), tile)
-                                                 : winograd_bound::dgrad_at(s, in0, in1, check.where(g, e));
+                                                 : winograd_bound::dgrad_at(s, in0, in1, check.where(g, e), tile);
       };
       gpu_timing::verify_candidate(who, what, launch, d_out, n.out, rng, reference_at, winograd_bound_at,
                                    element_name);

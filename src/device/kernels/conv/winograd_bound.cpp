@@ -206,9 +206,9 @@ std::vector<double> forward(const Sizes& s, std::span<const float> x, std::span<
   return with_tile(tile, [&]<class F>() { return bound<F>(g, x, taps_of(g, w)); });
 }
 
-std::vector<double> dgrad(const Sizes& s, std::span<const float> dy, std::span<const float> w) {
+std::vector<double> dgrad(const Sizes& s, std::span<const float> dy, std::span<const float> w, WinogradTile tile) {
   const View g = dgrad_view(s);
-  return bound<F2x2>(g, dy, turned_taps_of(g, w));
+  return with_tile(tile, [&]<class F>() { return bound<F>(g, dy, turned_taps_of(g, w)); });
 }
 
 double forward_at(const Sizes& s, std::span<const float> x, std::span<const float> w, const std::array<int, 4>& y,
@@ -217,9 +217,10 @@ double forward_at(const Sizes& s, std::span<const float> x, std::span<const floa
   return with_tile(tile, [&]<class F>() { return bound_at<F>(g, x, taps_of(g, w), y); });
 }
 
-double dgrad_at(const Sizes& s, std::span<const float> dy, std::span<const float> w, const std::array<int, 4>& dx) {
+double dgrad_at(const Sizes& s, std::span<const float> dy, std::span<const float> w, const std::array<int, 4>& dx,
+                WinogradTile tile) {
   const View g = dgrad_view(s);
-  return bound_at<F2x2>(g, dy, turned_taps_of(g, w), dx);
+  return with_tile(tile, [&]<class F>() { return bound_at<F>(g, dy, turned_taps_of(g, w), dx); });
 }
 
 std::vector<Tensor> forward_tolerance(const Sizes& s, const std::vector<Tensor>& in, WinogradTile tile) {
@@ -227,8 +228,8 @@ std::vector<Tensor> forward_tolerance(const Sizes& s, const std::vector<Tensor>&
   return {Tensor::from(Shape{s[0], s[4], s[2] + 2 * s[8] - 2, s[3] + 2 * s[8] - 2}, b)};
 }
 
-std::vector<Tensor> dgrad_tolerance(const Sizes& s, const std::vector<Tensor>& in) {
-  const std::vector<double> b = dgrad(s, floats(in.at(0)), floats(in.at(1)));
+std::vector<Tensor> dgrad_tolerance(const Sizes& s, const std::vector<Tensor>& in, WinogradTile tile) {
+  const std::vector<double> b = dgrad(s, floats(in.at(0)), floats(in.at(1)), tile);
   return {Tensor::from(Shape{s[0], s[1], s[2], s[3]}, b)};
 }
 

@@ -1,6 +1,6 @@
 // The error bound of the Winograd candidates — F(2x2, 3x3): conv2d v10 and
 // v11, conv2d_dgrad v6 and v7 on their forward view; F(4x4, 3x3): conv2d
-// v12 — derived from their fp32 arithmetic (kernels/conv/winograd.hpp,
+// v12, conv2d_dgrad v8 on its forward view — derived from their fp32 arithmetic (kernels/conv/winograd.hpp,
 // winograd_4x4.hpp, 10_winograd.cu, 12_winograd_4x4.cu, winograd_fused.hpp)
 // rather than borrowed from the direct sum's: the bound every check of them
 // uses (Kernel::tolerance, set by autotuned.hpp for the candidates that are
@@ -60,8 +60,7 @@ namespace warpnet::device::conv::winograd_bound {
 // Sizes are conv2d's {N, C, H, W, K, R, S, stride, pad, dilation}; all
 // throw unless R = S = 3, stride 1 and dilation 1 (and pad <= 2 for dgrad),
 // where the Winograd candidates apply. `tile` is the candidate's
-// arithmetic: F(2x2, 3x3) or F(4x4, 3x3) (the dgrad candidates are all
-// F(2x2)); none throws.
+// arithmetic: F(2x2, 3x3) or F(4x4, 3x3); none throws.
 
 // The bound of each element of y (N, K, P, Q) = x (N, C, H, W) * w (K, C, 3, 3).
 std::vector<double> forward(const Sizes& s, std::span<const float> x, std::span<const float> w, WinogradTile tile);
@@ -70,17 +69,18 @@ std::vector<double> forward(const Sizes& s, std::span<const float> x, std::span<
 // (K, C, 3, 3): the forward's at the view the dgrad candidates run
 // (kernels/conv/dgrad_06_winograd.cu's forward_view): dy as x, the filters
 // transposed and turned by 180°, padding 2 − pad.
-std::vector<double> dgrad(const Sizes& s, std::span<const float> dy, std::span<const float> w);
+std::vector<double> dgrad(const Sizes& s, std::span<const float> dy, std::span<const float> w, WinogradTile tile);
 
 // One element's bound, as the two give it: y[n,k,p,q], and dx[n,c,h,w]. For
 // checks that sample a few outputs of a large problem (the tuners': conv_tune.hpp).
 double forward_at(const Sizes& s, std::span<const float> x, std::span<const float> w, const std::array<int, 4>& y,
                   WinogradTile tile);
-double dgrad_at(const Sizes& s, std::span<const float> dy, std::span<const float> w, const std::array<int, 4>& dx);
+double dgrad_at(const Sizes& s, std::span<const float> dy, std::span<const float> w, const std::array<int, 4>& dx,
+                WinogradTile tile);
 
 // The two as a Kernel::tolerance, on the op's inputs: one f64 tensor of the
 // output's shape.
 std::vector<Tensor> forward_tolerance(const Sizes& s, const std::vector<Tensor>& inputs, WinogradTile tile);
-std::vector<Tensor> dgrad_tolerance(const Sizes& s, const std::vector<Tensor>& inputs);
+std::vector<Tensor> dgrad_tolerance(const Sizes& s, const std::vector<Tensor>& inputs, WinogradTile tile);
 
 }  // namespace warpnet::device::conv::winograd_bound

@@ -19,8 +19,8 @@ namespace {
 // v10's 16 on 2x2 tiles by default, v12's 36 on 4x4 ones.
 inline Launch winograd_shape(int candidate, const ConvShape& view, const winograd::Tiles& tiles,
                              int xis) {
-  return conv_v10::with_gemm_tile(candidate, [&]<class T>() {
-    return Launch{conv_v10::gemm_grid(candidate, view.K, tiles.pitch, xis), dim3(T::threads), 0};
+  return winograd::with_gemm_tile(candidate, [&]<class T>() {
+    return Launch{winograd::gemm_grid(candidate, view.K, tiles.pitch, xis), dim3(T::threads), 0};
   });
 }
 inline Launch winograd_shape(int candidate, const ConvShape& view) {
@@ -36,7 +36,7 @@ inline Launch winograd_shape(int candidate, const ConvShape& view) {
 // and channel and writes y.
 inline double winograd_bytes(int candidate, const ConvShape& view, const winograd::Tiles& tiles, int xis) {
   const double T = tiles.count, pitch = tiles.pitch, K = view.K, C = view.C, xi = xis;
-  return conv_v10::with_gemm_tile(candidate, [&]<class Tile>() {
+  return winograd::with_gemm_tile(candidate, [&]<class Tile>() {
     const double gemms =
         xi * (K * C * ceil_div(tiles.pitch, Tile::BN) + C * pitch * ceil_div(view.K, Tile::BM) + K * pitch);
     const double transforms =
