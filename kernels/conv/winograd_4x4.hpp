@@ -28,9 +28,32 @@ __host__ __device__ inline winograd::Tiles tiles_of(const ConvShape& g) {
   return winograd::tiles_of(g, kTile);
 }
 
-// Workspace floats: U (36, K, C), V (36, C, pitch), M (36, K, pitch), one after another.
-inline size_t workspace_floats(const ConvShape& g) {
-  const size_t T = size_t(tiles_of(g).pitch);
+// Images [n0, n0 + count) of the batch g describes, as a convolution of their own.
+inline ConvShape images(const ConvShape& g, int count) {
+  ConvShape part = g;
+  part.N = count;
+  return part;
+}
+
+// V and M, written by one launch and read by the next, need not make the
+// trip to DRAM: a chunk of the batch whose V and M fit in L2 keeps them
+// there (and its workspace is that much smaller). 24 MiB: 40% of an H200's
+// 60 MiB L2, leaving room for U and the chunk's x and y.
+constexpr double kChunkBytes = 24.0 * 1024 * 1024;
+
+// Images per chunk: the whole batch, or, `chunked`, as many as keep a
+// chunk's V and M within kChunkBytes (at least one).
+inline int chunk_images(const ConvShape& g, bool chunked) {
+  if (!chunked) return g.N;
+  const double per_image = 4.0 * kXi * (double(g.C) + g.K) * tiles_of(images(g, 1)).count;
+  const double fit = kChunkBytes / per_image;
+  return fit >= g.N ? g.N : fit < 1 ? 1 : int(fit);
+}
+
+// Workspace floats for chunks of `chunk` images: U (36, K, C), then V (36,
+// C, pitch) and M (36, K, pitch) of a chunk, one after another.
+inline size_t workspace_floats(const ConvShape& g, int chunk) {
+  const size_t T = size_t(tiles_of(images(g, chunk < g.N ? chunk : g.N)).pitch);
   return size_t(kXi) * (size_t(g.K) * g.C + size_t(g.C) * T + size_t(g.K) * T);
 }
 
@@ -41,10 +64,24 @@ inline bool fewer_products_than_2x2(const ConvShape& g) {
   return 36LL * tiles_of(g).count < 16LL * winograd::tiles_of(g).count;
 }
 
-// A tuner's name for the F(4x4) candidate at GEMM tile i (winograd_gemms.hpp).
+// The F(4x4) candidates of conv v12 and dgrad v8: each GEMM tile
+// (winograd_gemms.hpp) over the whole batch, then each in L2-sized chunks.
+constexpr int kCandidates = 2 * kGemmTiles;
+inline int gemm_tile(int candidate) { return candidate % kGemmTiles; }
+inline bool chunked(int candidate) { return candidate >= kGemmTiles; }
+
+// A tuner's name for F(4x4) candidate i.
 inline const char* candidate_name(int i) {
-  return i == 0 ? "winograd F(4x4,3x3), GEMM 128x128" : "winograd F(4x4,3x3), GEMM 64x128";
+  constexpr const char* kNames[kCandidates] = {
+      "winograd F(4x4,3x3), GEMM 128x128", "winograd F(4x4,3x3), GEMM 64x128",
+      "winograd F(4x4,3x3), GEMM 128x128, L2-sized chunks of the batch",
+      "winograd F(4x4,3x3), GEMM 64x128, L2-sized chunks of the batch"};
+  return kNames[i];
 }
+
+// Whether F(4x4) candidate i differs from the whole-batch one at these
+// sizes (where Winograd applies): a chunked candidate needs two chunks.
+inline bool candidate_differs(int i, const ConvShape& g) { return !chunked(i) || chunk_images(g, true) < g.N; }
 
 // Bᵀ d for one column d (6) of a window, or (Bᵀ d) B for one row of Bᵀ d:
 //   Bᵀ = [4 0 -5 0 1 0; 0 -4 -4 1 1 0; 0 4 -4 -1 1 0; 0 -2 -1 2 1 0; 0 2 -1 -2 1 0; 0 4 0 -5 0 1].
@@ -230,27 +267,35 @@ void launch_filter_transform(const ConvShape& g, const float* w, float* U) {
                            dim3(kTransformBlock), 0, g, w, U);
 }
 
-// The whole convolution with GEMM tile i (winograd_gemms.hpp): the filter
-// and input transforms, the 36 GEMMs (one launch), the output transform, on
-// `workspace` (workspace_floats(g)), in launch order on the current stream;
-// TURNED: the filters as the filter transform's TURNED reads them (dgrad
-// v8). The caller checks the launches' errors.
+// The whole convolution with GEMM tile `tile` (winograd_gemms.hpp): the
+// filter transform, then for each chunk of `chunk` images the input
+// transform, the 36 GEMMs (one launch) and the output transform, on
+// `workspace` (workspace_floats(g, chunk)), in launch order on the current
+// stream; TURNED: the filters as the filter transform's TURNED reads them
+// (dgrad v8). The caller checks the launches' errors.
 template <bool TURNED = false>
-void launch_winograd(int i, const ConvShape& g, const float* x, const float* w, float* y, float* workspace) {
+void launch_winograd(int tile, int chunk, const ConvShape& g, const float* x, const float* w, float* y,
+                     float* workspace) {
   using ::warpnet::launch_kernel;
-  const int T = tiles_of(g).pitch;  // the GEMMs' columns: the tiles, then the pitch's zero columns
   float* U = workspace;
-  float* V = U + size_t(kXi) * g.K * g.C;
-  float* M = V + size_t(kXi) * g.C * T;
   const dim3 block(kTransformBlock);
   const auto grid_for = [](long long threads) {
     return dim3(unsigned((threads + kTransformBlock - 1) / kTransformBlock));
   };
   launch_filter_transform<TURNED>(g, w, U);
-  launch_kernel(winograd_4x4_input_transform<kTransformBlock>, grid_for(1LL * g.C * T), block, 0, g, x, V);
-  launch_gemms(i, g.K, T, g.C, kXi, U, V, M);  // M[ξ] = U[ξ] @ V[ξ], the 36 in one launch
-  launch_kernel(winograd_4x4_output_transform<kTransformBlock>, grid_for(1LL * g.K * T), block, 0, g,
-                static_cast<const float*>(M), y);
+  for (int n0 = 0; n0 < g.N; n0 += chunk) {
+    const ConvShape part = images(g, g.N - n0 < chunk ? g.N - n0 : chunk);
+    const int T = tiles_of(part).pitch;  // the GEMMs' columns: the tiles, then the pitch's zero columns
+    float* V = U + size_t(kXi) * g.K * g.C;
+    float* M = V + size_t(kXi) * g.C * T;
+    const float* x_part = x + size_t(n0) * g.C * g.H * g.W;
+    float* y_part = y + size_t(n0) * g.K * g.P * g.Q;
+    launch_kernel(winograd_4x4_input_transform<kTransformBlock>, grid_for(1LL * g.C * T), block, 0, part, x_part,
+                  V);
+    launch_gemms(tile, g.K, T, g.C, kXi, U, V, M);  // M[ξ] = U[ξ] @ V[ξ], the 36 in one launch
+    launch_kernel(winograd_4x4_output_transform<kTransformBlock>, grid_for(1LL * g.K * T), block, 0, part,
+                  static_cast<const float*>(M), y_part);
+  }
 }
 
 }  // namespace winograd::f4x4

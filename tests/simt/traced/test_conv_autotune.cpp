@@ -1,13 +1,14 @@
 // Every candidate tile of conv2d/07_autotuned against a CPU reference, at
 // awkward sizes, every direct block of conv2d/08 where it applies, every
 // pipelined tile of 09, both Winograd candidates of 10, 11's fused kernel
-// and 12's two F(4x4) candidates (their other candidates are the previous
-// version's), these five against the bound derived for Winograd's arithmetic (the library's, which the
-// registry checks them with: src/device/kernels/conv/winograd_bound.hpp). The
-// registry test checks only the candidate the tuning table picks at each test size; on a GPU the
-// autotuner may pick any of them, so each is checked here. Traced (see ../../CMakeLists.txt): the checker also
-// fails a launch on any out-of-bounds access, shared-memory race or
-// uninitialized shared read.
+// and 12's F(4x4) candidates, whole and chunked (their other candidates are
+// the previous version's), the Winograd ones against the bound derived for
+// their arithmetic (the library's, which the registry checks them with:
+// src/device/kernels/conv/winograd_bound.hpp). The registry test checks
+// only the candidate the tuning table picks at each test size; on a GPU the
+// autotuner may pick any of them, so each is checked here. Traced (see
+// ../../CMakeLists.txt): the checker also fails a launch on any
+// out-of-bounds access, shared-memory race or uninitialized shared read.
 #include <doctest/doctest.h>
 
 #include <cmath>
@@ -103,10 +104,12 @@ void launch_fused(const ConvShape& g, const float* x, const float* w, float* y) 
     throw warpnet::simt::LaunchError(cudaErrorLaunchFailure, warpnet::simt::last_error_message());
 }
 
-// F(4x4) candidate i of conv2d/12, its four launches with a workspace of its own.
-void launch_winograd_4x4(int i, const ConvShape& g, const float* x, const float* w, float* y) {
-  DeviceBuffer<float> workspace(winograd::f4x4::workspace_floats(g));
-  winograd::f4x4::launch_winograd(i, g, x, w, y, workspace.get());
+// conv2d/12's F(4x4) at GEMM tile `tile` in chunks of `chunk` images (the
+// whole batch, or smaller than the registered candidates' L2-sized chunks so
+// that the test sizes make several), its launches with a workspace of its own.
+void launch_winograd_4x4(int tile, int chunk, const ConvShape& g, const float* x, const float* w, float* y) {
+  DeviceBuffer<float> workspace(winograd::f4x4::workspace_floats(g, chunk));
+  winograd::f4x4::launch_winograd(tile, chunk, g, x, w, y, workspace.get());
   if (cudaGetLastError() != cudaSuccess)
     throw warpnet::simt::LaunchError(cudaErrorLaunchFailure, warpnet::simt::last_error_message());
 }
@@ -255,7 +258,7 @@ TEST_CASE("conv winograd fused: conv2d/11's fused kernel matches the CPU referen
     CHECK(conv_v11::table_choice(g) == conv_v11::kFused + conv_v10::table_choice(g));
 }
 
-TEST_CASE("conv winograd 4x4: both F(4x4) candidates of conv2d/12 match the CPU reference at awkward sizes") {
+TEST_CASE("conv winograd 4x4: conv2d/12's F(4x4) candidates match the CPU reference at awkward sizes, whole and in chunks") {
   // {N, C, H, W, K, R, S, stride, pad, dilation}: 3x3, stride 1, dilation 1
   const int sizes[][10] = {
       {1, 1, 1, 1, 1, 3, 3, 1, 1, 1},       // one output: one tile, fifteen sixteenths past P and Q
@@ -269,15 +272,28 @@ TEST_CASE("conv winograd 4x4: both F(4x4) candidates of conv2d/12 match the CPU 
   std::printf("conv winograd 4x4 test: seed %llu\n", (unsigned long long)kSeed);
   for_each_size(sizes, [](const ConvShape& g, const std::string& at, const float* x, const float* w,
                           const std::vector<double>& want, const std::vector<double>& bound) {
-    for (int i = 0; i < conv_v12::kWinograd; ++i) {
-      REQUIRE(conv_v12::candidate_applies(i, g));
-      candidate_check::check(
-          conv_v12::candidate_name(i) + at, [&](float* y) { launch_winograd_4x4(i, g, x, w, y); }, want, bound);
+    for (int tile = 0; tile < winograd::kGemmTiles; ++tile) {
+      REQUIRE(conv_v12::candidate_applies(tile, g));
+      for (const int chunk : {g.N, 1, 2}) {  // the whole batch; one image a chunk; two, the last one short at N = 3
+        if (chunk > g.N) continue;
+        candidate_check::check(
+            conv_v12::candidate_name(tile) + warpnet::cat(" in chunks of ", chunk, " images") + at,
+            [&](float* y) { launch_winograd_4x4(tile, chunk, g, x, w, y); }, want, bound);
+      }
     }
   }, WinogradTile::f4x4);
   CHECK_FALSE(conv_v12::candidate_applies(0, shape({1, 3, 9, 9, 4, 3, 3, 2, 1, 1})));  // stride 2
   CHECK_FALSE(conv_v12::candidate_applies(1, shape({1, 3, 9, 9, 4, 3, 3, 1, 2, 2})));  // dilation 2
   CHECK(conv_v12::candidate_applies(conv_v12::kWinograd, shape({1, 3, 9, 9, 4, 3, 3, 1, 1, 1})));  // v11's fused
+  // The chunked candidates where the batch makes two chunks of 24 MiB of V and M or more: issue 5's 56x56
+  // layer (3.6 MB an image: chunks of 6), not its batch of one image.
+  const ConvShape layer = shape({64, 64, 56, 56, 64, 3, 3, 1, 1, 1});
+  CHECK(winograd::f4x4::chunk_images(layer, true) == 6);
+  CHECK(winograd::f4x4::chunk_images(layer, false) == 64);
+  for (int i = winograd::kGemmTiles; i < conv_v12::kWinograd; ++i) {
+    CHECK(conv_v12::candidate_applies(i, layer));
+    CHECK_FALSE(conv_v12::candidate_applies(i, shape({1, 64, 56, 56, 64, 3, 3, 1, 1, 1})));
+  }
 }
 
 TEST_CASE("conv winograd 4x4: the tuning table takes F(4x4) where v10's takes Winograd and F(4x4) multiplies less") {

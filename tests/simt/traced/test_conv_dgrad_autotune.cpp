@@ -2,15 +2,15 @@
 // at awkward sizes, on both of its paths (the tap table at stride 1, dgrad
 // v2's kernel at stride 2); every direct tile of conv2d_dgrad/04 where it
 // applies, every pipelined tile of 05, both Winograd candidates of 06, 07's
-// fused kernel and 08's two F(4x4) candidates (their other candidates are
-// the previous version's), these five against the bound derived for
-// Winograd's arithmetic (the
-// library's, which the registry checks them with:
-// src/device/kernels/conv/winograd_bound.hpp). The registry test
-// checks only the candidate the tuning table picks at each test size; on a
-// GPU the autotuner may pick any of them, so each is checked here. Traced (see ../../CMakeLists.txt): the
-// checker also fails a launch on any out-of-bounds access, shared-memory race
-// or uninitialized shared read.
+// fused kernel and 08's F(4x4) candidates, whole and chunked (their other
+// candidates are the previous version's), the Winograd ones against the
+// bound derived for their arithmetic (the library's, which the registry
+// checks them with: src/device/kernels/conv/winograd_bound.hpp). The
+// registry test checks only the candidate the tuning table picks at each
+// test size; on a GPU the autotuner may pick any of them, so each is
+// checked here. Traced (see ../../CMakeLists.txt): the checker also fails a
+// launch on any out-of-bounds access, shared-memory race or uninitialized
+// shared read.
 #include <doctest/doctest.h>
 
 #include <cmath>
@@ -109,10 +109,11 @@ void launch_fused(const ConvShape& g, const float* dy, const float* w, float* dx
     throw warpnet::simt::LaunchError(cudaErrorLaunchFailure, warpnet::simt::last_error_message());
 }
 
-// conv2d_dgrad/08's F(4x4) candidate i, its four launches with a workspace of its own.
-void launch_winograd_4x4(int i, const ConvShape& g, const float* dy, const float* w, float* dx) {
-  DeviceBuffer<float> workspace(winograd::f4x4::workspace_floats(conv_dgrad_v08::forward_view(g)));
-  conv_dgrad_v08::launch_winograd(i, g, dy, w, dx, workspace.get());
+// conv2d_dgrad/08's F(4x4) candidate i in chunks of `chunk` images, its
+// launches with a workspace of its own.
+void launch_winograd_4x4(int i, int chunk, const ConvShape& g, const float* dy, const float* w, float* dx) {
+  DeviceBuffer<float> workspace(winograd::f4x4::workspace_floats(conv_dgrad_v08::forward_view(g), chunk));
+  conv_dgrad_v08::launch_winograd(i, chunk, g, dy, w, dx, workspace.get());
   if (cudaGetLastError() != cudaSuccess)
     throw warpnet::simt::LaunchError(cudaErrorLaunchFailure, warpnet::simt::last_error_message());
 }
@@ -263,7 +264,7 @@ TEST_CASE("conv dgrad winograd: dgrad/06's two Winograd candidates and dgrad/07'
     CHECK(conv_dgrad_v07::table_choice(g) == conv_dgrad_v07::kFused + conv_dgrad_v06::table_choice(g));
 }
 
-TEST_CASE("conv dgrad winograd 4x4: dgrad/08's two F(4x4) candidates match the CPU at awkward sizes") {
+TEST_CASE("conv dgrad winograd 4x4: dgrad/08's F(4x4) candidates match the CPU at awkward sizes") {
   // {N, C, H, W, K, R, S, stride, pad, dilation}: 3x3, stride 1, dilation 1, pad <= 2
   const int sizes[][10] = {
       {1, 1, 1, 1, 1, 3, 3, 1, 1, 1},       // one pixel: dy 1x1, the forward view's pad 1
@@ -275,11 +276,13 @@ TEST_CASE("conv dgrad winograd 4x4: dgrad/08's two F(4x4) candidates match the C
   std::printf("conv dgrad winograd 4x4 test: seed %llu\n", (unsigned long long)kSeed);
   for_each_size(sizes, [](const ConvShape& g, const std::string& at, const float* dy, const float* w,
                           const std::vector<double>& want, const std::vector<double>& bound) {
-    for (int i = 0; i < conv_dgrad_v08::kWinograd; ++i) {
+    for (int i = 0; i < winograd::kGemmTiles; ++i) {
       REQUIRE(conv_dgrad_v08::candidate_applies(i, g));
-      candidate_check::check(
-          conv_dgrad_v08::candidate_name(i) + at, [&](float* dx) { launch_winograd_4x4(i, g, dy, w, dx); }, want,
-          bound);
+      for (const int chunk : {g.N, 1}) {  // the whole batch, and one image a chunk
+        candidate_check::check(
+            conv_dgrad_v08::candidate_name(i) + warpnet::cat(" in chunks of ", chunk, " images") + at,
+            [&](float* dx) { launch_winograd_4x4(i, chunk, g, dy, w, dx); }, want, bound);
+      }
     }
   }, WinogradTile::f4x4);
   CHECK_FALSE(conv_dgrad_v08::candidate_applies(0, shape({1, 3, 9, 9, 4, 3, 3, 1, 3, 1})));  // pad 3

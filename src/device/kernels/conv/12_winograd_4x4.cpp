@@ -44,7 +44,8 @@ WinogradTile winograd_tile(int i) {
   return WinogradTile::none;
 }
 
-// The two F(4x4) candidates where Winograd applies, then v11's: its fused
+// The four F(4x4) candidates where Winograd applies (the chunked ones where
+// the batch makes two chunks), then v11's: its fused
 // kernel and v10's candidates (winograd_fused_tiles.hpp,
 // winograd_gemm_tiles.hpp and what it includes).
 constexpr AutotunedConv kAutotuned{
@@ -66,7 +67,8 @@ const Registration winograd_4x4{autotuned_kernel<kAutotuned>({
     .shape_text = "3x3 filters at stride 1: Winograd F(4x4,3x3): U = G w G^T, block (256), grid (ceil(K*C/256)); "
                   "V = B^T d B, grid (ceil(C*T/256)), T = N*ceil(P/4)*ceil(Q/4); 36 GEMMs M = U @ V in one launch, "
                   "matmul v9's 128x128 (256 threads) or 64x128 (128), grid (ceil(T/BN), ceil(K/BM), 36); "
-                  "y = A^T M A, grid (ceil(K*T/256)); v11's candidates after them; the choice measured by "
+                  "y = A^T M A, grid (ceil(K*T/256)); over the whole batch, or the last three per chunk of "
+                  "images whose V and M fit 24 MiB of L2; v11's candidates after them; the choice measured by "
                   "Kernel::tune on a GPU, else F(4x4) where v10's table takes Winograd and F(4x4) multiplies "
                   "less than F(2x2), v11's table elsewhere",
 })};

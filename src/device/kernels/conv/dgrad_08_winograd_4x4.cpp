@@ -51,7 +51,8 @@ WinogradTile winograd_tile(int i) {
   return WinogradTile::none;
 }
 
-// The two F(4x4) candidates where Winograd applies, then dgrad v7's: its
+// The four F(4x4) candidates where Winograd applies (the chunked ones where
+// the batch makes two chunks), then dgrad v7's: its
 // fused kernel and dgrad v6's candidates (winograd_4x4_tiles.hpp,
 // winograd_fused_tiles.hpp, dgrad_winograd_gemm_tiles.hpp and what it
 // includes).
@@ -74,7 +75,8 @@ const Registration winograd_4x4{autotuned_kernel<kAutotuned>({
     .shape_text = "3x3 filters at stride 1, pad <= 2: conv v12's Winograd F(4x4,3x3) on dy with the filters turned "
                   "(dgrad v6's forward view): U = G w' G^T, grid (ceil(K*C/256)); V = B^T dy B, grid "
                   "(ceil(K*T/256)), T = N*ceil(H/4)*ceil(W/4); 36 GEMMs M = U @ V in one launch at 128x128 "
-                  "(256 threads) or 64x128 (128), grid (ceil(T/BN), ceil(C/BM), 36); dx = A^T M A; dgrad v7's "
+                  "(256 threads) or 64x128 (128), grid (ceil(T/BN), ceil(C/BM), 36); dx = A^T M A; over the whole "
+                  "batch or in chunks of images whose V and M fit 24 MiB of L2; dgrad v7's "
                   "candidates after them; the choice measured by Kernel::tune on a GPU, else F(4x4) where "
                   "conv v12's table takes it at the forward view, dgrad v7's table elsewhere",
 })};

@@ -27,22 +27,29 @@ inline Launch winograd_shape(int candidate, const ConvShape& view) {
   return winograd_shape(candidate, view, winograd::tiles_of(view), winograd::kXi);
 }
 
-// With T tiles, `xis` positions each, and V, M `pitch` columns wide: the
-// filter transform reads the filters and writes U (xis·K·C); the input
-// transform reads xis floats of x per tile and channel (an upper bound: the
-// neighbours' overlap comes from cache) and writes V (xis·C·pitch); each of
-// the xis GEMMs reads U[ξ] once per column of tiles and V[ξ] once per row of
-// them and writes M[ξ]; the output transform reads xis floats of M per tile
-// and channel and writes y.
-inline double winograd_bytes(int candidate, const ConvShape& view, const winograd::Tiles& tiles, int xis) {
+// The filter transform reads the filters and writes U (xis·K·C).
+inline double winograd_filter_bytes(const ConvShape& view, int xis) {
+  return 4.0 * (double(view.K) * view.C * (9 + xis));
+}
+
+// The rest, with T tiles, `xis` positions each, and V, M `pitch` columns
+// wide: the input transform reads xis floats of x per tile and channel (an
+// upper bound: the neighbours' overlap comes from cache) and writes V
+// (xis·C·pitch); each of the xis GEMMs at GEMM tile `tile` reads U[ξ] once
+// per column of tiles and V[ξ] once per row of them and writes M[ξ]; the
+// output transform reads xis floats of M per tile and channel and writes y.
+inline double winograd_batch_bytes(int tile, const ConvShape& view, const winograd::Tiles& tiles, int xis) {
   const double T = tiles.count, pitch = tiles.pitch, K = view.K, C = view.C, xi = xis;
-  return winograd::with_gemm_tile(candidate, [&]<class Tile>() {
+  return winograd::with_gemm_tile(tile, [&]<class Tile>() {
     const double gemms =
         xi * (K * C * ceil_div(tiles.pitch, Tile::BN) + C * pitch * ceil_div(view.K, Tile::BM) + K * pitch);
-    const double transforms =
-        K * C * 9 + xi * K * C + xi * C * (T + pitch) + xi * K * T + double(view.N) * K * view.P * view.Q;
+    const double transforms = xi * C * (T + pitch) + xi * K * T + double(view.N) * K * view.P * view.Q;
     return 4.0 * (transforms + gemms);
   });
+}
+
+inline double winograd_bytes(int candidate, const ConvShape& view, const winograd::Tiles& tiles, int xis) {
+  return winograd_filter_bytes(view, xis) + winograd_batch_bytes(candidate, view, tiles, xis);
 }
 inline double winograd_bytes(int candidate, const ConvShape& view) {
   return winograd_bytes(candidate, view, winograd::tiles_of(view), winograd::kXi);
