@@ -13,10 +13,11 @@
 //   Summed over input channels, each of the 36 positions ξ is its own
 //   matrix product, M[ξ] (K, T) = U[ξ] (K, C) @ V[ξ] (C, T), now with T =
 //   N·⌈P/4⌉·⌈Q/4⌉ tiles: 36 GEMMs of a quarter of v10's columns, 1.78x
-//   fewer multiply-adds in all, in one launch (ξ = blockIdx.z) at v10's two
-//   GEMM tiles. V and M hold 36 floats per tile and channel for 16 outputs
-//   of a plane, against v10's 16 per 4: the workspace traffic that held v10
-//   back at 64 channels (issue 5's 56x56 layer) shrinks by the same 1.78x.
+//   fewer multiply-adds in all where P and Q are multiples of 4, in one
+//   launch (ξ = blockIdx.z) at v10's two GEMM tiles. V and M hold 36 floats
+//   per tile and channel for 16 outputs of a plane, against v10's 16 per 4:
+//   the workspace traffic that held v10 back at 64 channels (issue 5's 56x56
+//   layer) shrinks about as much (1.72x by the registry's byte count there).
 // Chunks: V is written by one launch and read by the next, M likewise; at
 //   issue 5's 56x56 layer each is 115 MB, twice the H200's 60 MiB L2, so
 //   both make the round trip to DRAM. Two more candidates run the input
@@ -30,8 +31,7 @@
 //   (src/device/kernels/conv/winograd_bound.hpp: C + 18 roundings over the
 //   transforms' products weighted by |Aᵀ|, |G| and |Bᵀ|) is 13x F(2x2,
 //   3x3)'s at 32 channels, 10x at 128 (summed over a layer). F(6x6, 3x3)
-//   would save more and lose more; cuDNN's non-fused Winograd stops at 4x4
-//   too.
+//   would save more multiplications and lose more accuracy.
 // Applies: 3x3 filters, stride 1, dilation 1, any padding (the chunked
 //   candidates where the batch makes two chunks or more). Elsewhere v11's
 //   candidates, after the four F(4x4) ones; on a GPU Kernel::tune times

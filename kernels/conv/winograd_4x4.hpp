@@ -3,11 +3,13 @@
 // 12_winograd_4x4.cu's): the input transform Bᵀ d B of a 6x6 window, the
 // output transform Aᵀ m A with its store of a 4x4 block of y, the filter
 // transform U = G f Gᵀ; the three as kernels, and the whole convolution
-// (those and the 36 GEMMs of winograd_gemms.hpp) launched on a workspace. Each one-dimensional transform
-// is written with the sums it shares, in the order whose roundings
-// src/device/kernels/conv/winograd_bound.hpp counts (at most 2 on any term
-// of Bᵀ's rows, 4 of G's, 3 of Aᵀ's); a compiler that fuses a product and
-// an add into an FMA only removes roundings.
+// (those and the 36 GEMMs of winograd_gemms.hpp) launched on a workspace,
+// over the whole batch or in chunks of it whose workspace fits in L2.
+// Each one-dimensional transform is written with the sums it shares, in
+// the order whose roundings src/device/kernels/conv/winograd_bound.hpp
+// counts (at most 2 on any term of Bᵀ's rows, 4 of G's, 3 of Aᵀ's); a
+// compiler that fuses a product and an add into an FMA only removes
+// roundings.
 #pragma once
 #include <cstddef>
 

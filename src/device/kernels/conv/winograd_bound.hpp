@@ -1,8 +1,8 @@
 // The error bound of the Winograd candidates — F(2x2, 3x3): conv2d v10 and
 // v11, conv2d_dgrad v6 and v7 on their forward view; F(4x4, 3x3): conv2d
-// v12, conv2d_dgrad v8 on its forward view — derived from their fp32 arithmetic (kernels/conv/winograd.hpp,
-// winograd_4x4.hpp, 10_winograd.cu, 12_winograd_4x4.cu, winograd_fused.hpp)
-// rather than borrowed from the direct sum's: the bound every check of them
+// v12, conv2d_dgrad v8 on its forward view — derived from their fp32
+// arithmetic (kernels/conv/winograd.hpp, winograd_4x4.hpp, 10_winograd.cu,
+// winograd_fused.hpp) rather than borrowed from the direct sum's: the bound every check of them
 // uses (Kernel::tolerance, set by autotuned.hpp for the candidates that are
 // Winograd), and the candidate tests' (tests/simt/traced).
 //
