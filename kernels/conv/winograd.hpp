@@ -117,12 +117,22 @@ __host__ __device__ inline bool output_pairs(const ConvShape& g, const float* y)
 
 constexpr int kTransformBlock = 256;  // threads per block of the transform kernels
 
+// Tap (r, s) of the filter that filter-transform thread i = k·C + c reads:
+// w[k, c] (K, C, 3, 3) as it is, or TURNED (the data gradients, which run
+// the forward convolution on dy) w[c, k, 2 − r, 2 − s] of w (C, K, 3, 3) —
+// the filters transposed and turned by 180°, read in place.
+template <bool TURNED>
+__device__ inline auto filter_taps(const ConvShape& g, const float* w, int i) {
+  const int k = i / g.C, c = i % g.C;
+  const float* f = w + (TURNED ? size_t(c) * g.K + k : size_t(i)) * 9;
+  return [f](int r, int s) { return TURNED ? f[8 - (3 * r + s)] : f[3 * r + s]; };
+}
+
 }  // namespace winograd
 
 // U[ξ][k][c] = (G f Gᵀ)[ξ], ξ = 4·i + j, f = w[k, c]: (3, 3), w: (K, C, 3, 3).
-// TURNED (dgrad v6 and v7, which run the forward convolution on dy): f[r][s] =
-//   w[c, k, 2 − r, 2 − s], w: (C, K, 3, 3) — the filters transposed and
-//   turned by 180°, read in place.
+// TURNED (dgrad v6 and v7): the filters transposed and turned by 180°, read
+//   in place (filter_taps).
 // Launch: block (BLOCK); grid (⌈K·C / BLOCK⌉): a thread per (k, c), c fastest
 //   (its 9 loads are one filter's, its 16 stores coalesced across the warp).
 template <int BLOCK, bool TURNED>
@@ -130,9 +140,7 @@ __global__ void __launch_bounds__(BLOCK)
     winograd_filter_transform(ConvShape g, const float* __restrict__ w, float* __restrict__ U) {
   const int i = blockIdx.x * BLOCK + threadIdx.x;  // k·C + c
   if (i >= g.K * g.C) return;
-  const int k = i / g.C, c = i % g.C;
-  const float* f = w + (TURNED ? size_t(c) * g.K + k : size_t(i)) * 9;
-  const auto at = [&](int r, int s) { return TURNED ? f[8 - (3 * r + s)] : f[3 * r + s]; };
+  const auto at = winograd::filter_taps<TURNED>(g, w, i);
   float Gg[4][3];  // G f: (4, 3)
   for (int s = 0; s < 3; ++s) {
     const float f0 = at(0, s), f1 = at(1, s), f2 = at(2, s);

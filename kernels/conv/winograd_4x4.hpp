@@ -181,9 +181,8 @@ __host__ __device__ inline void apply_g(const float (&f)[3], float (&u)[6]) {
 }  // namespace winograd::f4x4
 
 // U[ξ][k][c] = (G f Gᵀ)[ξ], ξ = 6·i + j, f = w[k, c]: (3, 3), w: (K, C, 3, 3).
-// TURNED (dgrad v8, which runs the forward convolution on dy): f[r][s] =
-//   w[c, k, 2 − r, 2 − s], w: (C, K, 3, 3) — the filters transposed and
-//   turned by 180°, read in place, as winograd.hpp's F(2x2) transform does.
+// TURNED (dgrad v8): the filters transposed and turned by 180°, read in
+//   place (winograd.hpp's filter_taps).
 // Launch: block (BLOCK); grid (⌈K·C / BLOCK⌉): a thread per (k, c), c fastest
 //   (its 9 loads are one filter's, its 36 stores coalesced across the warp).
 template <int BLOCK, bool TURNED>
@@ -191,9 +190,7 @@ __global__ void __launch_bounds__(BLOCK)
     winograd_4x4_filter_transform(ConvShape g, const float* __restrict__ w, float* __restrict__ U) {
   const int i = blockIdx.x * BLOCK + threadIdx.x;  // k·C + c
   if (i >= g.K * g.C) return;
-  const int k = i / g.C, c = i % g.C;
-  const float* f = w + (TURNED ? size_t(c) * g.K + k : size_t(i)) * 9;
-  const auto at = [&](int r, int s) { return TURNED ? f[8 - (3 * r + s)] : f[3 * r + s]; };
+  const auto at = winograd::filter_taps<TURNED>(g, w, i);
   float Gf[6][3];  // G f, column by column
   for (int s = 0; s < 3; ++s) {
     const float column[3] = {at(0, s), at(1, s), at(2, s)};
