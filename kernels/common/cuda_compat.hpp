@@ -150,6 +150,29 @@ void launch_kernel_opted_in(void (*kernel)(P...), dim3 grid, dim3 block, size_t 
   if (opt_in_dynamic_shared(kernel, shared_bytes)) launch_kernel(kernel, grid, block, shared_bytes, std::forward<A>(args)...);
 }
 
+// launch_kernel_opted_in in thread-block clusters of `cluster` CTAs (sm_90;
+// each grid dimension a multiple of the cluster's): the CTAs of a cluster run
+// at once, on neighbouring SMs, and may reach each other's shared memory
+// (kernels/common/hopper.hpp: cluster_sync, multicast TMA, remote arrives).
+template <class... P, class... A>
+void launch_kernel_in_clusters(void (*kernel)(P...), dim3 grid, dim3 block, size_t shared_bytes, dim3 cluster,
+                               A&&... args) {
+  if (!opt_in_dynamic_shared(kernel, shared_bytes)) return;
+#if defined(__CUDACC__)
+  cudaLaunchAttribute attribute{};
+  attribute.id = cudaLaunchAttributeClusterDimension;
+  attribute.val.clusterDim.x = cluster.x, attribute.val.clusterDim.y = cluster.y, attribute.val.clusterDim.z = cluster.z;
+  cudaLaunchConfig_t config{};
+  config.gridDim = grid, config.blockDim = block, config.dynamicSmemBytes = shared_bytes;
+  config.stream = launch_stream(), config.attrs = &attribute, config.numAttrs = 1;
+  cudaLaunchKernelEx(&config, kernel, std::forward<A>(args)...);  // its error, if any, is the last error
+#else
+  ::warpnet::simt::launch_recording_errors_shaped_on(launch_stream(), kernel,
+                                                     {grid, block, shared_bytes, false, cluster},
+                                                     std::forward<A>(args)...);
+#endif
+}
+
 // The full story of the last error: on the emulator it names kernel, block,
 // thread and address; the CUDA runtime has only its generic string.
 inline const char* cuda_error_detail(cudaError_t error) {

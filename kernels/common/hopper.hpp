@@ -8,6 +8,9 @@
 //   mbarrier_arrive_expect_tx, _arrive       arrive (announcing TMA bytes to come)
 //   mbarrier_wait(bar, parity)               until the phase of that parity has completed
 //   tma_load_2d(dst, map, c0, c1, bar)       a TMA box of a CUtensorMap into shared memory, counted on bar
+//   cluster_ctarank, cluster_sync            this CTA's rank in its cluster; the barrier of every thread of it
+//   mbarrier_arrive_cluster(bar, cta)        arrive on the mbarrier at bar's offset in CTA cta of the cluster
+//   tma_load_2d_multicast(..., bar, mask)    tma_load_2d into every CTA of mask, each counted on its own bar
 //   fence_proxy_async_shared()               the thread's plain shared stores, before what TMA/wgmma read next
 //   wgmma_fence / _commit / _wait<N>         order, group, and retire asynchronous wgmmas
 //   wgmma_m64n128k16_bf16<TransA, TransB>    d (64,128) += a (64,16) @ b (16,128), bf16, fp32 accumulators
@@ -73,6 +76,40 @@ __device__ __forceinline__ void tma_load_2d(void* dst, const CUtensorMap* map, i
       "cp.async.bulk.tensor.2d.shared::cluster.global.tile.mbarrier::complete_tx::bytes [%0], [%1, {%2, %3}], [%4];\n" ::
           "r"(shared_address(dst)),
       "l"(reinterpret_cast<uint64_t>(map)), "r"(c0), "r"(c1), "r"(shared_address(bar))
+      : "memory");
+}
+
+// Clusters (launch_kernel_in_clusters). A CTA's rank in its cluster (x fastest).
+__device__ __forceinline__ uint32_t cluster_ctarank() {
+  uint32_t rank;
+  asm volatile("mov.u32 %0, %%cluster_ctarank;\n" : "=r"(rank));
+  return rank;
+}
+// Every thread of every CTA of the cluster arrives, then waits for the rest:
+// release and acquire at cluster scope (mbarriers initialized before it are
+// visible to the peers after it).
+__device__ __forceinline__ void cluster_sync() {
+  asm volatile("barrier.cluster.arrive.release.aligned;\nbarrier.cluster.wait.acquire.aligned;\n" ::: "memory");
+}
+// Arrive on the mbarrier at the same shared offset as `bar`, in CTA `cta` of the cluster (mapa).
+__device__ __forceinline__ void mbarrier_arrive_cluster(uint64_t* bar, uint32_t cta) {
+  asm volatile(
+      "{\n"
+      ".reg .b32 remote;\n"
+      "mapa.shared::cluster.u32 remote, %0, %1;\n"
+      "mbarrier.arrive.release.cluster.shared::cluster.b64 _, [remote];\n"
+      "}\n" ::"r"(shared_address(bar)),
+      "r"(cta)
+      : "memory");
+}
+// tma_load_2d into the same shared offset of every CTA whose bit is set in
+// cta_mask (this one's too, if set); each completes on its own mbarrier at bar's offset.
+__device__ __forceinline__ void tma_load_2d_multicast(void* dst, const CUtensorMap* map, int c0, int c1, uint64_t* bar,
+                                                      uint16_t cta_mask) {
+  asm volatile(
+      "cp.async.bulk.tensor.2d.shared::cluster.global.tile.mbarrier::complete_tx::bytes.multicast::cluster"
+      " [%0], [%1, {%2, %3}], [%4], %5;\n" ::"r"(shared_address(dst)),
+      "l"(reinterpret_cast<uint64_t>(map)), "r"(c0), "r"(c1), "r"(shared_address(bar)), "h"(cta_mask)
       : "memory");
 }
 

@@ -10,6 +10,7 @@
 #include <boost/context/detail/exception.hpp>
 
 #include "simt/checker.hpp"
+#include "simt/cluster.hpp"
 #include "simt/fiber_sanitizer.hpp"
 #include "simt/stacks.hpp"
 #include "simt/stepper.hpp"
@@ -234,12 +235,30 @@ int Block::arrive(Lane& lane) {
 }
 
 void Block::run(uint3 index) {
+  begin(index);
+  for (;;) {
+    const Round r = round();
+    if (r == Round::done) break;
+    if (r == Round::stuck) {
+      try {
+        fail_stuck();  // reads the lanes as they stopped, before unwinding them
+      } catch (...) {
+        abandon();
+        throw;
+      }
+    }
+  }
+  end();
+}
+
+void Block::begin(uint3 index) {
   index_ = index;
   done_ = 0;
   barrier_epoch_ = 0;
   arrived_ = votes_ = 0;
   diverged_ = false;
   fenced_ = false;
+  finished_ = false;
   if (checker_) std::fill(warp_clocks_.begin(), warp_clocks_.end(), LaneClocks{});
   error_ = nullptr;
   current_block = this;
@@ -253,21 +272,56 @@ void Block::run(uint3 index) {
   hopper_.start(warps_);
   try {
     start_lanes();
-    for (;;) {
-      for (unsigned w = 0; w < warps_; ++w) run_warp(w);
-      if (done_ == lanes_.size()) break;
-      if (hopper_.settle(*this)) continue;  // TMA copies landed, mbarrier phases completed
-      release_barrier();
-    }
+  } catch (...) {
+    abandon();
+    throw;
+  }
+  current_block = nullptr;
+}
+
+Block::Round Block::round() {
+  current_block = this;
+  try {
+    for (unsigned w = 0; w < warps_; ++w) run_warp(w);
+    if (done_ == lanes_.size()) return Round::done;
+    if (hopper_.settle(*this)) return Round::progressed;  // TMA copies landed, mbarrier phases completed
+    // No lane can run: every one waits at the same __syncthreads(), or the
+    // block is stuck (alone: for ever; in a cluster, perhaps until a peer acts).
+    if (arrived_ != lanes_.size() || diverged_) return Round::stuck;
+    release_barrier();
+  } catch (...) {
+    abandon();
+    throw;
+  }
+  current_block = nullptr;
+  return Round::progressed;
+}
+
+void Block::end() {
+  current_block = this;
+  try {
     hopper_.finish(*this);
   } catch (...) {
-    destroy_fibers();
     current_block = nullptr;
     throw;
   }
+  finished_ = true;
   if (checker_) checker_->end_block();
   if (checker_ && hopper_.copies_made) sink_.add_bulk(hopper_.copies_made, hopper_.bytes_copied, hopper_.largest_copy);
   current_block = nullptr;
+}
+
+void Block::abandon() {
+  current_block = this;
+  destroy_fibers();
+  current_block = nullptr;
+}
+
+void Block::release_cluster_barrier() {
+  for (Lane& lane : lanes_)
+    if (lane.state == LaneState::at_cluster_barrier) lane.state = LaneState::ready;
+  if (checker_) checker_->end_phase();
+  ++barrier_epoch_;
 }
 
 void Block::run_warp(unsigned warp) {
@@ -288,9 +342,6 @@ void Block::run_warp(unsigned warp) {
 }
 
 void Block::release_barrier() {
-  // No lane can run. Unless every one waits at the same __syncthreads(), the
-  // block is stuck: barrier_failure() says why.
-  if (arrived_ != lanes_.size() || diverged_) barrier_failure();
   switch (barrier_kind_) {
     case BarrierKind::plain: barrier_result_ = 0; break;
     case BarrierKind::count: barrier_result_ = votes_; break;
@@ -314,6 +365,12 @@ void Block::barrier_failure() {
     if (lane.state == LaneState::at_mbarrier) {
       throw LaunchError(cudaErrorLaunchTimeout,
                         cat(where(lane), ": deadlock: this thread ", hopper_.describe_wait(*this, lane),
+                            " (on a GPU: a hang)"));
+    }
+    if (lane.state == LaneState::at_cluster_barrier) {
+      throw LaunchError(cudaErrorLaunchTimeout,
+                        cat(where(lane), ": deadlock: this thread waits in cluster_sync() (", describe_code(lane.site),
+                            ") for every thread of its cluster, but ", cluster_->describe_absent(),
                             " (on a GPU: a hang)"));
     }
     if (lane.state == LaneState::done && !exited) exited = &lane;

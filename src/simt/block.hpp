@@ -21,6 +21,7 @@ namespace warpnet::simt {
 
 class StackSet;
 class Checker;
+class Cluster;
 class GridShadow;
 class TraceSink;
 
@@ -34,8 +35,9 @@ struct SourcePlace {
 };
 
 // at_mbarrier: waiting on an mbarrier phase; yielded: past a yielding warp op
-// (WarpMatrixOp::yields), until the scheduler's next round (HopperUnits::settle).
-enum class LaneState : uint8_t { ready, at_barrier, at_warp_op, at_memory, at_mbarrier, yielded, done };
+// (WarpMatrixOp::yields), until the scheduler's next round (HopperUnits::settle);
+// at_cluster_barrier: in cluster_sync(), until every thread of the cluster is (cluster.hpp).
+enum class LaneState : uint8_t { ready, at_barrier, at_warp_op, at_memory, at_mbarrier, yielded, at_cluster_barrier, done };
 
 // The access a lane held at_memory is about to make.
 struct PendingAccess {
@@ -91,6 +93,29 @@ class Block {
   // Runs every thread of block `index` to completion; throws LaunchError.
   void run(uint3 index);
 
+  // The same in steps, for a cluster's CTAs, which take turns on one worker
+  // (cluster.hpp): begin(), then round() until it says done, then end().
+  // A round runs every ready lane, then lets the copy engine work or releases
+  // a complete __syncthreads(); `stuck` when nothing could run and nothing
+  // was released (the block waits for a peer, or for ever: the cluster decides).
+  enum class Round : uint8_t { done, progressed, stuck };
+  void begin(uint3 index);
+  Round round();
+  void end();
+  // After an error elsewhere in the cluster: unwind the lanes mid-kernel.
+  void abandon();
+  // Nothing can ever run again: throws the LaunchError that says why.
+  [[noreturn]] void fail_stuck() { barrier_failure(); }
+  // One CTA of a cluster (rank: %cluster_ctarank); null and 0 outside clusters.
+  void join_cluster(Cluster* cluster, unsigned rank) { cluster_ = cluster, cluster_rank_ = rank; }
+  Cluster* cluster() const { return cluster_; }
+  unsigned cluster_rank() const { return cluster_rank_; }
+  // Every lane has exited (set by end()): peers may no longer touch its shared memory.
+  bool finished() const { return finished_; }
+  // The cluster barrier every thread of the cluster reached: all this block's
+  // lanes go on, as after a __syncthreads() (a new phase for the race checker).
+  void release_cluster_barrier();
+
   // Called from a lane's fiber with its barrier, predicate (value), site and
   // place set: parks it at that __syncthreads() (counted here, so releasing the
   // barrier need not look at every lane); returns the barrier's result once it
@@ -125,6 +150,7 @@ class Block {
   const std::array<uint32_t, 32>& lane_knows(unsigned warp, unsigned lane) const { return warp_clocks_[warp][lane]; }
   unsigned lanes_in_warp(unsigned warp) const;
   Lane& lane(unsigned linear) { return lanes_[linear]; }
+  const Lane& lane(unsigned linear) const { return lanes_[linear]; }
   const KernelCall& call() const { return call_; }
   unsigned lane_count() const { return unsigned(lanes_.size()); }
   HopperUnits& hopper() { return hopper_; }
@@ -202,6 +228,9 @@ class Block {
   TraceSink& sink_;
   GridShadow& grid_shadow_;
   bool fenced_ = false;
+  bool finished_ = false;
+  Cluster* cluster_ = nullptr;
+  unsigned cluster_rank_ = 0;
   // This worker thread's count of thread switches and ends, which the
   // watchdog reads (a launch that makes none for a long time is stuck:
   // watchdog.hpp). This thread alone writes it: no locked add.

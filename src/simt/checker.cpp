@@ -183,6 +183,19 @@ void Checker::tma_copy_issued(const Lane& lane, uintptr_t address, size_t bytes,
   mbarrier_release(lane, phase);
 }
 
+void Checker::peer_copy_landed(uintptr_t address, size_t bytes) {
+  Region* region = shared_region(address);
+  if (!region) return;  // tma_load_multicast refuses a box outside shared memory
+  if (region->block_generation != generation_) {
+    region->shadow.assign(region->bytes, Shadow{});
+    region->block_generation = generation_;
+  }
+  // A writer of no phase this block will reach: initialized, never a race.
+  const Access landed{nullptr, UINT32_MAX, 0, 0, Kind::plain, 0};
+  for (size_t i = 0; i < bytes && address + i < region->begin + region->bytes; ++i)
+    region->shadow[address - region->begin + i] = Shadow{landed, {}};
+}
+
 void Checker::mbarrier_release(const Lane& lane, std::vector<uint32_t>& phase) {
   block_.tick_lane_clock(lane.warp, lane.lane);  // the lane's accesses so far are now before the arrive
   const unsigned threads = block_.lane_count();

@@ -57,6 +57,10 @@ class Checker {
   // counted among the thread's stores: no instruction of its own made them.
   void tma_copy_issued(const Lane& lane, uintptr_t address, size_t bytes, const void* pc,
                        std::vector<uint32_t>& phase);
+  // Shared bytes a peer CTA's multicast copy wrote, as it lands: written,
+  // and ordered before every access of this block's threads (the checker
+  // follows orders within a CTA only; cluster.hpp).
+  void peer_copy_landed(uintptr_t address, size_t bytes);
   // An mbarrier's arrive and a wait returning for the phase it completed, as
   // release and acquire: the arriving thread's accesses before its arrive are
   // ordered before the waiting thread's after its wait. Release ticks the

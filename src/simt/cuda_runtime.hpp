@@ -28,6 +28,7 @@ enum cudaError_t {
   cudaErrorStreamCaptureImplicit = 906,
   cudaErrorCapturedEvent = 907,
   cudaErrorStreamCaptureWrongThread = 908,
+  cudaErrorInvalidClusterSize = 912,
 };
 using cudaError = cudaError_t;
 

@@ -10,6 +10,7 @@
 #include <thread>
 
 #include "simt/block.hpp"
+#include "simt/cluster.hpp"
 #include "simt/fault_report.hpp"
 #include "simt/grid_shadow.hpp"
 #include "simt/limits.hpp"
@@ -89,6 +90,29 @@ void check_configuration(const std::string& name, const LaunchShape& shape, size
   }
 }
 
+// Clusters: CUDA's rules (the grid a whole number of clusters, at most 8 CTAs
+// without the non-portable opt-in, which the emulator does not offer), and
+// the emulator's own limit (cluster.hpp: static __shared__ is one copy per worker).
+void check_clusters(const std::string& name, const LaunchShape& shape, size_t static_shared) {
+  const dim3 g = shape.grid, c = shape.cluster;
+  const uint64_t size = uint64_t(c.x) * c.y * c.z;
+  if (size == 1) return;
+  const auto invalid = [&](const std::string& why) {
+    throw LaunchError(cudaErrorInvalidClusterSize, cat("kernel ", name, " launched with grid ", format_dim(g),
+                                                       " in clusters of ", format_dim(c), ": ", why,
+                                                       " (cudaErrorInvalidClusterSize)"));
+  };
+  if (c.x == 0 || c.y == 0 || c.z == 0) invalid("every cluster dimension must be at least 1");
+  if (size > kMaxClusterSize) invalid(cat("a cluster has ", size, " CTAs, the portable limit is ", kMaxClusterSize));
+  if (g.x % c.x || g.y % c.y || g.z % c.z) invalid("each grid dimension must be a multiple of the cluster's");
+  if (static_shared > 0)
+    throw LaunchError(cudaErrorNotSupported,
+                      cat("kernel ", name, " declares ", static_shared, " bytes of static __shared__ memory and is "
+                          "launched in clusters: the emulator runs a cluster's CTAs on one worker thread, where a "
+                          "static __shared__ variable is one copy for all of them; put it in dynamic shared memory "
+                          "(cudaErrorNotSupported)"));
+}
+
 }  // namespace
 
 uint3 block_index(uint64_t linear, dim3 grid) {
@@ -127,8 +151,14 @@ void run(const KernelCall& call, const LaunchShape& shape) {
   // Static and dynamic together stay within the opt-in limit (cudaFuncSetAttribute checks it too).
   const size_t optin_limit = static_shared < kSharedPerBlockOptin ? kSharedPerBlockOptin - static_shared : 0;
   check_configuration(name, shape, static_shared, std::min(std::max(optin, default_limit), optin_limit));
+  check_clusters(name, shape, static_shared);
 
   const uint64_t blocks = uint64_t(shape.grid.x) * shape.grid.y * shape.grid.z;
+  // Workers take whole clusters (a block is a cluster of one).
+  const dim3 cd = shape.cluster;
+  const unsigned cluster_size = cd.x * cd.y * cd.z;
+  const dim3 clusters_grid{shape.grid.x / cd.x, shape.grid.y / cd.y, shape.grid.z / cd.z};
+  const uint64_t clusters = blocks / cluster_size;
   // A stepper runs the launch on its own fiber of this thread: the deterministic
   // mode. An abandoned one's launch stops before its next block (Stepper::abandon).
   Stepper* stepper = active_stepper();
@@ -137,7 +167,7 @@ void run(const KernelCall& call, const LaunchShape& shape) {
   std::optional<watchdog::LaunchWatch> watch;
   if (!stepper) watch.emplace(name);
   report_division_by_zero_in_kernels();
-  const unsigned threads = stepper ? 1 : std::min<uint64_t>(unsigned(workers()), blocks);
+  const unsigned threads = stepper ? 1 : std::min<uint64_t>(unsigned(workers()), clusters);
   std::atomic<uint64_t> next{0};
   std::atomic<bool> failed{false};
   std::mutex error_mutex;
@@ -147,19 +177,35 @@ void run(const KernelCall& call, const LaunchShape& shape) {
 
   ProgressReporter progress(name, blocks);
   const auto worker = [&](bool reports) {
-    auto resources = borrow_worker_resources();
+    // One set of stacks and shared window per CTA of a cluster.
+    std::vector<std::unique_ptr<WorkerResources>> resources;
+    for (unsigned r = 0; r < cluster_size; ++r) resources.push_back(borrow_worker_resources());
     try {
-      Block block(call, shape, name, resources->stacks, resources->dynamic_shared.data(), sink, shadow);
-      for (uint64_t i; !failed && !(stepper && stepper->abandoned()) && (i = next++) < blocks;) {
-        block.run(block_index(i, shape.grid));
-        if (reports) progress.after_block(next.load(std::memory_order_relaxed));
+      std::vector<std::unique_ptr<Block>> ctas;
+      for (auto& set : resources)
+        ctas.push_back(
+            std::make_unique<Block>(call, shape, name, set->stacks, set->dynamic_shared.data(), sink, shadow));
+      if (cluster_size == 1) {
+        for (uint64_t i; !failed && !(stepper && stepper->abandoned()) && (i = next++) < blocks;) {
+          ctas[0]->run(block_index(i, shape.grid));
+          if (reports) progress.after_block(next.load(std::memory_order_relaxed));
+        }
+      } else {
+        std::vector<Block*> members;
+        for (auto& cta : ctas) members.push_back(cta.get());
+        Cluster cluster(std::move(members), cd);
+        for (uint64_t i; !failed && !(stepper && stepper->abandoned()) && (i = next++) < clusters;) {
+          const uint3 c = block_index(i, clusters_grid);
+          cluster.run({c.x * cd.x, c.y * cd.y, c.z * cd.z});
+          if (reports) progress.after_block(next.load(std::memory_order_relaxed) * cluster_size);
+        }
       }
     } catch (...) {
       std::lock_guard lock(error_mutex);
       if (!error) error = std::current_exception();
       failed = true;
     }
-    return_worker_resources(std::move(resources));
+    for (auto& set : resources) return_worker_resources(std::move(set));
   };
   if (threads == 1) {
     worker(true);

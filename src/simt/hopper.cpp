@@ -7,6 +7,7 @@
 #include "simt/allocations.hpp"
 #include "simt/block.hpp"
 #include "simt/checker.hpp"
+#include "simt/cluster.hpp"
 #include "simt/minifloat.hpp"
 #include "simt/tensor_cores.hpp"
 #include "simt/symbols.hpp"
@@ -97,8 +98,9 @@ void mbarrier_init(uint64_t* bar, uint32_t count) {
   const uint32_t address = shared_address(bar);
   if (address % 8 != 0) misuse(lane, "mbarrier.init", cat("shared address ", hex32(address), " is not 8-byte aligned"));
   if (count == 0 || count >= (1u << 20)) misuse(lane, "mbarrier.init", cat("count ", count, " is outside [1, 2^20)"));
-  current_block->hopper().barriers[bar] =
-      MBarrier{count, count, 0, 0, lane.linear, current_block->barrier_epoch(), {}, {}};  // no clocks released yet
+  MBarrier& b = current_block->hopper().barriers[bar] =
+      MBarrier{count, count, 0, 0, lane.linear, current_block->barrier_epoch(), 0, {}, {}};  // no clocks released yet
+  if (const Cluster* cluster = current_block->cluster()) b.init_cluster_phase = cluster->phases();
 }
 
 void mbarrier_arrive(uint64_t* bar, uint32_t expect_tx_bytes, const char* instruction) {
@@ -134,10 +136,11 @@ void mbarrier_wait_parity(uint64_t* bar, uint32_t parity) {
   current_block->park(*lane);  // HopperUnits::settle makes it ready again
 }
 
-void tma_load(void* dst, const CUtensorMap* map, const int* coords, int rank, uint64_t* bar) {
-  LibraryScope scope;
-  constexpr const char* instruction = "cp.async.bulk.tensor.shared::cluster.global.tile.mbarrier::complete_tx::bytes";
-  const Lane& lane = this_lane(instruction);
+namespace {
+
+// The copy a TMA load asks for, checked against this block's shared memory.
+TmaCopy checked_copy(const Lane& lane, const char* instruction, void* dst, const CUtensorMap* map, const int* coords,
+                     int rank, uint64_t* bar) {
   const std::optional<TensorMapFields> fields = tensor_map_fields(*map);
   if (!fields) misuse(lane, instruction, "the tensor map was never encoded by cuTensorMapEncodeTiled");
   TmaCopy copy{*fields, static_cast<unsigned char*>(dst), shared_address(dst), 0, {}, bar};
@@ -145,7 +148,6 @@ void tma_load(void* dst, const CUtensorMap* map, const int* coords, int rank, ui
     misuse(lane, instruction, cat("a ", rank, "-d copy of a rank-", copy.map.rank, " tensor map"));
   if (copy.dst_address % 128 != 0)
     misuse(lane, instruction, cat("shared destination ", hex32(copy.dst_address), " is not 128-byte aligned"));
-  MBarrier& barrier = barrier_at(lane, bar, instruction);
   uint64_t extent = copy.map.element_bytes;  // from the first element to past the last
   for (uint32_t d = 0; d < copy.map.rank; ++d) extent += (copy.map.dims[d] - 1) * copy.map.strides[d];
   if (!find_allocation(reinterpret_cast<const void*>(copy.map.global), extent))
@@ -160,15 +162,72 @@ void tma_load(void* dst, const CUtensorMap* map, const int* coords, int rank, ui
     misuse(lane, instruction, cat("the ", box_bytes, "-byte box at shared address ", hex32(copy.dst_address),
                                   " runs past the block's dynamic shared memory"));
   copy.bytes = uint32_t(box_bytes);
+  return copy;
+}
+
+// Queues `copy` in `target`'s copy engine (the issuing block's, or a peer's
+// for a multicast), after the hazard check against its wgmmas in flight.
+void queue_copy(const Lane& lane, const char* instruction, Block& target, TmaCopy copy) {
   const SharedSpan box{copy.dst_address, copy.dst_address + copy.bytes};
-  const HopperUnits& units = current_block->hopper();
+  const HopperUnits& units = target.hopper();
   for (size_t w = 0; w < units.warps.size(); ++w)
     for (const WgmmaOp& op : units.warps[w].ops)
       if (box.overlaps(op.a) || box.overlaps(op.b))
         misuse(lane, instruction,
-               cat("the copy overwrites shared bytes [", hex32(box.begin), ", ", hex32(box.end), ") that a wgmma of warp ",
+               cat("the copy overwrites shared bytes [", hex32(box.begin), ", ", hex32(box.end), ")",
+                   copy.from_peer ? cat(" of CTA ", target.cluster_rank()) : std::string(), " that a wgmma of warp ",
                    w, " (issued at ", describe_code(op.site), ") has not finished reading: its wgmma.wait_group "
                    "must retire it before the stage is released for refilling"));
+  target.hopper().copies.push_back(copy);
+}
+
+// The same byte of CTA `rank`'s shared memory as `local` is of this block's (mapa).
+template <class T>
+T* in_peer(const Block& peer, T* local) {
+  const auto offset = reinterpret_cast<const unsigned char*>(local) -
+                      static_cast<const unsigned char*>(current_block->dynamic_shared());
+  return reinterpret_cast<T*>(static_cast<unsigned char*>(peer.dynamic_shared()) + offset);
+}
+
+// CTA `rank` of the current block's cluster, checked to still have its shared memory.
+Block& peer_cta(const Lane& lane, const char* instruction, uint32_t rank) {
+  const Cluster* cluster = current_block->cluster();
+  if (!cluster)
+    misuse(lane, instruction, "a launch without clusters has no peer CTAs (warpnet::launch_kernel_in_clusters)");
+  if (rank >= cluster->size())
+    misuse(lane, instruction, cat("CTA ", rank, " of a cluster of ", cluster->size()));
+  Block& peer = cluster->cta(rank);
+  if (peer.finished())
+    misuse(lane, instruction,
+           cat("CTA ", rank, " of the cluster (block ", format_dim(peer.index()), ") has exited, and its shared memory "
+               "with it: end the kernel with cluster_sync() so that no CTA exits while its peers may still reach it"));
+  return peer;
+}
+
+// The mbarrier at `local`'s offset in `peer`, initialized there and published by a cluster_sync() since.
+MBarrier& peer_barrier(const Lane& lane, const char* instruction, Block& peer, uint64_t* local) {
+  if (&peer == current_block) return barrier_at(lane, local, instruction);
+  auto found = peer.hopper().barriers.find(in_peer(peer, local));
+  const uint32_t address = shared_address(local);
+  if (found == peer.hopper().barriers.end())
+    misuse(lane, instruction,
+           cat("CTA ", peer.cluster_rank(), " has no mbarrier initialized at shared address ", hex32(address)));
+  if (found->second.init_cluster_phase >= peer.cluster()->phases())
+    misuse(lane, instruction,
+           cat("CTA ", peer.cluster_rank(), " initialized its mbarrier at shared address ", hex32(address),
+               " with no cluster_sync() since, so the initialization is not yet visible to other CTAs "
+               "(initialize, fence.mbarrier_init, then cluster_sync())"));
+  return found->second;
+}
+
+}  // namespace
+
+void tma_load(void* dst, const CUtensorMap* map, const int* coords, int rank, uint64_t* bar) {
+  LibraryScope scope;
+  constexpr const char* instruction = "cp.async.bulk.tensor.shared::cluster.global.tile.mbarrier::complete_tx::bytes";
+  const Lane& lane = this_lane(instruction);
+  const TmaCopy copy = checked_copy(lane, instruction, dst, map, coords, rank, bar);
+  MBarrier& barrier = barrier_at(lane, bar, instruction);
   // Recorded as [dst, dst + bytes): the 128-byte swizzle moves 16-byte
   // chunks only within their 128-byte line, and the box starts 128-byte
   // aligned, so for every box of whole lines (all of warpnet's) that is
@@ -176,7 +235,50 @@ void tma_load(void* dst, const CUtensorMap* map, const int* coords, int rank, ui
   if (Checker* checker = current_block->checker_if_traced())
     checker->tma_copy_issued(lane, reinterpret_cast<uintptr_t>(dst), copy.bytes, __builtin_return_address(0),
                              barrier.arriving);
-  current_block->hopper().copies.push_back(copy);
+  queue_copy(lane, instruction, *current_block, copy);
+}
+
+void tma_load_multicast(void* dst, const CUtensorMap* map, const int* coords, int rank, uint64_t* bar,
+                        uint16_t cta_mask) {
+  LibraryScope scope;
+  constexpr const char* instruction =
+      "cp.async.bulk.tensor.shared::cluster.global.tile.mbarrier::complete_tx::bytes.multicast::cluster";
+  const Lane& lane = this_lane(instruction);
+  const TmaCopy copy = checked_copy(lane, instruction, dst, map, coords, rank, bar);
+  const unsigned ctas = current_block->cluster() ? current_block->cluster()->size() : 1;
+  if (cta_mask == 0 || cta_mask >> ctas != 0)
+    misuse(lane, instruction, cat("CTA mask ", hex32(cta_mask), " names no CTA, or one outside a cluster of ", ctas));
+  for (uint32_t r = 0; r < ctas; ++r) {
+    if (!(cta_mask >> r & 1)) continue;
+    Block& target = peer_cta(lane, instruction, r);
+    MBarrier& barrier = peer_barrier(lane, instruction, target, bar);
+    TmaCopy landing = copy;
+    if (&target == current_block) {
+      if (Checker* checker = current_block->checker_if_traced())
+        checker->tma_copy_issued(lane, reinterpret_cast<uintptr_t>(dst), copy.bytes, __builtin_return_address(0),
+                                 barrier.arriving);
+    } else {
+      landing.dst = in_peer(target, copy.dst);
+      landing.bar = in_peer(target, bar);
+      landing.from_peer = true;
+    }
+    queue_copy(lane, instruction, target, landing);
+  }
+}
+
+void mbarrier_arrive_remote(uint64_t* bar, uint32_t cta) {
+  LibraryScope scope;
+  constexpr const char* instruction = "mbarrier.arrive.release.cluster.shared::cluster.b64";
+  const Lane& lane = this_lane(instruction);
+  Block& peer = peer_cta(lane, instruction, cta);
+  MBarrier& b = peer_barrier(lane, instruction, peer, bar);
+  if (b.pending == 0)
+    misuse(lane, instruction,
+           cat("more arrivals than the ", b.expected, " the mbarrier at ", hex32(shared_address(bar)), " of CTA ", cta,
+               " was initialized with, in one phase"));
+  if (&peer == current_block) release(lane, b);  // the race checker follows orders within a CTA only
+  --b.pending;
+  maybe_complete(b);
 }
 
 // ---- the block's side ------------------------------------------------------
@@ -465,6 +567,8 @@ bool HopperUnits::settle(Block& block) {
   // The copy engine runs while no thread can: in issue order.
   for (const TmaCopy& c : copies) {
     const uint32_t bytes = make_copy(c);
+    if (c.from_peer)
+      if (Checker* checker = block.checker_if_traced()) checker->peer_copy_landed(reinterpret_cast<uintptr_t>(c.dst), bytes);
     ++copies_made;
     bytes_copied += bytes;
     largest_copy = std::max<uint64_t>(largest_copy, bytes);

@@ -47,6 +47,17 @@ void mbarrier_wait_parity(uint64_t* bar, uint32_t parity);
 // the box of `map` at coords (innermost first) into shared `dst`, counted on `bar`.
 void tma_load(void* dst, const CUtensorMap* map, const int* coords, int rank, uint64_t* bar);
 
+// Clusters (cluster.hpp): %cluster_ctarank; barrier.cluster.arrive + wait.
+unsigned cluster_ctarank();
+void cluster_sync();
+// mapa + mbarrier.arrive.release.cluster.shared::cluster: arrive on the
+// mbarrier at `bar`'s offset in the shared memory of CTA `cta` of the cluster.
+void mbarrier_arrive_remote(uint64_t* bar, uint32_t cta);
+// ....multicast::cluster: the box lands at `dst`'s offset in every CTA of
+// `cta_mask` (bit r: rank r), each completing on the mbarrier at `bar`'s offset there.
+void tma_load_multicast(void* dst, const CUtensorMap* map, const int* coords, int rank, uint64_t* bar,
+                        uint16_t cta_mask);
+
 // wgmma operand element types.
 enum class WgmmaInput : uint8_t { f16, bf16, e4m3 };
 

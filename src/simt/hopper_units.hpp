@@ -21,6 +21,9 @@ struct MBarrier {
   // ordered before other threads' operations on the object).
   unsigned init_thread = 0;
   unsigned init_epoch = 0;
+  // The cluster barriers released before it (Cluster::phases): a peer CTA may
+  // use it only after one more, the cluster_sync() that publishes it.
+  unsigned init_cluster_phase = 0;
   // For the traced build's race checker (Checker::mbarrier_release/acquire),
   // by thread: the clocks this phase's arrivals released so far, and those of
   // the last completed phase, which a wait that returns for it acquires.
@@ -35,6 +38,9 @@ struct TmaCopy {
   uint32_t bytes;      // the box's
   int coords[5];
   uint64_t* bar;
+  // Issued by another CTA of the cluster (a multicast): its bytes are not the
+  // writes of any thread here (Checker::peer_copy_landed).
+  bool from_peer = false;
 };
 
 // Shared addresses [begin, end).

@@ -39,6 +39,10 @@ struct LaunchShape {
   // wait_for_prior_grids() is an error, since on a GPU it could run before
   // the kernel queued before it has finished.
   bool programmatic = false;
+  // Thread-block clusters (warpnet::launch_kernel_in_clusters; CUDA's
+  // cudaLaunchAttributeClusterDimension): the CTAs of each cluster run
+  // together on one worker (cluster.hpp). {1,1,1}: no clusters.
+  dim3 cluster{1, 1, 1};
 };
 
 // A kernel with its arguments bound, type-erased so the scheduler is not a template.

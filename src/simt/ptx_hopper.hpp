@@ -27,6 +27,16 @@ inline void tma_load_2d(void* dst, const CUtensorMap* map, int c0, int c1, uint6
   simt::tma_load(dst, map, coords, 2, bar);
 }
 
+// Clusters (simt/cluster.hpp): this CTA's rank in its cluster, the cluster
+// barrier, an arrive on a peer's mbarrier, a TMA copy into several CTAs.
+inline uint32_t cluster_ctarank() { return simt::cluster_ctarank(); }
+inline void cluster_sync() { simt::cluster_sync(); }
+inline void mbarrier_arrive_cluster(uint64_t* bar, uint32_t cta) { simt::mbarrier_arrive_remote(bar, cta); }
+inline void tma_load_2d_multicast(void* dst, const CUtensorMap* map, int c0, int c1, uint64_t* bar, uint16_t cta_mask) {
+  const int coords[2] = {c0, c1};
+  simt::tma_load_multicast(dst, map, coords, 2, bar, cta_mask);
+}
+
 // Orders plain shared stores before the async proxy's reads: nothing to do
 // here, where wgmma and the copy engine read shared memory between threads
 // (and not checked: a missing fence passes here).

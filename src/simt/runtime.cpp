@@ -97,6 +97,7 @@ const char* cudaGetErrorName(cudaError_t error) {
     case cudaErrorStreamCaptureImplicit: return "cudaErrorStreamCaptureImplicit";
     case cudaErrorCapturedEvent: return "cudaErrorCapturedEvent";
     case cudaErrorStreamCaptureWrongThread: return "cudaErrorStreamCaptureWrongThread";
+    case cudaErrorInvalidClusterSize: return "cudaErrorInvalidClusterSize";
   }
   return "cudaErrorUnknown";
 }
@@ -123,6 +124,7 @@ const char* cudaGetErrorString(cudaError_t error) {
     case cudaErrorStreamCaptureImplicit: return "operation would make the legacy stream depend on a capturing blocking stream";
     case cudaErrorCapturedEvent: return "operation not permitted on an event last recorded in a capturing stream";
     case cudaErrorStreamCaptureWrongThread: return "attempt to terminate a thread-local capture sequence from another thread";
+    case cudaErrorInvalidClusterSize: return "invalid cluster size";
   }
   return "unknown error";
 }
