@@ -307,7 +307,9 @@ void Block::end() {
   }
   finished_ = true;
   if (checker_) checker_->end_block();
-  if (checker_ && hopper_.copies_made) sink_.add_bulk(hopper_.copies_made, hopper_.bytes_copied, hopper_.largest_copy);
+  // Also from a block with no traced access of its own (a cluster's CTA
+  // whose tile lies past the matrix still copies); published only if the launch was traced.
+  if (hopper_.copies_made) sink_.add_bulk(hopper_.copies_made, hopper_.bytes_copied, hopper_.largest_copy);
   current_block = nullptr;
 }
 
@@ -354,6 +356,16 @@ void Block::release_barrier() {
   ++barrier_epoch_;
 }
 
+void Block::mbarrier_deadlock(const Lane& lane) {
+  throw LaunchError(cudaErrorLaunchTimeout, cat(where(lane), ": deadlock: this thread ",
+                                                hopper_.describe_wait(*this, lane), " (on a GPU: a hang)"));
+}
+
+void Block::fail_if_waiting_on_mbarrier() {
+  for (const Lane& lane : lanes_)
+    if (lane.state == LaneState::at_mbarrier) mbarrier_deadlock(lane);
+}
+
 // Each live lane waits at __syncthreads or in a warp collective, and not all
 // at one __syncthreads(): the first lane (in block order) that shows it names
 // the error.
@@ -362,11 +374,7 @@ void Block::barrier_failure() {
   const Lane* exited = nullptr;
   for (const Lane& lane : lanes_) {
     if (lane.state == LaneState::at_warp_op) deadlock();
-    if (lane.state == LaneState::at_mbarrier) {
-      throw LaunchError(cudaErrorLaunchTimeout,
-                        cat(where(lane), ": deadlock: this thread ", hopper_.describe_wait(*this, lane),
-                            " (on a GPU: a hang)"));
-    }
+    if (lane.state == LaneState::at_mbarrier) mbarrier_deadlock(lane);
     if (lane.state == LaneState::at_cluster_barrier) {
       throw LaunchError(cudaErrorLaunchTimeout,
                         cat(where(lane), ": deadlock: this thread waits in cluster_sync() (", describe_code(lane.site),

@@ -106,6 +106,9 @@ class Block {
   void abandon();
   // Nothing can ever run again: throws the LaunchError that says why.
   [[noreturn]] void fail_stuck() { barrier_failure(); }
+  // The same, naming a thread that waits on an mbarrier phase, if one does (in
+  // a stuck cluster, the likelier cause than a thread waiting in cluster_sync()).
+  void fail_if_waiting_on_mbarrier();
   // One CTA of a cluster (rank: %cluster_ctarank); null and 0 outside clusters.
   void join_cluster(Cluster* cluster, unsigned rank) { cluster_ = cluster, cluster_rank_ = rank; }
   Cluster* cluster() const { return cluster_; }
@@ -184,6 +187,7 @@ class Block {
   void run_matrix_op(unsigned warp, const Lane& first);
   void release_barrier();
   [[noreturn]] void barrier_failure();
+  [[noreturn]] void mbarrier_deadlock(const Lane& lane);
   [[noreturn]] void deadlock();
   void destroy_fibers();
   size_t stack_bytes(const Lane& lane) const;  // the lane's fiber stack

@@ -40,9 +40,12 @@ void Cluster::run(uint3 origin) {
         progressed = progressed || round != Block::Round::stuck;
       }
       progressed = release_if_complete() || progressed || switches.load(std::memory_order_relaxed) != before;
-      if (left > 0 && !progressed)
+      if (left > 0 && !progressed) {
+        for (unsigned r = 0; r < size(); ++r)
+          if (!done[r]) ctas_[r]->fail_if_waiting_on_mbarrier();
         for (unsigned r = 0; r < size(); ++r)
           if (!done[r]) ctas_[r]->fail_stuck();
+      }
     }
   } catch (...) {
     for (unsigned r = 0; r < size(); ++r)

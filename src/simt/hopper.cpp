@@ -248,11 +248,14 @@ void tma_load_multicast(void* dst, const CUtensorMap* map, const int* coords, in
   const unsigned ctas = current_block->cluster() ? current_block->cluster()->size() : 1;
   if (cta_mask == 0 || cta_mask >> ctas != 0)
     misuse(lane, instruction, cat("CTA mask ", hex32(cta_mask), " names no CTA, or one outside a cluster of ", ctas));
+  bool counted = false;  // the first landing counts the global read for all of them
   for (uint32_t r = 0; r < ctas; ++r) {
     if (!(cta_mask >> r & 1)) continue;
     Block& target = peer_cta(lane, instruction, r);
     MBarrier& barrier = peer_barrier(lane, instruction, target, bar);
     TmaCopy landing = copy;
+    landing.counted = !counted;
+    counted = true;
     if (&target == current_block) {
       if (Checker* checker = current_block->checker_if_traced())
         checker->tma_copy_issued(lane, reinterpret_cast<uintptr_t>(dst), copy.bytes, __builtin_return_address(0),
@@ -569,9 +572,11 @@ bool HopperUnits::settle(Block& block) {
     const uint32_t bytes = make_copy(c);
     if (c.from_peer)
       if (Checker* checker = block.checker_if_traced()) checker->peer_copy_landed(reinterpret_cast<uintptr_t>(c.dst), bytes);
-    ++copies_made;
-    bytes_copied += bytes;
-    largest_copy = std::max<uint64_t>(largest_copy, bytes);
+    if (c.counted) {
+      ++copies_made;
+      bytes_copied += bytes;
+      largest_copy = std::max<uint64_t>(largest_copy, bytes);
+    }
     auto found = barriers.find(c.bar);
     if (found == barriers.end())
       throw LaunchError(cudaErrorLaunchFailure, cat(block.where(), ": a TMA copy completes on the mbarrier at ",

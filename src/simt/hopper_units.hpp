@@ -41,6 +41,9 @@ struct TmaCopy {
   // Issued by another CTA of the cluster (a multicast): its bytes are not the
   // writes of any thread here (Checker::peer_copy_landed).
   bool from_peer = false;
+  // Counted in the block's TMA traffic (copies_made, bytes_copied): a
+  // multicast reads global memory once, however many CTAs it lands in.
+  bool counted = true;
 };
 
 // Shared addresses [begin, end).

@@ -59,7 +59,7 @@ Tensor run_with_blocks(const device::Kernel& kernel, const device::Sizes& sizes,
   return c;
 }
 
-// Checks a persistent version (16, 18) with `blocks` blocks at `sizes` against the op's reference.
+// Checks a persistent version (16, 18, 21) with `blocks` blocks at `sizes` against the op's reference.
 void check_with_blocks(const device::Kernel& kernel, const device::Sizes& sizes, unsigned blocks) {
   INFO(device::describe_sizes(device::op("matmul"), sizes), ", ", blocks, " blocks for ",
        wgmma_v16::tile_count(int(sizes[0]), int(sizes[1])), " tiles, seed ", kSeed);
@@ -106,6 +106,26 @@ TEST_CASE("matmul/18: fp8 blocks that walk several tiles, the ring running on ac
   check_with_blocks(v18, {1100, 40, 48, 0, 1}, 2);
   // The traced copy, under the checker: every tile's epilogue stores in bounds, no race.
   check_with_blocks(device::find_kernel("matmul/18", device::Copy::traced), {300, 520, 640, 0, 1}, 2);
+}
+
+TEST_CASE("matmul/21: clusters of two CTAs that walk several tile pairs, sharing each B tile by multicast") {
+  const device::Kernel& v21 = device::find_kernel("matmul/21");
+  // 300 x 520: 3 tile rows (2 pairs, the second CTA of the last one past M:
+  // zero A rows, its half of B still loaded for its peer, nothing stored) x
+  // 3 tile columns. K = 328: 6 k-steps a pair, so the shared ring's stages
+  // and parities shift from pair to pair in both CTAs alike. One cluster
+  // takes all 6 pairs; two take 3 each. Every layout: the K-major B tile
+  // goes as two 128-row boxes, the MN-major one as four 64-wide boxes, half
+  // from each CTA.
+  for (const int trans_a : {0, 1})
+    for (const int trans_b : {0, 1})
+      for (const unsigned blocks : {2u, 4u}) check_with_blocks(v21, {300, 520, 328, trans_a, trans_b}, blocks);
+  // 1100 x 40: 9 tile rows, 5 pair rows, more than a group of GROUP_M / 2 = 4.
+  check_with_blocks(v21, {1100, 40, 24, 0, 0}, 2);
+  // The traced copy, under the checker: every tile's epilogue stores in bounds, no race.
+  check_with_blocks(device::find_kernel("matmul/21", device::Copy::traced), {300, 520, 328, 1, 0}, 2);
+  // The registered grid: whole clusters, one per two of the emulator's SMs (its workers).
+  CHECK(v21.shape({300, 520, 328, 0, 0}).grid.x % 2 == 0);
 }
 
 // Stream-K: with as many worker threads as blocks (the registration shares
