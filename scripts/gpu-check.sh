@@ -70,7 +70,7 @@
 #   PHASES              which phases run, default "test bench train lenet precision sass"
 #                       (add "ncu" for the per-kernel times of a LeNet-5 step,
 #                       "ncu-matmul" for the matmul versions' profiles)
-#   NCU_MATMUL_KERNELS  the "ncu-matmul" phase's versions, default "9 12 16 17 19 20 21"
+#   NCU_MATMUL_KERNELS  the "ncu-matmul" phase's versions, default "9 12 16 17 19 20 21 22"
 #   NCU_TRAIN_BATCH     the "ncu" phase's batch size, default 64
 #   RECORD_TAG          appended to the records' names (<gpu>-<date>-<tag>.json),
 #                       so a second run the same day keeps the first's
@@ -373,11 +373,12 @@ kernel_regex() {
     19) echo "^gemm_mma_sync_tma$" ;;
     20) echo "^sgemm_tma$" ;;
     21) echo "^gemm_wgmma_cluster$" ;;
+    22) echo "^gemm_wgmma_fp8_cluster$" ;;
     *) echo "unknown-version-$1" ;;
   esac
 }
 if want ncu-matmul && command -v ncu >/dev/null && [ -x "$BIN/warpnet" ]; then
-  for v in ${NCU_MATMUL_KERNELS:-9 12 16 17 19 20 21}; do
+  for v in ${NCU_MATMUL_KERNELS:-9 12 16 17 19 20 21 22}; do
     csv="$OUT/ncu-matmul-$v.csv"
     phase "ncu --set full: matmul/$v at 4096^3 -> $csv"
     run_capped 60 ncu --profile-from-start off --set full --csv --page raw --log-file "$csv" -c 1 \

@@ -7,6 +7,7 @@
 #include "kernels/common/activations.hpp"
 #include "kernels/common/counter_hash.hpp"
 #include "kernels/common/cuda_compat.hpp"
+#include "kernels/common/cluster_pairs.hpp"
 #include "kernels/common/float4_rows.hpp"
 #include "kernels/common/hopper.hpp"
 #include "kernels/common/in_flight.hpp"

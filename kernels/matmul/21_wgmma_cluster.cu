@@ -33,6 +33,8 @@
 //     __syncthreads(), and every thread ends in cluster_sync(): no CTA may
 //     exit while its peer can still write into its shared memory or arrive
 //     on its barriers.
+//   The pair walk, the ring and the release are kernels/common/cluster_pairs.hpp,
+//   shared with v22 (the same in fp8).
 // Tiles, stages, descriptors, register split, epilogue: v16's (128x256 C
 //   tiles, 4 stages of 48 KiB, one producer warpgroup with one issuing
 //   thread, two consumer warpgroups of wgmma m64n256k16). A K-major B tile is
@@ -59,9 +61,9 @@
 //   8192,8192,8192 --kernels matmul/16,matmul/21 on an H100/H200.
 #include <cstdint>
 
+#include "kernels/common/cluster_pairs.hpp"
 #include "kernels/common/hopper.hpp"
-#include "kernels/common/tile_order.hpp"
-#include "kernels/matmul/16_wgmma_persistent.cu"  // wgmma_v16: Operand, Tile, kSharedBytes, v13's descriptor and store
+#include "kernels/matmul/16_wgmma_persistent.cu"  // wgmma_v16: Operand, kSharedBytes, v13's descriptor and store
 
 namespace wgmma_v21 {
 
@@ -70,40 +72,33 @@ using wgmma_v16::BM;
 using wgmma_v16::BN;
 using wgmma_v16::STAGES;
 using wgmma_v16::THREADS;
-using wgmma_v16::Tile;
-constexpr int CLUSTER = 2;  // CTAs per cluster, along M: rank r computes tile row 2p + r of pair row p
-constexpr int CONSUMER_WARPS = wgmma_v16::CONSUMERS * 4;
-constexpr uint32_t EMPTY_ARRIVALS = CONSUMER_WARPS * CLUSTER;  // a stage is free once every consumer warp of both CTAs is done
-constexpr uint16_t BOTH = (1u << CLUSTER) - 1;                 // the multicast mask: every CTA of the cluster
+using warpnet::kPair;
+constexpr uint32_t CONSUMER_WARPS = wgmma_v16::CONSUMERS * 4;
 
 template <bool TA>
 using OperandA = wgmma_v16::OperandA<TA>;
 template <bool TB>
 using OperandB = wgmma_v16::OperandB<TB>;
-// The box B's map is made with: K-major (TB) tiles are copied as CLUSTER boxes
-// of BN / CLUSTER rows, one per CTA; MN-major ones as v16's 64-wide boxes.
+// The box B's map is made with: K-major (TB) tiles are copied as kPair boxes
+// of BN / kPair rows, one per CTA; MN-major ones as v16's 64-wide boxes.
 template <bool TB>
-constexpr int B_BOX_OUTER = TB ? BN / CLUSTER : OperandB<TB>::BOX_OUTER;
-static_assert(OperandB<false>::BOXES % CLUSTER == 0, "the MN-major B boxes split evenly between the CTAs");
+constexpr int B_BOX_OUTER = TB ? BN / kPair : OperandB<TB>::BOX_OUTER;
+static_assert(OperandB<false>::BOXES % kPair == 0, "the MN-major B boxes split evenly between the CTAs");
 
 template <bool TA, bool TB>
 constexpr size_t kSharedBytes = wgmma_v16::kSharedBytes<TA, TB>;
 
-// Pair p (0 <= p < pairs_m * tiles_n) in v16's grouped walk, over pair rows
-// (GROUP_M / CLUSTER of them: the same 8 tile rows a group); the CTA of rank
-// `rank` takes tile row CLUSTER * (pair row) + rank.
-__host__ __device__ constexpr Tile tile_at(int pair, int rank, int pairs_m, int tiles_n) {
-  const warpnet::TileIndex at = warpnet::grouped_tile(pair, pairs_m, tiles_n, wgmma_v16::GROUP_M / CLUSTER);
-  return Tile{(at.m * CLUSTER + rank) * BM, at.n * BN};
+__host__ __device__ constexpr warpnet::PairTile tile_at(int pair, int rank, int pairs_m, int tiles_n) {
+  return warpnet::pair_tile(pair, rank, pairs_m, tiles_n, BM, BN, wgmma_v16::GROUP_M);
 }
-__host__ __device__ constexpr int pair_rows(int M) { return warpnet::ceil_div(warpnet::ceil_div(M, BM), CLUSTER); }
 
 #if WARPNET_HOPPER_PTX
 // One k-step into stage (a, b): this CTA's A tile, and its half of the B
 // tile, multicast into both CTAs. `full` is armed for the whole stage.
 template <bool TA, bool TB>
 __device__ __forceinline__ void load_stage(unsigned char* a, unsigned char* b, const CUtensorMap* map_a,
-                                           const CUtensorMap* map_b, Tile at, int k0, unsigned rank, uint64_t* full) {
+                                           const CUtensorMap* map_b, warpnet::PairTile at, int k0, unsigned rank,
+                                           uint64_t* full) {
   using namespace warpnet::ptx;
   using OpA = OperandA<TA>;
   using OpB = OperandB<TB>;
@@ -111,39 +106,15 @@ __device__ __forceinline__ void load_stage(unsigned char* a, unsigned char* b, c
   for (int box = 0; box < OpA::BOXES; ++box)
     if constexpr (TA) tma_load_2d(a + box * OpA::BOX_BYTES, map_a, at.row0 + OpA::BOX_INNER * box, k0, full);  // {M, K}
     else tma_load_2d(a, map_a, k0, at.row0, full);                                                            // {K, M}
-  if constexpr (TB) {  // K-major: rows n of 128 bytes; this CTA's BN / CLUSTER of them
-    constexpr int ROWS = BN / CLUSTER;
-    tma_load_2d_multicast(b + rank * ROWS * 128, map_b, k0, at.col0 + int(rank) * ROWS, full, BOTH);  // {K, N}
-  } else {  // MN-major: 64-wide boxes along n; this CTA's BOXES / CLUSTER of them
-    constexpr int PER_CTA = OpB::BOXES / CLUSTER;
+  if constexpr (TB) {  // K-major: rows n of 128 bytes; this CTA's BN / kPair of them
+    constexpr int ROWS = BN / kPair;
+    tma_load_2d_multicast(b + rank * ROWS * 128, map_b, k0, at.col0 + int(rank) * ROWS, full, warpnet::kBothCtas);  // {K, N}
+  } else {  // MN-major: 64-wide boxes along n; this CTA's BOXES / kPair of them
+    constexpr int PER_CTA = OpB::BOXES / kPair;
     for (int box = int(rank) * PER_CTA; box < int(rank + 1) * PER_CTA; ++box)
-      tma_load_2d_multicast(b + box * OpB::BOX_BYTES, map_b, at.col0 + OpB::BOX_INNER * box, k0, full, BOTH);  // {N, K}
+      tma_load_2d_multicast(b + box * OpB::BOX_BYTES, map_b, at.col0 + OpB::BOX_INNER * box, k0, full,
+                            warpnet::kBothCtas);  // {N, K}
   }
-}
-
-// v16's ring (wgmma_v16::Ring, the same layout), with `empty` counting the
-// consumer warps of both CTAs, published to the peer by cluster_sync().
-// Called by every thread of the block.
-__device__ __forceinline__ wgmma_v16::Ring make_cluster_ring(uint32_t stage_bytes) {
-  using namespace warpnet::ptx;
-  unsigned char* raw = warpnet::dynamic_shared<unsigned char>();
-  unsigned char* base = raw + (1024 - shared_address(raw) % 1024) % 1024;
-  uint64_t* full = reinterpret_cast<uint64_t*>(base + STAGES * stage_bytes);
-  if (threadIdx.x == 0) {
-    for (int s = 0; s < STAGES; ++s) {
-      mbarrier_init(&full[s], 1);
-      mbarrier_init(&full[STAGES + s], EMPTY_ARRIVALS);
-    }
-    fence_mbarrier_init();  // visible to the copy engine and the cluster
-  }
-  cluster_sync();  // both CTAs' barriers exist before either CTA's copies or arrivals reach them
-  return wgmma_v16::Ring{base, full, full + STAGES};
-}
-
-// A consumer warp is done with stage `empty`'s tiles: lane r tells CTA r.
-__device__ __forceinline__ void release_stage(uint64_t* empty) {
-  const unsigned lane = threadIdx.x % 32;
-  if (lane < CLUSTER) warpnet::ptx::mbarrier_arrive_cluster(empty, lane);
 }
 #endif
 
@@ -168,11 +139,11 @@ __global__ void __launch_bounds__(wgmma_v16::THREADS, 1)
   using OpA = OperandA<TA>;
   using OpB = OperandB<TB>;
   constexpr uint32_t STAGE = OpA::BYTES + OpB::BYTES;
-  const wgmma_v16::Ring ring = make_cluster_ring(STAGE);
+  const warpnet::ClusterRing ring = warpnet::cluster_ring(STAGES, STAGE, CONSUMER_WARPS);
   const unsigned rank = cluster_ctarank();
   const int wg = threadIdx.x / 128, t = threadIdx.x % 128;
-  const int pairs_m = pair_rows(M), tiles_n = warpnet::ceil_div(N, BN), pairs = pairs_m * tiles_n;
-  const int clusters = int(gridDim.x) / CLUSTER, cluster = int(blockIdx.x) / CLUSTER;
+  const int pairs_m = warpnet::pair_rows(M, BM), tiles_n = warpnet::ceil_div(N, BN), pairs = pairs_m * tiles_n;
+  const int clusters = int(gridDim.x) / kPair, cluster = int(blockIdx.x) / kPair;
   const int steps = warpnet::ceil_div(K, BK);
 
   if (wg == 0) {  // producer: one thread keeps the ring full
@@ -182,7 +153,7 @@ __global__ void __launch_bounds__(wgmma_v16::THREADS, 1)
       // round it / STAGES, freed by round - 1's empty phase in both CTAs.
       int it = 0;
       for (int p = cluster; p < pairs; p += clusters) {
-        const Tile at = tile_at(p, int(rank), pairs_m, tiles_n);
+        const warpnet::PairTile at = tile_at(p, int(rank), pairs_m, tiles_n);
         for (int step = 0; step < steps; ++step, ++it) {
           const int s = it % STAGES;
           if (it >= STAGES) mbarrier_wait(&ring.empty[s], (it / STAGES - 1) & 1);
@@ -197,7 +168,7 @@ __global__ void __launch_bounds__(wgmma_v16::THREADS, 1)
     float acc[wgmma_v16::ACCUMULATORS];
     int it = 0;
     for (int p = cluster; p < pairs; p += clusters) {
-      const Tile at = tile_at(p, int(rank), pairs_m, tiles_n);
+      const warpnet::PairTile at = tile_at(p, int(rank), pairs_m, tiles_n);
 #pragma unroll
       for (int i = 0; i < wgmma_v16::ACCUMULATORS; ++i) acc[i] = 0.0f;
       for (int step = 0; step < steps; ++step, ++it) {
@@ -211,10 +182,10 @@ __global__ void __launch_bounds__(wgmma_v16::THREADS, 1)
                                                         descriptor(b + OpB::start(0, kk), OpB::LBO, OpB::SBO));
         wgmma_commit();
         wgmma_wait<1>();  // the previous step's group is done: its stage goes back to both producers
-        if (step > 0) release_stage(&ring.empty[(it - 1) % STAGES]);
+        if (step > 0) warpnet::release_stage_to_both(&ring.empty[(it - 1) % STAGES]);
       }
       wgmma_wait<0>();
-      if (steps > 0) release_stage(&ring.empty[(it - 1) % STAGES]);
+      if (steps > 0) warpnet::release_stage_to_both(&ring.empty[(it - 1) % STAGES]);
       store_accumulators(acc, C, M, N, at.row0 + m0, at.col0, t);
     }
   }
@@ -226,16 +197,12 @@ __global__ void __launch_bounds__(wgmma_v16::THREADS, 1)
 
 namespace wgmma_v21 {
 
-inline int pair_count(int M, int N) { return pair_rows(M) * warpnet::ceil_div(N, BN); }
-
-// The persistent grid: a cluster per two SMs, fewer when there are fewer pairs.
+// The persistent grid: a cluster per two SMs, fewer when there are fewer tile pairs.
 inline int persistent_blocks(int M, int N) {
-  const int pairs = pair_count(M, N), sm_clusters = wgmma_v16::sm_count() / CLUSTER;
-  const int clusters = pairs < sm_clusters ? pairs : sm_clusters;
-  return CLUSTER * (clusters > 0 ? clusters : 1);
+  return warpnet::cluster_blocks(warpnet::pair_rows(M, BM) * warpnet::ceil_div(N, BN), wgmma_v16::sm_count());
 }
 
-// Makes both maps and launches `blocks` blocks (a multiple of CLUSTER) in
+// Makes both maps and launches `blocks` blocks (a multiple of kPair) in
 // clusters; false (nothing launched) when the driver refuses a map
 // (wgmma_v13::describable() operands only).
 template <bool TA, bool TB>
@@ -246,7 +213,7 @@ bool launch(int blocks, int M, int N, int K, const __nv_bfloat16* A, const __nv_
   const bool made_b = TB ? make_map(&map_b, B, K, N, B_BOX_OUTER<TB>) : make_map(&map_b, B, N, K, B_BOX_OUTER<TB>);
   if (!made_a || !made_b) return false;
   warpnet::launch_kernel_in_clusters(gemm_wgmma_cluster<TA, TB>, dim3(blocks), dim3(THREADS), kSharedBytes<TA, TB>,
-                                     dim3(CLUSTER), M, N, K, map_a, map_b, C);
+                                     dim3(kPair), M, N, K, map_a, map_b, C);
   return true;
 }
 

@@ -86,7 +86,7 @@ TEST_CASE("gpu: every CUDA kernel matches its CPU reference at the op's test siz
 // pack A and B into the (M,K) and (N,K) they take where they are not.
 TEST_CASE("gpu: the Hopper and multistage GEMMs with more tiles than SMs and more k-steps than stages") {
   const device::gpu::Info gpu = device::gpu::probe();
-  for (const char* id : {"matmul/13", "matmul/15", "matmul/16", "matmul/17", "matmul/18", "matmul/19", "matmul/20", "matmul/21"}) {
+  for (const char* id : {"matmul/13", "matmul/15", "matmul/16", "matmul/17", "matmul/18", "matmul/19", "matmul/20", "matmul/21", "matmul/22"}) {
     const device::Kernel& kernel = device::find_kernel(id, device::Copy::cuda);
     if (const std::string why = device::cannot_run_on(kernel, gpu.cc_major, gpu.cc_minor); !why.empty()) {
       MESSAGE(id, " skipped: ", why);

@@ -59,7 +59,7 @@ Tensor run_with_blocks(const device::Kernel& kernel, const device::Sizes& sizes,
   return c;
 }
 
-// Checks a persistent version (16, 18, 21) with `blocks` blocks at `sizes` against the op's reference.
+// Checks a persistent version (16, 18, 21, 22) with `blocks` blocks at `sizes` against the op's reference.
 void check_with_blocks(const device::Kernel& kernel, const device::Sizes& sizes, unsigned blocks) {
   INFO(device::describe_sizes(device::op("matmul"), sizes), ", ", blocks, " blocks for ",
        wgmma_v16::tile_count(int(sizes[0]), int(sizes[1])), " tiles, seed ", kSeed);
@@ -126,6 +126,21 @@ TEST_CASE("matmul/21: clusters of two CTAs that walk several tile pairs, sharing
   check_with_blocks(device::find_kernel("matmul/21", device::Copy::traced), {300, 520, 328, 1, 0}, 2);
   // The registered grid: whole clusters, one per two of the emulator's SMs (its workers).
   CHECK(v21.shape({300, 520, 328, 0, 0}).grid.x % 2 == 0);
+}
+
+TEST_CASE("matmul/22: fp8 clusters of two CTAs that walk several tile pairs, sharing each B tile by multicast") {
+  const device::Kernel& v22 = device::find_kernel("matmul/22");
+  // v21's 2 x 3 pairs of 128x256 tiles. K = 640: 5 k-steps of 128 a pair,
+  // not a multiple of the 4 stages; A (M,K) and B (N,K) read in place, each
+  // CTA's 128 rows of B landing in both. Then B row-major (packed K-major
+  // first), and both stored the other way with K off 16 (both packed, pitch 336).
+  for (const unsigned blocks : {2u, 4u}) check_with_blocks(v22, {300, 520, 640, 0, 1}, blocks);
+  check_with_blocks(v22, {300, 520, 328, 0, 0}, 4);
+  check_with_blocks(v22, {300, 520, 330, 1, 1}, 2);
+  // 9 tile rows, 5 pair rows: more than a group of GROUP_M / 2 = 4.
+  check_with_blocks(v22, {1100, 40, 48, 0, 1}, 2);
+  // The traced copy, under the checker: every tile's epilogue stores in bounds, no race.
+  check_with_blocks(device::find_kernel("matmul/22", device::Copy::traced), {300, 520, 640, 0, 1}, 2);
 }
 
 // Stream-K: with as many worker threads as blocks (the registration shares

@@ -18,8 +18,8 @@ void launch_v21(const Sizes& s, const Launch& l, Buffers b) {
   if (!wgmma_v13::describable<TA, TB>(M(s), N(s), K(s), A, B)) return launch_v12_fallback(s, b);  // checks its own launch
   WN_CHECK(wgmma_v13::encode_tiled(), "matmul/21_wgmma_cluster: the driver has no cuTensorMapEncodeTiled");
   require_launch_registers<gemm_wgmma_cluster<TA, TB>>("matmul/21_wgmma_cluster");
-  WN_CHECK(l.grid.x % wgmma_v21::CLUSTER == 0, "matmul/21_wgmma_cluster: a grid of ", l.grid.x,
-           " blocks is not a whole number of clusters of ", wgmma_v21::CLUSTER);
+  WN_CHECK(l.grid.x % warpnet::kPair == 0, "matmul/21_wgmma_cluster: a grid of ", l.grid.x,
+           " blocks is not a whole number of clusters of ", warpnet::kPair);
   WN_CHECK((wgmma_v21::launch<TA, TB>(int(l.grid.x), M(s), N(s), K(s), A, B, static_cast<float*>(b[2]))),
            "matmul/21_wgmma_cluster: cuTensorMapEncodeTiled refused a map at M=", M(s), " N=", N(s), " K=", K(s),
            " trans_a=", TA, " trans_b=", TB, tensor_map_refusal());
@@ -45,7 +45,7 @@ const Registration wgmma_cluster{Kernel{
     // Each 128x256 tile's A rows once; its B columns once per pair of tiles (the multicast).
     .bytes = [](const Sizes& s) {
       return 2.0 * (double(M(s)) * K(s) * ceil_div(N(s), wgmma_v21::BN) +
-                    double(K(s)) * N(s) * ceil_div(M(s), wgmma_v21::BM * wgmma_v21::CLUSTER)) +
+                    double(K(s)) * N(s) * ceil_div(M(s), wgmma_v21::BM * warpnet::kPair)) +
              4.0 * M(s) * N(s);
     },
     .min_sm = 90,

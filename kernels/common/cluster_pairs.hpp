@@ -1,0 +1,82 @@
+// What the persistent wgmma GEMMs in clusters of two (matmul v21 bf16, v22
+// fp8) share: two CTAs whose C tiles lie one above the other, each producer
+// multicasting half of the common B tile into both, one ring of stages whose
+// `empty` barriers count the consumer warps of both CTAs.
+//
+//   pair_tile(p, rank, ...)       the C tile of CTA `rank` in pair p of the grouped walk
+//   pair_rows(M, BM)              pair rows of a matrix of M rows (tile rows 2p and 2p + 1)
+//   cluster_ring(...)             the ring's barriers, initialized and published with cluster_sync()
+//   release_stage_to_both(empty)  a consumer warp hands a stage back to both producers
+//   cluster_blocks(pairs, sms)    the persistent grid: whole clusters, a CTA per SM at most
+#pragma once
+#include <cstdint>
+
+#include "kernels/common/cuda_compat.hpp"
+#include "kernels/common/hopper.hpp"
+#include "kernels/common/tile_order.hpp"
+
+namespace warpnet {
+inline namespace WARPNET_KERNEL_COPY {
+
+constexpr int kPair = 2;                           // CTAs per cluster, along M
+constexpr uint16_t kBothCtas = (1u << kPair) - 1;  // the multicast mask: every CTA of the cluster
+
+struct PairTile {
+  int row0, col0;  // C's first row and column of the CTA's tile
+};
+
+// Pair p (0 <= p < pairs_m * tiles_n) walked in groups of group_m / 2 pair
+// rows (the same group_m tile rows as the single-CTA walk, grouped_tile),
+// each column by column; CTA `rank` takes tile row 2 * (pair row) + rank.
+__host__ __device__ constexpr PairTile pair_tile(int p, int rank, int pairs_m, int tiles_n, int bm, int bn,
+                                                 int group_m) {
+  const TileIndex at = grouped_tile(p, pairs_m, tiles_n, group_m / kPair);
+  return PairTile{(at.m * kPair + rank) * bm, at.n * bn};
+}
+__host__ __device__ constexpr int pair_rows(int M, int bm) { return ceil_div(ceil_div(M, bm), kPair); }
+
+// The persistent grid of a pair walk: a cluster per two SMs, fewer when there are fewer pairs.
+inline int cluster_blocks(int pairs, int sms) {
+  const int by_sms = sms / kPair, clusters = pairs < by_sms ? pairs : by_sms;
+  return kPair * (clusters > 0 ? clusters : 1);
+}
+
+#if WARPNET_HOPPER_PTX
+struct ClusterRing {
+  unsigned char* base;  // stage s at base + s * stage_bytes, 1024-byte aligned (the swizzle's period)
+  uint64_t* full;       // per stage: this CTA's producer's arrive.expect_tx, and the bytes of both CTAs' copies
+  uint64_t* empty;      // per stage: one arrival from each consumer warp of both CTAs
+};
+
+// The ring in dynamic shared memory: `stages` stages from a 1024-byte-aligned
+// base, then full[stages] and empty[stages] (the layout of matmul v16's
+// ring). Called by every thread; thread 0 initializes, and the cluster meets
+// before any CTA's copies or arrivals can reach a peer's barriers.
+__device__ __forceinline__ ClusterRing cluster_ring(int stages, uint32_t stage_bytes, uint32_t consumer_warps) {
+  using namespace warpnet::ptx;
+  unsigned char* raw = dynamic_shared<unsigned char>();
+  unsigned char* base = raw + (1024 - shared_address(raw) % 1024) % 1024;
+  uint64_t* full = reinterpret_cast<uint64_t*>(base + stages * stage_bytes);
+  if (threadIdx.x == 0) {
+    for (int s = 0; s < stages; ++s) {
+      mbarrier_init(&full[s], 1);
+      mbarrier_init(&full[stages + s], consumer_warps * kPair);
+    }
+    fence_mbarrier_init();  // visible to the copy engine and the cluster
+  }
+  cluster_sync();
+  return ClusterRing{base, full, full + stages};
+}
+
+// A consumer warp is done with a stage: lane r tells CTA r, whose producer
+// multicasts into this CTA too. Called by the whole warp right after the
+// wgmma.wait_group that retired the stage's wgmmas: .sync.aligned, so every
+// lane's are retired when lane r arrives.
+__device__ __forceinline__ void release_stage_to_both(uint64_t* empty) {
+  const unsigned lane = threadIdx.x % 32;
+  if (lane < kPair) warpnet::ptx::mbarrier_arrive_cluster(empty, lane);
+}
+#endif
+
+}  // namespace WARPNET_KERNEL_COPY
+}  // namespace warpnet
