@@ -5,7 +5,8 @@
 // Idea: v16 (96% of cuBLAS bf16 at 8192^3 on an H200) reads every operand
 //   tile from L2 once per CTA that uses it. At 8192^3 its 2,048 tiles of
 //   128x256 each read 128 rows of A and 256 of B, 64 k at a time: 12.9 GB
-//   from L2 in 1.45 ms, about 9 TB/s, near what the H200's L2 can deliver.
+//   from L2 in 1.45 ms, about 9 TB/s (whether L2 is what holds v16 back,
+//   only this version's run on a GPU can say).
 //   Two CTAs whose tiles lie one above the other (tile rows 2p and 2p + 1,
 //   the same tile column) need the same B tile. Launched as a cluster of
 //   two, they can load it once: each CTA's producer copies half of the B
@@ -13,8 +14,7 @@
 //   CTAs' shared memory and counts its bytes on both CTAs' `full` barriers.
 //   Per k-step a CTA then reads its 16 KiB A tile and half of the 32 KiB B
 //   tile from L2, 32 KiB instead of 48: a third less L2 traffic for the same
-//   FLOPs. cuBLAS's Hopper kernels do the same (their names carry the
-//   cluster shape).
+//   FLOPs.
 // What changes because a stage is now shared between the two CTAs:
 //   - A stage may be refilled only when the consumers of both CTAs are done
 //     with it, since either producer's multicast writes into both. Each
