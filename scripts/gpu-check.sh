@@ -69,7 +69,8 @@
 #                       conv2 at batch 256
 #   PHASES              which phases run, default "test bench train lenet precision sass"
 #                       (add "ncu" for the per-kernel times of a LeNet-5 step,
-#                       "ncu-matmul" for the matmul versions' profiles)
+#                       "ncu-matmul" for the matmul versions' profiles,
+#                       "ncu-vendor" for the launch shapes of cuBLAS's GEMMs)
 #   NCU_MATMUL_KERNELS  the "ncu-matmul" phase's versions, default "9 12 16 17 19 20 21 22"
 #   NCU_TRAIN_BATCH     the "ncu" phase's batch size, default 64
 #   RECORD_TAG          appended to the records' names (<gpu>-<date>-<tag>.json),
@@ -419,6 +420,48 @@ for v, n in sorted(stalls, reverse=True)[:8]:
     print(f"  {n:<75} {v:>12.2f} warps per issue")
 PY
   done
+fi
+
+# The launch configuration of every kernel a bf16 and an fp8 matmul bench
+# launches at 8192^3, cuBLAS's and cuBLASLt's GEMMs above all: grid, block,
+# registers, shared memory and cluster size as Nsight Compute's LaunchStats
+# section gives them, to set beside v16/v18 and their clustered twins v21/v22
+# (issue 4: what the vendor's kernels do that warpnet's do not). One cheap
+# pass a launch, at most 40 launches.
+vendor_csv="$OUT/ncu-vendor.csv"
+if want ncu-vendor && command -v ncu >/dev/null && [ -x "$BIN/warpnet" ]; then
+  phase "ncu --section LaunchStats: the launches of a bf16 and an fp8 bench at 8192^3 -> $vendor_csv"
+  run_capped 90 ncu --profile-from-start off --section LaunchStats --csv --page details --log-file "$vendor_csv" \
+    -c 40 "$BIN/warpnet" bench matmul --size 8192,8192,8192,0,1 --kernels 16,18 --no-cpu --runs 3 --budget 0.1 \
+    >/dev/null 2>&1
+  note "ncu-vendor: $(outcome $?)"
+  [ -s "$vendor_csv" ] && python3 - "$vendor_csv" <<'PY'
+import csv, sys, collections
+rows = list(csv.reader(open(sys.argv[1], errors="replace")))
+head = next((i for i, r in enumerate(rows) if "Kernel Name" in r and "Metric Name" in r), None)
+if head is None:
+    print("ncu-vendor: no launch rows in the CSV")
+    sys.exit(0)
+h = rows[head]
+col = {n: i for i, n in enumerate(h)}
+launches = collections.OrderedDict()  # ID -> (name, block, grid, {metric: value})
+for r in rows[head + 1:]:
+    if len(r) < len(h):
+        continue
+    key = r[col["ID"]]
+    name, block, grid, metrics = launches.setdefault(
+        key, (r[col["Kernel Name"]], r[col.get("Block Size", 0)], r[col.get("Grid Size", 0)], {}))
+    metrics[r[col["Metric Name"]]] = (r[col["Metric Value"]] + " " + r[col["Metric Unit"]]).strip()
+seen = collections.Counter()
+for name, block, grid, metrics in launches.values():
+    seen[(name, block, grid)] += 1
+    if seen[(name, block, grid)] > 1:
+        continue
+    print(f"{name[:140]}\n  block {block}, grid {grid}")
+    for m, v in metrics.items():
+        print(f"    {m:<45} {v}")
+print(f"{len(launches)} launches, {len(seen)} distinct (kernel, block, grid)")
+PY
 fi
 
 # LeNet-5's two conv layers at batch 256, the step issue 5's 50x target
