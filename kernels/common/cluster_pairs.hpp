@@ -7,7 +7,8 @@
 //   pair_rows(M, BM)              pair rows of a matrix of M rows (tile rows 2p and 2p + 1)
 //   cluster_ring(...)             the ring's barriers, initialized and published with cluster_sync()
 //   release_stage_to_both(empty)  a consumer warp hands a stage back to both producers
-//   cluster_blocks(pairs, sms)    the persistent grid: whole clusters, a CTA per SM at most
+//   resident_clusters(kernel,...) how many clusters of the kernel the GPU runs at once
+//   cluster_blocks(pairs, n)      the persistent grid: whole clusters, at most n of them
 #pragma once
 #include <cstdint>
 
@@ -35,9 +36,35 @@ __host__ __device__ constexpr PairTile pair_tile(int p, int rank, int pairs_m, i
 }
 __host__ __device__ constexpr int pair_rows(int M, int bm) { return ceil_div(ceil_div(M, bm), kPair); }
 
-// The persistent grid of a pair walk: a cluster per two SMs, fewer when there are fewer pairs.
-inline int cluster_blocks(int pairs, int sms) {
-  const int by_sms = sms / kPair, clusters = pairs < by_sms ? pairs : by_sms;
+// How many clusters of kPair CTAs of `kernel` (`threads` each, `shared`
+// bytes of dynamic shared memory) the GPU holds at once. A cluster's CTAs
+// must share a GPC, so this may be fewer than SMs / kPair; a persistent grid
+// of more clusters than fit would run its last ones in a second wave.
+// cudaOccupancyMaxActiveClusters on a GPU; `sms` / kPair on the emulator
+// (its SMs are its workers, and it runs a cluster on one) or when the query fails.
+template <class... P>
+int resident_clusters(void (*kernel)(P...), unsigned threads, size_t shared, int sms) {
+  int clusters = 0;
+#if defined(__CUDACC__)
+  if (opt_in_dynamic_shared(kernel, shared)) {  // the query counts with the kernel's opted-in limit
+    cudaLaunchAttribute attribute{};
+    attribute.id = cudaLaunchAttributeClusterDimension;
+    attribute.val.clusterDim.x = kPair, attribute.val.clusterDim.y = 1, attribute.val.clusterDim.z = 1;
+    cudaLaunchConfig_t config{};
+    config.gridDim = dim3(kPair), config.blockDim = dim3(threads), config.dynamicSmemBytes = shared;
+    config.attrs = &attribute, config.numAttrs = 1;
+    if (cudaOccupancyMaxActiveClusters(&clusters, kernel, &config) != cudaSuccess) clusters = 0;
+  }
+  (void)cudaGetLastError();  // a refused query is not the next launch's error
+#else
+  (void)kernel, (void)threads, (void)shared;
+#endif
+  return clusters > 0 ? clusters : sms / kPair;
+}
+
+// The persistent grid of a pair walk: a cluster per resident cluster, fewer when there are fewer pairs.
+inline int cluster_blocks(int pairs, int resident) {
+  const int clusters = pairs < resident ? pairs : resident;
   return kPair * (clusters > 0 ? clusters : 1);
 }
 

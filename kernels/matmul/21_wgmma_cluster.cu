@@ -125,8 +125,8 @@ __device__ __forceinline__ void load_stage(unsigned char* a, unsigned char* b, c
 // C: (M,N) row-major fp32. C = op(A) @ op(B).
 // Launch: clusters of 2 CTAs along x (launch_kernel_in_clusters); block (384)
 // = producer + 2 consumer warpgroups; grid (2 x clusters), any number of
-// clusters (persistent_blocks: min(pairs, SMs / 2)); dynamic shared
-// kSharedBytes<TA, TB>. sm_90a only.
+// clusters (persistent_blocks: min(pairs, clusters resident at once));
+// dynamic shared kSharedBytes<TA, TB>. sm_90a only.
 template <bool TA = false, bool TB = false>
 __global__ void __launch_bounds__(wgmma_v16::THREADS, 1)
     gemm_wgmma_cluster(int M, int N, int K, const __grid_constant__ CUtensorMap map_a,
@@ -197,9 +197,12 @@ __global__ void __launch_bounds__(wgmma_v16::THREADS, 1)
 
 namespace wgmma_v21 {
 
-// The persistent grid: a cluster per two SMs, fewer when there are fewer tile pairs.
+// The persistent grid: as many clusters as the GPU holds at once, fewer when
+// there are fewer tile pairs (every layout's kernel has the same resources).
 inline int persistent_blocks(int M, int N) {
-  return warpnet::cluster_blocks(warpnet::pair_rows(M, BM) * warpnet::ceil_div(N, BN), wgmma_v16::sm_count());
+  const int resident = warpnet::resident_clusters(gemm_wgmma_cluster<false, false>, THREADS,
+                                                  kSharedBytes<false, false>, wgmma_v16::sm_count());
+  return warpnet::cluster_blocks(warpnet::pair_rows(M, BM) * warpnet::ceil_div(N, BN), resident);
 }
 
 // Makes both maps and launches `blocks` blocks (a multiple of kPair) in

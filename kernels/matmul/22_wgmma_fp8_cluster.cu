@@ -57,7 +57,8 @@ __host__ __device__ constexpr warpnet::PairTile tile_at(int pair, int rank, int 
 // C: (M,N) row-major fp32. C = A @ B^T.
 // Launch: clusters of 2 CTAs along x (launch_kernel_in_clusters); block (384)
 // = producer + 2 consumer warpgroups; grid (2 x clusters), any number of
-// clusters (warpnet::cluster_blocks); dynamic shared kSharedBytes. sm_90a only.
+// clusters (persistent_blocks: min(pairs, clusters resident at once));
+// dynamic shared kSharedBytes. sm_90a only.
 __global__ void __launch_bounds__(wgmma_fp8_v22::THREADS, 1)
     gemm_wgmma_fp8_cluster(int M, int N, int K, const __grid_constant__ CUtensorMap map_a,
                            const __grid_constant__ CUtensorMap map_b, float* __restrict__ C) {
@@ -127,9 +128,11 @@ __global__ void __launch_bounds__(wgmma_fp8_v22::THREADS, 1)
 
 namespace wgmma_fp8_v22 {
 
-// The persistent grid: a cluster per two SMs, fewer when there are fewer tile pairs.
+// The persistent grid: as many clusters as the GPU holds at once, fewer when
+// there are fewer tile pairs.
 inline int persistent_blocks(int M, int N) {
-  return warpnet::cluster_blocks(warpnet::pair_rows(M, BM) * warpnet::ceil_div(N, BN), wgmma_v16::sm_count());
+  const int resident = warpnet::resident_clusters(gemm_wgmma_fp8_cluster, THREADS, kSharedBytes, wgmma_v16::sm_count());
+  return warpnet::cluster_blocks(warpnet::pair_rows(M, BM) * warpnet::ceil_div(N, BN), resident);
 }
 
 // a: (M, pitch), b: (N, pitch), both K-major. False (nothing launched) when

@@ -33,7 +33,7 @@ const Registration wgmma_cluster{Kernel{
     // Inputs stored as bf16 (relative error 2^-8 each against fp32); products exact, sums fp32.
     .precision = "bf16 inputs, fp32 accumulation (wgmma, sm_90a)",
     .shape_text = "v16's block (384 = TMA producer + 2 consumer warpgroups, setmaxnreg 40/232) in clusters of 2 CTAs "
-                  "along M, persistent over pairs of 128x256 C tiles (grid 2 x min(pairs, SMs / 2)); each CTA "
+                  "along M, persistent over pairs of 128x256 C tiles (grid 2 x min(pairs, clusters the GPU holds at once)); each CTA "
                   "multicasts half of the shared B tile into both; 4-stage ring freed by the consumer warps of both "
                   "CTAs; when A's or B's contiguous dimension is not a multiple of 8, v12 runs instead",
     // The grid's x is the block count whatever the problem; the launch reads only that.

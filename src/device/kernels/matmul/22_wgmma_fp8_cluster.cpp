@@ -30,7 +30,7 @@ const Registration wgmma_fp8_cluster{Kernel{
     // Inputs stored as fp8 e4m3 (relative error 2^-4 each against fp32); products exact.
     .precision = "fp8 e4m3 inputs, ~14-bit sums in the accumulator over all of K (sm_90a)",
     .shape_text = "v18's block (384 = TMA producer + 2 consumer warpgroups, setmaxnreg 40/232) in clusters of 2 CTAs "
-                  "along M, persistent over pairs of 128x256 C tiles (grid 2 x min(pairs, SMs / 2)); each CTA "
+                  "along M, persistent over pairs of 128x256 C tiles (grid 2 x min(pairs, clusters the GPU holds at once)); each CTA "
                   "multicasts 128 rows of the shared B tile into both; wgmma m64n256k32 e4m3, 4-stage ring of "
                   "128-wide k-steps freed by the consumer warps of both CTAs; K-major operands, the others first "
                   "packed K-major by pack_k_major inside the timed region (as v15)",
