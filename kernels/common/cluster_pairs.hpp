@@ -46,16 +46,23 @@ template <class... P>
 int resident_clusters(void (*kernel)(P...), unsigned threads, size_t shared, int sms) {
   int clusters = 0;
 #if defined(__CUDACC__)
-  if (opt_in_dynamic_shared(kernel, shared)) {  // the query counts with the kernel's opted-in limit
+  // The query counts with the kernel's opted-in limit. A refusal (of the
+  // opt-in too) is this query's alone: cleared, so that it is not taken for
+  // the next launch's error (the launch opts in again and reports its own).
+  bool refused = !opt_in_dynamic_shared(kernel, shared);
+  if (!refused) {
     cudaLaunchAttribute attribute{};
     attribute.id = cudaLaunchAttributeClusterDimension;
     attribute.val.clusterDim.x = kPair, attribute.val.clusterDim.y = 1, attribute.val.clusterDim.z = 1;
     cudaLaunchConfig_t config{};
     config.gridDim = dim3(kPair), config.blockDim = dim3(threads), config.dynamicSmemBytes = shared;
     config.attrs = &attribute, config.numAttrs = 1;
-    if (cudaOccupancyMaxActiveClusters(&clusters, kernel, &config) != cudaSuccess) clusters = 0;
+    refused = cudaOccupancyMaxActiveClusters(&clusters, kernel, &config) != cudaSuccess;
   }
-  (void)cudaGetLastError();  // a refused query is not the next launch's error
+  if (refused) {
+    clusters = 0;
+    (void)cudaGetLastError();
+  }
 #else
   (void)kernel, (void)threads, (void)shared;
 #endif
