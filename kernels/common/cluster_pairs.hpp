@@ -4,7 +4,8 @@
 // `empty` barriers count the consumer warps of both CTAs.
 //
 //   pair_tile(p, rank, ...)       the C tile of CTA `rank` in pair p of the grouped walk
-//   pair_rows(M, BM)              pair rows of a matrix of M rows (tile rows 2p and 2p + 1)
+//   pair_rows(M, BM), pair_count  pair rows of a matrix of M rows (tile rows 2p and 2p + 1); pairs of C
+//   PairWalk                      this CTA's rank, and the pairs its cluster takes (first, stride, tile)
 //   cluster_ring(...)             the ring's barriers, initialized and published with cluster_sync()
 //   release_stage_to_both(empty)  a consumer warp hands a stage back to both producers
 //   resident_clusters(kernel,...) how many clusters of the kernel the GPU runs at once
@@ -35,6 +36,7 @@ __host__ __device__ constexpr PairTile pair_tile(int p, int rank, int pairs_m, i
   return PairTile{(at.m * kPair + rank) * bm, at.n * bn};
 }
 __host__ __device__ constexpr int pair_rows(int M, int bm) { return ceil_div(ceil_div(M, bm), kPair); }
+__host__ __device__ constexpr int pair_count(int M, int N, int bm, int bn) { return pair_rows(M, bm) * ceil_div(N, bn); }
 
 // How many clusters of kPair CTAs of `kernel` (`threads` each, `shared`
 // bytes of dynamic shared memory) the GPU holds at once. A cluster's CTAs
@@ -76,6 +78,27 @@ inline int cluster_blocks(int pairs, int resident) {
 }
 
 #if WARPNET_HOPPER_PTX
+// The persistent walk of one CTA: its cluster takes pairs first, first +
+// stride, ... below `pairs`; both CTAs of a cluster walk the same pairs, so
+// their k-steps, and the stages they fill, stay in step.
+struct PairWalk {
+  unsigned rank;  // %cluster_ctarank
+  int pairs_m, tiles_n, pairs, first, stride;
+  int bm, bn, group_m;
+  __device__ PairWalk(int M, int N, int bm_, int bn_, int group_m_)
+      : rank(warpnet::ptx::cluster_ctarank()),
+        pairs_m(pair_rows(M, bm_)),
+        tiles_n(ceil_div(N, bn_)),
+        pairs(pairs_m * tiles_n),
+        first(int(blockIdx.x) / kPair),
+        stride(int(gridDim.x) / kPair),
+        bm(bm_),
+        bn(bn_),
+        group_m(group_m_) {}
+  // This CTA's C tile in pair p.
+  __device__ PairTile tile(int p) const { return pair_tile(p, int(rank), pairs_m, tiles_n, bm, bn, group_m); }
+};
+
 struct ClusterRing {
   unsigned char* base;  // stage s at base + s * stage_bytes, 1024-byte aligned (the swizzle's period)
   uint64_t* full;       // per stage: this CTA's producer's arrive.expect_tx, and the bytes of both CTAs' copies

@@ -88,10 +88,6 @@ static_assert(OperandB<false>::BOXES % kPair == 0, "the MN-major B boxes split e
 template <bool TA, bool TB>
 constexpr size_t kSharedBytes = wgmma_v16::kSharedBytes<TA, TB>;
 
-__host__ __device__ constexpr warpnet::PairTile tile_at(int pair, int rank, int pairs_m, int tiles_n) {
-  return warpnet::pair_tile(pair, rank, pairs_m, tiles_n, BM, BN, wgmma_v16::GROUP_M);
-}
-
 #if WARPNET_HOPPER_PTX
 // One k-step into stage (a, b): this CTA's A tile, and its half of the B
 // tile, multicast into both CTAs. `full` is armed for the whole stage.
@@ -140,10 +136,9 @@ __global__ void __launch_bounds__(wgmma_v16::THREADS, 1)
   using OpB = OperandB<TB>;
   constexpr uint32_t STAGE = OpA::BYTES + OpB::BYTES;
   const warpnet::ClusterRing ring = warpnet::cluster_ring(STAGES, STAGE, CONSUMER_WARPS);
-  const unsigned rank = cluster_ctarank();
+  const warpnet::PairWalk walk(M, N, BM, BN, wgmma_v16::GROUP_M);
+  const unsigned rank = walk.rank;
   const int wg = threadIdx.x / 128, t = threadIdx.x % 128;
-  const int pairs_m = warpnet::pair_rows(M, BM), tiles_n = warpnet::ceil_div(N, BN), pairs = pairs_m * tiles_n;
-  const int clusters = int(gridDim.x) / kPair, cluster = int(blockIdx.x) / kPair;
   const int steps = warpnet::ceil_div(K, BK);
 
   if (wg == 0) {  // producer: one thread keeps the ring full
@@ -152,8 +147,8 @@ __global__ void __launch_bounds__(wgmma_v16::THREADS, 1)
       // Both CTAs count the same k-steps: step `it` uses stage it % STAGES in
       // round it / STAGES, freed by round - 1's empty phase in both CTAs.
       int it = 0;
-      for (int p = cluster; p < pairs; p += clusters) {
-        const warpnet::PairTile at = tile_at(p, int(rank), pairs_m, tiles_n);
+      for (int p = walk.first; p < walk.pairs; p += walk.stride) {
+        const warpnet::PairTile at = walk.tile(p);
         for (int step = 0; step < steps; ++step, ++it) {
           const int s = it % STAGES;
           if (it >= STAGES) mbarrier_wait(&ring.empty[s], (it / STAGES - 1) & 1);
@@ -167,8 +162,8 @@ __global__ void __launch_bounds__(wgmma_v16::THREADS, 1)
     const int m0 = (wg - 1) * wgmma_v16::WG_M;
     float acc[wgmma_v16::ACCUMULATORS];
     int it = 0;
-    for (int p = cluster; p < pairs; p += clusters) {
-      const warpnet::PairTile at = tile_at(p, int(rank), pairs_m, tiles_n);
+    for (int p = walk.first; p < walk.pairs; p += walk.stride) {
+      const warpnet::PairTile at = walk.tile(p);
 #pragma unroll
       for (int i = 0; i < wgmma_v16::ACCUMULATORS; ++i) acc[i] = 0.0f;
       for (int step = 0; step < steps; ++step, ++it) {
@@ -202,7 +197,7 @@ namespace wgmma_v21 {
 inline int persistent_blocks(int M, int N) {
   const int resident = warpnet::resident_clusters(gemm_wgmma_cluster<false, false>, THREADS,
                                                   kSharedBytes<false, false>, wgmma_v16::sm_count());
-  return warpnet::cluster_blocks(warpnet::pair_rows(M, BM) * warpnet::ceil_div(N, BN), resident);
+  return warpnet::cluster_blocks(warpnet::pair_count(M, N, BM, BN), resident);
 }
 
 // Makes both maps and launches `blocks` blocks (a multiple of kPair) in

@@ -46,10 +46,6 @@ using warpnet::kPair;
 constexpr uint32_t CONSUMER_WARPS = CONSUMERS * 4;
 constexpr int B_ROWS = BN / kPair;  // each CTA's share of the B tile: 128 rows n of BK bytes
 
-__host__ __device__ constexpr warpnet::PairTile tile_at(int pair, int rank, int pairs_m, int tiles_n) {
-  return warpnet::pair_tile(pair, rank, pairs_m, tiles_n, BM, BN, wgmma_v16::GROUP_M);
-}
-
 }  // namespace wgmma_fp8_v22
 
 // map_a: A, (M, pitch) fp8 e4m3 bit patterns (K-major); map_b: B, (N, pitch)
@@ -69,10 +65,9 @@ __global__ void __launch_bounds__(wgmma_fp8_v22::THREADS, 1)
   using wgmma_v13::descriptor;
   // Stage s: A tile at base + s*STAGE (TILE_A bytes), B tile right after (CTA r's rows at 128 r).
   const warpnet::ClusterRing ring = warpnet::cluster_ring(STAGES, STAGE, CONSUMER_WARPS);
-  const unsigned rank = cluster_ctarank();
+  const warpnet::PairWalk walk(M, N, BM, BN, wgmma_v16::GROUP_M);
+  const unsigned rank = walk.rank;
   const int wg = threadIdx.x / 128, t = threadIdx.x % 128;
-  const int pairs_m = warpnet::pair_rows(M, BM), tiles_n = warpnet::ceil_div(N, BN), pairs = pairs_m * tiles_n;
-  const int clusters = int(gridDim.x) / kPair, cluster = int(blockIdx.x) / kPair;
   const int steps = warpnet::ceil_div(K, BK);
 
   // As v21: both CTAs count the same k-steps across the pairs they walk;
@@ -81,8 +76,8 @@ __global__ void __launch_bounds__(wgmma_fp8_v22::THREADS, 1)
     setmaxnreg_dec<PRODUCER_REGISTERS>();  // the whole warpgroup, before any thread leaves the branch
     if (t == 0) {
       int it = 0;
-      for (int p = cluster; p < pairs; p += clusters) {
-        const warpnet::PairTile at = tile_at(p, int(rank), pairs_m, tiles_n);
+      for (int p = walk.first; p < walk.pairs; p += walk.stride) {
+        const warpnet::PairTile at = walk.tile(p);
         for (int step = 0; step < steps; ++step, ++it) {
           const int s = it % STAGES, k0 = step * BK;
           if (it >= STAGES) mbarrier_wait(&ring.empty[s], (it / STAGES - 1) & 1);  // both CTAs released round r-1
@@ -99,8 +94,8 @@ __global__ void __launch_bounds__(wgmma_fp8_v22::THREADS, 1)
     const int m0 = (wg - 1) * WG_M;
     float acc[ACCUMULATORS];
     int it = 0;
-    for (int p = cluster; p < pairs; p += clusters) {
-      const warpnet::PairTile at = tile_at(p, int(rank), pairs_m, tiles_n);
+    for (int p = walk.first; p < walk.pairs; p += walk.stride) {
+      const warpnet::PairTile at = walk.tile(p);
 #pragma unroll
       for (int i = 0; i < ACCUMULATORS; ++i) acc[i] = 0.0f;
       for (int step = 0; step < steps; ++step, ++it) {
@@ -132,7 +127,7 @@ namespace wgmma_fp8_v22 {
 // there are fewer tile pairs.
 inline int persistent_blocks(int M, int N) {
   const int resident = warpnet::resident_clusters(gemm_wgmma_fp8_cluster, THREADS, kSharedBytes, wgmma_v16::sm_count());
-  return warpnet::cluster_blocks(warpnet::pair_rows(M, BM) * warpnet::ceil_div(N, BN), resident);
+  return warpnet::cluster_blocks(warpnet::pair_count(M, N, BM, BN), resident);
 }
 
 // a: (M, pitch), b: (N, pitch), both K-major. False (nothing launched) when
