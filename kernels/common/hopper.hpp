@@ -8,6 +8,7 @@
 //   mbarrier_arrive_expect_tx, _arrive       arrive (announcing TMA bytes to come)
 //   mbarrier_wait(bar, parity)               until the phase of that parity has completed
 //   tma_load_2d(dst, map, c0, c1, bar)       a TMA box of a CUtensorMap into shared memory, counted on bar
+//   tma_load_3d, tma_load_4d                 the same for maps of rank 3 and 4 (conv's NHWC images, KRSC filters)
 //   cluster_ctarank, cluster_sync            this CTA's rank in its cluster; the barrier of every thread of it
 //   mbarrier_arrive_cluster(bar, cta)        arrive on the mbarrier at bar's offset in CTA cta of the cluster
 //   tma_load_2d_multicast(..., bar, mask)    tma_load_2d into every CTA of mask, each counted on its own bar
@@ -76,6 +77,21 @@ __device__ __forceinline__ void tma_load_2d(void* dst, const CUtensorMap* map, i
       "cp.async.bulk.tensor.2d.shared::cluster.global.tile.mbarrier::complete_tx::bytes [%0], [%1, {%2, %3}], [%4];\n" ::
           "r"(shared_address(dst)),
       "l"(reinterpret_cast<uint64_t>(map)), "r"(c0), "r"(c1), "r"(shared_address(bar))
+      : "memory");
+}
+__device__ __forceinline__ void tma_load_3d(void* dst, const CUtensorMap* map, int c0, int c1, int c2, uint64_t* bar) {
+  asm volatile(
+      "cp.async.bulk.tensor.3d.shared::cluster.global.tile.mbarrier::complete_tx::bytes [%0], [%1, {%2, %3, %4}], [%5];\n" ::
+          "r"(shared_address(dst)),
+      "l"(reinterpret_cast<uint64_t>(map)), "r"(c0), "r"(c1), "r"(c2), "r"(shared_address(bar))
+      : "memory");
+}
+__device__ __forceinline__ void tma_load_4d(void* dst, const CUtensorMap* map, int c0, int c1, int c2, int c3,
+                                            uint64_t* bar) {
+  asm volatile(
+      "cp.async.bulk.tensor.4d.shared::cluster.global.tile.mbarrier::complete_tx::bytes"
+      " [%0], [%1, {%2, %3, %4, %5}], [%6];\n" ::"r"(shared_address(dst)),
+      "l"(reinterpret_cast<uint64_t>(map)), "r"(c0), "r"(c1), "r"(c2), "r"(c3), "r"(shared_address(bar))
       : "memory");
 }
 

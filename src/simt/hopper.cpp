@@ -156,7 +156,7 @@ TmaCopy checked_copy(const Lane& lane, const char* instruction, void* dst, const
   uint64_t box_bytes = copy.map.element_bytes;
   for (int i = 0; i < rank; ++i) {
     copy.coords[i] = coords[i];
-    box_bytes *= copy.map.box[i];
+    box_bytes *= box_elements(copy.map, uint32_t(i));
   }
   if (!shared_bytes(copy.dst_address, box_bytes))
     misuse(lane, instruction, cat("the ", box_bytes, "-byte box at shared address ", hex32(copy.dst_address),
@@ -288,21 +288,24 @@ void mbarrier_arrive_remote(uint64_t* bar, uint32_t cta) {
 
 namespace {
 
-// One queued TMA copy: the box, element by element, zeros outside the tensor.
-// Returns the bytes it completes on its mbarrier (the whole box).
+// One queued TMA copy: the box, element by element, zeros outside the tensor;
+// along a dimension with an element stride, every stride-th element from the
+// box's coordinate, packed side by side. Returns the bytes it completes on
+// its mbarrier (the whole box).
 uint32_t make_copy(const TmaCopy& c) {
   const TensorMapFields& m = c.map;
   const uint32_t e = m.element_bytes, rank = m.rank;
   uint32_t inner_bytes = m.box[0] * e, rows = 1;
-  for (uint32_t d = 1; d < rank; ++d) rows *= m.box[d];
+  for (uint32_t d = 1; d < rank; ++d) rows *= box_elements(m, d);
   const auto* global = reinterpret_cast<const unsigned char*>(m.global);
   for (uint32_t row = 0; row < rows; ++row) {
     // The row's coordinates in dimensions 1..rank-1, and whether it lies inside the tensor.
     int64_t offset = 0;
     bool inside = true;
     for (uint32_t d = 1, rest = row; d < rank; ++d) {
-      const int64_t coord = int64_t(c.coords[d]) + rest % m.box[d];
-      rest /= m.box[d];
+      const uint32_t count = box_elements(m, d);
+      const int64_t coord = int64_t(c.coords[d]) + int64_t(rest % count) * m.element_strides[d];
+      rest /= count;
       inside = inside && coord >= 0 && uint64_t(coord) < m.dims[d];
       offset += coord * int64_t(m.strides[d]);
     }

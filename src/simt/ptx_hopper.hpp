@@ -26,6 +26,14 @@ inline void tma_load_2d(void* dst, const CUtensorMap* map, int c0, int c1, uint6
   const int coords[2] = {c0, c1};
   simt::tma_load(dst, map, coords, 2, bar);
 }
+inline void tma_load_3d(void* dst, const CUtensorMap* map, int c0, int c1, int c2, uint64_t* bar) {
+  const int coords[3] = {c0, c1, c2};
+  simt::tma_load(dst, map, coords, 3, bar);
+}
+inline void tma_load_4d(void* dst, const CUtensorMap* map, int c0, int c1, int c2, int c3, uint64_t* bar) {
+  const int coords[4] = {c0, c1, c2, c3};
+  simt::tma_load(dst, map, coords, 4, bar);
+}
 
 // Clusters (simt/cluster.hpp): this CTA's rank in its cluster, the cluster
 // barrier, an arrive on a peer's mbarrier, a TMA copy into several CTAs.

@@ -58,9 +58,11 @@ CUresult encode_tiled(CUtensorMap* tensor_map, CUtensorMapDataType type, cuuint3
     if (dims[d] == 0 || dims[d] > (uint64_t(1) << 32))
       return refuse(cat("globalDim[", d, "] = ", dims[d], " is outside [1, 2^32]"));
     if (box[d] == 0 || box[d] > 256) return refuse(cat("boxDim[", d, "] = ", box[d], " is outside [1, 256]"));
-    if (element_strides[d] != 1) return refuse(cat("elementStrides[", d, "] = ", element_strides[d], ": only 1 is emulated"));
+    if (element_strides[d] == 0 || element_strides[d] > 8)
+      return refuse(cat("elementStrides[", d, "] = ", element_strides[d], " is outside [1, 8]"));
     f.dims[d] = dims[d];
     f.box[d] = box[d];
+    f.element_strides[d] = d == 0 ? 1 : element_strides[d];  // without interleave the driver ignores dimension 0's
     if (d > 0) {
       // globalStrides has rank - 1 entries: the byte pitch of dimensions 1.. .
       if (strides[d - 1] % 16 != 0 || strides[d - 1] >= (uint64_t(1) << 40))

@@ -81,7 +81,7 @@ cudaError_t cudaGetDriverEntryPointByVersion(const char* symbol, void** funcPtr,
 namespace warpnet::simt {
 
 // What an encoded map holds, read back by the TMA copy. Only what the copy
-// needs: tiled mode, element strides 1, no interleave (the encoder refuses the rest).
+// needs: tiled mode, no interleave (the encoder refuses the rest).
 struct TensorMapFields {
   uint32_t magic;  // kTensorMapMagic once encoded: a zeroed or foreign map is refused
   uint32_t rank;
@@ -90,8 +90,17 @@ struct TensorMapFields {
   uint64_t global;   // address
   uint64_t dims[5];
   uint64_t strides[5];  // bytes; strides[0] is element_bytes
-  uint32_t box[5];
+  uint16_t box[5];  // at most 256 each
+  // The traversal step along each dimension (elementStrides): a box walks
+  // ceil(box[d] / element_strides[d]) elements of dimension d, each that
+  // many apart, and lays them side by side in shared memory. Dimension 0's
+  // is 1: the driver ignores it without interleave.
+  uint8_t element_strides[5];  // at most 8 each
 };
+// Elements a box holds along dimension d: ceil(box / stride).
+inline uint32_t box_elements(const TensorMapFields& f, uint32_t d) {
+  return (f.box[d] + f.element_strides[d] - 1) / f.element_strides[d];
+}
 static_assert(sizeof(TensorMapFields) <= sizeof(CUtensorMap));
 inline constexpr uint32_t kTensorMapMagic = 0x544d4150;  // "TMAP"
 

@@ -44,6 +44,26 @@ __global__ void tma_box(const __grid_constant__ CUtensorMap map, int c0, int c1,
   for (int i = threadIdx.x; i < 512; i += blockDim.x) out[i] = reinterpret_cast<const uint16_t*>(tile)[i];
 }
 
+// The same for a box of a 4-D map at (0, c1, c2, c3), 1024 bytes (conv v13's boxes of an NHWC image).
+__global__ void tma_box_4d(const __grid_constant__ CUtensorMap map, int c1, int c2, int c3, uint16_t* out,
+                           uint32_t* address) {
+  using namespace warpnet::ptx;
+  unsigned char* tile = aligned_shared();
+  auto* bar = reinterpret_cast<uint64_t*>(tile + 1024);
+  if (threadIdx.x == 0) {
+    mbarrier_init(bar, 1);
+    fence_mbarrier_init();
+  }
+  __syncthreads();
+  if (threadIdx.x == 0) {
+    mbarrier_arrive_expect_tx(bar, 1024);
+    tma_load_4d(tile, &map, 0, c1, c2, c3, bar);
+    *address = shared_address(tile);
+  }
+  mbarrier_wait(bar, 0);
+  for (int i = threadIdx.x; i < 512; i += blockDim.x) out[i] = reinterpret_cast<const uint16_t*>(tile)[i];
+}
+
 // A (64 x 128) and B (128 n x 128 k), fp8 e4m3, both K-major: C (64, 128) = A @ B^T
 // by 4 wgmma m64n128k32 from one TMA stage. One warpgroup. Misuses: `early`
 // issues the wgmmas before waiting on the copy's barrier; kPeek reads an
@@ -154,6 +174,49 @@ TEST_CASE("TMA: a box lands 128-byte swizzled, zeros where it leaves the tensor,
       CHECK(got[at / 2] == want);
     }
   CHECK(inside == 40 * 5);  // the test's box does leave the tensor on both sides
+}
+
+TEST_CASE("TMA: a 4-D box with element strides takes every stride-th pixel, zeros in the padding") {
+  // An NHWC image batch (N=2, H=6, W=7, C=64) of 16-bit values; the box is
+  // {64 channels, 8 columns, 4 rows, 1 image} with element strides {1, 2, 2,
+  // 1}: 4 x 2 pixels, every other one, from (w, h) = (-1, -1) of image 1, as
+  // a stride-2, pad-1 convolution's first tap reads them.
+  constexpr int C = 64, W = 7, H = 6, N = 2, w0 = -1, h0 = -1, n = 1;
+  std::vector<uint16_t> t(size_t(C) * W * H * N);
+  for (size_t i = 0; i < t.size(); ++i) t[i] = uint16_t(1 + i);
+  DeviceBuffer<uint16_t> d_t(t), out(512);
+  DeviceBuffer<uint32_t> address(1);
+  void* fn = nullptr;
+  REQUIRE(cudaGetDriverEntryPointByVersion("cuTensorMapEncodeTiled", &fn, 12000, cudaEnableDefault) == cudaSuccess);
+  const auto encode_tiled = reinterpret_cast<PFN_cuTensorMapEncodeTiled_v12000>(fn);
+  const cuuint64_t dims[4] = {C, W, H, N}, strides[3] = {C * 2, C * 2 * W, C * 2 * W * H};
+  cuuint32_t box[4] = {64, 8, 4, 1}, element_strides[4] = {1, 2, 2, 1};
+  const auto encode_4d = [&](CUtensorMap* map) {
+    return encode_tiled(map, CU_TENSOR_MAP_DATA_TYPE_UINT16, 4, d_t.get(), dims, strides, box, element_strides,
+                        CU_TENSOR_MAP_INTERLEAVE_NONE, CU_TENSOR_MAP_SWIZZLE_128B, CU_TENSOR_MAP_L2_PROMOTION_NONE,
+                        CU_TENSOR_MAP_FLOAT_OOB_FILL_NONE);
+  };
+  CUtensorMap map;
+  REQUIRE(encode_4d(&map) == CUDA_SUCCESS);
+  warpnet::simt::launch(tma_box_4d, dim3(1), dim3(64), kShared, map, w0, h0, n, out.get(), address.get());
+  const auto got = out.download();
+  const uint32_t base = address.download()[0];
+  int inside = 0;
+  for (int row = 0; row < 8; ++row)  // row = (h step) * 4 + (w step)
+    for (int c = 0; c < C; ++c) {
+      const int w = w0 + 2 * (row % 4), h = h0 + 2 * (row / 4);
+      const bool in = w >= 0 && w < W && h >= 0 && h < H;
+      inside += in && c == 0;
+      const uint16_t want = in ? t[((size_t(n) * H + h) * W + w) * C + c] : 0;
+      const uint32_t at = swizzle128(base + row * 128 + c * 2) - base;
+      INFO("pixel ", row, " channel ", c, " at byte ", at);
+      CHECK(got[at / 2] == want);
+    }
+  CHECK(inside == 3);  // (w, h) = (1, 1), (3, 1), (5, 1): the others lie in the padding
+
+  element_strides[1] = 9;  // the driver's limit is 8
+  CHECK(encode_4d(&map) == CUDA_ERROR_INVALID_VALUE);
+  CHECK(warpnet::simt::last_tensor_map_refusal().find("elementStrides[1] = 9 is outside [1, 8]") != std::string::npos);
 }
 
 TEST_CASE("wgmma: m64n128k32 e4m3 from TMA-loaded K-major tiles equals a plain loop") {
