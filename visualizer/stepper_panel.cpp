@@ -657,7 +657,7 @@ void StepperPanel::draw_buffer(const AccessView& a) {
       matches.push_back({cat("input ", i), s.inputs[i].shape()});
   const std::vector<Shape> outs = device::op(s.kernel->op).output_shapes(s.sizes);
   for (size_t i = 0; i < outs.size(); ++i)
-    if (size_t(outs[i].numel()) * sizeof(float) == a.allocation_bytes)
+    if (size_t(outs[i].numel()) * device::output_element_bytes(*s.kernel) == a.allocation_bytes)
       matches.push_back({outs.size() == 1 ? std::string("the output") : cat("output ", i), outs[i]});
   if (matches.empty() || matches.front().shape.numel() == 0) return;  // a workspace: no matrix to draw
   const Shape& shape = matches.front().shape;

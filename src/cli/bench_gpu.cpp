@@ -154,10 +154,20 @@ nlohmann::json check_test_sizes(const device::Kernel& kernel, const Settings& s)
   return j;
 }
 
-struct Group {  // the kernels that read one input format, version 0 first
+struct Group {  // the kernels that read one input format and write one output format, version 0 first
   const simt::Minifloat* format;
+  const simt::Minifloat* output_format;
   std::vector<const device::Kernel*> kernels;
 };
+
+// The relative error `kernel`'s result may have against the truth: the op's
+// fp32 bound, widened for sums that keep fewer bits, plus the rounding of an
+// output stored in a narrow format (relative to the result's norm, at most
+// 1 + the first part times the reference's).
+double own_bound(const device::Kernel& kernel, double bound) {
+  const double sums = bound * kernel.accumulation_widening();
+  return sums + kernel.output_rounding() * (1 + sums);
+}
 
 }  // namespace
 
@@ -177,8 +187,10 @@ int gpu_worker(const std::string& op_name, const device::Sizes& sizes, const std
   std::vector<Group> groups;
   for (const std::string& id : kernel_ids) {
     const device::Kernel* k = &device::find_kernel(id, device::Copy::cuda);
-    auto g = std::find_if(groups.begin(), groups.end(), [&](const Group& g) { return g.format == k->input_format; });
-    if (g == groups.end()) g = groups.insert(groups.end(), Group{k->input_format, {}});
+    auto g = std::find_if(groups.begin(), groups.end(), [&](const Group& g) {
+      return g.format == k->input_format && g.output_format == k->output_format;
+    });
+    if (g == groups.end()) g = groups.insert(groups.end(), Group{k->input_format, k->output_format, {}});
     g->kernels.push_back(k);
   }
   for (Group& g : groups)
@@ -197,11 +209,12 @@ int gpu_worker(const std::string& op_name, const device::Sizes& sizes, const std
     // written once, in the group's input format.
     double bytes_least = 0;
     for (const Tensor& t : inputs) bytes_least += double(device::device_bytes(*g.kernels.front(), t).size());
-    for (const Shape& shape : op.output_shapes(sizes)) bytes_least += 4.0 * double(shape.numel());
+    for (const Shape& shape : op.output_shapes(sizes))
+      bytes_least += double(device::output_element_bytes(*g.kernels.front())) * double(shape.numel());
     const std::vector<Tensor> reference = cpu_reference ? op.reference(sizes, inputs) : std::vector<Tensor>{};
     std::vector<Tensor> vendor;  // version 0's outputs, once checked
     std::string vendor_id;
-    double vendor_widening = 1;
+    double vendor_bound = 0;
     std::unique_ptr<device::gpu::Problem> made;
     try {
       made = std::make_unique<device::gpu::Problem>(*g.kernels.front(), sizes, inputs);
@@ -224,11 +237,10 @@ int gpu_worker(const std::string& op_name, const device::Sizes& sizes, const std
         bool ok = verify["test_sizes"]["failed"].get<int>() == 0;
         if (cpu_reference || !vendor_id.empty()) {
           const Deviation d = deviation(out, cpu_reference ? reference : vendor);
-          // Each result is within its own bound of the truth (the fp32 bound,
-          // widened for a kernel whose sums keep fewer bits), so two differ by
-          // at most the sum of their bounds.
-          const double own = bound * k->accumulation_widening();
-          const double limit = cpu_reference ? own : own + bound * vendor_widening;
+          // Each result is within its own bound of the truth (own_bound), so
+          // two differ by at most the sum of their bounds.
+          const double own = own_bound(*k, bound);
+          const double limit = cpu_reference ? own : own + vendor_bound;
           verify["reference"] = cpu_reference ? "CPU float64 reference, same inputs"
                                                : vendor_id + " on the same inputs (checked against the CPU at the test sizes)";
           verify["relative_error"] = std::isnan(d.relative) ? nlohmann::json(nullptr) : nlohmann::json(d.relative);
@@ -252,7 +264,7 @@ int gpu_worker(const std::string& op_name, const device::Sizes& sizes, const std
         verify["ok"] = ok;
         r["verify"] = verify;
         if (k->version == 0 && ok && vendor_id.empty())
-          vendor = out, vendor_id = k->id(), vendor_widening = k->accumulation_widening();
+          vendor = out, vendor_id = k->id(), vendor_bound = own_bound(*k, bound);
         if (!ok) {
           r["status"] = "wrong";
           r["error"] = "not timed: the result does not match the reference";

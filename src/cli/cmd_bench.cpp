@@ -138,7 +138,9 @@ std::vector<const device::Kernel*> gpu_kernels(const std::string& op, const std:
     if (k.op == op) chosen.push_back(&k);
   }
   for (const device::Kernel* k : all)
-    if (k->version == 0 && std::any_of(chosen.begin(), chosen.end(), [&](auto* c) { return c->input_format == k->input_format; }))
+    if (k->version == 0 && std::any_of(chosen.begin(), chosen.end(), [&](auto* c) {
+          return c->input_format == k->input_format && c->output_format == k->output_format;
+        }))
       chosen.push_back(k);
   std::sort(chosen.begin(), chosen.end(), [](auto* a, auto* b) { return std::tie(a->version, a->name) < std::tie(b->version, b->name); });
   chosen.erase(std::unique(chosen.begin(), chosen.end()), chosen.end());
@@ -386,6 +388,7 @@ json gpu_half(const std::string& op, const device::Sizes& sizes, const std::vect
     r["name"] = k->name;
     r["precision"] = k->precision;
     r["input_format"] = bench::input_format_name(*k);
+    r["output_format"] = k->output_format ? k->output_format->name : "fp32";
     r["flops"] = k->flops(sizes);
     r["bytes_formula"] = k->bytes(sizes);
     rows.push_back(r);
@@ -408,10 +411,11 @@ void add_ratios(json& gpu, const device::gpu::Info& info, const json& cpu, doubl
     if (r["status"] != "ok") continue;
     const double ms = r["timing"]["median_ms"];
     r["tflops"] = flops / (ms * 1e-3) * 1e-12;
-    // The yardstick: the first version 0 of the row's format that ran (the
+    // The yardstick: the first version 0 of the row's formats that ran (the
     // registry's order; conv2d/00_cudnn_implicit_gemm is measured against it too).
     for (const json& v : gpu["kernels"])
-      if (v["version"] == 0 && v["input_format"] == r["input_format"] && v["status"] == "ok") {
+      if (v["version"] == 0 && v["input_format"] == r["input_format"] && v.value("output_format", "fp32") == r.value("output_format", "fp32") &&
+          v["status"] == "ok") {
         r["vendor"] = v["kernel"];
         r["percent_of_vendor"] = 100.0 * v["timing"]["median_ms"].get<double>() / ms;
         break;

@@ -80,6 +80,10 @@ double Kernel::accumulation_widening() const {
   return copy == Copy::cuda ? std::ldexp(1.0, 24 - accumulator_bits) : 1.0;
 }
 
+double Kernel::output_rounding() const {
+  return output_format ? std::ldexp(1.0, -(output_format->mantissa + 1)) : 0.0;
+}
+
 std::string registration_clash(const Kernel& a, const std::string& a_file, const Kernel& b,
                                const std::string& b_file) {
   if (a.copy != b.copy || a.op != b.op) return "";  // each copy registers every kernel once

@@ -118,6 +118,12 @@ struct Kernel {
   // fp32 inputs to it, so the reference sees the values the kernel
   // multiplies, and the runners upload them encoded (device_bytes, run.hpp).
   const simt::Minifloat* input_format = nullptr;
+  // The format the kernel stores its outputs in on the device, or fp32 when
+  // null: bf16 for the bf16 convolutions (conv2d_nhwc v13 and cuDNN's bf16
+  // version 0, whose configuration writes y in bf16, as a bf16 network
+  // keeps its activations). The runners decode them to fp32 (run.hpp), and
+  // every check widens its bound by the rounding (output_rounding).
+  const simt::Minifloat* output_format = nullptr;
   // Significand bits the kernel's sums keep on a GPU, fp32's 24 unless the
   // hardware keeps fewer. The op's tolerances assume fp32 sums; checks of
   // the CUDA copy of a kernel with fewer bits widen them by
@@ -152,6 +158,9 @@ struct Kernel {
 
   std::string id() const;  // "matmul/03_smem_tiled", the kernel's file name
   double accumulation_widening() const;  // 2^(24 - accumulator_bits) for the CUDA copy, else 1
+  // The relative error of storing an output in output_format: half its unit
+  // in the last place, 2^-(mantissa + 1) (2^-8 for bf16); 0 for fp32 outputs.
+  double output_rounding() const;
 };
 
 // The file a Registration is written in, for the errors that name it: the

@@ -1,6 +1,7 @@
 #include "device/run.hpp"
 
 #include <cmath>
+#include <cstring>
 #include <limits>
 
 #include "core/error.hpp"
@@ -34,6 +35,28 @@ std::vector<uint8_t> device_bytes(const Kernel& kernel, const Tensor& input) {
   for (int64_t i = 0; i < t.numel(); ++i) {
     const uint32_t bits = simt::encode(format, p[i], false);
     for (int b = 0; b < width; ++b) out[size_t(i) * width + b] = uint8_t(bits >> (8 * b));  // little-endian
+  }
+  return out;
+}
+
+size_t output_element_bytes(const Kernel& kernel) {
+  if (!kernel.output_format) return sizeof(float);
+  return size_t(1 + kernel.output_format->exponent + kernel.output_format->mantissa) / 8;
+}
+
+Tensor decode_output(const Kernel& kernel, const Shape& shape, const void* bytes) {
+  Tensor out = Tensor::empty(shape);
+  if (!kernel.output_format) {
+    std::memcpy(out.raw(), bytes, size_t(out.nbytes()));
+    return out;
+  }
+  const size_t width = output_element_bytes(kernel);
+  const auto* in = static_cast<const uint8_t*>(bytes);
+  float* p = out.data<float>();
+  for (int64_t i = 0; i < out.numel(); ++i) {
+    uint32_t code = 0;
+    for (size_t b = 0; b < width; ++b) code |= uint32_t(in[size_t(i) * width + b]) << (8 * b);  // little-endian
+    p[i] = simt::decode(*kernel.output_format, code);
   }
   return out;
 }
@@ -98,16 +121,22 @@ std::vector<Tensor> run_emulated(const Kernel& kernel, const Sizes& sizes, const
     const std::vector<uint8_t> bytes = device_bytes(kernel, input);
     upload(bytes.data(), bytes.size());
   }
-  std::vector<Tensor> outputs;
-  for (const Shape& shape : the_op.output_shapes(sizes)) {
-    outputs.push_back(Tensor::full(shape, std::numeric_limits<double>::quiet_NaN(), DType::f32));
-    upload(outputs.back().raw(), size_t(outputs.back().nbytes()));
+  // 0xFF bytes are a NaN in fp32 and in every output format: an element the
+  // kernel never writes fails every check.
+  const std::vector<Shape> shapes = the_op.output_shapes(sizes);
+  for (const Shape& shape : shapes) {
+    const std::vector<uint8_t> poison(size_t(shape.numel()) * output_element_bytes(kernel), 0xFF);
+    upload(poison.data(), poison.size());
   }
 
   cudaGetLastError();  // a stale error from earlier host code is not this kernel's
   launch(kernel, sizes, buffers);
-  for (size_t i = 0; i < outputs.size(); ++i)
-    cudaMemcpy(outputs[i].raw(), buffers[inputs.size() + i], size_t(outputs[i].nbytes()), cudaMemcpyDeviceToHost);
+  std::vector<Tensor> outputs;
+  for (size_t i = 0; i < shapes.size(); ++i) {
+    std::vector<uint8_t> bytes(size_t(shapes[i].numel()) * output_element_bytes(kernel));
+    cudaMemcpy(bytes.data(), buffers[inputs.size() + i], bytes.size(), cudaMemcpyDeviceToHost);
+    outputs.push_back(decode_output(kernel, shapes[i], bytes.data()));
+  }
   return outputs;
 }
 
@@ -119,7 +148,7 @@ Comparison compare(const Kernel& kernel, const Sizes& sizes, const std::vector<T
                    const std::vector<Tensor>& got) {
   const Op& op = device::op(kernel.op);
   const std::vector<Tensor> want = op.reference(sizes, inputs), bound = tolerance_of(kernel, sizes, inputs);
-  const double widening = kernel.accumulation_widening();
+  const double widening = kernel.accumulation_widening(), rounding = kernel.output_rounding();
   WN_CHECK(got.size() == want.size() && bound.size() == want.size(), op.name, ": ", got.size(), " outputs, the reference has ",
            want.size(), " and the tolerance ", bound.size());
   Comparison c;
@@ -130,7 +159,9 @@ Comparison compare(const Kernel& kernel, const Sizes& sizes, const std::vector<T
     const std::string which = want.size() > 1 ? cat("output ", o, " ") : "";
     c.checked += want[o].numel();
     for (int64_t i = 0; i < want[o].numel(); ++i) {
-      const double error = std::abs(got[o].item(i) - want[o].item(i)), tolerance = widening * bound[o].item(i);
+      const double sums = widening * bound[o].item(i);
+      const double error = std::abs(got[o].item(i) - want[o].item(i)),
+                   tolerance = sums + rounding * (std::abs(want[o].item(i)) + sums);
       c.worst_ratio = std::max(c.worst_ratio, tolerance > 0 ? error / tolerance : error);
       if (error <= tolerance) continue;  // NaN fails here too
       if (++c.mismatches <= 5)

@@ -17,6 +17,13 @@ std::vector<Tensor> make_inputs(const Kernel& kernel, const Sizes& sizes, Rng& r
 // for fp16/bf16, 1 for fp8).
 std::vector<uint8_t> device_bytes(const Kernel& kernel, const Tensor& input);
 
+// Bytes per output element on the device: 4 (fp32), or the width of the
+// kernel's Kernel::output_format.
+size_t output_element_bytes(const Kernel& kernel);
+// An output of `shape` as the kernel left it in device memory (`bytes`, in
+// its output format), decoded to fp32.
+Tensor decode_output(const Kernel& kernel, const Shape& shape, const void* bytes);
+
 // The elements of several outputs together: what compare() checks.
 int64_t total_elements(const std::vector<Shape>& shapes);
 
@@ -41,8 +48,10 @@ struct Comparison {
 std::vector<Tensor> tolerance_of(const Kernel& kernel, const Sizes& sizes, const std::vector<Tensor>& inputs);
 
 // Element-wise |got - reference| <= tolerance_of(kernel, sizes, inputs), times
-// kernel.accumulation_widening(), over every output of the kernel's op;
-// `checked` counts the elements of all outputs together.
+// kernel.accumulation_widening(), over every output of the kernel's op, plus
+// the rounding of a result stored in the kernel's output format
+// (output_rounding x (|reference| + that bound)); `checked` counts the
+// elements of all outputs together.
 Comparison compare(const Kernel& kernel, const Sizes& sizes, const std::vector<Tensor>& inputs,
                    const std::vector<Tensor>& got);
 

@@ -182,8 +182,8 @@ struct Problem::Impl {
   void check_compatible(const Kernel& k) const {
     WN_CHECK(k.copy == Copy::cuda, k.id(), ": only the CUDA copy of a kernel runs on the GPU, this is the ",
              to_string(k.copy), " copy");
-    WN_CHECK(k.op == owner->op && k.input_format == owner->input_format, k.id(),
-             " cannot run on a problem uploaded for ", owner->id(), " (another op or input format)");
+    WN_CHECK(k.op == owner->op && k.input_format == owner->input_format && k.output_format == owner->output_format,
+             k.id(), " cannot run on a problem uploaded for ", owner->id(), " (another op, input or output format)");
   }
 
   // Launches once; the caller waits. A registration's launch throws Error
@@ -228,7 +228,7 @@ Problem::Problem(const Kernel& kernel, const Sizes& sizes, const std::vector<Ten
   impl_->first_output = impl_->memory.size();
   for (const Shape& shape : impl_->out_shapes) {
     impl_->memory.push_back(
-        std::make_unique<DeviceBuffer>(size_t(shape.numel()) * sizeof(float), at + ": cudaMalloc for an output"));
+        std::make_unique<DeviceBuffer>(size_t(shape.numel()) * output_element_bytes(kernel), at + ": cudaMalloc for an output"));
     impl_->buffers.push_back(impl_->memory.back()->data);
   }
 }
@@ -238,7 +238,7 @@ Problem::~Problem() = default;
 double Problem::run(const Kernel& kernel, double timeout_s) {
   impl_->check_compatible(kernel);
   const std::string at = impl_->where(kernel);
-  // 0xFF bytes are a NaN in fp32: an element the kernel never writes fails every check.
+  // 0xFF bytes are a NaN in fp32 and in every output format: an element the kernel never writes fails every check.
   for (size_t i = impl_->first_output; i < impl_->memory.size(); ++i)
     WN_CUDA(cudaMemset(impl_->memory[i]->data, 0xFF, impl_->memory[i]->bytes), at + ": poisoning an output");
   Event done(at);
@@ -252,10 +252,11 @@ double Problem::run(const Kernel& kernel, double timeout_s) {
 std::vector<Tensor> Problem::outputs() const {
   std::vector<Tensor> out;
   for (size_t i = 0; i < impl_->out_shapes.size(); ++i) {
-    out.push_back(Tensor::empty(impl_->out_shapes[i]));
     const DeviceBuffer& buffer = *impl_->memory[impl_->first_output + i];
-    WN_CUDA(cudaMemcpy(out.back().raw(), buffer.data, buffer.bytes, cudaMemcpyDeviceToHost),
+    std::vector<uint8_t> bytes(buffer.bytes);
+    WN_CUDA(cudaMemcpy(bytes.data(), buffer.data, buffer.bytes, cudaMemcpyDeviceToHost),
             impl_->where(*impl_->owner) + ": downloading an output");
+    out.push_back(decode_output(*impl_->owner, impl_->out_shapes[i], bytes.data()));
   }
   return out;
 }
