@@ -229,13 +229,18 @@ std::vector<Tensor> nhwc_inputs(const Sizes& s, Rng& rng) {
 // float4 path (C = 8, K = 70: y stored element by element). These add C and
 // K multiples of 4 (float4 taps and float4 stores of y), C·R·S = 36 (a 4-tap
 // tail after the last 8-tap step), stride 2 with dilation 2, K past the
-// 64-wide tile, and a 1x1 filter.
+// 64-wide tile, a 1x1 filter, and the shapes of v13's TMA path.
 std::vector<Sizes> nhwc_test_sizes() {
   std::vector<Sizes> sizes = conv_test_sizes();
   for (Sizes s : std::vector<Sizes>{{3, 4, 7, 7, 8, 3, 3, 1, 1, 1},
                                     {2, 12, 9, 11, 20, 3, 3, 2, 1, 2},
                                     {1, 16, 7, 9, 68, 3, 3, 1, 1, 1},
-                                    {2, 8, 5, 5, 12, 1, 1, 1, 0, 1}})
+                                    {2, 8, 5, 5, 12, 1, 1, 1, 0, 1},
+                                    // For v13's TMA boxes (C a multiple of 8): two 64-channel
+                                    // steps a tap, the second partial, two 128-wide tiles of K,
+                                    // stride 2 with dilation 2; and Q past one 128-pixel box.
+                                    {2, 72, 9, 11, 136, 3, 3, 2, 1, 2},
+                                    {1, 8, 5, 131, 16, 3, 3, 1, 1, 1}})
     sizes.push_back(s);
   return sizes;
 }

@@ -1,0 +1,256 @@
+// Conv v13 — Hopper (sm_90a): the implicit GEMM on wgmma, its A tiles cut
+// out of the NHWC image by 4-D TMA boxes. bf16 x and w, fp32 accumulation,
+// bf16 y (conv2d_nhwc: x (N,H,W,C), w (K,R,S,C), y (N,P,Q,K)).
+//
+// Idea: v05 put the implicit GEMM on tensor cores with mma.sync, but its
+//   threads still gathered every tap of x into shared memory one element at
+//   a time, and ran at 21 TFLOP/s on an H200 (2026-12-04), slower than the
+//   fp32 v09. Here no thread gathers anything. The copy engine does:
+//   - A tile = an 8x16 (or 2x64, 4x32, ...) rectangle of output pixels of
+//     one image times 64 input channels, for one filter tap (r, s). In NHWC
+//     that is a 4-D box of x: {64 channels, TQ columns, TP rows, 1 image},
+//     starting at input pixel (p0·stride − pad + r·dil, q0·stride − pad +
+//     s·dil). TMA zero-fills whatever lies outside the image, which is
+//     exactly the padding, also at negative coordinates; with stride > 1
+//     the map's element strides step over the skipped pixels. The box lands
+//     as 128 rows (pixels) of 128 bytes (channels), 128-byte swizzled: the
+//     K-major tile wgmma reads, as matmul v13's A.
+//   - B tile = 128 output channels x the same 64 input channels of tap
+//     (r, s): w (K,R,S,C) seen as a 3-D tensor {C, R·S, K}, box {64, 1, 128},
+//     again K-major rows of 128 bytes.
+//   A k-step is one (tap, 64-channel block); C·R·S = R·S·ceil(C/64) steps.
+//   Channels past C are zeros in both boxes, so no product crosses a tap.
+//   The rest is matmul v16's machine: a producer thread, a 4-stage mbarrier
+//   ring (wgmma_v16::Ring), two consumer warpgroups of wgmma m64n128k16
+//   (64 fp32 accumulators a thread), a persistent grid whose ring runs on
+//   from tile to tile.
+// Tiles: TQ = the power of two at or above Q (at most 128), TP = 128 / TQ,
+//   so every box fills the 128 rows wgmma reads (rows past P or Q are
+//   computed and not stored): 56x56 images are 2x64 tiles, 28 a image;
+//   28x28 4x32, 7; 14x14 8x16, 2. Tile t of the walk is output-channel tile
+//   t % tiles_k of pixel tile t / tiles_k, so the CTAs running at once read
+//   the same image rows through L2.
+// Epilogue: from registers, two adjacent output channels per bf16x2 store
+//   (4 bytes) where K is even; y rows are K channels, so a warp's stores to
+//   one pixel cover 16 bytes runs.
+// Edges: TMA needs every global stride a multiple of 16 bytes (C a multiple
+//   of 8) and element strides of at most 8; other shapes, and x, w or y not
+//   16-byte aligned, run conv2d_nhwc_bf16_direct below (one thread per
+//   output), which the registration's shape text names.
+// Precision: x and w rounded to bf16 (relative error 2^-8 each), products
+//   exact, sums fp32, y rounded to bf16 (2^-8 more): cuDNN's bf16
+//   configuration, which writes y in bf16 too, is its version 0.
+// Changed from v05: NHWC bf16 in, bf16 out; TMA boxes instead of per-element
+//   gathers; an mbarrier ring and a producer warpgroup; wgmma m64n128k16 from
+//   descriptors instead of ldmatrix + mma.sync; a persistent grid.
+// Not yet: a 128x256 tile (setmaxnreg) for K >= 256, TMA's im2col mode (one
+//   box of pixels running on across rows and images, so 14x14 images waste
+//   no rows), 2-CTA clusters sharing w by multicast, a TMA store of y.
+// Build: sm_90a only, as matmul v13 (src/device/CMakeLists.txt).
+// Run: build/bin/warpnet bench conv2d_nhwc --kernels 6,13 on an H100/H200
+//   (cuDNN fp32 and bf16, version 0, timed in the same run); on the
+//   emulator: build/bin/warpnet trace conv2d_nhwc/13 --size 2,72,9,11,136,3,3,2,1,2
+#include <cstdint>
+
+#include "kernels/common/hopper.hpp"
+#include "kernels/conv/conv_shape.hpp"
+#include "kernels/matmul/16_wgmma_persistent.cu"  // wgmma_v16: Ring, make_ring, sm_count; wgmma_v13's pieces
+
+namespace conv_v13 {
+
+constexpr int BM = 128, BN = 128, BK = 64;  // pixels x output channels x input channels of a k-step
+constexpr int THREADS = wgmma_v16::THREADS;  // producer + 2 consumer warpgroups
+constexpr int WG_M = 64, WGMMA_K = 16;
+constexpr int MAX_ELEMENT_STRIDE = 8, MAX_BOX = 256;  // TMA's limits
+using Tile = wgmma_v13::Operand<false, 128>;  // K-major 128 x 64: A (pixels) and B (output channels) alike
+constexpr uint32_t STAGE = 2 * Tile::BYTES;
+constexpr size_t kSharedBytes = wgmma_v16::ring_bytes(STAGE);
+static_assert(BM == 128 && BN == 128 && BK * 2 == 128, "one 128-row K-major tile per operand, 128-byte rows");
+
+// The output-pixel rectangle of a tile: TP rows x TQ columns of one image.
+struct PixelTiles {
+  int tp, tq;               // TP x TQ = 128
+  int tiles_p, tiles_q, tiles_k;
+  __host__ __device__ int count(int images) const { return images * tiles_p * tiles_q * tiles_k; }
+};
+
+// TQ: the power of two at or above Q, at most 128, and small enough that the
+// box spans (TQ·stride, TP·stride) fit TMA's 256.
+inline PixelTiles pixel_tiles(const ConvShape& g) {
+  int tq = 1;
+  while (tq < g.Q && tq < 128) tq *= 2;
+  while (tq * g.stride > MAX_BOX) tq /= 2;
+  while ((128 / tq) * g.stride > MAX_BOX) tq *= 2;
+  const int tp = 128 / tq;
+  return PixelTiles{tp, tq, (g.P + tp - 1) / tp, (g.Q + tq - 1) / tq, (g.K + BN - 1) / BN};
+}
+
+struct TileAt {
+  int n, p0, q0, k0;  // the image, the rectangle's first output pixel, the first output channel
+};
+__host__ __device__ inline TileAt tile_at(int t, const PixelTiles& pt) {
+  const int kt = t % pt.tiles_k, pixels = t / pt.tiles_k;
+  const int iq = pixels % pt.tiles_q, ip = (pixels / pt.tiles_q) % pt.tiles_p, n = pixels / (pt.tiles_q * pt.tiles_p);
+  return TileAt{n, ip * pt.tp, iq * pt.tq, kt * BN};
+}
+
+// Two floats as adjacent bf16s in one 32-bit word (the lower address first).
+__device__ __forceinline__ uint32_t bf16_pair(float lo, float hi) {
+  const __nv_bfloat16_raw a = __float2bfloat16_rn(lo), b = __float2bfloat16_rn(hi);
+  return uint32_t(a.x) | uint32_t(b.x) << 16;
+}
+
+}  // namespace conv_v13
+
+// map_x: x (N,H,W,C) bf16 as {C, W, H, N}, box {64, TQ·stride, TP·stride, 1},
+// element strides {1, stride, stride, 1}; map_w: w (K,R,S,C) bf16 as
+// {C, R·S, K}, box {64, 1, 128} (both made by conv_v13::launch);
+// y: (N,P,Q,K) bf16.
+// Launch: block (384) = producer + 2 consumer warpgroups; grid (blocks), any
+// number (persistent: min(tiles, SMs)); dynamic shared kSharedBytes. sm_90a only.
+__global__ void __launch_bounds__(conv_v13::THREADS, 1)
+    conv2d_implicit_gemm_wgmma(ConvShape g, conv_v13::PixelTiles pt, const __grid_constant__ CUtensorMap map_x,
+                               const __grid_constant__ CUtensorMap map_w, __nv_bfloat16* __restrict__ y) {
+#if WARPNET_HOPPER_PTX
+  using namespace conv_v13;
+  using namespace warpnet::ptx;
+  using wgmma_v13::acc_col;
+  using wgmma_v13::acc_row;
+  using wgmma_v13::descriptor;
+  using wgmma_v16::STAGES;
+  const wgmma_v16::Ring ring = wgmma_v16::make_ring(STAGE);
+  const int wg = threadIdx.x / 128, t = threadIdx.x % 128;
+  const int tiles = pt.count(g.N), channel_blocks = (g.C + BK - 1) / BK, k_steps = g.R * g.S * channel_blocks;
+
+  if (wg == 0) {  // producer: one thread keeps the ring full
+    if (t != 0) return;
+    int it = 0;  // the block's k-steps, counted across tiles as the consumers count them
+    for (int tile = blockIdx.x; tile < tiles; tile += gridDim.x) {
+      const TileAt at = tile_at(tile, pt);
+      for (int step = 0; step < k_steps; ++step, ++it) {
+        const int s = it % STAGES, tap = step / channel_blocks, c0 = (step % channel_blocks) * BK;
+        if (it >= STAGES) mbarrier_wait(&ring.empty[s], (it / STAGES - 1) & 1);  // round r-1 released it
+        unsigned char* a = ring.base + s * STAGE;
+        const int h0 = at.p0 * g.stride - g.pad + (tap / g.S) * g.dil, w0 = at.q0 * g.stride - g.pad + (tap % g.S) * g.dil;
+        mbarrier_arrive_expect_tx(&ring.full[s], STAGE);  // whole boxes count, zero-filled parts included
+        tma_load_4d(a, &map_x, c0, w0, h0, at.n, &ring.full[s]);
+        tma_load_3d(a + Tile::BYTES, &map_w, c0, tap, at.k0, &ring.full[s]);
+      }
+    }
+    return;
+  }
+  // Consumer warpgroup: tile rows (pixels) m0..m0+63.
+  const int m0 = (wg - 1) * WG_M;
+  float acc[64];
+  int it = 0;
+  for (int tile = blockIdx.x; tile < tiles; tile += gridDim.x) {
+    const TileAt at = tile_at(tile, pt);
+#pragma unroll
+    for (int i = 0; i < 64; ++i) acc[i] = 0.0f;
+    for (int step = 0; step < k_steps; ++step, ++it) {
+      const int s = it % STAGES;
+      mbarrier_wait(&ring.full[s], (it / STAGES) & 1);  // TMA's bytes of this round have landed
+      const uint32_t a = shared_address(ring.base + s * STAGE), b = a + Tile::BYTES;
+      wgmma_fence();  // the accumulators' earlier register writes (the zeros too) come first
+#pragma unroll
+      for (int kk = 0; kk < BK; kk += WGMMA_K)
+        wgmma_m64n128k16_bf16<0, 0>(acc, descriptor(a + Tile::start(m0, kk), Tile::LBO, Tile::SBO),
+                                    descriptor(b + Tile::start(0, kk), Tile::LBO, Tile::SBO));
+      wgmma_commit();
+      // Keep this step's group in flight; the previous one is done, so its stage is free.
+      wgmma_wait<1>();
+      if (step > 0) mbarrier_arrive(&ring.empty[(it - 1) % STAGES]);
+    }
+    wgmma_wait<0>();
+    mbarrier_arrive(&ring.empty[(it - 1) % STAGES]);  // k_steps >= 1: R, S >= 1 and C >= 1
+    // Row i of the tile is output pixel (p0 + i / TQ, q0 + i % TQ); column j output channel k0 + j.
+    const bool pairs = g.K % 2 == 0;
+#pragma unroll
+    for (int i = 0; i < 64; i += 2) {
+      const int row = m0 + acc_row(t, i), k = at.k0 + acc_col(t, i);
+      const int p = at.p0 + row / pt.tq, q = at.q0 + row % pt.tq;
+      if (p >= g.P || q >= g.Q || k >= g.K) continue;
+      __nv_bfloat16* out = y + ((size_t(at.n) * g.P + p) * g.Q + q) * g.K + k;
+      if (pairs) {
+        *reinterpret_cast<uint32_t*>(out) = bf16_pair(acc[i], acc[i + 1]);  // k even, so k + 1 < K
+      } else {
+        out[0] = __float2bfloat16_rn(acc[i]);
+        if (k + 1 < g.K) out[1] = __float2bfloat16_rn(acc[i + 1]);
+      }
+    }
+  }
+#elif defined(__CUDA_ARCH__)
+  __trap();  // compiled for a GPU without wgmma/TMA (sm_80/89/90, plain sm_90): never a silent wrong answer
+#endif
+}
+
+// The shapes TMA cannot describe: one thread per output element of y
+// (N,P,Q,K), its C·R·S products summed in fp32, stored as bf16.
+// Launch: block (256), grid (ceil(N·P·Q·K / 256)).
+__global__ void conv2d_nhwc_bf16_direct(ConvShape g, const __nv_bfloat16* __restrict__ x,
+                                        const __nv_bfloat16* __restrict__ w, __nv_bfloat16* __restrict__ y) {
+  const int index = blockIdx.x * blockDim.x + threadIdx.x;
+  if (index >= g.N * g.P * g.Q * g.K) return;
+  const int k = index % g.K, pixel = index / g.K;
+  const int q = pixel % g.Q, p = (pixel / g.Q) % g.P, n = pixel / (g.Q * g.P);
+  float sum = 0.0f;
+  for (int r = 0; r < g.R; ++r) {
+    const int h = p * g.stride - g.pad + r * g.dil;
+    if (h < 0 || h >= g.H) continue;
+    for (int s = 0; s < g.S; ++s) {
+      const int col = q * g.stride - g.pad + s * g.dil;
+      if (col < 0 || col >= g.W) continue;
+      const __nv_bfloat16* xs = x + ((size_t(n) * g.H + h) * g.W + col) * g.C;
+      const __nv_bfloat16* ws = w + ((size_t(k) * g.R + r) * g.S + s) * g.C;
+      for (int c = 0; c < g.C; ++c) sum += __bfloat162float(xs[c]) * __bfloat162float(ws[c]);
+    }
+  }
+  y[index] = __float2bfloat16_rn(sum);
+}
+
+namespace conv_v13 {
+
+// Whether TMA can describe x and w as stored: 16-byte aligned bases, every
+// global stride (a pixel's C channels, a tap's) a multiple of 16 bytes, the
+// stride within TMA's element strides.
+inline bool describable(const ConvShape& g, const void* x, const void* w) {
+  return g.C % 8 == 0 && g.stride <= MAX_ELEMENT_STRIDE && reinterpret_cast<uintptr_t>(x) % 16 == 0 &&
+         reinterpret_cast<uintptr_t>(w) % 16 == 0;
+}
+
+// Makes both maps and launches `blocks` blocks; false (nothing launched) when
+// the driver refuses a map (describable() shapes only: the rest is the
+// caller's to route).
+inline bool launch(int blocks, const ConvShape& g, const __nv_bfloat16* x, const __nv_bfloat16* w, __nv_bfloat16* y) {
+  const PFN_cuTensorMapEncodeTiled_v12000 encode = wgmma_v13::encode_tiled();
+  if (!encode) return false;
+  const PixelTiles pt = pixel_tiles(g);
+  const cuuint64_t e = 2, C = cuuint64_t(g.C);
+  const cuuint64_t x_dims[4] = {C, cuuint64_t(g.W), cuuint64_t(g.H), cuuint64_t(g.N)};
+  const cuuint64_t x_strides[3] = {C * e, C * e * g.W, C * e * g.W * g.H};
+  const cuuint32_t x_box[4] = {BK, cuuint32_t(pt.tq * g.stride), cuuint32_t(pt.tp * g.stride), 1};
+  const cuuint32_t x_steps[4] = {1, cuuint32_t(g.stride), cuuint32_t(g.stride), 1};
+  const cuuint64_t w_dims[3] = {C, cuuint64_t(g.R) * g.S, cuuint64_t(g.K)};
+  const cuuint64_t w_strides[2] = {C * e, C * e * g.R * g.S};
+  const cuuint32_t w_box[3] = {BK, 1, BN}, w_steps[3] = {1, 1, 1};
+  CUtensorMap map_x, map_w;
+  const auto made = [&](CUtensorMap* map, cuuint32_t rank, const void* base, const cuuint64_t* dims,
+                        const cuuint64_t* strides, const cuuint32_t* box, const cuuint32_t* steps) {
+    return encode(map, CU_TENSOR_MAP_DATA_TYPE_BFLOAT16, rank, const_cast<void*>(base), dims, strides, box, steps,
+                  CU_TENSOR_MAP_INTERLEAVE_NONE, CU_TENSOR_MAP_SWIZZLE_128B, CU_TENSOR_MAP_L2_PROMOTION_L2_256B,
+                  CU_TENSOR_MAP_FLOAT_OOB_FILL_NONE) == CUDA_SUCCESS;
+  };
+  if (!made(&map_x, 4, x, x_dims, x_strides, x_box, x_steps) || !made(&map_w, 3, w, w_dims, w_strides, w_box, w_steps))
+    return false;
+  warpnet::launch_kernel_opted_in(conv2d_implicit_gemm_wgmma, dim3(blocks), dim3(THREADS), kSharedBytes, g, pt, map_x,
+                                  map_w, y);
+  return true;
+}
+
+// The persistent grid: a block per SM, fewer when there are fewer tiles.
+inline int persistent_blocks(const ConvShape& g) {
+  const int tiles = pixel_tiles(g).count(g.N), sms = wgmma_v16::sm_count();
+  return tiles < sms ? (tiles > 0 ? tiles : 1) : sms;
+}
+
+}  // namespace conv_v13
