@@ -6,10 +6,15 @@
 //   conv2d_dgrad/00_cudnn  cudnnConvolutionBackwardData    dy, w -> dx   NCHW
 //   conv2d_wgrad/00_cudnn  cudnnConvolutionBackwardFilter  x, dy -> dw   NCHW
 //   conv2d_nhwc/00_cudnn   cudnnConvolutionForward         x, w -> y     NHWC (w as KRSC)
+//   conv2d_nhwc/00_cudnn_bf16   the same in bf16 on tensor cores (conv v13's yardstick)
 //
 // All fp32 in, fp32 out, fp32 compute (CUDNN_DATA_FLOAT), cross-correlation
 // (what every framework calls convolution; CUDNN_CONVOLUTION would flip the
-// filter), square stride, padding and dilation from the op's sizes.
+// filter), square stride, padding and dilation from the op's sizes; but
+// 00_cudnn_bf16: x, w and y bf16, fp32 compute (cuDNN's
+// PSEUDO_BFLOAT16_CONFIG, the one bf16 configuration: y is bf16 too, so
+// warpnet's bf16 convolution writes bf16 as well, Kernel::output_format),
+// CUDNN_TENSOR_OP_MATH, the fastest algorithm of any math type.
 //
 // No TF32: the math type is CUDNN_FMA_MATH. Unlike cuBLAS, whose default math
 // mode keeps SGEMM on CUDA cores, cuDNN's CUDNN_DEFAULT_MATH permits TF32
@@ -67,15 +72,21 @@ enum class Pass { forward, dgrad, wgrad };
 // IMPLICIT_PRECOMP_GEMM: the yardstick of the same kind as warpnet's
 // implicit-GEMM rungs (conv2d/00_cudnn_implicit_gemm).
 enum class Choice { fastest, implicit_gemm };
+// The data type of x, w and y: fp32 on CUDA cores, or bf16 on tensor cores.
+enum class Data { fp32, bf16 };
 
 const char* op_name(Pass pass, cudnnTensorFormat_t format) {
   if (format == CUDNN_TENSOR_NHWC) return "conv2d_nhwc";
   return pass == Pass::forward ? "conv2d" : pass == Pass::dgrad ? "conv2d_dgrad" : "conv2d_wgrad";
 }
 
-std::string where(Pass pass, cudnnTensorFormat_t format, const Sizes& s, Choice choice = Choice::fastest) {
+std::string where(Pass pass, cudnnTensorFormat_t format, const Sizes& s, Choice choice = Choice::fastest,
+                  Data data = Data::fp32) {
   const ConvShape g = shape_of(s);
-  return cat(op_name(pass, format), choice == Choice::fastest ? "/00_cudnn" : "/00_cudnn_implicit_gemm", " at N=", g.N, " C=", g.C, " H=", g.H, " W=", g.W, " K=", g.K,
+  const char* name = data == Data::bf16 ? "/00_cudnn_bf16"
+                     : choice == Choice::fastest ? "/00_cudnn"
+                                                 : "/00_cudnn_implicit_gemm";
+  return cat(op_name(pass, format), name, " at N=", g.N, " C=", g.C, " H=", g.H, " W=", g.W, " K=", g.K,
              " R=", g.R, " S=", g.S, " stride=", g.stride, " pad=", g.pad, " dilation=", g.dil);
 }
 
@@ -115,12 +126,15 @@ static_assert(std::size(kForwardAlgos) == CUDNN_CONVOLUTION_FWD_ALGO_COUNT &&
               "one name per cuDNN algorithm");
 
 // The first (fastest) of cudnnFind's results that ran, uses no tensor-op
-// math and is an algorithm `accepted` (every one when null).
+// math unless `tensor_ops` (bf16 data) and is an algorithm `accepted`
+// (every one when null).
 template <class Perf>
-const Perf* fastest_fp32(const Perf* perf, int count, bool (*accepted)(int algo) = nullptr) {
+const Perf* fastest(const Perf* perf, int count, bool tensor_ops, bool (*accepted)(int algo) = nullptr) {
   for (int i = 0; i < count; ++i)
-    if (perf[i].status == CUDNN_STATUS_SUCCESS && perf[i].mathType != CUDNN_TENSOR_OP_MATH &&
-        perf[i].mathType != CUDNN_TENSOR_OP_MATH_ALLOW_CONVERSION && (!accepted || accepted(int(perf[i].algo))))
+    if (perf[i].status == CUDNN_STATUS_SUCCESS &&
+        (tensor_ops || (perf[i].mathType != CUDNN_TENSOR_OP_MATH &&
+                        perf[i].mathType != CUDNN_TENSOR_OP_MATH_ALLOW_CONVERSION)) &&
+        (!accepted || accepted(int(perf[i].algo))))
       return &perf[i];
   return nullptr;
 }
@@ -148,11 +162,14 @@ std::string algorithms_found(const Perf* perf, int count, const Perf* chosen, co
   return text;
 }
 
-const Plan& plan_of(Pass pass, cudnnTensorFormat_t format, const Sizes& s, Choice choice = Choice::fastest) {
-  static std::map<std::tuple<Pass, cudnnTensorFormat_t, Sizes, Choice>, Plan> plans;  // kept for the process
-  const auto key = std::make_tuple(pass, format, s, choice);
+const Plan& plan_of(Pass pass, cudnnTensorFormat_t format, const Sizes& s, Choice choice = Choice::fastest,
+                    Data data = Data::fp32) {
+  static std::map<std::tuple<Pass, cudnnTensorFormat_t, Sizes, Choice, Data>, Plan> plans;  // kept for the process
+  const auto key = std::make_tuple(pass, format, s, choice, data);
   if (const auto it = plans.find(key); it != plans.end()) return it->second;
-  const std::string at = where(pass, format, s, choice);
+  const std::string at = where(pass, format, s, choice, data);
+  const bool bf16 = data == Data::bf16;
+  const cudnnDataType_t type = bf16 ? CUDNN_DATA_BFLOAT16 : CUDNN_DATA_FLOAT;
   const ConvShape g = shape_of(s);
   Plan p;
   WN_CUDNN(cudnnCreateTensorDescriptor(&p.x), at);
@@ -161,13 +178,14 @@ const Plan& plan_of(Pass pass, cudnnTensorFormat_t format, const Sizes& s, Choic
   WN_CUDNN(cudnnCreateConvolutionDescriptor(&p.conv), at);
   // Sizes are given in NCHW order whatever the format; the format says how
   // they are stored (NHWC: x (N,H,W,C), y (N,P,Q,K), w (K,R,S,C)).
-  WN_CUDNN(cudnnSetTensor4dDescriptor(p.x, format, CUDNN_DATA_FLOAT, g.N, g.C, g.H, g.W), at);
-  WN_CUDNN(cudnnSetTensor4dDescriptor(p.y, format, CUDNN_DATA_FLOAT, g.N, g.K, g.P, g.Q), at);
-  WN_CUDNN(cudnnSetFilter4dDescriptor(p.w, CUDNN_DATA_FLOAT, format, g.K, g.C, g.R, g.S), at);
+  WN_CUDNN(cudnnSetTensor4dDescriptor(p.x, format, type, g.N, g.C, g.H, g.W), at);
+  WN_CUDNN(cudnnSetTensor4dDescriptor(p.y, format, type, g.N, g.K, g.P, g.Q), at);
+  WN_CUDNN(cudnnSetFilter4dDescriptor(p.w, type, format, g.K, g.C, g.R, g.S), at);
   WN_CUDNN(cudnnSetConvolution2dDescriptor(p.conv, g.pad, g.pad, g.stride, g.stride, g.dil, g.dil,
                                            CUDNN_CROSS_CORRELATION, CUDNN_DATA_FLOAT),
            at);
-  WN_CUDNN(cudnnSetConvolutionMathType(p.conv, CUDNN_FMA_MATH), at);  // no TF32 (header)
+  // fp32: no TF32 (header); bf16: tensor cores.
+  WN_CUDNN(cudnnSetConvolutionMathType(p.conv, bf16 ? CUDNN_TENSOR_OP_MATH : CUDNN_FMA_MATH), at);
   const cudnnHandle_t h = cudnn_handle();
   int found = 0;
   bool chosen = false;
@@ -176,7 +194,7 @@ const Plan& plan_of(Pass pass, cudnnTensorFormat_t format, const Sizes& s, Choic
     WN_CUDNN(cudnnFindConvolutionForwardAlgorithm(h, p.x, p.w, p.conv, p.y, CUDNN_CONVOLUTION_FWD_ALGO_COUNT, &found,
                                                   perf),
              at);
-    const auto* best = fastest_fp32(perf, found, choice == Choice::implicit_gemm ? implicit_gemm : nullptr);
+    const auto* best = fastest(perf, found, bf16, choice == Choice::implicit_gemm ? implicit_gemm : nullptr);
     if (best) p.algo = best->algo, p.workspace = best->memory, chosen = true;
     p.found = algorithms_found(perf, found, best, kForwardAlgos);
   } else if (pass == Pass::dgrad) {
@@ -184,7 +202,7 @@ const Plan& plan_of(Pass pass, cudnnTensorFormat_t format, const Sizes& s, Choic
     WN_CUDNN(cudnnFindConvolutionBackwardDataAlgorithm(h, p.w, p.y, p.conv, p.x, CUDNN_CONVOLUTION_BWD_DATA_ALGO_COUNT,
                                                        &found, perf),
              at);
-    const auto* best = fastest_fp32(perf, found);
+    const auto* best = fastest(perf, found, bf16);
     if (best) p.algo = best->algo, p.workspace = best->memory, chosen = true;
     p.found = algorithms_found(perf, found, best, kDgradAlgos);
   } else {
@@ -192,12 +210,12 @@ const Plan& plan_of(Pass pass, cudnnTensorFormat_t format, const Sizes& s, Choic
     WN_CUDNN(cudnnFindConvolutionBackwardFilterAlgorithm(h, p.x, p.y, p.conv, p.w,
                                                          CUDNN_CONVOLUTION_BWD_FILTER_ALGO_COUNT, &found, perf),
              at);
-    const auto* best = fastest_fp32(perf, found);
+    const auto* best = fastest(perf, found, bf16);
     if (best) p.algo = best->algo, p.workspace = best->memory, chosen = true;
     p.found = algorithms_found(perf, found, best, kWgradAlgos);
   }
   if (!chosen)
-    throw gpu::Failure(at + ": cudnnFind found no fp32 (non-tensor-op) " +
+    throw gpu::Failure(at + ": cudnnFind found no " + (bf16 ? "bf16 " : "fp32 (non-tensor-op) ") +
                            (choice == Choice::fastest ? "algorithm" : "implicit-GEMM algorithm") + " that runs",
                        false);
   return plans.emplace(key, p).first->second;
@@ -220,34 +238,34 @@ void* workspace_for(size_t needed, const std::string& at) {
 
 // Buffers as the ops order them: conv2d {x, w, y}, conv2d_dgrad {dy, w, dx},
 // conv2d_wgrad {x, dy, dw}. alpha = 1, beta = 0: the output is only written.
-template <Pass pass, cudnnTensorFormat_t format, Choice choice = Choice::fastest>
+template <Pass pass, cudnnTensorFormat_t format, Choice choice = Choice::fastest, Data data = Data::fp32>
 void run(const Sizes& s, const Launch&, Buffers b) {
-  const Plan& p = plan_of(pass, format, s, choice);
+  const Plan& p = plan_of(pass, format, s, choice, data);
   // Made only on failure and at a size's first launch (inside WN_* and plan_of).
-  void* ws = p.workspace ? workspace_for(p.workspace, where(pass, format, s, choice)) : nullptr;
+  void* ws = p.workspace ? workspace_for(p.workspace, where(pass, format, s, choice, data)) : nullptr;
   const float one = 1.0f, zero = 0.0f;
   const cudnnHandle_t h = cudnn_handle();
   if constexpr (pass == Pass::forward) {
     // The plain loop this stands for: conv/01_direct.cu.
     WN_CUDNN(cudnnConvolutionForward(h, &one, p.x, b[0], p.w, b[1], p.conv, cudnnConvolutionFwdAlgo_t(p.algo), ws,
                                      p.workspace, &zero, p.y, b[2]),
-             where(pass, format, s, choice));
+             where(pass, format, s, choice, data));
   } else if constexpr (pass == Pass::dgrad) {
     WN_CUDNN(cudnnConvolutionBackwardData(h, &one, p.w, b[1], p.y, b[0], p.conv,
                                           cudnnConvolutionBwdDataAlgo_t(p.algo), ws, p.workspace, &zero, p.x, b[2]),
-             where(pass, format, s, choice));
+             where(pass, format, s, choice, data));
   } else {
     WN_CUDNN(cudnnConvolutionBackwardFilter(h, &one, p.x, b[0], p.y, b[1], p.conv,
                                             cudnnConvolutionBwdFilterAlgo_t(p.algo), ws, p.workspace, &zero, p.w, b[2]),
-             where(pass, format, s, choice));
+             where(pass, format, s, choice, data));
   }
 }
 
 // Kernel::tune for version 0: no tuning of ours, but the plan made (cudnnFind
 // run) before the check, and what it found written into the record.
-template <Pass pass, cudnnTensorFormat_t format, Choice choice = Choice::fastest>
+template <Pass pass, cudnnTensorFormat_t format, Choice choice = Choice::fastest, Data data = Data::fp32>
 std::string algorithms(const Sizes& s) {
-  return plan_of(pass, format, s, choice).found;
+  return plan_of(pass, format, s, choice, data).found;
 }
 
 // What any convolution pass must move at least: its two inputs read once,
@@ -312,6 +330,22 @@ const Registration cudnn_nhwc{cudnn_kernel(
     "cudnnConvolutionForward, NHWC x and y, KRSC w (CUDNN_TENSOR_NHWC) fp32, the fastest FMA-math algorithm "
     "cudnnFindConvolutionForwardAlgorithm measured",
     run<Pass::forward, CUDNN_TENSOR_NHWC>, algorithms<Pass::forward, CUDNN_TENSOR_NHWC>)};
+
+// bf16 on tensor cores, y in bf16 (header): conv2d_nhwc/13's yardstick.
+Kernel cudnn_bf16_kernel() {
+  Kernel k = cudnn_kernel("conv2d_nhwc",
+                          "cudnnConvolutionForward, NHWC x and y, KRSC w (CUDNN_TENSOR_NHWC), bf16 x, w and y with "
+                          "fp32 compute, CUDNN_TENSOR_OP_MATH, the fastest algorithm "
+                          "cudnnFindConvolutionForwardAlgorithm measured",
+                          run<Pass::forward, CUDNN_TENSOR_NHWC, Choice::fastest, Data::bf16>,
+                          algorithms<Pass::forward, CUDNN_TENSOR_NHWC, Choice::fastest, Data::bf16>, "cudnn_bf16");
+  k.precision = "bf16 inputs and output, fp32 accumulation (tensor cores: CUDNN_TENSOR_OP_MATH)";
+  k.bytes = [](const Sizes& s) { return compulsory_bytes(s) / 2; };  // every tensor in 2-byte elements
+  k.input_format = &simt::kBfloat16;
+  k.output_format = &simt::kBfloat16;
+  return k;
+}
+const Registration cudnn_nhwc_bf16{cudnn_bf16_kernel()};
 
 }  // namespace
 }  // namespace warpnet::device::conv
