@@ -52,8 +52,10 @@
 #                       says, src/device/CMakeLists.txt)
 #   BUILD               build folder there, default /tmp/warpnet-gpu-build
 #   FORCE_BUILD         1: build there even when .gpu-deps/bin starts
-#   BENCH_ARGS          arguments for `warpnet bench`, default "matmul peak conv2d softmax
-#                       lenet5_step": the ops the issues set targets for, peak (the
+#   BENCH_ARGS          arguments for `warpnet bench`, default "matmul peak conv2d
+#                       conv2d_nhwc softmax lenet5_step": the ops the issues set
+#                       targets for (conv2d_nhwc: conv v13, bf16 on wgmma, against
+#                       cuDNN's bf16), peak (the
 #                       ceilings of matmul's inner-loop instructions, a few
 #                       seconds) and LeNet-5's fused step (the kernels of `train
 #                       --fused-step` alone, at batch 64 and 256), in that order,
@@ -477,7 +479,7 @@ if want lenet && [ -x "$BIN/warpnet" ]; then
   note "bench lenet conv: $(outcome $? "1: a version failed")"
 fi
 
-BENCH_ARGS=${BENCH_ARGS-matmul peak conv2d softmax lenet5_step}
+BENCH_ARGS=${BENCH_ARGS-matmul peak conv2d conv2d_nhwc softmax lenet5_step}
 if ! want bench; then
   :
 elif [ -x "$BIN/warpnet" ]; then

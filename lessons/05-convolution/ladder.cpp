@@ -90,7 +90,8 @@ struct Figures {
   device::Comparison check;
   std::vector<Part> parts;  // in order of first launch
   int launches = 0;
-  double global_bytes = 0;  // asked for by the instructions (loads + stores), before any cache
+  double global_bytes = 0;  // asked for by the instructions (loads + stores), before any cache, and by TMA
+  double tma_bytes = 0;     // loaded by the copy engine (v13), not by instructions: no sectors per load to show
   double store_bytes = 0;
   double formula_bytes = 0;  // what the version registered (Kernel::bytes)
   double load_sectors_per_request = 0, load_efficiency = 0;
@@ -107,7 +108,7 @@ Figures trace(const device::Kernel& kernel, const device::Sizes& sizes) {
   const device::Op& op = device::op(kernel.op);
   Rng rng(5);
   const std::vector<Tensor> inputs = device::make_inputs(kernel, sizes, rng);
-  int64_t io_bytes = 4 * device::total_elements(op.output_shapes(sizes));
+  int64_t io_bytes = int64_t(device::output_element_bytes(kernel)) * device::total_elements(op.output_shapes(sizes));
   for (const Tensor& t : inputs) io_bytes += int64_t(device::device_bytes(kernel, t).size());
   const int64_t before = device_bytes_allocated();
   std::vector<Tensor> out;
@@ -125,6 +126,7 @@ Figures trace(const device::Kernel& kernel, const device::Sizes& sizes) {
     auto part = std::find_if(f.parts.begin(), f.parts.end(), [&](const Part& p) { return p.kernel == name; });
     if (part == f.parts.end()) part = f.parts.insert(f.parts.end(), Part{name});
     ++part->launches;
+    f.tma_bytes += double(t.bulk_bytes);
     const simt::InstructionStats load = t.total(Space::global, false);
     sectors += double(load.sectors), requests += double(load.requests), ideal += double(load.ideal_sectors);
     const simt::InstructionStats sl = t.total(Space::shared, false), ss = t.total(Space::shared, true);
@@ -139,6 +141,7 @@ Figures trace(const device::Kernel& kernel, const device::Sizes& sizes) {
     }
   }
   for (const Part& p : f.parts) f.global_bytes += p.global_bytes, f.store_bytes += p.store_bytes;
+  f.global_bytes += f.tma_bytes;
   f.load_sectors_per_request = ratio(sectors, requests);
   f.load_efficiency = ratio(ideal, sectors);
   f.flops_per_byte = ratio(kernel.flops(sizes), f.global_bytes);
@@ -171,17 +174,20 @@ void print_table(const std::string& op, const std::vector<Figures>& all, bool ma
   }
   for (const Figures& f : all) {
     const std::string conflicts = degree(f.shared_load_conflicts) + " / " + degree(f.shared_store_conflicts);
-    const std::string efficiency = fixed(100 * f.load_efficiency, 0) + "%";
+    // Tiles that TMA copies whole are no warp's loads: no sectors per load, no efficiency.
+    const bool tma = f.tma_bytes > 0;
+    const std::string sectors = tma ? "TMA" : fixed(f.load_sectors_per_request, 2);
+    const std::string efficiency = tma ? "-" : fixed(100 * f.load_efficiency, 0) + "%";
     const std::string workspace = f.workspace ? format_bytes(f.workspace) : "-";
     if (markdown) {
       std::printf("| %s | %s | %d | %s | %s | %s | %s | %s | %s | %s |\n", f.kernel->id().c_str(),
                   inputs_of(*f.kernel).c_str(), f.launches, megabytes(f.global_bytes).c_str(),
-                  megabytes(f.formula_bytes).c_str(), fixed(f.load_sectors_per_request, 2).c_str(), efficiency.c_str(),
+                  megabytes(f.formula_bytes).c_str(), sectors.c_str(), efficiency.c_str(),
                   fixed(f.flops_per_byte, 2).c_str(), conflicts.c_str(), workspace.c_str());
     } else {
-      std::printf("  %-36s %-5s %8d %10s %10s %9.2f %6s %7.2f %13s %11s  %s\n", f.kernel->id().c_str(),
+      std::printf("  %-36s %-5s %8d %10s %10s %9s %6s %7.2f %13s %11s  %s\n", f.kernel->id().c_str(),
                   inputs_of(*f.kernel).c_str(), f.launches, megabytes(f.global_bytes).c_str(),
-                  megabytes(f.formula_bytes).c_str(), f.load_sectors_per_request, efficiency.c_str(), f.flops_per_byte,
+                  megabytes(f.formula_bytes).c_str(), sectors.c_str(), efficiency.c_str(), f.flops_per_byte,
                   conflicts.c_str(), workspace.c_str(), f.check.mismatches ? "MISMATCH" : "matches the CPU");
       if (f.check.mismatches) std::printf("%s", f.check.first.c_str());
     }
