@@ -14,6 +14,7 @@
 //   tma_load_2d_multicast(..., bar, mask)    tma_load_2d into every CTA of mask, each counted on its own bar
 //   fence_proxy_async_shared()               the thread's plain shared stores, before what TMA/wgmma read next
 //   wgmma_fence / _commit / _wait<N>         order, group, and retire asynchronous wgmmas
+//   wgmma_m64n64k16_bf16<TransA, TransB>     d (64,64) += a (64,16) @ b (16,64), bf16, fp32 accumulators
 //   wgmma_m64n128k16_bf16<TransA, TransB>    d (64,128) += a (64,16) @ b (16,128), bf16, fp32 accumulators
 //   wgmma_m64n128k32_e4m3                    d (64,128) += a (64,32) @ b (32,128), fp8 e4m3 (K-major both)
 //   wgmma_m64n256k16_bf16<TransA, TransB>    d (64,256) += a (64,16) @ b (16,256), bf16, fp32 accumulators
@@ -140,6 +141,23 @@ __device__ __forceinline__ void wgmma_commit() { asm volatile("wgmma.commit_grou
 template <int Pending>
 __device__ __forceinline__ void wgmma_wait() {
   asm volatile("wgmma.wait_group.sync.aligned %0;\n" ::"n"(Pending) : "memory");
+}
+
+// d (64,64) += a (64,16) @ b (16,64), bf16 from shared memory through descriptors,
+// fp32 in registers (32 per thread). TransA/TransB: 1 when the operand's tile is MN-major.
+template <int TransA, int TransB>
+__device__ __forceinline__ void wgmma_m64n64k16_bf16(float (&d)[32], uint64_t desc_a, uint64_t desc_b) {
+  asm volatile(
+      "wgmma.mma_async.sync.aligned.m64n64k16.f32.bf16.bf16 "
+      "{%0, %1, %2, %3, %4, %5, %6, %7, %8, %9, %10, %11, %12, %13, %14, %15, "
+      "%16, %17, %18, %19, %20, %21, %22, %23, %24, %25, %26, %27, %28, %29, %30, %31}"
+      ", %32, %33, 1, 1, 1, %34, %35;\n"  // scale-d 1: d += a @ b; imm-scale-a/b 1
+      : "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3]), "+f"(d[4]), "+f"(d[5]), "+f"(d[6]), "+f"(d[7]), "+f"(d[8]),
+        "+f"(d[9]), "+f"(d[10]), "+f"(d[11]), "+f"(d[12]), "+f"(d[13]), "+f"(d[14]), "+f"(d[15]), "+f"(d[16]),
+        "+f"(d[17]), "+f"(d[18]), "+f"(d[19]), "+f"(d[20]), "+f"(d[21]), "+f"(d[22]), "+f"(d[23]), "+f"(d[24]),
+        "+f"(d[25]), "+f"(d[26]), "+f"(d[27]), "+f"(d[28]), "+f"(d[29]), "+f"(d[30]), "+f"(d[31])
+      : "l"(desc_a), "l"(desc_b), "n"(TransA), "n"(TransB)
+      : "memory");
 }
 
 // The 64 accumulator operands of an m64n128 wgmma, as asm operand list text and constraints.

@@ -15,15 +15,18 @@
 //     the map's element strides step over the skipped pixels. The box lands
 //     as 128 rows (pixels) of 128 bytes (channels), 128-byte swizzled: the
 //     K-major tile wgmma reads, as matmul v13's A.
-//   - B tile = 128 output channels x the same 64 input channels of tap
-//     (r, s): w (K,R,S,C) seen as a 3-D tensor {C, R·S, K}, box {64, 1, 128},
-//     again K-major rows of 128 bytes.
+//   - B tile = BN output channels x the same 64 input channels of tap
+//     (r, s): w (K,R,S,C) seen as a 3-D tensor {C, R·S, K}, box {64, 1, BN},
+//     again K-major rows of 128 bytes. BN is 64, 128 or 256, the smallest
+//     that holds K (else 256): a 128-wide tile would waste half of every
+//     wgmma at K = 64, and at K = 256 a 256-wide one reads each A tile once.
 //   A k-step is one (tap, 64-channel block); C·R·S = R·S·ceil(C/64) steps.
 //   Channels past C are zeros in both boxes, so no product crosses a tap.
 //   The rest is matmul v16's machine: a producer thread, a 4-stage mbarrier
-//   ring (wgmma_v16::Ring), two consumer warpgroups of wgmma m64n128k16
-//   (64 fp32 accumulators a thread), a persistent grid whose ring runs on
-//   from tile to tile.
+//   ring (wgmma_v16::Ring), two consumer warpgroups of wgmma m64nBNk16
+//   (BN / 2 fp32 accumulators a thread; at BN = 256, 128 of them, so the
+//   warpgroups move registers with setmaxnreg as v16 does), a persistent
+//   grid whose ring runs on from tile to tile.
 // Tiles: TQ = the power of two at or above Q (at most 128), TP = 128 / TQ,
 //   so every box fills the 128 rows wgmma reads (rows past P or Q are
 //   computed and not stored): 56x56 images are 2x64 tiles, 28 a image;
@@ -41,15 +44,15 @@
 //   exact, sums fp32, y rounded to bf16 (2^-8 more): cuDNN's bf16
 //   configuration, which writes y in bf16 too, is its version 0.
 // Changed from v05: NHWC bf16 in, bf16 out; TMA boxes instead of per-element
-//   gathers; an mbarrier ring and a producer warpgroup; wgmma m64n128k16 from
-//   descriptors instead of ldmatrix + mma.sync; a persistent grid.
-// Not yet: a 128x256 tile (setmaxnreg) for K >= 256, TMA's im2col mode (one
+//   gathers; an mbarrier ring and a producer warpgroup; wgmma m64n{64,128,256}k16
+//   from descriptors instead of ldmatrix + mma.sync; a persistent grid.
+// Not yet: TMA's im2col mode (one
 //   box of pixels running on across rows and images, so 14x14 images waste
 //   no rows), 2-CTA clusters sharing w by multicast, a TMA store of y.
 // Build: sm_90a only, as matmul v13 (src/device/CMakeLists.txt).
 // Run: build/bin/warpnet bench conv2d_nhwc --kernels 6,13 on an H100/H200
 //   (cuDNN fp32 and bf16, version 0, timed in the same run); on the
-//   emulator: build/bin/warpnet trace conv2d_nhwc/13 --size 2,72,9,11,136,3,3,2,1,2
+//   emulator: build/bin/warpnet trace conv2d_nhwc/13 --size 2,72,9,11,264,3,3,2,1,2
 #include <cstdint>
 
 #include "kernels/common/hopper.hpp"
@@ -58,14 +61,39 @@
 
 namespace conv_v13 {
 
-constexpr int BM = 128, BN = 128, BK = 64;  // pixels x output channels x input channels of a k-step
+constexpr int BM = 128, BK = 64;  // output pixels and input channels of a k-step
 constexpr int THREADS = wgmma_v16::THREADS;  // producer + 2 consumer warpgroups
 constexpr int WG_M = 64, WGMMA_K = 16;
 constexpr int MAX_ELEMENT_STRIDE = 8, MAX_BOX = 256;  // TMA's limits
-using Tile = wgmma_v13::Operand<false, 128>;  // K-major 128 x 64: A (pixels) and B (output channels) alike
-constexpr uint32_t STAGE = 2 * Tile::BYTES;
-constexpr size_t kSharedBytes = wgmma_v16::ring_bytes(STAGE);
-static_assert(BM == 128 && BN == 128 && BK * 2 == 128, "one 128-row K-major tile per operand, 128-byte rows");
+using TileA = wgmma_v13::Operand<false, BM>;  // K-major 128 pixels x 64 channels
+static_assert(BK * 2 == 128, "a k-step is one 128-byte row of bf16 channels");
+
+// The output channels of a tile, BN: 64, 128 or 256 (wgmma's n), the
+// smallest that holds K, else 256. A K = 64 layer would waste half of
+// every wgmma on a 128-wide tile; K = 256 reads each A tile once, not twice.
+inline int channel_tile(int K) { return K <= 64 ? 64 : K <= 128 ? 128 : 256; }
+
+template <int BN>
+struct Config {
+  using TileB = wgmma_v13::Operand<false, BN>;  // K-major BN output channels x 64 channels
+  static constexpr uint32_t STAGE = TileA::BYTES + TileB::BYTES;
+  static constexpr size_t kSharedBytes = wgmma_v16::ring_bytes(STAGE);
+  static constexpr int ACCUMULATORS = BN / 2;  // per consumer thread: 64 x BN / 128
+  // 128 accumulators do not fit beside the rest in the 168 registers a
+  // 384-thread block gets: at BN = 256 the warpgroups move registers as
+  // matmul v16 does (setmaxnreg, 40 producer, 232 consumers).
+  static constexpr bool kReallocate = BN == 256;
+};
+
+#if WARPNET_HOPPER_PTX
+// d (64, BN) += a (64, 16) @ b (16, BN): the wgmma of the tile's width, both tiles K-major.
+template <int BN>
+__device__ __forceinline__ void wgmma_k16(float (&acc)[BN / 2], uint64_t a, uint64_t b) {
+  if constexpr (BN == 64) warpnet::ptx::wgmma_m64n64k16_bf16<0, 0>(acc, a, b);
+  else if constexpr (BN == 128) warpnet::ptx::wgmma_m64n128k16_bf16<0, 0>(acc, a, b);
+  else warpnet::ptx::wgmma_m64n256k16_bf16<0, 0>(acc, a, b);
+}
+#endif
 
 // The output-pixel rectangle of a tile: TP rows x TQ columns of one image.
 struct PixelTiles {
@@ -81,17 +109,17 @@ inline PixelTiles pixel_tiles(const ConvShape& g) {
   while (tq < g.Q && tq < 128) tq *= 2;
   while (tq * g.stride > MAX_BOX) tq /= 2;
   while ((128 / tq) * g.stride > MAX_BOX) tq *= 2;
-  const int tp = 128 / tq;
-  return PixelTiles{tp, tq, (g.P + tp - 1) / tp, (g.Q + tq - 1) / tq, (g.K + BN - 1) / BN};
+  const int tp = 128 / tq, bn = channel_tile(g.K);
+  return PixelTiles{tp, tq, (g.P + tp - 1) / tp, (g.Q + tq - 1) / tq, (g.K + bn - 1) / bn};
 }
 
 struct TileAt {
   int n, p0, q0, k0;  // the image, the rectangle's first output pixel, the first output channel
 };
-__host__ __device__ inline TileAt tile_at(int t, const PixelTiles& pt) {
+__host__ __device__ inline TileAt tile_at(int t, const PixelTiles& pt, int bn) {
   const int kt = t % pt.tiles_k, pixels = t / pt.tiles_k;
   const int iq = pixels % pt.tiles_q, ip = (pixels / pt.tiles_q) % pt.tiles_p, n = pixels / (pt.tiles_q * pt.tiles_p);
-  return TileAt{n, ip * pt.tp, iq * pt.tq, kt * BN};
+  return TileAt{n, ip * pt.tp, iq * pt.tq, kt * bn};
 }
 
 // Two floats as adjacent bf16s in one 32-bit word (the lower address first).
@@ -104,10 +132,12 @@ __device__ __forceinline__ uint32_t bf16_pair(float lo, float hi) {
 
 // map_x: x (N,H,W,C) bf16 as {C, W, H, N}, box {64, TQ·stride, TP·stride, 1},
 // element strides {1, stride, stride, 1}; map_w: w (K,R,S,C) bf16 as
-// {C, R·S, K}, box {64, 1, 128} (both made by conv_v13::launch);
-// y: (N,P,Q,K) bf16.
+// {C, R·S, K}, box {64, 1, BN} (both made by conv_v13::launch);
+// y: (N,P,Q,K) bf16. BN = conv_v13::channel_tile(K).
 // Launch: block (384) = producer + 2 consumer warpgroups; grid (blocks), any
-// number (persistent: min(tiles, SMs)); dynamic shared kSharedBytes. sm_90a only.
+// number (persistent: min(tiles, SMs)); dynamic shared Config<BN>::kSharedBytes.
+// sm_90a only.
+template <int BN>
 __global__ void __launch_bounds__(conv_v13::THREADS, 1)
     conv2d_implicit_gemm_wgmma(ConvShape g, conv_v13::PixelTiles pt, const __grid_constant__ CUtensorMap map_x,
                                const __grid_constant__ CUtensorMap map_w, __nv_bfloat16* __restrict__ y) {
@@ -118,44 +148,48 @@ __global__ void __launch_bounds__(conv_v13::THREADS, 1)
   using wgmma_v13::acc_row;
   using wgmma_v13::descriptor;
   using wgmma_v16::STAGES;
-  const wgmma_v16::Ring ring = wgmma_v16::make_ring(STAGE);
+  using Cfg = Config<BN>;
+  using TileB = typename Cfg::TileB;
+  const wgmma_v16::Ring ring = wgmma_v16::make_ring(Cfg::STAGE);
   const int wg = threadIdx.x / 128, t = threadIdx.x % 128;
   const int tiles = pt.count(g.N), channel_blocks = (g.C + BK - 1) / BK, k_steps = g.R * g.S * channel_blocks;
 
   if (wg == 0) {  // producer: one thread keeps the ring full
+    if constexpr (Cfg::kReallocate) setmaxnreg_dec<wgmma_v16::PRODUCER_REGISTERS>();  // the whole warpgroup, first
     if (t != 0) return;
     int it = 0;  // the block's k-steps, counted across tiles as the consumers count them
     for (int tile = blockIdx.x; tile < tiles; tile += gridDim.x) {
-      const TileAt at = tile_at(tile, pt);
+      const TileAt at = tile_at(tile, pt, BN);
       for (int step = 0; step < k_steps; ++step, ++it) {
         const int s = it % STAGES, tap = step / channel_blocks, c0 = (step % channel_blocks) * BK;
         if (it >= STAGES) mbarrier_wait(&ring.empty[s], (it / STAGES - 1) & 1);  // round r-1 released it
-        unsigned char* a = ring.base + s * STAGE;
+        unsigned char* a = ring.base + s * Cfg::STAGE;
         const int h0 = at.p0 * g.stride - g.pad + (tap / g.S) * g.dil, w0 = at.q0 * g.stride - g.pad + (tap % g.S) * g.dil;
-        mbarrier_arrive_expect_tx(&ring.full[s], STAGE);  // whole boxes count, zero-filled parts included
+        mbarrier_arrive_expect_tx(&ring.full[s], Cfg::STAGE);  // whole boxes count, zero-filled parts included
         tma_load_4d(a, &map_x, c0, w0, h0, at.n, &ring.full[s]);
-        tma_load_3d(a + Tile::BYTES, &map_w, c0, tap, at.k0, &ring.full[s]);
+        tma_load_3d(a + TileA::BYTES, &map_w, c0, tap, at.k0, &ring.full[s]);
       }
     }
     return;
   }
   // Consumer warpgroup: tile rows (pixels) m0..m0+63.
+  if constexpr (Cfg::kReallocate) setmaxnreg_inc<wgmma_v16::CONSUMER_REGISTERS>();
   const int m0 = (wg - 1) * WG_M;
-  float acc[64];
+  float acc[Cfg::ACCUMULATORS];
   int it = 0;
   for (int tile = blockIdx.x; tile < tiles; tile += gridDim.x) {
-    const TileAt at = tile_at(tile, pt);
+    const TileAt at = tile_at(tile, pt, BN);
 #pragma unroll
-    for (int i = 0; i < 64; ++i) acc[i] = 0.0f;
+    for (int i = 0; i < Cfg::ACCUMULATORS; ++i) acc[i] = 0.0f;
     for (int step = 0; step < k_steps; ++step, ++it) {
       const int s = it % STAGES;
       mbarrier_wait(&ring.full[s], (it / STAGES) & 1);  // TMA's bytes of this round have landed
-      const uint32_t a = shared_address(ring.base + s * STAGE), b = a + Tile::BYTES;
+      const uint32_t a = shared_address(ring.base + s * Cfg::STAGE), b = a + TileA::BYTES;
       wgmma_fence();  // the accumulators' earlier register writes (the zeros too) come first
 #pragma unroll
       for (int kk = 0; kk < BK; kk += WGMMA_K)
-        wgmma_m64n128k16_bf16<0, 0>(acc, descriptor(a + Tile::start(m0, kk), Tile::LBO, Tile::SBO),
-                                    descriptor(b + Tile::start(0, kk), Tile::LBO, Tile::SBO));
+        wgmma_k16<BN>(acc, descriptor(a + TileA::start(m0, kk), TileA::LBO, TileA::SBO),
+                      descriptor(b + TileB::start(0, kk), TileB::LBO, TileB::SBO));
       wgmma_commit();
       // Keep this step's group in flight; the previous one is done, so its stage is free.
       wgmma_wait<1>();
@@ -166,7 +200,7 @@ __global__ void __launch_bounds__(conv_v13::THREADS, 1)
     // Row i of the tile is output pixel (p0 + i / TQ, q0 + i % TQ); column j output channel k0 + j.
     const bool pairs = g.K % 2 == 0;
 #pragma unroll
-    for (int i = 0; i < 64; i += 2) {
+    for (int i = 0; i < Cfg::ACCUMULATORS; i += 2) {
       const int row = m0 + acc_row(t, i), k = at.k0 + acc_col(t, i);
       const int p = at.p0 + row / pt.tq, q = at.q0 + row % pt.tq;
       if (p >= g.P || q >= g.Q || k >= g.K) continue;
@@ -218,10 +252,11 @@ inline bool describable(const ConvShape& g, const void* x, const void* w) {
          reinterpret_cast<uintptr_t>(w) % 16 == 0;
 }
 
-// Makes both maps and launches `blocks` blocks; false (nothing launched) when
-// the driver refuses a map (describable() shapes only: the rest is the
-// caller's to route).
-inline bool launch(int blocks, const ConvShape& g, const __nv_bfloat16* x, const __nv_bfloat16* w, __nv_bfloat16* y) {
+// Makes both maps and launches `blocks` blocks of the BN-wide kernel
+// (channel_tile(K)); false (nothing launched) when the driver refuses a map
+// (describable() shapes only: the rest is the caller's to route).
+template <int BN>
+bool launch(int blocks, const ConvShape& g, const __nv_bfloat16* x, const __nv_bfloat16* w, __nv_bfloat16* y) {
   const PFN_cuTensorMapEncodeTiled_v12000 encode = wgmma_v13::encode_tiled();
   if (!encode) return false;
   const PixelTiles pt = pixel_tiles(g);
@@ -242,9 +277,15 @@ inline bool launch(int blocks, const ConvShape& g, const __nv_bfloat16* x, const
   };
   if (!made(&map_x, 4, x, x_dims, x_strides, x_box, x_steps) || !made(&map_w, 3, w, w_dims, w_strides, w_box, w_steps))
     return false;
-  warpnet::launch_kernel_opted_in(conv2d_implicit_gemm_wgmma, dim3(blocks), dim3(THREADS), kSharedBytes, g, pt, map_x,
-                                  map_w, y);
+  warpnet::launch_kernel_opted_in(conv2d_implicit_gemm_wgmma<BN>, dim3(blocks), dim3(THREADS), Config<BN>::kSharedBytes,
+                                  g, pt, map_x, map_w, y);
   return true;
+}
+
+// The dynamic shared memory of the kernel that runs at g's K.
+inline size_t shared_bytes(const ConvShape& g) {
+  const int bn = channel_tile(g.K);
+  return bn == 64 ? Config<64>::kSharedBytes : bn == 128 ? Config<128>::kSharedBytes : Config<256>::kSharedBytes;
 }
 
 // The persistent grid: a block per SM, fewer when there are fewer tiles.

@@ -58,6 +58,11 @@ inline void wgmma_wait() {
 }
 
 template <int TransA, int TransB>
+inline void wgmma_m64n64k16_bf16(float (&d)[32], uint64_t desc_a, uint64_t desc_b) {
+  static constexpr simt::WgmmaShape shape{64, 16, simt::WgmmaInput::bf16, TransA != 0, TransB != 0};
+  simt::wgmma_issue("wgmma.mma_async.sync.aligned.m64n64k16.f32.bf16.bf16", shape, d, desc_a, desc_b);
+}
+template <int TransA, int TransB>
 inline void wgmma_m64n128k16_bf16(float (&d)[64], uint64_t desc_a, uint64_t desc_b) {
   static constexpr simt::WgmmaShape shape{128, 16, simt::WgmmaInput::bf16, TransA != 0, TransB != 0};
   simt::wgmma_issue("wgmma.mma_async.sync.aligned.m64n128k16.f32.bf16.bf16", shape, d, desc_a, desc_b);

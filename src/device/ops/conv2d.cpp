@@ -237,9 +237,9 @@ std::vector<Sizes> nhwc_test_sizes() {
                                     {1, 16, 7, 9, 68, 3, 3, 1, 1, 1},
                                     {2, 8, 5, 5, 12, 1, 1, 1, 0, 1},
                                     // For v13's TMA boxes (C a multiple of 8): two 64-channel
-                                    // steps a tap, the second partial, two 128-wide tiles of K,
+                                    // steps a tap, the second partial, two 256-wide tiles of K,
                                     // stride 2 with dilation 2; and Q past one 128-pixel box.
-                                    {2, 72, 9, 11, 136, 3, 3, 2, 1, 2},
+                                    {2, 72, 9, 11, 264, 3, 3, 2, 1, 2},
                                     {1, 8, 5, 131, 16, 3, 3, 1, 1, 1}})
     sizes.push_back(s);
   return sizes;
