@@ -12,6 +12,7 @@
 #include "device/registry.hpp"
 #include "device/run.hpp"
 #include "simt/launch.hpp"
+#include "simt/minifloat.hpp"
 
 using namespace warpnet;
 
@@ -286,6 +287,38 @@ TEST_CASE("registry: a GPU kernel whose sums keep fewer bits is checked against 
   nonsense.accumulator_bits = 30;
   CHECK_THROWS_WITH_AS(device::compare(nonsense, sizes, inputs, off_by(0)),
                        doctest::Contains("matmul/01_naive: accumulator_bits is 30, outside 2..24"), Error);
+}
+
+TEST_CASE("registry: outputs stored in bf16 are decoded and checked with their rounding allowed, and no more") {
+  const device::Op& op = device::op("matmul");
+  const device::Sizes sizes{33, 31, 35, 0, 0};
+  Rng rng(kSeed);
+  const auto inputs = op.make_inputs(sizes, rng);
+  const Tensor want = op.reference(sizes, inputs).at(0);
+  device::Kernel bf16_out = device::find_kernel("matmul/01_naive");
+  bf16_out.output_format = &simt::kBfloat16;
+  CHECK(bf16_out.output_rounding() == std::ldexp(1.0, -8));
+  CHECK(device::output_element_bytes(bf16_out) == 2);
+  // The reference as a bf16 kernel leaves it: each element rounded to
+  // nearest, little-endian codes; decoded, it passes every element.
+  std::vector<uint8_t> codes(size_t(want.numel()) * 2);
+  for (int64_t i = 0; i < want.numel(); ++i) {
+    const uint32_t code = simt::encode(simt::kBfloat16, float(want.item(i)), false);
+    codes[size_t(i) * 2] = uint8_t(code), codes[size_t(i) * 2 + 1] = uint8_t(code >> 8);
+  }
+  const Tensor rounded = device::decode_output(bf16_out, want.shape(), codes.data());
+  int64_t moved = 0;  // elements the rounding changed: the check does allow something
+  for (int64_t i = 0; i < want.numel(); ++i) moved += rounded.item(i) != want.item(i);
+  CHECK(moved > want.numel() / 2);
+  CHECK(device::compare(bf16_out, sizes, inputs, {rounded}).mismatches == 0);
+  // The same kernel storing fp32 gets no such allowance, and a bf16 result
+  // off by 2^-6 relative (four times the rounding allowed) fails too.
+  const device::Kernel fp32_out = device::find_kernel("matmul/01_naive");
+  CHECK(device::compare(fp32_out, sizes, inputs, {rounded}).mismatches > 0);
+  Tensor unit_off = rounded.clone();
+  float* u = unit_off.data<float>();
+  for (int64_t i = 0; i < unit_off.numel(); ++i) u[i] *= 1.0f + std::ldexp(1.0f, -6);
+  CHECK(device::compare(bf16_out, sizes, inputs, {unit_off}).mismatches > want.numel() / 2);
 }
 
 TEST_CASE("registry: a wrong result is named by its index per axis") {
