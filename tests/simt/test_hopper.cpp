@@ -24,9 +24,12 @@ using warpnet::simt::LaunchError;
 // 16-byte chunk c of 128-byte row r moves to chunk c ^ (r % 8).
 uint32_t swizzle128(uint32_t address) { return address ^ (((address >> 7) & 7u) << 4); }
 
-// One TMA box of (64 x 8) 16-bit elements at (c0, c1) into shared memory;
-// `out` receives the 1024 bytes as they lie there, and `address` the tile's shared address.
-__global__ void tma_box(const __grid_constant__ CUtensorMap map, int c0, int c1, uint16_t* out, uint32_t* address) {
+// One TMA box of 1024 bytes into shared memory: (64 x 8) 16-bit elements of
+// a 2-D map at (c0, c1), or of a 4-D map at (c0, c1, c2, c3) (conv v13's
+// boxes of an NHWC image); `out` receives the bytes as they lie there, and
+// `address` the tile's shared address.
+__global__ void tma_box(const __grid_constant__ CUtensorMap map, int rank, int c0, int c1, int c2, int c3,
+                        uint16_t* out, uint32_t* address) {
   using namespace warpnet::ptx;
   unsigned char* tile = aligned_shared();
   auto* bar = reinterpret_cast<uint64_t*>(tile + 1024);
@@ -37,27 +40,8 @@ __global__ void tma_box(const __grid_constant__ CUtensorMap map, int c0, int c1,
   __syncthreads();
   if (threadIdx.x == 0) {
     mbarrier_arrive_expect_tx(bar, 1024);
-    tma_load_2d(tile, &map, c0, c1, bar);
-    *address = shared_address(tile);
-  }
-  mbarrier_wait(bar, 0);
-  for (int i = threadIdx.x; i < 512; i += blockDim.x) out[i] = reinterpret_cast<const uint16_t*>(tile)[i];
-}
-
-// The same for a box of a 4-D map at (0, c1, c2, c3), 1024 bytes (conv v13's boxes of an NHWC image).
-__global__ void tma_box_4d(const __grid_constant__ CUtensorMap map, int c1, int c2, int c3, uint16_t* out,
-                           uint32_t* address) {
-  using namespace warpnet::ptx;
-  unsigned char* tile = aligned_shared();
-  auto* bar = reinterpret_cast<uint64_t*>(tile + 1024);
-  if (threadIdx.x == 0) {
-    mbarrier_init(bar, 1);
-    fence_mbarrier_init();
-  }
-  __syncthreads();
-  if (threadIdx.x == 0) {
-    mbarrier_arrive_expect_tx(bar, 1024);
-    tma_load_4d(tile, &map, 0, c1, c2, c3, bar);
+    if (rank == 2) tma_load_2d(tile, &map, c0, c1, bar);
+    else tma_load_4d(tile, &map, c0, c1, c2, c3, bar);
     *address = shared_address(tile);
   }
   mbarrier_wait(bar, 0);
@@ -159,7 +143,7 @@ TEST_CASE("TMA: a box lands 128-byte swizzled, zeros where it leaves the tensor,
   DeviceBuffer<uint32_t> address(1);
   CUtensorMap map;
   REQUIRE(encode(&map, CU_TENSOR_MAP_DATA_TYPE_UINT16, 2, d_t.get(), inner, outer, 64, 8) == CUDA_SUCCESS);
-  warpnet::simt::launch(tma_box, dim3(1), dim3(64), kShared, map, c0, c1, out.get(), address.get());
+  warpnet::simt::launch(tma_box, dim3(1), dim3(64), kShared, map, 2, c0, c1, 0, 0, out.get(), address.get());
   const auto got = out.download();
   const uint32_t base = address.download()[0];
   CHECK(base % 1024 == 0);
@@ -198,7 +182,7 @@ TEST_CASE("TMA: a 4-D box with element strides takes every stride-th pixel, zero
   };
   CUtensorMap map;
   REQUIRE(encode_4d(&map) == CUDA_SUCCESS);
-  warpnet::simt::launch(tma_box_4d, dim3(1), dim3(64), kShared, map, w0, h0, n, out.get(), address.get());
+  warpnet::simt::launch(tma_box, dim3(1), dim3(64), kShared, map, 4, 0, w0, h0, n, out.get(), address.get());
   const auto got = out.download();
   const uint32_t base = address.download()[0];
   int inside = 0;
