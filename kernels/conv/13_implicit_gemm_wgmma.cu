@@ -29,15 +29,15 @@
 //   grid whose ring runs on from tile to tile.
 // Tiles: TQ = the power of two at or above Q (at most 128), TP = 128 / TQ,
 //   so every box fills the 128 rows wgmma reads (rows past P or Q are
-//   computed and not stored): 56x56 images are 2x64 tiles, 28 a image;
-//   28x28 4x32, 7; 14x14 8x16, 2. Tile t of the walk is output-channel tile
+//   computed and not stored): 56x56 images are cut in 2x64 tiles, 28 to an
+//   image; 28x28 in 4x32, 7; 14x14 in 8x16, 2. Tile t of the walk is output-channel tile
 //   t % tiles_k of pixel tile t / tiles_k, so the CTAs running at once read
 //   the same image rows through L2.
-// Epilogue: from registers, two adjacent output channels per bf16x2 store
-//   (4 bytes) where K is even; y rows are K channels, so a warp's stores to
-//   one pixel cover 16 bytes runs.
+// Epilogue: from registers, two adjacent output channels per 4-byte store
+//   where K is even; a pixel's K channels are contiguous in y, so each store
+//   instruction of a warp writes 16 contiguous bytes at each of 8 pixels.
 // Edges: TMA needs every global stride a multiple of 16 bytes (C a multiple
-//   of 8) and element strides of at most 8; other shapes, and x, w or y not
+//   of 8) and element strides of at most 8; other shapes, and x or w not
 //   16-byte aligned, run conv2d_nhwc_bf16_direct below (one thread per
 //   output), which the registration's shape text names.
 // Precision: x and w rounded to bf16 (relative error 2^-8 each), products
@@ -46,9 +46,9 @@
 // Changed from v05: NHWC bf16 in, bf16 out; TMA boxes instead of per-element
 //   gathers; an mbarrier ring and a producer warpgroup; wgmma m64n{64,128,256}k16
 //   from descriptors instead of ldmatrix + mma.sync; a persistent grid.
-// Not yet: TMA's im2col mode (one
-//   box of pixels running on across rows and images, so 14x14 images waste
-//   no rows), 2-CTA clusters sharing w by multicast, a TMA store of y.
+// Not yet: TMA's im2col mode (one box of pixels running on across rows and
+//   images, so 14x14 images waste no rows), 2-CTA clusters sharing w by
+//   multicast, a TMA store of y.
 // Build: sm_90a only, as matmul v13 (src/device/CMakeLists.txt).
 // Run: build/bin/warpnet bench conv2d_nhwc --kernels 6,13 on an H100/H200
 //   (cuDNN fp32 and bf16, version 0, timed in the same run); on the
@@ -103,12 +103,15 @@ struct PixelTiles {
 };
 
 // TQ: the power of two at or above Q, at most 128, and small enough that the
-// box spans (TQ·stride, TP·stride) fit TMA's 256.
+// box spans (TQ·stride, TP·stride) fit TMA's 256. (A stride past TMA's 8
+// runs the direct kernel; it is clamped here only so that the grid of the
+// registration's shape can still be worked out.)
 inline PixelTiles pixel_tiles(const ConvShape& g) {
+  const int stride = g.stride < MAX_ELEMENT_STRIDE ? g.stride : MAX_ELEMENT_STRIDE;
   int tq = 1;
   while (tq < g.Q && tq < 128) tq *= 2;
-  while (tq * g.stride > MAX_BOX) tq /= 2;
-  while ((128 / tq) * g.stride > MAX_BOX) tq *= 2;
+  while (tq * stride > MAX_BOX) tq /= 2;
+  while ((128 / tq) * stride > MAX_BOX) tq *= 2;
   const int tp = 128 / tq, bn = channel_tile(g.K);
   return PixelTiles{tp, tq, (g.P + tp - 1) / tp, (g.Q + tq - 1) / tq, (g.K + bn - 1) / bn};
 }
