@@ -45,6 +45,10 @@ void print_summary(const simt::KernelTrace& t) {
                 s->write ? "stores" : "loads", 100 * ratio(s->ideal_sectors, s->sectors), ratio(s->sectors, s->requests),
                 (unsigned long long)s->requests);
   }
+  // TMA's boxes are the copy engine's reads, no instruction's: counted apart.
+  if (t.bulk_copies)
+    std::printf("  TMA copies      %llu boxes, %llu bytes (the largest %llu)\n", (unsigned long long)t.bulk_copies,
+                (unsigned long long)t.bulk_bytes, (unsigned long long)t.bulk_largest);
   for (const auto* s : {&s_load, &s_store}) {
     if (!s->requests) continue;
     std::printf("  shared %-6s  bank-conflict degree %.2f (worst request %u wavefronts, %llu requests)\n",
@@ -138,10 +142,12 @@ void run_trace(const TraceOptions& o) {
               shape.block.y, shape.block.z);
   std::printf("  result: %s the CPU reference (%lld elements, worst error %.3g of the tolerance)\n",
               check.mismatches ? "DIFFERS FROM" : "matches", (long long)check.checked, check.worst_ratio);
-  uint64_t global_bytes = 0;
-  for (const simt::KernelTrace& t : kernels)
+  uint64_t global_bytes = 0;  // by the instructions and by TMA's copies
+  for (const simt::KernelTrace& t : kernels) {
+    global_bytes += t.bulk_bytes;
     for (const auto& i : t.instructions)
       if (i.space == simt::Space::global) global_bytes += i.active_lanes * i.bytes;
+  }
   std::printf("  global bytes asked for: %.4g (registry formula %.4g); FLOPs %.4g\n", double(global_bytes),
               kernel.bytes(sizes), kernel.flops(sizes));
   for (size_t k = 0; k < kernels.size(); ++k) {

@@ -474,6 +474,15 @@ TEST_CASE("warpnet trace runs a registered kernel traced, prints its memory summ
   CHECK(split.output.find("kernel 2 of 2: ") != std::string::npos);
   CHECK(split.output.find("sum_splits<256>, 1 launch") != std::string::npos);
 
+  // Boxes the copy engine loads are no instruction's: counted apart, and in
+  // the bytes asked for. conv v13 at 2 images, 1 pixel tile and 2 channel
+  // tiles of 256, 18 k-steps each: 72 stages of a 16 KiB x box and a 32 KiB w box.
+  Run tma = warpnet_cli("trace conv2d_nhwc/13 --size 2,72,9,11,264,3,3,2,1,2");
+  INFO(tma.output);
+  REQUIRE(tma.status == 0);
+  CHECK(tma.output.find("TMA copies      144 boxes, 3538944 bytes (the largest 32768)") != std::string::npos);
+  CHECK(tma.output.find("global bytes asked for: 3.56e+06") != std::string::npos);
+
   Run unknown = warpnet_cli("trace matmul/99 --size 4,4,4");
   CHECK(unknown.status != 0);
   CHECK(unknown.output.find("matmul/01_naive, matmul/02_coalesced, matmul/03_smem_tiled") != std::string::npos);
