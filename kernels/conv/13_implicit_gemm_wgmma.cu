@@ -167,7 +167,8 @@ __global__ void __launch_bounds__(conv_v13::THREADS, 1)
         const int s = it % STAGES, tap = step / channel_blocks, c0 = (step % channel_blocks) * BK;
         if (it >= STAGES) mbarrier_wait(&ring.empty[s], (it / STAGES - 1) & 1);  // round r-1 released it
         unsigned char* a = ring.base + s * Cfg::STAGE;
-        const int h0 = at.p0 * g.stride - g.pad + (tap / g.S) * g.dil, w0 = at.q0 * g.stride - g.pad + (tap % g.S) * g.dil;
+        const int h0 = at.p0 * g.stride - g.pad + (tap / g.S) * g.dil;  // the box's first input row and column
+        const int w0 = at.q0 * g.stride - g.pad + (tap % g.S) * g.dil;
         mbarrier_arrive_expect_tx(&ring.full[s], Cfg::STAGE);  // whole boxes count, zero-filled parts included
         tma_load_4d(a, &map_x, c0, w0, h0, at.n, &ring.full[s]);
         tma_load_3d(a + TileA::BYTES, &map_w, c0, tap, at.k0, &ring.full[s]);

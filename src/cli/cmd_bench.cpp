@@ -414,8 +414,8 @@ void add_ratios(json& gpu, const device::gpu::Info& info, const json& cpu, doubl
     // The yardstick: the first version 0 of the row's formats that ran (the
     // registry's order; conv2d/00_cudnn_implicit_gemm is measured against it too).
     for (const json& v : gpu["kernels"])
-      if (v["version"] == 0 && v["input_format"] == r["input_format"] && v.value("output_format", "fp32") == r.value("output_format", "fp32") &&
-          v["status"] == "ok") {
+      if (v["version"] == 0 && v["input_format"] == r["input_format"] &&
+          v.value("output_format", "fp32") == r.value("output_format", "fp32") && v["status"] == "ok") {
         r["vendor"] = v["kernel"];
         r["percent_of_vendor"] = 100.0 * v["timing"]["median_ms"].get<double>() / ms;
         break;

@@ -2,7 +2,6 @@
 
 #include <cmath>
 #include <cstring>
-#include <limits>
 
 #include "core/error.hpp"
 #include "kernels/common/cuda_compat.hpp"
@@ -121,7 +120,7 @@ std::vector<Tensor> run_emulated(const Kernel& kernel, const Sizes& sizes, const
     const std::vector<uint8_t> bytes = device_bytes(kernel, input);
     upload(bytes.data(), bytes.size());
   }
-  // 0xFF bytes are a NaN in fp32 and in every output format: an element the
+  // 0xFF bytes are a NaN in fp32, bf16, fp16 and fp8 alike: an element the
   // kernel never writes fails every check.
   const std::vector<Shape> shapes = the_op.output_shapes(sizes);
   for (const Shape& shape : shapes) {

@@ -44,8 +44,8 @@ const Registration implicit_gemm_wgmma{Kernel{
                   "x BN output channels (64, 128 or 256: the smallest that holds K, else 256); a k-step is one "
                   "filter tap x 64 input channels: a 4-D TMA box of x (zero-filled padding, element strides for "
                   "stride > 1) and a 3-D box of w, 4-stage mbarrier ring, wgmma m64nBNk16 (at BN = 256 setmaxnreg "
-                  "40 producer, 232 consumers), 128B swizzle; y stored as bf16 pairs; when C is not a multiple of 8 or the "
-                  "stride is over 8, a direct kernel (a thread per output, 256 a block) runs instead",
+                  "40 producer, 232 consumers), 128B swizzle; y stored as bf16 pairs; when C is not a multiple "
+                  "of 8 or the stride is over 8, a direct kernel (a thread per output, 256 a block) runs instead",
     // The grid's x is the block count whatever the problem; the launch reads only that.
     .shape = [](const Sizes& s) {
       return Launch{dim3(unsigned(conv_v13::persistent_blocks(shape_of(s)))), dim3(conv_v13::THREADS),
