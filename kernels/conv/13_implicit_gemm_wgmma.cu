@@ -49,6 +49,11 @@
 // Not yet: TMA's im2col mode (one box of pixels running on across rows and
 //   images, so 14x14 images waste no rows), 2-CTA clusters sharing w by
 //   multicast, a TMA store of y.
+// Measured: not yet on a GPU (written 2026-12-05, after the last H200 run).
+//   Emulator: matches the CPU at every conv2d_nhwc test size, six of them
+//   on the TMA path; ptxas (nvcc 13, sm_90a): 61, 93 and 168 registers at
+//   BN = 64, 128, 256, no spills. Its yardstick on a GPU is
+//   conv2d_nhwc/00_cudnn_bf16.
 // Build: sm_90a only, as matmul v13 (src/device/CMakeLists.txt).
 // Run: build/bin/warpnet bench conv2d_nhwc --kernels 6,13 on an H100/H200
 //   (cuDNN fp32 and bf16, version 0, timed in the same run); on the
