@@ -9,6 +9,8 @@
 //   mbarrier_wait(bar, parity)               until the phase of that parity has completed
 //   tma_load_2d(dst, map, c0, c1, bar)       a TMA box of a CUtensorMap into shared memory, counted on bar
 //   tma_load_3d, tma_load_4d                 the same for maps of rank 3 and 4 (conv's NHWC images, KRSC filters)
+//   tma_load_im2col_4d(dst, map, c, w, h, n, off_w, off_h, bar)
+//                                            a run of pixels of an NHWC image's im2col map, read at a tap's offsets
 //   cluster_ctarank, cluster_sync            this CTA's rank in its cluster; the barrier of every thread of it
 //   mbarrier_arrive_cluster(bar, cta)        arrive on the mbarrier at bar's offset in CTA cta of the cluster
 //   tma_load_2d_multicast(..., bar, mask)    tma_load_2d into every CTA of mask, each counted on its own bar
@@ -93,6 +95,19 @@ __device__ __forceinline__ void tma_load_4d(void* dst, const CUtensorMap* map, i
       "cp.async.bulk.tensor.4d.shared::cluster.global.tile.mbarrier::complete_tx::bytes"
       " [%0], [%1, {%2, %3, %4, %5}], [%6];\n" ::"r"(shared_address(dst)),
       "l"(reinterpret_cast<uint64_t>(map)), "r"(c0), "r"(c1), "r"(c2), "r"(c3), "r"(shared_address(bar))
+      : "memory");
+}
+// TMA's im2col mode: the map's pixelsPerColumn pixels of x (N,H,W,C), walked
+// from (w, h) of image n through the map's bounding box, channels c.. of
+// each, every one read at its position + (off_w, off_h), the filter tap;
+// zeros outside the image.
+__device__ __forceinline__ void tma_load_im2col_4d(void* dst, const CUtensorMap* map, int c, int w, int h, int n,
+                                                   uint16_t off_w, uint16_t off_h, uint64_t* bar) {
+  asm volatile(
+      "cp.async.bulk.tensor.4d.shared::cluster.global.im2col.mbarrier::complete_tx::bytes"
+      " [%0], [%1, {%2, %3, %4, %5}], [%6], {%7, %8};\n" ::"r"(shared_address(dst)),
+      "l"(reinterpret_cast<uint64_t>(map)), "r"(c), "r"(w), "r"(h), "r"(n), "r"(shared_address(bar)), "h"(off_w),
+      "h"(off_h)
       : "memory");
 }
 

@@ -139,24 +139,37 @@ void mbarrier_wait_parity(uint64_t* bar, uint32_t parity) {
 namespace {
 
 // The copy a TMA load asks for, checked against this block's shared memory.
+// `offsets` (im2col only, rank - 2 of them) are the filter tap's.
 TmaCopy checked_copy(const Lane& lane, const char* instruction, void* dst, const CUtensorMap* map, const int* coords,
-                     int rank, uint64_t* bar) {
+                     int rank, uint64_t* bar, const uint16_t* offsets = nullptr) {
   const std::optional<TensorMapFields> fields = tensor_map_fields(*map);
-  if (!fields) misuse(lane, instruction, "the tensor map was never encoded by cuTensorMapEncodeTiled");
-  TmaCopy copy{*fields, static_cast<unsigned char*>(dst), shared_address(dst), 0, {}, bar};
-  if (int(copy.map.rank) != rank)
-    misuse(lane, instruction, cat("a ", rank, "-d copy of a rank-", copy.map.rank, " tensor map"));
+  if (!fields) misuse(lane, instruction, "the tensor map was never encoded by cuTensorMapEncodeTiled or _Im2col");
+  TmaCopy copy{*fields, static_cast<unsigned char*>(dst), shared_address(dst), 0, {}, {}, bar};
+  const TensorMapFields& m = copy.map;
+  if (int(m.rank) != rank) misuse(lane, instruction, cat("a ", rank, "-d copy of a rank-", unsigned(m.rank), " tensor map"));
+  if (m.im2col != (offsets != nullptr))
+    misuse(lane, instruction, m.im2col ? "a tiled copy of an im2col tensor map (cuTensorMapEncodeIm2col): use .im2col"
+                                       : "an .im2col copy of a tiled tensor map (cuTensorMapEncodeTiled)");
   if (copy.dst_address % 128 != 0)
     misuse(lane, instruction, cat("shared destination ", hex32(copy.dst_address), " is not 128-byte aligned"));
-  uint64_t extent = copy.map.element_bytes;  // from the first element to past the last
-  for (uint32_t d = 0; d < copy.map.rank; ++d) extent += (copy.map.dims[d] - 1) * copy.map.strides[d];
-  if (!find_allocation(reinterpret_cast<const void*>(copy.map.global), extent))
-    misuse(lane, instruction, cat("the tensor map describes ", extent, " bytes at ", reinterpret_cast<const void*>(copy.map.global),
+  uint64_t extent = m.element_bytes;  // from the first element to past the last
+  for (uint32_t d = 0; d < m.rank; ++d) extent += (m.dims[d] - 1) * m.strides[d];
+  if (!find_allocation(reinterpret_cast<const void*>(m.global), extent))
+    misuse(lane, instruction, cat("the tensor map describes ", extent, " bytes at ", reinterpret_cast<const void*>(m.global),
                                   ", which do not lie inside one cudaMalloc allocation"));
-  uint64_t box_bytes = copy.map.element_bytes;
-  for (int i = 0; i < rank; ++i) {
-    copy.coords[i] = coords[i];
-    box_bytes *= box_elements(copy.map, uint32_t(i));
+  for (int i = 0; i < rank; ++i) copy.coords[i] = coords[i];
+  uint64_t box_bytes = m.element_bytes;
+  if (m.im2col) {
+    box_bytes *= uint64_t(m.box[0]) * m.box[1];  // channels per pixel x pixels per column
+    for (int d = 1; d + 1 < rank; ++d) {
+      copy.offsets[d - 1] = offsets[d - 1];
+      const int64_t end = int64_t(m.dims[d]) + m.upper[d - 1];
+      if (coords[d] < m.lower[d - 1] || coords[d] >= end)
+        misuse(lane, instruction, cat("the first pixel's coordinate ", coords[d], " in dimension ", d,
+                                      " lies outside the bounding box [", m.lower[d - 1], ", ", end, ")"));
+    }
+  } else {
+    for (int i = 0; i < rank; ++i) box_bytes *= box_elements(m, uint32_t(i));
   }
   if (!shared_bytes(copy.dst_address, box_bytes))
     misuse(lane, instruction, cat("the ", box_bytes, "-byte box at shared address ", hex32(copy.dst_address),
@@ -222,20 +235,37 @@ MBarrier& peer_barrier(const Lane& lane, const char* instruction, Block& peer, u
 
 }  // namespace
 
+namespace {
+
+// Queues a copy of this block's, as the tracer sees it. Recorded as [dst,
+// dst + bytes): the 128-byte swizzle moves 16-byte chunks only within their
+// 128-byte line, and the box starts 128-byte aligned, so for every box of
+// whole lines (all of warpnet's) that is exactly what the copy writes.
+void issue_local(const Lane& lane, const char* instruction, void* dst, const TmaCopy& copy, uint64_t* bar,
+                 const void* site) {
+  MBarrier& barrier = barrier_at(lane, bar, instruction);
+  if (Checker* checker = current_block->checker_if_traced())
+    checker->tma_copy_issued(lane, reinterpret_cast<uintptr_t>(dst), copy.bytes, site, barrier.arriving);
+  queue_copy(lane, instruction, *current_block, copy);
+}
+
+}  // namespace
+
 void tma_load(void* dst, const CUtensorMap* map, const int* coords, int rank, uint64_t* bar) {
   LibraryScope scope;
   constexpr const char* instruction = "cp.async.bulk.tensor.shared::cluster.global.tile.mbarrier::complete_tx::bytes";
   const Lane& lane = this_lane(instruction);
-  const TmaCopy copy = checked_copy(lane, instruction, dst, map, coords, rank, bar);
-  MBarrier& barrier = barrier_at(lane, bar, instruction);
-  // Recorded as [dst, dst + bytes): the 128-byte swizzle moves 16-byte
-  // chunks only within their 128-byte line, and the box starts 128-byte
-  // aligned, so for every box of whole lines (all of warpnet's) that is
-  // exactly what the copy writes.
-  if (Checker* checker = current_block->checker_if_traced())
-    checker->tma_copy_issued(lane, reinterpret_cast<uintptr_t>(dst), copy.bytes, __builtin_return_address(0),
-                             barrier.arriving);
-  queue_copy(lane, instruction, *current_block, copy);
+  issue_local(lane, instruction, dst, checked_copy(lane, instruction, dst, map, coords, rank, bar), bar,
+              __builtin_return_address(0));
+}
+
+void tma_load_im2col(void* dst, const CUtensorMap* map, const int* coords, int rank, const uint16_t* offsets,
+                     uint64_t* bar) {
+  LibraryScope scope;
+  constexpr const char* instruction = "cp.async.bulk.tensor.shared::cluster.global.im2col.mbarrier::complete_tx::bytes";
+  const Lane& lane = this_lane(instruction);
+  issue_local(lane, instruction, dst, checked_copy(lane, instruction, dst, map, coords, rank, bar, offsets), bar,
+              __builtin_return_address(0));
 }
 
 void tma_load_multicast(void* dst, const CUtensorMap* map, const int* coords, int rank, uint64_t* bar,
@@ -288,39 +318,80 @@ void mbarrier_arrive_remote(uint64_t* bar, uint32_t cta) {
 
 namespace {
 
-// One queued TMA copy: the box, element by element, zeros outside the tensor;
-// along a dimension with an element stride, every stride-th element from the
-// box's coordinate, packed side by side. Returns the bytes it completes on
-// its mbarrier (the whole box).
-uint32_t make_copy(const TmaCopy& c) {
+// Row `row` of a copy (box[0] elements of dimension 0 from coords[0]) into
+// shared memory, read at byte `offset` of the tensor, zeros where the row or
+// an element lies outside it.
+void copy_row(const TmaCopy& c, uint32_t row, int64_t offset, bool inside) {
   const TensorMapFields& m = c.map;
-  const uint32_t e = m.element_bytes, rank = m.rank;
-  uint32_t inner_bytes = m.box[0] * e, rows = 1;
-  for (uint32_t d = 1; d < rank; ++d) rows *= box_elements(m, d);
+  const uint32_t e = m.element_bytes, inner_bytes = m.box[0] * e;
   const auto* global = reinterpret_cast<const unsigned char*>(m.global);
+  for (uint32_t i = 0; i < m.box[0]; ++i) {
+    const int64_t coord = int64_t(c.coords[0]) + i;
+    const bool in = inside && coord >= 0 && uint64_t(coord) < m.dims[0];
+    uint32_t address = c.dst_address + row * inner_bytes + i * e;
+    if (m.swizzle == CU_TENSOR_MAP_SWIZZLE_128B) address = swizzle128(address);
+    unsigned char* to = c.dst + (address - c.dst_address);
+    if (in) std::memcpy(to, global + offset + coord * e, e);
+    else std::memset(to, 0, e);
+  }
+}
+
+// One queued tiled copy: the box, element by element, zeros outside the
+// tensor; along a dimension with an element stride, every stride-th element
+// from the box's coordinate, packed side by side. Returns the bytes it
+// completes on its mbarrier (the whole box).
+uint32_t make_tiled_copy(const TmaCopy& c) {
+  const TensorMapFields& m = c.map;
+  uint32_t rows = 1;
+  for (uint32_t d = 1; d < m.rank; ++d) rows *= box_elements(m, d);
   for (uint32_t row = 0; row < rows; ++row) {
     // The row's coordinates in dimensions 1..rank-1, and whether it lies inside the tensor.
     int64_t offset = 0;
     bool inside = true;
-    for (uint32_t d = 1, rest = row; d < rank; ++d) {
+    for (uint32_t d = 1, rest = row; d < m.rank; ++d) {
       const uint32_t count = box_elements(m, d);
       const int64_t coord = int64_t(c.coords[d]) + int64_t(rest % count) * m.element_strides[d];
       rest /= count;
       inside = inside && coord >= 0 && uint64_t(coord) < m.dims[d];
       offset += coord * int64_t(m.strides[d]);
     }
-    for (uint32_t i = 0; i < m.box[0]; ++i) {
-      const int64_t coord = int64_t(c.coords[0]) + i;
-      const bool in = inside && coord >= 0 && uint64_t(coord) < m.dims[0];
-      uint32_t address = c.dst_address + row * inner_bytes + i * e;
-      if (m.swizzle == CU_TENSOR_MAP_SWIZZLE_128B) address = swizzle128(address);
-      unsigned char* to = c.dst + (address - c.dst_address);
-      if (in) std::memcpy(to, global + offset + coord * e, e);
-      else std::memset(to, 0, e);
+    copy_row(c, row, offset, inside);
+  }
+  return uint32_t(m.box[0]) * m.element_bytes * rows;
+}
+
+// One queued im2col copy: pixel after pixel of the bounding box's walk
+// (TensorMapFields::lower), each one's channels read at its position plus
+// the tap's offsets, zeros outside the tensor (the convolution's padding).
+uint32_t make_im2col_copy(const TmaCopy& c) {
+  const TensorMapFields& m = c.map;
+  const uint32_t image = m.rank - 1u;  // the images' dimension; 1..rank-2 are spatial
+  int64_t at[5];
+  for (uint32_t d = 1; d < m.rank; ++d) at[d] = c.coords[d];
+  for (uint32_t pixel = 0; pixel < m.box[1]; ++pixel) {
+    int64_t offset = at[image] * int64_t(m.strides[image]);
+    bool inside = at[image] >= 0 && at[image] < int64_t(m.dims[image]);
+    for (uint32_t d = 1; d < image; ++d) {
+      const int64_t coord = at[d] + c.offsets[d - 1];
+      inside = inside && coord >= 0 && uint64_t(coord) < m.dims[d];
+      offset += coord * int64_t(m.strides[d]);
+    }
+    copy_row(c, pixel, offset, inside);
+    // The next pixel: a step along the innermost spatial dimension, carried outward at the box's ends.
+    for (uint32_t d = 1; d <= image; ++d) {
+      if (d == image) {
+        ++at[d];
+        break;
+      }
+      at[d] += m.element_strides[d];
+      if (at[d] < int64_t(m.dims[d]) + m.upper[d - 1]) break;
+      at[d] = m.lower[d - 1];
     }
   }
-  return inner_bytes * rows;
+  return uint32_t(m.box[0]) * m.element_bytes * m.box[1];
 }
+
+uint32_t make_copy(const TmaCopy& c) { return c.map.im2col ? make_im2col_copy(c) : make_tiled_copy(c); }
 
 // The shared address of element (mn, k) of a wgmma operand, through its
 // descriptor: the canonical 128-byte-swizzle layouts of the PTX ISA ("Shared

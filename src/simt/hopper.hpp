@@ -46,6 +46,12 @@ void mbarrier_wait_parity(uint64_t* bar, uint32_t parity);
 // cp.async.bulk.tensor.Nd.shared::cluster.global.tile.mbarrier::complete_tx::bytes:
 // the box of `map` at coords (innermost first) into shared `dst`, counted on `bar`.
 void tma_load(void* dst, const CUtensorMap* map, const int* coords, int rank, uint64_t* bar);
+// ....global.im2col.mbarrier::complete_tx::bytes: the pixels of an im2col map
+// (TensorMapFields::lower says the walk) from coords (channel, then the
+// spatial dimensions, then the image), each read at its position plus
+// offsets (rank - 2 of them, innermost first).
+void tma_load_im2col(void* dst, const CUtensorMap* map, const int* coords, int rank, const uint16_t* offsets,
+                     uint64_t* bar);
 
 // Clusters (cluster.hpp): %cluster_ctarank; barrier.cluster.arrive + wait.
 unsigned cluster_ctarank();

@@ -37,6 +37,7 @@ struct TmaCopy {
   uint32_t dst_address;
   uint32_t bytes;      // the box's
   int coords[5];
+  int offsets[3];  // im2col: the filter tap's offset in each spatial dimension
   uint64_t* bar;
   // Issued by another CTA of the cluster (a multicast): its bytes are not the
   // writes of any thread here (Checker::peer_copy_landed).

@@ -34,6 +34,12 @@ inline void tma_load_4d(void* dst, const CUtensorMap* map, int c0, int c1, int c
   const int coords[4] = {c0, c1, c2, c3};
   simt::tma_load(dst, map, coords, 4, bar);
 }
+inline void tma_load_im2col_4d(void* dst, const CUtensorMap* map, int c, int w, int h, int n, uint16_t offset_w,
+                               uint16_t offset_h, uint64_t* bar) {
+  const int coords[4] = {c, w, h, n};
+  const uint16_t offsets[2] = {offset_w, offset_h};
+  simt::tma_load_im2col(dst, map, coords, 4, offsets, bar);
+}
 
 // Clusters (simt/cluster.hpp): this CTA's rank in its cluster, the cluster
 // barrier, an arrive on a peer's mbarrier, a TMA copy into several CTAs.

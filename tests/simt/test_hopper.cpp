@@ -7,7 +7,9 @@
 // registry tests, in all four layouts.)
 #include <doctest/doctest.h>
 
+#include <array>
 #include <cmath>
+#include <optional>
 
 #include <cstring>
 
@@ -26,10 +28,11 @@ uint32_t swizzle128(uint32_t address) { return address ^ (((address >> 7) & 7u) 
 
 // One TMA box of 1024 bytes into shared memory: (64 x 8) 16-bit elements of
 // a 2-D map at (c0, c1), or of a 4-D map at (c0, c1, c2, c3) (conv v13's
-// boxes of an NHWC image); `out` receives the bytes as they lie there, and
-// `address` the tile's shared address.
+// boxes of an NHWC image), or with `im2col` 8 pixels of a 4-D im2col map
+// from (c0, c1, c2, c3) read at offsets (off_w, off_h) (conv v14's); `out`
+// receives the bytes as they lie there, and `address` the tile's shared address.
 __global__ void tma_box(const __grid_constant__ CUtensorMap map, int rank, int c0, int c1, int c2, int c3,
-                        uint16_t* out, uint32_t* address) {
+                        uint16_t* out, uint32_t* address, bool im2col, uint16_t off_w, uint16_t off_h) {
   using namespace warpnet::ptx;
   unsigned char* tile = aligned_shared();
   auto* bar = reinterpret_cast<uint64_t*>(tile + 1024);
@@ -40,7 +43,8 @@ __global__ void tma_box(const __grid_constant__ CUtensorMap map, int rank, int c
   __syncthreads();
   if (threadIdx.x == 0) {
     mbarrier_arrive_expect_tx(bar, 1024);
-    if (rank == 2) tma_load_2d(tile, &map, c0, c1, bar);
+    if (im2col) tma_load_im2col_4d(tile, &map, c0, c1, c2, c3, off_w, off_h, bar);
+    else if (rank == 2) tma_load_2d(tile, &map, c0, c1, bar);
     else tma_load_4d(tile, &map, c0, c1, c2, c3, bar);
     *address = shared_address(tile);
   }
@@ -143,7 +147,8 @@ TEST_CASE("TMA: a box lands 128-byte swizzled, zeros where it leaves the tensor,
   DeviceBuffer<uint32_t> address(1);
   CUtensorMap map;
   REQUIRE(encode(&map, CU_TENSOR_MAP_DATA_TYPE_UINT16, 2, d_t.get(), inner, outer, 64, 8) == CUDA_SUCCESS);
-  warpnet::simt::launch(tma_box, dim3(1), dim3(64), kShared, map, 2, c0, c1, 0, 0, out.get(), address.get());
+  warpnet::simt::launch(tma_box, dim3(1), dim3(64), kShared, map, 2, c0, c1, 0, 0, out.get(), address.get(), false,
+                        uint16_t(0), uint16_t(0));
   const auto got = out.download();
   const uint32_t base = address.download()[0];
   CHECK(base % 1024 == 0);
@@ -182,7 +187,8 @@ TEST_CASE("TMA: a 4-D box with element strides takes every stride-th pixel, zero
   };
   CUtensorMap map;
   REQUIRE(encode_4d(&map) == CUDA_SUCCESS);
-  warpnet::simt::launch(tma_box, dim3(1), dim3(64), kShared, map, 4, 0, w0, h0, n, out.get(), address.get());
+  warpnet::simt::launch(tma_box, dim3(1), dim3(64), kShared, map, 4, 0, w0, h0, n, out.get(), address.get(), false,
+                        uint16_t(0), uint16_t(0));
   const auto got = out.download();
   const uint32_t base = address.download()[0];
   int inside = 0;
@@ -201,6 +207,116 @@ TEST_CASE("TMA: a 4-D box with element strides takes every stride-th pixel, zero
   element_strides[1] = 9;  // the driver's limit is 8
   CHECK(encode_4d(&map) == CUDA_ERROR_INVALID_VALUE);
   CHECK(warpnet::simt::last_tensor_map_refusal().find("elementStrides[1] = 9 is outside [1, 8]") != std::string::npos);
+}
+
+// An NHWC batch of 16-bit values t[i] = 1 + i (N=2, H=4, W=4, C=64) as an
+// im2col map: 8 pixels of 64 channels a copy, the bounding box's corners as given.
+struct Im2colImage {
+  static constexpr int C = 64, W = 4, H = 4, N = 2;
+  std::vector<uint16_t> t;
+  DeviceBuffer<uint16_t> d_t;
+  Im2colImage() : t(make()), d_t(t) {}
+  static std::vector<uint16_t> make() {
+    std::vector<uint16_t> v(size_t(C) * W * H * N);
+    for (size_t i = 0; i < v.size(); ++i) v[i] = uint16_t(1 + i);
+    return v;
+  }
+  CUresult encode(CUtensorMap* map, const int (&lower)[2], const int (&upper)[2], cuuint32_t stride = 1,
+                  cuuint32_t pixels = 8) {
+    void* fn = nullptr;
+    REQUIRE(cudaGetDriverEntryPointByVersion("cuTensorMapEncodeIm2col", &fn, 12000, cudaEnableDefault) == cudaSuccess);
+    REQUIRE(fn);
+    const cuuint64_t dims[4] = {C, W, H, N}, strides[3] = {C * 2, C * 2 * W, C * 2 * W * H};
+    const cuuint32_t element_strides[4] = {1, stride, stride, 1};
+    return reinterpret_cast<PFN_cuTensorMapEncodeIm2col_v12000>(fn)(
+        map, CU_TENSOR_MAP_DATA_TYPE_UINT16, 4, d_t.get(), dims, strides, lower, upper, C, pixels, element_strides,
+        CU_TENSOR_MAP_INTERLEAVE_NONE, CU_TENSOR_MAP_SWIZZLE_128B, CU_TENSOR_MAP_L2_PROMOTION_NONE,
+        CU_TENSOR_MAP_FLOAT_OOB_FILL_NONE);
+  }
+  // The 8 pixels one im2col copy from (w, h) of image n lands, checked
+  // against want(pixel) = the (w, h, n) it must have read, or none for zeros.
+  template <class Want>
+  void check_copy(const CUtensorMap& map, int w, int h, int n, uint16_t off_w, uint16_t off_h, Want want) {
+    DeviceBuffer<uint16_t> out(512);
+    DeviceBuffer<uint32_t> address(1);
+    warpnet::simt::launch(tma_box, dim3(1), dim3(64), kShared, map, 4, 0, w, h, n, out.get(), address.get(), true,
+                          off_w, off_h);
+    const auto got = out.download();
+    const uint32_t base = address.download()[0];
+    for (int pixel = 0; pixel < 8; ++pixel) {
+      const std::optional<std::array<int, 3>> at = want(pixel);  // (w, h, n)
+      for (int c = 0; c < C; ++c) {
+        const uint16_t expected = at ? t[((size_t((*at)[2]) * H + (*at)[1]) * W + (*at)[0]) * C + c] : 0;
+        INFO("pixel ", pixel, " channel ", c);
+        CHECK(got[(swizzle128(base + pixel * 128 + c * 2) - base) / 2] == expected);
+      }
+    }
+  }
+};
+
+// The expectations of the first three cases are what NVIDIA's hardware does
+// in Triton's tutorial of TMA's im2col mode (python/tutorials/gluon,
+// "tma-im2col", tested on Hopper there): a start in the padding, the tap's
+// offsets moving every read, and a run of pixels crossing into the next image.
+TEST_CASE("TMA im2col: pixels walk the bounding box row by row and image by image, each read at the tap's offset") {
+  using Pixel = std::optional<std::array<int, 3>>;
+  Im2colImage image;
+  CUtensorMap map;
+  SUBCASE("a start in the padding: the box's rows and columns from -1, zeros outside the image") {
+    REQUIRE(image.encode(&map, {-1, -1}, {-1, -1}) == CUDA_SUCCESS);  // the box: [-1, 3) in w and h
+    image.check_copy(map, -1, -1, 0, 0, 0, [](int pixel) -> Pixel {
+      const int w = -1 + pixel % 4, h = -1 + pixel / 4;  // rows of 4: w = -1..2
+      if (w < 0 || h < 0) return std::nullopt;
+      return std::array<int, 3>{w, h, 0};
+    });
+  }
+  SUBCASE("offsets move every pixel read, not the walk") {
+    REQUIRE(image.encode(&map, {-1, -1}, {-1, -1}) == CUDA_SUCCESS);
+    image.check_copy(map, -1, -1, 0, 1, 1, [](int pixel) -> Pixel {
+      return std::array<int, 3>{pixel % 4, pixel / 4, 0};  // (-1, -1) + (1, 1) onward: the image itself
+    });
+  }
+  SUBCASE("a run past the last row goes on in the next image") {
+    REQUIRE(image.encode(&map, {0, 0}, {0, 0}) == CUDA_SUCCESS);
+    image.check_copy(map, 3, 2, 0, 0, 0, [](int pixel) -> Pixel {
+      const int index = 2 * 4 + 3 + pixel;  // pixels 11..18 of the batch, flattened (n, h, w)
+      return std::array<int, 3>{index % 4, index / 4 % 4, index / 16};
+    });
+  }
+  SUBCASE("a stride-2 convolution's walk: every other pixel, the box ending where the last output's window starts") {
+    // 3x3 filter, stride 2, pad 1 on 4x4: 2x2 outputs an image. The box is
+    // [-pad, (P - 1) * stride + 1 - pad) = [-1, 2): positions -1 and 1.
+    constexpr int stride = 2, pad = 1, P = 2, upper = (P - 1) * stride + 1 - Im2colImage::H - pad;
+    REQUIRE(image.encode(&map, {-pad, -pad}, {upper, upper}, stride) == CUDA_SUCCESS);
+    const int r = 2, s = 1;  // the tap: offsets (s, r)
+    image.check_copy(map, -pad, -pad, 0, s, r, [&](int pixel) -> Pixel {
+      const int q = pixel % P, p = pixel / P % P, n = pixel / (P * P);  // output pixel (n, p, q) of the GEMM's row
+      const int w = q * stride - pad + s, h = p * stride - pad + r;
+      if (w < 0 || w >= Im2colImage::W || h < 0 || h >= Im2colImage::H) return std::nullopt;
+      return std::array<int, 3>{w, h, n};
+    });
+  }
+}
+
+TEST_CASE("TMA im2col: a start outside the bounding box, a tiled copy of an im2col map and bad corners are errors") {
+  Im2colImage image;
+  CUtensorMap map;
+  REQUIRE(image.encode(&map, {-1, -1}, {-1, -1}) == CUDA_SUCCESS);
+  DeviceBuffer<uint16_t> out(512);
+  DeviceBuffer<uint32_t> address(1);
+  CHECK_THROWS_WITH_AS(warpnet::simt::launch(tma_box, dim3(1), dim3(64), kShared, map, 4, 0, 3, -1, 0, out.get(),
+                                             address.get(), true, uint16_t(0), uint16_t(0)),
+                       doctest::Contains("coordinate 3 in dimension 1 lies outside the bounding box [-1, 3)"),
+                       LaunchError);
+  CHECK_THROWS_WITH_AS(
+      warpnet::simt::launch(tma_box, dim3(1), dim3(64), kShared, map, 4, 0, 0, 0, 0, out.get(), address.get(), false,
+                            uint16_t(0), uint16_t(0)),
+      doctest::Contains("a tiled copy of an im2col tensor map"), LaunchError);
+  CHECK(image.encode(&map, {-200, 0}, {0, 0}) == CUDA_ERROR_INVALID_VALUE);  // 4-D corners: [-128, 127]
+  CHECK(warpnet::simt::last_tensor_map_refusal().find("is outside [-128, 127] (rank 4)") != std::string::npos);
+  CHECK(image.encode(&map, {0, 0}, {-4, 0}) == CUDA_ERROR_INVALID_VALUE);
+  CHECK(warpnet::simt::last_tensor_map_refusal().find("the bounding box [0, 0) of dimension 1 is empty") !=
+        std::string::npos);
 }
 
 TEST_CASE("wgmma: m64n128k32 e4m3 from TMA-loaded K-major tiles equals a plain loop") {
@@ -274,5 +390,5 @@ TEST_CASE("TMA: a copy still in flight at exit, and maps the driver would refuse
   CHECK(encode(&map, CU_TENSOR_MAP_DATA_TYPE_UINT16, 2, d_t.get(), 60, 8, 64, 8) == CUDA_ERROR_INVALID_VALUE);
   CHECK(warpnet::simt::last_tensor_map_refusal().find("globalStrides[0] = 120") != std::string::npos);
   CHECK(encode(&map, CU_TENSOR_MAP_DATA_TYPE_UINT16, 2, d_t.get(), 64, 8, 32, 8) == CUDA_ERROR_INVALID_VALUE);
-  CHECK(warpnet::simt::last_tensor_map_refusal().find("inner boxes of exactly 128 bytes, not 64") != std::string::npos);
+  CHECK(warpnet::simt::last_tensor_map_refusal().find("inner extents of exactly 128 bytes, not 64") != std::string::npos);
 }
