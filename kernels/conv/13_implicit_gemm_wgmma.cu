@@ -98,7 +98,69 @@ __device__ __forceinline__ void wgmma_k16(float (&acc)[BN / 2], uint64_t a, uint
   else if constexpr (BN == 128) warpnet::ptx::wgmma_m64n128k16_bf16<0, 0>(acc, a, b);
   else warpnet::ptx::wgmma_m64n256k16_bf16<0, 0>(acc, a, b);
 }
+
+// The producer thread: fills the ring with the k-steps of this block's tiles
+// (blockIdx.x, then every gridDim.x-th), in the order the consumers take
+// them. A k-step is one filter tap x one block of 64 input channels;
+// load(stage, bar, tile, tap, c0) issues its TMA copies (the stage's bytes,
+// counted on bar, zero-filled parts included).
+template <uint32_t STAGE, class LoadStep>
+__device__ __forceinline__ void produce(const wgmma_v16::Ring& ring, int tiles, int taps, int channel_blocks,
+                                        LoadStep load) {
+  using namespace warpnet::ptx;
+  using wgmma_v16::STAGES;
+  int it = 0;  // the block's k-steps, counted across tiles as the consumers count them
+  for (int tile = blockIdx.x; tile < tiles; tile += gridDim.x)
+    for (int step = 0; step < taps * channel_blocks; ++step, ++it) {
+      const int s = it % STAGES;
+      if (it >= STAGES) mbarrier_wait(&ring.empty[s], (it / STAGES - 1) & 1);  // round r-1 released it
+      mbarrier_arrive_expect_tx(&ring.full[s], STAGE);
+      load(ring.base + s * STAGE, &ring.full[s], tile, step / channel_blocks, (step % channel_blocks) * BK);
+    }
+}
+
+// A consumer warpgroup's part of one tile: rows m0..m0+63 of acc (zeroed
+// here) summed over the tile's k_steps stages; `it` counts the block's
+// k-steps across tiles. Each stage is released once its wgmmas are retired.
+template <int BN>
+__device__ __forceinline__ void accumulate_tile(const wgmma_v16::Ring& ring, int& it, int k_steps, int m0,
+                                                float (&acc)[BN / 2]) {
+  using namespace warpnet::ptx;
+  using wgmma_v13::descriptor;
+  using wgmma_v16::STAGES;
+  using TileB = typename Config<BN>::TileB;
+#pragma unroll
+  for (int i = 0; i < BN / 2; ++i) acc[i] = 0.0f;
+  for (int step = 0; step < k_steps; ++step, ++it) {
+    const int s = it % STAGES;
+    mbarrier_wait(&ring.full[s], (it / STAGES) & 1);  // TMA's bytes of this round have landed
+    const uint32_t a = shared_address(ring.base + s * Config<BN>::STAGE), b = a + TileA::BYTES;
+    wgmma_fence();  // the accumulators' earlier register writes (the zeros too) come first
+#pragma unroll
+    for (int kk = 0; kk < BK; kk += WGMMA_K)
+      wgmma_k16<BN>(acc, descriptor(a + TileA::start(m0, kk), TileA::LBO, TileA::SBO),
+                    descriptor(b + TileB::start(0, kk), TileB::LBO, TileB::SBO));
+    wgmma_commit();
+    // Keep this step's group in flight; the previous one is done, so its stage is free.
+    wgmma_wait<1>();
+    if (step > 0) mbarrier_arrive(&ring.empty[(it - 1) % STAGES]);
+  }
+  wgmma_wait<0>();
+  mbarrier_arrive(&ring.empty[(it - 1) % STAGES]);  // k_steps >= 1: R, S >= 1 and C >= 1
+}
 #endif
+
+// Output channels k and k + 1 of one pixel (two accumulators) at `out`, in
+// bf16: one 4-byte store where K is even (k is then even too, so k + 1 < K).
+__device__ __forceinline__ void store_pair(__nv_bfloat16* out, float lo, float hi, int k, int K) {
+  if (K % 2 == 0) {
+    const __nv_bfloat16_raw a = __float2bfloat16_rn(lo), b = __float2bfloat16_rn(hi);
+    *reinterpret_cast<uint32_t*>(out) = uint32_t(a.x) | uint32_t(b.x) << 16;  // the lower address first
+  } else {
+    out[0] = __float2bfloat16_rn(lo);
+    if (k + 1 < K) out[1] = __float2bfloat16_rn(hi);
+  }
+}
 
 // The output-pixel rectangle of a tile: TP rows x TQ columns of one image.
 struct PixelTiles {
@@ -130,12 +192,6 @@ __host__ __device__ inline TileAt tile_at(int t, const PixelTiles& pt, int bn) {
   return TileAt{n, ip * pt.tp, iq * pt.tq, kt * bn};
 }
 
-// Two floats as adjacent bf16s in one 32-bit word (the lower address first).
-__device__ __forceinline__ uint32_t bf16_pair(float lo, float hi) {
-  const __nv_bfloat16_raw a = __float2bfloat16_rn(lo), b = __float2bfloat16_rn(hi);
-  return uint32_t(a.x) | uint32_t(b.x) << 16;
-}
-
 }  // namespace conv_v13
 
 // map_x: x (N,H,W,C) bf16 as {C, W, H, N}, box {64, TQ·stride, TP·stride, 1},
@@ -151,75 +207,40 @@ __global__ void __launch_bounds__(conv_v13::THREADS, 1)
                                const __grid_constant__ CUtensorMap map_w, __nv_bfloat16* __restrict__ y) {
 #if WARPNET_HOPPER_PTX
   using namespace conv_v13;
-  using namespace warpnet::ptx;
-  using wgmma_v13::acc_col;
-  using wgmma_v13::acc_row;
-  using wgmma_v13::descriptor;
-  using wgmma_v16::STAGES;
   using Cfg = Config<BN>;
-  using TileB = typename Cfg::TileB;
   const wgmma_v16::Ring ring = wgmma_v16::make_ring(Cfg::STAGE);
   const int wg = threadIdx.x / 128, t = threadIdx.x % 128;
-  const int tiles = pt.count(g.N), channel_blocks = (g.C + BK - 1) / BK, k_steps = g.R * g.S * channel_blocks;
+  const int tiles = pt.count(g.N), channel_blocks = (g.C + BK - 1) / BK, taps = g.R * g.S;
 
   if (wg == 0) {  // producer: one thread keeps the ring full
-    if constexpr (Cfg::kReallocate) setmaxnreg_dec<wgmma_v16::PRODUCER_REGISTERS>();  // the whole warpgroup, first
+    // The whole warpgroup gives registers back first.
+    if constexpr (Cfg::kReallocate) warpnet::ptx::setmaxnreg_dec<wgmma_v16::PRODUCER_REGISTERS>();
     if (t != 0) return;
-    int it = 0;  // the block's k-steps, counted across tiles as the consumers count them
-    for (int tile = blockIdx.x; tile < tiles; tile += gridDim.x) {
+    produce<Cfg::STAGE>(ring, tiles, taps, channel_blocks, [&](unsigned char* a, uint64_t* bar, int tile, int tap,
+                                                               int c0) {
       const TileAt at = tile_at(tile, pt, BN);
-      for (int step = 0; step < k_steps; ++step, ++it) {
-        const int s = it % STAGES, tap = step / channel_blocks, c0 = (step % channel_blocks) * BK;
-        if (it >= STAGES) mbarrier_wait(&ring.empty[s], (it / STAGES - 1) & 1);  // round r-1 released it
-        unsigned char* a = ring.base + s * Cfg::STAGE;
-        const int h0 = at.p0 * g.stride - g.pad + (tap / g.S) * g.dil;  // the box's first input row and column
-        const int w0 = at.q0 * g.stride - g.pad + (tap % g.S) * g.dil;
-        mbarrier_arrive_expect_tx(&ring.full[s], Cfg::STAGE);  // whole boxes count, zero-filled parts included
-        tma_load_4d(a, &map_x, c0, w0, h0, at.n, &ring.full[s]);
-        tma_load_3d(a + TileA::BYTES, &map_w, c0, tap, at.k0, &ring.full[s]);
-      }
-    }
+      const int h0 = at.p0 * g.stride - g.pad + (tap / g.S) * g.dil;  // the box's first input row and column
+      const int w0 = at.q0 * g.stride - g.pad + (tap % g.S) * g.dil;
+      warpnet::ptx::tma_load_4d(a, &map_x, c0, w0, h0, at.n, bar);
+      warpnet::ptx::tma_load_3d(a + TileA::BYTES, &map_w, c0, tap, at.k0, bar);
+    });
     return;
   }
   // Consumer warpgroup: tile rows (pixels) m0..m0+63.
-  if constexpr (Cfg::kReallocate) setmaxnreg_inc<wgmma_v16::CONSUMER_REGISTERS>();
+  if constexpr (Cfg::kReallocate) warpnet::ptx::setmaxnreg_inc<wgmma_v16::CONSUMER_REGISTERS>();
   const int m0 = (wg - 1) * WG_M;
   float acc[Cfg::ACCUMULATORS];
   int it = 0;
   for (int tile = blockIdx.x; tile < tiles; tile += gridDim.x) {
     const TileAt at = tile_at(tile, pt, BN);
-#pragma unroll
-    for (int i = 0; i < Cfg::ACCUMULATORS; ++i) acc[i] = 0.0f;
-    for (int step = 0; step < k_steps; ++step, ++it) {
-      const int s = it % STAGES;
-      mbarrier_wait(&ring.full[s], (it / STAGES) & 1);  // TMA's bytes of this round have landed
-      const uint32_t a = shared_address(ring.base + s * Cfg::STAGE), b = a + TileA::BYTES;
-      wgmma_fence();  // the accumulators' earlier register writes (the zeros too) come first
-#pragma unroll
-      for (int kk = 0; kk < BK; kk += WGMMA_K)
-        wgmma_k16<BN>(acc, descriptor(a + TileA::start(m0, kk), TileA::LBO, TileA::SBO),
-                      descriptor(b + TileB::start(0, kk), TileB::LBO, TileB::SBO));
-      wgmma_commit();
-      // Keep this step's group in flight; the previous one is done, so its stage is free.
-      wgmma_wait<1>();
-      if (step > 0) mbarrier_arrive(&ring.empty[(it - 1) % STAGES]);
-    }
-    wgmma_wait<0>();
-    mbarrier_arrive(&ring.empty[(it - 1) % STAGES]);  // k_steps >= 1: R, S >= 1 and C >= 1
+    accumulate_tile<BN>(ring, it, taps * channel_blocks, m0, acc);
     // Row i of the tile is output pixel (p0 + i / TQ, q0 + i % TQ); column j output channel k0 + j.
-    const bool pairs = g.K % 2 == 0;
 #pragma unroll
     for (int i = 0; i < Cfg::ACCUMULATORS; i += 2) {
-      const int row = m0 + acc_row(t, i), k = at.k0 + acc_col(t, i);
+      const int row = m0 + wgmma_v13::acc_row(t, i), k = at.k0 + wgmma_v13::acc_col(t, i);
       const int p = at.p0 + row / pt.tq, q = at.q0 + row % pt.tq;
       if (p >= g.P || q >= g.Q || k >= g.K) continue;
-      __nv_bfloat16* out = y + ((size_t(at.n) * g.P + p) * g.Q + q) * g.K + k;
-      if (pairs) {
-        *reinterpret_cast<uint32_t*>(out) = bf16_pair(acc[i], acc[i + 1]);  // k even, so k + 1 < K
-      } else {
-        out[0] = __float2bfloat16_rn(acc[i]);
-        if (k + 1 < g.K) out[1] = __float2bfloat16_rn(acc[i + 1]);
-      }
+      store_pair(y + ((size_t(at.n) * g.P + p) * g.Q + q) * g.K + k, acc[i], acc[i + 1], k, g.K);
     }
   }
 #elif defined(__CUDA_ARCH__)

@@ -1,0 +1,194 @@
+// Conv v14 — Hopper (sm_90a): v13's implicit GEMM with its A tiles cut by
+// TMA's im2col mode: any 128 consecutive output pixels, across rows and
+// images. bf16 x and w, fp32 accumulation, bf16 y (conv2d_nhwc: x (N,H,W,C),
+// w (K,R,S,C), y (N,P,Q,K)).
+//
+// Idea: v13's A tile is a rectangle of one image, TP rows x TQ columns with
+//   TQ a power of two, so wherever Q does not divide 128 part of every wgmma
+//   computes pixels that do not exist: 12.5% at 56x56 (2 rows of 64 for 56)
+//   and 28x28, 23% at 14x14. The GEMM's M is N·P·Q output pixels in a row;
+//   the tile that wastes nothing is 128 of them in that order, however the
+//   rows and images fall. TMA has a mode for exactly that:
+//   - The map (cuTensorMapEncodeIm2col) describes x as {C, W, H, N} plus a
+//     bounding box of input positions, [−pad, (Q−1)·stride + 1 − pad) across
+//     and the same down, stepped by the stride (the map's element strides):
+//     one position for each output pixel, where its filter window starts.
+//   - One copy takes 128 pixels (pixelsPerColumn) of 64 channels
+//     (channelsPerPixel), walking the box from the tile's first pixel: along
+//     a row, back to the box's left edge at its end one row down, on into the
+//     next image after the last row. Each pixel is read at its position plus
+//     the copy's offsets: the tap (s·dil, r·dil). Outside the image, zeros:
+//     the padding. Past the last image, zeros too: the last tile's rows that
+//     are not pixels, never stored.
+//   - The 128 pixels land as v13's box did: 128 rows of 128 bytes, swizzled,
+//     the K-major tile wgmma reads. B is v13's box of w.
+//   Everything else is v13's: the producer thread and 4-stage mbarrier ring
+//   (conv_v13::produce), the consumer warpgroups (conv_v13::accumulate_tile),
+//   the tile widths BN = 64/128/256 (conv_v13::channel_tile), the persistent
+//   grid, the epilogue's bf16 pairs.
+// Tiles: tile t is output-channel tile t % tiles_k of pixel tile t / tiles_k
+//   (pixels 128·(t / tiles_k) onward), so the CTAs running at once read the
+//   same pixels through L2. At 64 x 14 x 14 outputs and K = 256 that is 98
+//   tiles where v13 has 128, and at 64 x 28 x 28, K = 128, 392 where it has
+//   448: fewer rounds of the persistent grid.
+// Edges: as v13 (C a multiple of 8, stride at most 8, 16-byte aligned x and
+//   w), and the bounding box's corners and the taps' offsets within the
+//   range a 4-D im2col map holds ([−128, 127]); other shapes run v13's
+//   direct kernel.
+// Precision: v13's: x, w and y rounded to bf16, products exact, sums fp32.
+// Changed from v13: one im2col copy instead of a 4-D box per A tile; tiles
+//   of 128 consecutive output pixels, so no rows are wasted; the epilogue
+//   indexes y by that pixel number alone.
+// Not yet: 2-CTA clusters sharing w by multicast, a TMA store of y.
+// Measured: not yet on a GPU (written 2026-12-05, after the last H200 run).
+//   Emulator: matches the CPU at every conv2d_nhwc test size (the TMA path
+//   at six of them). The im2col walk the emulator models is the one NVIDIA's
+//   hardware shows in Triton's tutorial of the mode (tests/simt/test_hopper.cpp).
+// Build: sm_90a only, as v13 (src/device/CMakeLists.txt).
+// Run: build/bin/warpnet bench conv2d_nhwc --kernels 13,14 on an H100/H200
+//   (cuDNN fp32 and bf16 timed in the same run); on the emulator:
+//   build/bin/warpnet trace conv2d_nhwc/14 --size 2,72,9,11,264,3,3,2,1,2
+#include "kernels/conv/13_implicit_gemm_wgmma.cu"  // conv_v13: produce, accumulate_tile, store_pair, the direct kernel
+
+namespace conv_v14 {
+
+using conv_v13::BK;
+using conv_v13::BM;
+
+// The largest corner or offset a 4-D im2col map holds: [-128, 127] (the
+// driver's range for the corners; the taps' offsets are kept inside it too).
+constexpr int CORNER_LIMIT = 128;
+
+// The tiles: 128 consecutive output pixels x BN output channels.
+struct Tiles {
+  int pixels;   // N·P·Q, the GEMM's M
+  int tiles_m;  // ceil(pixels / 128)
+  int tiles_k;  // ceil(K / BN)
+  __host__ __device__ int count() const { return tiles_m * tiles_k; }
+};
+inline Tiles tiles_of(const ConvShape& g) {
+  const int pixels = g.N * g.P * g.Q, bn = conv_v13::channel_tile(g.K);
+  return Tiles{pixels, (pixels + BM - 1) / BM, (g.K + bn - 1) / bn};
+}
+
+// The bounding box's far corners, past the image's far edge (negative: inside
+// it): the last output pixel's window starts at (P−1)·stride − pad, so the
+// walk's positions end one past it.
+inline int upper_corner(int out, int in, const ConvShape& g) { return (out - 1) * g.stride + 1 - in - g.pad; }
+
+}  // namespace conv_v14
+
+// map_x: x (N,H,W,C) bf16 as an im2col map {C, W, H, N}, 64 channels x 128
+// pixels a copy, element strides {1, stride, stride, 1}, corners (−pad, −pad)
+// and (upper_corner(Q, W), upper_corner(P, H)); map_w: v13's (both made by
+// conv_v14::launch); y: (N,P,Q,K) bf16. BN = conv_v13::channel_tile(K).
+// Launch: block (384) = producer + 2 consumer warpgroups; grid (blocks), any
+// number (persistent: min(tiles, SMs)); dynamic shared conv_v13::Config<BN>::kSharedBytes.
+// sm_90a only.
+template <int BN>
+__global__ void __launch_bounds__(conv_v13::THREADS, 1)
+    conv2d_implicit_gemm_im2col(ConvShape g, conv_v14::Tiles tl, const __grid_constant__ CUtensorMap map_x,
+                                const __grid_constant__ CUtensorMap map_w, __nv_bfloat16* __restrict__ y) {
+#if WARPNET_HOPPER_PTX
+  using namespace conv_v13;
+  using Cfg = Config<BN>;
+  const wgmma_v16::Ring ring = wgmma_v16::make_ring(Cfg::STAGE);
+  const int wg = threadIdx.x / 128, t = threadIdx.x % 128;
+  const int tiles = tl.count(), channel_blocks = (g.C + BK - 1) / BK, taps = g.R * g.S;
+
+  if (wg == 0) {  // producer: one thread keeps the ring full
+    // The whole warpgroup gives registers back first.
+    if constexpr (Cfg::kReallocate) warpnet::ptx::setmaxnreg_dec<wgmma_v16::PRODUCER_REGISTERS>();
+    if (t != 0) return;
+    produce<Cfg::STAGE>(ring, tiles, taps, channel_blocks, [&](unsigned char* a, uint64_t* bar, int tile, int tap,
+                                                               int c0) {
+      // The tile's first output pixel (n, p, q), and where its window starts: the walk's first position.
+      const int m0 = (tile / tl.tiles_k) * BM, q = m0 % g.Q, p = (m0 / g.Q) % g.P, n = m0 / (g.Q * g.P);
+      const auto off_h = uint16_t((tap / g.S) * g.dil), off_w = uint16_t((tap % g.S) * g.dil);
+      warpnet::ptx::tma_load_im2col_4d(a, &map_x, c0, q * g.stride - g.pad, p * g.stride - g.pad, n, off_w, off_h,
+                                       bar);
+      warpnet::ptx::tma_load_3d(a + TileA::BYTES, &map_w, c0, tap, (tile % tl.tiles_k) * BN, bar);
+    });
+    return;
+  }
+  // Consumer warpgroup: tile rows (pixels) m0..m0+63.
+  if constexpr (Cfg::kReallocate) warpnet::ptx::setmaxnreg_inc<wgmma_v16::CONSUMER_REGISTERS>();
+  const int m0 = (wg - 1) * WG_M;
+  float acc[Cfg::ACCUMULATORS];
+  int it = 0;
+  for (int tile = blockIdx.x; tile < tiles; tile += gridDim.x) {
+    accumulate_tile<BN>(ring, it, taps * channel_blocks, m0, acc);
+    // Row i of the tile is output pixel 128·(tile / tiles_k) + i, and y is (pixels, K) row-major.
+    const int first = (tile / tl.tiles_k) * BM, k0 = (tile % tl.tiles_k) * BN;
+#pragma unroll
+    for (int i = 0; i < Cfg::ACCUMULATORS; i += 2) {
+      const int pixel = first + m0 + wgmma_v13::acc_row(t, i), k = k0 + wgmma_v13::acc_col(t, i);
+      if (pixel >= tl.pixels || k >= g.K) continue;
+      store_pair(y + size_t(pixel) * g.K + k, acc[i], acc[i + 1], k, g.K);
+    }
+  }
+#elif defined(__CUDA_ARCH__)
+  __trap();  // compiled for a GPU without wgmma/TMA (sm_80/89/90, plain sm_90): never a silent wrong answer
+#endif
+}
+
+namespace conv_v14 {
+
+// v13's conditions, and the corners and offsets inside a 4-D im2col map's range.
+inline bool describable(const ConvShape& g, const void* x, const void* w) {
+  const int reach = (g.R > g.S ? g.R - 1 : g.S - 1) * g.dil;  // the largest tap offset
+  return conv_v13::describable(g, x, w) && g.pad < CORNER_LIMIT && reach < CORNER_LIMIT &&
+         upper_corner(g.Q, g.W, g) >= -CORNER_LIMIT && upper_corner(g.P, g.H, g) >= -CORNER_LIMIT &&
+         upper_corner(g.Q, g.W, g) < CORNER_LIMIT && upper_corner(g.P, g.H, g) < CORNER_LIMIT;
+}
+
+// The driver's cuTensorMapEncodeIm2col (or the emulator's), or null.
+inline PFN_cuTensorMapEncodeIm2col_v12000 encode_im2col() {
+  static const PFN_cuTensorMapEncodeIm2col_v12000 fn = [] {
+    void* p = nullptr;
+    cudaDriverEntryPointQueryResult found{};
+    if (cudaGetDriverEntryPointByVersion("cuTensorMapEncodeIm2col", &p, 12000, cudaEnableDefault, &found) !=
+            cudaSuccess ||
+        found != cudaDriverEntryPointSuccess)
+      p = nullptr;
+    return reinterpret_cast<PFN_cuTensorMapEncodeIm2col_v12000>(p);
+  }();
+  return fn;
+}
+
+// Makes both maps and launches `blocks` blocks of the BN-wide kernel
+// (channel_tile(K)); false (nothing launched) when the driver refuses a map
+// (describable() shapes only: the rest is the caller's to route).
+template <int BN>
+bool launch(int blocks, const ConvShape& g, const __nv_bfloat16* x, const __nv_bfloat16* w, __nv_bfloat16* y) {
+  const PFN_cuTensorMapEncodeIm2col_v12000 encode_x = encode_im2col();
+  const PFN_cuTensorMapEncodeTiled_v12000 encode_w = wgmma_v13::encode_tiled();
+  if (!encode_x || !encode_w) return false;
+  const cuuint64_t e = 2, C = cuuint64_t(g.C);
+  const cuuint64_t x_dims[4] = {C, cuuint64_t(g.W), cuuint64_t(g.H), cuuint64_t(g.N)};
+  const cuuint64_t x_strides[3] = {C * e, C * e * g.W, C * e * g.W * g.H};
+  const int lower[2] = {-g.pad, -g.pad}, upper[2] = {upper_corner(g.Q, g.W, g), upper_corner(g.P, g.H, g)};
+  const cuuint32_t x_steps[4] = {1, cuuint32_t(g.stride), cuuint32_t(g.stride), 1};
+  const cuuint64_t w_dims[3] = {C, cuuint64_t(g.R) * g.S, cuuint64_t(g.K)};
+  const cuuint64_t w_strides[2] = {C * e, C * e * g.R * g.S};
+  const cuuint32_t w_box[3] = {BK, 1, BN}, w_steps[3] = {1, 1, 1};
+  CUtensorMap map_x, map_w;
+  if (encode_x(&map_x, CU_TENSOR_MAP_DATA_TYPE_BFLOAT16, 4, const_cast<__nv_bfloat16*>(x), x_dims, x_strides, lower,
+               upper, BK, BM, x_steps, CU_TENSOR_MAP_INTERLEAVE_NONE, CU_TENSOR_MAP_SWIZZLE_128B,
+               CU_TENSOR_MAP_L2_PROMOTION_L2_256B, CU_TENSOR_MAP_FLOAT_OOB_FILL_NONE) != CUDA_SUCCESS ||
+      encode_w(&map_w, CU_TENSOR_MAP_DATA_TYPE_BFLOAT16, 3, const_cast<__nv_bfloat16*>(w), w_dims, w_strides, w_box,
+               w_steps, CU_TENSOR_MAP_INTERLEAVE_NONE, CU_TENSOR_MAP_SWIZZLE_128B, CU_TENSOR_MAP_L2_PROMOTION_L2_256B,
+               CU_TENSOR_MAP_FLOAT_OOB_FILL_NONE) != CUDA_SUCCESS)
+    return false;
+  warpnet::launch_kernel_opted_in(conv2d_implicit_gemm_im2col<BN>, dim3(blocks), dim3(conv_v13::THREADS),
+                                  conv_v13::Config<BN>::kSharedBytes, g, tiles_of(g), map_x, map_w, y);
+  return true;
+}
+
+// The persistent grid: a block per SM, fewer when there are fewer tiles.
+inline int persistent_blocks(const ConvShape& g) {
+  const int tiles = tiles_of(g).count(), sms = wgmma_v16::sm_count();
+  return tiles < sms ? (tiles > 0 ? tiles : 1) : sms;
+}
+
+}  // namespace conv_v14
