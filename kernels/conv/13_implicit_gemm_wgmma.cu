@@ -46,9 +46,9 @@
 // Changed from v05: NHWC bf16 in, bf16 out; TMA boxes instead of per-element
 //   gathers; an mbarrier ring and a producer warpgroup; wgmma m64n{64,128,256}k16
 //   from descriptors instead of ldmatrix + mma.sync; a persistent grid.
-// Not yet: TMA's im2col mode (one box of pixels running on across rows and
-//   images, so 14x14 images waste no rows), 2-CTA clusters sharing w by
-//   multicast, a TMA store of y.
+// Not yet: 2-CTA clusters sharing w by multicast, a TMA store of y. (TMA's
+//   im2col mode, one copy of pixels running on across rows and images so
+//   that no rows are wasted, is v14.)
 // Measured: not yet on a GPU (written 2026-12-05, after the last H200 run).
 //   Emulator: matches the CPU at every conv2d_nhwc test size, six of them
 //   on the TMA path; ptxas (nvcc 13, sm_90a): 61, 93 and 168 registers at

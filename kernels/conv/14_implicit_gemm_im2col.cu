@@ -28,9 +28,10 @@
 //   grid, the epilogue's bf16 pairs.
 // Tiles: tile t is output-channel tile t % tiles_k of pixel tile t / tiles_k
 //   (pixels 128·(t / tiles_k) onward), so the CTAs running at once read the
-//   same pixels through L2. At 64 x 14 x 14 outputs and K = 256 that is 98
-//   tiles where v13 has 128, and at 64 x 28 x 28, K = 128, 392 where it has
-//   448: fewer rounds of the persistent grid.
+//   same pixels through L2. At issue 5's layers (N = 64) that is 1568, 392
+//   and 98 tiles where v13 has 1792, 448 and 128: on 132 SMs 12 rounds of
+//   the persistent grid instead of 14 at 56x56, 3 instead of 4 at 28x28,
+//   and one either way at 14x14 (arithmetic, not a measurement).
 // Edges: as v13 (C a multiple of 8, stride at most 8, 16-byte aligned x and
 //   w), and the bounding box's corners and the taps' offsets within the
 //   range a 4-D im2col map holds ([−128, 127]); other shapes run v13's
@@ -44,6 +45,8 @@
 //   Emulator: matches the CPU at every conv2d_nhwc test size (the TMA path
 //   at six of them). The im2col walk the emulator models is the one NVIDIA's
 //   hardware shows in Triton's tutorial of the mode (tests/simt/test_hopper.cpp).
+//   ptxas (nvcc 13, sm_90a): 58, 90 and 168 registers at BN = 64, 128, 256,
+//   no spills.
 // Build: sm_90a only, as v13 (src/device/CMakeLists.txt).
 // Run: build/bin/warpnet bench conv2d_nhwc --kernels 13,14 on an H100/H200
 //   (cuDNN fp32 and bf16 timed in the same run); on the emulator:
