@@ -146,7 +146,8 @@ TmaCopy checked_copy(const Lane& lane, const char* instruction, void* dst, const
   if (!fields) misuse(lane, instruction, "the tensor map was never encoded by cuTensorMapEncodeTiled or _Im2col");
   TmaCopy copy{*fields, static_cast<unsigned char*>(dst), shared_address(dst), 0, {}, {}, bar};
   const TensorMapFields& m = copy.map;
-  if (int(m.rank) != rank) misuse(lane, instruction, cat("a ", rank, "-d copy of a rank-", unsigned(m.rank), " tensor map"));
+  if (int(m.rank) != rank)
+    misuse(lane, instruction, cat("a ", rank, "-d copy of a rank-", unsigned(m.rank), " tensor map"));
   if (m.im2col != (offsets != nullptr))
     misuse(lane, instruction, m.im2col ? "a tiled copy of an im2col tensor map (cuTensorMapEncodeIm2col): use .im2col"
                                        : "an .im2col copy of a tiled tensor map (cuTensorMapEncodeTiled)");
@@ -232,10 +233,6 @@ MBarrier& peer_barrier(const Lane& lane, const char* instruction, Block& peer, u
                "(initialize, fence.mbarrier_init, then cluster_sync())"));
   return found->second;
 }
-
-}  // namespace
-
-namespace {
 
 // Queues a copy of this block's, as the tracer sees it. Recorded as [dst,
 // dst + bytes): the 128-byte swizzle moves 16-byte chunks only within their
