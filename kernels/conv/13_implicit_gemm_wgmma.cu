@@ -66,11 +66,10 @@
 
 namespace conv_v13 {
 
-constexpr int BM = 128, BK = 64;  // output pixels and input channels of a k-step
+constexpr int BM = 128, BK = 64;  // output pixels (v13's tiles) and input channels of a k-step
 constexpr int THREADS = wgmma_v16::THREADS;  // producer + 2 consumer warpgroups
 constexpr int WG_M = 64, WGMMA_K = 16;
 constexpr int MAX_ELEMENT_STRIDE = 8, MAX_BOX = 256;  // TMA's limits
-using TileA = wgmma_v13::Operand<false, BM>;  // K-major 128 pixels x 64 channels
 static_assert(BK * 2 == 128, "a k-step is one 128-byte row of bf16 channels");
 
 // The output channels of a tile, BN: 64, 128 or 256 (wgmma's n), the
@@ -78,16 +77,21 @@ static_assert(BK * 2 == 128, "a k-step is one 128-byte row of bf16 channels");
 // every wgmma on a 128-wide tile; K = 256 reads each A tile once, not twice.
 inline int channel_tile(int K) { return K <= 64 ? 64 : K <= 128 ? 128 : 256; }
 
-template <int BN>
+// A tile of TILE_M output pixels (128 in v13; v14 takes 256 at BN = 64)
+// by BN output channels: each consumer warpgroup holds TILE_M / 2 rows of
+// it, SUBTILES wgmma-high (64-row) pieces.
+template <int BN, int TILE_M = BM>
 struct Config {
-  using TileB = wgmma_v13::Operand<false, BN>;  // K-major BN output channels x 64 channels
+  using TileA = wgmma_v13::Operand<false, TILE_M>;  // K-major TILE_M pixels x 64 channels
+  using TileB = wgmma_v13::Operand<false, BN>;      // K-major BN output channels x 64 channels
+  static constexpr int SUBTILES = TILE_M / 2 / WG_M;
   static constexpr uint32_t STAGE = TileA::BYTES + TileB::BYTES;
   static constexpr size_t kSharedBytes = wgmma_v16::ring_bytes(STAGE);
-  static constexpr int ACCUMULATORS = BN / 2;  // per consumer thread: 64 x BN / 128
+  static constexpr int ACCUMULATORS = BN / 2;  // per consumer thread and subtile: 64 x BN / 128
   // 128 accumulators do not fit beside the rest in the 168 registers a
-  // 384-thread block gets: at BN = 256 the warpgroups move registers as
-  // matmul v16 does (setmaxnreg, 40 producer, 232 consumers).
-  static constexpr bool kReallocate = BN == 256;
+  // 384-thread block gets: past 64 the warpgroups move registers as matmul
+  // v16 does (setmaxnreg, 40 producer, 232 consumers).
+  static constexpr bool kReallocate = SUBTILES * ACCUMULATORS > 64;
 };
 
 #if WARPNET_HOPPER_PTX
@@ -119,27 +123,33 @@ __device__ __forceinline__ void produce(const wgmma_v16::Ring& ring, int tiles, 
     }
 }
 
-// A consumer warpgroup's part of one tile: rows m0..m0+63 of acc (zeroed
-// here) summed over the tile's k_steps stages; `it` counts the block's
-// k-steps across tiles. Each stage is released once its wgmmas are retired.
-template <int BN>
+// A consumer warpgroup's part of one tile: rows m0..m0+64·SUBTILES-1 of
+// acc (zeroed here; acc[j] holds rows m0 + 64j..), summed over the tile's
+// k_steps stages; `it` counts the block's k-steps across tiles. Each stage
+// is released once its wgmmas are retired.
+template <class Cfg, int BN>
 __device__ __forceinline__ void accumulate_tile(const wgmma_v16::Ring& ring, int& it, int k_steps, int m0,
-                                                float (&acc)[BN / 2]) {
+                                                float (&acc)[Cfg::SUBTILES][BN / 2]) {
   using namespace warpnet::ptx;
   using wgmma_v13::descriptor;
   using wgmma_v16::STAGES;
-  using TileB = typename Config<BN>::TileB;
+  using TileA = typename Cfg::TileA;
+  using TileB = typename Cfg::TileB;
 #pragma unroll
-  for (int i = 0; i < BN / 2; ++i) acc[i] = 0.0f;
+  for (int j = 0; j < Cfg::SUBTILES; ++j)
+#pragma unroll
+    for (int i = 0; i < BN / 2; ++i) acc[j][i] = 0.0f;
   for (int step = 0; step < k_steps; ++step, ++it) {
     const int s = it % STAGES;
     mbarrier_wait(&ring.full[s], (it / STAGES) & 1);  // TMA's bytes of this round have landed
-    const uint32_t a = shared_address(ring.base + s * Config<BN>::STAGE), b = a + TileA::BYTES;
+    const uint32_t a = shared_address(ring.base + s * Cfg::STAGE), b = a + TileA::BYTES;
     wgmma_fence();  // the accumulators' earlier register writes (the zeros too) come first
 #pragma unroll
     for (int kk = 0; kk < BK; kk += WGMMA_K)
-      wgmma_k16<BN>(acc, descriptor(a + TileA::start(m0, kk), TileA::LBO, TileA::SBO),
-                    descriptor(b + TileB::start(0, kk), TileB::LBO, TileB::SBO));
+#pragma unroll
+      for (int j = 0; j < Cfg::SUBTILES; ++j)
+        wgmma_k16<BN>(acc[j], descriptor(a + TileA::start(m0 + j * WG_M, kk), TileA::LBO, TileA::SBO),
+                      descriptor(b + TileB::start(0, kk), TileB::LBO, TileB::SBO));
     wgmma_commit();
     // Keep this step's group in flight; the previous one is done, so its stage is free.
     wgmma_wait<1>();
@@ -222,25 +232,25 @@ __global__ void __launch_bounds__(conv_v13::THREADS, 1)
       const int h0 = at.p0 * g.stride - g.pad + (tap / g.S) * g.dil;  // the box's first input row and column
       const int w0 = at.q0 * g.stride - g.pad + (tap % g.S) * g.dil;
       warpnet::ptx::tma_load_4d(a, &map_x, c0, w0, h0, at.n, bar);
-      warpnet::ptx::tma_load_3d(a + TileA::BYTES, &map_w, c0, tap, at.k0, bar);
+      warpnet::ptx::tma_load_3d(a + Cfg::TileA::BYTES, &map_w, c0, tap, at.k0, bar);
     });
     return;
   }
   // Consumer warpgroup: tile rows (pixels) m0..m0+63.
   if constexpr (Cfg::kReallocate) warpnet::ptx::setmaxnreg_inc<wgmma_v16::CONSUMER_REGISTERS>();
   const int m0 = (wg - 1) * WG_M;
-  float acc[Cfg::ACCUMULATORS];
+  float acc[Cfg::SUBTILES][Cfg::ACCUMULATORS];
   int it = 0;
   for (int tile = blockIdx.x; tile < tiles; tile += gridDim.x) {
     const TileAt at = tile_at(tile, pt, BN);
-    accumulate_tile<BN>(ring, it, taps * channel_blocks, m0, acc);
+    accumulate_tile<Cfg, BN>(ring, it, taps * channel_blocks, m0, acc);
     // Row i of the tile is output pixel (p0 + i / TQ, q0 + i % TQ); column j output channel k0 + j.
 #pragma unroll
     for (int i = 0; i < Cfg::ACCUMULATORS; i += 2) {
       const int row = m0 + wgmma_v13::acc_row(t, i), k = at.k0 + wgmma_v13::acc_col(t, i);
       const int p = at.p0 + row / pt.tq, q = at.q0 + row % pt.tq;
       if (p >= g.P || q >= g.Q || k >= g.K) continue;
-      store_pair(y + ((size_t(at.n) * g.P + p) * g.Q + q) * g.K + k, acc[i], acc[i + 1], k, g.K);
+      store_pair(y + ((size_t(at.n) * g.P + p) * g.Q + q) * g.K + k, acc[0][i], acc[0][i + 1], k, g.K);
     }
   }
 #elif defined(__CUDA_ARCH__)

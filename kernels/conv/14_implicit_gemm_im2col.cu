@@ -1,6 +1,6 @@
 // Conv v14 — Hopper (sm_90a): v13's implicit GEMM with its A tiles cut by
-// TMA's im2col mode: any 128 consecutive output pixels, across rows and
-// images. bf16 x and w, fp32 accumulation, bf16 y (conv2d_nhwc: x (N,H,W,C),
+// TMA's im2col mode: runs of consecutive output pixels (128, or 256 where
+// K <= 64), across rows and images. bf16 x and w, fp32 accumulation, bf16 y (conv2d_nhwc: x (N,H,W,C),
 // w (K,R,S,C), y (N,P,Q,K)).
 //
 // Idea: v13's A tile is a rectangle of one image, TP rows x TQ columns with
@@ -13,40 +13,48 @@
 //     bounding box of input positions, [−pad, (Q−1)·stride + 1 − pad) across
 //     and the same down, stepped by the stride (the map's element strides):
 //     one position for each output pixel, where its filter window starts.
-//   - One copy takes 128 pixels (pixelsPerColumn) of 64 channels
+//   - One copy takes TILE_M pixels (pixelsPerColumn) of 64 channels
 //     (channelsPerPixel), walking the box from the tile's first pixel: along
 //     a row, back to the box's left edge at its end one row down, on into the
 //     next image after the last row. Each pixel is read at its position plus
 //     the copy's offsets: the tap (s·dil, r·dil). Outside the image, zeros:
 //     the padding. Past the last image, zeros too: the last tile's rows that
 //     are not pixels, never stored.
-//   - The 128 pixels land as v13's box did: 128 rows of 128 bytes, swizzled,
+//   - The pixels land as v13's box did: a row of 128 bytes each, swizzled,
 //     the K-major tile wgmma reads. B is v13's box of w.
+//   - TILE_M is 256 where BN = 64 (K <= 64), else 128. Each k-step copies
+//     TILE_M + BN rows of 128 bytes for 2·TILE_M·BN·64 FLOPs: a 128 x 64
+//     tile makes 43 FLOPs a copied byte, which at the 8.9 TB/s TMA fed
+//     matmul v16 with on an H200 caps the 56x56 layer near 380 TFLOP/s
+//     (lesson 05, section 3); 256 x 64 makes 51 (about 450). Each consumer
+//     warpgroup then holds two 64-row subtiles, 64 accumulators a thread,
+//     as at 128 x 128.
 //   Everything else is v13's: the producer thread and 4-stage mbarrier ring
 //   (conv_v13::produce), the consumer warpgroups (conv_v13::accumulate_tile),
 //   the tile widths BN = 64/128/256 (conv_v13::channel_tile), the persistent
 //   grid, the epilogue's bf16 pairs.
 // Tiles: tile t is output-channel tile t % tiles_k of pixel tile t / tiles_k
-//   (pixels 128·(t / tiles_k) onward), so the CTAs running at once read the
-//   same pixels through L2. At issue 5's layers (N = 64) that is 1568, 392
-//   and 98 tiles where v13 has 1792, 448 and 128: on 132 SMs 12 rounds of
-//   the persistent grid instead of 14 at 56x56, 3 instead of 4 at 28x28,
-//   and one either way at 14x14 (arithmetic, not a measurement).
+//   (pixels TILE_M·(t / tiles_k) onward), so the CTAs running at once read
+//   the same pixels through L2. At issue 5's layers (N = 64) that is 784
+//   tiles of 256 x 64, 392 and 98 of 128 x 128 and 128 x 256, where v13 has
+//   1792, 448 and 128 of 128 pixels: on 132 SMs 6 rounds of the persistent
+//   grid of twice v13's work each instead of 14 at 56x56, 3 instead of 4 at
+//   28x28, and one either way at 14x14 (arithmetic, not a measurement).
 // Edges: as v13 (C a multiple of 8, stride at most 8, 16-byte aligned x and
 //   w), and the bounding box's corners and the taps' offsets within the
 //   range a 4-D im2col map holds ([−128, 127]); other shapes run v13's
 //   direct kernel.
 // Precision: v13's: x, w and y rounded to bf16, products exact, sums fp32.
 // Changed from v13: one im2col copy instead of a 4-D box per A tile; tiles
-//   of 128 consecutive output pixels, so no rows are wasted; the epilogue
-//   indexes y by that pixel number alone.
+//   of consecutive output pixels, so no rows are wasted, 256 of them at
+//   K <= 64; the epilogue indexes y by pixel number alone.
 // Not yet: 2-CTA clusters sharing w by multicast, a TMA store of y.
 // Measured: not yet on a GPU (written 2026-12-05, after the last H200 run).
 //   Emulator: matches the CPU at every conv2d_nhwc test size (the TMA path
 //   at six of them). The im2col walk the emulator models is the one NVIDIA's
 //   hardware shows in Triton's tutorial of the mode (tests/simt/test_hopper.cpp).
-//   ptxas (nvcc 13, sm_90a): 58, 90 and 168 registers at BN = 64, 128, 256,
-//   no spills.
+//   ptxas (nvcc 13, sm_90a): 96, 90 and 168 registers at BN = 64 (256-pixel
+//   tiles), 128 and 256, no spills.
 // Build: sm_90a only, as v13 (src/device/CMakeLists.txt).
 // Run: build/bin/warpnet bench conv2d_nhwc --kernels 13,14 on an H100/H200
 //   (cuDNN fp32 and bf16 timed in the same run); on the emulator:
@@ -56,7 +64,12 @@
 namespace conv_v14 {
 
 using conv_v13::BK;
-using conv_v13::BM;
+
+// Output pixels a tile: 256 at BN = 64, else 128. At K = 64 a 128 x 64
+// tile computes 43 FLOPs per byte TMA copies into shared memory (lesson 05,
+// section 3); 256 x 64 makes that 51, and holds no more accumulators a
+// consumer thread (64) than a 128 x 128 tile does.
+constexpr int pixel_tile(int bn) { return bn == 64 ? 256 : 128; }
 
 // The largest corner or offset a 4-D im2col map holds: [-128, 127] (the
 // driver's range for the corners; the taps' offsets are kept inside it too).
@@ -70,9 +83,12 @@ struct Tiles {
   __host__ __device__ int count() const { return tiles_m * tiles_k; }
 };
 inline Tiles tiles_of(const ConvShape& g) {
-  const int pixels = g.N * g.P * g.Q, bn = conv_v13::channel_tile(g.K);
-  return Tiles{pixels, (pixels + BM - 1) / BM, (g.K + bn - 1) / bn};
+  const int pixels = g.N * g.P * g.Q, bn = conv_v13::channel_tile(g.K), bm = pixel_tile(bn);
+  return Tiles{pixels, (pixels + bm - 1) / bm, (g.K + bn - 1) / bn};
 }
+
+template <int BN>
+using Config = conv_v13::Config<BN, pixel_tile(BN)>;
 
 // The bounding box's far corners, past the image's far edge (negative: inside
 // it): the last output pixel's window starts at (P−1)·stride − pad, so the
@@ -81,12 +97,12 @@ inline int upper_corner(int out, int in, const ConvShape& g) { return (out - 1) 
 
 }  // namespace conv_v14
 
-// map_x: x (N,H,W,C) bf16 as an im2col map {C, W, H, N}, 64 channels x 128
-// pixels a copy, element strides {1, stride, stride, 1}, corners (−pad, −pad)
+// map_x: x (N,H,W,C) bf16 as an im2col map {C, W, H, N}, 64 channels x
+// pixel_tile(BN) pixels a copy, element strides {1, stride, stride, 1}, corners (−pad, −pad)
 // and (upper_corner(Q, W), upper_corner(P, H)); map_w: v13's (both made by
 // conv_v14::launch); y: (N,P,Q,K) bf16. BN = conv_v13::channel_tile(K).
 // Launch: block (384) = producer + 2 consumer warpgroups; grid (blocks), any
-// number (persistent: min(tiles, SMs)); dynamic shared conv_v13::Config<BN>::kSharedBytes.
+// number (persistent: min(tiles, SMs)); dynamic shared conv_v14::Config<BN>::kSharedBytes.
 // sm_90a only.
 template <int BN>
 __global__ void __launch_bounds__(conv_v13::THREADS, 1)
@@ -94,7 +110,8 @@ __global__ void __launch_bounds__(conv_v13::THREADS, 1)
                                 const __grid_constant__ CUtensorMap map_w, __nv_bfloat16* __restrict__ y) {
 #if WARPNET_HOPPER_PTX
   using namespace conv_v13;
-  using Cfg = Config<BN>;
+  using Cfg = conv_v14::Config<BN>;
+  constexpr int TILE_M = conv_v14::pixel_tile(BN);
   const wgmma_v16::Ring ring = wgmma_v16::make_ring(Cfg::STAGE);
   const int wg = threadIdx.x / 128, t = threadIdx.x % 128;
   const int tiles = tl.count(), channel_blocks = (g.C + BK - 1) / BK, taps = g.R * g.S;
@@ -106,29 +123,31 @@ __global__ void __launch_bounds__(conv_v13::THREADS, 1)
     produce<Cfg::STAGE>(ring, tiles, taps, channel_blocks, [&](unsigned char* a, uint64_t* bar, int tile, int tap,
                                                                int c0) {
       // The tile's first output pixel (n, p, q), and where its window starts: the walk's first position.
-      const int m0 = (tile / tl.tiles_k) * BM, q = m0 % g.Q, p = (m0 / g.Q) % g.P, n = m0 / (g.Q * g.P);
+      const int m0 = (tile / tl.tiles_k) * TILE_M, q = m0 % g.Q, p = (m0 / g.Q) % g.P, n = m0 / (g.Q * g.P);
       const auto off_h = uint16_t((tap / g.S) * g.dil), off_w = uint16_t((tap % g.S) * g.dil);
       warpnet::ptx::tma_load_im2col_4d(a, &map_x, c0, q * g.stride - g.pad, p * g.stride - g.pad, n, off_w, off_h,
                                        bar);
-      warpnet::ptx::tma_load_3d(a + TileA::BYTES, &map_w, c0, tap, (tile % tl.tiles_k) * BN, bar);
+      warpnet::ptx::tma_load_3d(a + Cfg::TileA::BYTES, &map_w, c0, tap, (tile % tl.tiles_k) * BN, bar);
     });
     return;
   }
-  // Consumer warpgroup: tile rows (pixels) m0..m0+63.
+  // Consumer warpgroup: tile rows (pixels) m0..m0 + TILE_M/2 - 1, 64 to a subtile.
   if constexpr (Cfg::kReallocate) warpnet::ptx::setmaxnreg_inc<wgmma_v16::CONSUMER_REGISTERS>();
-  const int m0 = (wg - 1) * WG_M;
-  float acc[Cfg::ACCUMULATORS];
+  const int m0 = (wg - 1) * (TILE_M / 2);
+  float acc[Cfg::SUBTILES][Cfg::ACCUMULATORS];
   int it = 0;
   for (int tile = blockIdx.x; tile < tiles; tile += gridDim.x) {
-    accumulate_tile<BN>(ring, it, taps * channel_blocks, m0, acc);
-    // Row i of the tile is output pixel 128·(tile / tiles_k) + i, and y is (pixels, K) row-major.
-    const int first = (tile / tl.tiles_k) * BM, k0 = (tile % tl.tiles_k) * BN;
+    accumulate_tile<Cfg, BN>(ring, it, taps * channel_blocks, m0, acc);
+    // Row i of the tile is output pixel TILE_M·(tile / tiles_k) + i, and y is (pixels, K) row-major.
+    const int first = (tile / tl.tiles_k) * TILE_M, k0 = (tile % tl.tiles_k) * BN;
 #pragma unroll
-    for (int i = 0; i < Cfg::ACCUMULATORS; i += 2) {
-      const int pixel = first + m0 + wgmma_v13::acc_row(t, i), k = k0 + wgmma_v13::acc_col(t, i);
-      if (pixel >= tl.pixels || k >= g.K) continue;
-      store_pair(y + size_t(pixel) * g.K + k, acc[i], acc[i + 1], k, g.K);
-    }
+    for (int j = 0; j < Cfg::SUBTILES; ++j)
+#pragma unroll
+      for (int i = 0; i < Cfg::ACCUMULATORS; i += 2) {
+        const int pixel = first + m0 + j * WG_M + wgmma_v13::acc_row(t, i), k = k0 + wgmma_v13::acc_col(t, i);
+        if (pixel >= tl.pixels || k >= g.K) continue;
+        store_pair(y + size_t(pixel) * g.K + k, acc[j][i], acc[j][i + 1], k, g.K);
+      }
   }
 #elif defined(__CUDA_ARCH__)
   __trap();  // compiled for a GPU without wgmma/TMA (sm_80/89/90, plain sm_90): never a silent wrong answer
@@ -177,15 +196,21 @@ bool launch(int blocks, const ConvShape& g, const __nv_bfloat16* x, const __nv_b
   const cuuint32_t w_box[3] = {BK, 1, BN}, w_steps[3] = {1, 1, 1};
   CUtensorMap map_x, map_w;
   if (encode_x(&map_x, CU_TENSOR_MAP_DATA_TYPE_BFLOAT16, 4, const_cast<__nv_bfloat16*>(x), x_dims, x_strides, lower,
-               upper, BK, BM, x_steps, CU_TENSOR_MAP_INTERLEAVE_NONE, CU_TENSOR_MAP_SWIZZLE_128B,
+               upper, BK, pixel_tile(BN), x_steps, CU_TENSOR_MAP_INTERLEAVE_NONE, CU_TENSOR_MAP_SWIZZLE_128B,
                CU_TENSOR_MAP_L2_PROMOTION_L2_256B, CU_TENSOR_MAP_FLOAT_OOB_FILL_NONE) != CUDA_SUCCESS ||
       encode_w(&map_w, CU_TENSOR_MAP_DATA_TYPE_BFLOAT16, 3, const_cast<__nv_bfloat16*>(w), w_dims, w_strides, w_box,
                w_steps, CU_TENSOR_MAP_INTERLEAVE_NONE, CU_TENSOR_MAP_SWIZZLE_128B, CU_TENSOR_MAP_L2_PROMOTION_L2_256B,
                CU_TENSOR_MAP_FLOAT_OOB_FILL_NONE) != CUDA_SUCCESS)
     return false;
   warpnet::launch_kernel_opted_in(conv2d_implicit_gemm_im2col<BN>, dim3(blocks), dim3(conv_v13::THREADS),
-                                  conv_v13::Config<BN>::kSharedBytes, g, tiles_of(g), map_x, map_w, y);
+                                  Config<BN>::kSharedBytes, g, tiles_of(g), map_x, map_w, y);
   return true;
+}
+
+// The dynamic shared memory of the kernel that runs at g's K.
+inline size_t shared_bytes(const ConvShape& g) {
+  const int bn = conv_v13::channel_tile(g.K);
+  return bn == 64 ? Config<64>::kSharedBytes : bn == 128 ? Config<128>::kSharedBytes : Config<256>::kSharedBytes;
 }
 
 // The persistent grid: a block per SM, fewer when there are fewer tiles.

@@ -41,15 +41,15 @@ const Registration implicit_gemm_im2col{Kernel{
     // Inputs stored as bf16 (relative error 2^-8 each); products exact, sums fp32; y stored as bf16.
     .precision = "bf16 inputs and output, fp32 accumulation (wgmma, sm_90a)",
     .shape_text = "v13's kernel (block (384) = TMA producer + 2 consumer warpgroups, persistent grid, 4-stage "
-                  "mbarrier ring, wgmma m64nBNk16 with BN 64, 128 or 256) on tiles of 128 consecutive output pixels "
-                  "of the N·P·Q, across rows and images: each k-step's A tile is one TMA im2col copy of x (128 "
-                  "pixels x 64 channels, walked through the bounding box of the filter windows' starts, read at "
+                  "mbarrier ring, wgmma m64nBNk16 with BN 64, 128 or 256) on tiles of TILE_M consecutive output "
+                  "pixels of the N·P·Q (256 at BN = 64, else 128), across rows and images: each k-step's A tile is "
+                  "one TMA im2col copy of x (TILE_M pixels x 64 channels, walked through the bounding box of the filter windows' starts, read at "
                   "the tap's offsets, zeros in the padding), B a 3-D box of w; when C is not a multiple of 8, the "
                   "stride is over 8 or a corner or tap offset leaves [-128, 127], v13's direct kernel runs instead",
     // The grid's x is the block count whatever the problem; the launch reads only that.
     .shape = [](const Sizes& s) {
       return Launch{dim3(unsigned(conv_v14::persistent_blocks(shape_of(s)))), dim3(conv_v13::THREADS),
-                    conv_v13::shared_bytes(shape_of(s))};
+                    conv_v14::shared_bytes(shape_of(s))};
     },
     .flops = flops,
     // Each tile's copies are fetched once: x's 128 pixels x C·R·S per
@@ -59,8 +59,8 @@ const Registration implicit_gemm_im2col{Kernel{
       const ConvShape g = shape_of(s);
       const conv_v14::Tiles tl = conv_v14::tiles_of(g);
       const double taps = double(g.R) * g.S, channels = double(ceil_div(g.C, conv_v13::BK)) * conv_v13::BK;
-      const double bn = conv_v13::channel_tile(g.K);
-      return 2.0 * (double(tl.count()) * taps * channels * (conv_v13::BM + bn) + outputs(g));
+      const int bn = conv_v13::channel_tile(g.K);
+      return 2.0 * (double(tl.count()) * taps * channels * (conv_v14::pixel_tile(bn) + bn) + outputs(g));
     },
     .min_sm = 90,
     .arch_specific = true,
