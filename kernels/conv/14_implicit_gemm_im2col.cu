@@ -75,10 +75,10 @@ constexpr int pixel_tile(int bn) { return bn == 64 ? 256 : 128; }
 // driver's range for the corners; the taps' offsets are kept inside it too).
 constexpr int CORNER_LIMIT = 128;
 
-// The tiles: 128 consecutive output pixels x BN output channels.
+// The tiles: pixel_tile(BN) consecutive output pixels x BN output channels.
 struct Tiles {
   int pixels;   // N·P·Q, the GEMM's M
-  int tiles_m;  // ceil(pixels / 128)
+  int tiles_m;  // ceil(pixels / pixel_tile(BN))
   int tiles_k;  // ceil(K / BN)
   __host__ __device__ int count() const { return tiles_m * tiles_k; }
 };
@@ -98,9 +98,10 @@ inline int upper_corner(int out, int in, const ConvShape& g) { return (out - 1) 
 }  // namespace conv_v14
 
 // map_x: x (N,H,W,C) bf16 as an im2col map {C, W, H, N}, 64 channels x
-// pixel_tile(BN) pixels a copy, element strides {1, stride, stride, 1}, corners (−pad, −pad)
-// and (upper_corner(Q, W), upper_corner(P, H)); map_w: v13's (both made by
-// conv_v14::launch); y: (N,P,Q,K) bf16. BN = conv_v13::channel_tile(K).
+// TILE_M = pixel_tile(BN) pixels a copy, element strides {1, stride,
+// stride, 1}, corners (−pad, −pad) and (upper_corner(Q, W), upper_corner(P,
+// H)), innermost first; map_w: v13's (both made by conv_v14::launch);
+// y: (N,P,Q,K) bf16. BN = conv_v13::channel_tile(K).
 // Launch: block (384) = producer + 2 consumer warpgroups; grid (blocks), any
 // number (persistent: min(tiles, SMs)); dynamic shared conv_v14::Config<BN>::kSharedBytes.
 // sm_90a only.
