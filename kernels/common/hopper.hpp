@@ -22,6 +22,7 @@
 //   wgmma_m64n256k16_bf16<TransA, TransB>    d (64,256) += a (64,16) @ b (16,256), bf16, fp32 accumulators
 //   wgmma_m64n256k32_e4m3                    d (64,256) += a (64,32) @ b (32,256), fp8 e4m3 (K-major both)
 //   setmaxnreg_dec<N> / _inc<N>              shrink or grow the warpgroup's registers per thread to N
+//   driver_entry_point<PFN>(symbol)          (host) a driver function such as cuTensorMapEncodeTiled, or null
 //
 // WARPNET_HOPPER_PTX is 1 where these exist: the emulator, and nvcc's device
 // pass for sm_90a. A kernel built on them guards its body with it and traps
@@ -281,3 +282,21 @@ __device__ __forceinline__ void setmaxnreg_inc() {
 
 }  // namespace warpnet::ptx
 #endif
+
+namespace warpnet {
+
+// A driver entry point (cuTensorMapEncodeTiled, cuTensorMapEncodeIm2col)
+// found through the runtime, so the program needs no -lcuda; null when the
+// driver lacks it. Host code, on both compilers (the emulator's driver
+// answers for those two: simt/tensor_map.cpp).
+template <class Function>
+inline Function driver_entry_point(const char* symbol) {
+  void* p = nullptr;
+  cudaDriverEntryPointQueryResult found{};
+  if (cudaGetDriverEntryPointByVersion(symbol, &p, 12000, cudaEnableDefault, &found) != cudaSuccess ||
+      found != cudaDriverEntryPointSuccess)
+    return nullptr;
+  return reinterpret_cast<Function>(p);
+}
+
+}  // namespace warpnet

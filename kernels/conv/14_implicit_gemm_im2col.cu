@@ -167,15 +167,7 @@ inline bool describable(const ConvShape& g, const void* x, const void* w) {
 
 // The driver's cuTensorMapEncodeIm2col (or the emulator's), or null.
 inline PFN_cuTensorMapEncodeIm2col_v12000 encode_im2col() {
-  static const PFN_cuTensorMapEncodeIm2col_v12000 fn = [] {
-    void* p = nullptr;
-    cudaDriverEntryPointQueryResult found{};
-    if (cudaGetDriverEntryPointByVersion("cuTensorMapEncodeIm2col", &p, 12000, cudaEnableDefault, &found) !=
-            cudaSuccess ||
-        found != cudaDriverEntryPointSuccess)
-      p = nullptr;
-    return reinterpret_cast<PFN_cuTensorMapEncodeIm2col_v12000>(p);
-  }();
+  static const auto fn = warpnet::driver_entry_point<PFN_cuTensorMapEncodeIm2col_v12000>("cuTensorMapEncodeIm2col");
   return fn;
 }
 
