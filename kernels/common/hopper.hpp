@@ -14,6 +14,7 @@
 //   cluster_ctarank, cluster_sync            this CTA's rank in its cluster; the barrier of every thread of it
 //   mbarrier_arrive_cluster(bar, cta)        arrive on the mbarrier at bar's offset in CTA cta of the cluster
 //   tma_load_2d_multicast(..., bar, mask)    tma_load_2d into every CTA of mask, each counted on its own bar
+//   tma_load_3d_multicast(..., bar, mask)    the same for a map of rank 3 (conv's KRSC filters)
 //   fence_proxy_async_shared()               the thread's plain shared stores, before what TMA/wgmma read next
 //   wgmma_fence / _commit / _wait<N>         order, group, and retire asynchronous wgmmas
 //   wgmma_m64n64k16_bf16<TransA, TransB>     d (64,64) += a (64,16) @ b (16,64), bf16, fp32 accumulators
@@ -143,6 +144,14 @@ __device__ __forceinline__ void tma_load_2d_multicast(void* dst, const CUtensorM
       "cp.async.bulk.tensor.2d.shared::cluster.global.tile.mbarrier::complete_tx::bytes.multicast::cluster"
       " [%0], [%1, {%2, %3}], [%4], %5;\n" ::"r"(shared_address(dst)),
       "l"(reinterpret_cast<uint64_t>(map)), "r"(c0), "r"(c1), "r"(shared_address(bar)), "h"(cta_mask)
+      : "memory");
+}
+__device__ __forceinline__ void tma_load_3d_multicast(void* dst, const CUtensorMap* map, int c0, int c1, int c2,
+                                                      uint64_t* bar, uint16_t cta_mask) {
+  asm volatile(
+      "cp.async.bulk.tensor.3d.shared::cluster.global.tile.mbarrier::complete_tx::bytes.multicast::cluster"
+      " [%0], [%1, {%2, %3, %4}], [%5], %6;\n" ::"r"(shared_address(dst)),
+      "l"(reinterpret_cast<uint64_t>(map)), "r"(c0), "r"(c1), "r"(c2), "r"(shared_address(bar)), "h"(cta_mask)
       : "memory");
 }
 

@@ -46,9 +46,9 @@
 // Changed from v05: NHWC bf16 in, bf16 out; TMA boxes instead of per-element
 //   gathers; an mbarrier ring and a producer warpgroup; wgmma m64n{64,128,256}k16
 //   from descriptors instead of ldmatrix + mma.sync; a persistent grid.
-// Not yet: 2-CTA clusters sharing w by multicast, a TMA store of y. (TMA's
-//   im2col mode, one copy of pixels running on across rows and images so
-//   that no rows are wasted, is v14.)
+// Not yet: a TMA store of y. (TMA's im2col mode, one copy of pixels running
+//   on across rows and images so that no rows are wasted, is v14; 2-CTA
+//   clusters sharing w by multicast are v15.)
 // Measured: not yet on a GPU (written 2026-12-05, after the last H200 run).
 //   Emulator: matches the CPU at every conv2d_nhwc test size, six of them
 //   on the TMA path; ptxas (nvcc 13, sm_90a): 61, 93 and 168 registers at
@@ -104,17 +104,18 @@ __device__ __forceinline__ void wgmma_k16(float (&acc)[BN / 2], uint64_t a, uint
 }
 
 // The producer thread: fills the ring with the k-steps of this block's tiles
-// (blockIdx.x, then every gridDim.x-th), in the order the consumers take
-// them. A k-step is one filter tap x one block of 64 input channels;
-// load(stage, bar, tile, tap, c0) issues its TMA copies (the stage's bytes,
-// counted on bar, zero-filled parts included).
-template <uint32_t STAGE, class LoadStep>
-__device__ __forceinline__ void produce(const wgmma_v16::Ring& ring, int tiles, int taps, int channel_blocks,
-                                        LoadStep load) {
+// (first, first + stride, ... below end: blockIdx.x and gridDim.x, or a
+// cluster's pairs), in the order the consumers take them. A k-step is one
+// filter tap x one block of 64 input channels; load(stage, bar, tile, tap,
+// c0) issues its TMA copies, whose bytes the stage's full barrier is armed
+// for (STAGE: the whole stage, zero-filled parts and a peer's multicast included).
+template <uint32_t STAGE, class Ring, class LoadStep>
+__device__ __forceinline__ void produce(const Ring& ring, int first, int end, int stride, int taps,
+                                        int channel_blocks, LoadStep load) {
   using namespace warpnet::ptx;
   using wgmma_v16::STAGES;
   int it = 0;  // the block's k-steps, counted across tiles as the consumers count them
-  for (int tile = blockIdx.x; tile < tiles; tile += gridDim.x)
+  for (int tile = first; tile < end; tile += stride)
     for (int step = 0; step < taps * channel_blocks; ++step, ++it) {
       const int s = it % STAGES;
       if (it >= STAGES) mbarrier_wait(&ring.empty[s], (it / STAGES - 1) & 1);  // round r-1 released it
@@ -123,13 +124,19 @@ __device__ __forceinline__ void produce(const wgmma_v16::Ring& ring, int tiles, 
     }
 }
 
+// How a consumer hands a stage back to the producer: each thread on its own
+// CTA's empty barrier (v13, v14; the ring counts 256 arrivals a phase).
+struct ReleaseOwn {
+  __device__ void operator()(uint64_t* empty) const { warpnet::ptx::mbarrier_arrive(empty); }
+};
+
 // A consumer warpgroup's part of one tile: rows m0..m0+64·SUBTILES-1 of
 // acc (zeroed here; acc[j] holds rows m0 + 64j..), summed over the tile's
 // k_steps stages; `it` counts the block's k-steps across tiles. Each stage
-// is released once its wgmmas are retired.
-template <class Cfg, int BN>
-__device__ __forceinline__ void accumulate_tile(const wgmma_v16::Ring& ring, int& it, int k_steps, int m0,
-                                                float (&acc)[Cfg::SUBTILES][BN / 2]) {
+// is handed back with `release` once its wgmmas are retired.
+template <class Cfg, int BN, class Ring, class Release = ReleaseOwn>
+__device__ __forceinline__ void accumulate_tile(const Ring& ring, int& it, int k_steps, int m0,
+                                                float (&acc)[Cfg::SUBTILES][BN / 2], Release release = {}) {
   using namespace warpnet::ptx;
   using wgmma_v13::descriptor;
   using wgmma_v16::STAGES;
@@ -153,10 +160,10 @@ __device__ __forceinline__ void accumulate_tile(const wgmma_v16::Ring& ring, int
     wgmma_commit();
     // Keep this step's group in flight; the previous one is done, so its stage is free.
     wgmma_wait<1>();
-    if (step > 0) mbarrier_arrive(&ring.empty[(it - 1) % STAGES]);
+    if (step > 0) release(&ring.empty[(it - 1) % STAGES]);
   }
   wgmma_wait<0>();
-  mbarrier_arrive(&ring.empty[(it - 1) % STAGES]);  // k_steps >= 1: R, S >= 1 and C >= 1
+  release(&ring.empty[(it - 1) % STAGES]);  // k_steps >= 1: R, S >= 1 and C >= 1
 }
 #endif
 
@@ -226,8 +233,8 @@ __global__ void __launch_bounds__(conv_v13::THREADS, 1)
     // The whole warpgroup gives registers back first.
     if constexpr (Cfg::kReallocate) warpnet::ptx::setmaxnreg_dec<wgmma_v16::PRODUCER_REGISTERS>();
     if (t != 0) return;
-    produce<Cfg::STAGE>(ring, tiles, taps, channel_blocks, [&](unsigned char* a, uint64_t* bar, int tile, int tap,
-                                                               int c0) {
+    produce<Cfg::STAGE>(ring, blockIdx.x, tiles, gridDim.x, taps, channel_blocks,
+                        [&](unsigned char* a, uint64_t* bar, int tile, int tap, int c0) {
       const TileAt at = tile_at(tile, pt, BN);
       const int h0 = at.p0 * g.stride - g.pad + (tap / g.S) * g.dil;  // the box's first input row and column
       const int w0 = at.q0 * g.stride - g.pad + (tap % g.S) * g.dil;

@@ -48,7 +48,7 @@
 // Changed from v13: one im2col copy instead of a 4-D box per A tile; tiles
 //   of consecutive output pixels, so no rows are wasted, 256 of them at
 //   K <= 64; the epilogue indexes y by pixel number alone.
-// Not yet: 2-CTA clusters sharing w by multicast, a TMA store of y.
+// Not yet: a TMA store of y. (2-CTA clusters sharing w by multicast are v15.)
 // Measured: not yet on a GPU (written 2026-12-05, after the last H200 run).
 //   Emulator: matches the CPU at every conv2d_nhwc test size (the TMA path
 //   at six of them). The im2col walk the emulator models is the one NVIDIA's
@@ -95,6 +95,34 @@ using Config = conv_v13::Config<BN, pixel_tile(BN)>;
 // walk's positions end one past it.
 inline int upper_corner(int out, int in, const ConvShape& g) { return (out - 1) * g.stride + 1 - in - g.pad; }
 
+#if WARPNET_HOPPER_PTX
+// A k-step's A tile: the pixels from output pixel `first` on, channels c0..
+// of filter tap `tap`, as one im2col copy whose walk starts where the first
+// pixel's window does, counted on bar.
+__device__ __forceinline__ void load_pixels(unsigned char* a, const CUtensorMap* map_x, const ConvShape& g, int first,
+                                            int tap, int c0, uint64_t* bar) {
+  const int q = first % g.Q, p = (first / g.Q) % g.P, n = first / (g.Q * g.P);
+  const auto off_h = uint16_t((tap / g.S) * g.dil), off_w = uint16_t((tap % g.S) * g.dil);
+  warpnet::ptx::tma_load_im2col_4d(a, map_x, c0, q * g.stride - g.pad, p * g.stride - g.pad, n, off_w, off_h, bar);
+}
+#endif
+
+// A consumer warpgroup's rows of a finished tile into y (pixels, K), bf16:
+// row m0 + 64j + r of acc[j] is output pixel first + m0 + 64j + r, column c
+// output channel k0 + c; rows past the last pixel are not stored.
+template <class Cfg, int BN>
+__device__ __forceinline__ void store_pixels(const float (&acc)[Cfg::SUBTILES][BN / 2], __nv_bfloat16* y,
+                                             const ConvShape& g, int pixels, int first, int k0, int m0, int t) {
+#pragma unroll
+  for (int j = 0; j < Cfg::SUBTILES; ++j)
+#pragma unroll
+    for (int i = 0; i < BN / 2; i += 2) {
+      const int pixel = first + m0 + j * conv_v13::WG_M + wgmma_v13::acc_row(t, i), k = k0 + wgmma_v13::acc_col(t, i);
+      if (pixel >= pixels || k >= g.K) continue;
+      conv_v13::store_pair(y + size_t(pixel) * g.K + k, acc[j][i], acc[j][i + 1], k, g.K);
+    }
+}
+
 }  // namespace conv_v14
 
 // map_x: x (N,H,W,C) bf16 as an im2col map {C, W, H, N}, 64 channels x
@@ -121,13 +149,9 @@ __global__ void __launch_bounds__(conv_v13::THREADS, 1)
     // The whole warpgroup gives registers back first.
     if constexpr (Cfg::kReallocate) warpnet::ptx::setmaxnreg_dec<wgmma_v16::PRODUCER_REGISTERS>();
     if (t != 0) return;
-    produce<Cfg::STAGE>(ring, tiles, taps, channel_blocks, [&](unsigned char* a, uint64_t* bar, int tile, int tap,
-                                                               int c0) {
-      // The tile's first output pixel (n, p, q), and where its window starts: the walk's first position.
-      const int m0 = (tile / tl.tiles_k) * TILE_M, q = m0 % g.Q, p = (m0 / g.Q) % g.P, n = m0 / (g.Q * g.P);
-      const auto off_h = uint16_t((tap / g.S) * g.dil), off_w = uint16_t((tap % g.S) * g.dil);
-      warpnet::ptx::tma_load_im2col_4d(a, &map_x, c0, q * g.stride - g.pad, p * g.stride - g.pad, n, off_w, off_h,
-                                       bar);
+    produce<Cfg::STAGE>(ring, blockIdx.x, tiles, gridDim.x, taps, channel_blocks,
+                        [&](unsigned char* a, uint64_t* bar, int tile, int tap, int c0) {
+      conv_v14::load_pixels(a, &map_x, g, (tile / tl.tiles_k) * TILE_M, tap, c0, bar);
       warpnet::ptx::tma_load_3d(a + Cfg::TileA::BYTES, &map_w, c0, tap, (tile % tl.tiles_k) * BN, bar);
     });
     return;
@@ -139,16 +163,7 @@ __global__ void __launch_bounds__(conv_v13::THREADS, 1)
   int it = 0;
   for (int tile = blockIdx.x; tile < tiles; tile += gridDim.x) {
     accumulate_tile<Cfg, BN>(ring, it, taps * channel_blocks, m0, acc);
-    // Row i of the tile is output pixel TILE_M·(tile / tiles_k) + i, and y is (pixels, K) row-major.
-    const int first = (tile / tl.tiles_k) * TILE_M, k0 = (tile % tl.tiles_k) * BN;
-#pragma unroll
-    for (int j = 0; j < Cfg::SUBTILES; ++j)
-#pragma unroll
-      for (int i = 0; i < Cfg::ACCUMULATORS; i += 2) {
-        const int pixel = first + m0 + j * WG_M + wgmma_v13::acc_row(t, i), k = k0 + wgmma_v13::acc_col(t, i);
-        if (pixel >= tl.pixels || k >= g.K) continue;
-        store_pair(y + size_t(pixel) * g.K + k, acc[j][i], acc[j][i + 1], k, g.K);
-      }
+    conv_v14::store_pixels<Cfg, BN>(acc, y, g, tl.pixels, (tile / tl.tiles_k) * TILE_M, (tile % tl.tiles_k) * BN, m0, t);
   }
 #elif defined(__CUDA_ARCH__)
   __trap();  // compiled for a GPU without wgmma/TMA (sm_80/89/90, plain sm_90): never a silent wrong answer
@@ -171,11 +186,11 @@ inline PFN_cuTensorMapEncodeIm2col_v12000 encode_im2col() {
   return fn;
 }
 
-// Makes both maps and launches `blocks` blocks of the BN-wide kernel
-// (channel_tile(K)); false (nothing launched) when the driver refuses a map
-// (describable() shapes only: the rest is the caller's to route).
-template <int BN>
-bool launch(int blocks, const ConvShape& g, const __nv_bfloat16* x, const __nv_bfloat16* w, __nv_bfloat16* y) {
+// The maps: x as an im2col map of `pixels` pixels a copy, w (K,R,S,C) as
+// {C, R·S, K} in boxes of `w_rows` output channels; false when the driver
+// refuses one (describable() shapes only).
+inline bool make_maps(CUtensorMap* map_x, CUtensorMap* map_w, const ConvShape& g, const __nv_bfloat16* x,
+                      const __nv_bfloat16* w, int pixels, int w_rows) {
   const PFN_cuTensorMapEncodeIm2col_v12000 encode_x = encode_im2col();
   const PFN_cuTensorMapEncodeTiled_v12000 encode_w = wgmma_v13::encode_tiled();
   if (!encode_x || !encode_w) return false;
@@ -186,15 +201,22 @@ bool launch(int blocks, const ConvShape& g, const __nv_bfloat16* x, const __nv_b
   const cuuint32_t x_steps[4] = {1, cuuint32_t(g.stride), cuuint32_t(g.stride), 1};
   const cuuint64_t w_dims[3] = {C, cuuint64_t(g.R) * g.S, cuuint64_t(g.K)};
   const cuuint64_t w_strides[2] = {C * e, C * e * g.R * g.S};
-  const cuuint32_t w_box[3] = {BK, 1, BN}, w_steps[3] = {1, 1, 1};
+  const cuuint32_t w_box[3] = {BK, 1, cuuint32_t(w_rows)}, w_steps[3] = {1, 1, 1};
+  return encode_x(map_x, CU_TENSOR_MAP_DATA_TYPE_BFLOAT16, 4, const_cast<__nv_bfloat16*>(x), x_dims, x_strides, lower,
+                  upper, BK, cuuint32_t(pixels), x_steps, CU_TENSOR_MAP_INTERLEAVE_NONE, CU_TENSOR_MAP_SWIZZLE_128B,
+                  CU_TENSOR_MAP_L2_PROMOTION_L2_256B, CU_TENSOR_MAP_FLOAT_OOB_FILL_NONE) == CUDA_SUCCESS &&
+         encode_w(map_w, CU_TENSOR_MAP_DATA_TYPE_BFLOAT16, 3, const_cast<__nv_bfloat16*>(w), w_dims, w_strides, w_box,
+                  w_steps, CU_TENSOR_MAP_INTERLEAVE_NONE, CU_TENSOR_MAP_SWIZZLE_128B, CU_TENSOR_MAP_L2_PROMOTION_L2_256B,
+                  CU_TENSOR_MAP_FLOAT_OOB_FILL_NONE) == CUDA_SUCCESS;
+}
+
+// Makes both maps and launches `blocks` blocks of the BN-wide kernel
+// (channel_tile(K)); false (nothing launched) when the driver refuses a map
+// (describable() shapes only: the rest is the caller's to route).
+template <int BN>
+bool launch(int blocks, const ConvShape& g, const __nv_bfloat16* x, const __nv_bfloat16* w, __nv_bfloat16* y) {
   CUtensorMap map_x, map_w;
-  if (encode_x(&map_x, CU_TENSOR_MAP_DATA_TYPE_BFLOAT16, 4, const_cast<__nv_bfloat16*>(x), x_dims, x_strides, lower,
-               upper, BK, pixel_tile(BN), x_steps, CU_TENSOR_MAP_INTERLEAVE_NONE, CU_TENSOR_MAP_SWIZZLE_128B,
-               CU_TENSOR_MAP_L2_PROMOTION_L2_256B, CU_TENSOR_MAP_FLOAT_OOB_FILL_NONE) != CUDA_SUCCESS ||
-      encode_w(&map_w, CU_TENSOR_MAP_DATA_TYPE_BFLOAT16, 3, const_cast<__nv_bfloat16*>(w), w_dims, w_strides, w_box,
-               w_steps, CU_TENSOR_MAP_INTERLEAVE_NONE, CU_TENSOR_MAP_SWIZZLE_128B, CU_TENSOR_MAP_L2_PROMOTION_L2_256B,
-               CU_TENSOR_MAP_FLOAT_OOB_FILL_NONE) != CUDA_SUCCESS)
-    return false;
+  if (!make_maps(&map_x, &map_w, g, x, w, pixel_tile(BN), BN)) return false;
   warpnet::launch_kernel_opted_in(conv2d_implicit_gemm_im2col<BN>, dim3(blocks), dim3(conv_v13::THREADS),
                                   Config<BN>::kSharedBytes, g, tiles_of(g), map_x, map_w, y);
   return true;

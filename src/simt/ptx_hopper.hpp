@@ -50,6 +50,11 @@ inline void tma_load_2d_multicast(void* dst, const CUtensorMap* map, int c0, int
   const int coords[2] = {c0, c1};
   simt::tma_load_multicast(dst, map, coords, 2, bar, cta_mask);
 }
+inline void tma_load_3d_multicast(void* dst, const CUtensorMap* map, int c0, int c1, int c2, uint64_t* bar,
+                                  uint16_t cta_mask) {
+  const int coords[3] = {c0, c1, c2};
+  simt::tma_load_multicast(dst, map, coords, 3, bar, cta_mask);
+}
 
 // Orders plain shared stores before the async proxy's reads: nothing to do
 // here, where wgmma and the copy engine read shared memory between threads
