@@ -60,6 +60,7 @@ int64_t device_bytes_allocated() {
 struct Watched {
   std::vector<KernelTrace> launches;  // in launch order
   int64_t peak_allocated = 0;         // device bytes allocated at the fullest pause
+  int pauses = 0;                     // how often the stepper stopped: none, and nothing was seen
 };
 
 // Runs `launches` (host code making one or more kernel launches) and
@@ -70,7 +71,10 @@ Watched watch(const std::function<void()>& launches) {
   simt::TraceRecorder recorder;
   {
     simt::Stepper stepper(uint3{0, 0, 0}, 0, launches);
-    while (stepper.step()) w.peak_allocated = std::max(w.peak_allocated, device_bytes_allocated());
+    while (stepper.step()) {
+      w.peak_allocated = std::max(w.peak_allocated, device_bytes_allocated());
+      ++w.pauses;
+    }
   }
   w.launches = recorder.launches();
   return w;
@@ -98,7 +102,10 @@ struct Figures {
   unsigned widest_load = 0;  // bytes per lane
   double flops_per_byte = 0;
   double shared_load_conflicts = 0, shared_store_conflicts = 0;  // wavefronts / the fewest possible
-  int64_t workspace = 0;                                         // device bytes allocated beyond the inputs and outputs
+  // Device bytes allocated beyond the inputs and outputs; unseen when warp 0
+  // of block 0 never stopped (no memory access, no __syncthreads: v15's
+  // producer warp, whose CTAs meet at cluster barriers instead).
+  std::optional<int64_t> workspace;
 };
 
 // "sgemm_warptiling<128, 128, ...>" -> "sgemm_warptiling".
@@ -119,7 +126,7 @@ Figures trace(const device::Kernel& kernel, const device::Sizes& sizes) {
   f.check = device::compare(kernel, sizes, inputs, out);
   f.formula_bytes = kernel.bytes(sizes);
   f.launches = int(w.launches.size());
-  f.workspace = w.peak_allocated - before - io_bytes;
+  if (w.pauses > 0) f.workspace = w.peak_allocated - before - io_bytes;
   double sectors = 0, requests = 0, ideal = 0, s_load[2] = {0, 0}, s_store[2] = {0, 0};
   for (const KernelTrace& t : w.launches) {
     const std::string name = base_name(t.kernel);
@@ -178,7 +185,7 @@ void print_table(const std::string& op, const std::vector<Figures>& all, bool ma
     const bool tma = f.tma_bytes > 0;
     const std::string sectors = tma ? "TMA" : fixed(f.load_sectors_per_request, 2);
     const std::string efficiency = tma ? "-" : fixed(100 * f.load_efficiency, 0) + "%";
-    const std::string workspace = f.workspace ? format_bytes(f.workspace) : "-";
+    const std::string workspace = !f.workspace ? "unseen" : *f.workspace ? format_bytes(*f.workspace) : "-";
     if (markdown) {
       std::printf("| %s | %s | %d | %s | %s | %s | %s | %s | %s | %s |\n", f.kernel->id().c_str(),
                   inputs_of(*f.kernel).c_str(), f.launches, megabytes(f.global_bytes).c_str(),
