@@ -17,8 +17,7 @@ void launch_v13(const Sizes& s, const Launch& l, Buffers b) {
   const auto* w = static_cast<const __nv_bfloat16*>(b[1]);
   auto* y = static_cast<__nv_bfloat16*>(b[2]);
   if (!conv_v13::describable(g, x, w)) {
-    const int64_t outputs = int64_t(g.N) * g.P * g.Q * g.K;
-    launch_kernel(conv2d_nhwc_bf16_direct, dim3(unsigned((outputs + 255) / 256)), dim3(256), 0, g, x, w, y);
+    conv_v13::launch_direct(g, x, w, y);
     check_launch();
     return;
   }
