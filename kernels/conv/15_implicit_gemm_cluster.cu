@@ -10,7 +10,7 @@
 //   w tile at every k-step. Launched as a cluster of two, each copies half
 //   of it with a multicast TMA, which lands in both CTAs' stage and counts
 //   on both CTAs' full barriers, so a CTA copies its x tile and half of the w
-//   tile: 58, 85 and 128 FLOPs a copied byte at the three layers.
+//   tile: 57, 85 and 128 FLOPs a copied byte at the three layers.
 //   This is matmul v21's change to v16, on v14's tiles; the pieces are
 //   v21's (kernels/common/cluster_pairs.hpp):
 //   - the pair walk: cluster c takes pairs c, c + clusters, ...; CTA r of a
