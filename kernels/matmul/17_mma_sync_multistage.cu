@@ -44,46 +44,61 @@
 
 namespace mma_sync_v17 {
 
-constexpr int BM = 128, BN = 256, BK = 32;  // block tile of C, k-step
-constexpr int WM = 64, WN = 64;             // warp tile of C
-constexpr int WARPS_N = BN / WN, THREADS = (BM / WM) * WARPS_N * 32;
-constexpr int STAGES = 4;
-constexpr int GROUP_M = 8;  // tile rows per group of the tile order (grouped_tile)
-constexpr int PAD = 8;      // 16 bytes per shared row: conflict-free ldmatrix (v12's header)
-static_assert(THREADS == 256 && WM % 16 == 0 && WN % 16 == 0 && BK % 16 == 0, "8 warps of whole m16 x n16 pairs");
+constexpr int BM = 128, BK = 32;  // block tile rows of C, k-step
+constexpr int WM = 64, WN = 64;   // warp tile of C
+constexpr int GROUP_M = 8;        // tile rows per group of the tile order (grouped_tile)
+constexpr int PAD = 8;            // 16 bytes per shared row: conflict-free ldmatrix (v12's header)
 
-// Shared tiles as stored: A k-contiguous unless TA, B k-contiguous only when TB.
-template <bool TA>
-constexpr int A_PITCH = TA ? BM + PAD : BK + PAD;
-template <bool TA>
-constexpr int A_ELEMS = TA ? BK * A_PITCH<TA> : BM * A_PITCH<TA>;
-template <bool TB>
-constexpr int B_PITCH = TB ? BK + PAD : BN + PAD;
-template <bool TB>
-constexpr int B_ELEMS = TB ? BN * B_PITCH<TB> : BK * B_PITCH<TB>;
-// Dynamic shared memory of one block: every stage's A tile, then every stage's B tile.
-template <bool TA, bool TB>
-constexpr size_t kSharedBytes = size_t(STAGES) * (A_ELEMS<TA> + B_ELEMS<TB>) * 2;
-static_assert(kSharedBytes<false, true> <= 227 * 1024, "the largest layout (120 KiB) fits sm_90's opt-in shared memory");
+// A block's shape: BN_ columns of C (2 x BN_/64 warps of 64x64) and STAGES_
+// k-steps in flight. The registered v17 is Tiles<256, 4>; v23 (its autotuned
+// successor) also launches 128x128 blocks of 4 warps, two to an SM, with 2-4
+// stages.
+template <int BN_, int STAGES_>
+struct Tiles {
+  static constexpr int BN = BN_, STAGES = STAGES_;
+  static constexpr int WARPS_N = BN / WN, THREADS = (BM / WM) * WARPS_N * 32;
+  // ptxas gives a thread about 200 registers (128 accumulators): 256 threads
+  // fill half an SM's register file, 128 threads let two blocks share it.
+  static constexpr int MIN_BLOCKS = THREADS <= 128 ? 2 : 1;
+  static_assert(BN % WN == 0 && WM % 16 == 0 && WN % 16 == 0 && BK % 16 == 0, "warps of whole m16 x n16 pairs");
+  static_assert(STAGES >= 2, "one stage computed while the next one lands");
+  // Shared tiles as stored: A k-contiguous unless TA, B k-contiguous only when TB.
+  template <bool TA>
+  static constexpr int A_PITCH = TA ? BM + PAD : BK + PAD;
+  template <bool TA>
+  static constexpr int A_ELEMS = TA ? BK * A_PITCH<TA> : BM * A_PITCH<TA>;
+  template <bool TB>
+  static constexpr int B_PITCH = TB ? BK + PAD : BN + PAD;
+  template <bool TB>
+  static constexpr int B_ELEMS = TB ? BN * B_PITCH<TB> : BK * B_PITCH<TB>;
+  // Dynamic shared memory of one block: every stage's A tile, then every stage's B tile.
+  template <bool TA, bool TB>
+  static constexpr size_t kSharedBytes = size_t(STAGES) * (A_ELEMS<TA> + B_ELEMS<TB>) * 2;
+};
+using Registered = Tiles<256, 4>;  // matmul/17: 128x256, 8 warps, 4 stages
+static_assert(Registered::THREADS == 256 && Registered::kSharedBytes<false, true> <= 227 * 1024,
+              "8 warps; the largest layout (120 KiB) fits sm_90's opt-in shared memory");
 
 }  // namespace mma_sync_v17
 
 // A: (M,K) row-major bf16, or (K,M) when TA; B: (K,N) row-major bf16, or (N,K)
 // when TB; C: (M,N) row-major fp32. C = op(A) @ op(B).
-// Launch: block (256) = 8 warps; grid (ceil(M/128) * ceil(N/256)); dynamic
-// shared memory kSharedBytes<TA, TB> (mma_sync_v17::launch).
-template <bool TA = false, bool TB = false>
-__global__ void __launch_bounds__(mma_sync_v17::THREADS, 1)
+// Launch: block (Tiles::THREADS) = 8 warps for 128x256; grid (ceil(M/128) *
+// ceil(N/BN)); dynamic shared memory Tiles::kSharedBytes<TA, TB> (mma_sync_v17::launch).
+template <class Tiles, bool TA = false, bool TB = false>
+__global__ void __launch_bounds__(Tiles::THREADS, Tiles::MIN_BLOCKS)
     gemm_mma_sync_multistage(int M, int N, int K, const __nv_bfloat16* __restrict__ A,
                              const __nv_bfloat16* __restrict__ B, float* __restrict__ C) {
   using namespace mma_sync_v17;
   using T = __nv_bfloat16;
+  constexpr int BN = Tiles::BN, STAGES = Tiles::STAGES, THREADS = Tiles::THREADS, WARPS_N = Tiles::WARPS_N;
   constexpr int MI = WM / 16, NI = WN / 8;  // m16 x n8 fragments per warp tile
-  constexpr int AP = A_PITCH<TA>, BP = B_PITCH<TB>;
+  constexpr int AP = Tiles::template A_PITCH<TA>, BP = Tiles::template B_PITCH<TB>;
+  constexpr int A_ELEMS = Tiles::template A_ELEMS<TA>, B_ELEMS = Tiles::template B_ELEMS<TB>;
   // sA[s]: (BM, BK+8) = op(A) tile, or (BK, BM+8) = its stored transpose when TA; stage s.
   // sB[s]: (BK, BN+8) = op(B) tile, or (BN, BK+8) = its stored transpose when TB; stage s.
   T* sA = warpnet::dynamic_shared<T>();
-  T* sB = sA + STAGES * A_ELEMS<TA>;
+  T* sB = sA + STAGES * A_ELEMS;
 
   const int lane = threadIdx.x % 32, warp = threadIdx.x / 32;
   const warpnet::TileIndex tile =
@@ -98,8 +113,8 @@ __global__ void __launch_bounds__(mma_sync_v17::THREADS, 1)
   // and wait_group counts stay the same.
   auto stage = [&](int step) {
     if (step < steps) {
-      T* a = sA + (step % STAGES) * A_ELEMS<TA>;
-      T* b = sB + (step % STAGES) * B_ELEMS<TB>;
+      T* a = sA + (step % STAGES) * A_ELEMS;
+      T* b = sB + (step % STAGES) * B_ELEMS;
       const int k0 = step * BK;
       if constexpr (TA) mma_sync_v12::stage_tile<BK, BM, THREADS>(a, AP, A, K, M, k0, row0, a_aligned);
       else mma_sync_v12::stage_tile<BM, BK, THREADS>(a, AP, A, M, K, row0, k0, a_aligned);
@@ -131,8 +146,8 @@ __global__ void __launch_bounds__(mma_sync_v17::THREADS, 1)
     // next line refills.
     __syncthreads();
     stage(step + STAGES - 1);
-    const T* a = sA + (step % STAGES) * A_ELEMS<TA>;
-    const T* b = sB + (step % STAGES) * B_ELEMS<TB>;
+    const T* a = sA + (step % STAGES) * A_ELEMS;
+    const T* b = sB + (step % STAGES) * B_ELEMS;
 #pragma unroll
     for (int kk = 0; kk < BK; kk += 16) {
       uint32_t af[MI][4], bf[NI / 2][4];  // af[i]: one A fragment; bf[j]: B fragments of n8 tiles 2j, 2j+1
@@ -156,14 +171,14 @@ __global__ void __launch_bounds__(mma_sync_v17::THREADS, 1)
 
 namespace mma_sync_v17 {
 
-inline dim3 grid(int M, int N) { return dim3(warpnet::ceil_div(M, BM) * warpnet::ceil_div(N, BN)); }
+inline dim3 grid(int M, int N, int bn) { return dim3(warpnet::ceil_div(M, BM) * warpnet::ceil_div(N, bn)); }
 
 // Raises the kernel's shared-memory limit to what it uses and launches it.
-template <bool TA, bool TB>
+template <class Tiles, bool TA, bool TB>
 void launch(int M, int N, int K, const __nv_bfloat16* A, const __nv_bfloat16* B, float* C) {
-  constexpr size_t shared = kSharedBytes<TA, TB>;
-  warpnet::launch_kernel_opted_in(gemm_mma_sync_multistage<TA, TB>, grid(M, N), dim3(THREADS), shared, M, N, K, A, B,
-                                  C);
+  constexpr size_t shared = Tiles::template kSharedBytes<TA, TB>;
+  warpnet::launch_kernel_opted_in(gemm_mma_sync_multistage<Tiles, TA, TB>, grid(M, N, Tiles::BN), dim3(Tiles::THREADS),
+                                  shared, M, N, K, A, B, C);
 }
 
 }  // namespace mma_sync_v17

@@ -7,9 +7,11 @@ namespace {
 namespace warpnet::device::gemm {
 namespace {
 
+using mma_sync_v17::Registered;
+
 template <bool TA, bool TB>
 void launch_v17(const Sizes& s, Buffers b) {
-  mma_sync_v17::launch<TA, TB>(M(s), N(s), K(s), static_cast<const __nv_bfloat16*>(b[0]),
+  mma_sync_v17::launch<Registered, TA, TB>(M(s), N(s), K(s), static_cast<const __nv_bfloat16*>(b[0]),
                                static_cast<const __nv_bfloat16*>(b[1]), static_cast<float*>(b[2]));
   check_launch();
 }
@@ -25,13 +27,13 @@ const Registration mma_sync_multistage{Kernel{
                   "100-120 KiB of dynamic shared memory, ldmatrix.x4",
     .shape = [](const Sizes& s) {
       const bool ta = s[3] != 0, tb = s[4] != 0;
-      const size_t shared = ta ? (tb ? mma_sync_v17::kSharedBytes<true, true> : mma_sync_v17::kSharedBytes<true, false>)
-                               : (tb ? mma_sync_v17::kSharedBytes<false, true> : mma_sync_v17::kSharedBytes<false, false>);
-      return Launch{mma_sync_v17::grid(M(s), N(s)), dim3(mma_sync_v17::THREADS), shared};
+      const size_t shared = ta ? (tb ? Registered::kSharedBytes<true, true> : Registered::kSharedBytes<true, false>)
+                               : (tb ? Registered::kSharedBytes<false, true> : Registered::kSharedBytes<false, false>);
+      return Launch{mma_sync_v17::grid(M(s), N(s), Registered::BN), dim3(Registered::THREADS), shared};
     },
     .flops = flops,
     // 128x256 tiles of 2-byte inputs (see tiled_bytes).
-    .bytes = [](const Sizes& s) { return tiled_bytes(s, mma_sync_v17::BM, mma_sync_v17::BN, 2); },
+    .bytes = [](const Sizes& s) { return tiled_bytes(s, mma_sync_v17::BM, Registered::BN, 2); },
     // The launch takes its grid and shared memory from the sizes, as shape() gives them.
     .launch = [](const Sizes& s, const Launch&, Buffers b) {
       const bool ta = s[3] != 0, tb = s[4] != 0;
