@@ -29,15 +29,17 @@ inline void check(cudaError_t error, const char* who, const char* what) {
   if (error != cudaSuccess) fail(who, ": ", what, " failed: ", cudaGetErrorName(error), ": ", cudaGetErrorString(error));
 }
 
-// n floats of device memory, freed on every path.
-struct DeviceFloats {
-  float* p = nullptr;
-  DeviceFloats(size_t n, const char* who) { check(cudaMalloc(&p, n * sizeof(float)), who, "cudaMalloc"); }
-  ~DeviceFloats() { cudaFree(p); }
-  DeviceFloats(DeviceFloats&& o) noexcept : p(std::exchange(o.p, nullptr)) {}
-  DeviceFloats(const DeviceFloats&) = delete;
-  DeviceFloats& operator=(const DeviceFloats&) = delete;
+// n elements of device memory, freed on every path.
+template <class T>
+struct DeviceArray {
+  T* p = nullptr;
+  DeviceArray(size_t n, const char* who) { check(cudaMalloc(&p, n * sizeof(T)), who, "cudaMalloc"); }
+  ~DeviceArray() { cudaFree(p); }
+  DeviceArray(DeviceArray&& o) noexcept : p(std::exchange(o.p, nullptr)) {}
+  DeviceArray(const DeviceArray&) = delete;
+  DeviceArray& operator=(const DeviceArray&) = delete;
 };
+using DeviceFloats = DeviceArray<float>;
 
 struct EventPair {
   const char* who;
@@ -144,12 +146,19 @@ std::string describe_times(const std::vector<double>& ms, NameOf name_of) {
   return all;
 }
 
-// n uniform [-1, 1) floats from rng, in `host` and in a device buffer.
-inline DeviceFloats random_on_device(std::vector<float>& host, size_t n, Rng& rng, const char* who) {
+// n uniform [-1, 1) values from rng, on the device as T (float, or a
+// narrower type such as __nv_bfloat16, rounded to nearest) and in `host` as
+// the floats the device holds: what a reference must compute with.
+template <class T = float>
+DeviceArray<T> random_on_device(std::vector<float>& host, size_t n, Rng& rng, const char* who) {
   host.resize(n);
-  for (float& x : host) x = float(rng.uniform(-1.0, 1.0));
-  DeviceFloats d(n, who);
-  check(cudaMemcpy(d.p, host.data(), n * sizeof(float), cudaMemcpyHostToDevice), who, "cudaMemcpy to the device");
+  std::vector<T> stored(n);
+  for (size_t i = 0; i < n; ++i) {
+    stored[i] = T(float(rng.uniform(-1.0, 1.0)));
+    host[i] = float(stored[i]);
+  }
+  DeviceArray<T> d(n, who);
+  check(cudaMemcpy(d.p, stored.data(), n * sizeof(T), cudaMemcpyHostToDevice), who, "cudaMemcpy to the device");
   return d;
 }
 

@@ -84,58 +84,21 @@ const Registration autotuned{Kernel{
 }  // namespace warpnet::device::gemm
 
 #if defined(__CUDACC__)
-#include <cmath>
-#include <vector>
-
-#include "core/error.hpp"
-#include "device/kernels/gpu_timing.hpp"
-#include "device/kernels/matmul/autotune.hpp"
+#include "device/kernels/matmul/matmul_tune.hpp"
 
 namespace warpnet::device {
 
-MatmulTuning autotune_matmul(const Sizes& given) {
+MatmulTuning autotune_matmul(const Sizes& sizes) {
   using namespace gemm;
-  constexpr const char* kWho = "autotune_matmul";
-  const Op& the_op = op("matmul");
-  const Sizes s = complete_sizes(the_op, given);
-  const int m = M(s), n = N(s), k = K(s);
-  const bool ta = s[3] != 0, tb = s[4] != 0;
-  WN_CHECK(m > 0 && n > 0 && k > 0, kWho, ": sizes must be positive, got ", describe_sizes(the_op, s));
-
-  constexpr uint64_t kSeed = 2026;
-  Rng rng(kSeed);
-  std::vector<float> a, b;
-  const gpu_timing::DeviceFloats d_a = gpu_timing::random_on_device(a, size_t(m) * k, rng, kWho);
-  const gpu_timing::DeviceFloats d_b = gpu_timing::random_on_device(b, size_t(k) * n, rng, kWho);
-  const gpu_timing::DeviceFloats d_c(size_t(m) * n, kWho);
-  void* const buffers[] = {d_a.p, d_b.p, d_c.p};
-  const auto run = [&](int i) { launch_candidate(i, s, shape_of(i, s), buffers); };
-
-  // Split-K candidates that would not split here are the same launch as their tile: not timed twice.
-  const gpu_timing::Timed t =
-      gpu_timing::pick_fastest(sgemm_v10::kCandidates, kWho, run, describe_sizes(the_op, s),
-                               [&](int i) { return !sgemm_v10::splits_k(i) || splits(i, s) > 1; });
-  // C[r,c] by the definition: a K-term dot product (src/device/ops/matmul.cpp's bound).
-  const auto reference_at = [&](size_t e) {
-    const int r = int(e / n), col = int(e % n);
-    gpu_timing::Reference ref;
-    for (int kk = 0; kk < k; ++kk)
-      ref.add(double(a[ta ? size_t(kk) * m + r : size_t(r) * k + kk]) *
-              double(b[tb ? size_t(col) * k + kk : size_t(kk) * n + col]));
-    return ref;
+  const GemmCandidates candidates{
+      .who = "autotune_matmul",
+      .count = sgemm_v10::kCandidates,
+      .name = sgemm_v10::candidate_name,
+      .launch = [](int i, const Sizes& s, Buffers b) { launch_candidate(i, s, shape_of(i, s), b); },
+      // Split-K candidates that would not split here are the same launch as their tile: not timed twice.
+      .applies = [](int i, const Sizes& s) { return !sgemm_v10::splits_k(i) || splits(i, s) > 1; },
   };
-  const auto element_name = [&](size_t e) { return cat("C[", e / n, ",", e % n, "]"); };
-  for (const int i : gpu_timing::launched_winner_first(t))
-    gpu_timing::verify_candidate(kWho, cat(sgemm_v10::candidate_name(i), " at ", describe_sizes(the_op, s)),
-                                 [&] { run(i); }, d_c, size_t(m) * n, rng, reference_at, gpu_timing::sum_bound(k),
-                                 element_name);
-
-  tuned().remember(s, t.best);
-  MatmulTuning result;
-  result.ms = t.ms;
-  for (int i = 0; i < sgemm_v10::kCandidates; ++i) result.names.push_back(sgemm_v10::candidate_name(i));
-  result.chosen = sgemm_v10::candidate_name(t.best);
-  return result;
+  return tune_gemm<float>(candidates, sizes, tuned());
 }
 
 }  // namespace warpnet::device
@@ -143,12 +106,7 @@ MatmulTuning autotune_matmul(const Sizes& given) {
 namespace warpnet::device::gemm {
 namespace {
 
-// "measured by device::autotune_matmul: <winner> (<each candidate> <ms>, ...)", for the record.
-std::string tune_on_gpu(const Sizes& s) {
-  const MatmulTuning t = autotune_matmul(s);
-  const std::string all = gpu_timing::describe_times(t.ms, [&](int i) { return t.names[size_t(i)]; });
-  return cat("measured by device::autotune_matmul: ", t.chosen, " (", all, ")");
-}
+std::string tune_on_gpu(const Sizes& s) { return describe_tuning("device::autotune_matmul", autotune_matmul(s)); }
 
 }  // namespace
 }  // namespace warpnet::device::gemm

@@ -10,8 +10,8 @@
 namespace warpnet::device {
 
 struct MatmulTuning {
-  std::string chosen;              // the winner, as sgemm_v10::candidate_name gives it
-  std::vector<std::string> names;  // every candidate, in kernels/matmul/10_autotuned.cu's order
+  std::string chosen;              // the winner, as the version's candidate_name gives it
+  std::vector<std::string> names;  // every candidate, in the kernel file's order
   std::vector<double> ms;          // its mean time per launch; NaN where it could not be launched,
                                    // +infinity where it is not a candidate at these sizes (no split)
 };
