@@ -1,0 +1,92 @@
+#include "device/kernels/matmul/gemm_registration.hpp"
+#include "device/kernels/tuned_choices.hpp"
+
+namespace {
+#include "kernels/matmul/23_mma_sync_autotuned.cu"  // includes 17 and 12
+}  // namespace
+
+namespace warpnet::device::gemm {
+namespace {
+
+// Filled only by the tune, in the CUDA copy.
+TunedChoices& tuned() {
+  static TunedChoices t;
+  return t;
+}
+
+// The measured winner for these sizes, or the table's choice.
+int choice(const Sizes& s) { return tuned().find(s).value_or(mma_sync_v23::table_choice(M(s), N(s))); }
+
+Launch shape_of(int candidate, const Sizes& s) {
+  const bool ta = s[3] != 0, tb = s[4] != 0;
+  return mma_sync_v23::with_candidate(candidate, [&]<class T>() {
+    const size_t shared = ta ? (tb ? T::template dynamic_shared<true, true> : T::template dynamic_shared<true, false>)
+                             : (tb ? T::template dynamic_shared<false, true> : T::template dynamic_shared<false, false>);
+    return Launch{T::grid(M(s), N(s)), dim3(T::THREADS), shared};
+  });
+}
+
+// Candidate i on buffers {A, B, C}; its grid and shared memory follow from the sizes (shape_of).
+void launch_candidate(int i, const Sizes& s, Buffers b) {
+  const auto* A = static_cast<const __nv_bfloat16*>(b[0]);
+  const auto* B = static_cast<const __nv_bfloat16*>(b[1]);
+  auto* C = static_cast<float*>(b[2]);
+  const bool ta = s[3] != 0, tb = s[4] != 0;
+  if (ta) tb ? mma_sync_v23::launch<true, true>(i, M(s), N(s), K(s), A, B, C)
+             : mma_sync_v23::launch<true, false>(i, M(s), N(s), K(s), A, B, C);
+  else tb ? mma_sync_v23::launch<false, true>(i, M(s), N(s), K(s), A, B, C)
+          : mma_sync_v23::launch<false, false>(i, M(s), N(s), K(s), A, B, C);
+  check_launch();
+}
+
+#if defined(__CUDACC__)
+std::string tune_on_gpu(const Sizes& s);  // below
+#endif
+
+const Registration mma_sync_autotuned{Kernel{
+    .op = "matmul",
+    .version = 23,
+    .name = "mma_sync_autotuned",
+    // Inputs stored as bf16 (relative error 2^-8 each against fp32); products exact, sums fp32.
+    .precision = "bf16 inputs, fp32 accumulation (tensor cores)",
+    .shape_text = "v12's or v17's kernel in one of 8 configurations per problem (128x128 in 8 warps of 64x32 or 4 of "
+                  "64x64 with 2-4 stages, 128x256 in 8 warps with 3 or 4 stages, 64x64 in 4 warps), measured by "
+                  "the tune on a GPU, else v12's 128x128 when it gives >= 132 blocks, else 64x64: e.g. block "
+                  "(256), grid (ceil(N/128), ceil(M/128)) for v12's",
+    .shape = [](const Sizes& s) { return shape_of(choice(s), s); },
+    .flops = flops,
+    // The chosen block's A and B tiles of 2-byte inputs (see tiled_bytes).
+    .bytes = [](const Sizes& s) {
+      return mma_sync_v23::with_candidate(choice(s), [&]<class T>() { return tiled_bytes(s, T::BM, T::BN, 2); });
+    },
+    .launch = [](const Sizes& s, const Launch&, Buffers b) { launch_candidate(choice(s), s, b); },
+    .copy = kThisCopy,
+    .input_format = &simt::kBfloat16,
+#if defined(__CUDACC__)
+    .tune = tune_on_gpu,
+#endif
+    .candidate = [](const Sizes& s) { return mma_sync_v23::candidate_name(choice(s)); },
+}};
+
+}  // namespace
+}  // namespace warpnet::device::gemm
+
+#if defined(__CUDACC__)
+#include "device/kernels/matmul/matmul_tune.hpp"
+
+namespace warpnet::device::gemm {
+namespace {
+
+std::string tune_on_gpu(const Sizes& s) {
+  const GemmCandidates candidates{
+      .who = "matmul/23's tune",
+      .count = mma_sync_v23::kCandidates,
+      .name = mma_sync_v23::candidate_name,
+      .launch = launch_candidate,
+  };
+  return describe_tuning("matmul/23's tune", tune_gemm<__nv_bfloat16>(candidates, s, tuned()));
+}
+
+}  // namespace
+}  // namespace warpnet::device::gemm
+#endif
