@@ -13,7 +13,7 @@
 //   other computes. Which is faster on Hopper, and with how many stages, is
 //   a measurement, so the candidates are:
 //     0  128x128, 8 warps of 64x32, 2 stages        v12 itself (two barriers a k-step)
-//     1  128x128, 4 warps of 64x64, 2 stages        v12's kernel, 2 blocks an SM
+//     1  128x128, 4 warps of 64x64, 2 stages        v12's kernel, 2-3 blocks an SM (163 registers)
 //     2  128x128, 4 warps of 64x64, 2 stages        v17's kernel (one barrier a k-step, grouped order)
 //     3  128x128, 4 warps of 64x64, 3 stages        v17's
 //     4  128x128, 4 warps of 64x64, 4 stages        v17's
@@ -31,8 +31,11 @@
 //   128x128, 18-20 KiB for 64x64, by layout); 2-6 v17's dynamic ring, 34-40
 //   KiB (2 stages of 128x128) to 100-120 KiB (4 stages of 128x256). Two
 //   4-stage 128x128 blocks take 148-160 KiB of an SM's 228.
+// Registers (nvcc 13, sm_90a, -Xptxas -v): v17's kernel 193-196 in every
+//   configuration, v12's in 4 warps of 64x64 163-165, in 8 warps of 64x32
+//   92-98, at 64x64 56-62; no spills.
 // Every candidate is checked against the CPU reference on the emulator at
-//   awkward sizes and all four layouts (tests/simt/test_mma_sync_autotune.cpp).
+//   awkward sizes and all four layouts (tests/simt/traced/test_mma_sync_autotune.cpp).
 // Changed from v17: nothing in the kernels (v17's tile is now a template
 //   parameter, mma_sync_v17::Tiles); the launch picks its instance.
 // Measured: not yet on a GPU (written on 2026-12-05; the next lent H200's
