@@ -27,6 +27,10 @@
 // Changed from v12: block tile 128x256 (was 128x128), warp tile 64x64 (was
 //   64x32), 4 stages (was 2) with one barrier per k-step, grouped tile order,
 //   dynamic shared memory.
+// Since 2026-12-05 the block's pieces (its tiles, copies, fragments and
+//   epilogue) are mma_sync_v17::Block, which v23 shares, and the block's
+//   width and ring depth template parameters (Tiles) that v24 varies; the
+//   loop and ptxas's register counts (193-196) are what they were.
 // Trace (emulator, `warpnet trace matmul/17 --size 256,256,128,TA,TB`, each of
 //   the four layouts): global loads 16 sectors per 16-byte request (100%),
 //   stores 8-byte pairs at 100%, ldmatrix and cp.async 1.00-way (no bank
@@ -50,9 +54,8 @@ constexpr int GROUP_M = 8;        // tile rows per group of the tile order (grou
 constexpr int PAD = 8;            // 16 bytes per shared row: conflict-free ldmatrix (v12's header)
 
 // A block's shape: BN_ columns of C (2 x BN_/64 warps of 64x64) and STAGES_
-// k-steps in flight. The registered v17 is Tiles<256, 4>; v23 (its autotuned
-// successor) also launches 128x128 blocks of 4 warps, two to an SM, with 2-4
-// stages.
+// k-steps in flight. The registered v17 is Tiles<256, 4>; v24 (autotuned)
+// also launches 128x128 blocks of 4 warps, two to an SM, with 2-4 stages.
 template <int BN_, int STAGES_>
 struct Tiles {
   static constexpr int BN = BN_, STAGES = STAGES_;
@@ -79,39 +82,56 @@ using Registered = Tiles<256, 4>;  // matmul/17: 128x256, 8 warps, 4 stages
 static_assert(Registered::THREADS == 256 && Registered::kSharedBytes<false, true> <= 227 * 1024,
               "8 warps; the largest layout (120 KiB) fits sm_90's opt-in shared memory");
 
-}  // namespace mma_sync_v17
 
-// A: (M,K) row-major bf16, or (K,M) when TA; B: (K,N) row-major bf16, or (N,K)
-// when TB; C: (M,N) row-major fp32. C = op(A) @ op(B).
-// Launch: block (Tiles::THREADS) = 8 warps for 128x256; grid (ceil(M/128) *
-// ceil(N/BN)); dynamic shared memory Tiles::kSharedBytes<TA, TB> (mma_sync_v17::launch).
-template <class Tiles, bool TA = false, bool TB = false>
-__global__ void __launch_bounds__(Tiles::THREADS, Tiles::MIN_BLOCKS)
-    gemm_mma_sync_multistage(int M, int N, int K, const __nv_bfloat16* __restrict__ A,
-                             const __nv_bfloat16* __restrict__ B, float* __restrict__ C) {
-  using namespace mma_sync_v17;
+// What a block of v17's kernel (and of v23's, which pipelines the same
+// steps differently) works with: its tile of C, its warp's tile inside it,
+// the ring of stages in dynamic shared memory, the copy of one k-step into
+// its stage, and a warp's fragments of one k16 slice of a stage.
+// A: (M,K) row-major bf16, or (K,M) when TA; B: (K,N) row-major bf16, or
+// (N,K) when TB.
+template <class Tiles, bool TA, bool TB>
+struct Block {
   using T = __nv_bfloat16;
-  constexpr int BN = Tiles::BN, STAGES = Tiles::STAGES, THREADS = Tiles::THREADS, WARPS_N = Tiles::WARPS_N;
-  constexpr int MI = WM / 16, NI = WN / 8;  // m16 x n8 fragments per warp tile
-  constexpr int AP = Tiles::template A_PITCH<TA>, BP = Tiles::template B_PITCH<TB>;
-  constexpr int A_ELEMS = Tiles::template A_ELEMS<TA>, B_ELEMS = Tiles::template B_ELEMS<TB>;
+  static constexpr int BN = Tiles::BN, STAGES = Tiles::STAGES, THREADS = Tiles::THREADS;
+  static constexpr int MI = WM / 16, NI = WN / 8;  // m16 x n8 fragments per warp tile
+  static constexpr int AP = Tiles::template A_PITCH<TA>, BP = Tiles::template B_PITCH<TB>;
+  static constexpr int A_ELEMS = Tiles::template A_ELEMS<TA>, B_ELEMS = Tiles::template B_ELEMS<TB>;
+  // A warp's operands of one k16 slice: a[i] one A fragment (rows wm0+16i..),
+  // b[j] the B fragments of n8 tiles 2j and 2j+1.
+  struct Fragments {
+    uint32_t a[MI][4], b[NI / 2][4];
+  };
+
+  int M, N, K;
+  const T* __restrict__ A;
+  const T* __restrict__ B;
   // sA[s]: (BM, BK+8) = op(A) tile, or (BK, BM+8) = its stored transpose when TA; stage s.
   // sB[s]: (BK, BN+8) = op(B) tile, or (BN, BK+8) = its stored transpose when TB; stage s.
-  T* sA = warpnet::dynamic_shared<T>();
-  T* sB = sA + STAGES * A_ELEMS;
+  T* sA;
+  T* sB;
+  int row0, col0;  // the block's tile of C
+  int wm0, wn0;    // this warp's tile inside it
+  int steps;       // k-steps of BK
+  bool a_aligned, b_aligned;
+  int mat, mrow;  // ldmatrix.x4, as in v12: lane l gives row l%8 of matrix l/8
 
-  const int lane = threadIdx.x % 32, warp = threadIdx.x / 32;
-  const warpnet::TileIndex tile =
-      warpnet::grouped_tile(int(blockIdx.x), warpnet::ceil_div(M, BM), warpnet::ceil_div(N, BN), GROUP_M);
-  const int row0 = tile.m * BM, col0 = tile.n * BN;
-  const int wm0 = (warp / WARPS_N) * WM, wn0 = (warp % WARPS_N) * WN;  // this warp's tile inside the block's
-  const bool a_aligned = (TA ? M : K) % 8 == 0, b_aligned = (TB ? K : N) % 8 == 0;
-  const int steps = (K + BK - 1) / BK;
+  __device__ Block(int M_, int N_, int K_, const T* A_, const T* B_) : M(M_), N(N_), K(K_), A(A_), B(B_) {
+    sA = warpnet::dynamic_shared<T>();
+    sB = sA + STAGES * A_ELEMS;
+    const int lane = threadIdx.x % 32, warp = threadIdx.x / 32;
+    const warpnet::TileIndex tile =
+        warpnet::grouped_tile(int(blockIdx.x), warpnet::ceil_div(M, BM), warpnet::ceil_div(N, BN), GROUP_M);
+    row0 = tile.m * BM, col0 = tile.n * BN;
+    wm0 = (warp / Tiles::WARPS_N) * WM, wn0 = (warp % Tiles::WARPS_N) * WN;
+    steps = (K + BK - 1) / BK;
+    a_aligned = (TA ? M : K) % 8 == 0, b_aligned = (TB ? K : N) % 8 == 0;
+    mat = lane / 8, mrow = lane % 8;
+  }
 
   // Issues the tiles of k-step `step` into its stage as one cp.async group;
   // past the last step an empty group, so that every iteration commits one
   // and wait_group counts stay the same.
-  auto stage = [&](int step) {
+  __device__ __forceinline__ void stage(int step) const {
     if (step < steps) {
       T* a = sA + (step % STAGES) * A_ELEMS;
       T* b = sB + (step % STAGES) * B_ELEMS;
@@ -122,22 +142,61 @@ __global__ void __launch_bounds__(Tiles::THREADS, Tiles::MIN_BLOCKS)
       else mma_sync_v12::stage_tile<BK, BN, THREADS>(b, BP, B, K, N, k0, col0, b_aligned);
     }
     warpnet::ptx::cp_async_commit();
-  };
+  }
 
-  // ldmatrix.x4 addresses, as in v12: lane l gives row l%8 of matrix l/8.
-  const int mat = lane / 8, mrow = lane % 8;
-  auto a_row = [&](const T* a, int m, int k) -> const T* {  // A fragment m16 x k16 at (m, k)
-    return TA ? &a[(k + mrow + 8 * (mat / 2)) * AP + m + 8 * (mat % 2)]   // stored rows are k: .trans
-              : &a[(m + mrow + 8 * (mat % 2)) * AP + k + 8 * (mat / 2)];  // stored rows are m
-  };
-  auto b_row = [&](const T* b, int k, int n) -> const T* {  // B fragments k16 x n16 at (k, n): two n8 tiles
-    return TB ? &b[(n + mrow + 8 * (mat / 2)) * BP + k + 8 * (mat % 2)]   // stored rows are n
-              : &b[(k + mrow + 8 * (mat % 2)) * BP + n + 8 * (mat / 2)];  // stored rows are k: .trans
-  };
+  // This warp's fragments of the k16 slice at kk (0 or 16) of step's stage.
+  __device__ __forceinline__ void load(Fragments& f, int step, int kk) const {
+    const T* a = sA + (step % STAGES) * A_ELEMS;
+    const T* b = sB + (step % STAGES) * B_ELEMS;
+#pragma unroll
+    for (int i = 0; i < MI; ++i) {  // A fragment m16 x k16 at (wm0 + 16i, kk)
+      const int m = wm0 + 16 * i;
+      const T* row = TA ? &a[(kk + mrow + 8 * (mat / 2)) * AP + m + 8 * (mat % 2)]   // stored rows are k: .trans
+                        : &a[(m + mrow + 8 * (mat % 2)) * AP + kk + 8 * (mat / 2)];  // stored rows are m
+      warpnet::ptx::ldmatrix_m8n8<4, TA>(f.a[i], row);
+    }
+#pragma unroll
+    for (int j = 0; j < NI / 2; ++j) {  // B fragments k16 x n16 at (kk, wn0 + 16j): two n8 tiles
+      const int n = wn0 + 16 * j;
+      const T* row = TB ? &b[(n + mrow + 8 * (mat / 2)) * BP + kk + 8 * (mat % 2)]   // stored rows are n
+                        : &b[(kk + mrow + 8 * (mat % 2)) * BP + n + 8 * (mat / 2)];  // stored rows are k: .trans
+      warpnet::ptx::ldmatrix_m8n8<4, !TB>(f.b[j], row);
+    }
+  }
 
-  float acc[MI][NI][4] = {};  // acc[i][j]: C fragment of rows wm0+16i.., columns wn0+8j..
-  for (int s = 0; s < STAGES - 1; ++s) stage(s);
-  for (int step = 0; step < steps; ++step) {
+  // acc[i][j] (the C fragment of rows wm0+16i.., columns wn0+8j..) += one k16 slice.
+  __device__ __forceinline__ static void multiply(float (&acc)[MI][NI][4], const Fragments& f) {
+#pragma unroll
+    for (int i = 0; i < MI; ++i)
+#pragma unroll
+      for (int j = 0; j < NI; ++j) {
+        const uint32_t bj[2] = {f.b[j / 2][2 * (j % 2)], f.b[j / 2][2 * (j % 2) + 1]};
+        warpnet::ptx::mma_m16n8k16_bf16_f32(acc[i][j], f.a[i], bj, acc[i][j]);
+      }
+  }
+
+  // The warp's accumulators into C: (M,N) row-major fp32, guarded at every edge.
+  __device__ __forceinline__ void store(const float (&acc)[MI][NI][4], float* C) const {
+    warpnet::store_mma_fragments(acc, C, M, N, row0 + wm0, col0 + wn0, int(threadIdx.x % 32));
+  }
+};
+
+}  // namespace mma_sync_v17
+
+// C: (M,N) row-major fp32 = op(A) @ op(B), A and B as mma_sync_v17::Block has them.
+// Launch: block (Tiles::THREADS) = 8 warps for 128x256; grid (ceil(M/128) *
+// ceil(N/BN)); dynamic shared memory Tiles::kSharedBytes<TA, TB> (mma_sync_v17::launch).
+template <class Tiles, bool TA = false, bool TB = false>
+__global__ void __launch_bounds__(Tiles::THREADS, Tiles::MIN_BLOCKS)
+    gemm_mma_sync_multistage(int M, int N, int K, const __nv_bfloat16* __restrict__ A,
+                             const __nv_bfloat16* __restrict__ B, float* __restrict__ C) {
+  using Block = mma_sync_v17::Block<Tiles, TA, TB>;
+  constexpr int STAGES = Tiles::STAGES;
+  const Block block(M, N, K, A, B);
+
+  float acc[Block::MI][Block::NI][4] = {};
+  for (int s = 0; s < STAGES - 1; ++s) block.stage(s);
+  for (int step = 0; step < block.steps; ++step) {
     // STAGES-1+step groups are committed; step's is the oldest not yet waited
     // for, so at most STAGES-2 may stay in flight.
     warpnet::ptx::cp_async_wait<STAGES - 2>();
@@ -145,28 +204,17 @@ __global__ void __launch_bounds__(Tiles::THREADS, Tiles::MIN_BLOCKS)
     // stage are visible, and every warp has finished step-1, whose stage the
     // next line refills.
     __syncthreads();
-    stage(step + STAGES - 1);
-    const T* a = sA + (step % STAGES) * A_ELEMS;
-    const T* b = sB + (step % STAGES) * B_ELEMS;
+    block.stage(step + STAGES - 1);
 #pragma unroll
-    for (int kk = 0; kk < BK; kk += 16) {
-      uint32_t af[MI][4], bf[NI / 2][4];  // af[i]: one A fragment; bf[j]: B fragments of n8 tiles 2j, 2j+1
-#pragma unroll
-      for (int i = 0; i < MI; ++i) warpnet::ptx::ldmatrix_m8n8<4, TA>(af[i], a_row(a, wm0 + 16 * i, kk));
-#pragma unroll
-      for (int j = 0; j < NI / 2; ++j) warpnet::ptx::ldmatrix_m8n8<4, !TB>(bf[j], b_row(b, kk, wn0 + 16 * j));
-#pragma unroll
-      for (int i = 0; i < MI; ++i)
-#pragma unroll
-        for (int j = 0; j < NI; ++j) {
-          const uint32_t bj[2] = {bf[j / 2][2 * (j % 2)], bf[j / 2][2 * (j % 2) + 1]};
-          warpnet::ptx::mma_m16n8k16_bf16_f32(acc[i][j], af[i], bj, acc[i][j]);
-        }
+    for (int kk = 0; kk < mma_sync_v17::BK; kk += 16) {
+      typename Block::Fragments f;
+      block.load(f, step, kk);
+      Block::multiply(acc, f);
     }
   }
   warpnet::ptx::cp_async_wait<0>();  // the trailing groups are empty; none is left behind
 
-  warpnet::store_mma_fragments(acc, C, M, N, row0 + wm0, col0 + wn0, lane);
+  block.store(acc, C);
 }
 
 namespace mma_sync_v17 {
