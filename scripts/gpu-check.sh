@@ -73,7 +73,7 @@
 #                       (add "ncu" for the per-kernel times of a LeNet-5 step,
 #                       "ncu-matmul" for the matmul versions' profiles,
 #                       "ncu-vendor" for the launch shapes of cuBLAS's GEMMs)
-#   NCU_MATMUL_KERNELS  the "ncu-matmul" phase's versions, default "9 12 16 17 19 20 21 22 23"
+#   NCU_MATMUL_KERNELS  the "ncu-matmul" phase's versions, default "9 12 16 17 19 20 21 22 23 24"
 #   NCU_TRAIN_BATCH     the "ncu" phase's batch size, default 64
 #   RECORD_TAG          appended to the records' names (<gpu>-<date>-<tag>.json),
 #                       so a second run the same day keeps the first's
@@ -377,12 +377,13 @@ kernel_regex() {
     20) echo "^sgemm_tma$" ;;
     21) echo "^gemm_wgmma_cluster$" ;;
     22) echo "^gemm_wgmma_fp8_cluster$" ;;
-    23) echo "^gemm_mma_sync(_multistage)?$" ;;  # the candidate its tune picked: 12's kernel or 17's
+    23) echo "^gemm_mma_sync_pipelined$" ;;
+    24) echo "^gemm_mma_sync(_multistage|_pipelined)?$" ;;  # the candidate its tune picked: 12's, 17's or 23's kernel
     *) echo "unknown-version-$1" ;;
   esac
 }
 if want ncu-matmul && command -v ncu >/dev/null && [ -x "$BIN/warpnet" ]; then
-  for v in ${NCU_MATMUL_KERNELS:-9 12 16 17 19 20 21 22 23}; do
+  for v in ${NCU_MATMUL_KERNELS:-9 12 16 17 19 20 21 22 23 24}; do
     csv="$OUT/ncu-matmul-$v.csv"
     phase "ncu --set full: matmul/$v at 4096^3 -> $csv"
     run_capped 60 ncu --profile-from-start off --set full --csv --page raw --log-file "$csv" -c 1 \

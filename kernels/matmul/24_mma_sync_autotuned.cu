@@ -1,6 +1,6 @@
-// GEMM v23 — mma.sync autotuned: v12's and v17's kernels in eight
-// configurations, the one this GPU runs fastest chosen per problem. bf16 inputs,
-// fp32 accumulation.
+// GEMM v24 — mma.sync autotuned: the kernels of v12, v17 and v23 in twelve
+// configurations, the one this GPU runs fastest chosen per problem. bf16
+// inputs, fp32 accumulation.
 //
 // Idea: v10 did this for the FFMA rungs. On the 2026-12-04 H200 run v17's
 //   bigger tile and deeper ring came out slower than v12 (212 against 245
@@ -10,16 +10,21 @@
 //   waits for its slowest warp, with no other block to run meanwhile.
 //   Ampere-class libraries cut the same 64x64 warp tiles into 128x128 blocks
 //   of 4 warps, two blocks to an SM: while one waits at its barrier the
-//   other computes. Which is faster on Hopper, and with how many stages, is
-//   a measurement, so the candidates are:
-//     0  128x128, 8 warps of 64x32, 2 stages        v12 itself (two barriers a k-step)
-//     1  128x128, 4 warps of 64x64, 2 stages        v12's kernel, 2-3 blocks an SM (163 registers)
-//     2  128x128, 4 warps of 64x64, 2 stages        v17's kernel (one barrier a k-step, grouped order)
-//     3  128x128, 4 warps of 64x64, 3 stages        v17's
-//     4  128x128, 4 warps of 64x64, 4 stages        v17's
-//     5  128x256, 8 warps of 64x64, 3 stages        v17's
-//     6  128x256, 8 warps of 64x64, 4 stages        v17 itself
-//     7  64x64, 4 warps of 32x32, 2 stages          v12's kernel, for small C
+//   other computes; and they pipeline the fragments as v23 does. Which is
+//   faster on Hopper, with how many stages, is a measurement, so the
+//   candidates are:
+//     0  128x128, 8 warps of 64x32, 2 stages   v12 itself (two barriers a k-step)
+//     1  128x128, 4 warps of 64x64, 2 stages   v12's kernel, 2-3 blocks an SM (163 registers)
+//     2  128x128, 4 warps of 64x64, 2 stages   v17's kernel (one barrier a k-step, grouped order)
+//     3  128x128, 4 warps of 64x64, 3 stages   v17's
+//     4  128x128, 4 warps of 64x64, 4 stages   v17's
+//     5  128x256, 8 warps of 64x64, 3 stages   v17's
+//     6  128x256, 8 warps of 64x64, 4 stages   v17 itself
+//     7  128x128, 4 warps of 64x64, 3 stages   v23's kernel (fragments one slice ahead)
+//     8  128x128, 4 warps of 64x64, 4 stages   v23's
+//     9  128x256, 8 warps of 64x64, 3 stages   v23's
+//    10  128x256, 8 warps of 64x64, 4 stages   v23 itself
+//    11  64x64, 4 warps of 32x32, 2 stages     v12's kernel, for small C
 // How the choice is made: as v10's. On a GPU the registration's tune (Kernel::
 //   tune; `warpnet bench` calls it for every size it times) times every
 //   candidate with CUDA events, checks each one against a CPU dot product
@@ -27,24 +32,24 @@
 //   launches the fastest from then on. Otherwise the table (table_choice):
 //   v12's own tile when it gives at least one block per SM of an H200 — it
 //   was the faster of the two measured — else the small tile.
-// Shared memory: candidates 0, 1 and 7 use v12's static tiles (34-40 KiB for
-//   128x128, 18-20 KiB for 64x64, by layout); 2-6 v17's dynamic ring, 34-40
-//   KiB (2 stages of 128x128) to 100-120 KiB (4 stages of 128x256). Two
-//   4-stage 128x128 blocks take 148-160 KiB of an SM's 228.
+// Shared memory: candidates 0, 1 and 11 use v12's static tiles (34-40 KiB
+//   for 128x128, 18-20 KiB for 64x64, by layout); the others v17's dynamic
+//   ring, 34-40 KiB (2 stages of 128x128) to 100-120 KiB (4 stages of
+//   128x256). Two 4-stage 128x128 blocks take 148-160 KiB of an SM's 228.
 // Registers (nvcc 13, sm_90a, -Xptxas -v): v17's kernel 193-196 in every
-//   configuration, v12's in 4 warps of 64x64 163-165, in 8 warps of 64x32
-//   92-98, at 64x64 56-62; no spills.
+//   configuration, v23's 206-214, v12's in 4 warps of 64x64
+//   163-165, in 8 warps of 64x32 92-98, at 64x64 56-62; no spills.
 // Every candidate is checked against the CPU reference on the emulator at
 //   awkward sizes and all four layouts (tests/simt/traced/test_mma_sync_autotune.cpp).
-// Changed from v17: nothing in the kernels (v17's tile is now a template
-//   parameter, mma_sync_v17::Tiles); the launch picks its instance.
+// Changed from v23: nothing in the kernels (v17's and v23's tiles are
+//   template parameters, mma_sync_v17::Tiles); the launch picks its instance.
 // Measured: not yet on a GPU (written on 2026-12-05; the next lent H200's
-//   `gpu-check.sh` tunes and times it beside v12 and v17).
-// Run: build/bin/test_simt -tc="mma_sync autotune*"; build/bin/warpnet trace matmul/23 --size 127,129,65;
-//   build/bin/warpnet bench matmul --size 4096,4096,4096 --kernels matmul/12,matmul/17,matmul/23 on a GPU.
-#include "kernels/matmul/17_mma_sync_multistage.cu"  // includes 12_mma_sync.cu
+//   `gpu-check.sh` tunes and times it beside v12, v17 and v23).
+// Run: build/bin/test_simt -tc="mma_sync autotune*"; build/bin/warpnet trace matmul/24 --size 127,129,65;
+//   build/bin/warpnet bench matmul --size 4096,4096,4096 --kernels matmul/12,matmul/17,matmul/23,matmul/24 on a GPU.
+#include "kernels/matmul/23_mma_sync_pipelined.cu"  // includes 17 and 12
 
-namespace mma_sync_v23 {
+namespace mma_sync_v24 {
 
 // A candidate on v12's kernel: a BM x BN block of (BM/WM) x (BN/WN) warps,
 // two stages in static shared memory, a 2-D grid (column tiles in x).
@@ -60,10 +65,11 @@ struct V12Tile {
   }
 };
 
-// A candidate on v17's kernel: 128 x BN_ blocks of 64x64 warps, a ring of
-// STAGES in dynamic shared memory, a 1-D grid in grouped tile order.
-template <int BN_, int STAGES>
-struct V17Tile {
+// A candidate on v17's kernel, or v23's when PIPELINED: 128 x BN_ blocks of
+// 64x64 warps, a ring of STAGES in dynamic shared memory, a 1-D grid in
+// grouped tile order.
+template <int BN_, int STAGES, bool PIPELINED>
+struct RingTile {
   using Tiles = mma_sync_v17::Tiles<BN_, STAGES>;
   static constexpr int BM = mma_sync_v17::BM, BN = BN_, THREADS = Tiles::THREADS;
   template <bool TA, bool TB>
@@ -71,12 +77,17 @@ struct V17Tile {
   static dim3 grid(int M, int N) { return mma_sync_v17::grid(M, N, BN); }
   template <bool TA, bool TB>
   static void launch(int M, int N, int K, const __nv_bfloat16* A, const __nv_bfloat16* B, float* C) {
-    mma_sync_v17::launch<Tiles, TA, TB>(M, N, K, A, B, C);
+    if constexpr (PIPELINED) mma_sync_v23::launch<Tiles, TA, TB>(M, N, K, A, B, C);
+    else mma_sync_v17::launch<Tiles, TA, TB>(M, N, K, A, B, C);
   }
 };
+template <int BN, int STAGES>
+using V17Tile = RingTile<BN, STAGES, false>;
+template <int BN, int STAGES>
+using V23Tile = RingTile<BN, STAGES, true>;
 
-constexpr int kCandidates = 8;
-constexpr int kV12 = 0, kSmall = 7;  // the table's two choices
+constexpr int kCandidates = 12;
+constexpr int kV12 = 0, kSmall = 11;  // the table's two choices
 
 // visit.template operator()<Candidate>() for candidate i (0 <= i < kCandidates).
 template <class Visit>
@@ -89,6 +100,10 @@ auto with_candidate(int i, Visit&& visit) {
     case 4: return visit.template operator()<V17Tile<128, 4>>();
     case 5: return visit.template operator()<V17Tile<256, 3>>();
     case 6: return visit.template operator()<V17Tile<256, 4>>();
+    case 7: return visit.template operator()<V23Tile<128, 3>>();
+    case 8: return visit.template operator()<V23Tile<128, 4>>();
+    case 9: return visit.template operator()<V23Tile<256, 3>>();
+    case 10: return visit.template operator()<V23Tile<256, 4>>();
     default: return visit.template operator()<V12Tile<64, 64, 32, 32>>();
   }
 }
@@ -99,7 +114,9 @@ inline const char* candidate_name(int i) {
       "128x128, 8 warps of 64x32, 2 stages (v12)", "128x128, 4 warps of 64x64, 2 stages (v12's kernel)",
       "128x128, 4 warps, 2-stage ring",            "128x128, 4 warps, 3-stage ring",
       "128x128, 4 warps, 4-stage ring",            "128x256, 8 warps, 3-stage ring",
-      "128x256, 8 warps, 4-stage ring (v17)",      "64x64, 4 warps of 32x32, 2 stages"};
+      "128x256, 8 warps, 4-stage ring (v17)",      "128x128, 4 warps, 3-stage ring, pipelined",
+      "128x128, 4 warps, 4-stage ring, pipelined", "128x256, 8 warps, 3-stage ring, pipelined",
+      "128x256, 8 warps, 4-stage ring, pipelined (v23)", "64x64, 4 warps of 32x32, 2 stages"};
   return names[i < 0 || i >= kCandidates ? kCandidates - 1 : i];
 }
 
@@ -116,4 +133,4 @@ void launch(int i, int M, int N, int K, const __nv_bfloat16* A, const __nv_bfloa
   with_candidate(i, [&]<class T>() { T::template launch<TA, TB>(M, N, K, A, B, C); });
 }
 
-}  // namespace mma_sync_v23
+}  // namespace mma_sync_v24

@@ -80,14 +80,15 @@ TEST_CASE("gpu: every CUDA kernel matches its CPU reference at the op's test siz
 // a stage of v17's 4-stage ring. Here 1104 x 3904 makes 9 x 16 = 144 tiles
 // of 128 x 256 (two for some blocks of v16, v18, v19 and v20, whose rings then run on
 // across tiles; neither extent a tile multiple) and K = 1280 ten fp8
-// k-steps, 20 bf16 ones and 40 of v17's: every ring goes round more than
-// once (v23's tune runs and checks each of its candidates there). In all four layouts: every extent is a multiple of 8, so v13 and
-// v16 describe each operand to wgmma as it is stored, and the fp8 GEMMs
-// pack A and B into the (M,K) and (N,K) they take where they are not.
+// k-steps, 20 bf16 ones and 40 of v17's and v23's: every ring goes round
+// more than once (v24's tune runs and checks each of its candidates there).
+// In all four layouts: every extent is a multiple of 8, so v13 and v16
+// describe each operand to wgmma as it is stored, and the fp8 GEMMs pack A
+// and B into the (M,K) and (N,K) they take where they are not.
 TEST_CASE("gpu: the Hopper and multistage GEMMs with more tiles than SMs and more k-steps than stages") {
   const device::gpu::Info gpu = device::gpu::probe();
   for (const char* id : {"matmul/13", "matmul/15", "matmul/16", "matmul/17", "matmul/18", "matmul/19", "matmul/20",
-                         "matmul/21", "matmul/22", "matmul/23"}) {
+                         "matmul/21", "matmul/22", "matmul/23", "matmul/24"}) {
     const device::Kernel& kernel = device::find_kernel(id, device::Copy::cuda);
     if (const std::string why = device::cannot_run_on(kernel, gpu.cc_major, gpu.cc_minor); !why.empty()) {
       MESSAGE(id, " skipped: ", why);

@@ -1,11 +1,11 @@
-// Every candidate of matmul/23_mma_sync_autotuned (v12's and v17's kernels
-// in eight block shapes) against a CPU reference, at awkward sizes and all
-// four layouts. The registry test checks only the candidate the table picks
-// at each test size; on a GPU the tune may pick any of them. Traced (see
-// ../../CMakeLists.txt): the checker also fails a launch on any
+// Every candidate of matmul/24_mma_sync_autotuned (the kernels of v12, v17
+// and v23 in twelve configurations) against a CPU reference, at awkward sizes
+// and all four layouts. The registry test checks only the candidate the table
+// picks at each test size; on a GPU the tune may pick any of them. Traced
+// (see ../../CMakeLists.txt): the checker also fails a launch on any
 // out-of-bounds access, shared-memory race (a stage refilled while a warp
-// still reads it: the 2-stage ring has one barrier a k-step) or
-// uninitialized shared read.
+// still reads it: the 2-stage ring has one barrier a k-step, v23's its
+// barrier between two slices) or uninitialized shared read.
 #include <doctest/doctest.h>
 
 #include <cmath>
@@ -18,7 +18,7 @@
 #include "tests/simt/traced/candidate_check.hpp"
 
 namespace {
-#include "kernels/matmul/23_mma_sync_autotuned.cu"
+#include "kernels/matmul/24_mma_sync_autotuned.cu"
 }  // namespace
 
 namespace {
@@ -61,10 +61,10 @@ void reference(int M, int N, int K, bool ta, bool tb, const std::vector<float>& 
 
 void launch(int candidate, int M, int N, int K, bool ta, bool tb, const __nv_bfloat16* A, const __nv_bfloat16* B,
             float* C) {
-  if (ta) tb ? mma_sync_v23::launch<true, true>(candidate, M, N, K, A, B, C)
-             : mma_sync_v23::launch<true, false>(candidate, M, N, K, A, B, C);
-  else tb ? mma_sync_v23::launch<false, true>(candidate, M, N, K, A, B, C)
-          : mma_sync_v23::launch<false, false>(candidate, M, N, K, A, B, C);
+  if (ta) tb ? mma_sync_v24::launch<true, true>(candidate, M, N, K, A, B, C)
+             : mma_sync_v24::launch<true, false>(candidate, M, N, K, A, B, C);
+  else tb ? mma_sync_v24::launch<false, true>(candidate, M, N, K, A, B, C)
+          : mma_sync_v24::launch<false, false>(candidate, M, N, K, A, B, C);
   // The launch records its error (the checker's message too) as CUDA does; thrown here for check().
   const cudaError_t error = cudaGetLastError();
   if (error != cudaSuccess) throw warpnet::simt::LaunchError(error, warpnet::cuda_error_detail(error));
@@ -72,12 +72,13 @@ void launch(int candidate, int M, int N, int K, bool ta, bool tb, const __nv_bfl
 
 }  // namespace
 
-TEST_CASE("mma_sync autotune: every candidate of matmul/23 matches the CPU reference at awkward sizes and all layouts") {
+TEST_CASE("mma_sync autotune: every candidate of matmul/24 matches the CPU reference at awkward sizes and all layouts") {
   // 1: below every tile. 127x129x65: odd everywhere, rows not 16-byte
   // aligned (the element-by-element copies). 136x264x232: multiples of 8 but
   // of no tile (16-byte cp.async chunks, zero-filled past every edge); 8
   // k-steps of 32, the last partial: every ring, 2 to 4 stages, goes round
-  // at least twice.
+  // at least twice. 1, 127x129x65 and 136x264x232 give v23's loop 1, 3 and
+  // 8 steps: its last step loads no next stage.
   const int sizes[][3] = {{1, 1, 1}, {127, 129, 65}, {136, 264, 232}};
   std::printf("mma_sync autotune test: seed %llu\n", (unsigned long long)kSeed);
   for (const auto& [M, N, K] : sizes)
@@ -88,26 +89,26 @@ TEST_CASE("mma_sync autotune: every candidate of matmul/23 matches the CPU refer
       std::vector<double> want, bound;
       reference(M, N, K, ta, tb, a.value, b.value, want, bound);
       DeviceBuffer<__nv_bfloat16> d_a(a.stored), d_b(b.stored);
-      for (int i = 0; i < mma_sync_v23::kCandidates; ++i)
-        candidate_check::check(warpnet::cat(mma_sync_v23::candidate_name(i), " at M=", M, " N=", N, " K=", K,
+      for (int i = 0; i < mma_sync_v24::kCandidates; ++i)
+        candidate_check::check(warpnet::cat(mma_sync_v24::candidate_name(i), " at M=", M, " N=", N, " K=", K,
                                             " trans_a=", ta, " trans_b=", tb, ", seed ", kSeed),
                                [&](float* c) { launch(i, M, N, K, ta, tb, d_a.get(), d_b.get(), c); }, want, bound);
     }
 }
 
 TEST_CASE("mma_sync autotune: the table picks v12's tile when it gives every SM of an H200 a block, else 64x64") {
-  using mma_sync_v23::table_choice;
-  CHECK(table_choice(1, 1) == mma_sync_v23::kSmall);
-  CHECK(table_choice(1024, 2048) == mma_sync_v23::kSmall);  // 8 x 16 = 128 blocks of 128x128: short of 132
-  CHECK(table_choice(1024, 2049) == mma_sync_v23::kV12);    // 8 x 17 = 136
-  CHECK(table_choice(1152, 2048) == mma_sync_v23::kV12);  // 9 x 16 = 144
-  CHECK(table_choice(4096, 4096) == mma_sync_v23::kV12);
+  using mma_sync_v24::table_choice;
+  CHECK(table_choice(1, 1) == mma_sync_v24::kSmall);
+  CHECK(table_choice(1024, 2048) == mma_sync_v24::kSmall);  // 8 x 16 = 128 blocks of 128x128: short of 132
+  CHECK(table_choice(1024, 2049) == mma_sync_v24::kV12);    // 8 x 17 = 136
+  CHECK(table_choice(1152, 2048) == mma_sync_v24::kV12);  // 9 x 16 = 144
+  CHECK(table_choice(4096, 4096) == mma_sync_v24::kV12);
 }
 
 TEST_CASE("mma_sync autotune: the candidates' blocks, grids and shared memory") {
-  using mma_sync_v23::V12Tile, mma_sync_v23::V17Tile;
+  using mma_sync_v24::V12Tile, mma_sync_v24::V17Tile, mma_sync_v24::V23Tile;
   const auto is = [](int i, auto want) {
-    return mma_sync_v23::with_candidate(i, [&]<class T>() { return std::is_same_v<T, decltype(want)>; });
+    return mma_sync_v24::with_candidate(i, [&]<class T>() { return std::is_same_v<T, decltype(want)>; });
   };
   // Candidate 1: v12's kernel in 4 warps of 64x64, static tiles, column tiles in x.
   CHECK(is(1, V12Tile<128, 128, 64, 64>{}));
@@ -124,9 +125,11 @@ TEST_CASE("mma_sync autotune: the candidates' blocks, grids and shared memory") 
   // 4 stages of a 128x(32+8) A tile and a 32x(128+8) B tile of 2-byte elements; two fit an SM's 228 KiB.
   CHECK(Ring4::dynamic_shared<false, false> == size_t(4) * (128 * 40 + 32 * 136) * 2);
   CHECK(2 * Ring4::dynamic_shared<false, true> <= 228u * 1024);
-  // Candidate 6: v17 itself, one 8-warp block to an SM.
+  // Candidates 6 and 10: v17 and v23 themselves, one 8-warp block to an SM.
   CHECK(is(6, V17Tile<256, 4>{}));
+  CHECK(is(10, V23Tile<256, 4>{}));
   CHECK(std::is_same_v<V17Tile<256, 4>::Tiles, mma_sync_v17::Registered>);
+  CHECK(std::is_same_v<V23Tile<256, 4>::Tiles, mma_sync_v23::Registered>);
   CHECK(V17Tile<256, 4>::THREADS == 256);
   CHECK(mma_sync_v17::Registered::MIN_BLOCKS == 1);
 }

@@ -2,7 +2,7 @@
 #include "device/kernels/tuned_choices.hpp"
 
 namespace {
-#include "kernels/matmul/23_mma_sync_autotuned.cu"  // includes 17 and 12
+#include "kernels/matmul/24_mma_sync_autotuned.cu"  // includes 23, 17 and 12
 }  // namespace
 
 namespace warpnet::device::gemm {
@@ -15,11 +15,11 @@ TunedChoices& tuned() {
 }
 
 // The measured winner for these sizes, or the table's choice.
-int choice(const Sizes& s) { return tuned().find(s).value_or(mma_sync_v23::table_choice(M(s), N(s))); }
+int choice(const Sizes& s) { return tuned().find(s).value_or(mma_sync_v24::table_choice(M(s), N(s))); }
 
 Launch shape_of(int candidate, const Sizes& s) {
   const bool ta = s[3] != 0, tb = s[4] != 0;
-  return mma_sync_v23::with_candidate(candidate, [&]<class T>() {
+  return mma_sync_v24::with_candidate(candidate, [&]<class T>() {
     const size_t shared = ta ? (tb ? T::template dynamic_shared<true, true> : T::template dynamic_shared<true, false>)
                              : (tb ? T::template dynamic_shared<false, true> : T::template dynamic_shared<false, false>);
     return Launch{T::grid(M(s), N(s)), dim3(T::THREADS), shared};
@@ -32,10 +32,10 @@ void launch_candidate(int i, const Sizes& s, Buffers b) {
   const auto* B = static_cast<const __nv_bfloat16*>(b[1]);
   auto* C = static_cast<float*>(b[2]);
   const bool ta = s[3] != 0, tb = s[4] != 0;
-  if (ta) tb ? mma_sync_v23::launch<true, true>(i, M(s), N(s), K(s), A, B, C)
-             : mma_sync_v23::launch<true, false>(i, M(s), N(s), K(s), A, B, C);
-  else tb ? mma_sync_v23::launch<false, true>(i, M(s), N(s), K(s), A, B, C)
-          : mma_sync_v23::launch<false, false>(i, M(s), N(s), K(s), A, B, C);
+  if (ta) tb ? mma_sync_v24::launch<true, true>(i, M(s), N(s), K(s), A, B, C)
+             : mma_sync_v24::launch<true, false>(i, M(s), N(s), K(s), A, B, C);
+  else tb ? mma_sync_v24::launch<false, true>(i, M(s), N(s), K(s), A, B, C)
+          : mma_sync_v24::launch<false, false>(i, M(s), N(s), K(s), A, B, C);
   check_launch();
 }
 
@@ -45,19 +45,20 @@ std::string tune_on_gpu(const Sizes& s);  // below
 
 const Registration mma_sync_autotuned{Kernel{
     .op = "matmul",
-    .version = 23,
+    .version = 24,
     .name = "mma_sync_autotuned",
     // Inputs stored as bf16 (relative error 2^-8 each against fp32); products exact, sums fp32.
     .precision = "bf16 inputs, fp32 accumulation (tensor cores)",
-    .shape_text = "v12's or v17's kernel in one of 8 configurations per problem (128x128 in 8 warps of 64x32 or 4 of "
-                  "64x64 with 2-4 stages, 128x256 in 8 warps with 3 or 4 stages, 64x64 in 4 warps), measured by "
+    .shape_text = "v12's, v17's or v23's kernel in one of 12 configurations per problem (128x128 in 8 warps of 64x32 "
+                  "or 4 of 64x64 with 2-4 stages, 128x256 in 8 warps with 3 or 4 stages, v17's and v23's; 64x64 "
+                  "in 4 warps), measured by "
                   "the tune on a GPU, else v12's 128x128 when it gives >= 132 blocks, else 64x64: e.g. block "
                   "(256), grid (ceil(N/128), ceil(M/128)) for v12's",
     .shape = [](const Sizes& s) { return shape_of(choice(s), s); },
     .flops = flops,
     // The chosen block's A and B tiles of 2-byte inputs (see tiled_bytes).
     .bytes = [](const Sizes& s) {
-      return mma_sync_v23::with_candidate(choice(s), [&]<class T>() { return tiled_bytes(s, T::BM, T::BN, 2); });
+      return mma_sync_v24::with_candidate(choice(s), [&]<class T>() { return tiled_bytes(s, T::BM, T::BN, 2); });
     },
     .launch = [](const Sizes& s, const Launch&, Buffers b) { launch_candidate(choice(s), s, b); },
     .copy = kThisCopy,
@@ -65,7 +66,7 @@ const Registration mma_sync_autotuned{Kernel{
 #if defined(__CUDACC__)
     .tune = tune_on_gpu,
 #endif
-    .candidate = [](const Sizes& s) { return mma_sync_v23::candidate_name(choice(s)); },
+    .candidate = [](const Sizes& s) { return mma_sync_v24::candidate_name(choice(s)); },
 }};
 
 }  // namespace
@@ -79,12 +80,12 @@ namespace {
 
 std::string tune_on_gpu(const Sizes& s) {
   const GemmCandidates candidates{
-      .who = "matmul/23's tune",
-      .count = mma_sync_v23::kCandidates,
-      .name = mma_sync_v23::candidate_name,
+      .who = "matmul/24's tune",
+      .count = mma_sync_v24::kCandidates,
+      .name = mma_sync_v24::candidate_name,
       .launch = launch_candidate,
   };
-  return describe_tuning("matmul/23's tune", tune_gemm<__nv_bfloat16>(candidates, s, tuned()));
+  return describe_tuning("matmul/24's tune", tune_gemm<__nv_bfloat16>(candidates, s, tuned()));
 }
 
 }  // namespace

@@ -1,5 +1,5 @@
 // The tune of an autotuned matmul version (matmul/10 on the CUDA cores,
-// matmul/23 on the tensor cores) on a real GPU: random A and B in the
+// matmul/24 on the tensor cores) on a real GPU: random A and B in the
 // version's input type, every candidate that applies timed, each one that
 // ran checked against a CPU dot product at sampled elements, the fastest
 // remembered for these sizes. The CUDA copy of the registrations alone
