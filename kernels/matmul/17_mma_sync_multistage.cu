@@ -76,10 +76,12 @@ struct Tiles {
   static constexpr int B_ELEMS = TB ? BN * B_PITCH<TB> : BK * B_PITCH<TB>;
   // Dynamic shared memory of one block: every stage's A tile, then every stage's B tile.
   template <bool TA, bool TB>
-  static constexpr size_t kSharedBytes = size_t(STAGES) * (A_ELEMS<TA> + B_ELEMS<TB>) * 2;
+  static constexpr size_t shared_bytes() {
+    return size_t(STAGES) * (A_ELEMS<TA> + B_ELEMS<TB>) * 2;
+  }
 };
 using Registered = Tiles<256, 4>;  // matmul/17: 128x256, 8 warps, 4 stages
-static_assert(Registered::THREADS == 256 && Registered::kSharedBytes<false, true> <= 227 * 1024,
+static_assert(Registered::THREADS == 256 && Registered::shared_bytes<false, true>() <= 227 * 1024,
               "8 warps; the largest layout (120 KiB) fits sm_90's opt-in shared memory");
 
 
@@ -185,7 +187,7 @@ struct Block {
 
 // C: (M,N) row-major fp32 = op(A) @ op(B), A and B as mma_sync_v17::Block has them.
 // Launch: block (Tiles::THREADS) = 8 warps for 128x256; grid (ceil(M/128) *
-// ceil(N/BN)); dynamic shared memory Tiles::kSharedBytes<TA, TB> (mma_sync_v17::launch).
+// ceil(N/BN)); dynamic shared memory Tiles::shared_bytes<TA, TB>() (mma_sync_v17::launch).
 template <class Tiles, bool TA = false, bool TB = false>
 __global__ void __launch_bounds__(Tiles::THREADS, Tiles::MIN_BLOCKS)
     gemm_mma_sync_multistage(int M, int N, int K, const __nv_bfloat16* __restrict__ A,
@@ -224,7 +226,7 @@ inline dim3 grid(int M, int N, int bn) { return dim3(warpnet::ceil_div(M, BM) * 
 // Raises the kernel's shared-memory limit to what it uses and launches it.
 template <class Tiles, bool TA, bool TB>
 void launch(int M, int N, int K, const __nv_bfloat16* A, const __nv_bfloat16* B, float* C) {
-  constexpr size_t shared = Tiles::template kSharedBytes<TA, TB>;
+  constexpr size_t shared = Tiles::template shared_bytes<TA, TB>();
   warpnet::launch_kernel_opted_in(gemm_mma_sync_multistage<Tiles, TA, TB>, grid(M, N, Tiles::BN), dim3(Tiles::THREADS),
                                   shared, M, N, K, A, B, C);
 }

@@ -40,7 +40,7 @@
 
 // C: (M,N) row-major fp32 = op(A) @ op(B), A and B as mma_sync_v17::Block has them.
 // Launch: as v17's (block Tiles::THREADS, grid ceil(M/128) * ceil(N/BN),
-// dynamic shared memory Tiles::kSharedBytes<TA, TB>; mma_sync_v23::launch).
+// dynamic shared memory Tiles::shared_bytes<TA, TB>(); mma_sync_v23::launch).
 template <class Tiles, bool TA = false, bool TB = false>
 __global__ void __launch_bounds__(Tiles::THREADS, Tiles::MIN_BLOCKS)
     gemm_mma_sync_pipelined(int M, int N, int K, const __nv_bfloat16* __restrict__ A,
@@ -86,7 +86,7 @@ using Registered = mma_sync_v17::Registered;  // v17's block: 128x256, 8 warps, 
 // Raises the kernel's shared-memory limit to what it uses and launches it.
 template <class Tiles, bool TA, bool TB>
 void launch(int M, int N, int K, const __nv_bfloat16* A, const __nv_bfloat16* B, float* C) {
-  constexpr size_t shared = Tiles::template kSharedBytes<TA, TB>;
+  constexpr size_t shared = Tiles::template shared_bytes<TA, TB>();
   warpnet::launch_kernel_opted_in(gemm_mma_sync_pipelined<Tiles, TA, TB>, mma_sync_v17::grid(M, N, Tiles::BN),
                                   dim3(Tiles::THREADS), shared, M, N, K, A, B, C);
 }

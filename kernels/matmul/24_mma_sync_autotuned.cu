@@ -57,7 +57,9 @@ template <int BM_, int BN_, int WM, int WN>
 struct V12Tile {
   static constexpr int BM = BM_, BN = BN_, THREADS = (BM / WM) * (BN / WN) * 32;
   template <bool TA, bool TB>
-  static constexpr size_t dynamic_shared = 0;
+  static constexpr size_t dynamic_shared() {
+    return 0;
+  }
   static dim3 grid(int M, int N) { return dim3(warpnet::ceil_div(N, BN), warpnet::ceil_div(M, BM)); }
   template <bool TA, bool TB>
   static void launch(int M, int N, int K, const __nv_bfloat16* A, const __nv_bfloat16* B, float* C) {
@@ -73,7 +75,9 @@ struct RingTile {
   using Tiles = mma_sync_v17::Tiles<BN_, STAGES>;
   static constexpr int BM = mma_sync_v17::BM, BN = BN_, THREADS = Tiles::THREADS;
   template <bool TA, bool TB>
-  static constexpr size_t dynamic_shared = Tiles::template kSharedBytes<TA, TB>;
+  static constexpr size_t dynamic_shared() {
+    return Tiles::template shared_bytes<TA, TB>();
+  }
   static dim3 grid(int M, int N) { return mma_sync_v17::grid(M, N, BN); }
   template <bool TA, bool TB>
   static void launch(int M, int N, int K, const __nv_bfloat16* A, const __nv_bfloat16* B, float* C) {

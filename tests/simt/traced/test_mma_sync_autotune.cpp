@@ -115,7 +115,7 @@ TEST_CASE("mma_sync autotune: the candidates' blocks, grids and shared memory") 
   CHECK(V12Tile<128, 128, 64, 64>::THREADS == 128);
   CHECK(V12Tile<128, 128, 64, 64>::grid(300, 200).x == 2u);
   CHECK(V12Tile<128, 128, 64, 64>::grid(300, 200).y == 3u);
-  CHECK(V12Tile<128, 128, 64, 64>::dynamic_shared<false, false> == 0u);
+  CHECK(V12Tile<128, 128, 64, 64>::dynamic_shared<false, false>() == 0u);
   // Candidate 4: v17's kernel in 128x128 blocks of 4 warps, 4 stages, two blocks to an SM.
   using Ring4 = V17Tile<128, 4>;
   CHECK(is(4, Ring4{}));
@@ -123,8 +123,8 @@ TEST_CASE("mma_sync autotune: the candidates' blocks, grids and shared memory") 
   CHECK(Ring4::Tiles::MIN_BLOCKS == 2);
   CHECK(Ring4::grid(300, 200).x == 6u);  // 3 x 2 tiles in one dimension, grouped order
   // 4 stages of a 128x(32+8) A tile and a 32x(128+8) B tile of 2-byte elements; two fit an SM's 228 KiB.
-  CHECK(Ring4::dynamic_shared<false, false> == size_t(4) * (128 * 40 + 32 * 136) * 2);
-  CHECK(2 * Ring4::dynamic_shared<false, true> <= 228u * 1024);
+  CHECK(Ring4::dynamic_shared<false, false>() == size_t(4) * (128 * 40 + 32 * 136) * 2);
+  CHECK(2 * Ring4::dynamic_shared<false, true>() <= 228u * 1024);
   // Candidates 6 and 10: v17 and v23 themselves, one 8-warp block to an SM.
   CHECK(is(6, V17Tile<256, 4>{}));
   CHECK(is(10, V23Tile<256, 4>{}));

@@ -3,18 +3,10 @@
 namespace {
 #include "kernels/matmul/17_mma_sync_multistage.cu"  // includes 12_mma_sync.cu, whose stage_tile it uses
 }  // namespace
+#include "device/kernels/matmul/ring_registration.hpp"
 
 namespace warpnet::device::gemm {
 namespace {
-
-using mma_sync_v17::Registered;
-
-template <bool TA, bool TB>
-void launch_v17(const Sizes& s, Buffers b) {
-  mma_sync_v17::launch<Registered, TA, TB>(M(s), N(s), K(s), static_cast<const __nv_bfloat16*>(b[0]),
-                               static_cast<const __nv_bfloat16*>(b[1]), static_cast<float*>(b[2]));
-  check_launch();
-}
 
 const Registration mma_sync_multistage{Kernel{
     .op = "matmul",
@@ -25,20 +17,11 @@ const Registration mma_sync_multistage{Kernel{
     .shape_text = "block (256) = 8 warps, grid (ceil(M/128) * ceil(N/256)) in groups of 8 tile rows: a 128x256 C "
                   "tile, 64x64 per warp (4x8 mma.sync m16n8k16), 4-stage cp.async ring of 32-wide k-steps in "
                   "100-120 KiB of dynamic shared memory, ldmatrix.x4",
-    .shape = [](const Sizes& s) {
-      const bool ta = s[3] != 0, tb = s[4] != 0;
-      const size_t shared = ta ? (tb ? Registered::kSharedBytes<true, true> : Registered::kSharedBytes<true, false>)
-                               : (tb ? Registered::kSharedBytes<false, true> : Registered::kSharedBytes<false, false>);
-      return Launch{mma_sync_v17::grid(M(s), N(s), Registered::BN), dim3(Registered::THREADS), shared};
-    },
+    .shape = ring_shape,
     .flops = flops,
-    // 128x256 tiles of 2-byte inputs (see tiled_bytes).
-    .bytes = [](const Sizes& s) { return tiled_bytes(s, mma_sync_v17::BM, Registered::BN, 2); },
-    // The launch takes its grid and shared memory from the sizes, as shape() gives them.
+    .bytes = ring_bytes,
     .launch = [](const Sizes& s, const Launch&, Buffers b) {
-      const bool ta = s[3] != 0, tb = s[4] != 0;
-      if (ta) tb ? launch_v17<true, true>(s, b) : launch_v17<true, false>(s, b);
-      else tb ? launch_v17<false, true>(s, b) : launch_v17<false, false>(s, b);
+      launch_ring(s, b, []<bool TA, bool TB>(auto... args) { mma_sync_v17::launch<Registered, TA, TB>(args...); });
     },
     .copy = kThisCopy,
     .input_format = &simt::kBfloat16,

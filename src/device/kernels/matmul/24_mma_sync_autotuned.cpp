@@ -18,24 +18,18 @@ TunedChoices& tuned() {
 int choice(const Sizes& s) { return tuned().find(s).value_or(mma_sync_v24::table_choice(M(s), N(s))); }
 
 Launch shape_of(int candidate, const Sizes& s) {
-  const bool ta = s[3] != 0, tb = s[4] != 0;
   return mma_sync_v24::with_candidate(candidate, [&]<class T>() {
-    const size_t shared = ta ? (tb ? T::template dynamic_shared<true, true> : T::template dynamic_shared<true, false>)
-                             : (tb ? T::template dynamic_shared<false, true> : T::template dynamic_shared<false, false>);
+    const size_t shared = with_layout(s, []<bool TA, bool TB>() { return T::template dynamic_shared<TA, TB>(); });
     return Launch{T::grid(M(s), N(s)), dim3(T::THREADS), shared};
   });
 }
 
 // Candidate i on buffers {A, B, C}; its grid and shared memory follow from the sizes (shape_of).
 void launch_candidate(int i, const Sizes& s, Buffers b) {
-  const auto* A = static_cast<const __nv_bfloat16*>(b[0]);
-  const auto* B = static_cast<const __nv_bfloat16*>(b[1]);
-  auto* C = static_cast<float*>(b[2]);
-  const bool ta = s[3] != 0, tb = s[4] != 0;
-  if (ta) tb ? mma_sync_v24::launch<true, true>(i, M(s), N(s), K(s), A, B, C)
-             : mma_sync_v24::launch<true, false>(i, M(s), N(s), K(s), A, B, C);
-  else tb ? mma_sync_v24::launch<false, true>(i, M(s), N(s), K(s), A, B, C)
-          : mma_sync_v24::launch<false, false>(i, M(s), N(s), K(s), A, B, C);
+  with_layout(s, [&]<bool TA, bool TB>() {
+    mma_sync_v24::launch<TA, TB>(i, M(s), N(s), K(s), static_cast<const __nv_bfloat16*>(b[0]),
+                                 static_cast<const __nv_bfloat16*>(b[1]), static_cast<float*>(b[2]));
+  });
   check_launch();
 }
 

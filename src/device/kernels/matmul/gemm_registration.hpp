@@ -34,16 +34,22 @@ inline dim3 tile_grid(const Sizes& s, int bm, int bn) { return dim3(ceil_div(N(s
 template <class In = float>
 using GemmKernel = void (*)(int, int, int, const In*, const In*, float*);
 
+// visit.template operator()<TA, TB>() for the layout in the sizes (trans_a,
+// trans_b): what a registration computes per layout, a kernel's instance or
+// its shared memory.
+template <class Visit>
+auto with_layout(const Sizes& s, Visit visit) {
+  const bool ta = s[3] != 0, tb = s[4] != 0;
+  if (ta) return tb ? visit.template operator()<true, true>() : visit.template operator()<true, false>();
+  return tb ? visit.template operator()<false, true>() : visit.template operator()<false, false>();
+}
+
 // Launches `instance.template operator()<TA, TB>()` — a generic lambda
 // returning the kernel template's instance for one layout — for the layout in
 // the sizes, on buffers {A, B, C}. Throws when the launch fails.
 template <class In = float, class Instance>
 void launch_gemm(const Sizes& s, const Launch& l, Buffers b, Instance instance) {
-  const bool ta = s[3] != 0, tb = s[4] != 0;
-  const GemmKernel<In> kernel = ta ? (tb ? instance.template operator()<true, true>()
-                                     : instance.template operator()<true, false>())
-                               : (tb ? instance.template operator()<false, true>()
-                                     : instance.template operator()<false, false>());
+  const GemmKernel<In> kernel = with_layout(s, instance);
   launch_kernel(kernel, l.grid, l.block, l.dynamic_shared, M(s), N(s), K(s), static_cast<const In*>(b[0]),
                 static_cast<const In*>(b[1]), static_cast<float*>(b[2]));
   check_launch();
