@@ -72,10 +72,12 @@ constexpr int kPad = 4;
 // looks for a kernel's shared memory):
 //   As[s][k][m] = op(A)[row0 + m, k0 + k]: (BK, BM) transposed A tile, stage s
 //   Bs[s][k][n] = op(B)[k0 + k, col0 + n]: (BK, BN) B tile, stage s
-template <int BM, int BN, int BK, int WM, int WN, int WMITER, int WNITER, int TM, int TN, bool TA, bool TB>
+template <int BM, int BN, int BK, int WM, int WN, int WMITER, int WNITER, int TM, int TN, bool TA, bool TB,
+          int STAGES>
 __device__ __forceinline__ void block_tile(int M, int N, int K, const float* __restrict__ A,
                                            const float* __restrict__ B, float* __restrict__ C, int k_begin,
-                                           int k_end, float (&As)[2][BK][BM + kPad], float (&Bs)[2][BK][BN + kPad]) {
+                                           int k_end, float (&As)[STAGES][BK][BM + kPad],
+                                           float (&Bs)[STAGES][BK][BN + kPad]) {
   constexpr int WARPS_N = BN / WN, THREADS = (BM / WM) * WARPS_N * 32;
   constexpr int WSUBM = WM / WMITER, WSUBN = WN / WNITER;    // one sub-iteration's piece of the warp tile
   constexpr int LANES_M = WSUBM / TM, LANES_N = WSUBN / TN;  // the lanes laid over that piece
@@ -87,7 +89,8 @@ __device__ __forceinline__ void block_tile(int M, int N, int K, const float* __r
   static_assert(LANES_M * LANES_N == 32, "a sub-tile is exactly one thread tile per lane");
   static_assert(TM % 4 == 0 && TN % 4 == 0, "thread tiles are read from shared memory as float4s");
   static_assert(THREADS <= 1024, "at most 1024 threads per block");
-  static_assert(2 * BK * (BM + BN + 2 * PAD) * 4 <= 48 * 1024, "two stages fit in 48 KiB of static shared memory");
+  static_assert(STAGES >= 2, "one stage computed while the next one lands");
+  static_assert(STAGES * BK * (BM + BN + 2 * PAD) * 4 <= 48 * 1024, "the stages fit in 48 KiB of static shared memory");
 
   const int t = threadIdx.x, warp = t / 32, lane = t % 32;
   const int row0 = blockIdx.y * BM, col0 = blockIdx.x * BN;
@@ -95,23 +98,48 @@ __device__ __forceinline__ void block_tile(int M, int N, int K, const float* __r
   const int lm = (lane / LANES_N) * TM, ln = (lane % LANES_N) * TN;     // the thread tile, within a sub-tile
   const bool a_vec = TA && M % 4 == 0 && sgemm_v8::aligned16(A);
   const bool b_vec = !TB && N % 4 == 0 && sgemm_v8::aligned16(B);
+  // acc[i][j]: C at row wm0 + (i/TM)*WSUBM + lm + i%TM, column wn0 + (j/TN)*WSUBN + ln + j%TN
+  // of the block tile: WMITER x WNITER thread tiles of TM x TN, in registers.
+  float acc[WMITER * TM][WNITER * TN] = {};
   auto stage = [&](int s, int k0) {
     sgemm_v8::stage_operands<BK, BM, BN, PAD, THREADS, TA, TB>(&As[s][0][0], &Bs[s][0][0], A, B, M, N, K, row0, col0,
                                                                 k0, t, a_vec, b_vec);
   };
-
-  // acc[i][j]: C at row wm0 + (i/TM)*WSUBM + lm + i%TM, column wn0 + (j/TN)*WSUBN + ln + j%TN
-  // of the block tile: WMITER x WNITER thread tiles of TM x TN, in registers.
-  float acc[WMITER * TM][WNITER * TN] = {};
-  const int steps = ::warpnet::ceil_div(k_end - k_begin, BK);  // <= 0 for a slice past K: C[z] = 0
-  if (steps > 0) stage(0, k_begin);
-  for (int step = 0; step < steps; ++step) {
-    const int s = step % 2;
-    warpnet::ptx::cp_async_wait<0>();  // this thread's copies into stage s have landed
-    __syncthreads();                   // everyone's have; everyone is done with stage 1-s (v8)
-    if (step + 1 < steps) stage(1 - s, k_begin + (step + 1) * BK);
+  auto multiply = [&](int s) {
     sgemm_v9::multiply_stage<BK, BM + PAD, BN + PAD, WMITER, WNITER, WSUBM, WSUBN, TM, TN>(
         &As[s][0][0], &Bs[s][0][0], wm0 + lm, wn0 + ln, acc);
+  };
+
+  const int steps = ::warpnet::ceil_div(k_end - k_begin, BK);  // <= 0 for a slice past K: C[z] = 0
+  if constexpr (STAGES == 2) {
+    // v9's loop as measured. The ring below does the same with two stages,
+    // but its bookkeeping cost the NN instance a 129th register (nvcc 13,
+    // sm_90): one block an SM instead of two.
+    if (steps > 0) stage(0, k_begin);
+    for (int step = 0; step < steps; ++step) {
+      const int s = step % 2;
+      warpnet::ptx::cp_async_wait<0>();  // this thread's copies into stage s have landed
+      __syncthreads();                   // everyone's have; everyone is done with stage 1-s (v8)
+      if (step + 1 < steps) stage(1 - s, k_begin + (step + 1) * BK);
+      multiply(s);
+    }
+  } else {
+    // A ring: k-step `step` in stage step % STAGES, one cp.async group a
+    // step, an empty one past the last so that the wait count holds.
+    auto stage_step = [&](int step) {
+      if (step < steps) stage(step % STAGES, k_begin + step * BK);
+      else warpnet::ptx::cp_async_commit();
+    };
+    for (int s = 0; s < STAGES - 1; ++s) stage_step(s);
+    for (int step = 0; step < steps; ++step) {
+      // STAGES-1+step groups are committed; step's is the oldest not yet
+      // waited for: this thread's copies into its stage have landed.
+      warpnet::ptx::cp_async_wait<STAGES - 2>();
+      __syncthreads();  // everyone's have; everyone is done with step-1's stage, refilled next
+      stage_step(step + STAGES - 1);
+      multiply(step % STAGES);
+    }
+    warpnet::ptx::cp_async_wait<0>();  // the trailing groups are empty; none is left behind
   }
 
   // float4 stores where a row is whole float4s; guarded scalar stores at the edges.
@@ -138,9 +166,11 @@ __device__ __forceinline__ void block_tile(int M, int N, int K, const float* __r
 // Launch: block ((BM/WM) * (BN/WN) * 32); grid (ceil(N/BN), ceil(M/BM)[, S]).
 // With S = gridDim.z > 1 (v10's split-K) C is (S,M,N): block z sums only its
 // slice of k, whole BK-steps from z * ceil(ceil(K/S)/BK) * BK, into C[z], and
-// the caller adds the S partial products up.
+// the caller adds the S partial products up. STAGES k-tiles in shared
+// memory: two as registered (v9), three in two of v10's candidates, whose
+// 8-deep k-steps leave a copy only one short step to land in with two.
 template <int BM, int BN, int BK, int WM, int WN, int WMITER, int WNITER, int TM, int TN, bool TA = false,
-          bool TB = false>
+          bool TB = false, int STAGES = 2>
 __global__ void __launch_bounds__((BM / WM) * (BN / WN) * 32)
     sgemm_warptiling(int M, int N, int K, const float* __restrict__ A, const float* __restrict__ B,
                      float* __restrict__ C) {
@@ -148,8 +178,8 @@ __global__ void __launch_bounds__((BM / WM) * (BN / WN) * 32)
   // a partial step: the copies' bound stays K.
   const int k_slice = ::warpnet::ceil_div(::warpnet::ceil_div(K, gridDim.z), BK) * BK;  // K when not split
   const int k_begin = blockIdx.z * k_slice, k_end = min(K, k_begin + k_slice);
-  __shared__ __align__(16) float As[2][BK][BM + sgemm_v9::kPad];  // the two stages (sgemm_v9::block_tile)
-  __shared__ __align__(16) float Bs[2][BK][BN + sgemm_v9::kPad];
+  __shared__ __align__(16) float As[STAGES][BK][BM + sgemm_v9::kPad];  // the stages (sgemm_v9::block_tile)
+  __shared__ __align__(16) float Bs[STAGES][BK][BN + sgemm_v9::kPad];
   float* C_z = C + size_t(blockIdx.z) * M * N;
   sgemm_v9::block_tile<BM, BN, BK, WM, WN, WMITER, WNITER, TM, TN, TA, TB>(M, N, K, A, B, C_z, k_begin, k_end, As,
                                                                           Bs);

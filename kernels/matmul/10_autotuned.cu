@@ -11,7 +11,8 @@
 //   candidates split K among blocks instead (split-K, below). And for the
 //   smallest problems, where time is waiting rather than work, two more run
 //   another kernel (small_tile.hpp: a 32x32 tile in 8 warps, 64-deep
-//   steps), K whole or split.
+//   steps), K whole or split. Two more (added 2026-12-05, not yet timed)
+//   keep three of v9's k-tiles in shared memory instead of two.
 // How the choice is made:
 //   1. By measurement, on a GPU: device::autotune_matmul(sizes)
 //      (src/device/kernels/matmul/autotune.hpp; compiled only into the CUDA
@@ -46,16 +47,16 @@
 
 namespace sgemm_v10 {
 
-// One candidate: sgemm_warptiling's tile parameters (thread tiles 4x4).
-template <int BM_, int BN_, int BK_, int WM_, int WN_, int WMITER_, int WNITER_>
+// One candidate: sgemm_warptiling's tile parameters (thread tiles 4x4) and stages.
+template <int BM_, int BN_, int BK_, int WM_, int WN_, int WMITER_, int WNITER_, int STAGES = 2>
 struct Tiles {
   static constexpr int BM = BM_, BN = BN_, BK = BK_, WM = WM_, WN = WN_, WMITER = WMITER_, WNITER = WNITER_;
   static constexpr int threads = (BM / WM) * (BN / WN) * 32;
-  static constexpr int shared_bytes = 2 * BK * (BM + BN + 8) * 4;  // two stages, rows padded by 4 floats
+  static constexpr int shared_bytes = STAGES * BK * (BM + BN + 8) * 4;  // rows padded by 4 floats
   static constexpr int min_slice_steps = 4;  // split-K: fewer BK-steps per slice spend it filling the pipeline
   template <bool TA, bool TB>
   static constexpr auto kernel() {
-    return sgemm_warptiling<BM, BN, BK, WM, WN, WMITER, WNITER, 4, 4, TA, TB>;
+    return sgemm_warptiling<BM, BN, BK, WM, WN, WMITER, WNITER, 4, 4, TA, TB, STAGES>;
   }
 };
 
@@ -85,9 +86,14 @@ using C2 = Tiles<128, 128, 8, 64, 64, 2, 4>;    //  2x2 warps 32x16     128  16.
 using C3 = Tiles<128, 64, 16, 64, 32, 2, 2>;    //  2x2 warps 32x16     128  25.0 KiB
 using C4 = Tiles<64, 64, 16, 32, 32, 1, 2>;     //  2x2 warps 32x16     128  17.0 KiB
 using C5 = Tiles<32, 32, 32, 32, 32, 1, 2>;     //  1 warp    32x16      32  18.0 KiB
+// Candidates 10 and 11 are C0 and C2 with three stages: their k-steps are
+// 8 deep, so with two stages a step's copies have one short step of FFMAs
+// to land in; a third stage gives them two, for another 12.25 or 8.25 KiB.
+using C0Stages3 = Tiles<256, 128, 8, 64, 64, 2, 4, 3>;  //                  256  36.8 KiB
+using C2Stages3 = Tiles<128, 128, 8, 64, 64, 2, 4, 3>;  //                  128  24.8 KiB
 constexpr int kTiles = 6;        // candidates 0-5: C0-C5, K whole
 constexpr int kWarptiling = 8;   // 6, 7: C4, C5 with K split
-constexpr int kCandidates = 10;  // 8, 9: Small, K whole and split
+constexpr int kCandidates = 12;  // 8, 9: Small, K whole and split; 10, 11: C0, C2 with 3 stages
 
 // Whether candidate i splits K (when the sizes call for it: split_of).
 constexpr bool splits_k(int i) { return i == 6 || i == 7 || i == 9; }
@@ -104,6 +110,8 @@ auto with_candidate(int i, Visit&& visit) {
     case 6: return visit.template operator()<C4>();
     case 8:
     case 9: return visit.template operator()<Small>();
+    case 10: return visit.template operator()<C0Stages3>();
+    case 11: return visit.template operator()<C2Stages3>();
     default: return visit.template operator()<C5>();
   }
 }
@@ -114,7 +122,7 @@ inline const char* candidate_name(int i) {
       "256x128x8, warps 64x64", "128x128x16, warps 64x32", "128x128x8, warps 64x64",
       "128x64x16, warps 64x32", "64x64x16, warps 32x32",   "32x32x32, one warp",
       "64x64x16, split K",      "32x32x32, one warp, split K", "32x32x64, 256 threads",
-      "32x32x64, 256 threads, split K"};
+      "32x32x64, 256 threads, split K", "256x128x8, warps 64x64, 3 stages", "128x128x8, warps 64x64, 3 stages"};
   return names[i < 0 || i >= kCandidates ? kCandidates - 1 : i];
 }
 
