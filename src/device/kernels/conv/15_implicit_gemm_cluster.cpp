@@ -3,7 +3,7 @@
 namespace {
 #include "kernels/conv/15_implicit_gemm_cluster.cu"  // includes conv v14 and v13, matmul's 16 and 13
 }  // namespace
-#include "device/kernels/matmul/gemm_registration.hpp"      // tensor_map_refusal
+#include "device/kernels/conv/im2col_registration.hpp"
 #include "device/kernels/matmul/setmaxnreg_registers.hpp"  // require_launch_registers
 
 namespace warpnet::device::conv {
@@ -11,28 +11,15 @@ namespace {
 
 constexpr const char* kId = "conv2d_nhwc/15_implicit_gemm_cluster";
 
+// The kernel for channel tile BN; 256 needs setmaxnreg's register split.
+template <int BN>
+bool launch_tile(int blocks, const ConvShape& g, const __nv_bfloat16* x, const __nv_bfloat16* w, __nv_bfloat16* y) {
+  if constexpr (BN == 256) gemm::require_launch_registers<conv2d_implicit_gemm_cluster<256>>(kId);
+  return conv_v15::launch<BN>(blocks, g, x, w, y);
+}
+
 void launch_v15(const Sizes& s, const Launch& l, Buffers b) {
-  const ConvShape g = shape_of(s);
-  const auto* x = static_cast<const __nv_bfloat16*>(b[0]);
-  const auto* w = static_cast<const __nv_bfloat16*>(b[1]);
-  auto* y = static_cast<__nv_bfloat16*>(b[2]);
-  if (!conv_v14::describable(g, x, w)) {
-    conv_v13::launch_direct(g, x, w, y);
-    check_launch();
-    return;
-  }
-  WN_CHECK(conv_v14::encode_im2col(), kId, ": the driver has no cuTensorMapEncodeIm2col");
-  WN_CHECK(wgmma_v13::encode_tiled(), kId, ": the driver has no cuTensorMapEncodeTiled");
-  WN_CHECK(l.grid.x % warpnet::kPair == 0, kId, ": a grid of ", l.grid.x, " blocks is not a whole number of clusters of ",
-           warpnet::kPair);
-  const int blocks = int(l.grid.x), bn = conv_v13::channel_tile(g.K);
-  if (bn == 256) gemm::require_launch_registers<conv2d_implicit_gemm_cluster<256>>(kId);  // setmaxnreg's split
-  const bool launched = bn == 64    ? conv_v15::launch<64>(blocks, g, x, w, y)
-                        : bn == 128 ? conv_v15::launch<128>(blocks, g, x, w, y)
-                                    : conv_v15::launch<256>(blocks, g, x, w, y);
-  WN_CHECK(launched, kId, ": the driver refused a tensor map at ", describe_sizes(op("conv2d_nhwc"), s),
-           gemm::tensor_map_refusal());
-  check_launch();
+  launch_im2col_version(kId, s, l, b, unsigned(warpnet::kPair), []<int BN>(auto... args) { return launch_tile<BN>(args...); });
 }
 
 const Registration implicit_gemm_cluster{Kernel{

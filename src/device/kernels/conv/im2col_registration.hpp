@@ -1,0 +1,43 @@
+// What the launches of conv2d_nhwc v14 and v15 share: the bf16 buffers, v13's
+// direct kernel for the shapes TMA's im2col mode cannot describe, the
+// driver's two encoders, a grid of whole clusters, the kernel instance for
+// the channel tile, and the errors that name the version. Included after the
+// kernel file (conv_v13, conv_v14, wgmma_v13 come from it); an anonymous
+// namespace as the other registration headers (../copy.hpp).
+#pragma once
+#include "device/kernels/conv/conv_registration.hpp"
+#include "device/kernels/matmul/gemm_registration.hpp"  // tensor_map_refusal
+
+namespace warpnet::device::conv {
+namespace {
+
+// at_bn.template operator()<BN>(blocks, g, x, w, y) launches the version's
+// kernel for channel tile BN (64, 128 or 256) and returns false when the
+// driver refused a tensor map. `cluster`: the CTAs a cluster holds (1 when
+// the version launches none), which the grid must be a whole number of.
+template <class AtBn>
+void launch_im2col_version(const char* id, const Sizes& s, const Launch& l, Buffers b, unsigned cluster, AtBn at_bn) {
+  const ConvShape g = shape_of(s);
+  const auto* x = static_cast<const __nv_bfloat16*>(b[0]);
+  const auto* w = static_cast<const __nv_bfloat16*>(b[1]);
+  auto* y = static_cast<__nv_bfloat16*>(b[2]);
+  if (!conv_v14::describable(g, x, w)) {
+    conv_v13::launch_direct(g, x, w, y);
+    check_launch();
+    return;
+  }
+  WN_CHECK(conv_v14::encode_im2col(), id, ": the driver has no cuTensorMapEncodeIm2col");
+  WN_CHECK(wgmma_v13::encode_tiled(), id, ": the driver has no cuTensorMapEncodeTiled");
+  WN_CHECK(l.grid.x % cluster == 0, id, ": a grid of ", l.grid.x, " blocks is not a whole number of clusters of ",
+           cluster);
+  const int blocks = int(l.grid.x), bn = conv_v13::channel_tile(g.K);
+  const bool launched = bn == 64    ? at_bn.template operator()<64>(blocks, g, x, w, y)
+                        : bn == 128 ? at_bn.template operator()<128>(blocks, g, x, w, y)
+                                    : at_bn.template operator()<256>(blocks, g, x, w, y);
+  WN_CHECK(launched, id, ": the driver refused a tensor map at ", describe_sizes(op("conv2d_nhwc"), s),
+           gemm::tensor_map_refusal());
+  check_launch();
+}
+
+}  // namespace
+}  // namespace warpnet::device::conv
