@@ -30,17 +30,21 @@ __device__ __forceinline__ void stage(T* sa, T* sb, const T* __restrict__ A, con
 
 // This warp's operands of one k16: af[i] the A fragment of rows wm0+16i..,
 // bf[j] the B fragments of columns wn0+16j.. (two n8 tiles), by ldmatrix.x4
-// (lane l gives row l%8 of matrix l/8; B's rows are k, so .trans).
-template <int WN>
+// (lane l gives row l%8 of matrix l/8; B's rows are k, so .trans). sa and sb
+// point at the k16's first column of A and first row of B, in tiles of row
+// pitches A_PITCH and B_PITCH (this file's tile, or peak v7's ring stages).
+template <int WN, int A_PITCH = AP, int B_PITCH = BP>
 __device__ __forceinline__ void load_fragments(const T* sa, const T* sb, int wm0, int wn0, int lane,
                                                uint32_t (&af)[MI][4], uint32_t (&bf)[WN / 16][4]) {
   const int mat = lane / 8, mrow = lane % 8;
 #pragma unroll
   for (int i = 0; i < MI; ++i)
-    warpnet::ptx::ldmatrix_m8n8<4, false>(af[i], &sa[(wm0 + 16 * i + mrow + 8 * (mat % 2)) * AP + 8 * (mat / 2)]);
+    warpnet::ptx::ldmatrix_m8n8<4, false>(af[i],
+                                          &sa[(wm0 + 16 * i + mrow + 8 * (mat % 2)) * A_PITCH + 8 * (mat / 2)]);
 #pragma unroll
   for (int j = 0; j < WN / 16; ++j)
-    warpnet::ptx::ldmatrix_m8n8<4, true>(bf[j], &sb[(mrow + 8 * (mat % 2)) * BP + wn0 + 16 * j + 8 * (mat / 2)]);
+    warpnet::ptx::ldmatrix_m8n8<4, true>(bf[j],
+                                         &sb[(mrow + 8 * (mat % 2)) * B_PITCH + wn0 + 16 * j + 8 * (mat / 2)]);
 }
 
 // acc += the warp tile's 4 x WN/8 mma.sync m16n8k16 on one k16's fragments.
