@@ -240,7 +240,11 @@ std::vector<Sizes> nhwc_test_sizes() {
                                     // steps a tap, the second partial, two 256-wide tiles of K,
                                     // stride 2 with dilation 2; and Q past one 128-pixel box.
                                     {2, 72, 9, 11, 264, 3, 3, 2, 1, 2},
-                                    {1, 8, 5, 131, 16, 3, 3, 1, 1, 1}})
+                                    {1, 8, 5, 131, 16, 3, 3, 1, 1, 1},
+                                    // R != S at stride 2: v14's and v15's im2col boxes have
+                                    // corners that differ along H and W (-2 and -4), so
+                                    // the order they are passed in is checked.
+                                    {1, 8, 9, 11, 16, 3, 5, 2, 1, 1}})
     sizes.push_back(s);
   return sizes;
 }
