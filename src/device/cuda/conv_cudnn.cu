@@ -112,6 +112,7 @@ struct Plan {
   int algo = 0;  // a cudnnConvolution{Fwd,BwdData,BwdFilter}Algo_t
   size_t workspace = 0;
   std::string found;  // what cudnnFind measured, in words (algorithms_found)
+  std::string at;     // the pass, format and sizes, for an error's message (where)
 };
 
 // The algorithms' names, indexed by their enum values (cudnn_ops.h).
@@ -189,13 +190,14 @@ const Plan& plan_of(Pass pass, cudnnTensorFormat_t format, const Sizes& s, Choic
   const cudnnHandle_t h = cudnn_handle();
   int found = 0;
   bool chosen = false;
+  cudnnMathType_t math = CUDNN_FMA_MATH;  // the math cudnnFind timed the chosen algorithm with
   if (pass == Pass::forward) {
     cudnnConvolutionFwdAlgoPerf_t perf[CUDNN_CONVOLUTION_FWD_ALGO_COUNT];
     WN_CUDNN(cudnnFindConvolutionForwardAlgorithm(h, p.x, p.w, p.conv, p.y, CUDNN_CONVOLUTION_FWD_ALGO_COUNT, &found,
                                                   perf),
              at);
     const auto* best = fastest(perf, found, bf16, choice == Choice::implicit_gemm ? implicit_gemm : nullptr);
-    if (best) p.algo = best->algo, p.workspace = best->memory, chosen = true;
+    if (best) p.algo = best->algo, p.workspace = best->memory, math = best->mathType, chosen = true;
     p.found = algorithms_found(perf, found, best, kForwardAlgos);
   } else if (pass == Pass::dgrad) {
     cudnnConvolutionBwdDataAlgoPerf_t perf[CUDNN_CONVOLUTION_BWD_DATA_ALGO_COUNT];
@@ -203,7 +205,7 @@ const Plan& plan_of(Pass pass, cudnnTensorFormat_t format, const Sizes& s, Choic
                                                        &found, perf),
              at);
     const auto* best = fastest(perf, found, bf16);
-    if (best) p.algo = best->algo, p.workspace = best->memory, chosen = true;
+    if (best) p.algo = best->algo, p.workspace = best->memory, math = best->mathType, chosen = true;
     p.found = algorithms_found(perf, found, best, kDgradAlgos);
   } else {
     cudnnConvolutionBwdFilterAlgoPerf_t perf[CUDNN_CONVOLUTION_BWD_FILTER_ALGO_COUNT];
@@ -211,13 +213,18 @@ const Plan& plan_of(Pass pass, cudnnTensorFormat_t format, const Sizes& s, Choic
                                                          CUDNN_CONVOLUTION_BWD_FILTER_ALGO_COUNT, &found, perf),
              at);
     const auto* best = fastest(perf, found, bf16);
-    if (best) p.algo = best->algo, p.workspace = best->memory, chosen = true;
+    if (best) p.algo = best->algo, p.workspace = best->memory, math = best->mathType, chosen = true;
     p.found = algorithms_found(perf, found, best, kWgradAlgos);
   }
   if (!chosen)
     throw gpu::Failure(at + ": cudnnFind found no " + (bf16 ? "bf16 " : "fp32 (non-tensor-op) ") +
                            (choice == Choice::fastest ? "algorithm" : "implicit-GEMM algorithm") + " that runs",
                        false);
+  // bf16: run the algorithm in the math variant Find timed it in (the
+  // descriptor still says tensor-op math, which Find may have run otherwise).
+  // fp32 keeps FMA math whatever Find reports: default math permits TF32.
+  if (bf16) WN_CUDNN(cudnnSetConvolutionMathType(p.conv, math), at);
+  p.at = at;
   return plans.emplace(key, p).first->second;
 }
 
@@ -241,23 +248,22 @@ void* workspace_for(size_t needed, const std::string& at) {
 template <Pass pass, cudnnTensorFormat_t format, Choice choice = Choice::fastest, Data data = Data::fp32>
 void run(const Sizes& s, const Launch&, Buffers b) {
   const Plan& p = plan_of(pass, format, s, choice, data);
-  // Made only on failure and at a size's first launch (inside WN_* and plan_of).
-  void* ws = p.workspace ? workspace_for(p.workspace, where(pass, format, s, choice, data)) : nullptr;
+  void* ws = p.workspace ? workspace_for(p.workspace, p.at) : nullptr;
   const float one = 1.0f, zero = 0.0f;
   const cudnnHandle_t h = cudnn_handle();
   if constexpr (pass == Pass::forward) {
     // The plain loop this stands for: conv/01_direct.cu.
     WN_CUDNN(cudnnConvolutionForward(h, &one, p.x, b[0], p.w, b[1], p.conv, cudnnConvolutionFwdAlgo_t(p.algo), ws,
                                      p.workspace, &zero, p.y, b[2]),
-             where(pass, format, s, choice, data));
+             p.at);
   } else if constexpr (pass == Pass::dgrad) {
     WN_CUDNN(cudnnConvolutionBackwardData(h, &one, p.w, b[1], p.y, b[0], p.conv,
                                           cudnnConvolutionBwdDataAlgo_t(p.algo), ws, p.workspace, &zero, p.x, b[2]),
-             where(pass, format, s, choice, data));
+             p.at);
   } else {
     WN_CUDNN(cudnnConvolutionBackwardFilter(h, &one, p.x, b[0], p.y, b[1], p.conv,
                                             cudnnConvolutionBwdFilterAlgo_t(p.algo), ws, p.workspace, &zero, p.w, b[2]),
-             where(pass, format, s, choice, data));
+             p.at);
   }
 }
 
