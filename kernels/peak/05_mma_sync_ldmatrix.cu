@@ -8,7 +8,8 @@
 //   the tensor cores; between v5 and matmul v17, what v17's global-memory
 //   pipeline and barriers cost.
 // Changed from v3: the fragments are loaded in every repeat.
-// Measured: not yet measured on a GPU.
+// Measured: NVIDIA H200, 2026-12-04 (bench/results/nvidia-h200-2026-12-04-peak.json, `warpnet bench peak`):
+//   7.14 ms = 635.4 TFLOP/s at 1056 blocks x 4096 repeats, 64.2% of the datasheet's dense bf16 peak.
 // Run: build/bin/test_simt -tc="registry*"; build/bin/warpnet trace peak/05 --size 2,3
 #include "kernels/common/mma_store.hpp"
 #include "kernels/peak/mma_sync_tile.hpp"
