@@ -11,7 +11,8 @@
 //   each k-step waits for its own copies first.
 // Measured: not yet measured on a GPU.
 // Run: build/bin/test_simt -tc="registry*"; build/bin/warpnet trace peak/08 --size 2,3
-#include "kernels/peak/07_mma_sync_ring.cu"
+#include "kernels/common/mma_store.hpp"
+#include "kernels/peak/mma_sync_ring.hpp"
 
 // A: (128,16) row-major bf16; B: (16,256) row-major bf16; C: (gridDim.x,128,256)
 // fp32, C[b] = repeats * (A @ B), a repeat being one k16 slice. Launch: block
