@@ -65,9 +65,17 @@ struct TrainSettings {
 };
 
 // Training images/s of `model` on the CPU and, when `info` says a GPU is
-// usable, on it (Device::cuda, the best kernels), with the speed-up: one
-// record entry ({"op": "train", ...}). Prints a short table.
+// usable, on it (Device::cuda, the best kernels; with a graph, without, and
+// without folding bias and ReLU), with the speed-ups: one record entry
+// ({"op": "train", ...}). Prints a short table.
 nlohmann::json bench_train(const TrainSettings& train, const Settings& settings, const device::gpu::Info& info);
+
+// Adds to bench_train's entry `rec` what it leaves for a second pass, on a
+// usable GPU only: LeNet-5's fused step, eager and as programmatic
+// dependent launches, and the launch floor under the graphed step. Prints
+// them.
+void bench_train_beyond(nlohmann::json& rec, const TrainSettings& train, const Settings& settings,
+                        const device::gpu::Info& info);
 
 // The head of every bench record: machine_record() (cpu, host, date), the
 // benchmark's name, warpnet's build, hardware threads, the GPU (or why

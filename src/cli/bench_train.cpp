@@ -4,10 +4,14 @@
 // each bias add and ReLU as two kernels), and the speed-ups, measured in one
 // run; beside them the launch floor (device/launch_floor.hpp): what as many
 // launches as the graphed step's nodes cost when their kernels do next to
-// nothing.
+// nothing. Two passes (bench_train, then bench_train_beyond): the
+// measurements already made on a GPU first, at every batch size, then the
+// fused step and the launch floor, so one of those failing or hanging on a
+// GPU loses none of the first.
 #include <algorithm>
 #include <cmath>
 #include <cstdio>
+#include <initializer_list>
 #include <string>
 #include <vector>
 
@@ -143,6 +147,30 @@ nlohmann::json launch_floor_of(int nodes, int64_t batch) {
   }
 }
 
+// One line for each of `wheres` that rec has: its rate, or why it has none.
+void print_rates(const nlohmann::json& rec, std::initializer_list<const char*> wheres) {
+  for (const char* where : wheres) {
+    if (!rec.contains(where)) continue;
+    const nlohmann::json& r = rec[where];
+    if (r.contains("images_per_second")) {
+      const std::vector<double> each = r["images_per_second_of_each_epoch"].get<std::vector<double>>();
+      std::printf("  %-22s %10.0f images/s (epochs: %.0f to %.0f)   a %lld-image epoch in %.1f s (computed from the "
+                  "rate)\n",
+                  where, r["images_per_second"].get<double>(), *std::min_element(each.begin(), each.end()),
+                  *std::max_element(each.begin(), each.end()), (long long)kEpochImages,
+                  r["epoch_seconds_computed"].get<double>());
+      if (r.contains("note")) std::printf("  %-22s %s\n", "", r["note"].get<std::string>().c_str());
+    }
+    else
+      std::printf("  %-22s %s\n", where, r.contains("skipped") ? ("skipped: " + r["skipped"].get<std::string>()).c_str()
+                                                          : ("failed: " + r.value("error", std::string("?"))).c_str());
+  }
+}
+
+double rate_of(const nlohmann::json& rec, const char* where) {
+  return rec.contains(where) ? rec[where].value("images_per_second", 0.0) : 0.0;
+}
+
 }  // namespace
 
 nlohmann::json bench_train(const TrainSettings& t, const Settings& s, const device::gpu::Info& info) {
@@ -169,66 +197,65 @@ nlohmann::json bench_train(const TrainSettings& t, const Settings& s, const devi
     rec["gpu_no_graph"] = train_rate(t, Device::cuda, s.seed, {.graph = Graph::off});
     // And with each bias add and ReLU as two kernels (TrainOptions::fold_bias_relu off).
     rec["gpu_no_fold"] = train_rate(t, Device::cuda, s.seed, {.graph = Graph::when_possible, .fold = false});
-    // LeNet-5's fused step (`train --fused-step`): forward, loss and
-    // backward in two kernels (kernels/lenet5/); and the same captured as
-    // programmatic dependent launches (`--programmatic`), where each of its
-    // five kernels waits inside for the one before.
-    if (t.model == "lenet5") {
-      rec["gpu_fused"] = train_rate(t, Device::cuda, s.seed, {.graph = Graph::on, .fused = true});
-      rec["gpu_fused_programmatic"] =
-          train_rate(t, Device::cuda, s.seed, {.graph = Graph::on, .fused = true, .programmatic = true});
-    }
-    // The floor under the graphed step: as many launches of a kernel that
-    // does next to nothing as the step's graph has nodes.
-    rec["launch_floor"] = launch_floor_of(rec["gpu"].value("graph_nodes", 0), t.batch);
     // Tuned in the first GPU run's first epoch, outside both timed epochs.
     const device::TuningLog tuned = device::kernels_tuned();
     rec["kernels_tuned"] = {{"seconds", tuned.seconds}, {"sizes", tuned.lines}};
   }
-  const double cpu_rate = rec["cpu"].value("images_per_second", 0.0), gpu_rate = rec["gpu"].value("images_per_second", 0.0);
+  const double cpu_rate = rate_of(rec, "cpu"), gpu_rate = rate_of(rec, "gpu"), eager_rate = rate_of(rec, "gpu_no_graph");
   if (cpu_rate > 0 && gpu_rate > 0) rec["gpu_speedup_over_cpu"] = gpu_rate / cpu_rate;
-  const double eager_rate = rec.contains("gpu_no_graph") ? rec["gpu_no_graph"].value("images_per_second", 0.0) : 0.0;
   if (gpu_rate > 0 && eager_rate > 0 && rec["gpu"].value("graph_nodes", 0) > 0)
     rec["graph_speedup"] = gpu_rate / eager_rate;
+  if (const double unfolded_rate = rate_of(rec, "gpu_no_fold"); gpu_rate > 0 && unfolded_rate > 0)
+    rec["fold_speedup"] = gpu_rate / unfolded_rate;
 
-  for (const char* fused : {"gpu_fused", "gpu_fused_programmatic"}) {
-    const double rate = rec.contains(fused) ? rec[fused].value("images_per_second", 0.0) : 0.0;
-    if (cpu_rate > 0 && rate > 0) rec[cat(fused, "_speedup_over_cpu")] = rate / cpu_rate;
-  }
-  const double unfolded_rate = rec.contains("gpu_no_fold") ? rec["gpu_no_fold"].value("images_per_second", 0.0) : 0.0;
-  if (gpu_rate > 0 && unfolded_rate > 0) rec["fold_speedup"] = gpu_rate / unfolded_rate;
-
-  for (const char* where : {"cpu", "gpu", "gpu_no_graph", "gpu_no_fold", "gpu_fused", "gpu_fused_programmatic"}) {
-    if (!rec.contains(where)) continue;
-    const nlohmann::json& r = rec[where];
-    if (r.contains("images_per_second")) {
-      const std::vector<double> each = r["images_per_second_of_each_epoch"].get<std::vector<double>>();
-      std::printf("  %-22s %10.0f images/s (epochs: %.0f to %.0f)   a %lld-image epoch in %.1f s (computed from the "
-                  "rate)\n",
-                  where, r["images_per_second"].get<double>(), *std::min_element(each.begin(), each.end()),
-                  *std::max_element(each.begin(), each.end()), (long long)kEpochImages,
-                  r["epoch_seconds_computed"].get<double>());
-      if (r.contains("note")) std::printf("  %-22s %s\n", "", r["note"].get<std::string>().c_str());
-    }
-    else
-      std::printf("  %-22s %s\n", where, r.contains("skipped") ? ("skipped: " + r["skipped"].get<std::string>()).c_str()
-                                                          : ("failed: " + r.value("error", std::string("?"))).c_str());
-  }
+  print_rates(rec, {"cpu", "gpu", "gpu_no_graph", "gpu_no_fold"});
   if (rec.contains("gpu_speedup_over_cpu"))
     std::printf("  GPU over CPU: %.1fx\n", rec["gpu_speedup_over_cpu"].get<double>());
+  if (rec.contains("fold_speedup"))
+    std::printf("  GPU with each bias + ReLU in one kernel over two: %.2fx\n", rec["fold_speedup"].get<double>());
+  if (rec.contains("graph_speedup"))
+    std::printf("  GPU with a graph over without: %.2fx (%d nodes per step)\n", rec["graph_speedup"].get<double>(),
+                rec["gpu"]["graph_nodes"].get<int>());
+  std::fflush(stdout);  // a later measurement that hangs, killed by a time limit, leaves this in the log
+  return rec;
+}
+
+void bench_train_beyond(nlohmann::json& rec, const TrainSettings& t, const Settings& s,
+                        const device::gpu::Info& info) {
+  if (!info.usable) return;
+  cpu::set_num_threads(s.threads);
+  std::printf("\ntrain %s, batch %lld: the fused step and the launch floor\n", t.model.c_str(), (long long)t.batch);
+  // LeNet-5's fused step (`train --fused-step`): forward, loss and
+  // backward in two kernels (kernels/lenet5/); and the same captured as
+  // programmatic dependent launches (`--programmatic`), where each of its
+  // five kernels waits inside for the one before.
+  using Graph = nn::TrainOptions::Graph;
+  if (t.model == "lenet5") {
+    rec["gpu_fused"] = train_rate(t, Device::cuda, s.seed, {.graph = Graph::on, .fused = true});
+    rec["gpu_fused_programmatic"] =
+        train_rate(t, Device::cuda, s.seed, {.graph = Graph::on, .fused = true, .programmatic = true});
+  }
+  // The floor under the graphed step: as many launches of a kernel that
+  // does next to nothing as the step's graph has nodes.
+  const int nodes = rec.contains("gpu") ? rec["gpu"].value("graph_nodes", 0) : 0;
+  rec["launch_floor"] = rec.contains("gpu") && rec["gpu"].contains("error")
+                            ? nlohmann::json{{"skipped", "the layers' GPU step failed (\"gpu\")"}}
+                            : launch_floor_of(nodes, t.batch);
+
+  const double cpu_rate = rate_of(rec, "cpu"), gpu_rate = rate_of(rec, "gpu");
+  for (const char* fused : {"gpu_fused", "gpu_fused_programmatic"})
+    if (const double rate = rate_of(rec, fused); cpu_rate > 0 && rate > 0)
+      rec[cat(fused, "_speedup_over_cpu")] = rate / cpu_rate;
+
+  print_rates(rec, {"gpu_fused", "gpu_fused_programmatic"});
   if (rec.contains("gpu_fused_speedup_over_cpu"))
     std::printf("  GPU with the fused step (--fused-step) over CPU: %.1fx (%d nodes per step)\n",
                 rec["gpu_fused_speedup_over_cpu"].get<double>(), rec["gpu_fused"].value("graph_nodes", 0));
   if (rec.contains("gpu_fused_programmatic_speedup_over_cpu"))
     std::printf("  the same as programmatic dependent launches (--programmatic) over CPU: %.1fx\n",
                 rec["gpu_fused_programmatic_speedup_over_cpu"].get<double>());
-  if (rec.contains("fold_speedup"))
-    std::printf("  GPU with each bias + ReLU in one kernel over two: %.2fx\n", rec["fold_speedup"].get<double>());
-  if (rec.contains("graph_speedup"))
-    std::printf("  GPU with a graph over without: %.2fx (%d nodes per step)\n", rec["graph_speedup"].get<double>(),
-                rec["gpu"]["graph_nodes"].get<int>());
-  if (rec.contains("launch_floor") && rec["launch_floor"].contains("graph_us") && gpu_rate > 0) {
-    const nlohmann::json& f = rec["launch_floor"];
+  const nlohmann::json& f = rec["launch_floor"];
+  if (f.contains("graph_us") && gpu_rate > 0) {
     std::printf("  launch floor: %d near-empty kernels take %.1f us in a graph (%.2f us each), %.1f us launched one "
                 "by one; a graphed step took %.1f us\n",
                 f["launches"].get<int>(), f["graph_us"].get<double>(), f["graph_us_per_launch"].get<double>(),
@@ -239,10 +266,12 @@ nlohmann::json bench_train(const TrainSettings& t, const Settings& s, const devi
     else
       std::printf("  launch floor as programmatic dependent launches: failed: %s\n",
                   f["programmatic_error"].get<std::string>().c_str());
-  } else if (rec.contains("launch_floor") && rec["launch_floor"].contains("error")) {
-    std::printf("  launch floor: failed: %s\n", rec["launch_floor"]["error"].get<std::string>().c_str());
+  } else if (f.contains("error")) {
+    std::printf("  launch floor: failed: %s\n", f["error"].get<std::string>().c_str());
+  } else if (f.contains("skipped")) {
+    std::printf("  launch floor: skipped: %s\n", f["skipped"].get<std::string>().c_str());
   }
-  return rec;
+  std::fflush(stdout);
 }
 
 }  // namespace warpnet::cli::bench
