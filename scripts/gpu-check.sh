@@ -65,7 +65,7 @@
 #                       "--model lenet5 --threads 2 --batch 64,256,1024
 #                       --epoch-seconds 0.5" (the speed-up at three batch
 #                       sizes, one record; the GPU's epochs timed in groups of
-#                       half a second, which fits the phase's 90 s)
+#                       half a second, which fits the phase's 120 s)
 #   LENET_CONV_ARGS     arguments for the "lenet" phase's `warpnet bench`, default
 #                       "conv2d conv2d_dgrad conv2d_wgrad" at LeNet-5's conv1 and
 #                       conv2 at batch 256
