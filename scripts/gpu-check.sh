@@ -542,8 +542,12 @@ for op in ops:
               f"gpu {f(rates['gpu'], '.0f')} img/s, speed-up {f(op.get('gpu_speedup_over_cpu'), '.1f')}x, "
               f"graph over none {f(op.get('graph_speedup'), '.2f')}x, folded ReLU over not {f(op.get('fold_speedup'), '.2f')}x, "
               f"fused step {f(op.get('gpu_fused', {}).get('images_per_second'), '.0f')} img/s = {f(op.get('gpu_fused_speedup_over_cpu'), '.1f')}x")
-        if "error" in op.get("gpu", {}):
-            print(f"  gpu (graph) failed: {op['gpu']['error']}")
+        print(f"  fused step as programmatic launches {f(op.get('gpu_fused_programmatic', {}).get('images_per_second'), '.0f')} img/s = "
+              f"{f(op.get('gpu_fused_programmatic_speedup_over_cpu'), '.1f')}x; launch floor {f(op.get('launch_floor', {}).get('graph_us'), '.1f')} us "
+              f"a step in a graph")
+        for w in ("gpu", "gpu_no_graph", "gpu_no_fold", "gpu_fused", "gpu_fused_programmatic", "launch_floor"):
+            if "error" in op.get(w, {}):
+                print(f"  {w} failed: {op[w]['error']}")
         continue
     if op["op"] == "matmul":  # M x N x K, and the layout when transposed
         size = "x".join(str(s) for s in op["sizes"][:3]) + ("" if not any(op["sizes"][3:]) else " T" + "".join(str(s) for s in op["sizes"][3:]))
