@@ -126,7 +126,7 @@ const Registration image_per_block{Kernel{
 // step, both kernels), after a check that each computes what 512 threads
 // compute: every sum of the step is taken in an order no block size changes
 // (a warp per dense output, a thread per strip, the bands and the images
-// summed in order), so the outputs must be the same bits. The fastest one
+// summed in order), so the outputs should be the same bits. The fastest one
 // is remembered for these sizes. Tuned once per sizes: training tunes in
 // its first step, outside the timed epochs.
 std::string tune_on_gpu(const Sizes& s) {
@@ -169,16 +169,24 @@ std::string tune_on_gpu(const Sizes& s) {
     return values;
   };
   const gpu_timing::ProfilerPaused not_profiled;
+  // A block size whose bits differ from 512's is not timed, and the record
+  // says so: the sums' order should not depend on it, so that would be a
+  // finding to look into, but not one to stop a training run for (512's
+  // results are the ones the GPU tests check against the CPU).
   const std::vector<float> want = outputs(0);
+  bool same[kStepCandidates] = {true, true, true};
+  std::string differing;
   for (int i = 1; i < kStepCandidates; ++i) {
     const std::vector<float> got = outputs(i);
-    WN_CHECK(std::memcmp(got.data(), want.data(), want.size() * sizeof(float)) == 0, who, ": ", kStepNames[i],
-             " at N=", N, " C=", C, " does not give the same bits as ", kStepNames[0]);
+    same[i] = std::memcmp(got.data(), want.data(), want.size() * sizeof(float)) == 0;
+    if (!same[i]) differing += cat("; ", kStepNames[i], " gave other bits than ", kStepNames[0], ", not timed");
   }
-  const gpu_timing::Timed t = gpu_timing::pick_fastest(kStepCandidates, who, launch, cat("N=", N, " C=", C));
+  const gpu_timing::Timed t =
+      gpu_timing::pick_fastest(kStepCandidates, who, launch, cat("N=", N, " C=", C), [&](int i) { return same[i]; });
   tuned().remember(s, t.best);
-  return cat("measured by lenet5_step/01's tune (each block size gave the same bits): ", kStepNames[t.best], " (",
-             gpu_timing::describe_times(t.ms, [](int i) { return kStepNames[i]; }), ")");
+  return cat("measured by lenet5_step/01's tune: ", kStepNames[t.best], " (",
+             gpu_timing::describe_times(t.ms, [](int i) { return kStepNames[i]; }), ")",
+             differing.empty() ? "; every block size gave the same bits" : differing);
 }
 #endif
 
