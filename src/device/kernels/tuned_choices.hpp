@@ -1,6 +1,6 @@
-// The winners of an autotuned registration (matmul/10, and the conv
-// versions through conv/autotuned.hpp): the candidate its tuner measured
-// fastest, per sizes.
+// The winners of an autotuned registration (matmul/10 and 24, lenet5_step/01,
+// and the conv versions through conv/autotuned.hpp): the candidate its
+// tuner measured fastest, per sizes.
 // An anonymous namespace although this is a header, as workspace.hpp: each
 // registration file is compiled as three copies (plain, traced, nvcc; see
 // copy.hpp) and each copy keeps its own winners. Only the CUDA copy's tuner
@@ -31,6 +31,14 @@ class TunedChoices {
   mutable std::mutex mutex_;
   std::map<Sizes, int> best_;
 };
+
+// The winners of the autotuned version a registration file registers
+// (matmul/10, matmul/24, lenet5_step/01): this header's anonymous namespace
+// gives every file, in each of its copies, its own.
+inline TunedChoices& tuned() {
+  static TunedChoices t;
+  return t;
+}
 
 }  // namespace
 }  // namespace warpnet::device

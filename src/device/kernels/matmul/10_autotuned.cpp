@@ -9,12 +9,6 @@ namespace {
 namespace warpnet::device::gemm {
 namespace {
 
-// Filled only by autotune_matmul, in the CUDA copy.
-TunedChoices& tuned() {
-  static TunedChoices t;
-  return t;
-}
-
 // The measured winner for these sizes, or the tuning table's choice.
 int choice(const Sizes& s) { return tuned().find(s).value_or(sgemm_v10::table_choice(M(s), N(s), K(s))); }
 

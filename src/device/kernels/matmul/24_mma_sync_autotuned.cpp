@@ -8,12 +8,6 @@ namespace {
 namespace warpnet::device::gemm {
 namespace {
 
-// Filled only by the tune, in the CUDA copy.
-TunedChoices& tuned() {
-  static TunedChoices t;
-  return t;
-}
-
 // The measured winner for these sizes, or the table's choice.
 int choice(const Sizes& s) { return tuned().find(s).value_or(mma_sync_v24::table_choice(M(s), N(s))); }
 
