@@ -35,6 +35,13 @@
 //   TMA needs every row stride a multiple of 16 bytes (A's and B's
 //   contiguous dimension a multiple of 4); other shapes are launched as v09
 //   by the registration.
+// Instructions: the FFMA pipe takes one warp instruction a cycle, the same
+//   rate the scheduler issues at, so every other instruction in the loop
+//   takes an FFMA's place. In the SASS (nvcc 13.0, sm_90a; cuobjdump -sass,
+//   scripts/sass-loops.py) the consumer's loop over 8 k is 1024 FFMA and 48
+//   16-byte shared loads in 1101 instructions, 93% FFMA, in all four layouts
+//   (peak/02's loop: 95%; v09's: 1024 of 1800, 57%). Written with the
+//   swizzle applied load by load it was 1313 (78%): ThreadLoads below.
 // Precision: fp32 products and sums (v09's), the sums in another order.
 // Changed from v09: TMA + mbarriers instead of cp.async + __syncthreads; a
 //   producer warpgroup; 128x256 tiles and 8x16 thread tiles (v09: 128x128,
@@ -62,6 +69,7 @@ static_assert(CONSUMER_THREADS * TM * TN == BM * BN && CONSUMER_THREADS == 256, 
 // rows of k, each 32 m/n wide, in ROWS / 32 boxes {32 m/n, 32 k} of 4 KiB.
 template <bool MN_MAJOR, int ROWS>
 struct Operand {
+  static constexpr bool MN_MAJOR_TILE = MN_MAJOR;
   static constexpr int BOX_INNER = 32, BOX_OUTER = MN_MAJOR ? BK : ROWS, BOXES = MN_MAJOR ? ROWS / 32 : 1;
   static constexpr uint32_t BOX_BYTES = BOX_INNER * BOX_OUTER * 4, BYTES = BOX_BYTES * BOXES;
   // Byte offset (before swizzling) of element (mn, k) of the tile.
@@ -90,11 +98,68 @@ __host__ __device__ constexpr int col_of(int tx, int j) {
   return TB ? tx + 16 * j : 4 * tx + 64 * (j / 4) + j % 4;
 }
 
-// Elements (mn, k..k+3) of a K-major tile, or (mn..mn+3, k) of an MN-major
-// one: one 16-byte chunk, which the swizzle moves whole.
+// Where one thread's 16-byte loads sit in an operand's tile, the swizzle
+// taken apart. swizzle128(Op::stored(mn, k)) is right for any element, but
+// written that way ptxas rebuilt the whole offset for every load (shift,
+// XOR, adds: about 5 integer instructions per 16-byte load, 234 for each
+// 1024 FFMA in the SASS of nvcc 13). A thread's loads share more than that:
+//   K-major (rows mn = t + 16 idx, chunk k/4 of each): every row has
+//     row % 8 = t % 8, so the swizzled chunk (k/4) ^ (t % 8) is one value
+//     for all idx at a given k, and 16 rows are 2048 bytes apart.
+//   MN-major (columns mn = 4t + 64 idx, 4 at one k): box (4t)/32 + 2 idx,
+//     row k, chunk (t % 8) ^ (k % 8): again one XOR per k, the boxes
+//     2 x 4096 bytes apart.
+// So the part that changes with k is one XOR of a thread constant, and the
+// rest is a thread constant plus an immediate offset that the 16-byte load
+// carries. offset(t, idx, k) == swizzle128(Op::stored(mn, k)) for every
+// thread, load and k of a tile: the static_asserts below.
 template <class Op>
-__device__ __forceinline__ float4 load4(const unsigned char* tile, int mn, int k) {
-  return warpnet::load_float4(reinterpret_cast<const float*>(tile + wgmma_v13::swizzle128(Op::stored(mn, k))));
+struct ThreadLoads {
+  static constexpr bool MN_MAJOR = Op::MN_MAJOR_TILE;
+  // t: ty for A, tx for B (0..15).
+  __host__ __device__ static constexpr uint32_t thread_bytes(int t) {
+    return MN_MAJOR ? uint32_t(t / 8) * Op::BOX_BYTES : uint32_t(t) * 128;
+  }
+  // The swizzle's XOR for a thread at k, in bytes (bits 4-6).
+  __host__ __device__ static constexpr uint32_t swizzled_chunk(int t, int k) {
+    return uint32_t((MN_MAJOR ? (k & 7) : (k >> 2)) ^ (t & 7)) << 4;
+  }
+  // The rest: which row group (K-major) or box pair (MN-major), and k's row.
+  __host__ __device__ static constexpr uint32_t unswizzled(int idx, int k) {
+    return MN_MAJOR ? uint32_t(idx) * 2 * Op::BOX_BYTES + uint32_t(k) * 128 : uint32_t(idx) * 16 * 128;
+  }
+  __host__ __device__ static constexpr uint32_t offset(int t, int idx, int k) {
+    return thread_bytes(t) + unswizzled(idx, k) + swizzled_chunk(t, k);
+  }
+};
+
+// Every load of every thread of a tile (LOADS of them, at every KSTEP-th k)
+// where ThreadLoads puts it and where the swizzle of TMA's layout has the
+// element the consumer means: first(t, idx), its row_of or col_of.
+template <class Op, int LOADS, int KSTEP, class First>
+constexpr bool thread_loads_match_swizzle(First first) {
+  for (int t = 0; t < 16; ++t)
+    for (int idx = 0; idx < LOADS; ++idx)
+      for (int k = 0; k < BK; k += KSTEP)
+        if (ThreadLoads<Op>::offset(t, idx, k) != wgmma_v13::swizzle128(Op::stored(first(t, idx), k))) return false;
+  return true;
+}
+// The consumer's loads (below): K-major 4 k of a row a load, MN-major 4 rows of one k.
+static_assert(thread_loads_match_swizzle<OperandA<false>, TM, 4>([](int t, int i) { return row_of<false>(t, i); }) &&
+                  thread_loads_match_swizzle<OperandA<true>, TM / 4, 1>([](int t, int h) { return row_of<true>(t, 4 * h); }),
+              "A's loads where TMA put the elements");
+static_assert(thread_loads_match_swizzle<OperandB<true>, TN, 4>([](int t, int j) { return col_of<true>(t, j); }) &&
+                  thread_loads_match_swizzle<OperandB<false>, TN / 4, 1>([](int t, int g) { return col_of<false>(t, 4 * g); }),
+              "B's loads where TMA put the elements");
+
+// Elements (mn, k..k+3) of a K-major tile, or (mn..mn+3, k) of an MN-major
+// one: one 16-byte chunk, which the swizzle moves whole. thread_tile: the
+// tile plus ThreadLoads<Op>::thread_bytes(t).
+template <class Op>
+__device__ __forceinline__ float4 load4(const unsigned char* thread_tile, int t, int idx, int k) {
+  using Loads = ThreadLoads<Op>;
+  return warpnet::load_float4(
+      reinterpret_cast<const float*>(thread_tile + Loads::swizzled_chunk(t, k) + Loads::unswizzled(idx, k)));
 }
 
 }  // namespace sgemm_v20
@@ -138,8 +203,8 @@ __global__ void __launch_bounds__(sgemm_v20::THREADS, 1)
       for (int step = 0; step < steps; ++step, ++it) {
         const int s = it % STAGES;
         mbarrier_wait(&ring.full[s], (it / STAGES) & 1);  // TMA's bytes of this round have landed
-        const unsigned char* a_tile = ring.base + s * STAGE;
-        const unsigned char* b_tile = a_tile + OpA::BYTES;
+        const unsigned char* a_tile = ring.base + s * STAGE + ThreadLoads<OpA>::thread_bytes(ty);
+        const unsigned char* b_tile = ring.base + s * STAGE + OpA::BYTES + ThreadLoads<OpB>::thread_bytes(tx);
 #pragma unroll 2
         for (int kq = 0; kq < BK; kq += 4) {
           float a[TM][4];  // a[i][c] = A(row i, kq + c)
@@ -148,20 +213,20 @@ __global__ void __launch_bounds__(sgemm_v20::THREADS, 1)
             for (int c = 0; c < 4; ++c)
 #pragma unroll
               for (int h = 0; h < TM / 4; ++h) {
-                const float4 v = load4<OpA>(a_tile, row_of<TA>(ty, 4 * h), kq + c);
+                const float4 v = load4<OpA>(a_tile, ty, h, kq + c);
                 a[4 * h][c] = v.x, a[4 * h + 1][c] = v.y, a[4 * h + 2][c] = v.z, a[4 * h + 3][c] = v.w;
               }
           } else {
 #pragma unroll
             for (int i = 0; i < TM; ++i) {
-              const float4 v = load4<OpA>(a_tile, row_of<TA>(ty, i), kq);
+              const float4 v = load4<OpA>(a_tile, ty, i, kq);
               a[i][0] = v.x, a[i][1] = v.y, a[i][2] = v.z, a[i][3] = v.w;
             }
           }
           if constexpr (TB) {  // K-major B: 4 k of one column a load
 #pragma unroll
             for (int j = 0; j < TN; ++j) {
-              const float4 v = load4<OpB>(b_tile, col_of<TB>(tx, j), kq);
+              const float4 v = load4<OpB>(b_tile, tx, j, kq);
               const float b[4] = {v.x, v.y, v.z, v.w};
 #pragma unroll
               for (int c = 0; c < 4; ++c)
@@ -174,7 +239,7 @@ __global__ void __launch_bounds__(sgemm_v20::THREADS, 1)
               float b[TN];
 #pragma unroll
               for (int g = 0; g < TN / 4; ++g) {
-                const float4 v = load4<OpB>(b_tile, col_of<TB>(tx, 4 * g), kq + c);
+                const float4 v = load4<OpB>(b_tile, tx, g, kq + c);
                 b[4 * g] = v.x, b[4 * g + 1] = v.y, b[4 * g + 2] = v.z, b[4 * g + 3] = v.w;
               }
 #pragma unroll

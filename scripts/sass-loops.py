@@ -1,0 +1,144 @@
+#!/usr/bin/env python3
+"""The instruction mix of each kernel's main loop, from its SASS.
+
+A GEMM's inner loop is issue-bound when its math pipe accepts one warp
+instruction a cycle, as Hopper's FFMA pipe does: each scheduler issues one
+instruction a cycle, so every shared load, address add or branch in the loop
+takes an FFMA's slot, and the loop's FFMA share bounds the fraction of FP32
+peak it can reach. mma.sync (HMMA) keeps the tensor core busy for several
+cycles, so there the share says how much room the other instructions leave,
+not a bound; wgmma kernels are only named.
+
+For every kernel in the input this finds its main loop (the innermost
+backward branch around nearly all of its math instructions) and prints its size, its math share and what the
+rest is. Counts are static: a loop with branches inside (copies with edge
+cases, inner loops) runs a different mix than it holds, and the line says
+so.
+
+Usage:
+  scripts/sass-loops.py BINARY_OR_OBJECT...   runs cuobjdump -sass on each
+  cuobjdump -sass X | scripts/sass-loops.py -
+Options: --kernel TEXT keeps kernels whose name contains TEXT.
+cuobjdump comes with the CUDA toolkit (PATH, $CUDA_HOME/bin or
+/usr/local/cuda/bin); NVIDIA's nvidia-cuda-cuobjdump wheel has one too.
+"""
+import argparse
+import os
+import re
+import shutil
+import subprocess
+import sys
+from collections import Counter
+
+MATH = ("FFMA", "HMMA", "IMMA", "DFMA", "HFMA2")
+# One wgmma instruction multiplies a whole 64xN tile from shared memory: what
+# else its loop holds says little, so those kernels are only named.
+WGMMA = ("HGMMA", "QGMMA", "IGMMA")
+INSTRUCTION = re.compile(r"^\s*/\*([0-9a-f]{4,})\*/\s*(.*?)\s*;")
+BRANCH = re.compile(r"\bBRA\b(?:\s+[!A-Z0-9]+,)?\s+(?:0x)?([0-9a-f]+)")
+
+
+def cuobjdump():
+    for where in (shutil.which("cuobjdump"), os.path.join(os.environ.get("CUDA_HOME", ""), "bin", "cuobjdump"),
+                  "/usr/local/cuda/bin/cuobjdump"):
+        if where and os.access(where, os.X_OK):
+            return where
+    sys.exit("sass-loops: no cuobjdump (looked on PATH, in $CUDA_HOME/bin and /usr/local/cuda/bin)")
+
+
+def sass_of(path):
+    if path == "-":
+        return sys.stdin.read()
+    if not os.path.exists(path):
+        sys.exit(f"sass-loops: {path}: no such file")
+    done = subprocess.run([cuobjdump(), "-sass", path], capture_output=True, text=True)
+    if done.returncode != 0:
+        sys.exit(f"sass-loops: cuobjdump -sass {path} failed: {done.stderr.strip()}")
+    return done.stdout
+
+
+def demangle(names):
+    if not shutil.which("c++filt"):
+        return names
+    done = subprocess.run(["c++filt"], input="\n".join(names), capture_output=True, text=True)
+    out = done.stdout.splitlines()
+    return out if done.returncode == 0 and len(out) == len(names) else names
+
+
+def opcode(text):
+    words = text.split()
+    if words and words[0].startswith("@"):  # a predicate guards it
+        words = words[1:]
+    return words[0].split(".")[0] if words else ""
+
+
+def functions(sass):
+    """(mangled name, [(address, text)]) for every function in cuobjdump's output."""
+    for part in re.split(r"\n\s*Function : ", sass)[1:]:
+        name = part.split("\n", 1)[0].strip()
+        body = [(int(m.group(1), 16), m.group(2)) for m in map(INSTRUCTION.match, part.split("\n")) if m]
+        yield name, body
+
+
+def main_loop(body):
+    """The innermost loop holding (nearly) the most math instructions:
+    (math, first address, last address, instructions), or None. A kernel's
+    tile loop holds its k-loop and epilogue too; the k-loop is the smallest
+    loop with at least 90% of the math."""
+    index = {address: i for i, (address, _) in enumerate(body)}
+    math_before = [0]  # math_before[i]: math instructions in body[:i]
+    for _, text in body:
+        math_before.append(math_before[-1] + (opcode(text) in MATH))
+    loops = []  # (math, first index, last index)
+    for last, (address, text) in enumerate(body):
+        branch = BRANCH.search(text)
+        if branch and int(branch.group(1), 16) < address and int(branch.group(1), 16) in index:
+            first = index[int(branch.group(1), 16)]
+            math = math_before[last + 1] - math_before[first]
+            if math:
+                loops.append((math, first, last))
+    if not loops:
+        return None
+    most = max(math for math, _, _ in loops)
+    math, first, last = min((loop for loop in loops if loop[0] >= 0.9 * most), key=lambda loop: loop[2] - loop[1])
+    return math, body[first][0], body[last][0], body[first:last + 1]
+
+
+def describe(loop):
+    math, start, end, instructions = loop
+    ops = Counter(opcode(t) for _, t in instructions)
+    branches_inside = sum(n for op, n in ops.items() if op == "BRA") - 1
+    rest = ", ".join(f"{op} {n}" for op, n in ops.most_common() if op not in MATH)[:150]
+    line = (f"{math} math of {len(instructions)} ({100.0 * math / len(instructions):.0f}%), "
+            f"0x{start:x}-0x{end:x}; rest: {rest}")
+    if branches_inside > 0:
+        line += f"; {branches_inside} branch(es) inside: static counts"
+    return line
+
+
+def main():
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("inputs", nargs="+", help="binaries or objects (cuobjdump -sass runs on each), or - for SASS text")
+    parser.add_argument("--kernel", default="", help="only kernels whose name contains this")
+    args = parser.parse_args()
+    rows = []
+    for path in args.inputs:
+        for name, body in functions(sass_of(path)):
+            wgmma = sum(opcode(t) in WGMMA for _, t in body)
+            loop = main_loop(body)
+            if wgmma:
+                rows.append((name, f"{wgmma} wgmma instructions: a tile each, not counted"))
+            elif loop:
+                rows.append((name, describe(loop)))
+    names = demangle([name for name, _ in rows])
+    shown = 0
+    for readable, (_, line) in zip(names, rows):
+        if args.kernel in readable:
+            print(f"{readable}\n  {line}")
+            shown += 1
+    if shown == 0:
+        sys.exit("sass-loops: no kernel with a math loop" + (f" matching '{args.kernel}'" if args.kernel else ""))
+
+
+if __name__ == "__main__":
+    main()
