@@ -45,6 +45,7 @@
 #include "kernels/common/ptx.hpp"
 #include "kernels/common/tile_order.hpp"
 #include "kernels/matmul/12_mma_sync.cu"  // mma_sync_v12::stage_tile
+#include "kernels/matmul/hoisted_copies.hpp"
 
 namespace mma_sync_v17 {
 
@@ -54,11 +55,15 @@ constexpr int GROUP_M = 8;        // tile rows per group of the tile order (grou
 constexpr int PAD = 8;            // 16 bytes per shared row: conflict-free ldmatrix (v12's header)
 
 // A block's shape: BN_ columns of C (2 x BN_/64 warps of 64x64) and STAGES_
-// k-steps in flight. The registered v17 is Tiles<256, 4>; v24 (autotuned)
-// also launches 128x128 blocks of 4 warps, two to an SM, with 2-4 stages.
-template <int BN_, int STAGES_>
+// k-steps in flight; how it copies: v12's stage_tile, or with HOISTED_ the
+// copies of hoisted_copies.hpp, each thread's addresses worked out before
+// the k-loop. The registered v17 is Tiles<256, 4> (stage_tile); v23 uses
+// hoisted copies; v24 (autotuned) also launches 128x128 blocks of 4 warps,
+// two to an SM, with 2-4 stages, and both copies.
+template <int BN_, int STAGES_, bool HOISTED_ = false>
 struct Tiles {
   static constexpr int BN = BN_, STAGES = STAGES_;
+  static constexpr bool HOISTED_COPIES = HOISTED_;
   static constexpr int WARPS_N = BN / WN, THREADS = (BM / WM) * WARPS_N * 32;
   // ptxas gives a thread about 200 registers (128 accumulators): 256 threads
   // fill half an SM's register file, 128 threads let two blocks share it.
@@ -116,6 +121,10 @@ struct Block {
   int steps;       // k-steps of BK
   bool a_aligned, b_aligned;
   int mat, mrow;  // ldmatrix.x4, as in v12: lane l gives row l%8 of matrix l/8
+  // The hoisted copies (Tiles::HOISTED_COPIES; unused, and optimized away, otherwise).
+  // A's tile is rows m (k moves its columns) unless TA; B's is rows k unless TB.
+  mma_sync_copies::TileCopies<TA ? BK : BM, TA ? BM : BK, AP, THREADS, TA, T> a_copies;
+  mma_sync_copies::TileCopies<TB ? BN : BK, TB ? BK : BN, BP, THREADS, !TB, T> b_copies;
 
   __device__ Block(int M_, int N_, int K_, const T* A_, const T* B_) : M(M_), N(N_), K(K_), A(A_), B(B_) {
     sA = warpnet::dynamic_shared<T>();
@@ -128,6 +137,10 @@ struct Block {
     steps = (K + BK - 1) / BK;
     a_aligned = (TA ? M : K) % 8 == 0, b_aligned = (TB ? K : N) % 8 == 0;
     mat = lane / 8, mrow = lane % 8;
+    if constexpr (Tiles::HOISTED_COPIES) {  // the tiles' origins at k = 0
+      a_copies = TA ? decltype(a_copies)(K, M, 0, row0) : decltype(a_copies)(M, K, row0, 0);
+      b_copies = TB ? decltype(b_copies)(N, K, col0, 0) : decltype(b_copies)(K, N, 0, col0);
+    }
   }
 
   // Issues the tiles of k-step `step` into its stage as one cp.async group;
@@ -138,9 +151,12 @@ struct Block {
       T* a = sA + (step % STAGES) * A_ELEMS;
       T* b = sB + (step % STAGES) * B_ELEMS;
       const int k0 = step * BK;
-      if constexpr (TA) mma_sync_v12::stage_tile<BK, BM, THREADS>(a, AP, A, K, M, k0, row0, a_aligned);
+      // Hoisted copies need rows of whole 16-byte chunks; other shapes go by stage_tile.
+      if (Tiles::HOISTED_COPIES && a_aligned) a_copies.copy(a, A, k0);
+      else if constexpr (TA) mma_sync_v12::stage_tile<BK, BM, THREADS>(a, AP, A, K, M, k0, row0, a_aligned);
       else mma_sync_v12::stage_tile<BM, BK, THREADS>(a, AP, A, M, K, row0, k0, a_aligned);
-      if constexpr (TB) mma_sync_v12::stage_tile<BN, BK, THREADS>(b, BP, B, N, K, col0, k0, b_aligned);
+      if (Tiles::HOISTED_COPIES && b_aligned) b_copies.copy(b, B, k0);
+      else if constexpr (TB) mma_sync_v12::stage_tile<BN, BK, THREADS>(b, BP, B, N, K, col0, k0, b_aligned);
       else mma_sync_v12::stage_tile<BK, BN, THREADS>(b, BP, B, K, N, k0, col0, b_aligned);
     }
     warpnet::ptx::cp_async_commit();

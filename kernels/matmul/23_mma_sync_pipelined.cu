@@ -27,12 +27,24 @@
 //   reads it; the next stage is read one wait after the copies of its group.
 //   With two stages the copies of step s+1 would have only slice 0's
 //   mma.sync to land in, so the ring is 3 or 4 deep (v24 tries both).
-// Registers: two sets of fragments (2 x 32) besides v17's 128 accumulators;
-//   ptxas (nvcc 13, sm_90a, -Xptxas -v) fits it in 206-212 (v17: 193-196), no spills.
-// Shared memory, copies, layouts, edges: v17's (mma_sync_v17::Block).
+// Copies: hoisted (hoisted_copies.hpp, mma_sync_v17::Tiles<256, 4, true>):
+//   each thread works out its chunks' addresses and edge tests once, and a
+//   k-step's six 16-byte cp.async cost an add, a compare and a select each,
+//   where v17's stage_tile spends about 40 instructions a chunk. In the SASS
+//   (nvcc 13.0, sm_90a, NN) a k-step of a warp is 64 mma.sync, 16 ldmatrix
+//   and 6 cp.async in 157 instructions when built without stage_tile's
+//   fallback for unaligned rows; v17's is about 400 (scripts/sass-loops.py
+//   counts 330 in its loop, where two copy loops of 44 instructions on the
+//   aligned path run 2 and 4 times).
+// Registers: two sets of fragments (2 x 32) besides v17's 128 accumulators,
+//   and the copies' state; ptxas (nvcc 13, sm_90a, -Xptxas -v) fits it in
+//   220-228 (v17: 193-196), no spills.
+// Shared memory, layouts, edges: v17's (mma_sync_v17::Block); rows not
+//   16-byte aligned are copied by stage_tile, element by element.
 // Changed from v17: fragments one slice ahead, double-buffered in
 //   registers; the barrier between a stage's last slice and the next
-//   stage's first, instead of at the top of the step.
+//   stage's first, instead of at the top of the step; the hoisted copies
+//   (v24's candidate 9 is v17 with only this change).
 // Measured: not yet on a GPU (written on 2026-12-05).
 // Run: build/bin/test_simt -tc="registry*"; build/bin/warpnet trace matmul/23 --size 127,129,65;
 //   build/bin/warpnet bench matmul --size 4096,4096,4096 --kernels matmul/17,matmul/23 on a GPU.
@@ -81,7 +93,8 @@ __global__ void __launch_bounds__(Tiles::THREADS, Tiles::MIN_BLOCKS)
 
 namespace mma_sync_v23 {
 
-using Registered = mma_sync_v17::Registered;  // v17's block: 128x256, 8 warps, 4 stages
+// v17's block (128x256, 8 warps, 4 stages) with the hoisted copies.
+using Registered = mma_sync_v17::Tiles<256, 4, true>;
 
 // Raises the kernel's shared-memory limit to what it uses and launches it.
 template <class Tiles, bool TA, bool TB>

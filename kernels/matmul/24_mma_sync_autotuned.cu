@@ -1,4 +1,4 @@
-// GEMM v24 — mma.sync autotuned: the kernels of v12, v17 and v23 in twelve
+// GEMM v24 — mma.sync autotuned: the kernels of v12, v17 and v23 in fifteen
 // configurations, the one this GPU runs fastest chosen per problem. bf16
 // inputs, fp32 accumulation.
 //
@@ -10,9 +10,11 @@
 //   waits for its slowest warp, with no other block to run meanwhile.
 //   Ampere-class libraries cut the same 64x64 warp tiles into 128x128 blocks
 //   of 4 warps, two blocks to an SM: while one waits at its barrier the
-//   other computes; and they pipeline the fragments as v23 does. Which is
-//   faster on Hopper, with how many stages, is a measurement, so the
-//   candidates are:
+//   other computes; they pipeline the fragments as v23 does; and their
+//   copies work out each thread's addresses once (hoisted_copies.hpp), where
+//   v17's spend some 260 instructions a k-step per thread beside 64
+//   mma.sync. Which is faster on Hopper, with how many stages, is a
+//   measurement, so the candidates are:
 //     0  128x128, 8 warps of 64x32, 2 stages   v12 itself (two barriers a k-step)
 //     1  128x128, 4 warps of 64x64, 2 stages   v12's kernel, 2-3 blocks an SM (163 registers)
 //     2  128x128, 4 warps of 64x64, 2 stages   v17's kernel (one barrier a k-step, grouped order)
@@ -20,11 +22,16 @@
 //     4  128x128, 4 warps of 64x64, 4 stages   v17's
 //     5  128x256, 8 warps of 64x64, 3 stages   v17's
 //     6  128x256, 8 warps of 64x64, 4 stages   v17 itself
-//     7  128x128, 4 warps of 64x64, 3 stages   v23's kernel (fragments one slice ahead)
-//     8  128x128, 4 warps of 64x64, 4 stages   v23's
-//     9  128x256, 8 warps of 64x64, 3 stages   v23's
-//    10  128x256, 8 warps of 64x64, 4 stages   v23 itself
-//    11  64x64, 4 warps of 32x32, 2 stages     v12's kernel, for small C
+//     7  128x128, 4 warps of 64x64, 3 stages   v17's kernel, hoisted copies
+//     8  128x128, 4 warps of 64x64, 4 stages   v17's kernel, hoisted copies
+//     9  128x256, 8 warps of 64x64, 4 stages   v17's kernel, hoisted copies
+//    10  128x128, 4 warps of 64x64, 3 stages   v23's kernel (fragments one slice ahead, hoisted copies)
+//    11  128x128, 4 warps of 64x64, 4 stages   v23's
+//    12  128x256, 8 warps of 64x64, 3 stages   v23's
+//    13  128x256, 8 warps of 64x64, 4 stages   v23 itself
+//    14  64x64, 4 warps of 32x32, 2 stages     v12's kernel, for small C
+//   Beside each other in the tune's times: 6 against 9 is what the copies'
+//   arithmetic costs, 9 against 13 what pipelining the fragments gains.
 // How the choice is made: as v10's. On a GPU the registration's tune (Kernel::
 //   tune; `warpnet bench` calls it for every size it times) times every
 //   candidate with CUDA events, checks each one against a CPU dot product
@@ -37,12 +44,13 @@
 //   ring, 34-40 KiB (2 stages of 128x128) to 100-120 KiB (4 stages of
 //   128x256). Two 4-stage 128x128 blocks take 148-160 KiB of an SM's 228.
 // Registers (nvcc 13, sm_90a, -Xptxas -v): v17's kernel 193-196 in every
-//   configuration, v23's 206-214, v12's in 4 warps of 64x64
+//   configuration, 205-212 with hoisted copies, v23's 220-228, v12's in 4 warps of 64x64
 //   163-165, in 8 warps of 64x32 92-98, at 64x64 56-62; no spills.
 // Every candidate is checked against the CPU reference on the emulator at
 //   awkward sizes and all four layouts (tests/simt/traced/test_mma_sync_autotune.cpp).
-// Changed from v23: nothing in the kernels (v17's and v23's tiles are
-//   template parameters, mma_sync_v17::Tiles); the launch picks its instance.
+// Changed from v23: nothing in the kernels (v17's and v23's tiles and
+//   copies are template parameters, mma_sync_v17::Tiles); the launch picks
+//   its instance.
 // Measured: not yet on a GPU (written on 2026-12-05; the next lent H200's
 //   `gpu-check.sh` tunes and times it beside v12, v17 and v23).
 // Run: build/bin/test_simt -tc="mma_sync autotune*"; build/bin/warpnet trace matmul/24 --size 127,129,65;
@@ -69,10 +77,10 @@ struct V12Tile {
 
 // A candidate on v17's kernel, or v23's when PIPELINED: 128 x BN_ blocks of
 // 64x64 warps, a ring of STAGES in dynamic shared memory, a 1-D grid in
-// grouped tile order.
-template <int BN_, int STAGES, bool PIPELINED>
+// grouped tile order; copies by v12's stage_tile, or HOISTED (hoisted_copies.hpp).
+template <int BN_, int STAGES, bool PIPELINED, bool HOISTED>
 struct RingTile {
-  using Tiles = mma_sync_v17::Tiles<BN_, STAGES>;
+  using Tiles = mma_sync_v17::Tiles<BN_, STAGES, HOISTED>;
   static constexpr int BM = mma_sync_v17::BM, BN = BN_, THREADS = Tiles::THREADS;
   template <bool TA, bool TB>
   static constexpr size_t dynamic_shared() {
@@ -86,12 +94,14 @@ struct RingTile {
   }
 };
 template <int BN, int STAGES>
-using V17Tile = RingTile<BN, STAGES, false>;
+using V17Tile = RingTile<BN, STAGES, false, false>;
 template <int BN, int STAGES>
-using V23Tile = RingTile<BN, STAGES, true>;
+using V17HoistedTile = RingTile<BN, STAGES, false, true>;
+template <int BN, int STAGES>
+using V23Tile = RingTile<BN, STAGES, true, true>;
 
-constexpr int kCandidates = 12;
-constexpr int kV12 = 0, kSmall = 11;  // the table's two choices
+constexpr int kCandidates = 15;
+constexpr int kV12 = 0, kSmall = 14;  // the table's two choices
 
 // visit.template operator()<Candidate>() for candidate i (0 <= i < kCandidates).
 template <class Visit>
@@ -104,10 +114,13 @@ auto with_candidate(int i, Visit&& visit) {
     case 4: return visit.template operator()<V17Tile<128, 4>>();
     case 5: return visit.template operator()<V17Tile<256, 3>>();
     case 6: return visit.template operator()<V17Tile<256, 4>>();
-    case 7: return visit.template operator()<V23Tile<128, 3>>();
-    case 8: return visit.template operator()<V23Tile<128, 4>>();
-    case 9: return visit.template operator()<V23Tile<256, 3>>();
-    case 10: return visit.template operator()<V23Tile<256, 4>>();
+    case 7: return visit.template operator()<V17HoistedTile<128, 3>>();
+    case 8: return visit.template operator()<V17HoistedTile<128, 4>>();
+    case 9: return visit.template operator()<V17HoistedTile<256, 4>>();
+    case 10: return visit.template operator()<V23Tile<128, 3>>();
+    case 11: return visit.template operator()<V23Tile<128, 4>>();
+    case 12: return visit.template operator()<V23Tile<256, 3>>();
+    case 13: return visit.template operator()<V23Tile<256, 4>>();
     default: return visit.template operator()<V12Tile<64, 64, 32, 32>>();
   }
 }
@@ -118,9 +131,11 @@ inline const char* candidate_name(int i) {
       "128x128, 8 warps of 64x32, 2 stages (v12)", "128x128, 4 warps of 64x64, 2 stages (v12's kernel)",
       "128x128, 4 warps, 2-stage ring",            "128x128, 4 warps, 3-stage ring",
       "128x128, 4 warps, 4-stage ring",            "128x256, 8 warps, 3-stage ring",
-      "128x256, 8 warps, 4-stage ring (v17)",      "128x128, 4 warps, 3-stage ring, pipelined",
-      "128x128, 4 warps, 4-stage ring, pipelined", "128x256, 8 warps, 3-stage ring, pipelined",
-      "128x256, 8 warps, 4-stage ring, pipelined (v23)", "64x64, 4 warps of 32x32, 2 stages"};
+      "128x256, 8 warps, 4-stage ring (v17)",      "128x128, 4 warps, 3-stage ring, hoisted copies",
+      "128x128, 4 warps, 4-stage ring, hoisted copies", "128x256, 8 warps, 4-stage ring, hoisted copies",
+      "128x128, 4 warps, 3-stage ring, hoisted, pipelined", "128x128, 4 warps, 4-stage ring, hoisted, pipelined",
+      "128x256, 8 warps, 3-stage ring, hoisted, pipelined", "128x256, 8 warps, 4-stage ring, hoisted, pipelined (v23)",
+      "64x64, 4 warps of 32x32, 2 stages"};
   return names[i < 0 || i >= kCandidates ? kCandidates - 1 : i];
 }
 

@@ -1,5 +1,5 @@
 // Every candidate of matmul/24_mma_sync_autotuned (the kernels of v12, v17
-// and v23 in twelve configurations) against a CPU reference, at awkward sizes
+// and v23 in fifteen configurations, with v12's copies or the hoisted ones) against a CPU reference, at awkward sizes
 // and all four layouts. The registry test checks only the candidate the table
 // picks at each test size; on a GPU the tune may pick any of them. Traced
 // (see ../../CMakeLists.txt): the checker also fails a launch on any
@@ -106,7 +106,7 @@ TEST_CASE("mma_sync autotune: the table picks v12's tile when it gives every SM 
 }
 
 TEST_CASE("mma_sync autotune: the candidates' blocks, grids and shared memory") {
-  using mma_sync_v24::V12Tile, mma_sync_v24::V17Tile, mma_sync_v24::V23Tile;
+  using mma_sync_v24::V12Tile, mma_sync_v24::V17HoistedTile, mma_sync_v24::V17Tile, mma_sync_v24::V23Tile;
   const auto is = [](int i, auto want) {
     return mma_sync_v24::with_candidate(i, [&]<class T>() { return std::is_same_v<T, decltype(want)>; });
   };
@@ -125,9 +125,14 @@ TEST_CASE("mma_sync autotune: the candidates' blocks, grids and shared memory") 
   // 4 stages of a 128x(32+8) A tile and a 32x(128+8) B tile of 2-byte elements; two fit an SM's 228 KiB.
   CHECK(Ring4::dynamic_shared<false, false>() == size_t(4) * (128 * 40 + 32 * 136) * 2);
   CHECK(2 * Ring4::dynamic_shared<false, true>() <= 228u * 1024);
-  // Candidates 6 and 10: v17 and v23 themselves, one 8-warp block to an SM.
+  // Candidates 6 and 13: v17 and v23 themselves, one 8-warp block to an SM;
+  // 9: v17's kernel and block with v23's hoisted copies.
   CHECK(is(6, V17Tile<256, 4>{}));
-  CHECK(is(10, V23Tile<256, 4>{}));
+  CHECK(is(9, V17HoistedTile<256, 4>{}));
+  CHECK(is(13, V23Tile<256, 4>{}));
+  CHECK(!V17Tile<256, 4>::Tiles::HOISTED_COPIES);
+  CHECK(V17HoistedTile<256, 4>::Tiles::HOISTED_COPIES);
+  CHECK(V23Tile<256, 4>::Tiles::HOISTED_COPIES);
   CHECK(std::is_same_v<V17Tile<256, 4>::Tiles, mma_sync_v17::Registered>);
   CHECK(std::is_same_v<V23Tile<256, 4>::Tiles, mma_sync_v23::Registered>);
   CHECK(V17Tile<256, 4>::THREADS == 256);

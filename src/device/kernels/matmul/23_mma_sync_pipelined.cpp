@@ -21,7 +21,7 @@ const Registration mma_sync_pipelined{Kernel{
     .flops = flops,
     .bytes = ring_bytes,
     .launch = [](const Sizes& s, const Launch&, Buffers b) {
-      launch_ring(s, b, []<bool TA, bool TB>(auto... args) { mma_sync_v23::launch<Registered, TA, TB>(args...); });
+      launch_ring(s, b, []<bool TA, bool TB>(auto... args) { mma_sync_v23::launch<mma_sync_v23::Registered, TA, TB>(args...); });
     },
     .copy = kThisCopy,
     .input_format = &simt::kBfloat16,
