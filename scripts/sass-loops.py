@@ -131,9 +131,11 @@ def main():
             elif loop:
                 rows.append((name, describe(loop)))
     names = demangle([name for name, _ in rows])
-    shown = 0
+    shown, seen = 0, set()
     for readable, (_, line) in zip(names, rows):
-        if args.kernel in readable:
+        # A binary may hold a kernel more than once (several libraries compile it).
+        if args.kernel in readable and (readable, line) not in seen:
+            seen.add((readable, line))
             print(f"{readable}\n  {line}")
             shown += 1
     if shown == 0:
