@@ -118,7 +118,8 @@ def describe(loop):
 
 def main():
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument("inputs", nargs="+", help="binaries or objects (cuobjdump -sass runs on each), or - for SASS text")
+    parser.add_argument("inputs", nargs="+",
+                        help="binaries or objects (cuobjdump -sass runs on each), or - for SASS text")
     parser.add_argument("--kernel", default="", help="only kernels whose name contains this")
     args = parser.parse_args()
     rows = []

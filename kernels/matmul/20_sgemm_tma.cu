@@ -144,13 +144,16 @@ constexpr bool thread_loads_match_swizzle(First first) {
         if (ThreadLoads<Op>::offset(t, idx, k) != wgmma_v13::swizzle128(Op::stored(first(t, idx), k))) return false;
   return true;
 }
-// The consumer's loads (below): K-major 4 k of a row a load, MN-major 4 rows of one k.
-static_assert(thread_loads_match_swizzle<OperandA<false>, TM, 4>([](int t, int i) { return row_of<false>(t, i); }) &&
-                  thread_loads_match_swizzle<OperandA<true>, TM / 4, 1>([](int t, int h) { return row_of<true>(t, 4 * h); }),
-              "A's loads where TMA put the elements");
-static_assert(thread_loads_match_swizzle<OperandB<true>, TN, 4>([](int t, int j) { return col_of<true>(t, j); }) &&
-                  thread_loads_match_swizzle<OperandB<false>, TN / 4, 1>([](int t, int g) { return col_of<false>(t, 4 * g); }),
-              "B's loads where TMA put the elements");
+// The consumer's loads (below): K-major 4 k of a row a load, MN-major 4 rows
+// of one k; each starts at its first row (A) or column (B).
+constexpr auto a_k_major = [](int t, int i) { return row_of<false>(t, i); };
+constexpr auto a_mn_major = [](int t, int h) { return row_of<true>(t, 4 * h); };
+constexpr auto b_k_major = [](int t, int j) { return col_of<true>(t, j); };
+constexpr auto b_mn_major = [](int t, int g) { return col_of<false>(t, 4 * g); };
+static_assert(thread_loads_match_swizzle<OperandA<false>, TM, 4>(a_k_major), "row-major A's loads");
+static_assert(thread_loads_match_swizzle<OperandA<true>, TM / 4, 1>(a_mn_major), "stored-transposed A's loads");
+static_assert(thread_loads_match_swizzle<OperandB<true>, TN, 4>(b_k_major), "stored-transposed B's loads");
+static_assert(thread_loads_match_swizzle<OperandB<false>, TN / 4, 1>(b_mn_major), "row-major B's loads");
 
 // Elements (mn, k..k+3) of a K-major tile, or (mn..mn+3, k) of an MN-major
 // one: one 16-byte chunk, which the swizzle moves whole. thread_tile: the

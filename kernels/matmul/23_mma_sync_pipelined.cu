@@ -30,7 +30,7 @@
 // Copies: hoisted (hoisted_copies.hpp, mma_sync_v17::Tiles<256, 4, true>):
 //   each thread works out its chunks' addresses and edge tests once, and a
 //   k-step's six 16-byte cp.async cost an add, a compare and a select each,
-//   where v17's stage_tile spends about 40 instructions a chunk. In the SASS
+//   where v17's stage_tile spends 44 a chunk on its aligned path. In the SASS
 //   (nvcc 13.0, sm_90a, NN) a k-step of a warp is 64 mma.sync, 16 ldmatrix
 //   and 6 cp.async in 157 instructions when built without stage_tile's
 //   fallback for unaligned rows; v17's is about 400 (scripts/sass-loops.py
