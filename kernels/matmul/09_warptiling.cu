@@ -24,11 +24,16 @@
 //   unrolled by `#pragma unroll` (added after 2026-11-30's runs: the run-1
 //   SASS held 64 FFMA, one k per trip, so each trip waited on its own shared
 //   loads); ptxas then gives 124-128 registers at 128x128, two blocks per SM.
+//   Since 2026-12-05 the kernel has a switch for its copies, HOISTED
+//   (sgemm_hoisted_copies.hpp, v10's candidates 12-14); v9 as registered
+//   keeps v8's and is the same machine code (128 registers, its loop 1800
+//   instructions in the SASS).
 // Measured: NVIDIA H200, 2026-12-04 (bench/results/nvidia-h200-2026-12-04.json, `warpnet bench matmul`):
 //   3.96 ms = 34.7 TFLOP/s at 4096^3, 68.3% of cuBLAS SGEMM in the same run; 35.0 TFLOP/s at 8192^3, 68.6%.
 //   2026-11-30, before the unrolled k loop: 63.0%/64.1%.
 // Run: build/bin/test_simt -tc="registry*"; build/bin/warpnet trace matmul/09 --size 128,128,128
 #include "kernels/matmul/08_double_buffered.cu"  // sgemm_v8::stage_tile, the cp.async copies
+#include "kernels/matmul/sgemm_hoisted_copies.hpp"
 
 namespace sgemm_v9 {
 
@@ -72,8 +77,10 @@ constexpr int kPad = 4;
 // looks for a kernel's shared memory):
 //   As[s][k][m] = op(A)[row0 + m, k0 + k]: (BK, BM) transposed A tile, stage s
 //   Bs[s][k][n] = op(B)[k0 + k, col0 + n]: (BK, BN) B tile, stage s
+// HOISTED: each thread's copies worked out once (sgemm_hoisted_copies.hpp,
+// v10's candidates 12-14) instead of by v8's stage_tile at every k-step.
 template <int BM, int BN, int BK, int WM, int WN, int WMITER, int WNITER, int TM, int TN, bool TA, bool TB,
-          int STAGES>
+          int STAGES, bool HOISTED = false>
 __device__ __forceinline__ void block_tile(int M, int N, int K, const float* __restrict__ A,
                                            const float* __restrict__ B, float* __restrict__ C, int k_begin,
                                            int k_end, float (&As)[STAGES][BK][BM + kPad],
@@ -101,9 +108,24 @@ __device__ __forceinline__ void block_tile(int M, int N, int K, const float* __r
   // acc[i][j]: C at row wm0 + (i/TM)*WSUBM + lm + i%TM, column wn0 + (j/TN)*WSUBN + ln + j%TN
   // of the block tile: WMITER x WNITER thread tiles of TM x TN, in registers.
   float acc[WMITER * TM][WNITER * TN] = {};
+  // A's tile comes down k (KMajor) when A is stored (K,M); B's when B is (K,N).
+  sgemm_copies::OperandCopies<BK, BM, BM + PAD, THREADS, TA> a_copies;
+  sgemm_copies::OperandCopies<BK, BN, BN + PAD, THREADS, !TB> b_copies;
+  if constexpr (HOISTED) {
+    a_copies = decltype(a_copies)(row0, M, K, t);
+    b_copies = decltype(b_copies)(col0, N, K, t);
+  }
   auto stage = [&](int s, int k0) {
-    sgemm_v8::stage_operands<BK, BM, BN, PAD, THREADS, TA, TB>(&As[s][0][0], &Bs[s][0][0], A, B, M, N, K, row0, col0,
-                                                                k0, t, a_vec, b_vec);
+    if constexpr (HOISTED) {  // 16-byte copies need vec; without it stage_tile copies float by float
+      if (!TA || a_vec) a_copies.copy(&As[s][0][0], A, k0, K);
+      else sgemm_v8::stage_tile<BK, BM, BM + PAD, THREADS, TA>(&As[s][0][0], A, row0, k0, M, K, t, a_vec);
+      if (TB || b_vec) b_copies.copy(&Bs[s][0][0], B, k0, K);
+      else sgemm_v8::stage_tile<BK, BN, BN + PAD, THREADS, !TB>(&Bs[s][0][0], B, col0, k0, N, K, t, b_vec);
+      warpnet::ptx::cp_async_commit();
+    } else {
+      sgemm_v8::stage_operands<BK, BM, BN, PAD, THREADS, TA, TB>(&As[s][0][0], &Bs[s][0][0], A, B, M, N, K, row0,
+                                                                  col0, k0, t, a_vec, b_vec);
+    }
   };
   auto multiply = [&](int s) {
     sgemm_v9::multiply_stage<BK, BM + PAD, BN + PAD, WMITER, WNITER, WSUBM, WSUBN, TM, TN>(
@@ -170,7 +192,7 @@ __device__ __forceinline__ void block_tile(int M, int N, int K, const float* __r
 // memory: two as registered (v9), three in two of v10's candidates, whose
 // 8-deep k-steps leave a copy only one short step to land in with two.
 template <int BM, int BN, int BK, int WM, int WN, int WMITER, int WNITER, int TM, int TN, bool TA = false,
-          bool TB = false, int STAGES = 2>
+          bool TB = false, int STAGES = 2, bool HOISTED = false>
 __global__ void __launch_bounds__((BM / WM) * (BN / WN) * 32)
     sgemm_warptiling(int M, int N, int K, const float* __restrict__ A, const float* __restrict__ B,
                      float* __restrict__ C) {
@@ -181,8 +203,8 @@ __global__ void __launch_bounds__((BM / WM) * (BN / WN) * 32)
   __shared__ __align__(16) float As[STAGES][BK][BM + sgemm_v9::kPad];  // the stages (sgemm_v9::block_tile)
   __shared__ __align__(16) float Bs[STAGES][BK][BN + sgemm_v9::kPad];
   float* C_z = C + size_t(blockIdx.z) * M * N;
-  sgemm_v9::block_tile<BM, BN, BK, WM, WN, WMITER, WNITER, TM, TN, TA, TB>(M, N, K, A, B, C_z, k_begin, k_end, As,
-                                                                          Bs);
+  sgemm_v9::block_tile<BM, BN, BK, WM, WN, WMITER, WNITER, TM, TN, TA, TB, STAGES, HOISTED>(M, N, K, A, B, C_z,
+                                                                                           k_begin, k_end, As, Bs);
 }
 
 // A batch of independent products of one shape, one per z of the grid (conv

@@ -12,7 +12,16 @@
 //   smallest problems, where time is waiting rather than work, two more run
 //   another kernel (small_tile.hpp: a 32x32 tile in 8 warps, 64-deep
 //   steps), K whole or split. Two more (added 2026-12-05, not yet timed)
-//   keep three of v9's k-tiles in shared memory instead of two.
+//   keep three of v9's k-tiles in shared memory instead of two. And three
+//   (12-14, also 2026-12-05, not yet timed) are v9's kernel with each
+//   thread's copies worked out once, before the k-loop
+//   (sgemm_hoisted_copies.hpp): v9's loop is 57% FFMA in the SASS, and on
+//   the CUDA cores every other instruction takes an FFMA's issue slot
+//   (lesson 04, "Counting the loop"); with hoisted copies the k-step of
+//   v9's shape is 1024 FFMA in 1193 instructions (86%, NN; 85-89% in the
+//   other layouts), counted in a build without stage_tile's fallback for
+//   rows that are not 16-byte aligned. ptxas (nvcc 13, sm_90a) gives it
+//   157-161 registers (v9: 126-128): one block of 8 warps an SM, not two.
 // How the choice is made:
 //   1. By measurement, on a GPU: device::autotune_matmul(sizes)
 //      (src/device/kernels/matmul/autotune.hpp; compiled only into the CUDA
@@ -30,9 +39,10 @@
 //   Every candidate is checked against the CPU reference on the emulator at
 //   awkward sizes and all four layouts (tests/simt/traced/test_matmul_autotune.cpp),
 //   so whichever one a GPU picks has been checked.
-// Changed from v9: nothing in v9's kernel; the launch picks its instance, and
-//   a split-K launch adds a second kernel that sums the slices. The small
-//   kernel is the one new kernel. Every candidate keeps two stages in static
+// Changed from v9: nothing in v9's kernel but its copies' template switch
+//   (sgemm_warptiling's HOISTED, off as v9 is registered); the launch picks
+//   its instance, and a split-K launch adds a second kernel that sums the
+//   slices. The small kernel is the one new kernel. Every candidate keeps two stages in static
 //   shared memory under 48 KiB, so each is valid on sm_80, sm_89 and sm_90
 //   without opting in to more shared memory.
 // Measured: NVIDIA H200, 2026-12-04 (bench/results/nvidia-h200-2026-12-04.json, `warpnet bench matmul`):
@@ -47,8 +57,9 @@
 
 namespace sgemm_v10 {
 
-// One candidate: sgemm_warptiling's tile parameters (thread tiles 4x4) and stages.
-template <int BM_, int BN_, int BK_, int WM_, int WN_, int WMITER_, int WNITER_, int STAGES = 2>
+// One candidate: sgemm_warptiling's tile parameters (thread tiles 4x4),
+// stages, and its copies (v8's stage_tile, or HOISTED: sgemm_hoisted_copies.hpp).
+template <int BM_, int BN_, int BK_, int WM_, int WN_, int WMITER_, int WNITER_, int STAGES = 2, bool HOISTED = false>
 struct Tiles {
   static constexpr int BM = BM_, BN = BN_, BK = BK_, WM = WM_, WN = WN_, WMITER = WMITER_, WNITER = WNITER_;
   static constexpr int threads = (BM / WM) * (BN / WN) * 32;
@@ -56,7 +67,7 @@ struct Tiles {
   static constexpr int min_slice_steps = 4;  // split-K: fewer BK-steps per slice spend it filling the pipeline
   template <bool TA, bool TB>
   static constexpr auto kernel() {
-    return sgemm_warptiling<BM, BN, BK, WM, WN, WMITER, WNITER, 4, 4, TA, TB, STAGES>;
+    return sgemm_warptiling<BM, BN, BK, WM, WN, WMITER, WNITER, 4, 4, TA, TB, STAGES, HOISTED>;
   }
 };
 
@@ -91,9 +102,15 @@ using C5 = Tiles<32, 32, 32, 32, 32, 1, 2>;     //  1 warp    32x16      32  18.
 // to land in; a third stage gives them two, for another 12.25 or 8.25 KiB.
 using C0Stages3 = Tiles<256, 128, 8, 64, 64, 2, 4, 3>;  //                  256  36.8 KiB
 using C2Stages3 = Tiles<128, 128, 8, 64, 64, 2, 4, 3>;  //                  128  24.8 KiB
+// Candidates 12-14 are C1 (v9), C2 and C0 with hoisted copies: each thread
+// works out its copies once, where v8's stage_tile spends most of v9's
+// main loop's non-FFMA instructions (sgemm_hoisted_copies.hpp).
+using C1Hoisted = Tiles<128, 128, 16, 64, 32, 2, 2, 2, true>;
+using C2Hoisted = Tiles<128, 128, 8, 64, 64, 2, 4, 2, true>;
+using C0Hoisted = Tiles<256, 128, 8, 64, 64, 2, 4, 2, true>;
 constexpr int kTiles = 6;        // candidates 0-5: C0-C5, K whole
 constexpr int kWarptiling = 8;   // 6, 7: C4, C5 with K split
-constexpr int kCandidates = 12;  // 8, 9: Small, K whole and split; 10, 11: C0, C2 with 3 stages
+constexpr int kCandidates = 15;  // 8, 9: Small, K whole and split; 10, 11: C0, C2 with 3 stages; 12-14 hoisted
 
 // Whether candidate i splits K (when the sizes call for it: split_of).
 constexpr bool splits_k(int i) { return i == 6 || i == 7 || i == 9; }
@@ -112,6 +129,9 @@ auto with_candidate(int i, Visit&& visit) {
     case 9: return visit.template operator()<Small>();
     case 10: return visit.template operator()<C0Stages3>();
     case 11: return visit.template operator()<C2Stages3>();
+    case 12: return visit.template operator()<C1Hoisted>();
+    case 13: return visit.template operator()<C2Hoisted>();
+    case 14: return visit.template operator()<C0Hoisted>();
     default: return visit.template operator()<C5>();
   }
 }
@@ -122,7 +142,9 @@ inline const char* candidate_name(int i) {
       "256x128x8, warps 64x64", "128x128x16, warps 64x32", "128x128x8, warps 64x64",
       "128x64x16, warps 64x32", "64x64x16, warps 32x32",   "32x32x32, one warp",
       "64x64x16, split K",      "32x32x32, one warp, split K", "32x32x64, 256 threads",
-      "32x32x64, 256 threads, split K", "256x128x8, warps 64x64, 3 stages", "128x128x8, warps 64x64, 3 stages"};
+      "32x32x64, 256 threads, split K", "256x128x8, warps 64x64, 3 stages", "128x128x8, warps 64x64, 3 stages",
+      "128x128x16, warps 64x32, hoisted copies", "128x128x8, warps 64x64, hoisted copies",
+      "256x128x8, warps 64x64, hoisted copies"};
   return names[i < 0 || i >= kCandidates ? kCandidates - 1 : i];
 }
 
