@@ -24,9 +24,17 @@
 //   128x64 in 4 warps of 64x32, and 256x64 in 8 warps of 64x32 (added after
 //   the 56x56 layer's 72.6% of cuDNN's implicit GEMM: not yet timed);
 //   BK = 8 keeps two stages (17-21 KiB) and an
-//   18 KiB table in 48 KiB of static shared memory. v8's candidates — its
-//   direct kernel for K <= 16 and v7's seven tiles — follow them, and on a
-//   GPU Kernel::tune times every one that applies.
+//   18 KiB table in 48 KiB of static shared memory. Then 128x64 and 256x64
+//   again with B's copies hoisted (2026-12-05, not yet timed): stage_tile
+//   works each 4-byte copy of w out from its index every k-step, in a loop
+//   beside the k-step's 512 FFMA; sgemm_copies::OperandCopies (matmul v10's
+//   hoisted candidates) works them out once per thread. In the SASS (nvcc
+//   13.0, sm_90a; scripts/sass-loops.py) their main loops hold 1313 and 1300
+//   instructions (the table's rebuild and edge paths included) against 1504
+//   and 1522, and the 256x64 tile fits its 128 registers without the 40
+//   bytes of spills of the unhoisted one. v8's candidates —
+//   its direct kernel for K <= 16 and v7's seven tiles — follow them, and on
+//   a GPU Kernel::tune times every one that applies.
 // The table's rule (no GPU): v8's direct kernel where it applies; else the
 //   first pipelined tile that gives every SM of an H200 a block (128x128 in
 //   8 warps at all three ResNet layers); else v8's table.
@@ -82,23 +90,45 @@ struct ForwardTaps {
   __device__ static void stage_b(float* dst, const Tap*, const float* w, const ConvShape& g, int n0, int k0, int t) {
     sgemm_v8::stage_tile<BK, BN, LD, THREADS, false>(dst, w, n0, k0, g.K, g.crs(), t, false);
   }
+  // The same copies with each thread's part worked out once, before the
+  // k-loop (matmul v10's hoisted candidates' sgemm_copies::OperandCopies):
+  // candidates 4 and 5.
+  template <int BK, int BN, int LD, int THREADS>
+  struct HoistedB {
+    sgemm_copies::OperandCopies<BK, BN, LD, THREADS, false> copies;
+    int taps;
+    __device__ void copy(float* dst, const float* w, int k0) const { copies.copy(dst, w, k0, taps); }
+  };
+  template <int BK, int BN, int LD, int THREADS>
+  __device__ static HoistedB<BK, BN, LD, THREADS> hoisted_b(const ConvShape& g, int n0, int t) {
+    return {sgemm_copies::OperandCopies<BK, BN, LD, THREADS, false>(n0, g.K, g.crs(), t), g.crs()};
+  }
 };
 
 }  // namespace conv_v09
 
 namespace conv_v09 {
 
-// The pipelined tiles (pipelined_gemm.hpp), then v8's candidates (its direct kernel, v7's tiles).
-constexpr int kPipelined = conv_pipelined::kTiles;
+// The pipelined tiles (pipelined_gemm.hpp), two of them again with B's
+// copies hoisted (4, 5: the tiles for 64 output channels, where v9 ran
+// furthest below cuDNN's implicit GEMM on 2026-12-04), then v8's candidates
+// (its direct kernel, v7's tiles).
+constexpr int kPipelined = conv_pipelined::kTiles + 2;
 constexpr int kCandidates = kPipelined + conv_v08::kCandidates;
 
 // visit.template operator()<T>() for pipelined tile i (0 <= i < kPipelined).
 template <class Visit>
 auto with_pipelined(int i, Visit&& visit) {
+  using conv_pipelined::Tiles;
+  if (i == conv_pipelined::kTiles) return visit.template operator()<Tiles<ForwardTaps, 128, 64, 64, 32, 2, 2, true>>();
+  if (i == conv_pipelined::kTiles + 1)
+    return visit.template operator()<Tiles<ForwardTaps, 256, 64, 64, 32, 2, 2, true>>();
   return conv_pipelined::with_tile<ForwardTaps>(i, visit);
 }
 
 inline const char* candidate_name(int i) {
+  if (i == conv_pipelined::kTiles) return "pipelined 128x64x8, warps 64x32, B's copies hoisted";
+  if (i == conv_pipelined::kTiles + 1) return "pipelined 256x64x8, warps 64x32, B's copies hoisted";
   return i < kPipelined ? conv_pipelined::tile_name(i) : conv_v08::candidate_name(i - kPipelined);
 }
 

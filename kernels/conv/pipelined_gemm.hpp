@@ -20,6 +20,9 @@
 //   stage_b<BK, BN, LD, THREADS>(dst, table, b, g, n0, k0, t)
 //                               step k0's (BK, BN) B tile into dst as cp.async
 //                               copies, table = the entries of taps k0, k0 + 1, ...
+//   hoisted_b<BK, BN, LD, THREADS>(g, n0, t), with HOISTED_B only: an object
+//                               whose copy(dst, b, k0) issues what stage_b does,
+//                               its addresses worked out before the k-loop
 #pragma once
 #include <cstdint>
 
@@ -34,7 +37,7 @@
 // Two blocks per SM asked of the register allocator: left alone, ptxas gave
 // conv v9's 256-thread tile 139 registers, one block (8 warps) per SM; held
 // to 128 it spills 32 bytes, dgrad v5's 44 (sm_90, nvcc 13.0).
-template <class Pass, int BM, int BN, int BK, int WM, int WN, int WMITER, int WNITER>
+template <class Pass, int BM, int BN, int BK, int WM, int WN, int WMITER, int WNITER, bool HOISTED_B = false>
 __global__ void __launch_bounds__((BM / WM) * (BN / WN) * 32, 2)
     implicit_gemm_pipelined(ConvShape g, const float* __restrict__ a, const float* __restrict__ b,
                             float* __restrict__ out) {
@@ -59,6 +62,11 @@ __global__ void __launch_bounds__((BM / WM) * (BN / WN) * 32, 2)
   const int a_mm = t % BM, a_k = t / BM;  // this thread gathers elements (a_k + i·A_ROWS, a_mm) of As
   const typename Pass::Row a_row = Pass::row(g, m0 + a_mm, a);
 
+  // B's copies worked out once per thread (HOISTED_B), else nothing.
+  [[maybe_unused]] const auto b_copies = [&] {
+    if constexpr (HOISTED_B) return Pass::template hoisted_b<BK, BN, BN + PAD, THREADS>(g, n0, t);
+    else return 0;
+  }();
   auto build_table = [&](int chunk0) {
     for (int i = t; i < TAPS; i += THREADS) s_table[i] = Pass::entry(g, chunk0 + i);
   };
@@ -71,7 +79,8 @@ __global__ void __launch_bounds__((BM / WM) * (BN / WN) * 32, 2)
       const float* src = Pass::element(g, a_row, s_table[k0 - chunk0 + kk], a, in);
       ::warpnet::ptx::cp_async_ca<4>(&As[st][kk][a_mm], in ? src : a, in ? 4 : 0);  // zero-filled when !in
     }
-    Pass::template stage_b<BK, BN, BN + PAD, THREADS>(&Bs[st][0][0], s_table + (k0 - chunk0), b, g, n0, k0, t);
+    if constexpr (HOISTED_B) b_copies.copy(&Bs[st][0][0], b, k0);
+    else Pass::template stage_b<BK, BN, BN + PAD, THREADS>(&Bs[st][0][0], s_table + (k0 - chunk0), b, g, n0, k0, t);
     ::warpnet::ptx::cp_async_commit();  // this step's copies are one group
   };
 
@@ -124,12 +133,15 @@ __global__ void __launch_bounds__((BM / WM) * (BN / WN) * 32, 2)
 
 namespace conv_pipelined {
 
-// One tile of the kernel for pass Pass (thread tiles 4x4, BK 8).
-template <class Pass, int BM_, int BN_, int WM_, int WN_, int WMITER_, int WNITER_>
+// One tile of the kernel for pass Pass (thread tiles 4x4, BK 8), and whether
+// it hoists B's copies (the pass's hoisted_b).
+template <class Pass, int BM_, int BN_, int WM_, int WN_, int WMITER_, int WNITER_, bool HOISTED_B = false>
 struct Tiles {
   static constexpr int BM = BM_, BN = BN_, BK = 8, WM = WM_, WN = WN_, WMITER = WMITER_, WNITER = WNITER_;
   static constexpr int threads = (BM / WM) * (BN / WN) * 32;
-  static constexpr auto kernel() { return implicit_gemm_pipelined<Pass, BM, BN, BK, WM, WN, WMITER, WNITER>; }
+  static constexpr auto kernel() {
+    return implicit_gemm_pipelined<Pass, BM, BN, BK, WM, WN, WMITER, WNITER, HOISTED_B>;
+  }
 };
 
 // The tiles, for layers with many channels: 128x128 in 8 warps of 64x32
