@@ -108,13 +108,16 @@ __device__ __forceinline__ void block_tile(int M, int N, int K, const float* __r
   // acc[i][j]: C at row wm0 + (i/TM)*WSUBM + lm + i%TM, column wn0 + (j/TN)*WSUBN + ln + j%TN
   // of the block tile: WMITER x WNITER thread tiles of TM x TN, in registers.
   float acc[WMITER * TM][WNITER * TN] = {};
-  // A's tile comes down k (KMajor) when A is stored (K,M); B's when B is (K,N).
-  sgemm_copies::OperandCopies<BK, BM, BM + PAD, THREADS, TA> a_copies;
-  sgemm_copies::OperandCopies<BK, BN, BN + PAD, THREADS, !TB> b_copies;
-  if constexpr (HOISTED) {
-    a_copies = decltype(a_copies)(row0, M, K, t);
-    b_copies = decltype(b_copies)(col0, N, K, t);
-  }
+  // Each thread's copies worked out once (HOISTED), else nothing. A's tile
+  // comes down k (KMajor) when A is stored (K,M); B's when B is (K,N).
+  [[maybe_unused]] const auto a_copies = [&] {
+    if constexpr (HOISTED) return sgemm_copies::OperandCopies<BK, BM, BM + PAD, THREADS, TA>(row0, M, K, t);
+    else return 0;
+  }();
+  [[maybe_unused]] const auto b_copies = [&] {
+    if constexpr (HOISTED) return sgemm_copies::OperandCopies<BK, BN, BN + PAD, THREADS, !TB>(col0, N, K, t);
+    else return 0;
+  }();
   auto stage = [&](int s, int k0) {
     if constexpr (HOISTED) {  // 16-byte copies need vec; without it stage_tile copies float by float
       if (!TA || a_vec) a_copies.copy(&As[s][0][0], A, k0, K);

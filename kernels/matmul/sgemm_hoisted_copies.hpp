@@ -46,7 +46,6 @@ struct OperandCopies {
   uint32_t inside_fixed;  // KMajor: bit 0, the chunk's columns inside J; transposing: bit p, pass p's row inside J
   int shared_first;       // copy 0's element offset in dst
 
-  OperandCopies() = default;
   __device__ OperandCopies(int j0, int J, int K, int t) {
     inside_fixed = 0;
     if constexpr (KMajor) {
