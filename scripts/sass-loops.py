@@ -35,7 +35,8 @@ MATH = ("FFMA", "HMMA", "IMMA", "DFMA", "HFMA2")
 # else its loop holds says little, so those kernels are only named.
 WGMMA = ("HGMMA", "QGMMA", "IGMMA")
 INSTRUCTION = re.compile(r"^\s*/\*([0-9a-f]{4,})\*/\s*(.*?)\s*;")
-BRANCH = re.compile(r"\bBRA\b(?:\s+[!A-Z0-9]+,)?\s+(?:0x)?([0-9a-f]+)")
+# BRA, BRA.U.ANY, BRA.DIV...; an optional operand (P1, !UP0, UR4) before the target.
+BRANCH = re.compile(r"\bBRA(?:\.[A-Z]+)*\s+(?:\S+,\s*)?(?:0x)?([0-9a-f]+)\b")
 
 
 def cuobjdump():
@@ -108,7 +109,7 @@ def describe(loop):
     math, start, end, instructions = loop
     ops = Counter(opcode(t) for _, t in instructions)
     branches_inside = sum(n for op, n in ops.items() if op == "BRA") - 1
-    rest = ", ".join(f"{op} {n}" for op, n in ops.most_common() if op not in MATH)[:150]
+    rest = ", ".join([f"{op} {n}" for op, n in ops.most_common() if op not in MATH][:16])
     line = (f"{math} math of {len(instructions)} ({100.0 * math / len(instructions):.0f}%), "
             f"0x{start:x}-0x{end:x}; rest: {rest}")
     if branches_inside > 0:
@@ -122,7 +123,7 @@ def main():
                         help="binaries or objects (cuobjdump -sass runs on each), or - for SASS text")
     parser.add_argument("--kernel", default="", help="only kernels whose name contains this")
     args = parser.parse_args()
-    rows = []
+    rows, loopless = [], 0
     for path in args.inputs:
         for name, body in functions(sass_of(path)):
             wgmma = sum(opcode(t) in WGMMA for _, t in body)
@@ -131,6 +132,8 @@ def main():
                 rows.append((name, f"{wgmma} wgmma instructions: a tile each, not counted"))
             elif loop:
                 rows.append((name, describe(loop)))
+            elif any(opcode(t) in MATH for _, t in body):
+                loopless += 1  # straight-line math (a transform, an epilogue): no loop to count
     names = demangle([name for name, _ in rows])
     shown, seen = 0, set()
     for readable, (_, line) in zip(names, rows):
@@ -139,6 +142,9 @@ def main():
             seen.add((readable, line))
             print(f"{readable}\n  {line}")
             shown += 1
+    if loopless and not args.kernel:
+        print(f"sass-loops: {loopless} kernel(s) with math instructions but no loop around them, not listed",
+              file=sys.stderr)
     if shown == 0:
         sys.exit("sass-loops: no kernel with a math loop" + (f" matching '{args.kernel}'" if args.kernel else ""))
 

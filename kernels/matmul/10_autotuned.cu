@@ -19,10 +19,11 @@
 //   the CUDA cores every other instruction takes an FFMA's issue slot
 //   (lesson 04, "Counting the loop"); with hoisted copies the k-step of
 //   v9's shape is 1024 FFMA in 1193 instructions (86%, NN; 85-89% in the
-//   other layouts), counted in a build without stage_tile's fallback for
-//   rows that are not 16-byte aligned. ptxas (nvcc 13, sm_90a) gives v9's
+//   other layouts) in a build without stage_tile's fallback for rows that
+//   are not 16-byte aligned; as built, with the fallback beside them, its
+//   loop holds 1455 (70%, static). ptxas (nvcc 13, sm_90a) gives v9's
 //   shape 157-161 registers (v9: 126-128), one block of 8 warps an SM, not
-//   two, except with A stored (K,M), where it needs 126.
+//   two, except in the TN layout (A stored (K,M), B row-major): 126.
 // How the choice is made:
 //   1. By measurement, on a GPU: device::autotune_matmul(sizes)
 //      (src/device/kernels/matmul/autotune.hpp; compiled only into the CUDA

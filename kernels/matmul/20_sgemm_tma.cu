@@ -39,9 +39,9 @@
 //   rate the scheduler issues at, so every other instruction in the loop
 //   takes an FFMA's place. In the SASS (nvcc 13.0, sm_90a; cuobjdump -sass,
 //   scripts/sass-loops.py) the consumer's loop over 8 k is 1024 FFMA and 48
-//   16-byte shared loads in 1101 instructions, 93% FFMA, in all four layouts
+//   16-byte shared loads in 1091-1103 instructions by layout, 93-94% FFMA
 //   (peak/02's loop: 95%; v09's: 1024 of 1800, 57%). Written with the
-//   swizzle applied load by load it was 1313 (78%): ThreadLoads below.
+//   swizzle applied load by load it was 1313 in NN (78%): ThreadLoads below.
 // Precision: fp32 products and sums (v09's), the sums in another order.
 // Changed from v09: TMA + mbarriers instead of cp.async + __syncthreads; a
 //   producer warpgroup; 128x256 tiles and 8x16 thread tiles (v09: 128x128,

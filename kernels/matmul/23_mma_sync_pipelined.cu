@@ -1,5 +1,5 @@
-// GEMM v23 — mma.sync with the fragments pipelined: v17's block, ring and
-// copies, but each warp loads the next k16 slice's fragments while it
+// GEMM v23 — mma.sync with the fragments pipelined: v17's block and ring,
+// hoisted copies, and each warp loads the next k16 slice's fragments while it
 // multiplies the current one, and the barrier comes when they are all in
 // registers. bf16 inputs, fp32 accumulation.
 //
@@ -28,14 +28,14 @@
 //   With two stages the copies of step s+1 would have only slice 0's
 //   mma.sync to land in, so the ring is 3 or 4 deep (v24 tries both).
 // Copies: hoisted (hoisted_copies.hpp, mma_sync_v17::Tiles<256, 4, true>):
-//   each thread works out its chunks' addresses and edge tests once, and a
-//   k-step's six 16-byte cp.async cost an add, a compare and a select each,
-//   where v17's stage_tile spends 44 a chunk on its aligned path. In the SASS
-//   (nvcc 13.0, sm_90a, NN) a k-step of a warp is 64 mma.sync, 16 ldmatrix
-//   and 6 cp.async in 157 instructions when built without stage_tile's
-//   fallback for unaligned rows; v17's is about 400 (scripts/sass-loops.py
-//   counts 330 in its loop, where two copy loops of 44 instructions on the
-//   aligned path run 2 and 4 times).
+//   each thread works out its chunks' addresses and edge tests once. In the
+//   SASS (nvcc 13.0, sm_90a, NN) a warp's k-step along the path aligned rows
+//   take is about 220 instructions: 64 mma.sync, 16 ldmatrix, and 6
+//   cp.async at about 14 instructions a chunk (a 64-bit index, its select,
+//   the address, the edge test), where v17's stage_tile spends 44 a chunk
+//   and its k-step about 400 (scripts/sass-loops.py counts 330 in its loop,
+//   where two copy loops run 2 and 4 times). Built without stage_tile's
+//   fallback for unaligned rows, the same step compiled to 157.
 // Registers: two sets of fragments (2 x 32) besides v17's 128 accumulators,
 //   and the copies' state; ptxas (nvcc 13, sm_90a, -Xptxas -v) fits it in
 //   220-228 (v17: 193-196), no spills.

@@ -37,13 +37,13 @@ struct OperandCopies {
   static_assert(!KMajor || (THREADS % CHUNKS_PER_ROW == 0 && BK % ROWS_PER_PASS == 0), "KMajor: whole rows a pass");
   static_assert(KMajor || ((8 * W) % THREADS == 0 && BK % 8 == 0 && THREADS % 8 == 0),
                 "transposing: whole 8 k x W bands");
-  static_assert(COPIES <= 32, "one bit a copy in inside_fixed");
+  static_assert(KMajor || PASSES <= 32, "one bit a pass in inside_fixed");
 
   size_t first;           // element index in X of this thread's copy 0 at k0 = 0 (read only when inside)
   size_t pass;            // KMajor: ROWS_PER_PASS rows of X; transposing: THREADS / 8 rows of X
   int k_first;            // copy 0's k at k0 = 0
   int k_stride;           // elements of X a unit of k moves: J (KMajor) or 1
-  uint32_t inside_fixed;  // KMajor: bit 0, the chunk's columns inside J; transposing: bit p, pass p's row inside J
+  uint32_t inside_fixed;  // KMajor: nonzero when the chunk's columns are inside J; transposing: bit p, pass p's row
   int shared_first;       // copy 0's element offset in dst
 
   __device__ OperandCopies(int j0, int J, int K, int t) {
