@@ -78,8 +78,10 @@ TEST_CASE("mma_sync autotune: every candidate of matmul/24 matches the CPU refer
   // of no tile (16-byte cp.async chunks, zero-filled past every edge); 8
   // k-steps of 32, the last partial: every ring, 2 to 4 stages, goes round
   // at least twice. 1, 127x129x65 and 136x264x232 give v23's loop 1, 3 and
-  // 8 steps: its last step loads no next stage.
-  const int sizes[][3] = {{1, 1, 1}, {127, 129, 65}, {136, 264, 232}};
+  // 8 steps: its last step loads no next stage. 136x129x232: B's rows
+  // unaligned where B is row-major, A's aligned, so a hoisted copy and
+  // stage_tile's fill one group.
+  const int sizes[][3] = {{1, 1, 1}, {127, 129, 65}, {136, 264, 232}, {136, 129, 232}};
   std::printf("mma_sync autotune test: seed %llu\n", (unsigned long long)kSeed);
   for (const auto& [M, N, K] : sizes)
     for (int layout = 0; layout < 4; ++layout) {
