@@ -9,9 +9,11 @@ peak it can reach. mma.sync (HMMA) keeps the tensor core busy for several
 cycles, so there the share says how much room the other instructions leave,
 not a bound; wgmma kernels are only named.
 
-For every kernel in the input this finds its main loop (the innermost
-backward branch around nearly all of its math instructions) and prints its size, its math share and what the
-rest is. Counts are static: a loop with branches inside (copies with edge
+For every kernel in the input this finds its main loop (the smallest
+natural loop holding nearly all of its math instructions: the target of a
+backward branch and every instruction that reaches the branch without
+passing the target, out-of-line blocks included) and prints its size, its
+math share and what the rest is. Counts are static: a loop with branches inside (copies with edge
 cases, inner loops) runs a different mix than it holds, and the line says
 so.
 
@@ -81,28 +83,66 @@ def functions(sass):
         yield name, body
 
 
+def successors(body, index):
+    """succ[i]: the instructions control may pass to after body[i]."""
+    succ = []
+    for i, (_, text) in enumerate(body):
+        words = text.split()
+        guarded = bool(words) and words[0].startswith("@")
+        op = opcode(text)
+        branch = BRANCH.search(text) if op == "BRA" else None
+        # BRA.U !UP0, target and BRA.DIV are conditional too: an operand before the target.
+        conditional = guarded or (branch is not None and "," in text.split("BRA", 1)[1])
+        out = []
+        if branch and int(branch.group(1), 16) in index:
+            out.append(index[int(branch.group(1), 16)])
+        if i + 1 < len(body) and (conditional or op not in ("BRA", "EXIT", "RET")):
+            out.append(i + 1)
+        succ.append(out)
+    return succ
+
+
+def natural_loop(head, tail, pred):
+    """The instructions of the loop a backward branch body[tail] -> body[head]
+    closes: head, and every instruction that reaches tail without passing
+    head. Blocks the compiler moved out of line (a barrier, a rare path)
+    belong to it as much as the ones between head and tail. None when the
+    kernel's entry reaches tail without passing head: then the branch only
+    returns from an out-of-line block (a shuffle's divergent path) and
+    closes no loop."""
+    inside, stack = {head, tail}, [tail]
+    while stack:
+        for p in pred[stack.pop()]:
+            if p not in inside:
+                inside.add(p)
+                stack.append(p)
+    return None if 0 in inside and head != 0 else sorted(inside)
+
+
 def main_loop(body):
     """The innermost loop holding (nearly) the most math instructions:
     (math, first address, last address, instructions), or None. A kernel's
     tile loop holds its k-loop and epilogue too; the k-loop is the smallest
     loop with at least 90% of the math."""
     index = {address: i for i, (address, _) in enumerate(body)}
-    math_before = [0]  # math_before[i]: math instructions in body[:i]
-    for _, text in body:
-        math_before.append(math_before[-1] + (opcode(text) in MATH))
-    loops = []  # (math, first index, last index)
-    for last, (address, text) in enumerate(body):
-        branch = BRANCH.search(text)
-        if branch and int(branch.group(1), 16) < address and int(branch.group(1), 16) in index:
-            first = index[int(branch.group(1), 16)]
-            math = math_before[last + 1] - math_before[first]
+    succ = successors(body, index)
+    pred = [[] for _ in body]
+    for i, out in enumerate(succ):
+        for j in out:
+            pred[j].append(i)
+    loops = []  # (math, instruction indices)
+    for tail, (address, text) in enumerate(body):
+        branch = BRANCH.search(text) if opcode(text) == "BRA" else None
+        if branch and int(branch.group(1), 16) <= address and int(branch.group(1), 16) in index:
+            members = natural_loop(index[int(branch.group(1), 16)], tail, pred)
+            math = sum(opcode(body[i][1]) in MATH for i in members) if members else 0
             if math:
-                loops.append((math, first, last))
+                loops.append((math, members))
     if not loops:
         return None
-    most = max(math for math, _, _ in loops)
-    math, first, last = min((loop for loop in loops if loop[0] >= 0.9 * most), key=lambda loop: loop[2] - loop[1])
-    return math, body[first][0], body[last][0], body[first:last + 1]
+    most = max(math for math, _ in loops)
+    math, members = min((loop for loop in loops if loop[0] >= 0.9 * most), key=lambda loop: len(loop[1]))
+    return math, body[members[0]][0], body[members[-1]][0], [body[i] for i in members]
 
 
 def describe(loop):
@@ -110,8 +150,10 @@ def describe(loop):
     ops = Counter(opcode(t) for _, t in instructions)
     branches_inside = sum(n for op, n in ops.items() if op == "BRA") - 1
     rest = ", ".join([f"{op} {n}" for op, n in ops.most_common() if op not in MATH][:16])
-    line = (f"{math} math of {len(instructions)} ({100.0 * math / len(instructions):.0f}%), "
-            f"0x{start:x}-0x{end:x}; rest: {rest}")
+    span = (end - start) // 16 + 1  # sm_90 instructions are 16 bytes
+    where = f"0x{start:x}-0x{end:x}" + (f" ({span - len(instructions)} between not in the loop)"
+                                        if span > len(instructions) else "")
+    line = f"{math} math of {len(instructions)} ({100.0 * math / len(instructions):.0f}%), {where}; rest: {rest}"
     if branches_inside > 0:
         line += f"; {branches_inside} branch(es) inside: static counts"
     return line
