@@ -25,9 +25,10 @@
 //   SASS held 64 FFMA, one k per trip, so each trip waited on its own shared
 //   loads); ptxas then gives 124-128 registers at 128x128, two blocks per SM.
 //   Since 2026-12-05 the kernel has a switch for its copies, HOISTED
-//   (sgemm_hoisted_copies.hpp, v10's candidates 12-14); v9 as registered
-//   keeps v8's and is the same machine code (128 registers, its loop 1800
-//   instructions in the SASS).
+//   (sgemm_hoisted_copies.hpp, v10's candidates 12-14), and the blocks an
+//   SM is asked to hold, MIN_BLOCKS; v9 as registered keeps v8's copies
+//   and asks nothing, and is the same machine code (128 registers, its
+//   loop 1800 instructions in the SASS).
 // Measured: NVIDIA H200, 2026-12-04 (bench/results/nvidia-h200-2026-12-04.json, `warpnet bench matmul`):
 //   3.96 ms = 34.7 TFLOP/s at 4096^3, 68.3% of cuBLAS SGEMM in the same run; 35.0 TFLOP/s at 8192^3, 68.6%.
 //   2026-11-30, before the unrolled k loop: 63.0%/64.1%.
@@ -78,7 +79,10 @@ constexpr int kPad = 4;
 //   As[s][k][m] = op(A)[row0 + m, k0 + k]: (BK, BM) transposed A tile, stage s
 //   Bs[s][k][n] = op(B)[k0 + k, col0 + n]: (BK, BN) B tile, stage s
 // HOISTED: each thread's copies worked out once (sgemm_hoisted_copies.hpp,
-// v10's candidates 12-14) instead of by v8's stage_tile at every k-step.
+// v10's candidates 12-14) instead of by v8's stage_tile at every k-step;
+// only for problems where sgemm_copies::apply holds (the launch checks).
+// Without a fallback to stage_tile beside them, the loop is 1193
+// instructions in v9's shape, not 1455 (nvcc 13.0, sm_90a, NN).
 template <int BM, int BN, int BK, int WM, int WN, int WMITER, int WNITER, int TM, int TN, bool TA, bool TB,
           int STAGES, bool HOISTED = false>
 __device__ __forceinline__ void block_tile(int M, int N, int K, const float* __restrict__ A,
@@ -103,8 +107,8 @@ __device__ __forceinline__ void block_tile(int M, int N, int K, const float* __r
   const int row0 = blockIdx.y * BM, col0 = blockIdx.x * BN;
   const int wm0 = (warp / WARPS_N) * WM, wn0 = (warp % WARPS_N) * WN;  // the warp tile, within the block tile
   const int lm = (lane / LANES_N) * TM, ln = (lane % LANES_N) * TN;     // the thread tile, within a sub-tile
-  const bool a_vec = TA && M % 4 == 0 && sgemm_v8::aligned16(A);
-  const bool b_vec = !TB && N % 4 == 0 && sgemm_v8::aligned16(B);
+  [[maybe_unused]] const bool a_vec = TA && M % 4 == 0 && sgemm_v8::aligned16(A);  // v8's copies' choice
+  [[maybe_unused]] const bool b_vec = !TB && N % 4 == 0 && sgemm_v8::aligned16(B);
   // acc[i][j]: C at row wm0 + (i/TM)*WSUBM + lm + i%TM, column wn0 + (j/TN)*WSUBN + ln + j%TN
   // of the block tile: WMITER x WNITER thread tiles of TM x TN, in registers.
   float acc[WMITER * TM][WNITER * TN] = {};
@@ -119,11 +123,9 @@ __device__ __forceinline__ void block_tile(int M, int N, int K, const float* __r
     else return 0;
   }();
   auto stage = [&](int s, int k0) {
-    if constexpr (HOISTED) {  // 16-byte copies need vec; without it stage_tile copies float by float
-      if (!TA || a_vec) a_copies.copy(&As[s][0][0], A, k0, K);
-      else sgemm_v8::stage_tile<BK, BM, BM + PAD, THREADS, TA>(&As[s][0][0], A, row0, k0, M, K, t, a_vec);
-      if (TB || b_vec) b_copies.copy(&Bs[s][0][0], B, k0, K);
-      else sgemm_v8::stage_tile<BK, BN, BN + PAD, THREADS, !TB>(&Bs[s][0][0], B, col0, k0, N, K, t, b_vec);
+    if constexpr (HOISTED) {  // launched only where sgemm_copies::apply holds: k-major rows of whole float4s
+      a_copies.copy(&As[s][0][0], A, k0, K);
+      b_copies.copy(&Bs[s][0][0], B, k0, K);
       warpnet::ptx::cp_async_commit();
     } else {
       sgemm_v8::stage_operands<BK, BM, BN, PAD, THREADS, TA, TB>(&As[s][0][0], &Bs[s][0][0], A, B, M, N, K, row0,
@@ -194,9 +196,13 @@ __device__ __forceinline__ void block_tile(int M, int N, int K, const float* __r
 // the caller adds the S partial products up. STAGES k-tiles in shared
 // memory: two as registered (v9), three in two of v10's candidates, whose
 // 8-deep k-steps leave a copy only one short step to land in with two.
+// MIN_BLOCKS: the blocks an SM is to hold, which caps ptxas's registers a
+// thread (2 x 256 threads: 128). v9 fits two unasked; v10's hoisted
+// candidate in v9's shape asks (125-128 registers, no spills, nvcc 13.0,
+// sm_90a; 147-157 unasked, one block).
 template <int BM, int BN, int BK, int WM, int WN, int WMITER, int WNITER, int TM, int TN, bool TA = false,
-          bool TB = false, int STAGES = 2, bool HOISTED = false>
-__global__ void __launch_bounds__((BM / WM) * (BN / WN) * 32)
+          bool TB = false, int STAGES = 2, bool HOISTED = false, int MIN_BLOCKS = 1>
+__global__ void __launch_bounds__((BM / WM) * (BN / WN) * 32, MIN_BLOCKS)
     sgemm_warptiling(int M, int N, int K, const float* __restrict__ A, const float* __restrict__ B,
                      float* __restrict__ C) {
   // The slice is whole BK-steps, so only the last one, which ends at K, has

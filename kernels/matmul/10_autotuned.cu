@@ -18,12 +18,14 @@
 //   (sgemm_hoisted_copies.hpp): v9's loop is 57% FFMA in the SASS, and on
 //   the CUDA cores every other instruction takes an FFMA's issue slot
 //   (lesson 04, "Counting the loop"); with hoisted copies the k-step of
-//   v9's shape is 1024 FFMA in 1193 instructions (86%, NN; 85-89% in the
-//   other layouts) in a build without stage_tile's fallback for rows that
-//   are not 16-byte aligned; as built, with the fallback beside them, its
-//   loop holds 1455 (70%, static). ptxas (nvcc 13, sm_90a) gives v9's
-//   shape 157-161 registers (v9: 126-128), one block of 8 warps an SM, not
-//   two, except in the TN layout (A stored (K,M), B row-major): 126.
+//   v9's shape is 1024 FFMA in 1193 instructions (86%, NN; 81-89% in the
+//   other layouts). They run only where they apply (k-major operands in
+//   whole, aligned float4 rows: sgemm_copies::apply); elsewhere Tiles::
+//   kernel launches the same tile with v8's stage_tile, so no fallback
+//   sits in the hoisted loop (with one beside them it held 1455). Asked
+//   for two blocks an SM (MIN_BLOCKS), ptxas (nvcc 13, sm_90a) fits v9's
+//   shape in 125-128 registers without spills, as v9 (126-128); unasked it
+//   took 147-157 and one block of 8 warps an SM.
 // How the choice is made:
 //   1. By measurement, on a GPU: device::autotune_matmul(sizes)
 //      (src/device/kernels/matmul/autotune.hpp; compiled only into the CUDA
@@ -60,16 +62,23 @@
 namespace sgemm_v10 {
 
 // One candidate: sgemm_warptiling's tile parameters (thread tiles 4x4),
-// stages, and its copies (v8's stage_tile, or HOISTED: sgemm_hoisted_copies.hpp).
-template <int BM_, int BN_, int BK_, int WM_, int WN_, int WMITER_, int WNITER_, int STAGES = 2, bool HOISTED = false>
+// stages, its copies (v8's stage_tile, or HOISTED: sgemm_hoisted_copies.hpp)
+// and the blocks an SM is asked to hold (its register cap).
+template <int BM_, int BN_, int BK_, int WM_, int WN_, int WMITER_, int WNITER_, int STAGES = 2, bool HOISTED = false,
+          int MIN_BLOCKS = 1>
 struct Tiles {
   static constexpr int BM = BM_, BN = BN_, BK = BK_, WM = WM_, WN = WN_, WMITER = WMITER_, WNITER = WNITER_;
   static constexpr int threads = (BM / WM) * (BN / WN) * 32;
   static constexpr int shared_bytes = STAGES * BK * (BM + BN + 8) * 4;  // rows padded by 4 floats
   static constexpr int min_slice_steps = 4;  // split-K: fewer BK-steps per slice spend it filling the pipeline
+  // The kernel for C = op(A) @ op(B) (M x N): hoisted copies where they
+  // apply (sgemm_copies::apply), else the same tile with v8's stage_tile
+  // (for C1Hoisted, C1's own kernel).
   template <bool TA, bool TB>
-  static constexpr auto kernel() {
-    return sgemm_warptiling<BM, BN, BK, WM, WN, WMITER, WNITER, 4, 4, TA, TB, STAGES, HOISTED>;
+  static auto kernel(int M, int N, const float* A, const float* B) {
+    const bool hoisted = HOISTED && sgemm_copies::apply<TA, TB>(M, N, A, B);
+    return hoisted ? sgemm_warptiling<BM, BN, BK, WM, WN, WMITER, WNITER, 4, 4, TA, TB, STAGES, HOISTED, MIN_BLOCKS>
+                   : sgemm_warptiling<BM, BN, BK, WM, WN, WMITER, WNITER, 4, 4, TA, TB, STAGES>;
   }
 };
 
@@ -82,7 +91,7 @@ struct Small {
   static constexpr int shared_bytes = 2 * BK * (BM + BN + 2 * sgemm_small::PAD) * 4;
   static constexpr int min_slice_steps = 2;
   template <bool TA, bool TB>
-  static constexpr auto kernel() {
+  static auto kernel(int, int, const float*, const float*) {
     return sgemm_small_tile<TA, TB>;
   }
 };
@@ -106,8 +115,11 @@ using C0Stages3 = Tiles<256, 128, 8, 64, 64, 2, 4, 3>;  //                  256 
 using C2Stages3 = Tiles<128, 128, 8, 64, 64, 2, 4, 3>;  //                  128  24.8 KiB
 // Candidates 12-14 are C1 (v9), C2 and C0 with hoisted copies: each thread
 // works out its copies once, where v8's stage_tile spends most of v9's
-// main loop's non-FFMA instructions (sgemm_hoisted_copies.hpp).
-using C1Hoisted = Tiles<128, 128, 16, 64, 32, 2, 2, 2, true>;
+// main loop's non-FFMA instructions (sgemm_hoisted_copies.hpp). C1's
+// asks ptxas for two blocks an SM, as v9 has them (sgemm_warptiling's
+// MIN_BLOCKS); C2's 4 warps get two unasked, C0's 128 accumulators a
+// thread could not fit 128 registers.
+using C1Hoisted = Tiles<128, 128, 16, 64, 32, 2, 2, 2, true, 2>;
 using C2Hoisted = Tiles<128, 128, 8, 64, 64, 2, 4, 2, true>;
 using C0Hoisted = Tiles<256, 128, 8, 64, 64, 2, 4, 2, true>;
 constexpr int kTiles = 6;        // candidates 0-5: C0-C5, K whole

@@ -29,8 +29,10 @@
 //   dynamic shared memory.
 // Since 2026-12-05 the block's pieces (its tiles, copies, fragments and
 //   epilogue) are mma_sync_v17::Block, which v23 shares, and the block's
-//   width and ring depth template parameters (Tiles) that v24 varies; the
-//   loop and ptxas's register counts (193-196) are what they were.
+//   width, ring depth and copies template parameters (Tiles) that v24
+//   varies; the loop and ptxas's register counts (193-196) are what they
+//   were. With hoisted copies (v24's candidate 9) the loop is 157-163
+//   instructions for 64 mma.sync, against 313-330.
 // Trace (emulator, `warpnet trace matmul/17 --size 256,256,128,TA,TB`, each of
 //   the four layouts): global loads 16 sectors per 16-byte request (100%),
 //   stores 8-byte pairs at 100%, ldmatrix and cp.async 1.00-way (no bank
@@ -57,13 +59,17 @@ constexpr int PAD = 8;            // 16 bytes per shared row: conflict-free ldma
 // A block's shape: BN_ columns of C (2 x BN_/64 warps of 64x64) and STAGES_
 // k-steps in flight; how it copies: v12's stage_tile, or with HOISTED_ the
 // copies of hoisted_copies.hpp, each thread's addresses worked out before
-// the k-loop. The registered v17 is Tiles<256, 4> (stage_tile); v23 uses
-// hoisted copies; v24 (autotuned) also launches 128x128 blocks of 4 warps,
-// two to an SM, with 2-4 stages, and both copies.
+// the k-loop. Hoisted copies take only rows of whole 16-byte chunks
+// (rows_whole_chunks); for other shapes the launch runs the same block with
+// stage_tile (StageTileCopies), so the kernel carries no fallback beside
+// them. The registered v17 is Tiles<256, 4> (stage_tile); v23 uses hoisted
+// copies; v24 (autotuned) also launches 128x128 blocks of 4 warps, two to
+// an SM, with 2-4 stages, and both copies.
 template <int BN_, int STAGES_, bool HOISTED_ = false>
 struct Tiles {
   static constexpr int BN = BN_, STAGES = STAGES_;
   static constexpr bool HOISTED_COPIES = HOISTED_;
+  using StageTileCopies = Tiles<BN_, STAGES_, false>;  // the same block, copied by stage_tile
   static constexpr int WARPS_N = BN / WN, THREADS = (BM / WM) * WARPS_N * 32;
   // ptxas gives a thread about 200 registers (128 accumulators): 256 threads
   // fill half an SM's register file, 128 threads let two blocks share it.
@@ -89,6 +95,12 @@ using Registered = Tiles<256, 4>;  // matmul/17: 128x256, 8 warps, 4 stages
 static_assert(Registered::THREADS == 256 && Registered::shared_bytes<false, true>() <= 227 * 1024,
               "8 warps; the largest layout (120 KiB) fits sm_90's opt-in shared memory");
 
+// Whether every stored row of A and of B is whole 16-byte chunks (8 bf16
+// elements): stage_tile's aligned path, and what the hoisted copies need.
+template <bool TA, bool TB>
+__host__ __device__ constexpr bool rows_whole_chunks(int M, int N, int K) {
+  return (TA ? M : K) % 8 == 0 && (TB ? K : N) % 8 == 0;
+}
 
 // What a block of v17's kernel (and of v23's, which pipelines the same
 // steps differently) works with: its tile of C, its warp's tile inside it,
@@ -121,7 +133,8 @@ struct Block {
   int steps;       // k-steps of BK
   bool a_aligned, b_aligned;
   int mat, mrow;  // ldmatrix.x4, as in v12: lane l gives row l%8 of matrix l/8
-  // The hoisted copies (Tiles::HOISTED_COPIES; unused, and optimized away, otherwise).
+  // The hoisted copies (Tiles::HOISTED_COPIES, launched only when
+  // rows_whole_chunks; unused, and optimized away, otherwise).
   // A's tile is rows m (k moves its columns) unless TA; B's is rows k unless TB.
   mma_sync_copies::TileCopies<TA ? BK : BM, TA ? BM : BK, AP, THREADS, TA, T> a_copies;
   mma_sync_copies::TileCopies<TB ? BN : BK, TB ? BK : BN, BP, THREADS, !TB, T> b_copies;
@@ -135,7 +148,7 @@ struct Block {
     row0 = tile.m * BM, col0 = tile.n * BN;
     wm0 = (warp / Tiles::WARPS_N) * WM, wn0 = (warp % Tiles::WARPS_N) * WN;
     steps = (K + BK - 1) / BK;
-    a_aligned = (TA ? M : K) % 8 == 0, b_aligned = (TB ? K : N) % 8 == 0;
+    a_aligned = (TA ? M : K) % 8 == 0, b_aligned = (TB ? K : N) % 8 == 0;  // rows_whole_chunks, per operand
     mat = lane / 8, mrow = lane % 8;
     if constexpr (Tiles::HOISTED_COPIES) {  // the tiles' origins at k = 0
       a_copies = TA ? decltype(a_copies)(K, M, 0, row0) : decltype(a_copies)(M, K, row0, 0);
@@ -151,13 +164,15 @@ struct Block {
       T* a = sA + (step % STAGES) * A_ELEMS;
       T* b = sB + (step % STAGES) * B_ELEMS;
       const int k0 = step * BK;
-      // Hoisted copies need rows of whole 16-byte chunks; other shapes go by stage_tile.
-      if (Tiles::HOISTED_COPIES && a_aligned) a_copies.copy(a, A, k0);
-      else if constexpr (TA) mma_sync_v12::stage_tile<BK, BM, THREADS>(a, AP, A, K, M, k0, row0, a_aligned);
-      else mma_sync_v12::stage_tile<BM, BK, THREADS>(a, AP, A, M, K, row0, k0, a_aligned);
-      if (Tiles::HOISTED_COPIES && b_aligned) b_copies.copy(b, B, k0);
-      else if constexpr (TB) mma_sync_v12::stage_tile<BN, BK, THREADS>(b, BP, B, N, K, col0, k0, b_aligned);
-      else mma_sync_v12::stage_tile<BK, BN, THREADS>(b, BP, B, K, N, k0, col0, b_aligned);
+      if constexpr (Tiles::HOISTED_COPIES) {  // rows of whole chunks (the launch saw to it)
+        a_copies.copy(a, A, k0);
+        b_copies.copy(b, B, k0);
+      } else {
+        if constexpr (TA) mma_sync_v12::stage_tile<BK, BM, THREADS>(a, AP, A, K, M, k0, row0, a_aligned);
+        else mma_sync_v12::stage_tile<BM, BK, THREADS>(a, AP, A, M, K, row0, k0, a_aligned);
+        if constexpr (TB) mma_sync_v12::stage_tile<BN, BK, THREADS>(b, BP, B, N, K, col0, k0, b_aligned);
+        else mma_sync_v12::stage_tile<BK, BN, THREADS>(b, BP, B, K, N, k0, col0, b_aligned);
+      }
     }
     warpnet::ptx::cp_async_commit();
   }
@@ -239,9 +254,12 @@ namespace mma_sync_v17 {
 
 inline dim3 grid(int M, int N, int bn) { return dim3(warpnet::ceil_div(M, BM) * warpnet::ceil_div(N, bn)); }
 
-// Raises the kernel's shared-memory limit to what it uses and launches it.
+// Raises the kernel's shared-memory limit to what it uses and launches it;
+// hoisted copies only where the rows are whole chunks, else stage_tile's.
 template <class Tiles, bool TA, bool TB>
 void launch(int M, int N, int K, const __nv_bfloat16* A, const __nv_bfloat16* B, float* C) {
+  if constexpr (Tiles::HOISTED_COPIES)
+    if (!rows_whole_chunks<TA, TB>(M, N, K)) return launch<typename Tiles::StageTileCopies, TA, TB>(M, N, K, A, B, C);
   constexpr size_t shared = Tiles::template shared_bytes<TA, TB>();
   warpnet::launch_kernel_opted_in(gemm_mma_sync_multistage<Tiles, TA, TB>, grid(M, N, Tiles::BN), dim3(Tiles::THREADS),
                                   shared, M, N, K, A, B, C);

@@ -29,16 +29,20 @@
 //   mma.sync to land in, so the ring is 3 or 4 deep (v24 tries both).
 // Copies: hoisted (hoisted_copies.hpp, mma_sync_v17::Tiles<256, 4, true>):
 //   each thread works out its chunks' addresses and edge tests once. In the
-//   SASS (nvcc 13.0, sm_90a, NN) a warp's k-step along the path aligned rows
-//   take is about 220 instructions: 64 mma.sync, 16 ldmatrix, and 6
+//   SASS (nvcc 13.0, sm_90a) a warp's k-step is 170-178 instructions by
+//   layout (scripts/sass-loops.py, 177 NN): 64 mma.sync, 16 ldmatrix, and 6
 //   cp.async at about 14 instructions a chunk (a 64-bit index, its select,
 //   the address, the edge test), where v17's stage_tile spends 44 a chunk
-//   and its k-step about 400 (scripts/sass-loops.py counts 330 in its loop,
-//   where two copy loops run 2 and 4 times). Built without stage_tile's
-//   fallback for unaligned rows, the same step compiled to 157.
+//   and its k-step about 400 (sass-loops counts 330 in its loop, where two
+//   copy loops run 2 and 4 times). The hoisted copies take only rows of
+//   whole 16-byte chunks; for others the launch runs the same kernel with
+//   stage_tile's copies (Tiles::StageTileCopies). With that fallback inside
+//   the loop, beside the hoisted copies, the k-step held about 220 on the
+//   aligned path and 371 static.
 // Registers: two sets of fragments (2 x 32) besides v17's 128 accumulators,
 //   and the copies' state; ptxas (nvcc 13, sm_90a, -Xptxas -v) fits it in
-//   220-228 (v17: 193-196), no spills.
+//   238-248 (v17: 193-196; the stage_tile instance 206-212), no spills:
+//   one block of 8 warps an SM, as v17.
 // Shared memory, layouts, edges: v17's (mma_sync_v17::Block); rows not
 //   16-byte aligned are copied by stage_tile, element by element.
 // Changed from v17: fragments one slice ahead, double-buffered in
@@ -96,9 +100,14 @@ namespace mma_sync_v23 {
 // v17's block (128x256, 8 warps, 4 stages) with the hoisted copies.
 using Registered = mma_sync_v17::Tiles<256, 4, true>;
 
-// Raises the kernel's shared-memory limit to what it uses and launches it.
+// Raises the kernel's shared-memory limit to what it uses and launches it;
+// hoisted copies only where the rows are whole chunks, else stage_tile's
+// (mma_sync_v17::rows_whole_chunks).
 template <class Tiles, bool TA, bool TB>
 void launch(int M, int N, int K, const __nv_bfloat16* A, const __nv_bfloat16* B, float* C) {
+  if constexpr (Tiles::HOISTED_COPIES)
+    if (!mma_sync_v17::rows_whole_chunks<TA, TB>(M, N, K))
+      return launch<typename Tiles::StageTileCopies, TA, TB>(M, N, K, A, B, C);
   constexpr size_t shared = Tiles::template shared_bytes<TA, TB>();
   warpnet::launch_kernel_opted_in(gemm_mma_sync_pipelined<Tiles, TA, TB>, mma_sync_v17::grid(M, N, Tiles::BN),
                                   dim3(Tiles::THREADS), shared, M, N, K, A, B, C);

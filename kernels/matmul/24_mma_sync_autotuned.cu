@@ -32,6 +32,9 @@
 //    14  64x64, 4 warps of 32x32, 2 stages     v12's kernel, for small C
 //   Beside each other in the tune's times: 6 against 9 is what the copies'
 //   arithmetic costs, 9 against 13 what pipelining the fragments gains.
+//   The hoisted copies take only rows of whole 16-byte chunks; where a
+//   problem's are not, candidates 7-13 launch their block with stage_tile's
+//   copies (7 is then 3, 8 is 4, 9 is 6; 10-13 v23's kernel so copied).
 // How the choice is made: as v10's. On a GPU the registration's tune (Kernel::
 //   tune; `warpnet bench` calls it for every size it times) times every
 //   candidate with CUDA events, checks each one against a CPU dot product
@@ -44,8 +47,10 @@
 //   ring, 34-40 KiB (2 stages of 128x128) to 100-120 KiB (4 stages of
 //   128x256). Two 4-stage 128x128 blocks take 148-160 KiB of an SM's 228.
 // Registers (nvcc 13, sm_90a, -Xptxas -v): v17's kernel 193-196 in every
-//   configuration, 205-212 with hoisted copies, v23's 220-228, v12's in 4 warps of 64x64
-//   163-165, in 8 warps of 64x32 92-98, at 64x64 56-62; no spills.
+//   configuration, 212-218 with hoisted copies, v23's 238-252 (206-214
+//   with stage_tile's), v12's in 4 warps of 64x64 163-165, in 8 warps of
+//   64x32 92-98, at 64x64 56-62; no spills. Two 4-warp blocks an SM fit
+//   up to 256 registers a thread.
 // Every candidate is checked against the CPU reference on the emulator at
 //   awkward sizes and all four layouts (tests/simt/traced/test_mma_sync_autotune.cpp).
 // Changed from v23: nothing in the kernels (v17's and v23's tiles and

@@ -20,9 +20,11 @@
 //   down a column of chunks; short rows (k-contiguous tiles, 4 chunks) a
 //   quarter warp down 8 rows of one chunk column.
 // Edges: only for rows whose contiguous dimension is a multiple of 8
-//   elements (every chunk wholly inside or wholly outside); Block::stage
-//   copies other shapes with stage_tile. A chunk outside is zero-filled
-//   (src-size 0) from the matrix's first element, as stage_tile does.
+//   elements (every chunk wholly inside or wholly outside); for other
+//   shapes the launch takes the block with stage_tile's copies
+//   (mma_sync_v17::rows_whole_chunks, Tiles::StageTileCopies). A chunk
+//   outside is zero-filled (src-size 0) from the matrix's first element,
+//   as stage_tile does.
 #pragma once
 #include "kernels/common/ptx.hpp"
 

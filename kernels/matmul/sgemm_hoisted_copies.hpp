@@ -16,15 +16,29 @@
 //   writes land as they did (conflict-free):
 //   KMajor (X stored (K, J), contiguous along the tile's rows): 16-byte
 //     copies, consecutive lanes along a row; a thread's copies go down k,
-//     THREADS * 4 / W rows apart. Only with vec (J % 4 == 0, aligned);
-//     otherwise the caller copies with stage_tile.
+//     THREADS * 4 / W rows apart. Only with vec (J % 4 == 0, aligned):
+//     where `apply` says no, the launch runs v8's stage_tile instead.
 //   Transposing (X stored (J, K), contiguous along k): one float a copy; a
 //     warp's lanes take 8 k x 4 j (v8's layout); a thread's copies are P =
 //     8W / THREADS columns groups THREADS / 8 apart, times BK / 8 bands of 8 k.
 #pragma once
+#include <cstdint>
+
 #include "kernels/common/ptx.hpp"
 
 namespace sgemm_copies {
+
+// Whether hoisted copies can take C = op(A) @ op(B)'s operands: each one
+// stored k-major (A as (K,M) when TA, B as (K,N) unless TB) has rows of
+// whole float4s from a 16-byte aligned start. The others copy a float at
+// a time and take any shape. Host code: the launch's choice of instance.
+template <bool TA, bool TB>
+inline bool apply(int M, int N, const float* A, const float* B) {
+  const auto whole_float4s = [](int row, const float* p) {
+    return row % 4 == 0 && reinterpret_cast<std::uintptr_t>(p) % 16 == 0;
+  };
+  return (!TA || whole_float4s(M, A)) && (TB || whole_float4s(N, B));
+}
 
 // dst: (BK, W) shared, row stride LD; dst[k][j] = X(j0 + j, k0 + k), 0 past J or K.
 template <int BK, int W, int LD, int THREADS, bool KMajor>

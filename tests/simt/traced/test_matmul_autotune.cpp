@@ -58,8 +58,9 @@ void launch_candidate(int i, const Problem& p, const float* A, const float* B, f
   const size_t elements = size_t(p.M) * p.N;
   DeviceBuffer<float> part(std::vector<float>(slices * elements, std::numeric_limits<float>::quiet_NaN()));
   sgemm_v10::with_candidate(i, [&]<class T>() {
-    const auto kernel = p.ta ? (p.tb ? T::template kernel<true, true>() : T::template kernel<true, false>())
-                             : (p.tb ? T::template kernel<false, true>() : T::template kernel<false, false>());
+    const auto kernel =
+        p.ta ? (p.tb ? T::template kernel<true, true>(p.M, p.N, A, B) : T::template kernel<true, false>(p.M, p.N, A, B))
+             : (p.tb ? T::template kernel<false, true>(p.M, p.N, A, B) : T::template kernel<false, false>(p.M, p.N, A, B));
     const dim3 grid(warpnet::ceil_div(p.N, T::BN), warpnet::ceil_div(p.M, T::BM), slices);
     warpnet::simt::launch(kernel, grid, dim3(T::threads), 0, p.M, p.N, p.K, A, B, slices > 1 ? part.get() : C);
   });
@@ -80,7 +81,8 @@ TEST_CASE("autotune: every candidate of matmul/10 matches the CPU reference at a
   // K split (64x64x16 into 4 and 7 slices, 32x32x32 into 2 and 4, 32x32x64
   // into 2 and 3), the last slice shorter and ending off BK. 260x129x40:
   // A stored (K,M) in whole float4s, row-major B not, so the hoisted
-  // candidates fill one group with a hoisted copy and stage_tile's.
+  // candidates launch their stage_tile instance when B is row-major and
+  // their hoisted one when it is stored (N,K).
   const int sizes[][3] = {{1, 1, 1},      {7, 5, 3},       {33, 31, 35},  {127, 129, 65},  {260, 136, 40},
                           {256, 128, 64}, {33, 47, 300}, {100, 36, 520}, {260, 129, 40}};
   std::printf("autotune test: seed %llu\n", (unsigned long long)kSeed);
@@ -129,4 +131,23 @@ TEST_CASE("autotune: the tuning table picks the largest tile that gives every SM
   CHECK(table_choice(1024, 2048, 1024) == 3);   // 128x64: 256 blocks
   CHECK(table_choice(2048, 2048, 2048) == 1);   // 128x128: 256 blocks; 256x128 would be 128
   CHECK(table_choice(4096, 4096, 4096) == 0);   // 256x128: 512 blocks
+}
+
+TEST_CASE("autotune: the hoisted candidates launch stage_tile's instance where a k-major operand is not whole float4s") {
+  using sgemm_v10::C1, sgemm_v10::C1Hoisted;
+  alignas(16) static float storage[8];
+  const float* aligned = storage;
+  const float* misaligned = storage + 1;
+  // Whether C1Hoisted launches C1's own kernel (stage_tile's copies) for this problem.
+  const auto stage_tile = []<bool TA, bool TB>(int M, int N, const float* A, const float* B) {
+    return C1Hoisted::kernel<TA, TB>(M, N, A, B) == C1::kernel<TA, TB>(M, N, A, B);
+  };
+  // Row-major A is copied a float at a time in any shape; row-major B 16 bytes at a time.
+  CHECK_FALSE(stage_tile.operator()<false, false>(7, 8, misaligned, aligned));
+  CHECK(stage_tile.operator()<false, false>(8, 7, aligned, aligned));
+  CHECK(stage_tile.operator()<false, false>(8, 8, aligned, misaligned));
+  // A stored (K,M) is copied 16 bytes at a time: M and its start decide.
+  CHECK_FALSE(stage_tile.operator()<true, true>(8, 7, aligned, misaligned));
+  CHECK(stage_tile.operator()<true, true>(6, 8, aligned, aligned));
+  CHECK(stage_tile.operator()<true, true>(8, 8, misaligned, aligned));
 }
