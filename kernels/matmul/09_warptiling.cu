@@ -197,11 +197,12 @@ __device__ __forceinline__ void block_tile(int M, int N, int K, const float* __r
 // memory: two as registered (v9), three in two of v10's candidates, whose
 // 8-deep k-steps leave a copy only one short step to land in with two.
 // MIN_BLOCKS: the blocks an SM is to hold, which caps ptxas's registers a
-// thread (2 x 256 threads: 128). v9 fits two unasked; v10's hoisted
+// thread (2 x 256 threads: 128); 0 asks nothing (even 1 changes what
+// ptxas makes of v9's loop). v9 fits two blocks unasked; v10's hoisted
 // candidate in v9's shape asks (125-128 registers, no spills, nvcc 13.0,
 // sm_90a; 147-157 unasked, one block).
 template <int BM, int BN, int BK, int WM, int WN, int WMITER, int WNITER, int TM, int TN, bool TA = false,
-          bool TB = false, int STAGES = 2, bool HOISTED = false, int MIN_BLOCKS = 1>
+          bool TB = false, int STAGES = 2, bool HOISTED = false, int MIN_BLOCKS = 0>
 __global__ void __launch_bounds__((BM / WM) * (BN / WN) * 32, MIN_BLOCKS)
     sgemm_warptiling(int M, int N, int K, const float* __restrict__ A, const float* __restrict__ B,
                      float* __restrict__ C) {

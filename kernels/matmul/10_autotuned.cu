@@ -65,7 +65,7 @@ namespace sgemm_v10 {
 // stages, its copies (v8's stage_tile, or HOISTED: sgemm_hoisted_copies.hpp)
 // and the blocks an SM is asked to hold (its register cap).
 template <int BM_, int BN_, int BK_, int WM_, int WN_, int WMITER_, int WNITER_, int STAGES = 2, bool HOISTED = false,
-          int MIN_BLOCKS = 1>
+          int MIN_BLOCKS = 0>
 struct Tiles {
   static constexpr int BM = BM_, BN = BN_, BK = BK_, WM = WM_, WN = WN_, WMITER = WMITER_, WNITER = WNITER_;
   static constexpr int threads = (BM / WM) * (BN / WN) * 32;
