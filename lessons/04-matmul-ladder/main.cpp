@@ -9,9 +9,11 @@
 // recorded in bench/results/ by `warpnet bench` (scripts/gpu-check.sh), each
 // table labelled with the GPU and date it came from.
 //
-// Run: build/bin/lesson04 [--markdown]   (about a second: 128^3, traced)
-//   --markdown  print only the table, as the chapter's README holds it
-//               (scripts/lesson-tables.sh pastes it there)
+// Run: build/bin/lesson04 [--markdown [sass]]   (about a second: 128^3, traced)
+//   --markdown       print only the table, as the chapter's README holds it
+//                    (scripts/lesson-tables.sh pastes it there)
+//   --markdown sass  print only the table of the kernels' main loops counted
+//                    in their SASS (sass_table.hpp; the README's "sass" table)
 #include <algorithm>
 #include <cstdio>
 #include <cstring>
@@ -27,6 +29,7 @@
 #include "device/run.hpp"
 #include "lessons/bench_records.hpp"
 #include "lessons/lesson_checks.hpp"
+#include "sass_table.hpp"
 #include "simt/launch.hpp"
 #include "simt/trace.hpp"
 
@@ -227,10 +230,15 @@ void check_claims(const std::map<int, Figures>& v) {
 }  // namespace
 
 int main(int argc, char** argv) {
-  const bool markdown = argc == 2 && std::strcmp(argv[1], "--markdown") == 0;
-  if (argc > 1 && !markdown) {
-    std::fprintf(stderr, "usage: %s [--markdown]\n", argv[0]);
+  const bool markdown = argc >= 2 && std::strcmp(argv[1], "--markdown") == 0;
+  const bool sass = markdown && argc == 3 && std::strcmp(argv[2], "sass") == 0;
+  if ((argc > 1 && !markdown) || argc > 3 || (argc == 3 && !sass)) {
+    std::fprintf(stderr, "usage: %s [--markdown [sass]]\n", argv[0]);
     return 2;
+  }
+  if (sass) {
+    lesson::print_sass_table();
+    return lesson::failures() ? 1 : 0;
   }
   simt::set_workers(1);  // blocks in order: the same trace every run
   // 128: the 128x128 block tiles of v5 and later see more than one tile of
@@ -253,6 +261,10 @@ int main(int argc, char** argv) {
   print_table(all, sizes, markdown);
   check_claims(by_version);
   print_gpu_records();
+  if (!markdown) {
+    std::printf("\nThe main loops in the SASS (lesson 04, \"Counting the loop\"):\n\n");
+    lesson::print_sass_table();
+  }
   if (lesson::failures()) std::fprintf(stderr, "\n%d figure(s) differ from the lesson\n", lesson::failures());
   return lesson::failures() ? 1 : 0;
 }
