@@ -30,9 +30,9 @@ Launch shape_of(int candidate, const Sizes& s) {
 void launch_candidate(int candidate, const Sizes& s, const Launch& l, Buffers b) {
   const auto gemm = [&](Buffers buffers) {
     sgemm_v10::with_candidate(candidate, [&]<class T>() {
-      const auto* a = static_cast<const float*>(buffers[0]);
-      const auto* b = static_cast<const float*>(buffers[1]);
-      launch_gemm(s, l, buffers, [&]<bool TA, bool TB>() { return T::template kernel<TA, TB>(M(s), N(s), a, b); });
+      const auto* A = static_cast<const float*>(buffers[0]);
+      const auto* B = static_cast<const float*>(buffers[1]);
+      launch_gemm(s, l, buffers, [&]<bool TA, bool TB>() { return T::template kernel<TA, TB>(M(s), N(s), A, B); });
     });
   };
   const int slices = int(l.grid.z);
