@@ -17,11 +17,12 @@ source_file=.gpu-deps/SOURCE
 commit=$(awk '$1 == "commit" { print substr($2, 1, 7) }' "$source_file")
 sources=$(awk '$1 == "sources" { print $2 }' "$source_file")
 nvcc=$(sed -n 's/^set(CMAKE_CUDA_COMPILER_VERSION "\(.*\)")$/\1/p' "$build"/CMakeFiles/*/CMakeCUDACompiler.cmake | head -1)
-cuobjdump=$(command -v cuobjdump || echo /usr/local/cuda/bin/cuobjdump)
+cuobjdump=$(command -v cuobjdump || echo "${CUDA_HOME:-/usr/local/cuda}/bin/cuobjdump")  # where sass-loops.py looks
 out=bench/results/sass-loops-sm90a-$(date -u +%F).txt
 body=$(mktemp) notes=$(mktemp)
 trap 'rm -f "$body" "$notes"' EXIT
-scripts/sass-loops.py "$binary" > "$body" 2> "$notes"
+# Its stderr holds notes for the header, or why it failed.
+scripts/sass-loops.py "$binary" > "$body" 2> "$notes" || { cat "$notes" >&2; exit 1; }
 {
   echo "# scripts/sass-loops.py $binary: each kernel's main loop, from cuobjdump -sass (static counts, no GPU)"
   echo "# binary: scripts/gpu-bundle.sh's sm_90a build of commit $commit (sources $sources), nvcc $nvcc"
