@@ -68,6 +68,12 @@ def demangle(names):
     return out if done.returncode == 0 and len(out) == len(names) else names
 
 
+def is_math(text):
+    # HFMA2.MMA with zero operands is how the compiler moves a constant into
+    # a register on the FMA pipe: no arithmetic.
+    return opcode(text) in MATH and "HFMA2.MMA" not in text
+
+
 def opcode(text):
     words = text.split()
     if words and words[0].startswith("@"):  # a predicate guards it
@@ -102,15 +108,17 @@ def successors(body, index):
     return succ
 
 
-def natural_loop(head, tail, pred):
-    """The instructions of the loop a backward branch body[tail] -> body[head]
-    closes: head, and every instruction that reaches tail without passing
-    head. Blocks the compiler moved out of line (a barrier, a rare path)
-    belong to it as much as the ones between head and tail. None when the
-    kernel's entry reaches tail without passing head: then the branch only
-    returns from an out-of-line block (a shuffle's divergent path) and
-    closes no loop."""
-    inside, stack = {head, tail}, [tail]
+def natural_loop(head, tails, pred):
+    """The instructions of the loop that the backward branches body[tail] ->
+    body[head], for every tail in tails, close: head, and every instruction
+    that reaches a tail without passing head. Blocks the compiler moved out
+    of line (a barrier, a rare path) belong to it as much as the ones
+    between head and tail. None when the kernel's entry reaches a tail
+    without passing head: then that branch only returns from an out-of-line
+    block (a shuffle's divergent path) and closes no loop."""
+    inside = {head}
+    stack = [t for t in tails if t != head]  # a branch to itself: a loop of one
+    inside.update(stack)
     while stack:
         for p in pred[stack.pop()]:
             if p not in inside:
@@ -130,26 +138,30 @@ def main_loop(body):
     for i, out in enumerate(succ):
         for j in out:
             pred[j].append(i)
-    loops = []  # (math, instruction indices)
+    tails = {}  # head -> the backward branches to it: one loop, however many ways round
     for tail, (address, text) in enumerate(body):
         branch = BRANCH.search(text) if opcode(text) == "BRA" else None
         if branch and int(branch.group(1), 16) <= address and int(branch.group(1), 16) in index:
-            members = natural_loop(index[int(branch.group(1), 16)], tail, pred)
-            math = sum(opcode(body[i][1]) in MATH for i in members) if members else 0
-            if math:
-                loops.append((math, members))
+            tails.setdefault(index[int(branch.group(1), 16)], []).append(tail)
+    loops = []  # (math, instruction indices)
+    for head, its_tails in tails.items():
+        members = natural_loop(head, its_tails, pred)
+        math = sum(is_math(body[i][1]) for i in members) if members else 0
+        if math:
+            loops.append((math, members, len(its_tails)))
     if not loops:
         return None
-    most = max(math for math, _ in loops)
-    math, members = min((loop for loop in loops if loop[0] >= 0.9 * most), key=lambda loop: len(loop[1]))
-    return math, body[members[0]][0], body[members[-1]][0], [body[i] for i in members]
+    most = max(loop[0] for loop in loops)
+    math, members, back = min((loop for loop in loops if loop[0] >= 0.9 * most), key=lambda loop: len(loop[1]))
+    return math, body[members[0]][0], body[members[-1]][0], [body[i] for i in members], back
 
 
 def describe(loop):
-    math, start, end, instructions = loop
-    ops = Counter(opcode(t) for _, t in instructions)
-    branches_inside = sum(n for op, n in ops.items() if op == "BRA") - 1
-    rest = ", ".join([f"{op} {n}" for op, n in ops.most_common() if op not in MATH][:16])
+    math, start, end, instructions, back = loop
+    ops = Counter(opcode(t) for _, t in instructions if not is_math(t))
+    # Branches and exits that may leave the path round: all but the backward ones.
+    branches_inside = ops["BRA"] - back + sum(1 for _, t in instructions if opcode(t) == "EXIT")
+    rest = ", ".join([f"{op} {n}" for op, n in ops.most_common()][:16])
     span = (end - start) // 16 + 1  # sm_90 instructions are 16 bytes
     where = f"0x{start:x}-0x{end:x}" + (f" ({span - len(instructions)} between not in the loop)"
                                         if span > len(instructions) else "")
@@ -174,7 +186,7 @@ def main():
                 rows.append((name, f"{wgmma} wgmma instructions: a tile each, not counted"))
             elif loop:
                 rows.append((name, describe(loop)))
-            elif any(opcode(t) in MATH for _, t in body):
+            elif any(is_math(t) for _, t in body):
                 loopless += 1  # straight-line math (a transform, an epilogue): no loop to count
     names = demangle([name for name, _ in rows])
     shown, seen = 0, set()
