@@ -8,8 +8,13 @@
 #   scripts/lesson-tables.sh --check [--table NAME] PROGRAM README  exit 1 if it is stale
 set -euo pipefail
 check=0 name=""
-if [[ ${1:-} == --check ]]; then check=1; shift; fi
-if [[ ${1:-} == --table ]]; then name=${2:?--table needs a name}; shift 2; fi
+while [[ ${1:-} == --* ]]; do
+  case $1 in
+    --check) check=1; shift ;;
+    --table) name=${2:?--table needs a name}; shift 2 ;;
+    *) echo "$0: unknown option $1" >&2; exit 2 ;;
+  esac
+done
 if [[ $# -ne 2 ]]; then
   echo "usage: $0 [--check] [--table NAME] PROGRAM README" >&2
   exit 2
@@ -18,7 +23,9 @@ program=$1 readme=$2
 begin="<!-- table${name:+ $name}: begin -->" end="<!-- table${name:+ $name}: end -->"
 grep -qxF "$begin" "$readme" && grep -qxF "$end" "$readme" ||
   { echo "$readme: no '$begin' / '$end' lines" >&2; exit 2; }
-table=$("$program" --markdown ${name:+"$name"})
+# The program's checks print to stdout: shown when it fails.
+table=$("$program" --markdown ${name:+"$name"}) ||
+  { printf '%s\n' "$table" >&2; echo "$program --markdown${name:+ $name} failed" >&2; exit 1; }
 updated=$(awk -v table="$table" -v begin="$begin" -v end="$end" '
   $0 == begin { print; print table; skip = 1; next }
   $0 == end { skip = 0 }

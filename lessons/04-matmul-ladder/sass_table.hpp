@@ -8,7 +8,6 @@
 #include <cstdio>
 #include <filesystem>
 #include <fstream>
-#include <optional>
 #include <regex>
 #include <string>
 #include <vector>
@@ -23,50 +22,56 @@ struct LoopCount {
   int math = 0, instructions = 0, branches_inside = 0;
 };
 
-// The newest sass-loops record (file-name order: the names end with the date), or an empty path.
+// The newest sass-loops record (sass-loops-<target>-<YYYY-MM-DD>.txt: by
+// the date its name ends with, then by name), or an empty path.
 inline std::filesystem::path newest_sass_record() {
   namespace fs = std::filesystem;
   const fs::path results = fs::path(WARPNET_SOURCE_DIR) / "bench" / "results";
   fs::path newest;
+  std::string newest_key;
   if (fs::is_directory(results))
     for (const auto& entry : fs::directory_iterator(results)) {
       const std::string name = entry.path().filename().string();
-      if (name.starts_with("sass-loops-") && name.ends_with(".txt") && (newest.empty() || entry.path() > newest))
-        newest = entry.path();
+      if (!name.starts_with("sass-loops-") || !name.ends_with(".txt") || name.size() < 25) continue;
+      const std::string key = name.substr(name.size() - 14, 10) + name;  // the date first
+      if (key > newest_key) newest = entry.path(), newest_key = key;
     }
   return newest;
 }
 
-// The record's entry for the kernel whose name (without "void " and the
-// anonymous namespace) begins with `kernel`; nullopt when it has none.
-inline std::optional<LoopCount> sass_loop(const std::filesystem::path& record, const std::string& kernel) {
+// The record's entries for the kernel named `kernel` (without "void ", the
+// anonymous namespace and the parameter list): one, unless the binary holds
+// differing copies of it.
+inline std::vector<LoopCount> sass_loops(const std::filesystem::path& record, const std::string& kernel) {
   static const std::regex counts(R"(^  (\d+) math of (\d+) \()");
   static const std::regex branches(R"((\d+) branch\(es\) inside)");
+  static const std::regex anonymous(R"(\(anonymous namespace\)::)");
   std::ifstream in(record);
+  std::vector<LoopCount> found;
   bool wanted = false;
   for (std::string line; std::getline(in, line);) {
     if (line.starts_with("#")) continue;
     if (!line.starts_with("  ")) {  // a kernel's name
-      std::string name = std::regex_replace(line, std::regex(R"(\(anonymous namespace\)::)"), "");
+      std::string name = std::regex_replace(line, anonymous, "");
       if (name.starts_with("void ")) name = name.substr(5);
-      wanted = name.starts_with(kernel);
+      wanted = name.substr(0, name.find('(')) == kernel;
       continue;
     }
     std::smatch m;
     if (!wanted || !std::regex_search(line, m, counts)) continue;
     LoopCount c{std::stoi(m[1]), std::stoi(m[2]), 0};
     if (std::regex_search(line, m, branches)) c.branches_inside = std::stoi(m[1]);
-    return c;
+    found.push_back(c);
   }
-  return std::nullopt;
+  return found;
 }
 
-// TFLOP/s of `kernel_id` in the newest GPU record (file-name order) that
-// timed it: a matmul at 4096^3 (no transposes), or a peak kernel. `source`:
-// that record, as "GPU, date (file)"; untouched when none did.
+// TFLOP/s of `kernel_id` in the newest GPU record (by the date it holds)
+// that timed it: a matmul at 4096^3 (no transposes), or a peak kernel.
+// `source`: that record, as "GPU, date (file)"; untouched when none did.
 inline std::string measured_tflops(const std::string& kernel_id, std::string& source) {
   namespace fs = std::filesystem;
-  std::string found = "not yet";
+  std::string found = "not yet", newest;
   const nlohmann::json square = nlohmann::json::array({4096, 4096, 4096, 0, 0});
   for (const BenchRecord& r : bench_records()) {
     if (r.json.value("benchmark", "") != "warpnet bench" || !r.json["gpu"].value("usable", false)) continue;
@@ -75,7 +80,9 @@ inline std::string measured_tflops(const std::string& kernel_id, std::string& so
       if (!op["gpu"].contains("kernels") || !(name == "peak" || (name == "matmul" && op["sizes"] == square)))
         continue;
       for (const nlohmann::json& k : op["gpu"]["kernels"])
-        if (k.value("kernel", "") == kernel_id && k.value("status", "") == "ok" && k["tflops"].is_number()) {
+        if (k.value("kernel", "") == kernel_id && k.value("status", "") == "ok" && k["tflops"].is_number() &&
+            r.json.value("date", "") >= newest) {
+          newest = r.json.value("date", "");
           const double tflops = k["tflops"].get<double>();
           found = fixed(tflops, tflops < 100 ? 1 : 0);
           source = r.json["gpu"].value("name", "?") + ", " + r.json.value("date", "?").substr(0, 10) + " (`" +
@@ -127,7 +134,7 @@ inline void print_sass_table() {
   namespace fs = std::filesystem;
   const fs::path record = newest_sass_record();
   if (record.empty()) {
-    std::printf("No sass-loops record in bench/results/ (scripts/sass-loops.py writes one from a bundle).\n");
+    std::printf("No sass-loops record in bench/results/ (scripts/sass-record.sh writes one from the bundle).\n");
     expect(false, "bench/results holds a sass-loops record");
     return;
   }
@@ -140,9 +147,11 @@ inline void print_sass_table() {
       for (const device::Kernel* k : device::kernels(device::Copy::traced)) registered |= k->id() == row.kernel_id;
       expect(registered, std::string(row.kernel_id) + " is a registered kernel");
     }
-    const std::optional<LoopCount> c = sass_loop(record, row.kernel);
-    expect(c.has_value(), std::string(row.kernel) + " is in " + record.filename().string());
-    if (!c) continue;
+    const std::vector<LoopCount> found = sass_loops(record, row.kernel);
+    expect(found.size() == 1, std::string(row.kernel) + " is in " + record.filename().string() + " once (" +
+                                  std::to_string(found.size()) + " entries)");
+    if (found.empty()) continue;
+    const LoopCount* c = &found.front();
     std::string source;
     const std::string measured = *row.kernel_id ? measured_tflops(row.kernel_id, source) : row.candidate_of;
     if (!source.empty() && std::find(sources.begin(), sources.end(), source) == sources.end())
@@ -151,7 +160,7 @@ inline void print_sass_table() {
                 c->branches_inside ? " ¹" : "", 100.0 * c->math / c->instructions, measured.c_str());
   }
   std::printf("\nCounts from `%s` (`build/bin/lesson04 --markdown sass`; the NN layout). ¹ Branches inside "
-              "the loop besides the one that goes round: the count is static. Rates from the newest GPU record "
+              "the loop besides the ones back to its start: the count is static. Rates from the newest GPU record "
               "that timed the kernel (a matmul at 4096³, a peak kernel at its own size):",
               fs::relative(record, WARPNET_SOURCE_DIR).c_str());
   for (size_t i = 0; i < sources.size(); ++i) std::printf("%s %s", i ? ";" : "", sources[i].c_str());
