@@ -31,8 +31,10 @@ inline std::vector<float> uniform(size_t n, uint64_t& state) {
 // launch(out) writes want.size() floats into `out`, poisoned with NaN first
 // so that an element it never writes cannot pass; each must lie within
 // bound[e] of want[e]. A launch the emulator's checker stops (out of bounds,
-// a race, an uninitialized shared read) fails with its message. `what`
-// names the candidate, the sizes and the seed; the first 5 misses are printed.
+// a race, an uninitialized shared read) fails with its message, whether it
+// threw (simt::launch) or left its error for cudaGetLastError (launches
+// through launch_kernel, CUDA's error model). `what` names the candidate,
+// the sizes and the seed; the first 5 misses are printed.
 template <class Launch>
 void check(const std::string& what, Launch launch, const std::vector<double>& want, const std::vector<double>& bound) {
   INFO(what);
@@ -41,6 +43,10 @@ void check(const std::string& what, Launch launch, const std::vector<double>& wa
     launch(out.get());
   } catch (const warpnet::simt::LaunchError& e) {
     FAIL_CHECK(std::string(e.what()));
+    return;
+  }
+  if (const cudaError_t error = cudaGetLastError(); error != cudaSuccess) {
+    FAIL_CHECK(std::string(warpnet::cuda_error_detail(error)));
     return;
   }
   const std::vector<float> got = out.download();

@@ -92,21 +92,16 @@ void launch_pipelined(int i, const ConvShape& g, const float* dy, const float* w
 }
 
 // Winograd candidate i of conv2d_dgrad/06, its five launches with a
-// workspace of its own; a launch the checker stops leaves its error for
-// cudaGetLastError (launch_kernel's CUDA error model), rethrown for check().
+// workspace of its own (a launch the checker stops leaves its error for check()).
 void launch_winograd(int i, const ConvShape& g, const float* dy, const float* w, float* dx) {
   DeviceBuffer<float> workspace(conv_v10::workspace_floats(conv_dgrad_v06::forward_view(g)));
   conv_dgrad_v06::launch_winograd(i, g, dy, w, dx, workspace.get());
-  if (cudaGetLastError() != cudaSuccess)
-    throw warpnet::simt::LaunchError(cudaErrorLaunchFailure, warpnet::simt::last_error_message());
 }
 
 // conv2d_dgrad/07's fused kernel after the turned filter transform, on a workspace of its own.
 void launch_fused(const ConvShape& g, const float* dy, const float* w, float* dx) {
   DeviceBuffer<float> workspace(winograd::fused::workspace_floats(conv_dgrad_v07::forward_view(g)));
   conv_dgrad_v07::launch_fused(g, dy, w, dx, workspace.get());
-  if (cudaGetLastError() != cudaSuccess)
-    throw warpnet::simt::LaunchError(cudaErrorLaunchFailure, warpnet::simt::last_error_message());
 }
 
 // conv2d_dgrad/08's F(4x4) candidate i in chunks of `chunk` images, its
@@ -114,8 +109,6 @@ void launch_fused(const ConvShape& g, const float* dy, const float* w, float* dx
 void launch_winograd_4x4(int i, int chunk, const ConvShape& g, const float* dy, const float* w, float* dx) {
   DeviceBuffer<float> workspace(winograd::f4x4::workspace_floats(conv_dgrad_v08::forward_view(g), chunk));
   conv_dgrad_v08::launch_winograd(i, chunk, g, dy, w, dx, workspace.get());
-  if (cudaGetLastError() != cudaSuccess)
-    throw warpnet::simt::LaunchError(cudaErrorLaunchFailure, warpnet::simt::last_error_message());
 }
 
 // How the checked versions compute dx: the bound follows (reference() where
