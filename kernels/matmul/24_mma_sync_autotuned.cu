@@ -42,7 +42,7 @@
 //   launches the fastest from then on. Otherwise the table (table_choice):
 //   v12's own tile when it gives at least one block per SM of an H200 — it
 //   was the faster of the two measured — else the small tile.
-// Shared memory: candidates 0, 1 and 11 use v12's static tiles (34-40 KiB
+// Shared memory: candidates 0, 1 and 14 use v12's static tiles (34-40 KiB
 //   for 128x128, 18-20 KiB for 64x64, by layout); the others v17's dynamic
 //   ring, 34-40 KiB (2 stages of 128x128) to 100-120 KiB (4 stages of
 //   128x256). Two 4-stage 128x128 blocks take 148-160 KiB of an SM's 228.

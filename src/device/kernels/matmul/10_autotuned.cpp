@@ -55,7 +55,8 @@ const Registration autotuned{Kernel{
     .precision = "fp32",
     .shape_text = "v9's kernel with one of 6 tile shapes per problem (256x128 ... 32x32), or 2 of them with K "
                   "split into grid.z slices and a sum kernel, or the small-problem kernel (32x32x64 in 256 "
-                  "threads), K whole or split, or 256x128x8 or 128x128x8 with 3 stages (measured by "
+                  "threads), K whole or split, or 256x128x8 or 128x128x8 with 3 stages, or 128x128x16, 128x128x8 "
+                  "or 256x128x8 with hoisted copies (measured by "
                   "device::autotune_matmul on a GPU, else the largest of "
                   "v9's tiles giving >= 132 blocks, else the split with the most): e.g. "
                   "block (256), grid (ceil(N/128), ceil(M/128)) for 128x128",

@@ -37,9 +37,9 @@ const Registration mma_sync_autotuned{Kernel{
     .name = "mma_sync_autotuned",
     // Inputs stored as bf16 (relative error 2^-8 each against fp32); products exact, sums fp32.
     .precision = "bf16 inputs, fp32 accumulation (tensor cores)",
-    .shape_text = "v12's, v17's or v23's kernel in one of 12 configurations per problem (128x128 in 8 warps of 64x32 "
-                  "or 4 of 64x64 with 2-4 stages, 128x256 in 8 warps with 3 or 4 stages, v17's and v23's; 64x64 "
-                  "in 4 warps), measured by "
+    .shape_text = "v12's, v17's or v23's kernel in one of 15 configurations per problem (128x128 in 8 warps of 64x32 "
+                  "or 4 of 64x64 with 2-4 stages, 128x256 in 8 warps with 3 or 4 stages, v17's with its own or "
+                  "hoisted copies and v23's; 64x64 in 4 warps), measured by "
                   "the tune on a GPU, else v12's 128x128 when it gives >= 132 blocks, else 64x64: e.g. block "
                   "(256), grid (ceil(N/128), ceil(M/128)) for v12's",
     .shape = [](const Sizes& s) { return shape_of(choice(s), s); },
