@@ -83,10 +83,12 @@ inline int cluster_blocks(int pairs, int resident) {
 // their k-steps, and the stages they fill, stay in step.
 struct PairWalk {
   unsigned rank;  // %cluster_ctarank
+  int rows;       // M: C's rows (a convolution's output pixels)
   int pairs_m, tiles_n, pairs, first, stride;
   int bm, bn, group_m;
   __device__ PairWalk(int M, int N, int bm_, int bn_, int group_m_)
       : rank(warpnet::ptx::cluster_ctarank()),
+        rows(M),
         pairs_m(pair_rows(M, bm_)),
         tiles_n(ceil_div(N, bn_)),
         pairs(pairs_m * tiles_n),
@@ -97,6 +99,14 @@ struct PairWalk {
         group_m(group_m_) {}
   // This CTA's C tile in pair p.
   __device__ PairTile tile(int p) const { return pair_tile(p, int(rank), pairs_m, tiles_n, bm, bn, group_m); }
+  // Where the A copies for tile `at` start: at its own rows, or at row 0
+  // for the second tile of a last pair that lies wholly past M (an odd
+  // number of tile rows). That tile stores nothing, so any rows serve, and
+  // these keep every copy's start inside the tensor: a box wholly outside
+  // it is what no GPU-verified kernel here has issued (TMA zero-fills what
+  // lies out of bounds and counts the whole box, but a hang is what a
+  // different answer would cost). The bytes counted are the same.
+  __device__ PairTile copied_tile(PairTile at) const { return PairTile{at.row0 < rows ? at.row0 : 0, at.col0}; }
 };
 
 struct ClusterRing {

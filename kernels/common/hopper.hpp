@@ -121,8 +121,11 @@ __device__ __forceinline__ uint32_t cluster_ctarank() {
 }
 // Every thread of every CTA of the cluster arrives, then waits for the rest:
 // release and acquire at cluster scope (mbarriers initialized before it are
-// visible to the peers after it).
+// visible to the peers after it). The .aligned forms want every lane of the
+// warp at the same instruction; kernels reach their last one from a branch
+// only a producer lane took, so the warp reconverges first.
 __device__ __forceinline__ void cluster_sync() {
+  __syncwarp();
   asm volatile("barrier.cluster.arrive.release.aligned;\nbarrier.cluster.wait.acquire.aligned;\n" ::: "memory");
 }
 // Arrive on the mbarrier at the same shared offset as `bar`, in CTA `cta` of the cluster (mapa).

@@ -26,7 +26,8 @@
 //   sizes (pixel_tile, Config), the consumers (conv_v13::accumulate_tile,
 //   here with ReleaseBoth), the epilogue (conv_v14::store_pixels).
 //   When the pixel tiles are odd in number, the last pair's second tile lies
-//   past N·P·Q: its copy of x is zeros (past the last image), it still
+//   past N·P·Q: its copies of x read the first pixels instead
+//   (PairWalk::copied_tile: no copy starts past the last image), it still
 //   copies its half of w for its peer, and it stores nothing.
 // Edges and precision: v14's; shapes TMA cannot describe run v13's direct kernel.
 // Changed from v14: clusters of 2 along the pixels; w multicast, half per
@@ -87,7 +88,7 @@ __global__ void __launch_bounds__(conv_v13::THREADS, 1)
     if (t == 0)
       produce<Cfg::STAGE>(ring, walk.first, walk.pairs, walk.stride, taps, channel_blocks,
                           [&](unsigned char* a, uint64_t* bar, int pair, int tap, int c0) {
-        const warpnet::PairTile at = walk.tile(pair);  // row0: the first pixel; col0: the first output channel
+        const warpnet::PairTile at = walk.copied_tile(walk.tile(pair));  // row0: the first pixel; col0: the first output channel
         conv_v14::load_pixels(a, &map_x, g, at.row0, tap, c0, bar);
         // This CTA's half of the w tile, into the same rows of both CTAs' stage.
         warpnet::ptx::tma_load_3d_multicast(a + Cfg::TileA::BYTES + walk.rank * HALF * 128, &map_w, c0, tap,

@@ -158,8 +158,10 @@ __device__ __forceinline__ void lenet5_dense_back(const float* __restrict__ W, c
 // saved: (N, lenet5::kSaved), written here and read by lenet5_sum_gradients.
 // Launch: block (BLOCK), grid (N), dynamic shared memory lenet5::kSmFloats
 // floats; both kernels here with launch_dependent_kernel (cuda_compat.hpp).
+// __launch_bounds__: ptxas must fit a 1024-thread block's registers (64 a
+// thread at most) or that candidate's launch fails; without it, it may not.
 template <int BLOCK>
-__global__ void lenet5_image_per_block(int N, int C, const float* __restrict__ X, const int* __restrict__ labels,
+__global__ void __launch_bounds__(BLOCK) lenet5_image_per_block(int N, int C, const float* __restrict__ X, const int* __restrict__ labels,
                                        Lenet5Weights w, float* __restrict__ probs, float* __restrict__ row_loss,
                                        float* __restrict__ saved) {
   using namespace lenet5;
@@ -417,7 +419,7 @@ __global__ void lenet5_image_per_block(int N, int C, const float* __restrict__ X
 // after another, each would wait a latency of L2.
 // Launch: block (BLOCK); any grid: the loop covers every parameter.
 template <int BLOCK>
-__global__ void lenet5_sum_gradients(int N, int C, const float* __restrict__ saved, Lenet5Grads g) {
+__global__ void __launch_bounds__(BLOCK) lenet5_sum_gradients(int N, int C, const float* __restrict__ saved, Lenet5Grads g) {
   using namespace lenet5;
   using warpnet::sum_in_order;
   warpnet::allow_dependent_grids();  // a programmatic dependent launch may start the next kernel now

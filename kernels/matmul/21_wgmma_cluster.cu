@@ -40,8 +40,9 @@
 //   thread, two consumer warpgroups of wgmma m64n256k16). A K-major B tile is
 //   copied as two 128-row boxes, one per CTA; an MN-major one as v16's four
 //   64-wide boxes, two per CTA. When M has an odd number of tile rows, the
-//   last pair's second tile lies past M: TMA zero-fills its A rows, it still
-//   loads its half of B for its peer, and its epilogue stores nothing.
+//   last pair's second tile lies past M: its A copies read rows from 0 on
+//   instead (PairWalk::copied_tile: no box starts outside the tensor), it
+//   still loads its half of B for its peer, and its epilogue stores nothing.
 // Edges: TMA zero-fills boxes past M, N, K; the epilogue guards every store.
 //   Shapes TMA cannot describe are launched as v12 by the registration, as
 //   for v13 and v16. No stream-K (v16's measured no gain).
@@ -148,7 +149,7 @@ __global__ void __launch_bounds__(wgmma_v16::THREADS, 1)
       // round it / STAGES, freed by round - 1's empty phase in both CTAs.
       int it = 0;
       for (int p = walk.first; p < walk.pairs; p += walk.stride) {
-        const warpnet::PairTile at = walk.tile(p);
+        const warpnet::PairTile at = walk.copied_tile(walk.tile(p));
         for (int step = 0; step < steps; ++step, ++it) {
           const int s = it % STAGES;
           if (it >= STAGES) mbarrier_wait(&ring.empty[s], (it / STAGES - 1) & 1);

@@ -77,7 +77,7 @@ __global__ void __launch_bounds__(wgmma_fp8_v22::THREADS, 1)
     if (t == 0) {
       int it = 0;
       for (int p = walk.first; p < walk.pairs; p += walk.stride) {
-        const warpnet::PairTile at = walk.tile(p);
+        const warpnet::PairTile at = walk.copied_tile(walk.tile(p));
         for (int step = 0; step < steps; ++step, ++it) {
           const int s = it % STAGES, k0 = step * BK;
           if (it >= STAGES) mbarrier_wait(&ring.empty[s], (it / STAGES - 1) & 1);  // both CTAs released round r-1

@@ -111,7 +111,8 @@ TEST_CASE("matmul/18: fp8 blocks that walk several tiles, the ring running on ac
 TEST_CASE("matmul/21: clusters of two CTAs that walk several tile pairs, sharing each B tile by multicast") {
   const device::Kernel& v21 = device::find_kernel("matmul/21");
   // 300 x 520: 3 tile rows (2 pairs, the second CTA of the last one past M:
-  // zero A rows, its half of B still loaded for its peer, nothing stored) x
+  // its A copies read rows 0.. instead, its half of B still loaded for its
+  // peer, nothing stored) x
   // 3 tile columns. K = 328: 6 k-steps a pair, so the shared ring's stages
   // and parities shift from pair to pair in both CTAs alike. One cluster
   // takes all 6 pairs; two take 3 each. Every layout: the K-major B tile
