@@ -61,7 +61,7 @@ int main(int argc, char** argv) {
   auto* b = cli.add_option_group("speedup", "Speed-up");
   b->add_option("--results", speedup.results,
                 "Folder of benchmark records, for the speed-up and precision panels (default: bench/results)");
-  b->add_option("--record", speedup.record, "The record shown first (file name)");
+  b->add_option("--record", speedup.record, "The record shown first (file name; default: the newest with a GPU part, by its date)");
   CLI11_PARSE(cli, argc, argv);
   precision.results = speedup.results;
 

@@ -122,8 +122,10 @@ std::vector<BenchRecord> load_records(const std::string& folder) {
 
 SpeedupPanel::SpeedupPanel(SpeedupOptions options) : options_(std::move(options)) {
   records_ = load_records(options_.results);
-  for (size_t i = records_.size(); i-- > 0;)
-    if (records_[i].has_gpu) selected_ = i;
+  // The newest GPU record by its own date (file names do not order the runs), the later name on a tie.
+  for (size_t i = 0; i < records_.size(); ++i)
+    if (records_[i].has_gpu && (!records_[selected_].has_gpu || records_[i].date >= records_[selected_].date))
+      selected_ = i;
   for (size_t i = 0; i < records_.size(); ++i)
     if (records_[i].file == options_.record) selected_ = i;
   // What the panel opens on, also on stdout: a headless run's log says what its picture shows.

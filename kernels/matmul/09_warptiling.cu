@@ -23,7 +23,7 @@
 //   double buffered with one __syncthreads() per k-step. The k loop is
 //   unrolled by `#pragma unroll` (added after 2026-11-30's runs: the run-1
 //   SASS held 64 FFMA, one k per trip, so each trip waited on its own shared
-//   loads); ptxas then gives 124-128 registers at 128x128, two blocks per SM.
+//   loads); ptxas then gives 126-128 registers at 128x128, two blocks per SM.
 //   Since 2026-12-05 the kernel has a switch for its copies, HOISTED
 //   (sgemm_hoisted_copies.hpp, v10's candidates 12-14), and the blocks an
 //   SM is asked to hold, MIN_BLOCKS; v9 as registered keeps v8's copies

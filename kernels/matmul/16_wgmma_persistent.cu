@@ -38,7 +38,7 @@
 //     rounds, v16 ran at 95.9% of cuBLAS against 96.7% at 8192^3, so the
 //     half-empty round was not what held it back; with stream-K (its first
 //     signalling, every thread polling) 97.1% at 8192^3, within the day's
-//     spread (92.5-97.6%), and 81.7% at 4096^3 against 96.0%, some 30 us
+//     spread (92.5-97.6%), and 81.7% at 4096^3 against 96.0%, some 35 us
 //     more a launch (nvidia-h200-2026-12-04-streamk.json, -whole-tiles.json).
 //   Block: 3 warpgroups = 384 threads; warpgroup 0 produces (one thread issues
 //   the copies), warpgroups 1 and 2 each own 64 rows of the 128x256 tile.

@@ -27,9 +27,7 @@
 #include <cstring>
 #include <ctime>
 #include <filesystem>
-#include <fstream>
 #include <map>
-#include <nlohmann/json.hpp>
 #include <string>
 #include <thread>
 #include <vector>
@@ -43,7 +41,6 @@
 #include "datasets/synthetic.hpp"
 #include "device/backend.hpp"
 #include "device/datasheet.hpp"
-#include "lessons/bench_records.hpp"
 #include "lessons/lesson_args.hpp"
 #include "lessons/lesson_checks.hpp"
 #include "lessons/lesson_data.hpp"
@@ -51,6 +48,7 @@
 #include "nn/models.hpp"
 #include "nn/optim.hpp"
 #include "nn/trainer.hpp"
+#include "nn/training_records.hpp"
 
 using namespace warpnet;
 
@@ -624,33 +622,21 @@ void part4(const data::Dataset& train, int64_t steps, int64_t batch) {
 // ==== 5. CPU vs GPU, from recorded runs only ================================================
 
 void part5(double cpu_rate) {
-  namespace fs = std::filesystem;
   std::printf("5. CPU vs GPU: training rates recorded on a GPU\n\n");
-  int shown = 0, without_gpu = 0;
+  const nn::RecordedTrainings recorded =
+      nn::recorded_trainings(std::filesystem::path(WARPNET_SOURCE_DIR) / "bench" / "results");
+  const size_t shown = recorded.entries.size();
+  const int without_gpu = recorded.cpu_only;
   bool consistent = true;
-  for (const lesson::BenchRecord& r : lesson::bench_records()) {
-    const fs::path& file = r.file;
-    const nlohmann::json& record = r.json;
-    if (!record.contains("ops") || !record["ops"].is_array()) continue;
-    for (const nlohmann::json& op : record["ops"]) {
-      if (op.value("op", "") != "train" || !op.contains("cpu") || !op.contains("gpu")) continue;
-      const double cpu = op["cpu"].value("images_per_second", 0.0), gpu = op["gpu"].value("images_per_second", 0.0);
-      if (gpu <= 0 || cpu <= 0) {
-        ++without_gpu;
-        continue;
-      }
-      if (shown++ == 0)
-        std::printf("  %-40s %-20s %-10s %-8s %6s %12s %12s %9s\n", "record", "GPU", "date", "model", "batch",
-                    "CPU img/s", "GPU img/s", "GPU/CPU");
-      const nlohmann::json& g = record.value("gpu", nlohmann::json::object());
-      const double speedup = op.value("gpu_speedup_over_cpu", 0.0);
-      consistent = consistent && std::abs(speedup / (gpu / cpu) - 1) < 1e-9;
-      std::printf("  %-40s %-20s %-10s %-8s %6lld %12.0f %12.0f %8.1f×\n", file.filename().c_str(),
-                  g.value("name", std::string("?")).c_str(), record.value("date", std::string("?")).substr(0, 10).c_str(),
-                  op.value("model", std::string("?")).c_str(), op.value("batch_size", 0LL), cpu, gpu, speedup);
-      std::printf("  %-40s CPU of that machine: %s, %d threads\n", "", record.value("cpu", std::string("?")).c_str(),
-                  op["cpu"].value("threads", 0));
-    }
+  for (const nn::RecordedTraining& r : recorded.entries) {
+    if (&r == &recorded.entries.front())
+      std::printf("  %-40s %-20s %-10s %-8s %6s %12s %12s %9s\n", "record", "GPU", "date", "model", "batch",
+                  "CPU img/s", "GPU img/s", "GPU/CPU");
+    consistent = consistent && std::abs(r.speedup / (r.gpu_images_per_second / r.cpu_images_per_second) - 1) < 1e-9;
+    std::printf("  %-40s %-20s %-10s %-8s %6lld %12.0f %12.0f %8.1f×\n", r.file.c_str(), r.gpu.c_str(),
+                r.date.substr(0, 10).c_str(), r.model.c_str(), static_cast<long long>(r.batch_size),
+                r.cpu_images_per_second, r.gpu_images_per_second, r.speedup);
+    std::printf("  %-40s CPU of that machine: %s, %d threads\n", "", r.cpu.c_str(), r.cpu_threads);
   }
   if (shown > 0) {
     std::printf("  each speed-up is the record's own, CPU and GPU measured in one run on one machine;\n"

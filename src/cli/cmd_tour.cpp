@@ -3,6 +3,7 @@
 // emulator, and a GPU when there is one), then says what each chapter shows.
 #include <cmath>
 #include <cstdio>
+#include <filesystem>
 
 #include "cli/commands.hpp"
 #include "cli/training_run.hpp"
@@ -12,6 +13,7 @@
 #include "device/backend.hpp"
 #include "device/cuda/gpu.hpp"
 #include "nn/summary.hpp"
+#include "nn/training_records.hpp"
 
 namespace warpnet::cli {
 
@@ -48,6 +50,23 @@ std::vector<double> first_losses(nn::TrainOptions options, Device device, const 
   return losses;
 }
 
+// Without a GPU here: what one made of LeNet-5 in the newest committed
+// record (bench/results/, `warpnet bench train`), CPU and GPU timed in one
+// run on that machine. Nothing when the source tree's records are not there.
+void print_recorded_gpu_runs() {
+  const std::filesystem::path results = std::filesystem::path(build::source_dir) / "bench" / "results";
+  const std::vector<nn::RecordedTraining> runs = nn::newest_for_model(nn::recorded_trainings(results), "lenet5");
+  if (runs.empty()) return;
+  const nn::RecordedTraining& first = runs.front();
+  std::printf("\nWhat a GPU made of LeNet-5, recorded on one (%s, %s, bench/results/%s;\n"
+              "CPU and GPU timed in one run on that machine, %d CPU threads; nothing here is estimated):\n",
+              first.gpu.c_str(), first.date.substr(0, 10).c_str(), first.file.c_str(), first.cpu_threads);
+  for (const nn::RecordedTraining& r : runs)
+    std::printf("  batch %5lld: CPU %8.0f images/s, GPU %9.0f images/s: %5.1f× faster\n",
+                static_cast<long long>(r.batch_size), r.cpu_images_per_second, r.gpu_images_per_second, r.speedup);
+  std::printf("Lesson 08 (part 5) lists every record, and says why a small batch gains least.\n");
+}
+
 // The heart of warpnet in one screen: the network above on its own CUDA
 // kernels, run by the emulator, step for step beside the CPU; then, when
 // there is a GPU, the same kernels on it for a whole epoch.
@@ -73,6 +92,7 @@ void kernels_part(const nn::TrainOptions& options, const DataSplits& data, doubl
     std::printf("\nThe GPU epoch is skipped: %s.\n"
                 "On a machine with a GPU, `warpnet train --device cuda` runs these kernels on it.\n",
                 gpu.why_not.c_str());
+    print_recorded_gpu_runs();
     return;
   }
   std::printf("\nOn the GPU (%s), one epoch on the same kernels:\n\n", gpu.name.c_str());

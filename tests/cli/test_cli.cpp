@@ -418,6 +418,24 @@ TEST_CASE("warpnet train names an out-of-range number in a line") {
   CHECK(run.output.find("--dist-timeout: must be from 1 to 86400, got 0.000001") != std::string::npos);
 }
 
+TEST_CASE("warpnet tour trains, runs the kernels beside the CPU, and without a GPU shows a recorded GPU's run") {
+  const Run run = warpnet_cli("tour --limit 256 --threads 2");
+  INFO(run.output);
+  if (run.status != 0 && run.output.find("apt-get install dataset-fashion-mnist") != std::string::npos) {
+    MESSAGE("Fashion-MNIST is not installed (scripts/setup.sh installs it): the tour said so, and nothing more to check");
+    return;
+  }
+  REQUIRE(run.status == 0);
+  CHECK(run.output.find("LeNet-5 reached") != std::string::npos);
+  CHECK(run.output.find("loss on the kernels") != std::string::npos);
+  if (run.output.find("The GPU epoch is skipped") != std::string::npos) {
+    // The source tree's committed records (bench/results/train-*.json): CPU and GPU from one run.
+    CHECK(run.output.find("What a GPU made of LeNet-5, recorded on one (") != std::string::npos);
+    CHECK(run.output.find("images/s:") != std::string::npos);
+    CHECK(run.output.find("× faster") != std::string::npos);
+  }
+}
+
 TEST_CASE("warpnet names a command it does not have, and lists those it has") {
   const Run run = warpnet_cli("trian --epochs 1");
   CHECK(run.status != 0);

@@ -86,7 +86,7 @@ void gemm_ex(const Sizes& s, const Launch&, Buffers b) {
 // measured it on H800s); promoting partial sums to fp32 is software's part,
 // which cuBLASLt does "periodically" unless fast accumulation
 // (CUBLASLT_MATMUL_DESC_FAST_ACCUM) is on. On an H200 (2026-11-30, tests/gpu)
-// its results missed the fp32-sum bound by up to 58 times, already at K = 7,
+// its results missed the fp32-sum bound by up to about 90 times, already at K = 7,
 // inside any promotion interval (-0.401855 for -0.401871: a relative error
 // of 4e-5, about 2^-14.6). So the registration says accumulator_bits = 14,
 // and checks allow it 2^10 times the fp32 bound — a 14-bit accumulator's
