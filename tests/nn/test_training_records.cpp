@@ -1,7 +1,8 @@
 // The committed GPU training records as `warpnet tour` and lesson 08 read
 // them: train entries with both rates kept in file-name order, CPU-only and
-// unreadable ones passed over, and the newest record of a model found by its
-// own date, not its file name.
+// unreadable ones passed over (a record with a field of the wrong type
+// whole), and the newest record of a model found by its own date, not its
+// file name.
 #include <doctest/doctest.h>
 
 #include <filesystem>
@@ -49,6 +50,11 @@ TEST_CASE("training records: train entries with both rates, in file-name order; 
   write(dir / "d-garbled.json", "{\"ops\": [");
   write(dir / "e-other-op.json", record("2026-12-06T00:00:00Z", "GPU Other", R"({"op": "matmul", "cpu": {}, "gpu": {}})"));
   write(dir / "f-oldest.json", record("2026-11-29T08:00:00Z", "GPU Oldest", entry("lenet5", 1024, 70, 2000)));
+  // A good entry, then a field of the wrong type: the whole record is passed over, not half of it.
+  write(dir / "g-wrong-type.json",
+        record("2026-12-07T00:00:00Z", "GPU Wrong", entry("lenet5", 64, 100, 900) + "," +
+                                                        R"({"op": "train", "model": 5, "cpu": {"images_per_second": 1},)"
+                                                        R"( "gpu": {"images_per_second": 2}})"));
   write(dir / "notes.txt", "not a record");
 
   const nn::RecordedTrainings recorded = nn::recorded_trainings(dir);
