@@ -625,20 +625,20 @@ void part5(double cpu_rate) {
   std::printf("5. CPU vs GPU: training rates recorded on a GPU\n\n");
   const nn::RecordedTrainings recorded =
       nn::recorded_trainings(std::filesystem::path(WARPNET_SOURCE_DIR) / "bench" / "results");
-  const size_t shown = recorded.entries.size();
+  const bool any = !recorded.entries.empty();
   const int without_gpu = recorded.cpu_only;
+  if (any)
+    std::printf("  %-40s %-20s %-10s %-8s %6s %12s %12s %9s\n", "record", "GPU", "date", "model", "batch",
+                "CPU img/s", "GPU img/s", "GPU/CPU");
   bool consistent = true;
   for (const nn::RecordedTraining& r : recorded.entries) {
-    if (&r == &recorded.entries.front())
-      std::printf("  %-40s %-20s %-10s %-8s %6s %12s %12s %9s\n", "record", "GPU", "date", "model", "batch",
-                  "CPU img/s", "GPU img/s", "GPU/CPU");
     consistent = consistent && std::abs(r.speedup / (r.gpu_images_per_second / r.cpu_images_per_second) - 1) < 1e-9;
     std::printf("  %-40s %-20s %-10s %-8s %6lld %12.0f %12.0f %8.1f×\n", r.file.c_str(), r.gpu.c_str(),
                 r.date.substr(0, 10).c_str(), r.model.c_str(), static_cast<long long>(r.batch_size),
                 r.cpu_images_per_second, r.gpu_images_per_second, r.speedup);
     std::printf("  %-40s CPU of that machine: %s, %d threads\n", "", r.cpu.c_str(), r.cpu_threads);
   }
-  if (shown > 0) {
+  if (any) {
     std::printf("  each speed-up is the record's own, CPU and GPU measured in one run on one machine;\n"
                 "  it equals GPU img/s ÷ CPU img/s: %s\n",
                 check(consistent));
