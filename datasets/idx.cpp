@@ -135,7 +135,7 @@ Tensor read_idx(const std::string& path, int64_t max_items) {
 
 std::string fashion_mnist_dir() {
   const char* env = std::getenv("WARPNET_FASHION_MNIST");
-  return env && *env ? env : "/usr/share/datasets/fashion-mnist";
+  return env && *env ? env : kFashionMnistPackageDir;
 }
 
 Dataset load_idx_pair(const std::string& images_path, const std::string& labels_path, std::string name,
@@ -184,11 +184,20 @@ Dataset load_fashion_mnist(const std::string& dir, bool train, int64_t max_items
          "). Install it with `sudo apt-get install dataset-fashion-mnist` (or run scripts/setup.sh), "
          "or set WARPNET_FASHION_MNIST to a folder holding the IDX files");
   };
-  // A folder the user named that is not there: say that, not "install the package".
+  // A folder the user named (--data-dir, or $WARPNET_FASHION_MNIST) that is
+  // not there: say that, not "install the package", which is for the
+  // package's own folder.
   std::error_code ec;
-  if (dir != fashion_mnist_dir() && !fs::is_directory(dir, ec))
-    fail("Fashion-MNIST: ", dir, fs::exists(dir, ec) ? " is not a folder" : ": no such folder",
-         " (--data-dir names the folder holding the IDX files, train-images-idx3-ubyte.gz and the others)");
+  const bool is_folder = fs::is_directory(dir, ec);
+  if (ec && ec != std::errc::no_such_file_or_directory && ec != std::errc::not_a_directory)
+    fail("Fashion-MNIST: cannot look at the folder ", dir, ": ", ec.message());
+  if (!is_folder && dir != kFashionMnistPackageDir) {
+    const char* env = std::getenv("WARPNET_FASHION_MNIST");
+    const bool from_env = env && dir == env;
+    fail("Fashion-MNIST: ", dir, fs::exists(dir, ec) ? " is not a folder" : ": no such folder", " (",
+         from_env ? "$WARPNET_FASHION_MNIST" : "--data-dir",
+         " names the folder holding the IDX files, train-images-idx3-ubyte.gz and the others)");
+  }
   const std::string split = train ? "train" : "t10k";
   const std::string images = locate(split + "-images-idx3-ubyte");
   const std::string labels = locate(split + "-labels-idx1-ubyte");

@@ -16,8 +16,11 @@ namespace warpnet::data {
 // damage past them then goes unseen, as it is never read.
 Tensor read_idx(const std::string& path, int64_t max_items = 0);
 
+// Where the Debian package dataset-fashion-mnist puts the IDX files.
+inline constexpr const char* kFashionMnistPackageDir = "/usr/share/datasets/fashion-mnist";
+
 // Where Fashion-MNIST is read from: $WARPNET_FASHION_MNIST if set, else
-// /usr/share/datasets/fashion-mnist.
+// kFashionMnistPackageDir.
 std::string fashion_mnist_dir();
 
 // The training (60000) or test (10000) split: inputs f32 (N,1,28,28) scaled

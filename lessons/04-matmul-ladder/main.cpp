@@ -131,11 +131,12 @@ std::pair<const nlohmann::json*, std::string> largest_vendor(const nlohmann::jso
   const nlohmann::json* best = nullptr;
   std::string sizes;
   double most = 0;
-  for (const nlohmann::json& op : record["ops"]) {
-    if (op.value("op", "") != "matmul" || !op["gpu"].contains("kernels") || op.value("flops", 0.0) <= most) continue;
-    for (const nlohmann::json& k : op["gpu"]["kernels"])
+  using lesson::field;
+  for (const nlohmann::json& op : field(record, "ops")) {
+    if (op.value("op", "") != "matmul" || op.value("flops", 0.0) <= most) continue;
+    for (const nlohmann::json& k : field(field(op, "gpu"), "kernels"))
       if (k.value("version", -1) == 0 && k.value("input_format", "") == format && k.value("status", "") == "ok") {
-        best = &k, sizes = op["sizes"].dump(), most = op.value("flops", 0.0);
+        best = &k, sizes = field(op, "sizes").dump(), most = op.value("flops", 0.0);
         break;
       }
   }
@@ -150,11 +151,12 @@ void print_peak_table(const nlohmann::json& record, const nlohmann::json& op) {
   std::printf("| version | inputs | TFLOP/s | %% of peak | %% of the vendor's matmul (this record) |\n"
               "|---|---|---:|---:|---:|\n");
   const nlohmann::json none;
-  for (const nlohmann::json& k : op["gpu"]["kernels"]) {
+  using lesson::field;
+  for (const nlohmann::json& k : field(field(op, "gpu"), "kernels")) {
     const bool ok = k.value("status", "") == "ok";
     const auto [vendor, sizes] = largest_vendor(record, k.value("input_format", ""));
     std::string share = "-";
-    if (ok && vendor && k["tflops"].is_number() && (*vendor)["tflops"].is_number())
+    if (ok && vendor && field(k, "tflops").is_number() && field(*vendor, "tflops").is_number())
       share = fixed(100 * k["tflops"].get<double>() / (*vendor)["tflops"].get<double>(), 1) + " (" +
               (*vendor).value("kernel", "?") + " at " + sizes + ")";
     std::printf("| %s | %s | %s | %s | %s |\n", k.value("kernel", "?").c_str(), k.value("input_format", "?").c_str(),
@@ -168,32 +170,34 @@ void print_peak_table(const nlohmann::json& record, const nlohmann::json& op) {
 // none yet otherwise.
 void print_gpu_records() {
   namespace fs = std::filesystem;
+  using lesson::field;
   int tables = 0;
-  for (const lesson::BenchRecord& r : lesson::bench_records()) {
+  lesson::show_each_record([&](const lesson::BenchRecord& r) {
     const fs::path& file = r.file;
     const nlohmann::json& record = r.json;
-    if (record.value("benchmark", "") != "warpnet bench") continue;
-    const nlohmann::json& gpu = record["gpu"];
-    if (!gpu.value("usable", false)) continue;
+    if (!record.is_object() || record.value("benchmark", "") != "warpnet bench") return;
+    const nlohmann::json& gpu = field(record, "gpu");
+    if (!gpu.is_object() || !gpu.value("usable", false)) return;
     const int before = tables;
-    for (const nlohmann::json& op : record["ops"]) {
-      if (op.value("op", "") == "peak" && op["gpu"].contains("kernels")) {
+    for (const nlohmann::json& op : field(record, "ops")) {
+      const bool timed = field(op, "gpu").contains("kernels");
+      if (op.value("op", "") == "peak" && timed) {
         std::printf("\n**%s**, %s, `%s`, the instruction ceilings (peak) at %s:\n\n", gpu.value("name", "?").c_str(),
                     record.value("date", "?").c_str(), fs::relative(file, WARPNET_SOURCE_DIR).c_str(),
-                    op["sizes"].dump().c_str());
+                    field(op, "sizes").dump().c_str());
         print_peak_table(record, op);
         continue;
       }
-      if (op.value("op", "") != "matmul" || !op["gpu"].contains("kernels")) continue;
+      if (op.value("op", "") != "matmul" || !timed) continue;
       std::printf("\n**%s** (sm_%s, driver %s, cuBLAS %s), %s, `%s`, matmul %s:\n\n", gpu.value("name", "?").c_str(),
                   gpu.value("compute_capability", "?").c_str(), gpu.value("driver", "?").c_str(),
                   gpu.value("cublas", "?").c_str(), record.value("date", "?").c_str(),
-                  fs::relative(file, WARPNET_SOURCE_DIR).c_str(), op["sizes"].dump().c_str());
+                  fs::relative(file, WARPNET_SOURCE_DIR).c_str(), field(op, "sizes").dump().c_str());
       lesson::print_gpu_kernel_table(op, "cuBLAS");
       ++tables;
     }
     if (tables > before) lesson::print_cpu_column_note(record);
-  }
+  });
   if (!tables)
     std::printf("\nNo GPU has run the ladder yet: bench/results/ holds no `warpnet bench` record from a GPU. "
                 "Figures appear here from `scripts/gpu-check.sh` on a real one; they are never estimated.\n");
@@ -227,15 +231,8 @@ void check_claims(const std::map<int, Figures>& v) {
   }
 }
 
-}  // namespace
-
-int main(int argc, char** argv) {
-  const bool markdown = argc >= 2 && std::strcmp(argv[1], "--markdown") == 0;
-  const bool sass = markdown && argc == 3 && std::strcmp(argv[2], "sass") == 0;
-  if ((argc > 1 && !markdown) || argc > 3 || (argc == 3 && !sass)) {
-    std::fprintf(stderr, "usage: %s [--markdown [sass]]\n", argv[0]);
-    return 2;
-  }
+// The chapter, with its arguments checked by main.
+int run(bool markdown, bool sass) {
   if (sass) {
     lesson::print_sass_table();
     return lesson::failures() ? 1 : 0;
@@ -267,4 +264,21 @@ int main(int argc, char** argv) {
   }
   if (lesson::failures()) std::fprintf(stderr, "\n%d figure(s) differ from the lesson\n", lesson::failures());
   return lesson::failures() ? 1 : 0;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  const bool markdown = argc >= 2 && std::strcmp(argv[1], "--markdown") == 0;
+  const bool sass = markdown && argc == 3 && std::strcmp(argv[2], "sass") == 0;
+  if ((argc > 1 && !markdown) || argc > 3 || (argc == 3 && !sass)) {
+    std::fprintf(stderr, "usage: %s [--markdown [sass]]\n", argv[0]);
+    return 2;
+  }
+  try {
+    return run(markdown, sass);
+  } catch (const std::exception& e) {
+    std::fprintf(stderr, "lesson04: %s\n", e.what());
+    return 1;
+  }
 }

@@ -289,25 +289,26 @@ void trace_ladder(const device::Sizes& sizes, bool markdown, Claims& claims) {
 
 void print_gpu_records() {
   namespace fs = std::filesystem;
+  using lesson::field;
   int tables = 0;
-  for (const lesson::BenchRecord& r : lesson::bench_records()) {
+  lesson::show_each_record([&](const lesson::BenchRecord& r) {
     const fs::path& file = r.file;
     const nlohmann::json& record = r.json;
-    if (record.value("benchmark", "") != "warpnet bench") continue;
-    const nlohmann::json& gpu = record["gpu"];
-    if (!gpu.value("usable", false) || !record.contains("ops")) continue;
+    if (!record.is_object() || record.value("benchmark", "") != "warpnet bench") return;
+    const nlohmann::json& gpu = field(record, "gpu");
+    if (!gpu.is_object() || !gpu.value("usable", false)) return;
     const int before = tables;
-    for (const nlohmann::json& op : record["ops"]) {
-      if (op.value("op", "").rfind("conv2d", 0) != 0 || !op["gpu"].contains("kernels")) continue;
+    for (const nlohmann::json& op : field(record, "ops")) {
+      if (op.value("op", "").rfind("conv2d", 0) != 0 || !field(op, "gpu").contains("kernels")) continue;
       std::printf("\n**%s** (sm_%s, driver %s), %s, `%s`, %s %s:\n\n", gpu.value("name", "?").c_str(),
                   gpu.value("compute_capability", "?").c_str(), gpu.value("driver", "?").c_str(),
                   record.value("date", "?").c_str(), fs::relative(file, WARPNET_SOURCE_DIR).c_str(),
-                  op.value("op", "?").c_str(), op["sizes"].dump().c_str());
+                  op.value("op", "?").c_str(), field(op, "sizes").dump().c_str());
       lesson::print_gpu_kernel_table(op, "version 0");
       ++tables;
     }
     if (tables > before) lesson::print_cpu_column_note(record);
-  }
+  });
   if (!tables)
     std::printf(
         "\nNo GPU has run the convolutions yet: bench/results/ holds no `warpnet bench` record of a conv op "

@@ -280,16 +280,17 @@ std::string text(const nlohmann::json& j, const char* key) {
 void part6_measured() {
   std::printf("\n6. Measured on this machine (records in bench/results/; a 2-core VM has no GPU, so MPI between two\n"
               "   processes through shared memory stands in for the link)\n");
+  using lesson::field;
   bool allreduce = false;
-  for (const lesson::BenchRecord& r : lesson::bench_records()) {
+  lesson::show_each_record([&](const lesson::BenchRecord& r) {
     const nlohmann::json& j = r.json;
-    if (text(j, "benchmark") != "warpnet bench allreduce" || !j.contains("rows")) continue;
+    if (text(j, "benchmark") != "warpnet bench allreduce" || !j.contains("rows")) return;
     allreduce = true;
     std::printf("\n  %s: %s (%s), %s, %d ranks, %s\n", r.file.filename().string().c_str(),
                 text(j, "machine").c_str(), text(j, "cpu").c_str(), text(j, "date").c_str(), j.value("ranks", 0),
                 text(j, "mpi").c_str());
     std::printf("  %12s %12s %12s %12s\n", "bytes", "measured", "predicted", "busbw GB/s");
-    for (const nlohmann::json& row : j["rows"]) {
+    for (const nlohmann::json& row : field(j, "rows")) {
       const double bytes = row.value("bytes", 0.0);
       if (bytes != 1024 && bytes != 65536 && bytes != 1 << 20 && bytes != 16 << 20 && bytes != 256 << 20) continue;
       std::printf("  %12.0f %12s %12s %12.2f\n", bytes, time_text(row.value("median_s", 0.0)).c_str(),
@@ -300,13 +301,14 @@ void part6_measured() {
     if (j.contains("model") && j.contains("fit"))
       std::printf("  the loopback model (dist/loopback_model.hpp), calibrated on the pieces, within 25%% at %d of "
                   "%d sizes\n",
-                  j["model"].value("within_25_percent", 0), j["fit"].value("sizes", 0));
-    if (j.contains("repeats") && j["repeats"].is_array() && !j["repeats"].empty()) {
+                  field(j, "model").value("within_25_percent", 0), field(j, "fit").value("sizes", 0));
+    const nlohmann::json& repeats = field(j, "repeats");
+    if (repeats.is_array() && !repeats.empty()) {
       // scripts/allreduce-repeats.sh: the same command run several times in a row.
-      const int sizes = j["fit"].value("sizes", 0);
+      const int sizes = field(j, "fit").value("sizes", 0);
       int all = 0, fewest = sizes;
       double worst = 0;
-      for (const nlohmann::json& run : j["repeats"]) {
+      for (const nlohmann::json& run : repeats) {
         const int within = run.value("within_25_percent", 0);
         all += within == sizes;
         fewest = std::min(fewest, within);
@@ -314,38 +316,40 @@ void part6_measured() {
       }
       std::printf("  over %zu runs in a row: within 25%% at all %d sizes in %d run%s, at %d or more in every run "
                   "(worst %.0f%%)\n",
-                  j["repeats"].size(), sizes, all, all == 1 ? "" : "s", fewest, 100 * worst);
+                  repeats.size(), sizes, all, all == 1 ? "" : "s", fewest, 100 * worst);
       // Each size predicted by the model calibrated without its own pieces:
       // sizes it never saw (recorded from 2026-12-02 on).
       int held_least = sizes, held_most = -1;
-      for (const nlohmann::json& run : j["repeats"]) {
-        if (!run.contains("held_out_within_25_percent") || !run["held_out_within_25_percent"].is_number()) continue;
-        held_least = std::min(held_least, run["held_out_within_25_percent"].get<int>());
-        held_most = std::max(held_most, run["held_out_within_25_percent"].get<int>());
+      for (const nlohmann::json& run : repeats) {
+        const nlohmann::json& held = field(run, "held_out_within_25_percent");
+        if (!held.is_number()) continue;
+        held_least = std::min(held_least, held.get<int>());
+        held_most = std::max(held_most, held.get<int>());
       }
       if (held_most >= 0)
         std::printf("  each size predicted with its own pieces left out (a size the model never saw): within 25%% "
                     "at %d to %d of %d sizes\n",
                     held_least, held_most, sizes);
     }
-  }
+  });
   if (!allreduce) std::printf("  (no all-reduce record)\n");
-  for (const lesson::BenchRecord& r : lesson::bench_records()) {
+  lesson::show_each_record([&](const lesson::BenchRecord& r) {
     const nlohmann::json& j = r.json;
-    if (!j.contains("runs") || !j["runs"].is_array() || text(j, "benchmark").find("data-parallel") == std::string::npos)
-      continue;
-    const nlohmann::json machine = j["machine"].is_object() ? j["machine"] : nlohmann::json::object();
+    if (!field(j, "runs").is_array() || text(j, "benchmark").find("data-parallel") == std::string::npos) return;
+    const nlohmann::json& machine = field(j, "machine");
     std::printf("\n  %s: %s (%s), %s\n", r.file.filename().string().c_str(), text(j, "machine_text").c_str(),
                 text(machine, "cpu").c_str(), text(machine, "date").c_str());
-    for (const nlohmann::json& run : j["runs"]) {
+    for (const nlohmann::json& run : field(j, "runs")) {
       std::string rates;
-      for (const nlohmann::json& v : run["images_per_s"]) rates += cat(rates.empty() ? "" : ", ", std::lround(v.get<double>()));
+      for (const nlohmann::json& v : field(run, "images_per_s"))
+        rates += cat(rates.empty() ? "" : ", ", std::lround(v.get<double>()));
       std::printf("  %-52s %s images/s\n", text(run, "run").c_str(), rates.c_str());
     }
     if (j.contains("speedup"))
       std::printf("  2 ranks x 1 thread: %.2fx one process with 1 thread, %.2fx one process with 2 threads\n",
-                  j["speedup"].value("vs_1_process_1_thread", 0.0), j["speedup"].value("vs_1_process_2_threads", 0.0));
-  }
+                  field(j, "speedup").value("vs_1_process_1_thread", 0.0),
+                  field(j, "speedup").value("vs_1_process_2_threads", 0.0));
+  });
 }
 
 }  // namespace
@@ -358,14 +362,19 @@ int main(int argc, char** argv) {
     part5_table(true);
     return lesson::failures() == 0 ? 0 : 1;
   }
-  std::printf("Lesson 09: many GPUs\n");
-  part1_bottleneck();
-  part2_data_vs_model();
-  part3_ring();
-  part4_links();
-  part5_table(false);
-  part5_discussion();
-  part6_measured();
-  std::printf("\n");
-  return lesson::finish_checks();
+  try {
+    std::printf("Lesson 09: many GPUs\n");
+    part1_bottleneck();
+    part2_data_vs_model();
+    part3_ring();
+    part4_links();
+    part5_table(false);
+    part5_discussion();
+    part6_measured();
+    std::printf("\n");
+    return lesson::finish_checks();
+  } catch (const std::exception& e) {
+    std::fprintf(stderr, "lesson09: %s\n", e.what());
+    return 1;
+  }
 }

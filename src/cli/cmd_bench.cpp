@@ -519,7 +519,7 @@ void run_bench(BenchOptions& o) {
   WN_CHECK(o.kernels.empty() || !device::kernels(device::Copy::cuda).empty(), "bench --kernels ", o.kernels,
            ": this build has no GPU kernels (it was built without the CUDA toolkit), so --kernels selects nothing; "
            "leave it out to time the CPU alone, or build with the toolkit (cmake --preset default)");
-  if (!o.json_path.empty()) prepare_output_file(o.json_path, "bench --json");
+  if (!o.json_path.empty()) prepare_output_file(o.json_path, "bench --json", kJsonFile);
   if (std::find(o.ops.begin(), o.ops.end(), "allreduce") != o.ops.end()) {  // bench_allreduce.cpp, under mpirun
     WN_CHECK(o.ops.size() == 1, "bench: allreduce runs alone: mpirun -np 2 warpnet bench allreduce");
     const json record = bench::bench_allreduce(o.allreduce);

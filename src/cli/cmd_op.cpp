@@ -65,12 +65,19 @@ struct Results {
 
 // Two outputs on one file: the second write replaced the first (`--out y.npy
 // --grad-x y.npy` kept only the gradient), so the run is refused before either.
-void refuse_shared_outputs(const std::vector<Output>& files) {
-  namespace fs = std::filesystem;
-  for (size_t i = 0; i < files.size(); ++i)
+// An output on an input's file (`--grad-x x.npy`) would replace the data it
+// was computed from: a slip, refused.
+void refuse_shared_outputs(const std::vector<Output>& files, const OpArgs& a) {
+  const std::pair<const char*, const std::string*> inputs[] = {
+      {"--x", &a.x}, {"--w", &a.w}, {"--b", &a.b}, {"--labels", &a.labels}, {"--grad-out", &a.grad_out}};
+  for (size_t i = 0; i < files.size(); ++i) {
     for (size_t j = 0; j < i; ++j)
-      WN_CHECK(fs::weakly_canonical(files[i].path) != fs::weakly_canonical(files[j].path), "op: ", files[j].option,
-               " and ", files[i].option, " name the same file, ", files[i].path, "; name one file each");
+      WN_CHECK(!names_same_file(files[i].path, files[j].path), "op: ", files[j].option, " and ", files[i].option,
+               " name the same file, ", files[i].path, "; name one file each");
+    for (const auto& [option, path] : inputs)
+      WN_CHECK(path->empty() || !names_same_file(files[i].path, *path), "op: ", files[i].option, " names ", option, "'s file, ",
+               *path, ": the output would replace its input; name another file");
+  }
 }
 
 using OpFn = std::function<void(const OpArgs&, Results&)>;
@@ -197,6 +204,8 @@ void add_op_command(CLI::App& app) {
         if (cmd->count(option) > 0 && std::ranges::find(reads, option) == reads.end() && told.insert(option).second)
           std::fprintf(stderr, "warpnet op %s: %s ignored: %s does not take it\n", a->name.c_str(), option.c_str(),
                        a->name.c_str());
+    if (a->name == "conv2d" && a->b.empty() && !a->grad_out.empty() && cmd->count("--grad-b") > 0)
+      std::fprintf(stderr, "warpnet op conv2d: --grad-b ignored: there is no bias (--b) to take a gradient of\n");
     if (a->grad_out.empty())
       for (const std::string gradient : {"--grad-x", "--grad-w", "--grad-b"})
         if (cmd->count(gradient) > 0 && !told.count(gradient))
@@ -212,11 +221,11 @@ void add_op_command(CLI::App& app) {
     // Every output path checked before the op runs (--out; the gradients'
     // once the op says which it writes) and before the first is written:
     // a bad one fails the command with nothing computed in vain or half written.
-    prepare_output_file(args.out, "op --out");
+    prepare_output_file(args.out, "op --out", kNpyFile);
     Results results;
     ops().at(args.name).run(args, results);
-    refuse_shared_outputs(results.files);
-    for (const Output& file : results.files) prepare_output_file(file.path, "op " + file.option);
+    refuse_shared_outputs(results.files, args);
+    for (const Output& file : results.files) prepare_output_file(file.path, "op " + file.option, kNpyFile);
     for (const Output& file : results.files) {
       write_npy(file.path, file.tensor);
       std::printf("wrote %s: %s\n", file.path.c_str(), file.tensor.describe().c_str());

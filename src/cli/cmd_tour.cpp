@@ -72,12 +72,12 @@ void print_recorded_gpu_runs() {
 // there is a GPU, the same kernels on it for a whole epoch.
 void kernels_part(const nn::TrainOptions& options, const DataSplits& data, double cpu_images_per_second) {
   constexpr int kBatches = 4;
-  std::printf(
-      "\nThe same network on warpnet's own CUDA kernels (kernels/), which the emulator runs on this\n"
-      "CPU one GPU thread at a time: %d batches from the same start, beside the CPU (Eigen):\n\n",
-      kBatches);
   const std::vector<double> cpu = first_losses(options, Device::cpu, data.train, kBatches);
   const std::vector<double> emu = first_losses(options, Device::emu, data.train, kBatches);
+  std::printf(
+      "\nThe same network on warpnet's own CUDA kernels (kernels/), which the emulator runs on this\n"
+      "CPU one GPU thread at a time: %zu batch%s from the same start, beside the CPU (Eigen):\n\n",
+      cpu.size(), cpu.size() == 1 ? "" : "es");
   std::printf("  batch   loss on the CPU   loss on the kernels   relative difference\n");
   for (size_t i = 0; i < cpu.size() && i < emu.size(); ++i)
     std::printf("  %5zu   %15.6f   %19.6f   %19.1e\n", i + 1, cpu[i], emu[i], std::abs(emu[i] - cpu[i]) / cpu[i]);
@@ -119,7 +119,7 @@ void add_tour_command(CLI::App& app) {
   cmd->add_option("--epochs", args->epochs, "Epochs")->check(whole_in_range(1, 100))->capture_default_str();
   cmd->add_option("--threads", args->threads, "CPU threads (0 = all cores)")->check(whole_in_range(0, 1024))->capture_default_str();
   cmd->add_option("--limit", args->limit, "Train on the first N images only (0 = all 60000)")->check(whole_in_range(0, INT64_MAX));
-  cmd->add_option("--data-dir", args->data_dir, "Directory with the Fashion-MNIST .gz files");
+  cmd->add_option("--data-dir", args->data_dir, kDataDirHelp)->check(kInputFolder);
   cmd->callback([args] {
     std::printf(
         "warpnet tour\n"
@@ -151,10 +151,14 @@ void add_tour_command(CLI::App& app) {
                 100 * report["test_accuracy"].get<double>(), args->epochs, ips);
     const auto& peak = report["peak_bytes_by_tag"];
     const double activations = peak["activations"].get<double>(), parameters = peak["parameters"].get<double>();
-    std::printf(
-        "At its peak the training step kept %s of activations for the backward pass, %.0f× the\n"
-        "%s of parameters: batch size, more than model size, decides a small network's memory.\n",
-        format_bytes(int64_t(activations)).c_str(), activations / parameters, format_bytes(int64_t(parameters)).c_str());
+    std::printf("At its peak the training step kept %s of activations for the backward pass, ",
+                format_bytes(int64_t(activations)).c_str());
+    if (activations >= 2 * parameters)
+      std::printf("%.0f× the\n%s of parameters: batch size, more than model size, decides a small network's memory.\n",
+                  activations / parameters, format_bytes(int64_t(parameters)).c_str());
+    else  // (a --limit smaller than a batch: the activations of a few images)
+      std::printf("beside\n%s of parameters; at a full batch the activations grow past them.\n",
+                  format_bytes(int64_t(parameters)).c_str());
     kernels_part(options, data, ips);
     std::printf("\nThe chapters (lessons/):\n");
     const std::string present = std::string(";") + build::lessons + ";";

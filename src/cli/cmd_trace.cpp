@@ -83,7 +83,7 @@ void print_summary(const simt::KernelTrace& t) {
 }
 
 void run_trace(const TraceOptions& o) {
-  if (!o.json.empty()) prepare_output_file(o.json, "trace --json");
+  if (!o.json.empty()) prepare_output_file(o.json, "trace --json", kJsonFile);
   const device::Kernel& kernel = device::find_kernel(o.kernel, device::Copy::traced);
   const device::Op& op = device::op(kernel.op);
   const device::Sizes sizes = device::complete_sizes(op, parse_number_list(o.sizes, "trace: --size"));

@@ -28,10 +28,14 @@ namespace {
 void refuse_to_overwrite(const std::string& checkpoint, bool resume, const std::string& report) {
   namespace fs = std::filesystem;
   if (checkpoint.empty()) return;
-  if (!report.empty() && fs::weakly_canonical(report) == fs::weakly_canonical(checkpoint))
+  if (!report.empty() && names_same_file(report, checkpoint))
     fail("train: --report and --checkpoint name the same file, ", checkpoint, "; name two");
-  // (A directory there is prepare_output_file's to refuse, with its own advice.)
-  if (resume || !fs::exists(checkpoint) || fs::is_directory(checkpoint)) return;
+  std::error_code ec;
+  const fs::file_status there = fs::status(checkpoint, ec);
+  if (ec && ec != std::errc::no_such_file_or_directory)
+    fail("train --checkpoint ", checkpoint, ": cannot look at it: ", ec.message());
+  // (A directory, a device or a pipe there is prepare_output_file's to refuse, with its own advice.)
+  if (resume || !fs::is_regular_file(there)) return;
   std::string holds;
   try {
     const nn::Checkpoint ck = nn::load_checkpoint(checkpoint);
@@ -69,7 +73,7 @@ void add_train_command(CLI::App& app) {
   cmd->add_option("--data", args->data, "Data set")
       ->check(CLI::IsMember({"fashion-mnist", "spirals", "blobs", "squares"}))
       ->capture_default_str();
-  cmd->add_option("--data-dir", args->data_dir, "Directory with the Fashion-MNIST .gz files (default: $WARPNET_FASHION_MNIST or /usr/share/datasets/fashion-mnist)");
+  cmd->add_option("--data-dir", args->data_dir, kDataDirHelp)->check(kInputFolder);
   cmd->add_option("--limit", args->limit,
                   "Use only the first N training examples (N/6 test); 0 = all (a synthetic set: N generated, default "
                   "6000)")
@@ -211,8 +215,8 @@ void add_train_command(CLI::App& app) {
       }
       if (dist::rank() == 0) {  // the rank that writes them
         refuse_to_overwrite(args->train.checkpoint, args->train.resume, args->report);
-        if (!args->report.empty()) prepare_output_file(args->report, "train --report");
-        if (!args->train.checkpoint.empty()) prepare_output_file(args->train.checkpoint, "train --checkpoint");
+        if (!args->report.empty()) prepare_output_file(args->report, "train --report", kJsonFile);
+        if (!args->train.checkpoint.empty()) prepare_output_file(args->train.checkpoint, "train --checkpoint", nn::kCheckpointFile);
       }
       DataSplits data = load_data(args->data, args->data_dir, args->limit, args->train.seed);
       nlohmann::json report = run_training(args->train, data, args->threads);

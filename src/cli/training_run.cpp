@@ -1,13 +1,15 @@
 #include "cli/training_run.hpp"
 
+#include <algorithm>
 #include <cstdarg>
+#include <cstdint>
 #include <cstdio>
-#include <filesystem>
 #include <thread>
 
 #include "cli/machine.hpp"
 #include "cli/precision_report.hpp"
 #include "cli/progress.hpp"
+#include "core/atomic_file.hpp"
 #include "core/device_memory.hpp"
 #include "core/host_memory.hpp"
 #include "core/memory.hpp"
@@ -26,7 +28,8 @@ DataSplits load_data(const std::string& name, const std::string& dir, int64_t li
     const std::string root = dir.empty() ? data::fashion_mnist_dir() : dir;
     // With --limit only what is used is read: one example more than head()
     // below keeps, so it cuts and names the splits as it always has.
-    d.train = data::load_fashion_mnist(root, true, limit > 0 ? limit + 1 : 0);
+    // (No file holds 2^63 - 1 examples: the cap keeps the + 1 from overflowing.)
+    d.train = data::load_fashion_mnist(root, true, limit > 0 ? std::min(limit, INT64_MAX - 1) + 1 : 0);
     d.test = data::load_fashion_mnist(root, false, limit > 0 ? std::max<int64_t>(limit / 6, 1) + 1 : 0);
     const auto image_of = [](const data::Dataset& s) {  // (1, H, W) of (N, 1, H, W)
       return Shape(std::vector<int64_t>(s.inputs.shape().begin() + 1, s.inputs.shape().end()));
@@ -152,10 +155,11 @@ nlohmann::json run_training(const nn::TrainOptions& options, const DataSplits& d
   }
   if (trainer.first_epoch() > 1) {
     say("resuming from %s after epoch %d\n", options.checkpoint.c_str(), trainer.first_epoch() - 1);
-    for (const std::string& change : trainer.changed_on_resume())
-      say("  changed from here on: %s\n", change.c_str());
+    if (trainer.first_epoch() <= options.epochs)  // (else nothing trains: said after the run)
+      for (const std::string& change : trainer.changed_on_resume())
+        say("  changed from here on: %s\n", change.c_str());
   }
-  else if (options.resume && !std::filesystem::exists(options.checkpoint))
+  else if (options.resume && !path_exists(options.checkpoint))
     say("no checkpoint at %s yet: training from epoch 1\n", options.checkpoint.c_str());
 
   nlohmann::json epochs = nlohmann::json::array();
@@ -251,7 +255,7 @@ nlohmann::json run_training(const nn::TrainOptions& options, const DataSplits& d
   if (!tuned.lines.empty())
     say("kernels tuned on this GPU at their first launch: %zu sizes in %.2f s (in the first epoch's time; the "
         "report lists each)\n", tuned.lines.size(), tuned.seconds);
-  if (!options.checkpoint.empty()) say("checkpoint: %s\n", options.checkpoint.c_str());
+  if (!options.checkpoint.empty() && !history.empty()) say("checkpoint: %s\n", options.checkpoint.c_str());
 
   nlohmann::json report;
   report["machine"] = machine_record();

@@ -6,6 +6,7 @@
 #include <nlohmann/json.hpp>
 
 #include "datasets/dataset.hpp"
+#include "datasets/idx.hpp"
 #include "nn/trainer.hpp"
 
 namespace warpnet::cli {
@@ -13,6 +14,10 @@ namespace warpnet::cli {
 struct DataSplits {
   data::Dataset train, test;
 };
+
+// --data-dir's help, `train`'s and `tour`'s.
+inline const std::string kDataDirHelp = std::string(
+    "Directory with the Fashion-MNIST .gz files (default: $WARPNET_FASHION_MNIST, else ") + data::kFashionMnistPackageDir + ")";
 
 // "fashion-mnist" (from `dir`, or the default directory when empty),
 // "spirals", "blobs" or "squares" (generated from the seed). `limit` > 0 keeps

@@ -47,6 +47,11 @@ inline const CLI::Validator kNonNegative = detail::number_check([](double v) { r
 inline const CLI::Validator kOutputPath = CLI::Validator(
     [](std::string& text) -> std::string { return text.empty() ? "an empty path; name a file" : std::string(); },
     "FILE");
+// A folder to read: an empty one ('' from a script's unset variable) would
+// otherwise mean the default folder, without a word.
+inline const CLI::Validator kInputFolder = CLI::Validator(
+    [](std::string& text) -> std::string { return text.empty() ? "an empty path; name a folder" : std::string(); },
+    "DIR");
 
 // A seed: a whole number from 0 to 2^64 − 1, written out (CLI11 reads "-1"
 // and "1e23" into a uint64_t as 2^64 − 1 without a word).

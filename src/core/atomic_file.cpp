@@ -131,6 +131,22 @@ std::string write_target(const std::string& path, std::string_view what) {
   return target;
 }
 
+// A file at `target` that does not begin as `kind`'s do (an empty one
+// passes) is some other thing of the user's, left as it is.
+void refuse_another_kind(const std::string& target, const std::string& path, std::string_view what,
+                         const FileKind& kind) {
+  struct stat st {};
+  if (::stat(target.c_str(), &st) != 0) return;  // nothing there yet
+  std::ifstream in(target, std::ios::binary);
+  if (!in) fail(what, " ", path, ": the file exists and cannot be read to see what it holds: ", std::strerror(errno));
+  std::string head(kind.magic.size(), '\0');
+  in.read(head.data(), std::streamsize(head.size()));
+  head.resize(size_t(in.gcount()));
+  if (head.empty() || head == kind.magic) return;
+  fail(what, " ", path, ": the file exists and is not ", kind.name, " (", what,
+       " writes one, which would replace it); it is left as it is: remove it or name another file");
+}
+
 // After a rename, the folder's entry must reach the disk too, or a power cut
 // can lose the new name.
 void sync_directory_of(const std::string& path) {
@@ -182,17 +198,34 @@ void create_parent_directories(const std::string& path, std::string_view what) {
   if (ec) fail(what, " ", path, ": cannot create the directory ", parent.string(), ": ", ec.message());
 }
 
-void prepare_output_file(const std::string& path, std::string_view what) {
+void prepare_output_file(const std::string& path, std::string_view what, const FileKind& kind) {
   if (path.empty()) fail(what, ": an empty path; name a file");
   create_parent_directories(path, what);
-  if (std::filesystem::is_directory(path)) fail(what, " ", path, ": is a directory; name a file");
+  std::error_code ec;
+  if (std::filesystem::is_directory(path, ec)) fail(what, " ", path, ": is a directory; name a file");
+  if (ec && ec != std::errc::no_such_file_or_directory) fail(what, " ", path, ": cannot look at it: ", ec.message());
   const std::string target = write_target(path, std::string(what) + " ");
+  refuse_another_kind(target, path, what, kind);
   remove_stale_partial_writes(target);
   const std::string probe = temporary_name(target);
   const int fd = ::open(probe.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0644);
   if (fd < 0) fail(what, " ", path, ": cannot write there: ", std::strerror(errno));
   ::close(fd);
   ::unlink(probe.c_str());
+}
+
+bool path_exists(const std::string& path) {
+  std::error_code ec;
+  const bool there = std::filesystem::exists(path, ec);
+  if (ec) fail(path, ": cannot look at it: ", ec.message());
+  return there;
+}
+
+bool names_same_file(const std::string& a, const std::string& b) {
+  std::error_code ec_a, ec_b;
+  const std::filesystem::path ca = std::filesystem::weakly_canonical(a, ec_a);
+  const std::filesystem::path cb = std::filesystem::weakly_canonical(b, ec_b);
+  return !ec_a && !ec_b && ca == cb;
 }
 
 void require_regular_file(const std::string& path) {

@@ -30,7 +30,7 @@ static_assert(std::endian::native == std::endian::little, "npy I/O assumes a lit
 
 namespace {
 
-constexpr std::string_view kMagic = "\x93NUMPY";
+constexpr std::string_view kMagic = kNpyFile.magic;
 constexpr size_t kAlign = 64;
 // NumPy leaves room for the growth axis to reach 21 digits, so that appending
 // rows can rewrite the header in place.

@@ -2,6 +2,7 @@
 #pragma once
 #include <string>
 
+#include "core/atomic_file.hpp"
 #include "core/tensor.hpp"
 
 namespace warpnet {
@@ -10,6 +11,9 @@ namespace warpnet {
 // (returned in C order). Errors name the file and the fault (missing, bad
 // magic, unsupported dtype, truncated data).
 Tensor read_npy(const std::string& path);
+// What every .npy file begins with, for the outputs that write one.
+inline constexpr FileKind kNpyFile{"a .npy array", "\x93NUMPY"};
+
 // Writes a tensor (made contiguous) atomically: temp file, then rename.
 void write_npy(const std::string& path, const Tensor& tensor);
 

@@ -5,7 +5,6 @@
 #include <bit>
 #include <cmath>
 #include <cstring>
-#include <filesystem>
 #include <set>
 
 #include "core/atomic_file.hpp"
@@ -16,7 +15,7 @@ static_assert(std::endian::native == std::endian::little, "checkpoints are writt
 
 namespace {
 
-constexpr char kMagic[8] = {'W', 'A', 'R', 'P', 'N', 'E', 'T', 'C'};
+constexpr std::string_view kMagic = kCheckpointFile.magic;
 constexpr size_t kHeaderBytes = 8 + 4 + 8 + 4;
 
 class Writer {
@@ -91,7 +90,7 @@ void save_checkpoint(const std::string& path, const Checkpoint& ck) {
     body.put_bytes(t.raw(), static_cast<size_t>(t.nbytes()));
   }
   Writer file;
-  file.put_bytes(kMagic, sizeof kMagic);
+  file.put_bytes(kMagic.data(), kMagic.size());
   file.put<uint32_t>(kCheckpointVersion);
   file.put<uint64_t>(body.bytes().size());
   file.put<uint32_t>(crc_of(body.bytes()));
@@ -101,10 +100,13 @@ void save_checkpoint(const std::string& path, const Checkpoint& ck) {
 }
 
 Checkpoint load_checkpoint(const std::string& path) {
-  if (!std::filesystem::exists(path)) fail(path, ": no such checkpoint file");
+  if (!path_exists(path)) fail(path, ": no such checkpoint file");
   const std::string bytes = read_file(path);
-  if (bytes.size() < kHeaderBytes || std::memcmp(bytes.data(), kMagic, sizeof kMagic) != 0)
+  // A file shorter than the magic that begins as it does is cut short, not another format.
+  if (std::string_view(bytes).substr(0, kMagic.size()) != kMagic.substr(0, bytes.size()))
     fail(path, ": not a warpnet checkpoint (bad magic)");
+  if (bytes.size() < kHeaderBytes)
+    fail(path, ": truncated: ", bytes.size(), " bytes, shorter than a checkpoint's ", kHeaderBytes, "-byte header");
   Reader header(path, std::string_view(bytes).substr(8, kHeaderBytes - 8));
   const uint32_t version = header.get<uint32_t>("version");
   const uint64_t body_bytes = header.get<uint64_t>("body size");

@@ -12,12 +12,15 @@
 #include <map>
 #include <string>
 
+#include "core/atomic_file.hpp"
 #include "nn/module.hpp"
 #include "nn/optim.hpp"
 
 namespace warpnet::nn {
 
 inline constexpr uint32_t kCheckpointVersion = 2;
+// What every checkpoint begins with, for the outputs that write one.
+inline constexpr FileKind kCheckpointFile{"a warpnet checkpoint", "WARPNETC"};
 // More epochs than any run trains (`warpnet train --epochs` stops at 1000):
 // a checkpoint claiming more is damaged or forged, and refused.
 inline constexpr int64_t kMaxCheckpointEpoch = 1000000;

@@ -2,11 +2,11 @@
 
 #include <cmath>
 #include <cstring>
-#include <filesystem>
 #include <span>
 #include <vector>
 
 #include "autograd/functions.hpp"
+#include "core/atomic_file.hpp"
 #include "core/memory.hpp"
 #include "core/timer.hpp"
 #include "device/backend.hpp"
@@ -139,7 +139,7 @@ Trainer::Trainer(TrainOptions options, const data::Dataset& train, const data::D
   // resumes with any number of ranks (a checkpoint holds nothing per rank).
   const bool reads_checkpoint = !options_.data_parallel || dist::rank() == 0;
   if (options_.resume && !options_.checkpoint.empty() && reads_checkpoint &&
-      std::filesystem::exists(options_.checkpoint)) {
+      path_exists(options_.checkpoint)) {
     Checkpoint ck = load_checkpoint(options_.checkpoint);
     WN_CHECK(ck.model == options_.model, options_.checkpoint, ": holds model '", ck.model, "', not '",
              options_.model, "'");

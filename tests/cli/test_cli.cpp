@@ -173,6 +173,22 @@ TEST_CASE("warpnet op names the bad input") {
   CHECK(run.output.find(cat("op: --out and --grad-x name the same file, ", test::scratch_dir().string(),
                             "/./same.npy; name one file each")) != std::string::npos);
   CHECK_FALSE(std::filesystem::exists(same));  // refused before anything is written
+  // An output on an input's file would replace the data it was computed from.
+  const std::string input = read_file(path_of("a.npy"));
+  run = warpnet_cli(cat("op relu --x ", path_of("a.npy"), " --grad-out ", path_of("a.npy"), " --out ", same,
+                        " --grad-x ", path_of("a.npy")));
+  CHECK(run.status != 0);
+  CHECK(read_file(path_of("a.npy")) == input);
+  CHECK(run.output.find(cat("op: --grad-x names --x's file, ", path_of("a.npy"),
+                            ": the output would replace its input; name another file")) != std::string::npos);
+  CHECK_FALSE(std::filesystem::exists(same));
+  // A .npy output replaces only a .npy file (or an empty one).
+  const std::string text = path_of("text.txt");
+  write_file_atomically(text, "my notes");
+  run = warpnet_cli(cat("op relu --x ", path_of("a.npy"), " --out ", text));
+  CHECK(run.status != 0);
+  CHECK(run.output.find(cat("op --out ", text, ": the file exists and is not a .npy array")) != std::string::npos);
+  CHECK(read_file(text) == "my notes");
 }
 
 TEST_CASE("warpnet train runs on a synthetic set, reports, checkpoints and resumes") {
@@ -295,6 +311,23 @@ TEST_CASE("warpnet train replaces no file unasked: an existing checkpoint, or th
   CHECK(run.status != 0);
   CHECK(run.output.find("--report and --checkpoint name the same file") != std::string::npos);
   CHECK(read_file(ckpt) == before);
+  // A report lands only on a report (JSON) or an empty file: a mistyped
+  // --report once replaced the data set it named, or an older checkpoint.
+  const std::string report = path_of("report-kept.json");
+  for (const std::string& kept : {notes, ckpt}) {
+    const std::string held = read_file(kept);
+    run = warpnet_cli(cat("train --model mlp --data blobs --limit 60 --epochs 1 --threads 1 --report ", kept));
+    CHECK(run.status != 0);
+    CHECK(run.output.find(cat("train --report ", kept, ": the file exists and is not a JSON document (train --report "
+                              "writes one, which would replace it); it is left as it is")) != std::string::npos);
+    CHECK(read_file(kept) == held);
+  }
+  write_file_atomically(report, "");
+  run = warpnet_cli(cat("train --model mlp --data blobs --limit 60 --epochs 1 --threads 1 --report ", report));
+  CHECK(run.status == 0);
+  run = warpnet_cli(cat("train --model mlp --data blobs --limit 60 --epochs 1 --threads 1 --report ", report));
+  CHECK(run.status == 0);  // an earlier report is replaced
+  CHECK(read_file(report).starts_with("{"));
   const std::string absent = path_of("absent.ckpt");
   std::filesystem::remove(absent);
   run = warpnet_cli(cat("train --model mlp --data blobs --limit 60 --epochs 1 --threads 1 --resume --checkpoint ",

@@ -25,7 +25,7 @@ TEST_CASE("preparing an output removes partial writes of processes that no longe
   const std::string elsewhere = out + ".tmp.another-host.999999999";  // a pid of another machine means nothing here
   const std::string other = (dir / "other.ckpt.tmp.").string() + host + ".999999999";  // another file's
   for (const std::string& f : {dead, alive, elsewhere, other}) std::ofstream(f) << "partial";
-  prepare_output_file(out, "test");
+  prepare_output_file(out, "test", kJsonFile);
   CHECK_FALSE(std::filesystem::exists(dead));
   CHECK(std::filesystem::exists(alive));
   CHECK(std::filesystem::exists(elsewhere));
@@ -43,9 +43,31 @@ TEST_CASE("a read-only file is left as it is, by its mode, whoever runs (root's 
   std::filesystem::permissions(kept, std::filesystem::perms::owner_read | std::filesystem::perms::group_read);
   CHECK(test::error_of([&] { write_file_atomically(kept, "new"); }) ==
         kept + ": the file is read-only (mode 440); it is left as it is");
-  CHECK(test::error_of([&] { prepare_output_file(kept, "train --checkpoint"); }) ==
+  CHECK(test::error_of([&] { prepare_output_file(kept, "train --checkpoint", kJsonFile); }) ==
         "train --checkpoint " + kept + ": the file is read-only (mode 440); it is left as it is");
   CHECK(read_file(kept) == "precious");
+}
+
+TEST_CASE("an output replaces only a file of its own kind, or an empty one") {
+  const std::filesystem::path dir = test::scratch_dir() / "atomic_kind";
+  std::filesystem::remove_all(dir);
+  std::filesystem::create_directories(dir);
+  const std::string data = (dir / "train-labels-idx1-ubyte.gz").string();
+  write_file_atomically(data, std::string("\x1f\x8b\x08", 3));
+  CHECK(test::error_of([&] { prepare_output_file(data, "train --report", kJsonFile); }) ==
+        "train --report " + data + ": the file exists and is not a JSON document (train --report writes one, which "
+        "would replace it); it is left as it is: remove it or name another file");
+  CHECK(read_file(data) == std::string("\x1f\x8b\x08", 3));
+  const std::string report = (dir / "report.json").string(), empty = (dir / "empty").string();
+  write_file_atomically(report, "{\"model\": \"mlp\"}\n");
+  write_file_atomically(empty, "");
+  prepare_output_file(report, "train --report", kJsonFile);
+  prepare_output_file(empty, "train --report", kJsonFile);
+  // A file shorter than the kind's magic is not of the kind.
+  const std::string short_file = (dir / "short").string();
+  write_file_atomically(short_file, "W");
+  CHECK(test::error_of([&] { prepare_output_file(short_file, "train --checkpoint", FileKind{"a checkpoint", "WARPNETC"}); })
+            .starts_with("train --checkpoint " + short_file + ": the file exists and is not a checkpoint"));
 }
 
 TEST_CASE("a write through a symbolic link replaces the file it names and keeps the link") {
@@ -53,9 +75,9 @@ TEST_CASE("a write through a symbolic link replaces the file it names and keeps 
   std::filesystem::remove_all(dir);
   std::filesystem::create_directories(dir);
   const std::string target = (dir / "real.ckpt").string(), link = (dir / "latest.ckpt").string();
-  std::ofstream(target) << "old";
+  std::ofstream(target) << "{\"old\": 1}";
   std::filesystem::create_symlink("real.ckpt", link);
-  prepare_output_file(link, "test");
+  prepare_output_file(link, "test", kJsonFile);
   write_file_atomically(link, "new");
   CHECK(std::filesystem::is_symlink(link));
   CHECK(read_file(target) == "new");
@@ -70,7 +92,7 @@ TEST_CASE("a path naming a pipe (or a device, or a socket) is refused, not repla
   std::filesystem::create_symlink("pipe", link);
   const std::string why = ": not a regular file (a device, pipe or socket), and the write would replace it with one; "
                           "name a file";
-  CHECK(test::error_of([&] { prepare_output_file(fifo, "op --out"); }) == "op --out " + fifo + why);
+  CHECK(test::error_of([&] { prepare_output_file(fifo, "op --out", kJsonFile); }) == "op --out " + fifo + why);
   CHECK(test::error_of([&] { write_file_atomically(fifo, "bytes"); }) == fifo + why);
   CHECK(test::error_of([&] { write_file_atomically(link, "bytes"); }) == fifo + why);  // the link followed
   CHECK(std::filesystem::is_fifo(fifo));

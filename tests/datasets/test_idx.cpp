@@ -197,6 +197,12 @@ TEST_CASE("idx: missing files say which and how to get them") {
   CHECK(error_of([&] { load_fashion_mnist(nowhere, true); }) ==
         "Fashion-MNIST: " + nowhere + ": no such folder (--data-dir names the folder holding the IDX files, "
         "train-images-idx3-ubyte.gz and the others)");
+  // Named by the environment variable instead: the message names it.
+  ::setenv("WARPNET_FASHION_MNIST", nowhere.c_str(), 1);
+  const std::string from_env = error_of([&] { load_fashion_mnist(fashion_mnist_dir(), true); });
+  ::unsetenv("WARPNET_FASHION_MNIST");
+  CHECK(from_env == "Fashion-MNIST: " + nowhere + ": no such folder ($WARPNET_FASHION_MNIST names the folder holding "
+                    "the IDX files, train-images-idx3-ubyte.gz and the others)");
 }
 
 TEST_CASE("idx: Fashion-MNIST layout, uncompressed names and the directory variable") {

@@ -152,6 +152,14 @@ TEST_CASE("damaged or mismatched checkpoints are rejected with a clear error") {
   CHECK(test::error_of([&] { nn::load_checkpoint(truncated); })
             .starts_with(truncated + ": truncated or padded checkpoint: header says"));
 
+  // Cut inside the header: a checkpoint cut short, not another format.
+  for (const size_t kept : {size_t(0), size_t(5), size_t(10)}) {
+    const std::string cut = fresh_path("cut.ckpt");
+    write_file_atomically(cut, bytes.substr(0, kept));
+    CHECK(test::error_of([&] { nn::load_checkpoint(cut); }) ==
+          cat(cut, ": truncated: ", kept, " bytes, shorter than a checkpoint's 24-byte header"));
+  }
+
   const std::string wrong = fresh_path("wrong.ckpt");
   write_file_atomically(wrong, "not a checkpoint at all, just text");
   CHECK(test::error_of([&] { nn::load_checkpoint(wrong); }) == wrong + ": not a warpnet checkpoint (bad magic)");
