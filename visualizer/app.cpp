@@ -10,6 +10,9 @@
 #include <cstdlib>
 #include <vector>
 
+#include "core/atomic_file.hpp"
+#include "core/error.hpp"
+
 namespace warpnet::viz {
 
 void help_marker(const char* text) {
@@ -34,14 +37,22 @@ namespace {
 std::string glfw_error;
 void on_glfw_error(int, const char* description) { glfw_error = description; }
 
-// The back buffer of the frame just rendered, top row first, as RGB PNG.
-bool save_png(const std::string& path, int width, int height) {
+// What every PNG begins with: --screenshot replaces only a PNG (or an empty file).
+constexpr FileKind kPngFile{"a PNG image", "\x89PNG"};
+
+// The back buffer of the frame just rendered, top row first, as RGB PNG,
+// written whole or not at all; throws, naming the file and why, when it cannot be.
+void save_png(const std::string& path, int width, int height) {
   std::vector<unsigned char> pixels(size_t(width) * height * 3);
   glPixelStorei(GL_PACK_ALIGNMENT, 1);
   glReadBuffer(GL_BACK);
   glReadPixels(0, 0, width, height, GL_RGB, GL_UNSIGNED_BYTE, pixels.data());
   stbi_flip_vertically_on_write(1);  // OpenGL's rows run bottom-up
-  return stbi_write_png(path.c_str(), width, height, 3, pixels.data(), width * 3) != 0;
+  std::string png;
+  const auto append = [](void* to, void* data, int size) { static_cast<std::string*>(to)->append(static_cast<char*>(data), size_t(size)); };
+  WN_CHECK(stbi_write_png_to_func(append, &png, width, height, 3, pixels.data(), width * 3) != 0, path,
+           ": the PNG encoder failed (", width, "x", height, ")");
+  write_file_atomically(path, png);
 }
 
 // The strip at the top: one button per panel, the shown one highlighted.
@@ -68,6 +79,14 @@ int run_app(const AppOptions& o, std::vector<PanelEntry>& panels) {
   for (size_t i = 0; i < panels.size(); ++i)
     if (o.panel == panels[i].name) shown = i;
   const bool headless = !o.screenshot.empty();
+  if (headless) {
+    try {  // before the panel runs: a path that cannot be written fails now, not after it
+      prepare_output_file(o.screenshot, "--screenshot", kPngFile);
+    } catch (const std::exception& e) {
+      std::fprintf(stderr, "warpnet-viz: %s\n", e.what());
+      return 2;
+    }
+  }
 
   glfwSetErrorCallback(on_glfw_error);
   const char* display = std::getenv("DISPLAY");
@@ -138,11 +157,12 @@ int run_app(const AppOptions& o, std::vector<PanelEntry>& panels) {
         std::fprintf(stderr, "warpnet-viz: the %s panel shows an error (above); exit status 1\n", entry.name.c_str());
         code = 1;  // the screenshot is still written: it shows the error as a user sees it
       }
-      if (save_png(o.screenshot, width, height)) {
+      try {
+        save_png(o.screenshot, width, height);
         std::printf("warpnet-viz: wrote %s (%dx%d, panel %s)\n", o.screenshot.c_str(), width, height,
                     entry.name.c_str());
-      } else {
-        std::fprintf(stderr, "warpnet-viz: cannot write %s\n", o.screenshot.c_str());
+      } catch (const std::exception& e) {
+        std::fprintf(stderr, "warpnet-viz: cannot write the screenshot: %s\n", e.what());
         code = 1;
       }
     }

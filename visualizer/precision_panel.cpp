@@ -63,6 +63,14 @@ void bar(float fraction, layout::Rgb c, const std::string& text) {
 std::vector<PrecisionTable> load_precision_records(const std::string& folder) {
   std::vector<PrecisionTable> out;
   for (const BenchRecord& r : load_records(folder)) {
+    // A precision record by its name (`bench precision`'s) that does not parse is shown as such, not dropped.
+    const bool unreadable = !r.error.empty() && r.file.starts_with("precision");
+    if (unreadable) {
+      PrecisionTable t;
+      t.source = r.file;
+      t.error = cat("cannot read this record: ", r.error);
+      out.push_back(std::move(t));
+    }
     if (!r.error.empty() || !r.json.contains("precision") || !r.json["precision"].is_array()) continue;
     PrecisionTable t;
     t.source = r.file;
@@ -119,9 +127,11 @@ PrecisionPanel::PrecisionPanel(PrecisionOptions options) : options_(std::move(op
     selected_ = tables_.size() - 1;
   }
   // What the panel opens on, also on stdout: a headless run's log says what its picture shows.
-  if (!tables_.empty() && !tables_[selected_].error.empty())
+  if (!tables_.empty() && !tables_[selected_].error.empty()) {
     std::printf("warpnet-viz: precision panel shows %s: %s\n", tables_[selected_].source.c_str(),
                 tables_[selected_].error.c_str());
+    failure_ = tables_[selected_].source + ": " + tables_[selected_].error;
+  }
 }
 
 void PrecisionPanel::Draw() {

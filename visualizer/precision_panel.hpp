@@ -41,10 +41,12 @@ class PrecisionPanel : public Panel {
  public:
   explicit PrecisionPanel(PrecisionOptions options);
   void Draw() override;
+  std::string failure() const override { return failure_; }
 
  private:
   void draw_table(const PrecisionTable& t);
   PrecisionOptions options_;
+  std::string failure_;  // the table it opened on could not be read or run
   std::vector<PrecisionTable> tables_;  // the records, then live runs
   size_t selected_ = 0;
 };

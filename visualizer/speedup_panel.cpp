@@ -48,16 +48,22 @@ std::string number(const json& row, const char* key, const char* format) {
 }
 
 // The record's scalar figures as "path = value" rows (arrays of more than 8
-// items summarised), for records the panel has no table for.
-void flatten(const json& j, const std::string& path, std::vector<std::pair<std::string, std::string>>& out) {
-  if (j.is_object()) {
-    for (const auto& [k, v] : j.items()) flatten(v, path.empty() ? k : path + "." + k, out);
+// items summarised), for records the panel has no table for. Nesting past
+// kDeepest levels is summarised too: no record warpnet writes goes past 6,
+// and a file of 50,000 nested brackets overflowed the stack.
+constexpr int kDeepest = 32;
+void flatten(const json& j, const std::string& path, std::vector<std::pair<std::string, std::string>>& out,
+             int depth = 0) {
+  if ((j.is_object() || j.is_array()) && depth == kDeepest) {
+    out.emplace_back(path, "(nested too deep to show)");
+  } else if (j.is_object()) {
+    for (const auto& [k, v] : j.items()) flatten(v, path.empty() ? k : path + "." + k, out, depth + 1);
   } else if (j.is_array()) {
     if (j.size() > 8) {
       out.emplace_back(path, "[" + std::to_string(j.size()) + " items]");
       return;
     }
-    for (size_t i = 0; i < j.size(); ++i) flatten(j[i], path + "[" + std::to_string(i) + "]", out);
+    for (size_t i = 0; i < j.size(); ++i) flatten(j[i], path + "[" + std::to_string(i) + "]", out, depth + 1);
   } else {
     out.emplace_back(path, text_of(j));
   }
@@ -132,6 +138,10 @@ SpeedupPanel::SpeedupPanel(SpeedupOptions options) : options_(std::move(options)
   if (records_.empty()) return;
   const BenchRecord& shown = records_[std::min(selected_, records_.size() - 1)];
   std::printf("warpnet-viz: speed-up panel shows %s\n", shown.file.c_str());
+  if (!shown.error.empty()) {
+    failure_ = shown.file + ": cannot read this record: " + shown.error;
+    std::fprintf(stderr, "warpnet-viz: %s\n", failure_.c_str());
+  }
   if (shown.json.contains("ops") && shown.json["ops"].is_array())
     for (const json& op : shown.json["ops"])
       if (is_training(op)) std::printf("warpnet-viz:   %s\n", training_headline(op).c_str());

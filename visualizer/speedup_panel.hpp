@@ -34,10 +34,12 @@ class SpeedupPanel : public Panel {
  public:
   explicit SpeedupPanel(SpeedupOptions options);
   void Draw() override;
+  std::string failure() const override { return failure_; }
 
  private:
   void draw_record(const BenchRecord& r);
   SpeedupOptions options_;
+  std::string failure_;  // the record it opened on could not be read
   std::vector<BenchRecord> records_;
   size_t selected_ = 0;
 };

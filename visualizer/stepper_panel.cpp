@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <chrono>
+#include <cstdint>
 #include <cstdio>
 #include <fstream>
 #include <map>
@@ -168,7 +169,12 @@ StepperPanel::StepperPanel(StepperOptions options) : options_(std::move(options)
   std::snprintf(sizes_text_, sizeof sizes_text_, "%s", options_.sizes.c_str());
   try {
     auto b = parse_numbers(options_.block, "--block");
-    for (size_t i = 0; i < 3 && i < b.size(); ++i) block_[i] = int(b[i]);
+    // (A grid's x reaches 2^31 - 1: past it the value would wrap, and a 4th would be dropped.)
+    WN_CHECK(b.size() <= 3, "stepper: --block: x,y,z, at most three numbers: '", options_.block, "'");
+    for (size_t i = 0; i < b.size(); ++i) {
+      WN_CHECK(b[i] >= 0 && b[i] <= INT32_MAX, "stepper: --block: ", b[i], " is not a block index (0 to 2^31 - 1)");
+      block_[i] = int(b[i]);
+    }
   } catch (const std::exception& e) {
     error_ = e.what();
   }
