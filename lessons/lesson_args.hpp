@@ -4,14 +4,27 @@
 // those (scripts/lesson-tables.sh).
 #pragma once
 #include <cstdio>
+#include <cstdlib>
 #include <cstring>
 #include <optional>
+#include <string>
 
 namespace warpnet::lesson {
+
+// --help or -h anywhere: `usage` (after the program's name) on stdout, and
+// the successful exit a help flag gets; otherwise nothing.
+inline void answer_help(int argc, char** argv, const char* usage) {
+  for (int i = 1; i < argc; ++i)
+    if (std::strcmp(argv[i], "--help") == 0 || std::strcmp(argv[i], "-h") == 0) {
+      std::printf("usage: %s %s\n", argv[0], usage);
+      std::exit(0);
+    }
+}
 
 // true for --quick, false for no argument; nullopt, after printing the usage,
 // for anything else.
 inline std::optional<bool> parse_quick(int argc, char** argv) {
+  answer_help(argc, argv, "[--quick]   (--quick: smaller sizes, what the chapter's test runs)");
   bool quick = false;
   for (int i = 1; i < argc; ++i) {
     if (std::strcmp(argv[i], "--quick") != 0) {
@@ -26,6 +39,7 @@ inline std::optional<bool> parse_quick(int argc, char** argv) {
 // A chapter with no options (its whole run is short): false, after printing
 // the usage, for any argument.
 inline bool parse_none(int argc, char** argv) {
+  answer_help(argc, argv, "  (this chapter takes no options)");
   if (argc <= 1) return true;
   std::fprintf(stderr, "usage: %s   (this chapter takes no options)\n", argv[0]);
   return false;
@@ -39,6 +53,8 @@ struct Mode {
 // No argument, --quick, or --markdown alone; nullopt, after printing the
 // usage (`markdown_what`: what --markdown prints), for anything else.
 inline std::optional<Mode> parse_mode(int argc, char** argv, const char* markdown_what) {
+  const std::string usage = std::string("[--quick] | --markdown   (--markdown: ") + markdown_what + ")";
+  answer_help(argc, argv, usage.c_str());
   if (argc == 2 && std::strcmp(argv[1], "--markdown") == 0) return Mode{false, true};
   const std::optional<bool> quick = parse_quick(argc, argv);
   if (!quick) {

@@ -28,6 +28,7 @@
 #include "device/registry.hpp"
 #include "device/run.hpp"
 #include "lessons/bench_records.hpp"
+#include "lessons/lesson_args.hpp"
 #include "lessons/lesson_checks.hpp"
 #include "sass_table.hpp"
 #include "simt/launch.hpp"
@@ -269,6 +270,7 @@ int run(bool markdown, bool sass) {
 }  // namespace
 
 int main(int argc, char** argv) {
+  lesson::answer_help(argc, argv, "[--markdown [sass]]   (--markdown: the README's tables; sass: the SASS loop table)");
   const bool markdown = argc >= 2 && std::strcmp(argv[1], "--markdown") == 0;
   const bool sass = markdown && argc == 3 && std::strcmp(argv[2], "sass") == 0;
   if ((argc > 1 && !markdown) || argc > 3 || (argc == 3 && !sass)) {

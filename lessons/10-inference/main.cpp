@@ -36,6 +36,7 @@
 #include "datasets/synthetic.hpp"
 #include "device/datasheet.hpp"
 #include "nn/checkpoint.hpp"
+#include "lessons/lesson_args.hpp"
 #include "lessons/lesson_checks.hpp"
 #include "lessons/lesson_data.hpp"
 #include "lessons/lesson_machine.hpp"
@@ -372,6 +373,7 @@ std::vector<Row> counted_rows() {
 }  // namespace
 
 int main(int argc, char** argv) {
+  lesson::answer_help(argc, argv, "[--quick] [--checkpoint FILE] | --markdown");
   bool quick = false, markdown = false;
   std::string checkpoint;
   for (int i = 1; i < argc; ++i) {
@@ -385,6 +387,10 @@ int main(int argc, char** argv) {
       std::fprintf(stderr, "usage: %s [--quick] [--checkpoint FILE] | --markdown\n", argv[0]);
       return 2;
     }
+  }
+  if (markdown && (quick || !checkpoint.empty())) {  // --markdown prints the table alone: the others would do nothing
+    std::fprintf(stderr, "%s: --markdown takes no other option\n", argv[0]);
+    return 2;
   }
   try {
     if (markdown) {

@@ -111,6 +111,9 @@ nlohmann::json bench_precision(const PrecisionSettings& p, const Settings& s, co
   std::printf("  %-5s %-5s %-26s %-15s %10s %9s %11s %9s %10s\n", "prec", "where", "kernel", "MxNxK", "ms", "TFLOP/s",
               "rel. Frob.", "max ulps", "A+B bytes");
   const std::vector<precision::Row> rows = precision::run(o, print_row);
+  // (The GPU asked for alone, on a machine without one: nothing measured is no success.)
+  WN_CHECK(!rows.empty(), "bench precision: nothing was measured (", info.usable ? "no row ran" : info.why_not,
+           "); --backends names where the rows run");
 
   nlohmann::json record = record_header(info, s.seed);
   record["benchmark"] = "warpnet bench precision";

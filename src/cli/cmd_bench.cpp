@@ -71,6 +71,7 @@ struct BenchOptions {
   std::vector<int64_t> train_batches = {64};
   bench::AllreduceSettings allreduce;
   bench::PrecisionSettings precision;
+  bool runs_given = false, budget_given = false;  // allreduce has defaults of its own, which these replace
 };
 
 std::string join(const std::vector<std::string>& items, const char* sep = ",") {
@@ -522,6 +523,8 @@ void run_bench(BenchOptions& o) {
   if (!o.json_path.empty()) prepare_output_file(o.json_path, "bench --json", kJsonFile);
   if (std::find(o.ops.begin(), o.ops.end(), "allreduce") != o.ops.end()) {  // bench_allreduce.cpp, under mpirun
     WN_CHECK(o.ops.size() == 1, "bench: allreduce runs alone: mpirun -np 2 warpnet bench allreduce");
+    if (o.runs_given) o.allreduce.max_runs = s.runs, o.allreduce.min_runs = std::min(o.allreduce.min_runs, s.runs);
+    if (o.budget_given) o.allreduce.budget_s = s.budget_s;
     const json record = bench::bench_allreduce(o.allreduce);
     if (!o.json_path.empty() && !record.is_null()) {
       write_file_atomically(o.json_path, record.dump(1) + "\n");
@@ -538,6 +541,9 @@ void run_bench(BenchOptions& o) {
     return;
   }
   o.ops = o.ops.empty() ? all_ops() : expand_names(o.ops);
+  // `train` is no registry op: its sizes are --batch and --images.
+  WN_CHECK(o.sizes.empty() || std::find(o.ops.begin(), o.ops.end(), "train") == o.ops.end(),
+           "bench: --size does not apply to train, whose sizes are --batch and --images; bench train apart from the ops");
   // --size with several ops: only ops whose sizes are named alike (conv2d,
   // conv2d_dgrad and conv2d_wgrad all take N,C,H,W,K,R,S,stride,pad,dilation).
   WN_CHECK(o.sizes.empty() || std::all_of(o.ops.begin(), o.ops.end(),
@@ -657,10 +663,12 @@ void add_bench_command(CLI::App& app) {
                   "problem sizes, comma-separated (matmul: M,N,K[,trans_a,trans_b]), those left off at the end the op's "
                   "defaults; repeatable; for one op, or several whose sizes are named alike (conv2d conv2d_dgrad "
                   "conv2d_wgrad)");
-  cmd->add_option("--runs", o->settings.runs, "most timed runs per version; the median is reported")
+  cmd->add_option("--runs", o->settings.runs,
+                  "most timed runs per version; the median is reported (allreduce: per size, default 2000)")
       ->check(whole_in_range(1, kIntMax))
       ->capture_default_str();
-  cmd->add_option("--budget", o->settings.budget_s, "seconds of timed runs per version before stopping (at least 3 runs)")
+  cmd->add_option("--budget", o->settings.budget_s,
+                  "seconds of timed runs per version before stopping (at least 3 runs; allreduce: per size, default 0.25)")
       ->check(kPositive)
       ->capture_default_str();
   cmd->add_option("--timeout", o->settings.timeout_s, "a GPU launch still running after this many seconds is reported hung")
@@ -713,10 +721,10 @@ void add_bench_command(CLI::App& app) {
       ->check(whole_in_range(4, kMaxMessage))
       ->group("allreduce")
       ->capture_default_str();
-  cmd->add_option("--params", o->allreduce.params, "allreduce: predict for gradients of this many parameters")
+  cmd->add_option("--params", o->allreduce.params,
+                  "allreduce: predict for gradients of this many parameters (default: no prediction)")
       ->check(kPositive)
-      ->group("allreduce")
-      ->capture_default_str();
+      ->group("allreduce");
   cmd->add_option("--grad-bytes", o->allreduce.grad_bytes, "allreduce: bytes per gradient value (2 bf16, 4 f32)")
       ->check(whole_in_range(1, 8))
       ->group("allreduce")
@@ -732,7 +740,10 @@ void add_bench_command(CLI::App& app) {
       ->delimiter(',')
       ->capture_default_str();
   cmd->add_option("--gpu-worker", o->worker_out, "internal: run the GPU half here, events to this file")->group("");
-  cmd->callback([o] { run_bench(*o); });
+  cmd->callback([o, cmd] {
+    o->runs_given = cmd->count("--runs") > 0, o->budget_given = cmd->count("--budget") > 0;
+    run_bench(*o);
+  });
 }
 
 }  // namespace warpnet::cli

@@ -150,6 +150,9 @@ const std::map<std::string, Op>& ops() {
       {"softmax-ce",
        {{"--labels"}, [](const OpArgs& a, Results& r) {
          Tensor logits = need(a.x, "--x", a.name);
+         // The loss is a mean over the rows: of none it is 0/0 (PyTorch's NaN), not a number to write.
+         WN_CHECK(logits.rank() != 2 || logits.dim(0) > 0, a.x, ": logits are ", logits.shape(),
+                  ": no rows, so no mean loss");
          const Tensor labels = class_labels(a.labels, a.name);
          cpu::SoftmaxCrossEntropy s = cpu::softmax_cross_entropy(logits, labels);
          r.add("--out", a.out, Tensor::full({}, s.loss, logits.dtype()));

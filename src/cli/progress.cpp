@@ -43,8 +43,9 @@ void ProgressBar::update(int64_t done, int64_t total, const std::string& status)
     return;
   }
   const int tenth = total > 0 ? static_cast<int>(10 * done / total) : 10;
-  if (tenth == last_tenth_) return;
+  if (tenth == last_tenth_ && now - last_line_ < std::chrono::minutes(1)) return;
   last_tenth_ = tenth;
+  last_line_ = now;
   std::printf("%s [%s] %lld/%lld%s\n", label_.c_str(), bar.c_str(), static_cast<long long>(done),
               static_cast<long long>(total), after.c_str());
   std::fflush(stdout);

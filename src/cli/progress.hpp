@@ -1,5 +1,6 @@
 // A one-line progress bar: redrawn in place on a terminal, printed every
-// tenth of the way when output goes to a log, so CI logs stay short. From a
+// tenth of the way when output goes to a log, so CI logs stay short, and at
+// least once a minute, so a slow tenth does not look like a hang. From a
 // second in, it says how long it has run and about how long is left (at the
 // rate so far).
 #pragma once
@@ -22,6 +23,7 @@ class ProgressBar {
   std::string label_;
   bool tty_;
   int last_tenth_ = -1;
+  std::chrono::steady_clock::time_point last_line_;  // when a log's last line was printed
   bool open_ = false;
   std::optional<std::chrono::steady_clock::time_point> start_;  // construction, or the first update after finish()
 };

@@ -160,23 +160,29 @@ void sync_directory_of(const std::string& path) {
 }  // namespace
 
 void write_file_atomically(const std::string& requested, std::string_view bytes) {
+  write_file_atomically(requested, {bytes});
+}
+
+void write_file_atomically(const std::string& requested, std::initializer_list<std::string_view> parts) {
   const std::string path = write_target(requested, "");
   const std::string tmp = temporary_name(path);
   const PartialWriteGuard guard(tmp);
   int fd = ::open(tmp.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0644);
   if (fd < 0) fail(path, ": cannot create ", tmp, ": ", std::strerror(errno));
-  size_t done = 0;
-  while (done < bytes.size()) {
-    ssize_t n = ::write(fd, bytes.data() + done, bytes.size() - done);
-    if (n < 0) {
-      if (errno == EINTR) continue;
-      int err = errno;
-      ::close(fd);
-      ::unlink(tmp.c_str());
-      fail(path, ": write failed after ", done, " bytes: ", std::strerror(err));
+  size_t done = 0;  // over all parts, for the error
+  for (const std::string_view bytes : parts)
+    for (size_t written = 0; written < bytes.size();) {
+      ssize_t n = ::write(fd, bytes.data() + written, bytes.size() - written);
+      if (n < 0) {
+        if (errno == EINTR) continue;
+        int err = errno;
+        ::close(fd);
+        ::unlink(tmp.c_str());
+        fail(path, ": write failed after ", done, " bytes: ", std::strerror(err));
+      }
+      written += static_cast<size_t>(n);
+      done += static_cast<size_t>(n);
     }
-    done += static_cast<size_t>(n);
-  }
   if (::fsync(fd) != 0 || ::close(fd) != 0) {
     int err = errno;
     ::unlink(tmp.c_str());

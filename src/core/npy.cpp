@@ -204,9 +204,17 @@ Tensor read_npy(const std::string& path) {
   if (!dtype) fail(path, ": dtype '", h.descr, "' is not supported (use <f4, <f8, <i4, <i8 or |u1)");
 
   const Shape shape(h.shape);
+  // The extents' product past int64 is refused whatever their order, and
+  // even with a zero among them (NumPy's rule too): once read, (0, 2^62, 4)
+  // in Fortran order is reversed, and its product would overflow there, in
+  // an error that names no file.
   int64_t expected = static_cast<int64_t>(size_of(*dtype));
-  for (int64_t d : h.shape)
-    if (__builtin_mul_overflow(expected, d, &expected)) fail(path, ": shape ", shape, " is too large");
+  bool empty = false;
+  for (int64_t d : h.shape) {
+    empty = empty || d == 0;
+    if (d != 0 && __builtin_mul_overflow(expected, d, &expected)) fail(path, ": shape ", shape, " is too large");
+  }
+  if (empty) expected = 0;
   const size_t data_offset = prefix + header_len;
   const int64_t have = static_cast<int64_t>(bytes.size() - data_offset);
   // "(3,4) f4 = 48 bytes": the descr without its byte-order character.
@@ -242,18 +250,18 @@ void write_npy(const std::string& path, const Tensor& tensor) {
   const size_t padded = dict.size() + 1 + kAlign - (prefix + dict.size() + 1) % kAlign;
   WN_CHECK(padded <= 0xffff, path, ": write_npy: a ", t.rank(), "-D header does not fit format 1.0");
 
-  std::string out;
-  out.reserve(prefix + padded + static_cast<size_t>(t.nbytes()));
-  out += kMagic;
-  out += '\x01';
-  out += '\x00';
-  out += static_cast<char>(padded & 0xff);
-  out += static_cast<char>(padded >> 8);
-  out += dict;
-  out.append(padded - dict.size() - 1, ' ');
-  out += '\n';
-  out.append(static_cast<const char*>(t.raw()), static_cast<size_t>(t.nbytes()));
-  write_file_atomically(path, out);
+  std::string header;
+  header.reserve(prefix + padded);
+  header += kMagic;
+  header += '\x01';
+  header += '\x00';
+  header += static_cast<char>(padded & 0xff);
+  header += static_cast<char>(padded >> 8);
+  header += dict;
+  header.append(padded - dict.size() - 1, ' ');
+  header += '\n';
+  // The data straight from the tensor: a joined copy doubled a large array's memory.
+  write_file_atomically(path, {header, std::string_view(static_cast<const char*>(t.raw()), size_t(t.nbytes()))});
 }
 
 }  // namespace warpnet

@@ -138,6 +138,16 @@ void set_kernel_choice(const std::string& text) {
       op(name);  // throws naming the registered ops when there is no such op
       WN_CHECK(!c.ops.contains(name), "--kernels: ", name, " is chosen twice (in '", text, "'); name each op once");
       c.ops[name] = version(pair.substr(eq + 1));
+      // Checked now, not at the op's first launch, after the data has loaded.
+      std::string versions;
+      bool registered = false;
+      for (const Kernel* k : kernels(Copy::emulator))
+        if (k->op == name) {
+          registered = registered || k->version == c.ops[name];
+          versions += cat(versions.empty() ? "" : ", ", k->version);
+        }
+      WN_CHECK(registered, "--kernels ", pair, ": ", name, " has no version ", c.ops[name], " (its versions: ",
+               versions, ")");
       start = comma + 1;
     }
   }

@@ -164,10 +164,15 @@ const Kernel& find_kernel(const std::string& key, Copy copy) {
   const bool op_known = key.find('/') != std::string::npos &&
                         std::any_of(all.begin(), all.end(), [&](const Kernel* k) { return k->op == op_named; });
   std::string known;
-  for (const Kernel* k : all)
-    if (!op_known || k->op == op_named) known += cat(known.empty() ? "" : ", ", k->id());
-  fail("kernel registry: ", hits.empty() ? "no kernel matches '" : "more than one kernel matches '", key,
-       "'; registered (", to_string(copy), op_known ? cat(", ", op_named) : "", "): ", known.empty() ? "none" : known);
+  if (hits.size() > 1)  // ambiguous ("naive"): the kernels it matches, not every kernel there is
+    for (const Kernel* k : hits) known += cat(known.empty() ? "" : ", ", k->id());
+  else
+    for (const Kernel* k : all)
+      if (!op_known || k->op == op_named) known += cat(known.empty() ? "" : ", ", k->id());
+  fail("kernel registry: ", hits.size() > 1 ? cat("'", key, "' matches more than one kernel: ", known)
+                                            : cat("no kernel matches '", key, "'; registered (", to_string(copy),
+                                                  op_known ? cat(", ", op_named) : "", "): ",
+                                                  known.empty() ? "none" : known));
 }
 
 Sizes complete_sizes(const Op& op, const Sizes& given) {

@@ -5,6 +5,7 @@
 
 #include "core/error.hpp"
 #include "kernels/common/cuda_compat.hpp"
+#include "simt/launch.hpp"
 
 namespace warpnet::device {
 
@@ -66,7 +67,8 @@ namespace {
 class DeviceMemory {
  public:
   explicit DeviceMemory(size_t bytes) {
-    WN_CHECK(cudaMalloc(&data_, bytes) == cudaSuccess, "emulator: cudaMalloc of ", bytes, " bytes failed");
+    WN_CHECK(cudaMalloc(&data_, bytes) == cudaSuccess, "emulator: cudaMalloc of ", bytes, " bytes failed: ",
+             simt::last_error_message());
   }
   ~DeviceMemory() { cudaFree(data_); }
   DeviceMemory(const DeviceMemory&) = delete;

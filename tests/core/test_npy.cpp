@@ -157,6 +157,11 @@ TEST_CASE("npy errors name the file and the fault") {
   CHECK(no_shape.ends_with("'fortran_order': False}"));  // the header shown without its padding
   const std::string negative = read_bytes(npy_v1("{'descr': '<f4', 'fortran_order': False, 'shape': (-1,)}", ""));
   CHECK(negative.find(path + ": malformed header (expected a non-negative integer") == 0);
+  // Extents whose product passes int64 with a zero among them, in either order (NumPy refuses them too).
+  for (const char* order : {"False", "True"})
+    CHECK(read_bytes(npy_v1(cat("{'descr': '<f4', 'fortran_order': ", order,
+                                ", 'shape': (0, 9223372036854775807, 9223372036854775807), }"),
+                            "")) == path + ": shape (0,9223372036854775807,9223372036854775807) is too large");
 
   const std::string missing = path_of("no_such_file.npy");
   const std::string msg = error_of([&] { read_npy(missing); });

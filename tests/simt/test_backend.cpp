@@ -66,8 +66,12 @@ TEST_CASE("backend emu: --kernels chooses versions; a choice naming nothing regi
   CHECK(device::chosen_kernel("matmul", Device::emu).id() == "matmul/03_smem_tiled");
   CHECK(device::chosen_kernel("conv2d", Device::emu).version == 2);
   CHECK(&device::chosen_kernel("relu", Device::emu) == &device::best_kernel("relu", Device::emu));
-  device::set_kernel_choice("matmul=99");
-  CHECK_THROWS_WITH_AS(device::chosen_kernel("matmul", Device::emu), doctest::Contains("matmul has no fp32 version 99"),
+  // A version the registry lacks is refused at once; one that is there but
+  // not fp32 (12: bf16 mma.sync), at the op's first launch.
+  CHECK_THROWS_WITH_AS(device::set_kernel_choice("matmul=99"),
+                       doctest::Contains("--kernels matmul=99: matmul has no version 99 (its versions: 1, 2, "), Error);
+  device::set_kernel_choice("matmul=12");
+  CHECK_THROWS_WITH_AS(device::chosen_kernel("matmul", Device::emu), doctest::Contains("matmul has no fp32 version 12"),
                        Error);
   CHECK_THROWS_WITH_AS(device::set_kernel_choice("nonsense=1"),
                        doctest::Contains("no op named 'nonsense' (the ops: adam, "), Error);

@@ -43,6 +43,15 @@ std::vector<Tensor> exact(const Sizes& s, const std::vector<Tensor>&) {
   return {Tensor::zeros({dropout_n(s)}, DType::f64), Tensor::zeros({dropout_n(s)}, DType::f64)};
 }
 
+// n at least 1, and p below 1: at p = 1 every element is dropped and the
+// kept ones' scale, 1 / (1 - p), is infinite.
+void check_sizes(const Op& op, const Sizes& s) {
+  require_at_least(op, s, {1, 0});
+  WN_CHECK(s[1] <= 999999, "dropout: p_millionths = ", s[1], " at ", describe_sizes(op, s),
+           ": p must be below 1 (at most 999999 millionths)");
+  require_indexable(op, s, Shape{s[0]}, "x");
+}
+
 const Registration dropout{Op{
     .name = "dropout",
     .size_names = {"n", "p_millionths"},
@@ -59,6 +68,7 @@ const Registration dropout{Op{
     .bench_sizes = {{64 << 20, 500000}},
     .reduction_length = [](const Sizes&) { return int64_t(1); },
     .cpu_fp32 = cpu_fp32,
+    .check_sizes = check_sizes,
 }};
 
 }  // namespace

@@ -64,7 +64,8 @@ Op activation_op(std::string name, std::vector<Tensor> (*inputs)(const Sizes&, R
             .tolerance = tolerance,
             .bench_sizes = kBenchSizes,
             .reduction_length = one,
-            .cpu_fp32 = cpu_fp32};
+            .cpu_fp32 = cpu_fp32,
+            .check_sizes = every_size_at_least_1};
 }
 
 const Registration relu{activation_op(

@@ -35,6 +35,14 @@ Tensor gathered(const Sizes& s, const std::vector<Tensor>& in, DType dtype) {
   return out;
 }
 
+// Every size at least 1 (a row of nothing, or a table without rows to pick
+// from), and both tensors within the kernels' int indices.
+void check_sizes(const Op& op, const Sizes& s) {
+  require_at_least(op, s, {1, 1, 1});
+  require_indexable(op, s, Shape{s[0], s[1]}, "the gathered rows");
+  require_indexable(op, s, Shape{s[2], s[1]}, "the table");
+}
+
 const Registration gather{Op{
     .name = "gather_rows",
     .size_names = {"rows", "width", "table_rows"},
@@ -54,6 +62,7 @@ const Registration gather{Op{
     .bench_sizes = {{256, 784, 60000}},
     .reduction_length = [](const Sizes&) { return int64_t(1); },
     .cpu_fp32 = [](const Sizes& s, const std::vector<Tensor>& in) { return std::vector<Tensor>{gathered(s, in, DType::f32)}; },
+    .check_sizes = check_sizes,
 }};
 
 }  // namespace

@@ -102,6 +102,7 @@ const Registration sgd_momentum{Op{
       cpu::sgd_momentum_update(w, v, in[2], h[0], h[1], h[2]);
       return {std::move(w), std::move(v)};
     },
+    .check_sizes = every_size_at_least_1,
 }};
 
 // ---- adam ------------------------------------------------------------------------
@@ -200,6 +201,7 @@ const Registration adam{Op{
       cpu::adam_update(w, m, v, in[3], h[0], h[1], h[2], h[3]);
       return {std::move(w), std::move(m), std::move(v)};
     },
+    .check_sizes = every_size_at_least_1,
 }};
 
 }  // namespace
