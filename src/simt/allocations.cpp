@@ -12,6 +12,16 @@ namespace {
 
 std::shared_mutex mutex;
 std::map<uintptr_t, size_t> allocations;  // begin -> bytes
+// The last kFreedKept allocations cudaFree released, newest last: an access
+// into one is a use after free, which the message should say.
+constexpr size_t kFreedKept = 64;
+std::vector<Allocation> freed;
+
+// Past this distance from every allocation an address is no near miss of
+// one (an index a little past the end) but a pointer into something else.
+constexpr uintptr_t kNear = uintptr_t(1) << 20;
+// Nothing is ever mapped this low (Linux's mmap_min_addr): a null pointer plus an offset.
+constexpr uintptr_t kNullPage = uintptr_t(1) << 16;
 
 }  // namespace
 
@@ -22,7 +32,18 @@ void register_allocation(const void* begin, size_t bytes) {
 
 bool unregister_allocation(const void* begin) {
   std::unique_lock lock(mutex);
-  return allocations.erase(reinterpret_cast<uintptr_t>(begin)) == 1;
+  const auto it = allocations.find(reinterpret_cast<uintptr_t>(begin));
+  if (it == allocations.end()) return false;
+  if (freed.size() == kFreedKept) freed.erase(freed.begin());
+  freed.push_back({it->first, it->second});
+  allocations.erase(it);
+  return true;
+}
+
+bool was_freed(const void* begin) {
+  std::shared_lock lock(mutex);
+  return std::any_of(freed.begin(), freed.end(),
+                     [&](const Allocation& a) { return a.begin == reinterpret_cast<uintptr_t>(begin); });
 }
 
 std::optional<Allocation> find_allocation(const void* address, size_t bytes) {
@@ -45,6 +66,7 @@ std::vector<Allocation> allocation_snapshot() {
 }
 
 std::string describe_near(const std::vector<Allocation>& sorted, uintptr_t address, size_t bytes) {
+  if (address < kNullPage) return cat("a null pointer (the address is ", address, ", where nothing is ever mapped)");
   const Allocation* nearest = nullptr;
   uintptr_t best = UINTPTR_MAX;
   for (const Allocation& a : sorted) {
@@ -53,7 +75,18 @@ std::string describe_near(const std::vector<Allocation>& sorted, uintptr_t addre
                                                                        "-byte allocation at 0x", std::hex, a.begin);
     if (distance < best) best = distance, nearest = &a;
   }
+  {  // (after the live ones: freed memory may since have been handed out again)
+    std::shared_lock lock(mutex);
+    for (auto a = freed.rbegin(); a != freed.rend(); ++a)
+      if (a->contains(address, 1))
+        return cat("inside a ", a->bytes, "-byte allocation at 0x", std::hex, a->begin,
+                   " that cudaFree has released: a use after free");
+  }
   if (!nearest) return "no device memory is allocated";
+  if (best > kNear)
+    return cat("in no device allocation, nor near one (the nearest, ", nearest->bytes, " bytes at 0x", std::hex,
+               nearest->begin, std::dec, ", is ", best, " bytes away): a host pointer, one never set, or an index "
+               "far out of range");
   if (address >= nearest->begin + nearest->bytes) {
     return cat(address - (nearest->begin + nearest->bytes), " bytes past the end of a ", nearest->bytes,
                "-byte allocation at 0x", std::hex, nearest->begin);

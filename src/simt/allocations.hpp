@@ -19,6 +19,10 @@ struct Allocation {
 void register_allocation(const void* begin, size_t bytes);
 bool unregister_allocation(const void* begin);
 
+// Whether `begin` starts one of the allocations cudaFree released last (a
+// second cudaFree of it is a double free).
+bool was_freed(const void* begin);
+
 // The allocation holding all of [address, address + bytes), if any.
 std::optional<Allocation> find_allocation(const void* address, size_t bytes);
 

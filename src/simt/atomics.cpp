@@ -2,7 +2,9 @@
 
 #include <algorithm>
 #include <atomic>
+#include <cstdint>
 
+#include "simt/device.hpp"
 #include "simt/trace_hooks.hpp"
 
 namespace warpnet::simt {
@@ -13,6 +15,9 @@ namespace {
 // `pc`: the kernel's call, which messages name (__builtin_return_address of the atomic).
 template <class T, class Update>
 T update(T* address, const void* pc, Update next) {
+  // A GPU faults (cudaErrorMisalignedAddress); here the word would be updated
+  // across two, silently wrong, and std::atomic_ref would be undefined.
+  if (reinterpret_cast<uintptr_t>(address) % sizeof(T) != 0) misaligned_access_at("an atomic", pc, address, sizeof(T));
   note_atomic(address, sizeof(T), pc);
   std::atomic_ref<T> word(*address);
   T old = word.load(std::memory_order_relaxed);

@@ -4,8 +4,13 @@
 // block barrier is released, or nothing ever can and that is reported.
 #include "simt/block.hpp"
 
+#include <cxxabi.h>
+
 #include <algorithm>
+#include <cstdlib>
 #include <cstring>
+#include <memory>
+#include <typeinfo>
 
 #include <boost/context/detail/exception.hpp>
 
@@ -15,6 +20,7 @@
 #include "simt/stacks.hpp"
 #include "simt/stepper.hpp"
 #include "simt/symbols.hpp"
+#include "simt/trace_hooks.hpp"
 #include "simt/watchdog.hpp"
 
 namespace warpnet::simt {
@@ -38,6 +44,15 @@ struct KeepStack {
   ctx::stack_context allocate() = delete;
   void deallocate(ctx::stack_context&) noexcept {}
 };
+
+// "std::runtime_error" for the exception in flight, "an exception of unknown type" for one that is no std::exception.
+std::string exception_type(const std::type_info* type) {
+  if (!type) return "an exception of unknown type";
+  int status = 0;
+  const std::unique_ptr<char, void (*)(void*)> name(abi::__cxa_demangle(type->name(), nullptr, nullptr, &status),
+                                                    std::free);
+  return status == 0 && name ? name.get() : type->name();
+}
 
 }  // namespace
 
@@ -129,8 +144,25 @@ void Block::start_lanes() {
                                 // stack and switches back to the destroyer.
                                 asan_start_switch(nullptr, scheduler_stack_, scheduler_stack_size_);
                                 throw;
-                              } catch (...) {
+                              } catch (const Error&) {  // the emulator's own, which name the lane already
                                 if (!error_) error_ = std::current_exception();
+                              } catch (const std::exception& e) {
+                                // The kernel's own C++ exception (a GPU has none): an error
+                                // naming where, not std::terminate with no word of the launch.
+                                // (Its message is the emulator's work, not the kernel's accesses.)
+                                const LibraryScope scope;
+                                if (!error_)
+                                  error_ = std::make_exception_ptr(LaunchError(
+                                      cudaErrorLaunchFailure,
+                                      cat(where(lane), ": the kernel threw ", exception_type(&typeid(e)), ": ",
+                                          e.what(), " (device code cannot throw on a GPU)")));
+                              } catch (...) {
+                                const LibraryScope scope;
+                                if (!error_)
+                                  error_ = std::make_exception_ptr(LaunchError(
+                                      cudaErrorLaunchFailure,
+                                      cat(where(lane), ": the kernel threw ", exception_type(abi::__cxa_current_exception_type()),
+                                          " (device code cannot throw on a GPU)")));
                               }
                               lane.state = LaneState::done;
                               ++done_;

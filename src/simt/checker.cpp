@@ -457,6 +457,11 @@ std::string Checker::describe_shared(uintptr_t address, size_t bytes) const {
     const uintptr_t distance = address >= end ? address - end : r.begin - address;
     if (distance < best) best = distance, nearest = &r;
   }
+  // Dynamic shared memory the launch did not size: its third <<<>>> argument left at 0.
+  const auto dynamic = reinterpret_cast<uintptr_t>(block_.dynamic_shared());
+  if (block_.shape().dynamic_shared == 0 && address >= dynamic && address - dynamic < SharedWindow::kBytes)
+    return cat("byte ", address - dynamic, " of the dynamic shared memory (extern __shared__, dynamic_shared<T>()), "
+               "but the launch gave it 0 bytes: the third <<<grid, block, bytes>>> argument sizes it");
   if (!nearest) return "the kernel declares no __shared__ variables (the checker knows only the kernel's own)";
   return address >= nearest->begin ? cat(best, " bytes past the end of `", nearest->name, "` (", nearest->bytes, " bytes)")
                                    : cat(best, " bytes before `", nearest->name, "`");

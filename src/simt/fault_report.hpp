@@ -1,15 +1,22 @@
-// A kernel thread's integer division by zero (or INT_MIN / -1). x86 traps it
-// (SIGFPE) and the process would die naming nothing; on a GPU the quotient
-// is unspecified and the kernel goes on. Installed at every launch (again
-// if another handler replaced it since), the handler names the kernel,
-// block, thread and code, then ends the process with status 136 (128 +
-// SIGFPE, what a shell shows for the signal): a trapped thread cannot be
-// resumed. Any other SIGFPE goes to the handler that was there before, or
-// takes the default action.
+// A kernel thread's trap, which on this CPU would end the process naming
+// nothing: an integer division by zero (or INT_MIN / -1; on a GPU the
+// quotient is unspecified and the kernel goes on), and, in the plain copy
+// of a kernel, which checks no access, a memory fault (a null or wild
+// pointer, an index far out of range) or an overflow of the thread's fiber
+// stack. Installed at every launch (again if another handler replaced them
+// since), the handlers name the kernel, block, thread and code, then end the
+// process with 128 + the signal (what a shell shows for it): a trapped
+// thread cannot be resumed. Any other SIGFPE, SIGSEGV or SIGBUS goes to the
+// handler that was there before, or takes the default action.
 #pragma once
 
 namespace warpnet::simt {
 
-void report_division_by_zero_in_kernels();
+void report_faults_in_kernels();
+
+// Gives the calling thread an alternate signal stack (unless it has one), so
+// the handlers run even when a fiber's stack is what overflowed. Each worker
+// thread calls it before it runs blocks.
+void use_alternate_signal_stack();
 
 }  // namespace warpnet::simt

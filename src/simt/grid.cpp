@@ -166,7 +166,7 @@ void run(const KernelCall& call, const LaunchShape& shape) {
   // Not a stepped launch: its pauses are the user's.
   std::optional<watchdog::LaunchWatch> watch;
   if (!stepper) watch.emplace(name);
-  report_division_by_zero_in_kernels();
+  report_faults_in_kernels();
   const unsigned threads = stepper ? 1 : std::min<uint64_t>(unsigned(workers()), clusters);
   std::atomic<uint64_t> next{0};
   std::atomic<bool> failed{false};
@@ -177,6 +177,7 @@ void run(const KernelCall& call, const LaunchShape& shape) {
 
   ProgressReporter progress(name, blocks);
   const auto worker = [&](bool reports) {
+    use_alternate_signal_stack();
     // One set of stacks and shared window per CTA of a cluster.
     std::vector<std::unique_ptr<WorkerResources>> resources;
     for (unsigned r = 0; r < cluster_size; ++r) resources.push_back(borrow_worker_resources());

@@ -212,7 +212,9 @@ cudaError_t free_device(void* ptr, const char* call) {
                                                 "every exec made from it are destroyed"));
   }
   if (!unregister_allocation(ptr))
-    return fail_with(cudaErrorInvalidValue, cat(call, "(", ptr, "): not the start of a cudaMalloc allocation"));
+    return fail_with(cudaErrorInvalidValue, cat(call, "(", ptr, "): ",
+                                                was_freed(ptr) ? "already freed (a second cudaFree of one allocation)"
+                                                               : "not the start of a cudaMalloc allocation"));
   ::operator delete(ptr, std::align_val_t(256));
   return cudaSuccess;
 }

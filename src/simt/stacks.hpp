@@ -26,6 +26,11 @@ class StackSet {
   // the same page offset, the fibers' saved contexts would all fall into the
   // same few cache sets and evict each other on every switch.
   char* top(size_t i) const { return regions_[i] + kGuard + kStackBytes - (i % 63) * 64; }
+  // Whether `address` is in stack i's guard page: the stack overflowed.
+  bool in_guard(size_t i, const void* address) const {
+    const auto* a = static_cast<const char*>(address);
+    return i < regions_.size() && a >= regions_[i] && a < regions_[i] + kGuard;
+  }
 
  private:
   static constexpr size_t kGuard = 4096;

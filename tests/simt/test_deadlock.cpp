@@ -6,6 +6,7 @@
 #include <unistd.h>
 
 #include <array>
+#include <csignal>
 #include <chrono>
 #include <cmath>
 #include <cstdio>
@@ -212,9 +213,51 @@ TEST_CASE("an integer division by zero in a kernel ends the process naming the t
   INFO(run.output);
   REQUIRE(WIFEXITED(run.status));
   CHECK(WEXITSTATUS(run.status) == 136);
-  CHECK(run.output.find("kernel divide_by, block (0,0,0), thread (3,0,0): integer division by zero (SIGFPE) at ") !=
-        std::string::npos);
+  CHECK(run.output.find("kernel divide_by, block (0,0,0), thread (3,0,0): integer division by zero (or INT_MIN / -1) "
+                        "(SIGFPE) at divide_by") != std::string::npos);
   CHECK(run.output.find("guard the divisor") != std::string::npos);
+}
+
+namespace {
+// Thread 2 writes through a null pointer (an output never allocated).
+__global__ void write_null(int* out) {
+  if (threadIdx.x == 2) out[3] = 1;
+}
+// Thread 1 fills a local array larger than its 64 KiB stack, from the top
+// down, so it reaches the guard page below the stack.
+__global__ void overflow_stack(int* out) {
+  if (threadIdx.x != 1) return;
+  volatile char big[128 * 1024];
+  for (int i = int(sizeof big) - 1; i >= 0; --i) big[i] = char(i);
+  out[0] = big[7];
+}
+}  // namespace
+
+// Run only through run_child: the plain copy checks no access, so these fault.
+TEST_CASE("null child: a write through a null pointer" * doctest::skip()) {
+  warpnet::simt::launch(write_null, dim3(1), dim3(4), 0, static_cast<int*>(nullptr));
+  FAIL("the launch returned");
+}
+TEST_CASE("overflow child: a local array past the thread's stack" * doctest::skip()) {
+  DeviceBuffer<int> out(1);
+  warpnet::simt::launch(overflow_stack, dim3(1), dim3(4), 0, out.get());
+  FAIL("the launch returned");
+}
+
+TEST_CASE("a memory fault in a kernel ends the process naming the thread and the cause, not a bare SIGSEGV") {
+  const ChildRun null = run_child("null child*");
+  INFO(null.output);
+  REQUIRE(WIFEXITED(null.status));
+  CHECK(WEXITSTATUS(null.status) == 128 + SIGSEGV);
+  CHECK(null.output.find("kernel write_null, block (0,0,0), thread (2,0,0): a memory fault (SIGSEGV) at address 12: "
+                         "a null pointer at ") != std::string::npos);
+  const ChildRun overflow = run_child("overflow child*");
+  INFO(overflow.output);
+  REQUIRE(WIFEXITED(overflow.status));
+  CHECK(WEXITSTATUS(overflow.status) == 128 + SIGSEGV);
+  CHECK(overflow.output.find("kernel overflow_stack, block (0,0,0), thread (1,0,0): its stack overflowed (each "
+                             "emulated thread has 64 KiB) at ") != std::string::npos);
+  CHECK(overflow.output.find("a large local array?") != std::string::npos);
 }
 
 TEST_CASE("a spin-wait ends the process after WARPNET_SIMT_HANG_TIMEOUT, naming the kernel, instead of hanging") {

@@ -3,6 +3,7 @@
 #include <doctest/doctest.h>
 
 #include <cmath>
+#include <exception>
 #include <string>
 
 #include "kernels/common/float4_rows.hpp"
@@ -43,6 +44,22 @@ __global__ void read_shared_before_writing(float* out) {
 __global__ void copy_float4_at(const float* x, float* y, int offset) {
   const int i = offset + 4 * int(threadIdx.x);
   warpnet::store_float4(y + i, warpnet::load_float4(x + i));
+}
+
+// Thread 5 throws, as no kernel can on a GPU. (An exception that allocates
+// nothing: in the traced copy a std::runtime_error's string, allocated by
+// kernel code, is already an out-of-bounds write.)
+struct LearnerError : std::exception {
+  const char* what() const noexcept override { return "learner threw"; }
+};
+__global__ void throw_in_thread_5(int* out) {
+  if (threadIdx.x == 5) throw LearnerError();
+  out[threadIdx.x] = 1;
+}
+
+// An atomic on an int that starts `offset` bytes into the buffer.
+__global__ void atomic_add_at(int* base, int offset) {
+  atomicAdd(reinterpret_cast<int*>(reinterpret_cast<char*>(base) + offset), 1);
 }
 
 // The error code and message of a launch of `noop` with this shape.
@@ -135,6 +152,12 @@ TEST_CASE("cudaMemcpy and cudaMemset check the device side of the copy") {
   CHECK(cudaMemcpy(host.data(), host.data() + 1, 4, cudaMemcpyDeviceToHost) == cudaErrorInvalidValue);
   CHECK(cudaMemset(buffer.get() + 50, 0, 51 * sizeof(float)) == cudaErrorInvalidValue);
   CHECK(cudaFree(host.data()) == cudaErrorInvalidValue);
+  CHECK(warpnet::simt::last_error_message().ends_with("not the start of a cudaMalloc allocation"));
+  float* once = nullptr;
+  REQUIRE(cudaMalloc(&once, 64) == cudaSuccess);
+  CHECK(cudaFree(once) == cudaSuccess);
+  CHECK(cudaFree(once) == cudaErrorInvalidValue);
+  CHECK(warpnet::simt::last_error_message().ends_with("already freed (a second cudaFree of one allocation)"));
   cudaGetLastError();
 }
 
@@ -183,4 +206,31 @@ TEST_CASE("a float4 access at an address not 16-byte aligned is cudaErrorMisalig
     CHECK(std::string(e.what()).find("load_float4 (ld.v4)") != std::string::npos);
     CHECK(std::string(e.what()).find("a 16-byte access at") != std::string::npos);
   }
+}
+
+TEST_CASE("a kernel that throws fails its launch naming the thread, instead of ending the process") {
+  DeviceBuffer<int> out(32);
+  try {
+    warpnet::simt::launch(throw_in_thread_5, dim3(1), dim3(32), 0, out.get());
+    FAIL("the launch returned");
+  } catch (const LaunchError& e) {
+    CHECK(e.code() == cudaErrorLaunchFailure);
+    CHECK(std::string(e.what()) == "kernel throw_in_thread_5, block (0,0,0), thread (5,0,0): the kernel threw "
+                                   "(anonymous namespace)::LearnerError: learner threw (device code cannot throw on a GPU)");
+  }
+}
+
+TEST_CASE("an atomic at an address not aligned to its size is cudaErrorMisalignedAddress, not a torn update") {
+  DeviceBuffer<int> word(std::vector<int>{0, 0});
+  CHECK_NOTHROW(warpnet::simt::launch(atomic_add_at, dim3(1), dim3(32), 0, word.get(), 4));
+  CHECK(word.download() == std::vector<int>{0, 32});
+  try {
+    warpnet::simt::launch(atomic_add_at, dim3(1), dim3(32), 0, word.get(), 2);
+    FAIL("an atomicAdd at a 2-byte offset ran");
+  } catch (const LaunchError& e) {
+    CHECK(e.code() == cudaErrorMisalignedAddress);
+    CHECK(std::string(e.what()).find("thread (0,0,0): an atomic at ") != std::string::npos);
+    CHECK(std::string(e.what()).find("a 4-byte access at") != std::string::npos);
+  }
+  CHECK(word.download() == std::vector<int>{0, 32});
 }

@@ -68,6 +68,37 @@ TEST_CASE("traced: a read well past a buffer is out of bounds, not a read of the
 }
 
 namespace {
+__global__ void read_dynamic(float* out) { out[threadIdx.x] = warpnet::dynamic_shared<float>()[threadIdx.x]; }
+}  // namespace
+
+TEST_CASE("traced: a bad address is named for what it is: a null pointer, freed memory, no allocation at all") {
+  DeterministicScope deterministic;
+  DeviceBuffer<float> out(1);
+  std::string message = launch_error(cudaErrorIllegalAddress, read_at, dim3(1), dim3(1),
+                                     static_cast<const float*>(nullptr), 3, out.get());
+  INFO(message);
+  CHECK(message.find("read of 4 bytes at 0xc at ") != std::string::npos);
+  CHECK(message.ends_with(": a null pointer (the address is 12, where nothing is ever mapped)"));
+  float* freed = nullptr;
+  REQUIRE(cudaMalloc(&freed, 256 * sizeof(float)) == cudaSuccess);
+  REQUIRE(cudaFree(freed) == cudaSuccess);
+  message = launch_error(cudaErrorIllegalAddress, read_at, dim3(1), dim3(1), static_cast<const float*>(freed), 10,
+                         out.get());
+  CHECK(message.find("inside a 1024-byte allocation at 0x") != std::string::npos);
+  CHECK(message.ends_with(" that cudaFree has released: a use after free"));
+  // An index 64 MiB past a 4-byte buffer.
+  message = launch_error(cudaErrorIllegalAddress, read_at, dim3(1), dim3(1), static_cast<const float*>(out.get()),
+                         1 << 24, out.get());
+  CHECK(message.find(": in no device allocation, nor near one (the nearest, ") != std::string::npos);
+  CHECK(message.ends_with("a host pointer, one never set, or an index far out of range"));
+  // Dynamic shared memory the launch did not size.
+  message = launch_error(cudaErrorIllegalAddress, read_dynamic, dim3(1), dim3(32), out.get());
+  CHECK(message.find("out-of-bounds shared-memory read of 4 bytes") != std::string::npos);
+  CHECK(message.find("of the dynamic shared memory (extern __shared__, dynamic_shared<T>()), but the launch gave it 0 "
+                     "bytes: the third <<<grid, block, bytes>>> argument sizes it") != std::string::npos);
+}
+
+namespace {
 
 // Every thread adds its element to one total with a plain += (the atomicAdd
 // forgotten): a GPU loses updates; one thread at a time here, it would not.
