@@ -121,10 +121,17 @@ inline void layer_ops(Device device, uint64_t seed) {
   const Tensor a = y;
   check_same(back(device::relu(there(a))), cpu::relu(a));
   check_same(back(device::relu_backward(there(a), there(dy))), cpu::relu_backward(a, dy));
-  Tensor with_nan = a.clone();  // a NaN passes through ReLU on every device (its gradient is 0, as PyTorch's)
+  Tensor with_nan = a.clone();  // a NaN passes through ReLU on every device, and so does its gradient, as PyTorch's
   with_nan.data<float>()[3] = std::numeric_limits<float>::quiet_NaN();
   check_same(back(device::relu(there(with_nan))), cpu::relu(with_nan));
   CHECK(std::isnan(back(device::relu(there(with_nan))).item(3)));
+  check_same(back(device::relu_backward(there(with_nan), there(dy))), cpu::relu_backward(with_nan, dy));
+  CHECK(back(device::relu_backward(there(with_nan), there(dy))).item(3) == dy.item(3));
+  // GELU at the ends of the line (-0 or x; slopes 0 or 1), never NaN: on every device as on the CPU.
+  const Tensor ends = Tensor::from<float>({4}, {-INFINITY, -1e20f, 1e20f, INFINITY});
+  const Tensor ones = Tensor::full({4}, 1.0);
+  check_same(back(device::gelu(there(ends))), cpu::gelu(ends));
+  check_same(back(device::gelu_backward(there(ends), there(ones))), cpu::gelu_backward(ends, ones));
   check_close(back(device::gelu(there(a))), cpu::gelu(a), 4);
   check_close(back(device::gelu_backward(there(a), there(dy))), cpu::gelu_backward(a, dy), 4);
   const Tensor s = cpu::sigmoid(a), t = cpu::tanh(a);

@@ -22,27 +22,33 @@ struct Identity {
 struct Relu {
   __device__ __forceinline__ float operator()(float x) const { return !(x <= 0.0f) ? x : 0.0f; }
 };
-// dx = dy where x > 0, else 0: the kink at 0 takes gradient 0, as PyTorch's does.
+// dx = 0 where x <= 0, else dy: the kink at 0 takes gradient 0, and a NaN x
+// passes dy on, as PyTorch's threshold_backward does (src/cpu/elementwise.cpp).
 struct ReluBackward {
-  __device__ __forceinline__ float operator()(float x, float dy) const { return x > 0.0f ? dy : 0.0f; }
+  __device__ __forceinline__ float operator()(float x, float dy) const { return x <= 0.0f ? 0.0f : dy; }
 };
 
-// GELU, tanh form: y = 0.5·x·(1 + tanh(u)), u = √(2/π)·(x + 0.044715·x³).
+// GELU, tanh form (PyTorch's approximate='tanh'): y = 0.5·x·(1 + tanh(u)),
+// u = √(2/π)·(x + 0.044715·x³); −0 where tanh(u) is −1 (at −inf the product
+// would be NaN), as the CPU's (src/cpu/elementwise.cpp).
 struct Gelu {
   static constexpr float kScale = 0.7978845608028654f;  // √(2/π)
   static constexpr float kCubic = 0.044715f;
   __device__ __forceinline__ float operator()(float x) const {
     const float u = kScale * (x + kCubic * x * x * x);
-    return 0.5f * x * (1.0f + tanhf(u));
+    const float h = 1.0f + tanhf(u);
+    return h == 0.0f ? -0.0f : 0.5f * x * h;
   }
 };
-// dx = dy·(0.5·(1 + t) + 0.5·x·(1 − t²)·√(2/π)·(1 + 3·0.044715·x²)), t = tanh(u).
+// dx = dy·(0.5·(1 + t) + 0.5·x·(1 − t²)·√(2/π)·(1 + 3·0.044715·x²)), t = tanh(u);
+// the second term left out where t is ±1 (there it is 0, and x² may be inf).
 struct GeluBackward {
   __device__ __forceinline__ float operator()(float x, float dy) const {
     const float u = Gelu::kScale * (x + Gelu::kCubic * x * x * x);
     const float t = tanhf(u);
+    const float s = 1.0f - t * t;
     const float du = Gelu::kScale * (1.0f + 3.0f * Gelu::kCubic * x * x);
-    return dy * (0.5f * (1.0f + t) + 0.5f * x * (1.0f - t * t) * du);
+    return dy * (0.5f * (1.0f + t) + (s == 0.0f ? 0.0f : 0.5f * x * s * du));
   }
 };
 

@@ -150,7 +150,7 @@ __device__ __forceinline__ void lenet5_dense_back(const float* __restrict__ W, c
       acc += W[(o + 3) * IN + i] * d.w;
     }
     for (; o < OUT; ++o) acc += W[o * IN + i] * d_out[o];
-    d_in[i] = kept && !(kept[i] > 0.0f) ? 0.0f : acc;
+    d_in[i] = kept && kept[i] <= 0.0f ? 0.0f : acc;  // (a NaN passes, as ReluBackward)
   }
 }
 
@@ -295,7 +295,7 @@ __global__ void __launch_bounds__(BLOCK) lenet5_image_per_block(int N, int C, co
     const int k = o / (kP2 * kP2), y = o / kP2 % kP2, xx = o % kP2;
     const float* plane = r2 + k * kH2 * kH2;
     const int at = 2 * y * kH2 + 2 * xx, winner = lenet5_pool_winner(plane, at, kH2);
-    const float g = plane[winner] > 0.0f ? dp2[o] : 0.0f;
+    const float g = plane[winner] <= 0.0f ? 0.0f : dp2[o];
     const int window[4] = {at, at + 1, at + kH2, at + kH2 + 1};
     for (int q : window) d2p[(k * kD2P + q / kH2 + 4) * kD2P + q % kH2 + 4] = q == winner ? g : 0.0f;
   }
@@ -355,7 +355,7 @@ __global__ void __launch_bounds__(BLOCK) lenet5_image_per_block(int N, int C, co
     const int c = o / (kP1 * kP1), y = o / kP1 % kP1, xx = o % kP1;
     float* plane = r1 + c * kH1 * kH1;
     const int at = 2 * y * kH1 + 2 * xx, winner = lenet5_pool_winner(plane, at, kH1);
-    const float g = plane[winner] > 0.0f ? dp1[o] : 0.0f;
+    const float g = plane[winner] <= 0.0f ? 0.0f : dp1[o];
     const int window[4] = {at, at + 1, at + kH1, at + kH1 + 1};
     for (int q : window) plane[q] = q == winner ? g : 0.0f;
   }

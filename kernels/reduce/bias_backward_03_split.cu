@@ -57,7 +57,7 @@ __device__ __forceinline__ float bias_term(const float* __restrict__ dY, const f
   if constexpr (!MASK) {
     return dY[i];
   } else {
-    const float g = dY[i], term = y[i] > 0.0f ? g : 0.0f;  // every lane loads: whole sectors, no divergence
+    const float g = dY[i], term = y[i] <= 0.0f ? 0.0f : g;  // every lane loads: whole sectors, no divergence
     dZ[i] = term;
     return term;
   }

@@ -174,6 +174,10 @@ void add_op_command(CLI::App& app) {
   std::vector<std::string> names;
   for (const auto& [name, op] : ops()) names.push_back(name);
   CLI::App* cmd = app.add_subcommand("op", "Run one CPU op on .npy inputs; write its output and gradients");
+  cmd->footer(
+      "As PyTorch's ops, with two choices to know when comparing: gelu is the tanh form (PyTorch's "
+      "gelu(x, approximate='tanh'), not its default x*Phi(x)), and avgpool2d counts padding (count_include_pad=True). "
+      "Denormals are kept here; training flushes them to zero (src/cpu/parallel.cpp).");
   // The registry's names for the same ops (train --kernels, trace, info --kernels) are taken too.
   const std::map<std::string, std::string> registry_names{
       {"max_pool2d", "maxpool2d"}, {"avg_pool2d", "avgpool2d"}, {"softmax_cross_entropy", "softmax-ce"}};

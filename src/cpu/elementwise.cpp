@@ -154,9 +154,10 @@ Tensor relu(const Tensor& x) {
   return map_unary("relu", x, [](auto v) { return !(v <= 0) ? v : decltype(v)(0); });
 }
 
-// The kink at 0 takes gradient 0, as PyTorch does.
+// The kink at 0 takes gradient 0, and a NaN x passes the gradient on, as
+// PyTorch's threshold_backward does (it zeroes where x <= 0, false for NaN).
 Tensor relu_backward(const Tensor& x, const Tensor& dy) {
-  return map_binary("relu_backward", "x", x, dy, [](auto v, auto g) { return v > 0 ? g : decltype(g)(0); });
+  return map_binary("relu_backward", "x", x, dy, [](auto v, auto g) { return v <= 0 ? decltype(g)(0) : g; });
 }
 
 BiasReluGrads bias_relu_backward(const Tensor& y, const Tensor& dy) {
@@ -166,23 +167,31 @@ BiasReluGrads bias_relu_backward(const Tensor& y, const Tensor& dy) {
   return g;
 }
 
-// y = 0.5·x·(1 + tanh(u)), u = √(2/π)·(x + 0.044715·x³)
+// GELU in its tanh form (PyTorch's gelu(x, approximate='tanh'), GPT-2's;
+// PyTorch's default is the exact x·Φ(x), within 5e-4 of it):
+// y = 0.5·x·(1 + tanh(u)), u = √(2/π)·(x + 0.044715·x³). Where tanh(u) is
+// −1 (x below about −10, −inf included) y is −0: the product with x would
+// be −inf·0 = NaN at −inf, where the limit is 0.
 Tensor gelu(const Tensor& x) {
   return map_unary("gelu", x, [](auto v) {
     using T = decltype(v);
     const T u = T(kGeluScale) * (v + T(kGeluCubic) * v * v * v);
-    return T(0.5) * v * (T(1) + std::tanh(u));
+    const T h = T(1) + std::tanh(u);
+    return h == T(0) ? -T(0) : T(0.5) * v * h;
   });
 }
 
-// dy/dx = 0.5·(1 + t) + 0.5·x·(1 − t²)·√(2/π)·(1 + 3·0.044715·x²), t = tanh(u)
+// dy/dx = 0.5·(1 + t) + 0.5·x·(1 − t²)·√(2/π)·(1 + 3·0.044715·x²), t = tanh(u).
+// Where t is ±1 the second term is 0 and is left out: x² past the type's
+// range (|x| > 1.8e19 in fp32) made it 0·inf = NaN, where the slope is 1 or 0.
 Tensor gelu_backward(const Tensor& x, const Tensor& dy) {
   return map_binary("gelu_backward", "x", x, dy, [](auto v, auto g) {
     using T = decltype(v);
     const T u = T(kGeluScale) * (v + T(kGeluCubic) * v * v * v);
     const T t = std::tanh(u);
+    const T s = T(1) - t * t;
     const T du = T(kGeluScale) * (T(1) + T(3 * kGeluCubic) * v * v);
-    return g * (T(0.5) * (T(1) + t) + T(0.5) * v * (T(1) - t * t) * du);
+    return g * (T(0.5) * (T(1) + t) + (s == T(0) ? T(0) : T(0.5) * v * s * du));
   });
 }
 

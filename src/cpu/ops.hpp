@@ -55,7 +55,7 @@ void add_into(Tensor& dst, const Tensor& src);
 // ---- activations (elementwise, any shape) --------------------------------
 Tensor relu(const Tensor& x);
 Tensor relu_backward(const Tensor& x, const Tensor& dy);
-// GELU, tanh form: 0.5·x·(1 + tanh(√(2/π)·(x + 0.044715·x³))).
+// GELU, tanh form (PyTorch's approximate='tanh'): 0.5·x·(1 + tanh(√(2/π)·(x + 0.044715·x³))).
 Tensor gelu(const Tensor& x);
 Tensor gelu_backward(const Tensor& x, const Tensor& dy);
 Tensor sigmoid(const Tensor& x);

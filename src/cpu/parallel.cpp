@@ -9,7 +9,9 @@
 // reach that range, and LeNet-5's epochs slowed from 5 s to 7.4 s by the fifth
 // (2026-11-30, 2-core Xeon). Flushed, every epoch takes 4.8 s and the test
 // accuracies come out the same to four digits. PyTorch offers the same switch
-// (torch.set_flush_denormal).
+// (torch.set_flush_denormal), off by default there: figures a run compares
+// with PyTorch's near 1e-38 differ (`warpnet op`, which never calls this,
+// keeps denormals, as PyTorch does).
 #include <Eigen/Core>
 #include <omp.h>
 #if defined(__SSE__)

@@ -52,7 +52,9 @@ Span window_span(int64_t o, int64_t extent, const PoolGeometry& g) {
 
 // The first maximum of window rows x cols of a plane xp (rows of w), and its
 // index in the plane. The first maximum wins ties; the first NaN wins over
-// numbers, so it propagates as in PyTorch instead of vanishing. Which element
+// numbers, so it propagates as in PyTorch instead of vanishing (PyTorch's
+// kernels take the last NaN: in a window of two NaNs the gradient goes to
+// the other one, the NaN output is the same). Which element
 // wins is data, and a branch on it missed about every other window (LeNet-5's
 // pooling took 2.6x as long): the comparison feeds a mask for the index and a
 // select for the value, and a window holding a NaN (rare: that branch

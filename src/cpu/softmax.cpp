@@ -36,16 +36,21 @@ void check_labels(const char* op, const char* name, const Tensor& logits, const 
   }
 }
 
-// z: (C) one row; writes probs (C) and returns log Σ exp(z) computed stably.
+// A row's max m and log Σ exp(z − m), so that log Σ exp(z) = m + log_sum.
+struct RowStats {
+  double max, log_sum;
+};
+
+// z: (C) one row; writes probs (C) and returns its RowStats, computed stably.
 template <class T>
-double softmax_row(const T* z, int64_t classes, T* probs) {
+RowStats softmax_row(const T* z, int64_t classes, T* probs) {
   T m = z[0];
   for (int64_t j = 1; j < classes; ++j) m = std::max(m, z[j]);
   double sum = 0;
   for (int64_t j = 0; j < classes; ++j) sum += std::exp(double(z[j]) - double(m));
   const double inv = 1.0 / sum;
   for (int64_t j = 0; j < classes; ++j) probs[j] = static_cast<T>(std::exp(double(z[j]) - double(m)) * inv);
-  return double(m) + std::log(sum);
+  return {double(m), std::log(sum)};
 }
 
 }  // namespace
@@ -73,7 +78,11 @@ SoftmaxCrossEntropy softmax_cross_entropy(const Tensor& logits, const Tensor& la
 #pragma omp parallel for schedule(static) if (logits.numel() >= kParallelMinElements)
     for (int64_t i = 0; i < rows; ++i) {
       const T* z = pz + i * classes;
-      row_loss[i] = softmax_row(z, classes, pp + i * classes) - double(z[pl[i]]);
+      // −log softmax(z)[label] = log_sum − (z[label] − m): subtracting m first
+      // keeps the row's small differences, which m + log_sum − z[label]
+      // rounded away (two logits of 1e17 gave a loss of 0, not log 2).
+      const RowStats r = softmax_row(z, classes, pp + i * classes);
+      row_loss[i] = r.log_sum - (double(z[pl[i]]) - r.max);
     }
     T* pr = out.row_loss.data<T>();
     for (int64_t i = 0; i < rows; ++i) pr[i] = static_cast<T>(row_loss[i]);

@@ -144,13 +144,32 @@ TEST_CASE("bias_add_backward matches central differences") {
   }
 }
 
-TEST_CASE("ReLU passes NaN through, as PyTorch's does; its gradient there is 0; -0 becomes +0") {
+TEST_CASE("ReLU passes NaN through, and the gradient at a NaN, as PyTorch's do; -0 becomes +0") {
   const Tensor y = cpu::relu(Tensor::from<float>({4}, {NAN, -1.0f, -0.0f, 2.0f}));
   CHECK(std::isnan(y.item(0)));
   CHECK(y.item(1) == 0.0);
   CHECK_FALSE(std::signbit(y.item(2)));
   CHECK(y.item(3) == 2.0);
-  CHECK(cpu::relu_backward(Tensor::from<float>({1}, {NAN}), Tensor::from<float>({1}, {5.0f})).item(0) == 0.0);
+  // PyTorch's threshold_backward zeroes where x <= 0, which a NaN is not.
+  const Tensor dx = cpu::relu_backward(Tensor::from<float>({3}, {NAN, 0.0f, -0.0f}), Tensor::from<float>({3}, {5.0f, 5.0f, 5.0f}));
+  CHECK(dx.item(0) == 5.0);
+  CHECK(dx.item(1) == 0.0);  // the kink takes 0
+  CHECK(dx.item(2) == 0.0);
+}
+
+TEST_CASE("GELU (tanh form) at the ends of the line: 0 and x, slopes 0 and 1, never NaN") {
+  const float inf = INFINITY;
+  const Tensor x = Tensor::from<float>({6}, {-inf, -1e20f, -20.0f, 20.0f, 1e20f, inf});
+  const Tensor y = cpu::gelu(x);
+  for (int i : {0, 1, 2}) CHECK(y.item(i) == 0.0);
+  CHECK(y.item(3) == 20.0);
+  CHECK(y.item(4) == 1e20f);
+  CHECK(y.item(5) == inf);
+  const Tensor dx = cpu::gelu_backward(x, Tensor::full({6}, 1.0, DType::f32));
+  for (int i : {0, 1, 2}) CHECK(dx.item(i) == 0.0);
+  for (int i : {3, 4, 5}) CHECK(dx.item(i) == 1.0);
+  // The tanh form, PyTorch's approximate='tanh' (not its default erf form: -0.0040497 at -3).
+  CHECK(cpu::gelu(Tensor::from<double>({1}, {-3.0})).item(0) == doctest::Approx(-0.0036373920817).epsilon(1e-9));
 }
 
 TEST_CASE("elementwise errors name the shapes") {

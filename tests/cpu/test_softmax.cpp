@@ -88,6 +88,18 @@ TEST_CASE("softmax_cross_entropy stays finite at extreme logits") {
   CHECK(out.probs.item(4) == doctest::Approx(1.0 / 3.0).epsilon(1e-7));
 }
 
+TEST_CASE("softmax_cross_entropy keeps small differences between huge logits") {
+  // Two equal logits of 1e17 or 1e30: log 2, whatever their size (the max
+  // added back before the label's logit was subtracted gave 0). A difference
+  // of 16 in logits near 1e7 (fp32's spacing there is 1): log(1 + e^-16).
+  const Tensor logits = Tensor::from<float>({3, 2}, {1e17f, 1e17f, 1e30f, 1e30f, 1e7f, 9999984.0f});
+  const Tensor labels = Tensor::from<int32_t>({3}, {0, 1, 0});
+  const cpu::SoftmaxCrossEntropy out = cpu::softmax_cross_entropy(logits, labels);
+  CHECK(out.row_loss.item(0) == doctest::Approx(std::log(2.0)).epsilon(1e-7));
+  CHECK(out.row_loss.item(1) == doctest::Approx(std::log(2.0)).epsilon(1e-7));
+  CHECK(out.row_loss.item(2) == doctest::Approx(std::log1p(std::exp(-16.0))).epsilon(1e-6));
+}
+
 TEST_CASE("softmax_cross_entropy_backward matches central differences") {
   const uint64_t seed = 5002;
   CAPTURE(seed);
