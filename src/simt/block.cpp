@@ -45,7 +45,8 @@ struct KeepStack {
   void deallocate(ctx::stack_context&) noexcept {}
 };
 
-// "std::runtime_error" for the exception in flight, "an exception of unknown type" for one that is no std::exception.
+// The demangled name of an exception's type ("std::runtime_error"), or "an
+// exception of unknown type" where the runtime gives none.
 std::string exception_type(const std::type_info* type) {
   if (!type) return "an exception of unknown type";
   int status = 0;
