@@ -109,7 +109,7 @@ class AlternateStack {
   AlternateStack() {
     stack_t current{};
     if (::sigaltstack(nullptr, &current) == 0 && !(current.ss_flags & SS_DISABLE)) return;  // one is set: use it
-    memory_ = std::make_unique<char[]>(kBytes);
+    memory_ = std::make_unique_for_overwrite<char[]>(kBytes);  // (not zeroed: a thread per launch makes one)
     stack_t ours{};
     ours.ss_sp = memory_.get();
     ours.ss_size = kBytes;
