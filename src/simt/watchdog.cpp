@@ -7,12 +7,19 @@
 #include <thread>
 #include <vector>
 
+#include "simt/block.hpp"
+
 namespace warpnet::simt::watchdog {
 
 namespace {
 
 struct alignas(64) Counter {
   std::atomic<uint64_t> switches{0};
+  // The thread's current_lane and current_block, for naming what it runs
+  // when it stops switching: the worker is then stuck inside one lane, so
+  // they hold still while the watchdog reads them.
+  Lane* const* lane = &current_lane;
+  Block* const* block = &current_block;
 };
 
 // Never destroyed: the watchdog thread may read it while the process exits.
@@ -51,14 +58,26 @@ struct Registered {
   }
 };
 
-[[noreturn]] void stop(const std::string& kernel, double seconds) {
+// What the workers run, "kernel k, block (0,0,0), thread (0,0,0)" each; empty
+// when none is inside a lane.
+std::string running(State& s) {
+  std::string out;
+  for (const Counter* c : s.live) {
+    const Lane* lane = *c->lane;
+    const Block* block = *c->block;
+    if (lane && block) out += (out.empty() ? "" : "; ") + block->where(*lane);
+  }
+  return out;
+}
+
+[[noreturn]] void stop(const std::string& kernel, const std::string& threads, double seconds) {
   std::fprintf(stderr,
                "\nwarpnet emulator: kernel %s: no thread has switched (reached a barrier, a warp collective or its "
-               "end) for %.0f s. Is a thread waiting in a loop for memory another thread writes (a spin-wait)? "
+               "end) for %.0f s%s%s%s. Is a thread waiting in a loop for memory another thread writes (a spin-wait)? "
                "The emulator runs one thread at a time until it blocks and never preempts it, so that wait never "
                "ends here, where a GPU since Volta schedules the writer. Stopping the process "
                "(WARPNET_SIMT_HANG_TIMEOUT=<seconds> waits longer, 0 for ever).\n",
-               kernel.c_str(), seconds);
+               kernel.c_str(), seconds, threads.empty() ? "" : " (running: ", threads.c_str(), threads.empty() ? "" : ")");
   std::fflush(stderr);
   std::_Exit(124);
 }
@@ -72,21 +91,22 @@ void watch(double timeout) {
   constexpr double kTick = 0.25;
   for (;;) {
     std::this_thread::sleep_for(std::chrono::milliseconds(int(kTick * 1000)));
-    std::string kernel;
-    bool running = false;
+    std::string kernel, threads;
+    bool in_flight = false;
     uint64_t now_switches = 0;
     {
       std::lock_guard lock(s.mutex);
-      running = s.in_flight > 0;
+      in_flight = s.in_flight > 0;
       now_switches = total_switches(s);
       kernel = s.kernel;
+      if (in_flight && now_switches == last && (still + 1) * kTick >= timeout) threads = running(s);
     }
-    if (!running || now_switches != last) {
+    if (!in_flight || now_switches != last) {
       last = now_switches;
       still = 0;
       continue;
     }
-    if (++still * kTick >= timeout) stop(kernel, timeout);
+    if (++still * kTick >= timeout) stop(kernel, threads, timeout);
   }
 }
 

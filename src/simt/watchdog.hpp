@@ -4,7 +4,8 @@
 // spin-wait) waits for ever here, where a GPU since Volta schedules the
 // writer. A watchdog thread counts the emulator's thread switches; when a
 // launch makes none for WARPNET_SIMT_HANG_TIMEOUT seconds (60 unless set;
-// 0: no watchdog), it prints the kernel and why, and ends the process with
+// 0: no watchdog), it prints the kernel, the block and thread each worker is
+// stuck in, and why, and ends the process with
 // status 124 (a spinning thread cannot be unwound). Stepped launches are not
 // watched: their pauses are the user's.
 #pragma once

@@ -266,6 +266,8 @@ TEST_CASE("a spin-wait ends the process after WARPNET_SIMT_HANG_TIMEOUT, naming 
   REQUIRE(WIFEXITED(spin.status));
   CHECK(WEXITSTATUS(spin.status) == 124);
   CHECK(spin.output.find("spin_on_flag: no thread has switched") != std::string::npos);
+  // The spinning thread, named: thread 0 waits for thread 32, which never runs.
+  CHECK(spin.output.find("(running: kernel spin_on_flag, block (0,0,0), thread (0,0,0))") != std::string::npos);
   CHECK(spin.output.find("spin-wait") != std::string::npos);
   // Threads that each run longer than nothing, but end one after another, are not stuck.
   const ChildRun busy = run_child("busy child*");
