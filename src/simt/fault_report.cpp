@@ -6,6 +6,7 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <iterator>
 #include <cstdlib>
 #include <memory>
 #include <string>
@@ -19,19 +20,23 @@ namespace warpnet::simt {
 
 namespace {
 
-// The handlers ours replaced: a fault that is not a kernel thread's goes to them.
-struct sigaction previous_fpe, previous_segv, previous_bus;
+// The signals reported, and the handlers ours replaced: a signal that is
+// not a kernel thread's goes to them.
+constexpr int kReported[] = {SIGFPE, SIGSEGV, SIGBUS, SIGABRT};
+struct sigaction previous[std::size(kReported)];
 
 struct sigaction& previous_of(int signal) {
-  return signal == SIGFPE ? previous_fpe : signal == SIGSEGV ? previous_segv : previous_bus;
+  size_t i = 0;
+  while (kReported[i] != signal) ++i;  // on_fault is installed for these alone
+  return previous[i];
 }
 
 // Not a kernel thread's fault: what was there before, or the default action
 // when the instruction runs again.
 void pass_on(int signal, siginfo_t* info, void* context) {
-  const struct sigaction& previous = previous_of(signal);
-  if (previous.sa_flags & SA_SIGINFO) return previous.sa_sigaction(signal, info, context);
-  if (previous.sa_handler != SIG_DFL && previous.sa_handler != SIG_IGN) return previous.sa_handler(signal);
+  const struct sigaction& before = previous_of(signal);
+  if (before.sa_flags & SA_SIGINFO) return before.sa_sigaction(signal, info, context);
+  if (before.sa_handler != SIG_DFL && before.sa_handler != SIG_IGN) return before.sa_handler(signal);
   ::signal(signal, SIG_DFL);
 }
 
@@ -77,6 +82,10 @@ void on_fault(int signal, siginfo_t* info, void* context) {
   // Emulator work on a lane's fiber: a traced copy of the string code must
   // not report its accesses as the kernel's (trace_hooks.hpp).
   LibraryScope scope;
+  if (signal == SIGABRT)  // the pc is in the C library's raise(), not the kernel: name none
+    stop(signal, *lane, *block, "abort() was called (SIGABRT; a failed assert() prints its message above)", nullptr,
+         "on a GPU a failed assert stops the kernel and every later call returns cudaErrorAssert (\"device-side "
+         "assert triggered\"): the process cannot go on either way");
   if (signal == SIGFPE)  // x86 traps INT_MIN / -1 as a division by zero too (#DE)
     stop(signal, *lane, *block, "integer division by zero (or INT_MIN / -1) (SIGFPE)", info->si_addr,
          "on a GPU the quotient is unspecified and the kernel goes on, on this CPU it traps: guard the divisor");
@@ -134,7 +143,7 @@ class AlternateStack {
 void report_faults_in_kernels() {
   // At every launch: a test framework may have put its own handlers back
   // since the last (doctest does at the end of each test case).
-  for (const int signal : {SIGFPE, SIGSEGV, SIGBUS}) {
+  for (const int signal : kReported) {
     struct sigaction current {};
     ::sigaction(signal, nullptr, &current);
     if ((current.sa_flags & SA_SIGINFO) && current.sa_sigaction == on_fault) continue;

@@ -1,13 +1,14 @@
 // A kernel thread's trap, which on this CPU would end the process naming
 // nothing: an integer division by zero (or INT_MIN / -1; on a GPU the
-// quotient is unspecified and the kernel goes on), and, in the plain copy
-// of a kernel, which checks no access, a memory fault (a null or wild
-// pointer, an index far out of range) or an overflow of the thread's fiber
-// stack. Installed at every launch (again if another handler replaced them
-// since), the handlers name the kernel, block, thread and code, then end the
-// process with 128 + the signal (what a shell shows for it): a trapped
-// thread cannot be resumed. Any other SIGFPE, SIGSEGV or SIGBUS goes to the
-// handler that was there before, or takes the default action.
+// quotient is unspecified and the kernel goes on); in the plain copy of a
+// kernel, which checks no access, a memory fault (a null or wild pointer,
+// an index far out of range) or an overflow of the thread's fiber stack;
+// and abort(), which a failed assert() calls. Installed at every launch
+// (again if another handler replaced them since), the handlers name the
+// kernel, block, thread and code, then end the process with 128 + the
+// signal (what a shell shows for it): a trapped thread cannot be resumed.
+// Any other SIGFPE, SIGSEGV, SIGBUS or SIGABRT goes to the handler that was
+// there before, or takes the default action.
 #pragma once
 
 namespace warpnet::simt {

@@ -260,6 +260,33 @@ TEST_CASE("a memory fault in a kernel ends the process naming the thread and the
   CHECK(overflow.output.find("a large local array?") != std::string::npos);
 }
 
+// A kernel's assert() must fire in this file whatever the build type, so
+// <cassert> is read again here without NDEBUG (it may be, by design).
+#undef NDEBUG
+#include <cassert>
+
+namespace {
+__global__ void assert_positive(const int* values) { assert(values[threadIdx.x] > 0); }
+}  // namespace
+
+// Run only through run_child: thread 2's value fails the assert.
+TEST_CASE("assert child: a failed assert() in a kernel" * doctest::skip()) {
+  DeviceBuffer<int> values(std::vector<int>{3, 1, -4, 1});
+  warpnet::simt::launch(assert_positive, dim3(1), dim3(4), 0, values.get());
+  FAIL("the launch returned");
+}
+
+TEST_CASE("a failed assert() in a kernel ends the process naming the thread, not a bare abort") {
+  const ChildRun run = run_child("assert child*");
+  INFO(run.output);
+  REQUIRE(WIFEXITED(run.status));
+  CHECK(WEXITSTATUS(run.status) == 128 + SIGABRT);
+  CHECK(run.output.find("Assertion `values[threadIdx.x] > 0' failed") != std::string::npos);
+  CHECK(run.output.find("kernel assert_positive, block (0,0,0), thread (2,0,0): abort() was called (SIGABRT") !=
+        std::string::npos);
+  CHECK(run.output.find("cudaErrorAssert") != std::string::npos);
+}
+
 TEST_CASE("a spin-wait ends the process after WARPNET_SIMT_HANG_TIMEOUT, naming the kernel, instead of hanging") {
   const ChildRun spin = run_child("spin-wait child*");
   INFO(spin.output);
