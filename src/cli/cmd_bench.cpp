@@ -502,6 +502,38 @@ void print_table(const json& rec, double flops) {
   }
 }
 
+// An option that none of the targets run reads would be ignored without a
+// word: `bench matmul --batch 256` would time matmul and drop the batch.
+// Targets: the registry's ops (all of them when none is named), train,
+// precision and allreduce.
+void refuse_unread_options(const CLI::App& cmd, const std::vector<std::string>& names) {
+  std::set<std::string> run;
+  for (const std::string& name : names)
+    run.insert(name == "train" || name == "precision" || name == "allreduce" ? name : "ops");
+  if (names.empty()) run.insert("ops");
+  struct Readers {
+    std::vector<const char*> options;
+    std::set<std::string> targets;
+  };
+  const Readers kReaders[] = {
+      {{"--size"}, {"ops", "precision"}},
+      {{"--kernels", "--no-cpu", "--timeout"}, {"ops"}},
+      {{"--threads", "--seed"}, {"ops", "train", "precision"}},
+      {{"--model", "--batch", "--images", "--epoch-seconds"}, {"train"}},
+      {{"--precisions", "--backends", "--emu-size", "--gpu-size", "--trans-b"}, {"precision"}},
+      {{"--min-bytes", "--max-bytes", "--params", "--grad-bytes", "--compute-ms", "--gpus"}, {"allreduce"}}};
+  for (const auto& [options, targets] : kReaders) {
+    if (std::any_of(targets.begin(), targets.end(), [&](const std::string& t) { return run.count(t) > 0; })) continue;
+    std::string readers;  // "the ops (...), precision and train"
+    for (auto t = targets.begin(); t != targets.end(); ++t)
+      readers += cat(t == targets.begin() ? "" : std::next(t) == targets.end() ? " and " : ", ",
+                     *t == "ops" ? "the ops (matmul, conv2d, ...)" : *t);
+    for (const char* option : options)
+      WN_CHECK(cmd.count(option) == 0, "bench ", option, ": only ", readers,
+               " read it, and this run has none of them, so it would be ignored");
+  }
+}
+
 void run_bench(BenchOptions& o) {
   Settings& s = o.settings;
   if (!o.worker_out.empty()) {
@@ -742,6 +774,7 @@ void add_bench_command(CLI::App& app) {
   cmd->add_option("--gpu-worker", o->worker_out, "internal: run the GPU half here, events to this file")->group("");
   cmd->callback([o, cmd] {
     o->runs_given = cmd->count("--runs") > 0, o->budget_given = cmd->count("--budget") > 0;
+    if (o->worker_out.empty()) refuse_unread_options(*cmd, o->ops);
     run_bench(*o);
   });
 }

@@ -141,6 +141,26 @@ TEST_CASE("warpnet bench takes one --size for several ops whose sizes are named 
   CHECK(mixed.output.find("--size applies to ops whose sizes are named alike") != std::string::npos);
 }
 
+TEST_CASE("warpnet bench refuses an option that none of the targets it runs reads, instead of ignoring it") {
+  const Run batch = bench("matmul --batch 256 --size 4,4,4 --no-cpu");
+  INFO(batch.output);
+  CHECK(batch.status != 0);
+  CHECK(batch.output.find("bench --batch: only train read it, and this run has none of them") != std::string::npos);
+  const Run kernels = bench("train --kernels 3");
+  INFO(kernels.output);
+  CHECK(kernels.status != 0);
+  CHECK(kernels.output.find("bench --kernels: only the ops (matmul, conv2d, ...) read it") != std::string::npos);
+  const Run seed = bench("allreduce --seed 7");
+  INFO(seed.output);
+  CHECK(seed.status != 0);
+  CHECK(seed.output.find("bench --seed: only the ops (matmul, conv2d, ...), precision and train read it") !=
+        std::string::npos);
+  // Read by one of the targets run: taken (a CPU-only run, to stay quick).
+  const Run taken = bench("matmul --size 5,6,7 --seed 7 --runs 3 --budget 0.01 --threads 1");
+  INFO(taken.output);
+  CHECK(taken.status == 0);
+}
+
 TEST_CASE("warpnet bench takes the start of op names for a family of ops") {
   const Run run = bench("sum --size 4,4 --runs 3 --budget 0.01 --threads 1");
   INFO(run.output);
