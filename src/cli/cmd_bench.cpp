@@ -530,7 +530,8 @@ void refuse_unread_options(const CLI::App& cmd, const std::vector<std::string>& 
                      *t == "ops" ? "the ops (matmul, conv2d, ...)" : *t);
     for (const char* option : options)
       WN_CHECK(cmd.count(option) == 0, "bench ", option, ": only ", readers,
-               " read it, and this run has none of them, so it would be ignored");
+               targets.size() == 1 && !targets.count("ops") ? " reads" : " read",
+               " it, and this run has none of them, so it would be ignored");
   }
 }
 

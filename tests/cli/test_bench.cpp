@@ -145,7 +145,7 @@ TEST_CASE("warpnet bench refuses an option that none of the targets it runs read
   const Run batch = bench("matmul --batch 256 --size 4,4,4 --no-cpu");
   INFO(batch.output);
   CHECK(batch.status != 0);
-  CHECK(batch.output.find("bench --batch: only train read it, and this run has none of them") != std::string::npos);
+  CHECK(batch.output.find("bench --batch: only train reads it, and this run has none of them") != std::string::npos);
   const Run kernels = bench("train --kernels 3");
   INFO(kernels.output);
   CHECK(kernels.status != 0);
