@@ -74,12 +74,15 @@ int main(int argc, char** argv) {
   CLI11_PARSE(cli, argc, argv);
   precision.results = speedup.results;
   // A record named that is not there would open the panel on another one, without a word.
-  for (const auto& [option, record] : {std::pair{"--record", speedup.record}, {"--precision-record", precision.record}})
-    if (!record.empty() && !std::filesystem::is_regular_file(std::filesystem::path(speedup.results) / record)) {
-      std::fprintf(stderr, "warpnet-viz: %s %s: no such record in %s\n", option, record.c_str(),
-                   speedup.results.c_str());
+  // (The error_code form: a folder that may not be read is said, not thrown.)
+  for (const auto& [option, record] : {std::pair{"--record", speedup.record}, {"--precision-record", precision.record}}) {
+    std::error_code error;
+    if (!record.empty() && !std::filesystem::is_regular_file(std::filesystem::path(speedup.results) / record, error)) {
+      std::fprintf(stderr, "warpnet-viz: %s %s: %s in %s\n", option, record.c_str(),
+                   error ? error.message().c_str() : "no such record", speedup.results.c_str());
       return 2;
     }
+  }
 
   // At most 8192 a side: far past any screen, and a window past what the X
   // server or the GL driver takes fails inside them with an unclear error.
