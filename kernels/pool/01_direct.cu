@@ -105,13 +105,13 @@ __global__ void __launch_bounds__(BLOCK)
   float sum = 0.0f;
   for (int ih = rows.begin; ih < rows.end; ++ih)
     for (int iw = cols.begin; iw < cols.end; ++iw) sum += xp[ih * g.W + iw];
-  y[o] = sum * (1.0f / float(g.kernel * g.kernel));  // the CPU's fp32 scale, 1/kernel² rounded once
+  y[o] = sum / float(g.kernel * g.kernel);  // divided, as the CPU and PyTorch do (× 1/kernel² can be 1 ulp off)
 }
 
 // dy: (planes,P,Q), dx: (planes,H,W); dx[i] = (Σ dy over the windows
 // covering pixel i) / kernel². Launch: as max_pool2d_backward_direct. The
-// CPU scatters dy·(1/kernel²) into each window; the gather sums first and
-// scales once, one multiply per pixel instead of one per window.
+// CPU scatters dy/kernel² into each window; the gather sums first and
+// divides once, one division per pixel instead of one per window.
 template <int BLOCK>
 __global__ void __launch_bounds__(BLOCK)
     avg_pool2d_backward_direct(Pool2dShape g, const float* __restrict__ dy, float* __restrict__ dx) {
@@ -124,5 +124,5 @@ __global__ void __launch_bounds__(BLOCK)
   float sum = 0.0f;
   for (int p = ps.begin; p < ps.end; ++p)
     for (int q = qs.begin; q < qs.end; ++q) sum += dyp[p * g.Q + q];
-  dx[i] = sum * (1.0f / float(g.kernel * g.kernel));
+  dx[i] = sum / float(g.kernel * g.kernel);
 }

@@ -182,7 +182,7 @@ Tensor avg_pool2d(const Tensor& x, const Pool2dParams& prm) {
     using T = elem_t<decltype(tag)>;
     const T* px = x.data<T>();
     T* py = y.data<T>();
-    const T scale = T(1) / T(g.kernel * g.kernel);
+    const T area = T(g.kernel * g.kernel);  // divided by, as PyTorch does: a multiply by 1/area can be 1 ulp off
 #pragma omp parallel for schedule(static) if (x.numel() >= kParallelMinElements)
     for (int64_t plane = 0; plane < g.planes(); ++plane) {
       const T* xp = px + plane * g.hw();
@@ -193,7 +193,7 @@ Tensor avg_pool2d(const Tensor& x, const Pool2dParams& prm) {
           T sum = 0;
           for (int64_t ih = rows.begin; ih < rows.end; ++ih)
             for (int64_t iw = cols.begin; iw < cols.end; ++iw) sum += xp[ih * g.w + iw];
-          py[plane * g.pq() + p * g.q + q] = sum * scale;
+          py[plane * g.pq() + p * g.q + q] = sum / area;
         }
       }
     }
@@ -213,7 +213,7 @@ Tensor avg_pool2d_backward(const Tensor& dy, const Shape& x_shape, const Pool2dP
     using T = elem_t<decltype(tag)>;
     const T* pdy = dy.data<T>();
     T* pdx = dx.data<T>();
-    const T scale = T(1) / T(g.kernel * g.kernel);
+    const T area = T(g.kernel * g.kernel);
 #pragma omp parallel for schedule(static) if (dx.numel() >= kParallelMinElements)
     for (int64_t plane = 0; plane < g.planes(); ++plane) {
       T* dxp = pdx + plane * g.hw();
@@ -222,7 +222,7 @@ Tensor avg_pool2d_backward(const Tensor& dy, const Shape& x_shape, const Pool2dP
         const Span rows = window_span(p, g.h, g);
         for (int64_t q = 0; q < g.q; ++q) {
           const Span cols = window_span(q, g.w, g);
-          const T share = pdy[plane * g.pq() + p * g.q + q] * scale;
+          const T share = pdy[plane * g.pq() + p * g.q + q] / area;
           for (int64_t ih = rows.begin; ih < rows.end; ++ih)
             for (int64_t iw = cols.begin; iw < cols.end; ++iw) dxp[ih * g.w + iw] += share;
         }

@@ -138,6 +138,16 @@ TEST_CASE("max pooling propagates NaN like PyTorch") {
   CHECK(three.argmax.item(2) == 11);
 }
 
+// PyTorch divides a window's sum by its area; a multiply by the rounded
+// 1/9 is 1 ulp off for a sum of 17 (1.88888896 against 1.88888884).
+TEST_CASE("average pooling divides the sum by the window's area, correctly rounded, as PyTorch") {
+  const Tensor x = Tensor::from<float>({1, 1, 3, 3}, {1, 2, 3, 4, 5, 2, 0, 0, 0});  // sum 17, exact
+  CHECK(cpu::avg_pool2d(x, {3, 3, 0}).item(0) == double(17.0f / 9.0f));
+  const Tensor dy = Tensor::from<float>({1, 1, 1, 1}, {17});
+  const Tensor dx = cpu::avg_pool2d_backward(dy, x.shape(), {3, 3, 0});
+  for (int64_t i = 0; i < 9; ++i) CHECK(dx.item(i) == double(17.0f / 9.0f));
+}
+
 TEST_CASE("pooling backwards match central differences") {
   const uint64_t seed = 4002;
   CAPTURE(seed);
