@@ -166,6 +166,15 @@ inline void layer_ops(Device device, uint64_t seed) {
   check_same(back(device::max_pool2d(there(x), pool)), mp.y);
   check_close(back(device::max_pool2d_backward(there(x), there(dp), pool)),
               cpu::max_pool2d_backward(dp, mp.argmax, x.shape()), 4);
+  // Two NaNs in the first window, (0,0) and (1,1) of the first plane (rows
+  // of 7): its gradient goes to the last, as on the CPU and in PyTorch.
+  Tensor x_nan = x.clone();
+  x_nan.set(0, std::nan(""));
+  x_nan.set(7 + 1, std::nan(""));
+  const cpu::MaxPoolResult mp_nan = cpu::max_pool2d(x_nan, pool);
+  CHECK(mp_nan.argmax.item(0) == 7 + 1);
+  check_close(back(device::max_pool2d_backward(there(x_nan), there(dp), pool)),
+              cpu::max_pool2d_backward(dp, mp_nan.argmax, x.shape()), 4);
   check_close(back(device::avg_pool2d(there(x), pool)), cpu::avg_pool2d(x, pool), 9);
   check_close(back(device::avg_pool2d_backward(there(dp), x.shape(), pool)),
               cpu::avg_pool2d_backward(dp, x.shape(), pool), 4);  // at most four windows' dp/9

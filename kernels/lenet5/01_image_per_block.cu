@@ -47,6 +47,7 @@
 // Run: build/bin/test_simt -tc="registry*"; build/bin/test_nn -tc="*fused*"
 #include <cmath>
 
+#include "kernels/common/activations.hpp"
 #include "kernels/common/cuda_compat.hpp"
 #include "kernels/common/float4_rows.hpp"
 #include "kernels/common/in_flight.hpp"
@@ -100,13 +101,13 @@ struct Lenet5Grads {
 };
 
 // The winner of a 2x2 max-pool window whose top-left element is at `at` in
-// a plane `width` wide: the first largest in row-major order, as
-// cpu::max_pool2d and the pool kernels pick it.
+// a plane `width` wide: the first largest in row-major order, or the last
+// NaN, as cpu::max_pool2d and the pool kernels pick it (v != v is isnan).
 __device__ __forceinline__ int lenet5_pool_winner(const float* plane, int at, int width) {
   const int others[3] = {at + 1, at + width, at + width + 1};
   int best = at;
   for (int q : others)
-    if (plane[q] > plane[best]) best = q;
+    if (plane[q] > plane[best] || plane[q] != plane[q]) best = q;
   return best;
 }
 
@@ -128,11 +129,11 @@ __device__ __forceinline__ void lenet5_dense(const float* __restrict__ W, const 
     float acc = 0.0f;
     for (int i = lane; i < IN; i += 32) acc += W[o * IN + i] * in[i];
     acc = warpnet::warp_allreduce<warpnet::Sum>(acc) + b[o];
-    if (lane == 0) out[o] = relu ? fmaxf(acc, 0.0f) : acc;
+    if (lane == 0) out[o] = relu ? warpnet::Relu{}(acc) : acc;
   }
 }
 
-// d_in[i] = Σ_o W[o][i]·d_out[o], masked by ReLU's (kept[i] > 0) when
+// d_in[i] = Σ_o W[o][i]·d_out[o], zeroed by ReLU's mask (kept[i] <= 0) when
 // `kept` is given: thread i walks a column of W (consecutive i: coalesced).
 // d_out (16-byte aligned) is read four at a time, one broadcast load for
 // four outputs; the last OUT % 4 one by one.
@@ -214,7 +215,7 @@ __global__ void __launch_bounds__(BLOCK) lenet5_image_per_block(int N, int C, co
       }
     }
 #pragma unroll
-    for (int p = 0; p < 7; ++p) r1[(k * kH1 + y) * kH1 + x0 + p] = fmaxf(acc[p] + b1[k], 0.0f);
+    for (int p = 0; p < 7; ++p) r1[(k * kH1 + y) * kH1 + x0 + p] = warpnet::Relu{}(acc[p] + b1[k]);
   }
   __syncthreads();
   // pool1: p1 (6,14,14).
@@ -241,7 +242,7 @@ __global__ void __launch_bounds__(BLOCK) lenet5_image_per_block(int N, int C, co
           for (int p = 0; p < 5; ++p) acc[p] += in[p + s] * taps[s];
       }
 #pragma unroll
-    for (int p = 0; p < 5; ++p) r2[(k * kH2 + y) * kH2 + x0 + p] = fmaxf(acc[p] + b2[k], 0.0f);
+    for (int p = 0; p < 5; ++p) r2[(k * kH2 + y) * kH2 + x0 + p] = warpnet::Relu{}(acc[p] + b2[k]);
   }
   __syncthreads();
   // pool2: p2 (400), flattened (C,H,W) as nn::Flatten does: fc1's input.

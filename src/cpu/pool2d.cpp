@@ -51,10 +51,10 @@ Span window_span(int64_t o, int64_t extent, const PoolGeometry& g) {
 }
 
 // The first maximum of window rows x cols of a plane xp (rows of w), and its
-// index in the plane. The first maximum wins ties; the first NaN wins over
-// numbers, so it propagates as in PyTorch instead of vanishing (PyTorch's
-// kernels take the last NaN: in a window of two NaNs the gradient goes to
-// the other one, the NaN output is the same). Which element
+// index in the plane. The first maximum wins ties; a NaN wins over anything
+// before it, so the last NaN is the window's, as in PyTorch's kernels
+// ("val > maxval || isnan(val)"): it propagates instead of vanishing, and
+// the gradient goes where PyTorch's goes. Which element
 // wins is data, and a branch on it missed about every other window (LeNet-5's
 // pooling took 2.6x as long): the comparison feeds a mask for the index and a
 // select for the value, and a window holding a NaN (rare: that branch
@@ -86,7 +86,7 @@ inline WindowMax<T> window_max(const T* xp, int64_t w, Span rows, Span cols) {
     for (int64_t ih = rows.begin; ih < rows.end; ++ih) {
       for (int64_t iw = cols.begin; iw < cols.end; ++iw) {
         const T v = xp[ih * w + iw];
-        if (v > best_value || (std::isnan(v) && !std::isnan(best_value))) {
+        if (v > best_value || std::isnan(v)) {
           best_value = v;
           best = ih * w + iw;
         }

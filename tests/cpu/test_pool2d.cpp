@@ -125,13 +125,14 @@ TEST_CASE("max pooling propagates NaN like PyTorch") {
   const cpu::MaxPoolResult mp = cpu::max_pool2d(x, {2, 2, 0});
   CHECK(std::isnan(mp.y.item(0)));
   CHECK(mp.argmax.item(0) == 1);
-  // The first NaN of a window wins, wherever it stands; windows beside it
-  // keep their numbers.
+  // The last NaN of a window wins, wherever it stands, as in PyTorch
+  // ("val > maxval || isnan(val)"): its gradient goes there; windows beside
+  // it keep their numbers.
   Tensor y = Tensor::from<float>({1, 1, 2, 6}, {NAN, 5.0f, 1.0f, 2.0f, 4.0f, 3.0f,  //
                                                 NAN, 7.0f, 3.0f, NAN, 6.0f, 8.0f});
   const cpu::MaxPoolResult three = cpu::max_pool2d(y, {2, 2, 0});
   CHECK(std::isnan(three.y.item(0)));
-  CHECK(three.argmax.item(0) == 0);
+  CHECK(three.argmax.item(0) == 6);
   CHECK(std::isnan(three.y.item(1)));
   CHECK(three.argmax.item(1) == 9);
   CHECK(three.y.item(2) == 8.0);

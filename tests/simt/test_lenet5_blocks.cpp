@@ -86,3 +86,25 @@ TEST_CASE("lenet5_step/01: 256 and 1024 threads an image give the bits 512 give"
     CHECK(std::memcmp(narrow.data(), want.data(), want.size() * sizeof(float)) == 0);
   }
 }
+
+// A NaN pixel makes its image's outputs NaN, as on the CPU (ReLU passes a
+// NaN, max-pooling picks it), instead of vanishing at the first ReLU: a
+// diverged input or weight shows. The other image is untouched.
+TEST_CASE("lenet5_step/01: a NaN pixel makes its image's probabilities and loss NaN, as on the CPU") {
+  const int N = 2, C = 10;
+  uint64_t state = candidate_check::kSeed;
+  std::vector<float> x = candidate_check::uniform(size_t(N) * 784, state);
+  x[784 + 14 * 28 + 14] = std::numeric_limits<float>::quiet_NaN();  // image 1's centre
+  std::vector<std::vector<float>> params;
+  for (int k = 0; k < 10; ++k) {
+    const int count = k == 8 ? 84 * C : k == 9 ? C : kParams[k];
+    params.push_back(candidate_check::uniform(size_t(count), state));
+  }
+  const std::vector<float> out = step<512>(N, C, x, {3, 5}, params);
+  for (int c = 0; c < C; ++c) {
+    CHECK(out[size_t(c)] == out[size_t(c)]);
+    CHECK(out[size_t(C + c)] != out[size_t(C + c)]);
+  }
+  CHECK(out[size_t(N) * C] == out[size_t(N) * C]);          // image 0's loss
+  CHECK(out[size_t(N) * C + 1] != out[size_t(N) * C + 1]);  // image 1's
+}
