@@ -69,6 +69,7 @@ void who_am_i() {
   std::printf("   global  blockIdx.x  threadIdx.x  warp  lane\n");
   for (int g : {0, 1, 31, 32, 33, 63, 64, 127}) {
     std::printf("   %6d  %10d  %11d  %4d  %4d\n", g, v[4 * g], v[4 * g + 1], v[4 * g + 2], v[4 * g + 3]);
+    expect(v[4 * g] == g / 64 && v[4 * g + 1] == g % 64, "global = blockIdx.x·64 + threadIdx.x");
     expect(v[4 * g + 2] == (g % 64) / 32 && v[4 * g + 3] == g % 32, "warp = threadIdx/32, lane = threadIdx%32");
   }
 }
@@ -93,6 +94,11 @@ void simt_branch() {
               (unsigned long long)stores.requests, double(stores.active_lanes) / double(stores.requests),
               100.0 * double(stores.inactive_lanes) / double(stores.active_lanes + stores.inactive_lanes));
   expect(stores.requests == 4 && stores.active_lanes == 64, "2 warps x 2 branches, 16 lanes each");
+  // Both branches ran, each for its own lanes: every store landed.
+  const auto e = evens.get(), o = odds.get();
+  bool stored = true;
+  for (int k = 0; k < n / 2; ++k) stored = stored && e[k] == float(2 * k) && o[k] == -float(2 * k + 1);
+  expect(stored, "evens[k] = 2k and odds[k] = -(2k+1): each branch stored for its own lanes");
 }
 
 void coalescing() {

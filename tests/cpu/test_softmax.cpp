@@ -97,7 +97,9 @@ TEST_CASE("softmax_cross_entropy keeps small differences between huge logits") {
   const cpu::SoftmaxCrossEntropy out = cpu::softmax_cross_entropy(logits, labels);
   CHECK(out.row_loss.item(0) == doctest::Approx(std::log(2.0)).epsilon(1e-7));
   CHECK(out.row_loss.item(1) == doctest::Approx(std::log(2.0)).epsilon(1e-7));
-  CHECK(out.row_loss.item(2) == doctest::Approx(std::log1p(std::exp(-16.0))).epsilon(1e-6));
+  // Relative to the loss itself (scale 0): Approx's default adds 1 to the
+  // scale, and 1e-6 of 1 would pass a loss of 0, the bug this guards against.
+  CHECK(out.row_loss.item(2) == doctest::Approx(std::log1p(std::exp(-16.0))).epsilon(1e-6).scale(0));
 }
 
 TEST_CASE("softmax_cross_entropy_backward matches central differences") {

@@ -195,6 +195,7 @@ TEST_CASE("busy child: a launch whose threads each run long" * doctest::skip()) 
   DeviceBuffer<int> out(16);
   warpnet::simt::launch(busy_threads, dim3(1), dim3(16), 0, out.get(), 0.2);
   CHECK(out.download() == std::vector<int>(16, 1));
+  std::printf("busy child: the launch returned\n");  // the parent's proof that this case ran
 }
 
 namespace {
@@ -301,4 +302,5 @@ TEST_CASE("a spin-wait ends the process after WARPNET_SIMT_HANG_TIMEOUT, naming 
   INFO(busy.output);
   REQUIRE(WIFEXITED(busy.status));
   CHECK(WEXITSTATUS(busy.status) == 0);
+  CHECK(busy.output.find("busy child: the launch returned") != std::string::npos);  // (a renamed case runs nothing)
 }

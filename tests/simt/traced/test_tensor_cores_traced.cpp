@@ -3,6 +3,8 @@
 // the 16-byte accesses they are. Compiled with warpnet_simt_traced.
 #include <doctest/doctest.h>
 
+#include <tuple>
+
 // Before the kernel headers: it pulls in standard headers that spell
 // __attribute__((__noinline__)), which cuda.hpp's __noinline__ macro would break.
 #include "simt/trace.hpp"
@@ -85,6 +87,22 @@ TEST_CASE("trace: the cp.async + ldmatrix + mma.sync HGEMM is clean, its 16-byte
   // 4 blocks x 4 warps x 3 k-steps x 2 ldmatrix (A and B).
   CHECK(ldmatrix_requests == 4 * 4 * 3 * 2);
   CHECK(copy_requests > 0);
+}
+
+// The plain copy (test_async_copy.cpp) checks these sizes' values; here
+// the checker watches every access: the zero-filled copies past M, N and K
+// and the element copies of rows not 16-byte aligned read nothing outside.
+TEST_CASE("trace: the cp.async + ldmatrix + mma.sync HGEMM runs clean under the checker off the tile grid") {
+  DeterministicScope deterministic;
+  for (const auto& [M, N, K] : {std::tuple{33, 17, 19}, {40, 24, 40}, {1, 1, 1}}) {
+    INFO("M=", M, " N=", N, " K=", K);
+    DeviceBuffer<__half> d_a(std::vector<__half>(size_t(M) * K, __float2half(1.0f)));
+    DeviceBuffer<__half> d_b(std::vector<__half>(size_t(K) * N, __float2half(0.5f)));
+    DeviceBuffer<float> d_c(size_t(M) * N);
+    REQUIRE_NOTHROW(warpnet::simt::launch(hgemm_mma_ldmatrix, dim3((N + 31) / 32, (M + 31) / 32), dim3(128), 0, M, N,
+                                          K, d_a.get(), d_b.get(), d_c.get()));
+    CHECK(d_c.download() == std::vector<float>(size_t(M) * N, 0.5f * float(K)));
+  }
 }
 
 TEST_CASE("trace: the wmma GEMM runs clean under the checker at an awkward size") {
