@@ -210,11 +210,14 @@ inline auto sum_bound(double terms) {
 
 // Checks a candidate before the registration may launch it: launch() writes
 // `out` (n floats), poisoned first (0xFF bytes are a NaN, so an element it
-// never writes fails); every element must be finite, and 256 sampled ones
-// (the first and the last first) within tolerance_at(e, reference_at(e))
-// of reference_at(e) (sum_bound, or a kernel's own: a Winograd candidate's).
+// never writes fails); every element must be finite, and within
+// tolerance_at(e, reference_at(e)) of reference_at(e) (sum_bound, or a
+// kernel's own: a Winograd candidate's) — every element of an output of at
+// most kVerifyAll (the tests' sizes), else 256 sampled ones, the first and
+// the last first (a bench size's reference in double would take minutes).
 // Errors name the candidate and sizes (`what`) and the element
 // (element_name(e), "y[n,k,p,q]").
+constexpr size_t kVerifyAll = 65536;
 template <class LaunchCandidate, class ReferenceAt, class ToleranceAt, class ElementName>
 void verify_candidate(const char* who, const std::string& what, LaunchCandidate launch, const DeviceFloats& out,
                       size_t n, Rng& rng, ReferenceAt reference_at, ToleranceAt tolerance_at,
@@ -229,8 +232,9 @@ void verify_candidate(const char* who, const std::string& what, LaunchCandidate 
   check(cudaMemcpy(got.data(), out.p, n * sizeof(float), cudaMemcpyDeviceToHost), who, "cudaMemcpy of the output");
   for (size_t e = 0; e < n; ++e)
     WN_CHECK(std::isfinite(got[e]), who, ": ", what, " left ", element_name(e), " = ", got[e]);
-  for (int sample = 0; sample < 256; ++sample) {
-    const size_t e = sample == 0 ? 0 : sample == 1 ? n - 1 : size_t(rng.below(n));
+  const bool all = n <= kVerifyAll;
+  for (size_t i = 0; i < (all ? n : 256); ++i) {
+    const size_t e = all ? i : i == 0 ? 0 : i == 1 ? n - 1 : size_t(rng.below(n));
     const Reference r = reference_at(e);
     const double tolerance = tolerance_at(e, r);
     WN_CHECK(std::abs(got[e] - r.want) <= tolerance, who, ": ", what, " gives ", element_name(e), " = ", got[e],
