@@ -19,7 +19,7 @@
 #     CMake:       each package's config files, laid out as under /usr so their
 #                  relative paths hold (doctest's, which names /usr, is rewritten)
 #
-#   scripts/gpu-bundle.sh              all of it (the sm_90a build: ~30 min on 2 cores)
+#   scripts/gpu-bundle.sh              all of it (the sm_90a build: ~10 min on 2 cores from a clean tree)
 #   scripts/gpu-bundle.sh --no-binaries  the build-there parts only
 #
 # All of it is packed into one compressed tarball, .gpu-deps/deps.tgz

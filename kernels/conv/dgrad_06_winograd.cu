@@ -29,7 +29,10 @@
 //   (conv v10's at the forward view: src/device/kernels/conv/
 //   winograd_bound.hpp) from the CPU reference; 0.37% of the direct sum's,
 //   the conv2d_dgrad tolerance (dgrad v5's choice there, v3's tile: 0.67%).
-// Measured: not yet on a GPU (written 2026-12-01 on a machine without one).
+// Measured: NVIDIA H200, 2026-12-04 (bench/results/nvidia-h200-2026-12-04-run2.json, `warpnet bench conv2d_dgrad`),
+//   N=64, 3x3, stride 1, pad 1, at C=K=64 56x56 / 128 28x28 / 256 14x14: 0.368 / 0.286 / 0.267 ms,
+//   40.2 / 51.8 / 55.4 TFLOP/s, 69.2% / 73.6% / 67.6% of cuDNN in the same run (its fastest fp32 algorithm by cudnnFind:
+//   FFT or Winograd there).
 // Run: build/bin/test_simt -tc="conv dgrad winograd*"; build/bin/warpnet trace conv2d_dgrad/06 --size 2,64,28,28,32,3,3,1,1,1
 #include "kernels/common/cuda_compat.hpp"
 #include "kernels/conv/10_winograd.cu"                      // conv v10's kernels and launch

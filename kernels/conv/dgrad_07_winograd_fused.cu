@@ -19,7 +19,10 @@
 // Trace (emulator, `warpnet trace conv2d_dgrad/07 --size 2,64,28,28,32,3,3,1,1,1`):
 //   conv v11's figures at the forward view (2,32,28,28,64): global bytes
 //   asked 3.80e6 (the registry's formula 3.92e6) against dgrad v6's 6.69e6.
-// Measured: not yet on a GPU (written 2026-12-01 on a machine without one).
+// Measured: NVIDIA H200, 2026-12-04 (bench/results/nvidia-h200-2026-12-04-run2.json, `warpnet bench conv2d_dgrad`),
+//   N=64, 3x3, stride 1, pad 1, at C=K=64 56x56 / 128 28x28 / 256 14x14: 0.369 / 0.286 / 0.266 ms,
+//   40.1 / 51.8 / 55.6 TFLOP/s, 69.1% / 73.5% / 67.7% of cuDNN in the same run (its fastest fp32 algorithm by cudnnFind:
+//   FFT or Winograd there).
 // Run: build/bin/test_simt -tc="conv dgrad winograd*"; build/bin/warpnet trace conv2d_dgrad/07 --size 2,64,28,28,32,3,3,1,1,1
 #include "kernels/common/cuda_compat.hpp"
 #include "kernels/conv/conv_shape.hpp"

@@ -51,7 +51,10 @@
 //   conv2 at N=2 (C=6 14x14 K=16 5x5): 64x16x32, one split (v2: 64x64 in
 //   2, and the sum): 1.68e5 bytes (2.06e5), 766 memory instructions per warp
 //   (988); shared accesses 1.00-way in both.
-// Measured: not yet measured on a GPU.
+// Measured: NVIDIA H200, 2026-12-04 (bench/results/nvidia-h200-2026-12-04-run2.json, `warpnet bench conv2d_wgrad`),
+//   N=64, 3x3, stride 1, pad 1, at C=K=64 56x56 / 128 28x28 / 256 14x14: 1.228 / 1.107 / 1.062 ms,
+//   12.1 / 13.4 / 13.9 TFLOP/s, 43.1% / 22.9% / 18.7% of cuDNN in the same run (its fastest fp32 algorithm by cudnnFind:
+//   FFT or Winograd there).
 // Run: build/bin/test_simt -tc="conv wgrad autotune*"; build/bin/warpnet trace conv2d_wgrad/03 --size 2,6,14,14,16,5,5,1,0,1
 #include <cstdint>
 

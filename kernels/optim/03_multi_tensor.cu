@@ -20,7 +20,7 @@
 //   A chunk starts at a multiple of 4 elements, so a chunk of an aligned
 //   tensor is aligned too, and v2's float4 path applies.
 // Measured: not yet measured on a GPU. Emulator: `warpnet trace sgd_momentum/03 --size 1031`.
-// Run: build/bin/test_simt -tc="registry*"; build/bin/test_nn -tc="*multi-tensor*"
+// Run: build/bin/test_simt -tc="registry*,*multi-tensor*"
 #include "kernels/optim/02_vectorized.cu"
 
 constexpr int kOptimMaxTensors = 16;  // per launch; more tensors, more launches

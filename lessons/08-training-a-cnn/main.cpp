@@ -645,7 +645,7 @@ void part5(double cpu_rate) {
   } else {
     std::printf("  No GPU training record yet: no bench/results/*.json holds a {\"op\": \"train\"} entry with a GPU rate%s.\n"
                 "  So this chapter states no GPU figure and no speed-up. To make one, on a machine with an NVIDIA GPU:\n"
-                "    warpnet bench train --model alexnet --json bench/results/<gpu>-<date>.json\n"
+                "    warpnet bench train --model alexnet --json bench/results/train-<gpu>-<date>.json\n"
                 "  (or TRAIN_ARGS=\"--model alexnet --threads 2\" scripts/gpu-check.sh on a lent GPU), commit the record,\n"
                 "  and this part prints the CPU and GPU rates measured in that one run.\n",
                 without_gpu ? cat(" (", without_gpu, " train entr", without_gpu == 1 ? "y has" : "ies have",

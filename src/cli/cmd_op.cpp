@@ -198,7 +198,7 @@ void add_op_command(CLI::App& app) {
   cmd->add_option("--grad-b", a->grad_b, "Where dL/db goes (default: <out>.grad_b.npy)")->check(kOutputPath);
   cmd->add_option("--stride", a->stride, "conv2d/pooling stride (conv2d: 1; pooling: --kernel, as PyTorch's)")
       ->check(whole_in_range(1, kIntMax));
-  cmd->add_option("--pad", a->pad, "conv2d/pooling zero padding")->check(whole_in_range(0, kIntMax))->capture_default_str();
+  cmd->add_option("--pad", a->pad, "padding: zeros for conv2d and avgpool2d (counted in its average, as PyTorch's default); maxpool2d leaves padded cells out of its windows")->check(whole_in_range(0, kIntMax))->capture_default_str();
   cmd->add_option("--dilation", a->dilation, "conv2d dilation")->check(whole_in_range(1, kIntMax))->capture_default_str();
   cmd->add_option("--kernel", a->kernel, "pooling window")->check(whole_in_range(1, kIntMax))->capture_default_str();
   cmd->add_flag("--trans-a", a->trans_a, "matmul: use Aᵀ");
