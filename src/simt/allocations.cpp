@@ -12,6 +12,7 @@ namespace {
 
 std::shared_mutex mutex;
 std::map<uintptr_t, size_t> allocations;  // begin -> bytes
+std::map<uintptr_t, AllocationKind> kinds;  // begin -> the call that made it, for the live ones
 // The last kFreedKept allocations cudaFree released, newest last: an access
 // into one is a use after free, which the message should say.
 constexpr size_t kFreedKept = 64;
@@ -20,14 +21,20 @@ std::vector<Allocation> freed;
 // Past this distance from every allocation an address is no near miss of
 // one (an index a little past the end) but a pointer into something else.
 constexpr uintptr_t kNear = uintptr_t(1) << 20;
-// Nothing is ever mapped this low (Linux's mmap_min_addr): a null pointer plus an offset.
-constexpr uintptr_t kNullPage = uintptr_t(1) << 16;
 
 }  // namespace
 
-void register_allocation(const void* begin, size_t bytes) {
+void register_allocation(const void* begin, size_t bytes, AllocationKind kind) {
   std::unique_lock lock(mutex);
   allocations[reinterpret_cast<uintptr_t>(begin)] = bytes;
+  kinds[reinterpret_cast<uintptr_t>(begin)] = kind;
+}
+
+std::optional<AllocationKind> allocation_kind(const void* begin) {
+  std::shared_lock lock(mutex);
+  const auto it = kinds.find(reinterpret_cast<uintptr_t>(begin));
+  if (it == kinds.end()) return std::nullopt;
+  return it->second;
 }
 
 bool unregister_allocation(const void* begin) {
@@ -36,6 +43,7 @@ bool unregister_allocation(const void* begin) {
   if (it == allocations.end()) return false;
   if (freed.size() == kFreedKept) freed.erase(freed.begin());
   freed.push_back({it->first, it->second});
+  kinds.erase(it->first);
   allocations.erase(it);
   return true;
 }

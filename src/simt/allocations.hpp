@@ -13,10 +13,23 @@ namespace warpnet::simt {
 struct Allocation {
   uintptr_t begin;
   size_t bytes;
-  bool contains(uintptr_t address, size_t size) const { return address >= begin && address + size <= begin + bytes; }
+  // (Written so that no sum can wrap: a size of size_t(-4), a negative
+  // count cast, would pass `address + size <= begin + bytes`.)
+  bool contains(uintptr_t address, size_t size) const {
+    return address >= begin && size <= bytes && address - begin <= bytes - size;
+  }
 };
 
-void register_allocation(const void* begin, size_t bytes);
+// Nothing is ever mapped this low (Linux's mmap_min_addr): an address
+// below is a null pointer plus an offset.
+constexpr uintptr_t kNullPage = uintptr_t(1) << 16;
+
+// Which call made an allocation, and so which call frees it.
+enum class AllocationKind { device, pinned_host };  // cudaMalloc/cudaFree, cudaMallocHost/cudaFreeHost
+
+void register_allocation(const void* begin, size_t bytes, AllocationKind kind = AllocationKind::device);
+// The kind of the live allocation starting at `begin`, if there is one.
+std::optional<AllocationKind> allocation_kind(const void* begin);
 bool unregister_allocation(const void* begin);
 
 // Whether `begin` starts one of the allocations cudaFree released last (a

@@ -14,6 +14,7 @@
 #include "core/error.hpp"
 #include "simt/allocations.hpp"
 #include "simt/capture.hpp"
+#include "simt/handles.hpp"
 
 namespace warpnet::simt {
 namespace {
@@ -117,6 +118,9 @@ StreamUse use_stream(cudaStream_t stream, const std::string& operation) {
     return {StreamUse::refuse, cudaErrorStreamCaptureImplicit,
             cat(message, " (cudaErrorStreamCaptureImplicit); the capture is invalidated")};
   }
+  if (!live_streams().contains(stream))
+    return {StreamUse::refuse, cudaErrorInvalidResourceHandle,
+            dead_handle_message(operation, "stream", stream, "cudaStreamCreate")};
   if (!stream->capture) return {};
   if (!stream->capture->invalidated_by.empty()) {
     return {StreamUse::refuse, cudaErrorStreamCaptureInvalidated,
@@ -197,6 +201,8 @@ cudaError_t check_unsafe_call(const std::string& call) {
 
 void run_on(cudaStream_t stream, const KernelCall& call, const LaunchShape& shape,
             std::shared_ptr<const void> arguments, ArgumentAddresses addresses) {
+  if (!call.kernel)  // (would otherwise fault at address 0 in a worker, blaming an access)
+    throw LaunchError(cudaErrorInvalidDeviceFunction, "a launch of a null kernel pointer (cudaErrorInvalidDeviceFunction)");
   const StreamUse use = use_stream(stream, cat("a launch of kernel ", kernel_name(call.kernel)));
   if (use.action == StreamUse::refuse) throw LaunchError(use.error, use.message);
   if (use.action == StreamUse::run) return run(call, shape);
@@ -221,6 +227,7 @@ using namespace warpnet::simt;
 cudaError_t cudaStreamCreate(cudaStream_t* stream) {
   if (!stream) return fail_with(cudaErrorInvalidValue, "cudaStreamCreate: null pointer for the stream");
   *stream = new CUstream_st;
+  live_streams().add(*stream);
   return cudaSuccess;
 }
 
@@ -228,6 +235,7 @@ cudaError_t cudaStreamCreate(cudaStream_t* stream) {
 // the emulator refuses, so the mistake is seen.
 cudaError_t cudaStreamDestroy(cudaStream_t stream) {
   if (!stream) return fail_with(cudaErrorInvalidResourceHandle, "cudaStreamDestroy: the legacy stream cannot be destroyed");
+  if (cudaError_t e = check_live(live_streams(), stream, "cudaStreamDestroy", "stream", "cudaStreamCreate")) return e;
   {
     std::lock_guard lock(capture_mutex);
     if (stream->capture) {
@@ -235,12 +243,14 @@ cudaError_t cudaStreamDestroy(cudaStream_t stream) {
                                                   " is capturing; end the capture with cudaStreamEndCapture first"));
     }
   }
+  live_streams().remove(stream);
   delete stream;
   return cudaSuccess;
 }
 
 cudaError_t cudaStreamSynchronize(cudaStream_t stream) {
   if (!stream) return check_legacy_stream_use("cudaStreamSynchronize(nullptr)");
+  if (cudaError_t e = check_live(live_streams(), stream, "cudaStreamSynchronize", "stream", "cudaStreamCreate")) return e;
   std::lock_guard lock(capture_mutex);
   if (!stream->capture) return cudaSuccess;  // launches ran when they were made
   const std::string message = cat("cudaStreamSynchronize of ", stream_name(stream),
@@ -262,6 +272,8 @@ cudaError_t cudaStreamBeginCapture(cudaStream_t stream, cudaStreamCaptureMode mo
   if (mode != cudaStreamCaptureModeGlobal && mode != cudaStreamCaptureModeThreadLocal &&
       mode != cudaStreamCaptureModeRelaxed)
     return fail_with(cudaErrorInvalidValue, cat("cudaStreamBeginCapture: ", int(mode), " is not a cudaStreamCaptureMode"));
+  if (cudaError_t e = check_live(live_streams(), stream, "cudaStreamBeginCapture", "stream", "cudaStreamCreate"))
+    return e;
   std::lock_guard lock(capture_mutex);
   if (stream->capture) {
     return fail_with(cudaErrorIllegalState, cat("cudaStreamBeginCapture: ", stream_name(stream),
@@ -276,6 +288,7 @@ cudaError_t cudaStreamBeginCapture(cudaStream_t stream, cudaStreamCaptureMode mo
 cudaError_t cudaStreamEndCapture(cudaStream_t stream, cudaGraph_t* graph) {
   if (!graph) return fail_with(cudaErrorInvalidValue, "cudaStreamEndCapture: null pointer for the graph");
   if (!stream) return fail_with(cudaErrorIllegalState, "cudaStreamEndCapture: the legacy stream never captures");
+  if (cudaError_t e = check_live(live_streams(), stream, "cudaStreamEndCapture", "stream", "cudaStreamCreate")) return e;
   std::unique_ptr<Capture> capture;
   {
     std::lock_guard lock(capture_mutex);
@@ -299,11 +312,15 @@ cudaError_t cudaStreamEndCapture(cudaStream_t stream, cudaGraph_t* graph) {
                          capture->invalidated_by, "; no graph (cudaErrorStreamCaptureInvalidated)"));
   }
   *graph = capture->graph.release();
+  live_graphs().add(*graph);
   return cudaSuccess;
 }
 
 cudaError_t cudaStreamIsCapturing(cudaStream_t stream, cudaStreamCaptureStatus* status) {
   if (!status) return fail_with(cudaErrorInvalidValue, "cudaStreamIsCapturing: null pointer for the status");
+  if (stream)
+    if (cudaError_t e = check_live(live_streams(), stream, "cudaStreamIsCapturing", "stream", "cudaStreamCreate"))
+      return e;
   std::lock_guard lock(capture_mutex);
   if (!stream) {
     // CUDA answers so for the legacy stream, and leaves the captures valid.

@@ -11,6 +11,7 @@
 #include <variant>
 #include <vector>
 
+#include "simt/allocations.hpp"
 #include "simt/cuda_runtime.hpp"
 #include "simt/launch.hpp"
 
@@ -117,9 +118,10 @@ cudaError_t check_unsafe_call(const std::string& call);
 
 // runtime.cpp: records the error for cudaGetLastError and returns it.
 cudaError_t fail_with(cudaError_t code, const std::string& message);
-// runtime.cpp: cudaMalloc/cudaFree without the capture checks.
-cudaError_t allocate_device(void** ptr, size_t bytes, const char* call);
-cudaError_t free_device(void* ptr, const char* call);
+// runtime.cpp: cudaMalloc/cudaFree without the capture checks (and
+// cudaMallocHost/cudaFreeHost, kind pinned_host: each frees only its own).
+cudaError_t allocate_device(void** ptr, size_t bytes, const char* call, AllocationKind kind = AllocationKind::device);
+cudaError_t free_device(void* ptr, const char* call, AllocationKind kind = AllocationKind::device);
 // runtime.cpp: cudaMemcpy's and cudaMemset's checks and work, without the capture checks.
 cudaError_t copy_checked(const char* call, void* dst, const void* src, size_t bytes, cudaMemcpyKind kind);
 cudaError_t set_checked(const char* call, void* ptr, int value, size_t bytes);

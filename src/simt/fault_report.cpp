@@ -11,6 +11,7 @@
 #include <memory>
 #include <string>
 
+#include "simt/allocations.hpp"
 #include "simt/block.hpp"
 #include "simt/stacks.hpp"
 #include "simt/symbols.hpp"
@@ -102,7 +103,7 @@ void on_fault(int signal, siginfo_t* info, void* context) {
          cat("its stack overflowed (each emulated thread has ", StackSet::kStackBytes / 1024, " KiB)"), r.pc,
          "a large local array? Keep big data in shared or global memory");
   const std::string what =
-      address < (uintptr_t(1) << 16)  // nothing is ever mapped this low: a null pointer plus an offset
+      address < kNullPage  // nothing is ever mapped this low: a null pointer plus an offset
           ? cat("a memory fault (", name, ") at address ", address, ": a null pointer")
           : cat("a memory fault (", name, ") at address 0x", std::hex, address, std::dec,
                 ", memory the process may not touch");

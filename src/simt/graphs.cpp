@@ -10,6 +10,7 @@
 #include "core/error.hpp"
 #include "simt/allocations.hpp"
 #include "simt/capture.hpp"
+#include "simt/handles.hpp"
 
 namespace warpnet::simt {
 
@@ -82,6 +83,8 @@ cudaError_t cudaGraphInstantiate(cudaGraphExec_t* exec, cudaGraph_t graph, unsig
   if (!exec || !graph) return fail_with(cudaErrorInvalidValue, "cudaGraphInstantiate: null exec pointer or graph");
   if (flags != 0)
     return fail_with(cudaErrorInvalidValue, cat("cudaGraphInstantiate: flags ", flags, " are not emulated (only 0)"));
+  if (cudaError_t e = check_live(live_graphs(), graph, "cudaGraphInstantiate", "graph", "cudaStreamEndCapture"))
+    return e;
   if (graph->has_memory_nodes && graph->memory->live_execs > 0) {
     return fail_with(cudaErrorInvalidValue,
                      "cudaGraphInstantiate: the graph has memory allocation or free nodes (cudaMallocAsync/"
@@ -95,11 +98,14 @@ cudaError_t cudaGraphInstantiate(cudaGraphExec_t* exec, cudaGraph_t graph, unsig
   made->has_memory_nodes = graph->has_memory_nodes;
   if (made->has_memory_nodes) ++made->memory->live_execs;
   *exec = made.release();
+  live_graph_execs().add(*exec);
   return cudaSuccess;
 }
 
 cudaError_t cudaGraphLaunch(cudaGraphExec_t exec, cudaStream_t stream) {
   if (!exec) return fail_with(cudaErrorInvalidValue, "cudaGraphLaunch: null exec");
+  if (cudaError_t e = check_live(live_graph_execs(), exec, "cudaGraphLaunch", "graph exec", "cudaGraphInstantiate"))
+    return e;
   const StreamUse use = use_stream(stream, "cudaGraphLaunch");
   if (use.action == StreamUse::refuse) return fail_with(use.error, use.message);
   if (use.action == StreamUse::capture) {
@@ -123,6 +129,9 @@ cudaError_t cudaGraphLaunch(cudaGraphExec_t exec, cudaStream_t stream) {
 
 cudaError_t cudaGraphExecDestroy(cudaGraphExec_t exec) {
   if (!exec) return fail_with(cudaErrorInvalidValue, "cudaGraphExecDestroy: null exec");
+  if (!live_graph_execs().remove(exec))
+    return fail_with(cudaErrorInvalidResourceHandle,
+                     dead_handle_message("cudaGraphExecDestroy", "graph exec", exec, "cudaGraphInstantiate"));
   if (exec->has_memory_nodes) --exec->memory->live_execs;
   delete exec;
   return cudaSuccess;
@@ -130,6 +139,9 @@ cudaError_t cudaGraphExecDestroy(cudaGraphExec_t exec) {
 
 cudaError_t cudaGraphDestroy(cudaGraph_t graph) {
   if (!graph) return fail_with(cudaErrorInvalidValue, "cudaGraphDestroy: null graph");
+  if (!live_graphs().remove(graph))
+    return fail_with(cudaErrorInvalidResourceHandle,
+                     dead_handle_message("cudaGraphDestroy", "graph", graph, "cudaStreamEndCapture"));
   delete graph;
   return cudaSuccess;
 }
@@ -139,6 +151,7 @@ cudaError_t cudaGraphDestroy(cudaGraph_t graph) {
 // rest of the array is set to null, and *count becomes the number written.
 cudaError_t cudaGraphGetNodes(cudaGraph_t graph, cudaGraphNode_t* nodes, size_t* count) {
   if (!graph || !count) return fail_with(cudaErrorInvalidValue, "cudaGraphGetNodes: null graph or count");
+  if (cudaError_t e = check_live(live_graphs(), graph, "cudaGraphGetNodes", "graph", "cudaStreamEndCapture")) return e;
   const size_t total = graph->nodes.size();
   if (!nodes) {
     *count = total;

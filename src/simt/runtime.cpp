@@ -14,6 +14,7 @@
 #include "core/memory.hpp"
 #include "simt/allocations.hpp"
 #include "simt/capture.hpp"
+#include "simt/handles.hpp"
 #include "simt/launch.hpp"
 #include "simt/limits.hpp"
 #include "simt/stepper.hpp"
@@ -83,6 +84,8 @@ const char* cudaGetErrorName(cudaError_t error) {
     case cudaErrorInvalidConfiguration: return "cudaErrorInvalidConfiguration";
     case cudaErrorInvalidDevicePointer: return "cudaErrorInvalidDevicePointer";
     case cudaErrorInvalidMemcpyDirection: return "cudaErrorInvalidMemcpyDirection";
+    case cudaErrorInvalidDeviceFunction: return "cudaErrorInvalidDeviceFunction";
+    case cudaErrorInvalidDevice: return "cudaErrorInvalidDevice";
     case cudaErrorInvalidResourceHandle: return "cudaErrorInvalidResourceHandle";
     case cudaErrorIllegalState: return "cudaErrorIllegalState";
     case cudaErrorIllegalAddress: return "cudaErrorIllegalAddress";
@@ -99,7 +102,7 @@ const char* cudaGetErrorName(cudaError_t error) {
     case cudaErrorStreamCaptureWrongThread: return "cudaErrorStreamCaptureWrongThread";
     case cudaErrorInvalidClusterSize: return "cudaErrorInvalidClusterSize";
   }
-  return "cudaErrorUnknown";
+  return "unrecognized error code";  // (CUDA's answer for a value that is no cudaError_t)
 }
 
 const char* cudaGetErrorString(cudaError_t error) {
@@ -110,6 +113,8 @@ const char* cudaGetErrorString(cudaError_t error) {
     case cudaErrorInvalidConfiguration: return "invalid configuration argument";
     case cudaErrorInvalidDevicePointer: return "invalid device pointer";
     case cudaErrorInvalidMemcpyDirection: return "invalid copy direction for memcpy";
+    case cudaErrorInvalidDeviceFunction: return "invalid device function";
+    case cudaErrorInvalidDevice: return "invalid device ordinal";
     case cudaErrorInvalidResourceHandle: return "invalid resource handle";
     case cudaErrorIllegalState: return "the operation cannot be performed in the present state";
     case cudaErrorIllegalAddress: return "an illegal memory access was encountered";
@@ -126,7 +131,7 @@ const char* cudaGetErrorString(cudaError_t error) {
     case cudaErrorStreamCaptureWrongThread: return "attempt to terminate a thread-local capture sequence from another thread";
     case cudaErrorInvalidClusterSize: return "invalid cluster size";
   }
-  return "unknown error";
+  return "unrecognized error code";
 }
 
 cudaError_t cudaGetLastError() { return std::exchange(errors.last, cudaSuccess); }
@@ -143,21 +148,35 @@ cudaError_t cudaDeviceReset() {
   return cudaSuccess;
 }
 
+namespace {
+
+// An output pointer the caller passed null: CUDA answers cudaErrorInvalidValue.
+cudaError_t null_output(const char* call, const char* what) {
+  return fail_with(cudaErrorInvalidValue, cat(call, ": null pointer for ", what));
+}
+
+}  // namespace
+
 cudaError_t cudaGetDeviceCount(int* count) {
+  if (!count) return null_output("cudaGetDeviceCount", "the count");
   *count = 1;
   return cudaSuccess;
 }
 cudaError_t cudaSetDevice(int device) {
-  return device == 0 ? cudaSuccess : fail_with(cudaErrorInvalidValue, cat("cudaSetDevice(", device,
-                                                                           "): the emulator has device 0 only"));
+  return device == 0 ? cudaSuccess : fail_with(cudaErrorInvalidDevice, cat("cudaSetDevice(", device,
+                                                                            "): the emulator has device 0 only"));
 }
 cudaError_t cudaGetDevice(int* device) {
+  if (!device) return null_output("cudaGetDevice", "the device");
   *device = 0;
   return cudaSuccess;
 }
 
 cudaError_t cudaGetDeviceProperties(cudaDeviceProp* prop, int device) {
-  if (device != 0) return fail_with(cudaErrorInvalidValue, "cudaGetDeviceProperties: the emulator has device 0 only");
+  if (!prop) return null_output("cudaGetDeviceProperties", "the properties");
+  if (device != 0)
+    return fail_with(cudaErrorInvalidDevice,
+                     cat("cudaGetDeviceProperties(", device, "): the emulator has device 0 only"));
   *prop = {};
   std::strncpy(prop->name, "warpnet SIMT emulator", sizeof prop->name - 1);
   prop->totalGlobalMem = size_t(16) << 30;
@@ -186,7 +205,8 @@ namespace warpnet::simt {
 // landed in the next buffer the heap placed 16 bytes on.
 constexpr size_t kRedZone = 1024;
 
-cudaError_t allocate_device(void** ptr, size_t bytes, const char* call) {
+cudaError_t allocate_device(void** ptr, size_t bytes, const char* call, AllocationKind kind) {
+  if (!ptr) return fail_with(cudaErrorInvalidValue, cat(call, ": null pointer for the result"));
   // The emulator's device memory is host memory: refused here, not killed
   // by the kernel's OOM killer when the poisoning below touches it.
   if (bytes > size_t(INT64_MAX) - kRedZone)
@@ -199,13 +219,18 @@ cudaError_t allocate_device(void** ptr, size_t bytes, const char* call) {
   void* p = ::operator new(bytes + kRedZone, std::align_val_t(256), std::nothrow);
   if (!p) return fail_with(cudaErrorMemoryAllocation, cat(call, ": cannot allocate ", bytes, " bytes"));
   std::memset(p, kPoison, bytes);
-  register_allocation(p, bytes);
+  register_allocation(p, bytes, kind);
   *ptr = p;
   return cudaSuccess;
 }
 
-cudaError_t free_device(void* ptr, const char* call) {
+cudaError_t free_device(void* ptr, const char* call, AllocationKind kind) {
   if (!ptr) return cudaSuccess;
+  if (const std::optional<AllocationKind> made = allocation_kind(ptr); made && *made != kind)
+    return fail_with(cudaErrorInvalidValue,
+                     cat(call, "(", ptr, "): the memory came from ",
+                         *made == AllocationKind::pinned_host ? "cudaMallocHost; free it with cudaFreeHost"
+                                                              : "cudaMalloc; free it with cudaFree"));
   if (owned_by_a_graph(ptr)) {
     return fail_with(cudaErrorInvalidValue, cat(call, "(", ptr, "): the memory was allocated by cudaMallocAsync during a "
                                                 "capture and belongs to the graph; it is freed when the graph and "
@@ -235,11 +260,11 @@ cudaError_t cudaFree(void* ptr) {
 // so kernels may read it: it is registered like device memory.
 cudaError_t cudaMallocHost(void** ptr, size_t bytes) {
   if (cudaError_t e = check_unsafe_call("cudaMallocHost")) return e;
-  return allocate_device(ptr, bytes, "cudaMallocHost");
+  return allocate_device(ptr, bytes, "cudaMallocHost", AllocationKind::pinned_host);
 }
 cudaError_t cudaFreeHost(void* ptr) {
   if (cudaError_t e = check_unsafe_call("cudaFreeHost")) return e;
-  return free_device(ptr, "cudaFreeHost");
+  return free_device(ptr, "cudaFreeHost", AllocationKind::pinned_host);
 }
 
 namespace {
@@ -258,8 +283,16 @@ namespace warpnet::simt {
 cudaError_t copy_checked(const char* call, void* dst, const void* src, size_t bytes, cudaMemcpyKind kind) {
   if (kind < cudaMemcpyHostToHost || kind > cudaMemcpyDefault)
     return fail_with(cudaErrorInvalidMemcpyDirection, cat(call, ": ", int(kind), " is not a cudaMemcpyKind"));
-  const bool device_dst = kind == cudaMemcpyHostToDevice || kind == cudaMemcpyDeviceToDevice;
-  const bool device_src = kind == cudaMemcpyDeviceToHost || kind == cudaMemcpyDeviceToDevice;
+  for (const auto& [side, p] : {std::pair{"destination", static_cast<const void*>(dst)}, {"source", src}})
+    if (bytes != 0 && reinterpret_cast<uintptr_t>(p) < kNullPage)
+      return fail_with(cudaErrorInvalidValue, cat(call, ": the ", side, " is a null pointer (", p, ")"));
+  // cudaMemcpyDefault: under unified addressing the pointers say which side
+  // is device memory (here: one that starts inside an allocation).
+  const bool by_address = kind == cudaMemcpyDefault;
+  const bool device_dst = kind == cudaMemcpyHostToDevice || kind == cudaMemcpyDeviceToDevice ||
+                          (by_address && find_allocation(dst, 1));
+  const bool device_src = kind == cudaMemcpyDeviceToHost || kind == cudaMemcpyDeviceToDevice ||
+                          (by_address && find_allocation(src, 1));
   if (device_dst)
     if (cudaError_t e = check_device_range(call, "destination", dst, bytes)) return e;
   if (device_src)
@@ -288,10 +321,16 @@ cudaError_t cudaMemset(void* ptr, int value, size_t bytes) {
 }
 
 cudaError_t cudaEventCreate(cudaEvent_t* event) {
+  if (!event) return null_output("cudaEventCreate", "the event");
   *event = new CUevent_st;
+  live_events().add(*event);
   return cudaSuccess;
 }
 cudaError_t cudaEventDestroy(cudaEvent_t event) {
+  if (!event) return fail_with(cudaErrorInvalidResourceHandle, "cudaEventDestroy: null event");
+  if (!live_events().remove(event))
+    return fail_with(cudaErrorInvalidResourceHandle,
+                     dead_handle_message("cudaEventDestroy", "event", event, "cudaEventCreate"));
   delete event;
   return cudaSuccess;
 }
@@ -300,6 +339,7 @@ cudaError_t cudaEventDestroy(cudaEvent_t event) {
 // event has no time until it is recorded outside a capture.
 cudaError_t cudaEventRecord(cudaEvent_t event, cudaStream_t stream) {
   if (!event) return fail_with(cudaErrorInvalidResourceHandle, "cudaEventRecord: null event");
+  if (cudaError_t e = check_live(live_events(), event, "cudaEventRecord", "event", "cudaEventCreate")) return e;
   const StreamUse use = use_stream(stream, "cudaEventRecord");
   if (use.action == StreamUse::refuse) return fail_with(use.error, use.message);
   event->captured = use.action == StreamUse::capture;
@@ -321,9 +361,15 @@ cudaError_t check_not_captured(const char* call, cudaEvent_t event) {
 
 cudaError_t cudaEventSynchronize(cudaEvent_t event) {
   if (!event) return fail_with(cudaErrorInvalidResourceHandle, "cudaEventSynchronize: null event");
+  if (cudaError_t e = check_live(live_events(), event, "cudaEventSynchronize", "event", "cudaEventCreate")) return e;
   return check_not_captured("cudaEventSynchronize", event);
 }
 cudaError_t cudaEventElapsedTime(float* ms, cudaEvent_t start, cudaEvent_t end) {
+  if (!ms) return null_output("cudaEventElapsedTime", "the milliseconds");
+  for (const cudaEvent_t event : {start, end})
+    if (event)
+      if (cudaError_t e = check_live(live_events(), event, "cudaEventElapsedTime", "event", "cudaEventCreate"))
+        return e;
   if (start && end) {
     if (cudaError_t e = check_not_captured("cudaEventElapsedTime", start)) return e;
     if (cudaError_t e = check_not_captured("cudaEventElapsedTime", end)) return e;
@@ -335,6 +381,7 @@ cudaError_t cudaEventElapsedTime(float* ms, cudaEvent_t start, cudaEvent_t end) 
 }
 
 cudaError_t cudaFuncSetAttribute(const void* kernel, cudaFuncAttribute attr, int value) {
+  if (!kernel) return fail_with(cudaErrorInvalidDeviceFunction, "cudaFuncSetAttribute: null kernel pointer");
   if (attr != cudaFuncAttributeMaxDynamicSharedMemorySize)
     return fail_with(cudaErrorInvalidValue, cat("cudaFuncSetAttribute: attribute ", int(attr), " is not emulated"));
   // As on the GPU, the kernel's static __shared__ bytes count against the opt-in limit.

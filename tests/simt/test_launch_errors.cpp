@@ -161,6 +161,86 @@ TEST_CASE("cudaMemcpy and cudaMemset check the device side of the copy") {
   cudaGetLastError();
 }
 
+TEST_CASE("a size that wraps, cudaMemcpyDefault and null pointers are refused, not copied through") {
+  DeviceBuffer<float> buffer(64);
+  std::vector<float> host(64);
+  using warpnet::simt::last_error_message;
+  // A negative count cast to size_t: address + size wrapped past the check.
+  CHECK(cudaMemcpy(buffer.get(), host.data(), size_t(-1) * 4, cudaMemcpyHostToDevice) == cudaErrorInvalidValue);
+  CHECK(cudaMemset(buffer.get(), 0, size_t(-8)) == cudaErrorInvalidValue);
+  // cudaMemcpyDefault: the pointers say which side is device memory, and that side is checked.
+  CHECK(cudaMemcpy(buffer.get(), host.data(), 64 * sizeof(float), cudaMemcpyDefault) == cudaSuccess);
+  CHECK(cudaMemcpy(buffer.get(), host.data(), 65 * sizeof(float), cudaMemcpyDefault) == cudaErrorInvalidValue);
+  CHECK(last_error_message().find("the destination range") != std::string::npos);
+  CHECK(cudaMemcpy(host.data(), buffer.get() + 1, 64 * sizeof(float), cudaMemcpyDefault) == cudaErrorInvalidValue);
+  CHECK(last_error_message().find("the source range") != std::string::npos);
+  // A null host side, and null output pointers.
+  CHECK(cudaMemcpy(buffer.get(), nullptr, 16, cudaMemcpyHostToDevice) == cudaErrorInvalidValue);
+  CHECK(last_error_message().find("the source is a null pointer") != std::string::npos);
+  CHECK(cudaMemcpy(nullptr, buffer.get(), 16, cudaMemcpyDeviceToHost) == cudaErrorInvalidValue);
+  CHECK(cudaMalloc(nullptr, 64) == cudaErrorInvalidValue);
+  CHECK(cudaMallocHost(nullptr, 64) == cudaErrorInvalidValue);
+  CHECK(cudaGetDeviceCount(nullptr) == cudaErrorInvalidValue);
+  CHECK(cudaGetDevice(nullptr) == cudaErrorInvalidValue);
+  CHECK(cudaGetDeviceProperties(nullptr, 0) == cudaErrorInvalidValue);
+  CHECK(cudaEventCreate(nullptr) == cudaErrorInvalidValue);
+  // Device 1 does not exist: CUDA's own code for that.
+  CHECK(cudaSetDevice(1) == cudaErrorInvalidDevice);
+  cudaDeviceProp prop{};
+  CHECK(cudaGetDeviceProperties(&prop, 1) == cudaErrorInvalidDevice);
+  CHECK(std::string(cudaGetErrorName(cudaErrorInvalidDevice)) == "cudaErrorInvalidDevice");
+  CHECK(std::string(cudaGetErrorName(cudaError_t(12345))) == "unrecognized error code");
+  // Each free takes only what its own allocation call made.
+  float* pinned = nullptr;
+  REQUIRE(cudaMallocHost(reinterpret_cast<void**>(&pinned), 64) == cudaSuccess);
+  CHECK(cudaFree(pinned) == cudaErrorInvalidValue);
+  CHECK(last_error_message().find("came from cudaMallocHost; free it with cudaFreeHost") != std::string::npos);
+  CHECK(cudaFreeHost(buffer.get()) == cudaErrorInvalidValue);
+  CHECK(last_error_message().find("came from cudaMalloc; free it with cudaFree") != std::string::npos);
+  CHECK(cudaFreeHost(pinned) == cudaSuccess);
+  // A null kernel pointer.
+  CHECK(cudaFuncSetAttribute(nullptr, cudaFuncAttributeMaxDynamicSharedMemorySize, 0) ==
+        cudaErrorInvalidDeviceFunction);
+  void (*no_kernel)(int*) = nullptr;
+  CHECK_THROWS_WITH_AS(warpnet::simt::launch(no_kernel, dim3(1), dim3(1), 0, static_cast<int*>(nullptr)),
+                       doctest::Contains("a null kernel pointer"), LaunchError);
+  cudaGetLastError();
+}
+
+TEST_CASE("a destroyed stream, event, graph or exec is cudaErrorInvalidResourceHandle, not read") {
+  using warpnet::simt::last_error_message;
+  cudaEvent_t event = nullptr;
+  REQUIRE(cudaEventCreate(&event) == cudaSuccess);
+  CHECK(cudaEventDestroy(event) == cudaSuccess);
+  CHECK(cudaEventDestroy(event) == cudaErrorInvalidResourceHandle);
+  CHECK(last_error_message().find("was destroyed, or never created by cudaEventCreate") != std::string::npos);
+  CHECK(cudaEventRecord(event, nullptr) == cudaErrorInvalidResourceHandle);
+  float ms = 0;
+  CHECK(cudaEventElapsedTime(&ms, event, event) == cudaErrorInvalidResourceHandle);
+
+  DeviceBuffer<float> out(1);
+  cudaStream_t stream = nullptr;
+  REQUIRE(cudaStreamCreate(&stream) == cudaSuccess);
+  REQUIRE(cudaStreamBeginCapture(stream, cudaStreamCaptureModeGlobal) == cudaSuccess);
+  warpnet::simt::launch_on(stream, write_ones, dim3(1), dim3(1), 0, out.get());
+  cudaGraph_t graph = nullptr;
+  REQUIRE(cudaStreamEndCapture(stream, &graph) == cudaSuccess);
+  cudaGraphExec_t exec = nullptr;
+  REQUIRE(cudaGraphInstantiate(&exec, graph, 0) == cudaSuccess);
+  CHECK(cudaStreamDestroy(stream) == cudaSuccess);
+  CHECK(cudaStreamDestroy(stream) == cudaErrorInvalidResourceHandle);
+  CHECK(cudaStreamSynchronize(stream) == cudaErrorInvalidResourceHandle);
+  CHECK_THROWS_WITH_AS(warpnet::simt::launch_on(stream, write_ones, dim3(1), dim3(1), 0, out.get()),
+                       doctest::Contains("was destroyed, or never created by cudaStreamCreate"), LaunchError);
+  CHECK(cudaGraphExecDestroy(exec) == cudaSuccess);
+  CHECK(cudaGraphLaunch(exec, nullptr) == cudaErrorInvalidResourceHandle);
+  CHECK(cudaGraphExecDestroy(exec) == cudaErrorInvalidResourceHandle);
+  CHECK(cudaGraphDestroy(graph) == cudaSuccess);
+  CHECK(cudaGraphDestroy(graph) == cudaErrorInvalidResourceHandle);
+  CHECK(cudaGraphInstantiate(&exec, graph, 0) == cudaErrorInvalidResourceHandle);
+  cudaGetLastError();
+}
+
 TEST_CASE("shared memory, static and dynamic, is poisoned at each block's start") {
   // One worker runs the blocks one after another on the same shared memory:
   // neither the zeros of a fresh mapping nor the last block's ones.
