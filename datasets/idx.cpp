@@ -20,6 +20,7 @@
 #include <filesystem>
 #include <memory>
 #include <string_view>
+#include <vector>
 
 #include "core/atomic_file.hpp"
 
@@ -94,6 +95,8 @@ Tensor read_idx(const std::string& path, int64_t max_items) {
          "); only 0x08 (unsigned byte) is supported");
   const int ndims = magic[3];
   if (ndims == 0) fail(path, ": IDX header declares 0 dimensions");
+  // (The format allows 255; the MNIST family uses 1 for labels and 3 for images.)
+  if (ndims > 4) fail(path, ": IDX header declares ", ndims, " dimensions; warpnet reads 1 to 4 (labels 1, images 3)");
 
   uint8_t be[4 * 255];
   const size_t dim_bytes = 4 * static_cast<size_t>(ndims);
@@ -121,9 +124,21 @@ Tensor read_idx(const std::string& path, int64_t max_items) {
   const Shape shape(dims);
   // The MNIST family stores labels as 1-D files and images as 3-D ones.
   const std::string what = cat(ndims == 1 ? "labels " : "pixels ", shape);
+  // Read in chunks before the tensor is made: a header that announces more
+  // than the file holds (up to 2 GiB) then fails after reading what is
+  // there, not after allocating what it announces.
+  std::vector<uint8_t> data;
+  constexpr size_t kChunk = size_t(1) << 24;
+  while (data.size() < elements) {
+    const size_t at = data.size(), want = std::min<uint64_t>(kChunk, elements - at);
+    data.resize(at + want);
+    const size_t got = gz_read(f.get(), path, data.data() + at, want);
+    data.resize(at + got);
+    if (got < want) break;
+  }
+  if (data.size() < elements) fail(path, ": truncated: expected ", elements, " bytes of ", what, ", got ", data.size());
   Tensor t = Tensor::empty(shape, DType::u8);
-  const size_t got = gz_read(f.get(), path, t.raw(), elements);
-  if (got < elements) fail(path, ": truncated: expected ", elements, " bytes of ", what, ", got ", got);
+  std::memcpy(t.raw(), data.data(), elements);
   if (!whole) return t;  // the rest is not read, nor the gzip trailer's CRC
   // Reading one byte more also makes zlib check the gzip trailer's CRC.
   char extra;
@@ -180,9 +195,14 @@ Dataset load_fashion_mnist(const std::string& dir, bool train, int64_t max_items
     if (ec) fail("Fashion-MNIST: cannot look for ", gz.string(), ": ", ec.message());
     if (fs::exists(raw, ec)) return raw.string();
     if (ec) fail("Fashion-MNIST: cannot look for ", raw.string(), ": ", ec.message());
-    fail("Fashion-MNIST: ", gz.string(), " not found (nor ", raw.string(),
-         "). Install it with `sudo apt-get install dataset-fashion-mnist` (or run scripts/setup.sh), "
-         "or set WARPNET_FASHION_MNIST to a folder holding the IDX files");
+    if (dir == kFashionMnistPackageDir)
+      fail("Fashion-MNIST: ", gz.string(), " not found (nor ", raw.string(),
+           "). Install it with `sudo apt-get install dataset-fashion-mnist` (or run scripts/setup.sh), "
+           "or set WARPNET_FASHION_MNIST to a folder holding the IDX files");
+    const char* env = std::getenv("WARPNET_FASHION_MNIST");
+    fail("Fashion-MNIST: ", gz.string(), " not found (nor ", raw.string(), ") in the folder ",
+         env && dir == env ? "$WARPNET_FASHION_MNIST" : "--data-dir",
+         " names, which must hold the four IDX files (train-images-idx3-ubyte.gz and the others)");
   };
   // A folder the user named (--data-dir, or $WARPNET_FASHION_MNIST) that is
   // not there: say that, not "install the package", which is for the

@@ -28,7 +28,8 @@ inline std::vector<BenchRecord> bench_records() {
   std::vector<fs::path> files;
   if (fs::is_directory(results))
     for (const auto& entry : fs::directory_iterator(results))
-      if (entry.path().extension() == ".json") files.push_back(entry.path());
+      if (entry.path().extension() == ".json" && entry.is_regular_file())  // (a pipe would block the read)
+        files.push_back(entry.path());
   std::sort(files.begin(), files.end());
   std::vector<BenchRecord> records;
   for (const fs::path& file : files) {

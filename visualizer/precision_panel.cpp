@@ -120,14 +120,21 @@ PrecisionPanel::PrecisionPanel(PrecisionOptions options) : options_(std::move(op
   tables_ = load_precision_records(options_.results);
   // The newest record first (file names end in the date), unless one is named.
   selected_ = tables_.empty() ? 0 : tables_.size() - 1;
+  bool named_found = false;
   for (size_t i = 0; i < tables_.size(); ++i)
-    if (tables_[i].source == options_.record) selected_ = i;
+    if (tables_[i].source == options_.record) selected_ = i, named_found = true;
+  // A record named that holds no precision table would open the panel on
+  // another one, without a word.
+  if (!options_.record.empty() && !named_found) {
+    failure_ = options_.record + ": not a precision record (`warpnet bench precision` writes them)";
+    std::printf("warpnet-viz: --precision-record %s\n", failure_.c_str());
+  }
   if (options_.live) {
     tables_.push_back(run_live(options_.live_cpu, options_.live_emu));
     selected_ = tables_.size() - 1;
   }
   // What the panel opens on, also on stdout: a headless run's log says what its picture shows.
-  if (!tables_.empty() && !tables_[selected_].error.empty()) {
+  if (failure_.empty() && !tables_.empty() && !tables_[selected_].error.empty()) {
     std::printf("warpnet-viz: precision panel shows %s: %s\n", tables_[selected_].source.c_str(),
                 tables_[selected_].error.c_str());
     failure_ = tables_[selected_].source + ": " + tables_[selected_].error;

@@ -83,24 +83,27 @@ bool is_training(const json& op) { return field(op, "op") == "train"; }
 
 void label(BenchRecord& r) {
   const json& j = r.json;
-  r.benchmark = j.value("benchmark", std::string("(no \"benchmark\" field)"));
+  // Every field through field()/text_field(): one of an unexpected type (a
+  // null benchmark, a numeric date) shows as text, not a lost record.
+  r.benchmark = text_field(j, "benchmark", "(no \"benchmark\" field)");
   // `warpnet bench` writes machine_record() at the top: cpu, host, date.
-  if (j.contains("date") && j["date"].is_string()) r.date = j["date"];
-  else if (j.contains("machine") && j["machine"].contains("date")) r.date = j["machine"]["date"];
-  if (j.contains("cpu_model")) r.machine = text_of(j["cpu_model"]);
-  else if (j.contains("cpu") && j["cpu"].is_string()) r.machine = j["cpu"];
-  else if (j.contains("machine") && j["machine"].contains("cpu")) r.machine = text_of(j["machine"]["cpu"]);
-  if (j.contains("hostname")) r.machine += " on " + text_of(j["hostname"]);
-  else if (j.contains("host")) r.machine += " on " + text_of(j["host"]);
-  if (!j.contains("gpu") || !j["gpu"].is_object()) {
+  const json& machine = field(j, "machine");
+  if (field(j, "date").is_string()) r.date = text_field(j, "date", "");
+  else if (!field(machine, "date").is_null()) r.date = text_field(machine, "date", "");
+  if (!field(j, "cpu_model").is_null()) r.machine = text_field(j, "cpu_model", "");
+  else if (field(j, "cpu").is_string()) r.machine = text_field(j, "cpu", "");
+  else if (!field(machine, "cpu").is_null()) r.machine = text_field(machine, "cpu", "");
+  if (!field(j, "hostname").is_null()) r.machine += " on " + text_field(j, "hostname", "");
+  else if (!field(j, "host").is_null()) r.machine += " on " + text_field(j, "host", "");
+  const json& g = field(j, "gpu");
+  if (!g.is_object()) {
     r.gpu = "no GPU part: this record has CPU or emulator figures only";
-  } else if (!j["gpu"].value("usable", false)) {
-    r.gpu = "no GPU part: " + j["gpu"].value("why_not", std::string("the GPU was not usable"));
+  } else if (field(g, "usable") != true) {
+    r.gpu = "no GPU part: " + text_field(g, "why_not", "the GPU was not usable");
   } else {
-    const json& g = j["gpu"];
     r.has_gpu = true;
-    r.gpu = g.value("name", std::string("GPU")) + " (sm_" + g.value("compute_capability", std::string("?")) +
-            ", driver " + text_of(g.value("driver", json("?"))) + ")";
+    r.gpu = text_field(g, "name", "GPU") + " (sm_" + text_field(g, "compute_capability", "?") + ", driver " +
+            text_field(g, "driver", "?") + ")";
   }
 }
 
@@ -110,7 +113,8 @@ std::vector<BenchRecord> load_records(const std::string& folder) {
   std::vector<BenchRecord> out;
   std::error_code ec;
   for (const auto& entry : fs::directory_iterator(folder, ec)) {
-    if (entry.path().extension() != ".json") continue;
+    // (A pipe or device named *.json would block the read for ever.)
+    if (entry.path().extension() != ".json" || !entry.is_regular_file(ec)) continue;
     BenchRecord r;
     r.file = entry.path().filename().string();
     try {

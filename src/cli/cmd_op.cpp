@@ -230,7 +230,15 @@ void add_op_command(CLI::App& app) {
     // a bad one fails the command with nothing computed in vain or half written.
     prepare_output_file(args.out, "op --out", kNpyFile);
     Results results;
-    ops().at(args.name).run(args, results);
+    try {
+      ops().at(args.name).run(args, results);
+    } catch (const Error& e) {  // the op names its operands (x, w); say which files they came from
+      std::string inputs;
+      for (const auto& [option, path] : {std::pair{"--x", args.x}, {"--w", args.w}, {"--b", args.b},
+                                         {"--labels", args.labels}, {"--grad-out", args.grad_out}})
+        if (!path.empty()) inputs += cat(inputs.empty() ? "" : ", ", option, " ", path);
+      fail("op ", args.name, " (", inputs, "): ", e.what());
+    }
     refuse_shared_outputs(results.files, args);
     for (const Output& file : results.files) prepare_output_file(file.path, "op " + file.option, kNpyFile);
     for (const Output& file : results.files) {

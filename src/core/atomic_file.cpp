@@ -16,6 +16,8 @@
 #include <sstream>
 
 #include "core/error.hpp"
+#include "core/host_memory.hpp"
+#include "core/memory.hpp"
 
 namespace warpnet {
 
@@ -169,6 +171,10 @@ void write_file_atomically(const std::string& requested, std::initializer_list<s
   const PartialWriteGuard guard(tmp);
   int fd = ::open(tmp.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0644);
   if (fd < 0) fail(path, ": cannot create ", tmp, ": ", std::strerror(errno));
+  // A file replaced keeps its permissions: a private (0600) checkpoint
+  // must not come back readable by all.
+  struct stat before{};
+  if (::stat(path.c_str(), &before) == 0 && S_ISREG(before.st_mode)) ::fchmod(fd, before.st_mode & 07777);
   size_t done = 0;  // over all parts, for the error
   for (const std::string_view bytes : parts)
     for (size_t written = 0; written < bytes.size();) {
@@ -244,13 +250,28 @@ void require_regular_file(const std::string& path) {
     fail(path, ": not a regular file (a pipe, socket or device: reading it could wait for ever)");
 }
 
-std::string read_file(const std::string& path) {
+std::string read_file(const std::string& path, std::string_view magic) {
   require_regular_file(path);
   std::ifstream in(path, std::ios::binary);
   if (!in) fail(path, ": cannot open: ", std::strerror(errno));
-  std::ostringstream buf;
-  buf << in.rdbuf();
-  return buf.str();
+  std::error_code ec;
+  const uintmax_t size = std::filesystem::file_size(path, ec);
+  if (ec) fail(path, ": cannot tell its size: ", ec.message());
+  std::string bytes(std::min<uintmax_t>(size, magic.size()), '\0');
+  in.read(bytes.data(), std::streamsize(bytes.size()));
+  if (magic.substr(0, bytes.size()) != bytes) return bytes;  // another kind of file: the caller says so
+  if (const std::string why = host_allocation_refusal(int64_t(std::min<uintmax_t>(size, INT64_MAX))); !why.empty())
+    fail(path, ": ", format_bytes(int64_t(std::min<uintmax_t>(size, INT64_MAX))), " to read, and ", why);
+  try {
+    bytes.resize(size);
+  } catch (const std::bad_alloc&) {
+    fail(path, ": ", size, " bytes, more than this process can hold in memory");
+  }
+  const size_t start = std::min<uintmax_t>(size, magic.size());
+  in.read(bytes.data() + start, std::streamsize(size - start));
+  // (Shorter than its size said: it shrank while read. A longer one is read to that size.)
+  if (size_t(in.gcount()) != size - start && size != start) fail(path, ": changed while it was read");
+  return bytes;
 }
 
 }  // namespace warpnet

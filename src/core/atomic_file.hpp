@@ -55,7 +55,12 @@ bool names_same_file(const std::string& a, const std::string& b);
 // never end.
 void require_regular_file(const std::string& path);
 
-// Reads a whole regular file; the error names the file.
-std::string read_file(const std::string& path);
+// Reads a whole regular file; the error names the file. With `magic`, a
+// file that does not begin with it (nor with the start of it, when shorter)
+// is not read past those first bytes, which are returned for the caller's
+// "bad magic" error: an 8 GiB file of another kind is refused at once, not
+// read whole first. A file larger than the memory this process may take is
+// refused naming its size.
+std::string read_file(const std::string& path, std::string_view magic = {});
 
 }  // namespace warpnet

@@ -178,7 +178,7 @@ std::string python_tuple(const Shape& shape) {
 }  // namespace
 
 Tensor read_npy(const std::string& path) {
-  const std::string file = read_file(path);
+  const std::string file = read_file(path, kMagic);
   const std::string_view bytes = file;
   if (bytes.empty()) fail(path, ": the file is empty (0 bytes), not a .npy file");
   // A file shorter than the magic string that begins as it does is cut short, not another format.

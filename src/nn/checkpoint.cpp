@@ -101,7 +101,7 @@ void save_checkpoint(const std::string& path, const Checkpoint& ck) {
 
 Checkpoint load_checkpoint(const std::string& path) {
   if (!path_exists(path)) fail(path, ": no such checkpoint file");
-  const std::string bytes = read_file(path);
+  const std::string bytes = read_file(path, kMagic);
   // A file shorter than the magic that begins as it does is cut short, not another format.
   if (std::string_view(bytes).substr(0, kMagic.size()) != kMagic.substr(0, bytes.size()))
     fail(path, ": not a warpnet checkpoint (bad magic)");
@@ -112,7 +112,8 @@ Checkpoint load_checkpoint(const std::string& path) {
   const uint64_t body_bytes = header.get<uint64_t>("body size");
   const uint32_t crc = header.get<uint32_t>("checksum");
   if (version > kCheckpointVersion)
-    fail(path, ": checkpoint version ", version, " is newer than this build reads (", kCheckpointVersion, ")");
+    fail(path, ": checkpoint version ", version, " is newer than this build reads (", kCheckpointVersion,
+         "), or the header is damaged (the checksum covers the body only)");
   if (version == 0) fail(path, ": checkpoint version 0: no warpnet writes it (the first is 1)");
   if (bytes.size() - kHeaderBytes != body_bytes)
     fail(path, ": truncated or padded checkpoint: header says ", body_bytes, " body bytes, file has ",

@@ -1,5 +1,7 @@
 #include "nn/precision_state.hpp"
 
+#include <cmath>
+
 namespace warpnet::nn {
 
 namespace {
@@ -44,6 +46,14 @@ void restore_precision_state(const Checkpoint& ck, const std::string& path, ag::
     WN_CHECK(it != ck.tensors.end() && it->second.numel() == 3 && it->second.dtype() == DType::f64, path,
              ": an fp16 checkpoint without its loss scale (", kLossScale, ")");
     const double* v = it->second.data<double>();
+    // The step counters are whole numbers a double holds exactly; anything
+    // else (NaN, a fraction, a negative count) would convert to int64
+    // with undefined behaviour.
+    for (int i : {1, 2})
+      WN_CHECK(v[i] >= 0 && v[i] <= 0x1p53 && v[i] == std::floor(v[i]), path, ": the loss scale's ",
+               i == 1 ? "clean" : "skipped", "-step count is ", v[i], ", not a whole number from 0 to 2^53");
+    WN_CHECK(v[0] >= kMinLossScale && v[0] <= kMaxLossScale, path, ": a checkpointed loss scale of ", v[0],
+             " is outside 2^-24 to 2^64");
     scaler->restore(v[0], static_cast<int64_t>(v[1]), static_cast<int64_t>(v[2]));
   }
   if (!policy) return;

@@ -51,7 +51,8 @@ RecordedTrainings recorded_trainings(const std::filesystem::path& results) {
   if (!fs::is_directory(results, error)) return out;
   std::vector<fs::path> files;
   for (const auto& entry : fs::directory_iterator(results, error))
-    if (entry.path().extension() == ".json") files.push_back(entry.path());
+    if (entry.path().extension() == ".json" && entry.is_regular_file(error))  // (a pipe would block the read)
+      files.push_back(entry.path());
   std::sort(files.begin(), files.end());
   for (const fs::path& file : files) {
     std::ifstream in(file);

@@ -152,6 +152,9 @@ TEST_CASE("warpnet op names the bad input") {
                             path_of("c.npy")));
   CHECK(run.status != 0);
   CHECK(run.output.find("matmul: A is (3,4), B is (5,2): inner dimensions differ") != std::string::npos);
+  // ... and which files A and B came from.
+  CHECK(run.output.find(cat("op matmul (--x ", path_of("a.npy"), ", --w ", path_of("b.npy"), "): ")) !=
+        std::string::npos);
   write_file_atomically(path_of("garbage.npy"), "this is not an array");
   run = warpnet_cli(cat("op relu --x ", path_of("garbage.npy"), " --out ", path_of("r.npy")));
   CHECK(run.status != 0);

@@ -48,6 +48,31 @@ TEST_CASE("a read-only file is left as it is, by its mode, whoever runs (root's 
   CHECK(read_file(kept) == "precious");
 }
 
+TEST_CASE("read_file with a magic stops at the first bytes of a file of another kind") {
+  const std::filesystem::path dir = test::scratch_dir() / "atomic_magic";
+  std::filesystem::create_directories(dir);
+  const std::string other = (dir / "image.pgm").string(), mine = (dir / "mine.npy").string();
+  write_file_atomically(other, "P5\n28 28\n255\n" + std::string(1 << 20, 'x'));
+  CHECK(read_file(other, "\x93NUMPY") == "P5\n28 ");  // the magic's length, not the megabyte after it
+  write_file_atomically(mine, "\x93NUMPY" + std::string(1000, 'y'));
+  CHECK(read_file(mine, "\x93NUMPY").size() == 1006);
+  write_file_atomically(mine, "\x93NU");  // cut short inside the magic: returned whole for the caller to say so
+  CHECK(read_file(mine, "\x93NUMPY") == "\x93NU");
+}
+
+TEST_CASE("a file replaced keeps its permissions: a private checkpoint stays private") {
+  const std::filesystem::path dir = test::scratch_dir() / "atomic_mode";
+  std::filesystem::create_directories(dir);
+  const std::string path = (dir / "private.ckpt").string();
+  write_file_atomically(path, "first");
+  REQUIRE(::chmod(path.c_str(), 0600) == 0);
+  write_file_atomically(path, "second");
+  struct stat st {};
+  REQUIRE(::stat(path.c_str(), &st) == 0);
+  CHECK((st.st_mode & 07777) == 0600);
+  CHECK(read_file(path) == "second");
+}
+
 TEST_CASE("an output replaces only a file of its own kind, or an empty one") {
   const std::filesystem::path dir = test::scratch_dir() / "atomic_kind";
   std::filesystem::remove_all(dir);

@@ -121,6 +121,8 @@ TEST_CASE("idx: header faults name the file and the fault") {
         p + ": unsupported IDX type code 0x0d (float32); only 0x08 (unsigned byte) is supported");
   CHECK(read(idx_bytes({}, "")) == p + ": IDX header declares 0 dimensions");
   CHECK(read(idx_bytes({2, 0, 3}, "")) == p + ": dimension 1 of the IDX header is 0");
+  CHECK(read(idx_bytes({1, 1, 1, 1, 1}, "x")) ==
+        p + ": IDX header declares 5 dimensions; warpnet reads 1 to 4 (labels 1, images 3)");
   CHECK(read(idx_bytes({65536, 65536}, "")) ==
         p + ": IDX header dimensions (65536,65536)... exceed 2^31 elements: a corrupt header");
   CHECK(read(idx_bytes({3, 4, 5}, "").substr(0, 10)) == p + ": truncated header: 3 dimensions need 12 bytes, got 6");
@@ -191,7 +193,8 @@ TEST_CASE("idx: missing files say which and how to get them") {
   std::filesystem::create_directories(empty);
   const std::string fm = error_of([&] { load_fashion_mnist(empty.string(), true); });
   CHECK(fm.find((empty / "train-images-idx3-ubyte.gz").string()) != std::string::npos);
-  CHECK(fm.find("sudo apt-get install dataset-fashion-mnist") != std::string::npos);
+  // (The advice to install the package is for the package's own folder only.)
+  CHECK(fm.find("in the folder --data-dir names, which must hold the four IDX files") != std::string::npos);
   // A folder the user named that does not exist is what the message says.
   const std::string nowhere = (scratch_dir() / "no_such_folder").string();
   CHECK(error_of([&] { load_fashion_mnist(nowhere, true); }) ==
@@ -203,6 +206,13 @@ TEST_CASE("idx: missing files say which and how to get them") {
   ::unsetenv("WARPNET_FASHION_MNIST");
   CHECK(from_env == "Fashion-MNIST: " + nowhere + ": no such folder ($WARPNET_FASHION_MNIST names the folder holding "
                     "the IDX files, train-images-idx3-ubyte.gz and the others)");
+  // A folder the user named that lacks the files: no advice to install the package, which it is not.
+  ::setenv("WARPNET_FASHION_MNIST", empty.c_str(), 1);
+  const std::string lacking = error_of([&] { load_fashion_mnist(fashion_mnist_dir(), true); });
+  ::unsetenv("WARPNET_FASHION_MNIST");
+  CHECK(lacking.find("in the folder $WARPNET_FASHION_MNIST names, which must hold the four IDX files") !=
+        std::string::npos);
+  CHECK(lacking.find("apt-get") == std::string::npos);
 }
 
 TEST_CASE("idx: Fashion-MNIST layout, uncompressed names and the directory variable") {

@@ -20,6 +20,7 @@
 #include "datasets/synthetic.hpp"
 #include "nn/checkpoint.hpp"
 #include "nn/loss_scaler.hpp"
+#include "nn/precision_state.hpp"
 #include "nn/trainer.hpp"
 #include "numeric/convert.hpp"
 #include "tests/test_support.hpp"
@@ -550,4 +551,23 @@ TEST_CASE("a checkpoint keeps fp8's amax histories and scales") {
       CHECK(got.scale() == scales.of(op).scale());
       CHECK(got.history() == scales.of(op).history());
     }
+}
+
+// A checkpoint's loss-scale counters are whole step counts: a NaN or a
+// fraction (a damaged or forged file whose checksum still holds) is refused
+// naming the file, not converted to int64 (undefined behaviour).
+TEST_CASE("a checkpointed loss scale whose step counts are not whole numbers is refused, naming the file") {
+  const auto restore = [](double scale, double clean, double skipped) {
+    nn::Checkpoint ck;
+    ck.tensors["precision/fp16"] = Tensor::zeros({1}, DType::u8);
+    ck.tensors["precision/loss_scale"] = Tensor::from<double>({3}, {scale, clean, skipped});
+    nn::DynamicLossScaler scaler;
+    return test::error_of([&] { nn::restore_precision_state(ck, "r.ckpt", Precision::fp16, nullptr, &scaler); });
+  };
+  CHECK(restore(1024, 3, 1) == "(no error)");
+  CHECK(restore(1024, std::nan(""), 0) ==
+        "r.ckpt: the loss scale's clean-step count is nan, not a whole number from 0 to 2^53");
+  CHECK(restore(1024, 2, -1) == "r.ckpt: the loss scale's skipped-step count is -1, not a whole number from 0 to 2^53");
+  CHECK(restore(1024, 2.5, 0).starts_with("r.ckpt: the loss scale's clean-step count is 2.5"));
+  CHECK(restore(1e-30, 0, 0).starts_with("r.ckpt: a checkpointed loss scale of 1e-30 is outside"));
 }

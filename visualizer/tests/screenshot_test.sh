@@ -31,7 +31,7 @@ if [ "$status" -ne "${EXPECT_STATUS:-0}" ]; then
   echo "FAIL: warpnet-viz exited with $status, expected ${EXPECT_STATUS:-0}"
   exit 1
 fi
-if [ -n "${EXPECT:-}" ] && ! grep -Eq "$EXPECT" "$log"; then
+if [ -n "${EXPECT:-}" ] && ! grep -Eq -e "$EXPECT" "$log"; then
   echo "FAIL: no line of warpnet-viz's output matches: $EXPECT"
   exit 1
 fi
