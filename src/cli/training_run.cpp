@@ -4,6 +4,7 @@
 #include <cstdarg>
 #include <cstdint>
 #include <cstdio>
+#include <cstring>
 #include <thread>
 
 #include "cli/machine.hpp"
@@ -36,6 +37,13 @@ DataSplits load_data(const std::string& name, const std::string& dir, int64_t li
     };
     WN_CHECK(image_of(d.train) == image_of(d.test), "Fashion-MNIST in ", root, ": the training images are ",
              image_of(d.train), " but the test images ", image_of(d.test), ": the two splits must match");
+    // One split's files copied over the other's would test on the images
+    // trained on: the accuracy of memory. The first images tell.
+    const int64_t first = std::min<int64_t>({d.train.inputs.dim(0), d.test.inputs.dim(0), 100});
+    const size_t first_bytes = size_t(first * (d.train.inputs.nbytes() / d.train.inputs.dim(0)));
+    WN_CHECK(std::memcmp(d.train.inputs.raw(), d.test.inputs.raw(), first_bytes) != 0, "Fashion-MNIST in ", root,
+             ": the first ", first, " training and test images are the same: one split's files are a copy of the "
+             "other's (train-images-idx3-ubyte.gz and t10k-images-idx3-ubyte.gz must differ)");
   } else if (name == "spirals" || name == "blobs" || name == "squares") {
     // 6:1 train/test like Fashion-MNIST.
     const int64_t n = limit > 0 ? limit : 6000, n_test = std::max<int64_t>(n / 6, 1);

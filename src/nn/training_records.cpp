@@ -32,7 +32,7 @@ void read_entries(const nlohmann::json& record, const std::string& file, Recorde
       r.model = op.value("model", std::string("?"));
       r.batch_size = op.value("batch_size", int64_t(0));
       r.cpu_threads = op["cpu"].value("threads", 0);
-      r.speedup = op.value("gpu_speedup_over_cpu", 0.0);
+      r.speedup = op.at("gpu_speedup_over_cpu").get<double>();  // (missing: not bench's record, passed over)
       found.entries.push_back(std::move(r));
     }
   } catch (const nlohmann::json::exception&) {

@@ -406,6 +406,27 @@ TEST_CASE("warpnet train on a folder without Fashion-MNIST names the missing fil
   CHECK(run.output.find("train-images-idx3-ubyte") != std::string::npos);
 }
 
+TEST_CASE("warpnet train refuses a test split that is a copy of the training split") {
+  // Twelve 28x28 images of different brightness and their labels, as raw
+  // IDX files, written under both splits' names.
+  std::string images("\0\0\x08\x03\0\0\0\x0c\0\0\0\x1c\0\0\0\x1c", 16), labels("\0\0\x08\x01\0\0\0\x0c", 8);
+  for (int i = 0; i < 12; ++i) {
+    images += std::string(28 * 28, char(20 * i + 1));
+    labels += char(i % 10);
+  }
+  const std::filesystem::path dir = path_of("copied_split");
+  std::filesystem::create_directories(dir);
+  for (const char* split : {"train", "t10k"}) {
+    write_file_atomically((dir / cat(split, "-images-idx3-ubyte")).string(), images);
+    write_file_atomically((dir / cat(split, "-labels-idx1-ubyte")).string(), labels);
+  }
+  const Run run = warpnet_cli(cat("train --data-dir ", dir.string(), " --epochs 1 --threads 1"));
+  INFO(run.output);
+  CHECK(run.status != 0);
+  CHECK(run.output.find("training and test images are the same: one split's files are a copy of the other's") !=
+        std::string::npos);
+}
+
 TEST_CASE("warpnet train names an out-of-range number in a line") {
   const std::string lr_rule =
       "--lr: must be a positive float, from FLT_MIN (about 1.2e-38) to FLT_MAX (about 3.4e+38), got ";

@@ -55,6 +55,10 @@ TEST_CASE("training records: train entries with both rates, in file-name order; 
         record("2026-12-07T00:00:00Z", "GPU Wrong", entry("lenet5", 64, 100, 900) + "," +
                                                         R"({"op": "train", "model": 5, "cpu": {"images_per_second": 1},)"
                                                         R"( "gpu": {"images_per_second": 2}})"));
+  // Both rates but no speed-up: not as `warpnet bench train` writes it, passed over (not read as a ratio of 0).
+  write(dir / "h-no-speedup.json",
+        record("2026-12-08T00:00:00Z", "GPU Partial", R"({"op": "train", "model": "lenet5", "batch_size": 64,)"
+                                                      R"( "cpu": {"images_per_second": 10}, "gpu": {"images_per_second": 20}})"));
   write(dir / "notes.txt", "not a record");
 
   const nn::RecordedTrainings recorded = nn::recorded_trainings(dir);
