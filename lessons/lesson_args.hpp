@@ -28,7 +28,7 @@ inline std::optional<bool> parse_quick(int argc, char** argv) {
   bool quick = false;
   for (int i = 1; i < argc; ++i) {
     if (std::strcmp(argv[i], "--quick") != 0) {
-      std::fprintf(stderr, "usage: %s [--quick]\n", argv[0]);
+      std::fprintf(stderr, "%s: unknown argument '%s'\nusage: %s [--quick]\n", argv[0], argv[i], argv[0]);
       return std::nullopt;
     }
     quick = true;
@@ -41,7 +41,8 @@ inline std::optional<bool> parse_quick(int argc, char** argv) {
 inline bool parse_none(int argc, char** argv) {
   answer_help(argc, argv, "  (this chapter takes no options)");
   if (argc <= 1) return true;
-  std::fprintf(stderr, "usage: %s   (this chapter takes no options)\n", argv[0]);
+  std::fprintf(stderr, "%s: unknown argument '%s'\nusage: %s   (this chapter takes no options)\n", argv[0], argv[1],
+               argv[0]);
   return false;
 }
 

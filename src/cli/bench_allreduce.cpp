@@ -20,12 +20,14 @@
 #include <algorithm>
 #include <cmath>
 #include <cstdio>
+#include <functional>
 #include <optional>
 
 #include "cli/bench_allreduce_nccl.hpp"
 #include "cli/bench_allreduce_pieces.hpp"
 #include "cli/machine.hpp"
 #include "core/error.hpp"
+#include "core/host_memory.hpp"
 #include "core/memory.hpp"
 #include "dist/communicator.hpp"
 #include "dist/cost_model.hpp"
@@ -203,16 +205,17 @@ json model_json(const dist::LoopbackModel& m, const dist::PieceTimings& t, const
           {"pieces", pieces}};
 }
 
-}  // namespace
-
-json bench_allreduce(const AllreduceSettings& s) {
-  WN_CHECK(s.min_bytes >= 4, "bench allreduce: --min-bytes ", s.min_bytes,
-           ": a message is at least 4 bytes (one float)");
-  WN_CHECK(s.max_bytes >= s.min_bytes, "bench allreduce: --max-bytes ", s.max_bytes, " is below --min-bytes ",
-           s.min_bytes, " (1024 unless given): lower --min-bytes or raise --max-bytes");
-  std::optional<dist::Session> session;
-  if (dist::mpi_available()) session.emplace(60.0);
+// bench_allreduce's work, in a session: measures, fits and predicts.
+json measure(const AllreduceSettings& s) {
   const int n = dist::size();
+  // Ranks with other sizes or run counts would pair different collectives.
+  if (n > 1) {
+    const std::string mine = cat(s.min_bytes, '|', s.max_bytes, '|', s.budget_s, '|', s.min_runs, '|', s.max_runs);
+    const std::vector<uint64_t> all = dist::allgather(std::hash<std::string>{}(mine));
+    for (int r = 1; r < n; ++r)
+      WN_CHECK(all[size_t(r)] == all[0], "bench allreduce: rank ", r, "'s --min-bytes, --max-bytes, --runs or "
+               "--budget differ from rank 0's: every rank must run the same command");
+  }
   json record = machine_record();
   record["benchmark"] = "warpnet bench allreduce";
   record["ranks"] = n;
@@ -238,6 +241,10 @@ json bench_allreduce(const AllreduceSettings& s) {
   // when it was its second (2 runs): the pages a buffer gets matter.
   const int64_t vector_floats = s.max_bytes / int64_t(sizeof(float));
   const int64_t temporary_floats = n == 2 ? (s.max_bytes / 2) / int64_t(sizeof(float)) : 0;
+  const int64_t memory_bytes = (vector_floats + temporary_floats) * int64_t(sizeof(float));
+  if (const std::string why = host_allocation_refusal(memory_bytes * dist::local_size()); !why.empty())
+    fail("bench allreduce: --max-bytes ", s.max_bytes, " needs ", format_bytes(memory_bytes), " on each of the ",
+         dist::local_size(), " ranks on this machine: ", why);
   std::vector<float> memory(static_cast<size_t>(vector_floats + temporary_floats), 0.0f);
   std::optional<PieceBuffers> calibration;
   dist::PieceTimings pieces;
@@ -405,6 +412,27 @@ json bench_allreduce(const AllreduceSettings& s) {
   if (!nccl_rows.is_null()) record["nccl_rows"] = nccl_rows;
   record["predictions"] = predictions(s);
   return record;
+}
+
+}  // namespace
+
+json bench_allreduce(const AllreduceSettings& s) {
+  WN_CHECK(s.min_bytes >= 4, "bench allreduce: --min-bytes ", s.min_bytes,
+           ": a message is at least 4 bytes (one float)");
+  WN_CHECK(s.min_bytes % 4 == 0 && s.max_bytes % 4 == 0, "bench allreduce: --min-bytes ", s.min_bytes,
+           " and --max-bytes ", s.max_bytes, " must be whole floats (multiples of 4 bytes)");
+  WN_CHECK(s.max_bytes >= s.min_bytes, "bench allreduce: --max-bytes ", s.max_bytes, " is below --min-bytes ",
+           s.min_bytes, " (1024 unless given): lower --min-bytes or raise --max-bytes");
+  std::optional<dist::Session> session;
+  if (dist::mpi_available()) session.emplace(s.timeout_s);
+  // An error on one rank ends the job with its message: left to unwind, the
+  // session's MPI_Finalize would wait for ranks that wait for this one.
+  try {
+    return measure(s);
+  } catch (const std::exception& e) {
+    if (dist::size() > 1) dist::abort_job(cat("error: ", e.what()));
+    throw;
+  }
 }
 
 }  // namespace warpnet::cli::bench

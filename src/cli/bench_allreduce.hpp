@@ -17,6 +17,7 @@ struct AllreduceSettings {
   int64_t max_bytes = int64_t(256) << 20;
   double budget_s = 0.25;  // timed seconds per size
   int min_runs = 5, max_runs = 2000;
+  double timeout_s = 60;  // a rank that does not answer for this long is reported hung
   // The prediction: gradients of `params` values of `grad_bytes` each,
   // `compute_ms` of forward and backward per GPU and step (0: not given).
   double params = 0;

@@ -517,7 +517,8 @@ void refuse_unread_options(const CLI::App& cmd, const std::vector<std::string>& 
   };
   const Readers kReaders[] = {
       {{"--size"}, {"ops", "precision"}},
-      {{"--kernels", "--no-cpu", "--timeout"}, {"ops"}},
+      {{"--kernels", "--no-cpu"}, {"ops"}},
+      {{"--timeout"}, {"ops", "allreduce"}},
       {{"--threads", "--seed"}, {"ops", "train", "precision"}},
       {{"--model", "--batch", "--images", "--epoch-seconds"}, {"train"}},
       {{"--precisions", "--backends", "--emu-size", "--gpu-size", "--trans-b"}, {"precision"}},
@@ -558,6 +559,7 @@ void run_bench(BenchOptions& o) {
     WN_CHECK(o.ops.size() == 1, "bench: allreduce runs alone: mpirun -np 2 warpnet bench allreduce");
     if (o.runs_given) o.allreduce.max_runs = s.runs, o.allreduce.min_runs = std::min(o.allreduce.min_runs, s.runs);
     if (o.budget_given) o.allreduce.budget_s = s.budget_s;
+    o.allreduce.timeout_s = s.timeout_s;
     const json record = bench::bench_allreduce(o.allreduce);
     if (!o.json_path.empty() && !record.is_null()) {
       write_file_atomically(o.json_path, record.dump(1) + "\n");
@@ -704,7 +706,9 @@ void add_bench_command(CLI::App& app) {
                   "seconds of timed runs per version before stopping (at least 3 runs; allreduce: per size, default 0.25)")
       ->check(kPositive)
       ->capture_default_str();
-  cmd->add_option("--timeout", o->settings.timeout_s, "a GPU launch still running after this many seconds is reported hung")
+  cmd->add_option("--timeout", o->settings.timeout_s,
+                  "a GPU launch still running after this many seconds is reported hung (allreduce: a rank that does "
+                  "not answer)")
       ->check(kPositive)
       ->capture_default_str();
   cmd->add_option("--kernels", o->kernels,

@@ -87,6 +87,9 @@ int main(int argc, char** argv) {
       warpnet::cli::refuse_several_processes(std::string("warpnet ") + argv[1], "run it as one process");
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {
+    // Under mpirun, before any session names the ranks: say which one.
+    if (const std::string rank = warpnet::cli::mpirun_rank_prefix(); !rank.empty() && e.get_exit_code() != 0)
+      std::fprintf(stderr, "warpnet: %s\n", rank.c_str());
     const int code = app.exit(e);
     if (dynamic_cast<const CLI::ExtrasError*>(&e) && argc > 1)
       for (int i = 2; i < argc; ++i)
@@ -95,7 +98,7 @@ int main(int argc, char** argv) {
                        near.c_str());
     return code;
   } catch (const warpnet::Error& e) {
-    std::fprintf(stderr, "warpnet: error: %s\n", e.what());
+    std::fprintf(stderr, "warpnet: %serror: %s\n", warpnet::cli::mpirun_rank_prefix().c_str(), e.what());
     return 1;
   } catch (const std::exception& e) {
     std::fprintf(stderr, "warpnet: unexpected error: %s\n", e.what());

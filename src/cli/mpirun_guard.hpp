@@ -16,6 +16,15 @@ inline int mpirun_job_size() {
   return size ? std::max(1, std::atoi(size)) : 1;
 }
 
+// "rank 1 of 2: " when started by mpirun as one of several processes, else
+// "": for an error printed before a session names the ranks.
+inline std::string mpirun_rank_prefix() {
+  const int n = mpirun_job_size();
+  if (n <= 1) return "";
+  const char* rank = std::getenv("OMPI_COMM_WORLD_RANK");
+  return cat("rank ", rank ? rank : "?", " of ", n, ": ");
+}
+
 // Throws Error when started by mpirun as one of several processes.
 // `what`: the command as the user typed it; `instead`: how to run it.
 inline void refuse_several_processes(const std::string& what, const std::string& instead) {

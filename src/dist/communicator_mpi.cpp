@@ -68,7 +68,8 @@ extern "C" void on_termination(int sig) {
   write_all(sig == SIGTERM ? "ended by SIGTERM" : sig == SIGINT ? "ended by SIGINT" : "ended by a signal");
   write_all(" during ");
   write_all(g_activity[g_activity_index.load()]);
-  write_all(" (when another rank fails, mpirun stops the rest; its message above or below names the rank)\n");
+  write_all(" (sent by mpirun after another rank failed, whose message above or below names it, or sent to this "
+            "rank itself)\n");
   ::_exit(128 + sig);
 }
 

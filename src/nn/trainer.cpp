@@ -55,23 +55,53 @@ Tensor rows_of(const Tensor& t, const Shard& s) {
   return out;
 }
 
-// What every rank must agree on before training together: the options that
-// change the arithmetic and a hash of the data (labels and sizes).
-uint64_t configuration_hash(const TrainOptions& o, const data::Dataset& train, const data::Dataset& test) {
-  const std::string text = cat(o.model, '|', o.optimizer, '|', o.lr, '|', o.momentum, '|', o.weight_decay, '|',
-                               o.batch_size, '|', o.epochs,
-                               '|', o.seed, '|', o.bucket_bytes, '|', o.overlap, '|', name_of(o.device), '|',
-                               train.inputs.shape(), '|', test.size(), '|', train.num_classes, '|',
-                               ag::name_of(o.precision), '|', o.loss_scale.initial_scale, '|',
-                               o.loss_scale.growth_interval, '|', o.fp8.window, '|', o.fp8.margin);
-  uint64_t h = 1469598103934665603ull;  // FNV-1a
-  auto mix = [&h](const void* data, size_t n) {
-    const unsigned char* p = static_cast<const unsigned char*>(data);
-    for (size_t i = 0; i < n; ++i) h = (h ^ p[i]) * 1099511628211ull;
-  };
-  mix(text.data(), text.size());
-  mix(train.labels.raw(), static_cast<size_t>(train.labels.nbytes()));
+uint64_t fnv1a(const void* data, size_t n, uint64_t h = 1469598103934665603ull) {
+  const unsigned char* p = static_cast<const unsigned char*>(data);
+  for (size_t i = 0; i < n; ++i) h = (h ^ p[i]) * 1099511628211ull;
   return h;
+}
+
+// A data set's fingerprint: its shape, its labels, and a strided sample of
+// its inputs (a rank given other images with the same labels trains on
+// them without a word: the gradients are averaged, so the weights agree).
+uint64_t data_hash(const data::Dataset& d) {
+  uint64_t h = fnv1a(d.labels.raw(), static_cast<size_t>(d.labels.nbytes()));
+  const std::string shape = cat(d.inputs.shape(), '|', d.num_classes);
+  h = fnv1a(shape.data(), shape.size(), h);
+  const auto* bytes = static_cast<const unsigned char*>(d.inputs.raw());
+  const int64_t n = d.inputs.nbytes(), stride = std::max<int64_t>(1, n / 4096);
+  for (int64_t i = 0; i < n; i += stride) h = fnv1a(bytes + i, 1, h);
+  return h;
+}
+
+// What every rank must agree on before training together, field by field:
+// the options that change the arithmetic or the collectives (a checkpoint
+// adds a barrier after each epoch) and the data. Each field's hash; the
+// first that differs between ranks is named.
+std::vector<std::pair<const char*, uint64_t>> configuration(const TrainOptions& o, const data::Dataset& train,
+                                                            const data::Dataset& test) {
+  const auto text = [](const auto&... parts) {
+    const std::string t = cat(parts...);
+    return fnv1a(t.data(), t.size());
+  };
+  return {{"--model", text(o.model)},
+          {"--optimizer (or --momentum, --weight-decay)", text(o.optimizer, '|', o.momentum, '|', o.weight_decay)},
+          {"--lr", text(o.lr)},
+          {"--batch-size", text(o.batch_size)},
+          {"--epochs", text(o.epochs)},
+          {"--seed", text(o.seed)},
+          {"--bucket-kib", text(o.bucket_bytes)},
+          {"--no-overlap", text(o.overlap)},
+          {"--device", text(name_of(o.device))},
+          {"--kernels", text(o.kernels)},
+          {"--no-fold", text(o.fold_bias_relu)},
+          {"--fused-step", text(o.fused_step)},
+          {"--precision", text(ag::name_of(o.precision))},
+          {"--loss-scale (or --loss-scale-growth)", text(o.loss_scale.initial_scale, '|', o.loss_scale.growth_interval)},
+          {"the fp8 scaling (--fp8-window, --fp8-margin)", text(o.fp8.window, '|', o.fp8.margin)},
+          {"--checkpoint (given on some ranks only)", text(o.checkpoint.empty())},
+          {"the training data (--data, --data-dir, --limit)", data_hash(train)},
+          {"the test data (--data, --data-dir, --limit)", data_hash(test)}};
 }
 
 // Stops the run at a loss that is not a number.
@@ -230,10 +260,14 @@ void Trainer::setup_data_parallel() {
            "`warpnet train --data-parallel` makes one), under mpirun -np N");
   fault_ = parse_fault(options_.inject_fault);
   dist::set_activity("the check that every rank runs the same configuration");
-  const std::vector<uint64_t> hashes = dist::allgather(configuration_hash(options_, train_, test_));
-  for (size_t r = 1; r < hashes.size(); ++r)
-    WN_CHECK(hashes[r] == hashes[0], "train --data-parallel: rank ", r,
-             "'s options or data differ from rank 0's: every rank must run the same command");
+  // Every rank takes part in every gather, whatever it finds: the fields in
+  // one order, so that all of them name the same first difference.
+  for (const auto& [what, hash] : configuration(options_, train_, test_)) {
+    const std::vector<uint64_t> hashes = dist::allgather(hash);
+    for (size_t r = 1; r < hashes.size(); ++r)
+      WN_CHECK(hashes[r] == hashes[0], "train --data-parallel: rank ", r, "'s ", what, " differs from rank 0's: ",
+               "every rank must run the same command");
+  }
   int64_t epoch = start_epoch_;
   dist::broadcast(&epoch, sizeof epoch);
   start_epoch_ = static_cast<int>(epoch);

@@ -49,3 +49,23 @@ TEST_CASE("bench allreduce on 2 ranks: each size checked, timed with its pieces,
   REQUIRE(!bounds.empty());
   for (size_t i = 1; i < bounds.size(); ++i) CHECK(bounds[i].get<double>() > bounds[i - 1].get<double>());
 }
+
+// A failure on one rank ends the job at once with that rank's message
+// (not a 60-second wait and the other rank blaming it for hanging), and
+// ranks given different sizes are refused before any exchange.
+TEST_CASE("bench allreduce on 2 ranks: settings that differ, and one rank's error, end the job naming them") {
+  const std::string bench = cat(" ", warpnet_bin(), " bench allreduce --budget 0.01 --runs 5 ");
+  const std::string mpmd = cat(mpiexec_path(), " --oversubscribe --allow-run-as-root -np 1");
+  const Run sizes = run(cat(mpmd, bench, "--max-bytes 4096 : -np 1", bench, "--max-bytes 8192"), 60);
+  INFO(sizes.output);
+  CHECK(sizes.status != 0);
+  CHECK(sizes.output.find("rank 1's --min-bytes, --max-bytes, --runs or --budget differ from rank 0's") !=
+        std::string::npos);
+  // Rank 0 cannot hold a terabyte; rank 1 would wait for it in the calibration.
+  const Run memory = run(cat(mpmd, bench, "--min-bytes 1099511627776 --max-bytes 1099511627776 : -np 1", bench,
+                             "--min-bytes 1099511627776 --max-bytes 1099511627776"),
+                         60);
+  INFO(memory.output);
+  CHECK(memory.status != 0);
+  CHECK(memory.output.find("error: bench allreduce: --max-bytes 1099511627776 needs") != std::string::npos);
+}

@@ -300,7 +300,18 @@ TEST_CASE("ranks started with different options refuse to train together") {
                     60);
   INFO(r.output);
   CHECK(r.status != 0);
-  CHECK(r.output.find("rank 1's options or data differ from rank 0's") != std::string::npos);
+  CHECK(r.output.find("rank 1's --seed differs from rank 0's: every rank must run the same command") !=
+        std::string::npos);
+  // A checkpoint on one rank only would pair its after-epoch barrier with
+  // another rank's gradient all-reduce: refused before, naming it.
+  const std::string checkpoint = (warpnet::test::scratch_dir() / "one_rank.ckpt").string();
+  std::filesystem::remove(checkpoint);
+  const Run c = run(cat(mpiexec_path(), " --oversubscribe --allow-run-as-root -np 1 ", warpnet_bin(), common,
+                        "1 : -np 1 ", warpnet_bin(), common, "1 --checkpoint ", checkpoint),
+                    60);
+  INFO(c.output);
+  CHECK(c.status != 0);
+  CHECK(c.output.find("rank 1's --checkpoint (given on some ranks only) differs from rank 0's") != std::string::npos);
 }
 
 TEST_CASE("commands that are not data-parallel refuse to run as several mpirun processes, saying what to do") {
