@@ -249,10 +249,13 @@ cudaError_t cudaStreamDestroy(cudaStream_t stream) {
 }
 
 cudaError_t cudaStreamSynchronize(cudaStream_t stream) {
-  if (!stream) return check_legacy_stream_use("cudaStreamSynchronize(nullptr)");
+  if (!stream) {
+    if (cudaError_t e = check_legacy_stream_use("cudaStreamSynchronize(nullptr)")) return e;
+    return take_pending_fault();
+  }
   if (cudaError_t e = check_live(live_streams(), stream, "cudaStreamSynchronize", "stream", "cudaStreamCreate")) return e;
   std::lock_guard lock(capture_mutex);
-  if (!stream->capture) return cudaSuccess;  // launches ran when they were made
+  if (!stream->capture) return take_pending_fault();  // launches ran when they were made; a fault stays for this
   const std::string message = cat("cudaStreamSynchronize of ", stream_name(stream),
                                   ", which captures: its work is only being recorded, so there is nothing to wait for "
                                   "until the graph is launched");

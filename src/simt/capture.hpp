@@ -118,6 +118,9 @@ cudaError_t check_unsafe_call(const std::string& call);
 
 // runtime.cpp: records the error for cudaGetLastError and returns it.
 cudaError_t fail_with(cudaError_t code, const std::string& message);
+// runtime.cpp: the fault (7xx) a launch on any host thread left since the
+// last synchronization, cleared: what a synchronization returns.
+cudaError_t take_pending_fault();
 // runtime.cpp: cudaMalloc/cudaFree without the capture checks (and
 // cudaMallocHost/cudaFreeHost, kind pinned_host: each frees only its own).
 cudaError_t allocate_device(void** ptr, size_t bytes, const char* call, AllocationKind kind = AllocationKind::device);

@@ -9,6 +9,7 @@
 #include <iterator>
 #include <cstdlib>
 #include <memory>
+#include <mutex>
 #include <string>
 
 #include "simt/allocations.hpp"
@@ -34,9 +35,14 @@ struct sigaction& previous_of(int signal) {
 
 // Not a kernel thread's fault: what was there before, or the default action
 // when the instruction runs again.
+void on_fault(int signal, siginfo_t* info, void* context);
+
 void pass_on(int signal, siginfo_t* info, void* context) {
   const struct sigaction& before = previous_of(signal);
-  if (before.sa_flags & SA_SIGINFO) return before.sa_sigaction(signal, info, context);
+  // (Never on_fault itself, which report_faults_in_kernels does not save:
+  // passing a signal on to it would loop for ever.)
+  if ((before.sa_flags & SA_SIGINFO) && before.sa_sigaction != on_fault)
+    return before.sa_sigaction(signal, info, context);
   if (before.sa_handler != SIG_DFL && before.sa_handler != SIG_IGN) return before.sa_handler(signal);
   ::signal(signal, SIG_DFL);
 }
@@ -143,7 +149,11 @@ class AlternateStack {
 
 void report_faults_in_kernels() {
   // At every launch: a test framework may have put its own handlers back
-  // since the last (doctest does at the end of each test case).
+  // since the last (doctest does at the end of each test case). Under a
+  // lock: two threads launching at once would otherwise both install, and
+  // the second save on_fault as the handler to pass other signals on to.
+  static std::mutex installing;
+  const std::lock_guard lock(installing);
   for (const int signal : kReported) {
     struct sigaction current {};
     ::sigaction(signal, nullptr, &current);

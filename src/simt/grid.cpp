@@ -5,6 +5,7 @@
 #include <chrono>
 #include <cstdlib>
 #include <functional>
+#include <memory>
 #include <mutex>
 #include <optional>
 #include <thread>
@@ -25,26 +26,37 @@ namespace warpnet::simt {
 namespace {
 
 std::atomic<int> configured_workers{-1};  // -1: not read from the environment yet
-std::function<void(const LaunchProgress&)> progress_observer;
+// Swapped by set_launch_progress while other threads' launches may call it:
+// each launch takes its own reference once, under the lock.
+using ProgressObserver = std::function<void(const LaunchProgress&)>;
+std::mutex progress_mutex;
+std::shared_ptr<const ProgressObserver> progress_observer;
+
+std::shared_ptr<const ProgressObserver> current_progress_observer() {
+  const std::lock_guard lock(progress_mutex);
+  return progress_observer;
+}
 
 // Reports a launch's progress (set_launch_progress): quiet for its first
 // second, then every quarter second, and at its end if it reported before.
 class ProgressReporter {
  public:
-  ProgressReporter(const std::string& kernel, uint64_t blocks) : kernel_(kernel), blocks_(blocks) {}
+  ProgressReporter(const std::string& kernel, uint64_t blocks)
+      : observer_(current_progress_observer()), kernel_(kernel), blocks_(blocks) {}
   void after_block(uint64_t started) {
-    if (!progress_observer) return;
+    if (!observer_) return;
     const auto now = std::chrono::steady_clock::now();
     if (now < next_) return;
     next_ = now + std::chrono::milliseconds(250);
     reported_ = true;
-    progress_observer(LaunchProgress{kernel_, std::min(started, blocks_), blocks_});
+    (*observer_)(LaunchProgress{kernel_, std::min(started, blocks_), blocks_});
   }
   void at_end() {
-    if (reported_ && progress_observer) progress_observer(LaunchProgress{kernel_, blocks_, blocks_});
+    if (reported_ && observer_) (*observer_)(LaunchProgress{kernel_, blocks_, blocks_});
   }
 
  private:
+  std::shared_ptr<const ProgressObserver> observer_;
   const std::string& kernel_;
   uint64_t blocks_;
   std::chrono::steady_clock::time_point next_ = std::chrono::steady_clock::now() + std::chrono::seconds(1);
@@ -139,7 +151,9 @@ int workers() {
 std::string kernel_name(const void* kernel) { return function_name(kernel); }
 
 void set_launch_progress(std::function<void(const LaunchProgress&)> observer) {
-  progress_observer = std::move(observer);
+  auto next = observer ? std::make_shared<const ProgressObserver>(std::move(observer)) : nullptr;
+  const std::lock_guard lock(progress_mutex);
+  progress_observer = std::move(next);
 }
 
 void run(const KernelCall& call, const LaunchShape& shape) {

@@ -3,6 +3,7 @@
 // are synchronous (so events time them and streams need no queue). Streams,
 // capture and graphs are capture.cpp's and graphs.cpp's; calls that a capture
 // restricts ask capture.hpp's checks first.
+#include <atomic>
 #include <chrono>
 #include <cstdlib>
 #include <cstring>
@@ -29,12 +30,15 @@ struct CUevent_st {
 namespace warpnet::simt {
 namespace {
 
+// The last error is each host thread's own, as in CUDA; a fault while
+// running is the process's (the context's), for the next synchronization on
+// any thread: a worker thread's launch, a main thread's cudaDeviceSynchronize.
 struct ErrorState {
-  cudaError_t last = cudaSuccess;     // cudaGetLastError
-  cudaError_t pending = cudaSuccess;  // a fault while running, for cudaDeviceSynchronize
+  cudaError_t last = cudaSuccess;  // cudaGetLastError
   std::string message;
 };
 thread_local ErrorState errors;
+std::atomic<cudaError_t> pending_fault{cudaSuccess};
 
 std::mutex optin_mutex;
 std::unordered_map<const void*, size_t> optins;
@@ -55,8 +59,10 @@ void record_error(cudaError_t code, const std::string& message) {
   errors.message = message;
   // Faults while running (7xx) stay for cudaDeviceSynchronize; a refused call
   // (capture rules, 9xx) does not.
-  if (code >= cudaErrorIllegalAddress && code < 800) errors.pending = code;
+  if (code >= cudaErrorIllegalAddress && code < 800) pending_fault = code;
 }
+
+cudaError_t take_pending_fault() { return pending_fault.exchange(cudaSuccess); }
 
 const std::string& last_error_message() { return errors.message; }
 
@@ -141,10 +147,11 @@ cudaError_t cudaPeekAtLastError() { return errors.last; }
 // reports it once, so one failing test does not fail the next.
 cudaError_t cudaDeviceSynchronize() {
   if (cudaError_t e = check_device_wait("cudaDeviceSynchronize")) return e;
-  return std::exchange(errors.pending, cudaSuccess);
+  return take_pending_fault();
 }
 cudaError_t cudaDeviceReset() {
   errors = {};
+  pending_fault = cudaSuccess;
   return cudaSuccess;
 }
 

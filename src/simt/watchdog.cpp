@@ -58,14 +58,19 @@ struct Registered {
   }
 };
 
-// What the workers run, "kernel k, block (0,0,0), thread (0,0,0)" each; empty
-// when none is inside a lane.
-std::string running(State& s) {
-  std::string out;
+// What the workers run, "kernel k, block (0,0,0), thread (0,0,0)" each, and
+// the first one's kernel; empty when none is inside a lane.
+struct Running {
+  std::string threads, kernel;
+};
+Running running(State& s) {
+  Running out;
   for (const Counter* c : s.live) {
     const Lane* lane = *c->lane;
     const Block* block = *c->block;
-    if (lane && block) out += (out.empty() ? "" : "; ") + block->where(*lane);
+    if (!lane || !block) continue;
+    out.threads += (out.threads.empty() ? "" : "; ") + block->where(*lane);
+    if (out.kernel.empty()) out.kernel = block->kernel_name();
   }
   return out;
 }
@@ -91,7 +96,8 @@ void watch(double timeout) {
   constexpr double kTick = 0.25;
   for (;;) {
     std::this_thread::sleep_for(std::chrono::milliseconds(int(kTick * 1000)));
-    std::string kernel, threads;
+    std::string kernel;
+    Running stuck;
     bool in_flight = false;
     uint64_t now_switches = 0;
     {
@@ -99,14 +105,16 @@ void watch(double timeout) {
       in_flight = s.in_flight > 0;
       now_switches = total_switches(s);
       kernel = s.kernel;
-      if (in_flight && now_switches == last && (still + 1) * kTick >= timeout) threads = running(s);
+      if (in_flight && now_switches == last && (still + 1) * kTick >= timeout) stuck = running(s);
     }
     if (!in_flight || now_switches != last) {
       last = now_switches;
       still = 0;
       continue;
     }
-    if (++still * kTick >= timeout) stop(kernel, threads, timeout);
+    // The kernel a stuck thread runs, which is not the latest launch's when
+    // host threads launch at once.
+    if (++still * kTick >= timeout) stop(stuck.kernel.empty() ? kernel : stuck.kernel, stuck.threads, timeout);
   }
 }
 

@@ -7,7 +7,9 @@
 // 0: no watchdog), it prints the kernel, the block and thread each worker is
 // stuck in, and why, and ends the process with
 // status 124 (a spinning thread cannot be unwound). Stepped launches are not
-// watched: their pauses are the user's.
+// watched: their pauses are the user's. The count is the process's: while
+// another host thread's launches go on switching, a spin-wait is reported
+// only once they stop.
 #pragma once
 #include <atomic>
 #include <cstdint>

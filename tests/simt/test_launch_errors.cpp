@@ -5,6 +5,7 @@
 #include <cmath>
 #include <exception>
 #include <string>
+#include <thread>
 
 #include "kernels/common/float4_rows.hpp"
 #include "tests/simt/device_buffer.hpp"
@@ -141,6 +142,19 @@ TEST_CASE("CUDA-style launches leave their error for cudaGetLastError") {
   CHECK(cudaGetLastError() == cudaSuccess);  // reading it resets it
   CHECK(cudaDeviceSynchronize() == cudaSuccess);  // configuration errors are not faults
   CHECK(std::string(cudaGetErrorString(cudaErrorInvalidConfiguration)) == "invalid configuration argument");
+}
+
+// A fault is the context's, not one host thread's: a worker thread's
+// launch fails, and the main thread's next synchronization returns it (once);
+// the last error stays the worker's own.
+TEST_CASE("a fault in one host thread's launch is returned by another thread's synchronization") {
+  DeviceBuffer<int> out(32);
+  REQUIRE(cudaDeviceSynchronize() == cudaSuccess);
+  std::thread worker([&] { warpnet::launch_kernel(throw_in_thread_5, dim3(1), dim3(32), 0, out.get()); });
+  worker.join();
+  CHECK(cudaPeekAtLastError() == cudaSuccess);  // per thread, as in CUDA
+  CHECK(cudaStreamSynchronize(nullptr) == cudaErrorLaunchFailure);
+  CHECK(cudaDeviceSynchronize() == cudaSuccess);  // reported once
 }
 
 TEST_CASE("cudaMemcpy and cudaMemset check the device side of the copy") {
