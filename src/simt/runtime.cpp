@@ -57,8 +57,8 @@ cudaError_t fail_with(cudaError_t code, const std::string& message) {
 void record_error(cudaError_t code, const std::string& message) {
   errors.last = code;
   errors.message = message;
-  // Faults while running (7xx) stay for cudaDeviceSynchronize; a refused call
-  // (capture rules, 9xx) does not.
+  // Faults while running (7xx) stay for the next synchronization, on any
+  // thread; a refused call (capture rules, 9xx) does not.
   if (code >= cudaErrorIllegalAddress && code < 800) pending_fault = code;
 }
 
