@@ -10,6 +10,7 @@
 #include <chrono>
 #include <cmath>
 #include <cstdio>
+#include <initializer_list>
 #include <string>
 #include <vector>
 
@@ -180,6 +181,16 @@ ChildRun run_child(const std::string& test_case) {
   return run;
 }
 
+// Runs a child case that must end the process with `status` (124, or 128 +
+// a signal, as a shell shows it) after printing each of `says`.
+void check_child_ends(const std::string& test_case, int status, std::initializer_list<std::string> says) {
+  const ChildRun run = run_child(test_case);
+  INFO(run.output);
+  REQUIRE(WIFEXITED(run.status));
+  CHECK(WEXITSTATUS(run.status) == status);
+  for (const std::string& text : says) CHECK(run.output.find(text) != std::string::npos);
+}
+
 }  // namespace
 
 // Run only through run_child: it never returns.
@@ -210,13 +221,10 @@ TEST_CASE("division child: an integer division by zero in a kernel" * doctest::s
 }
 
 TEST_CASE("an integer division by zero in a kernel ends the process naming the thread, not a bare SIGFPE") {
-  const ChildRun run = run_child("division child*");
-  INFO(run.output);
-  REQUIRE(WIFEXITED(run.status));
-  CHECK(WEXITSTATUS(run.status) == 136);
-  CHECK(run.output.find("kernel divide_by, block (0,0,0), thread (3,0,0): integer division by zero (or INT_MIN / -1) "
-                        "(SIGFPE) at divide_by") != std::string::npos);
-  CHECK(run.output.find("guard the divisor") != std::string::npos);
+  check_child_ends("division child*", 128 + SIGFPE,
+                   {"kernel divide_by, block (0,0,0), thread (3,0,0): integer division by zero (or INT_MIN / -1) "
+                    "(SIGFPE) at divide_by",
+                    "guard the divisor"});
 }
 
 namespace {
@@ -246,19 +254,13 @@ TEST_CASE("overflow child: a local array past the thread's stack" * doctest::ski
 }
 
 TEST_CASE("a memory fault in a kernel ends the process naming the thread and the cause, not a bare SIGSEGV") {
-  const ChildRun null = run_child("null child*");
-  INFO(null.output);
-  REQUIRE(WIFEXITED(null.status));
-  CHECK(WEXITSTATUS(null.status) == 128 + SIGSEGV);
-  CHECK(null.output.find("kernel write_null, block (0,0,0), thread (2,0,0): a memory fault (SIGSEGV) at address 12: "
-                         "a null pointer at ") != std::string::npos);
-  const ChildRun overflow = run_child("overflow child*");
-  INFO(overflow.output);
-  REQUIRE(WIFEXITED(overflow.status));
-  CHECK(WEXITSTATUS(overflow.status) == 128 + SIGSEGV);
-  CHECK(overflow.output.find("kernel overflow_stack, block (0,0,0), thread (1,0,0): its stack overflowed (each "
-                             "emulated thread has 64 KiB) at ") != std::string::npos);
-  CHECK(overflow.output.find("a large local array?") != std::string::npos);
+  check_child_ends("null child*", 128 + SIGSEGV,
+                   {"kernel write_null, block (0,0,0), thread (2,0,0): a memory fault (SIGSEGV) at address 12: "
+                    "a null pointer at "});
+  check_child_ends("overflow child*", 128 + SIGSEGV,
+                   {"kernel overflow_stack, block (0,0,0), thread (1,0,0): its stack overflowed (each emulated thread "
+                    "has 64 KiB) at ",
+                    "a large local array?"});
 }
 
 // A kernel's assert() must fire in this file whatever the build type, so
@@ -278,29 +280,18 @@ TEST_CASE("assert child: a failed assert() in a kernel" * doctest::skip()) {
 }
 
 TEST_CASE("a failed assert() in a kernel ends the process naming the thread, not a bare abort") {
-  const ChildRun run = run_child("assert child*");
-  INFO(run.output);
-  REQUIRE(WIFEXITED(run.status));
-  CHECK(WEXITSTATUS(run.status) == 128 + SIGABRT);
-  CHECK(run.output.find("Assertion `values[threadIdx.x] > 0' failed") != std::string::npos);
-  CHECK(run.output.find("kernel assert_positive, block (0,0,0), thread (2,0,0): abort() was called (SIGABRT") !=
-        std::string::npos);
-  CHECK(run.output.find("cudaErrorAssert") != std::string::npos);
+  check_child_ends("assert child*", 128 + SIGABRT,
+                   {"Assertion `values[threadIdx.x] > 0' failed",
+                    "kernel assert_positive, block (0,0,0), thread (2,0,0): abort() was called (SIGABRT",
+                    "cudaErrorAssert"});
 }
 
 TEST_CASE("a spin-wait ends the process after WARPNET_SIMT_HANG_TIMEOUT, naming the kernel, instead of hanging") {
-  const ChildRun spin = run_child("spin-wait child*");
-  INFO(spin.output);
-  REQUIRE(WIFEXITED(spin.status));
-  CHECK(WEXITSTATUS(spin.status) == 124);
-  CHECK(spin.output.find("spin_on_flag: no thread has switched") != std::string::npos);
   // The spinning thread, named: thread 0 waits for thread 32, which never runs.
-  CHECK(spin.output.find("(running: kernel spin_on_flag, block (0,0,0), thread (0,0,0))") != std::string::npos);
-  CHECK(spin.output.find("spin-wait") != std::string::npos);
-  // Threads that each run longer than nothing, but end one after another, are not stuck.
-  const ChildRun busy = run_child("busy child*");
-  INFO(busy.output);
-  REQUIRE(WIFEXITED(busy.status));
-  CHECK(WEXITSTATUS(busy.status) == 0);
-  CHECK(busy.output.find("busy child: the launch returned") != std::string::npos);  // (a renamed case runs nothing)
+  check_child_ends("spin-wait child*", 124,
+                   {"spin_on_flag: no thread has switched",
+                    "(running: kernel spin_on_flag, block (0,0,0), thread (0,0,0))", "spin-wait"});
+  // Threads that each run longer than nothing, but end one after another,
+  // are not stuck (the line: a renamed case would run nothing and exit 0).
+  check_child_ends("busy child*", 0, {"busy child: the launch returned"});
 }
