@@ -118,7 +118,7 @@ StreamUse use_stream(cudaStream_t stream, const std::string& operation) {
     return {StreamUse::refuse, cudaErrorStreamCaptureImplicit,
             cat(message, " (cudaErrorStreamCaptureImplicit); the capture is invalidated")};
   }
-  if (!live_streams().contains(stream))
+  if (!live<CUstream_st>().contains(stream))
     return {StreamUse::refuse, cudaErrorInvalidResourceHandle,
             dead_handle_message(operation, "stream", stream, "cudaStreamCreate")};
   if (!stream->capture) return {};
@@ -227,7 +227,7 @@ using namespace warpnet::simt;
 cudaError_t cudaStreamCreate(cudaStream_t* stream) {
   if (!stream) return fail_with(cudaErrorInvalidValue, "cudaStreamCreate: null pointer for the stream");
   *stream = new CUstream_st;
-  live_streams().add(*stream);
+  live<CUstream_st>().add(*stream);
   return cudaSuccess;
 }
 
@@ -235,7 +235,7 @@ cudaError_t cudaStreamCreate(cudaStream_t* stream) {
 // the emulator refuses, so the mistake is seen.
 cudaError_t cudaStreamDestroy(cudaStream_t stream) {
   if (!stream) return fail_with(cudaErrorInvalidResourceHandle, "cudaStreamDestroy: the legacy stream cannot be destroyed");
-  if (cudaError_t e = check_live(live_streams(), stream, "cudaStreamDestroy", "stream", "cudaStreamCreate")) return e;
+  if (cudaError_t e = check_live(live<CUstream_st>(), stream, "cudaStreamDestroy", "stream", "cudaStreamCreate")) return e;
   {
     std::lock_guard lock(capture_mutex);
     if (stream->capture) {
@@ -243,7 +243,7 @@ cudaError_t cudaStreamDestroy(cudaStream_t stream) {
                                                   " is capturing; end the capture with cudaStreamEndCapture first"));
     }
   }
-  live_streams().remove(stream);
+  live<CUstream_st>().remove(stream);
   delete stream;
   return cudaSuccess;
 }
@@ -253,7 +253,7 @@ cudaError_t cudaStreamSynchronize(cudaStream_t stream) {
     if (cudaError_t e = check_legacy_stream_use("cudaStreamSynchronize(nullptr)")) return e;
     return take_pending_fault();
   }
-  if (cudaError_t e = check_live(live_streams(), stream, "cudaStreamSynchronize", "stream", "cudaStreamCreate")) return e;
+  if (cudaError_t e = check_live(live<CUstream_st>(), stream, "cudaStreamSynchronize", "stream", "cudaStreamCreate")) return e;
   std::lock_guard lock(capture_mutex);
   if (!stream->capture) return take_pending_fault();  // launches ran when they were made; a fault stays for this
   const std::string message = cat("cudaStreamSynchronize of ", stream_name(stream),
@@ -275,7 +275,7 @@ cudaError_t cudaStreamBeginCapture(cudaStream_t stream, cudaStreamCaptureMode mo
   if (mode != cudaStreamCaptureModeGlobal && mode != cudaStreamCaptureModeThreadLocal &&
       mode != cudaStreamCaptureModeRelaxed)
     return fail_with(cudaErrorInvalidValue, cat("cudaStreamBeginCapture: ", int(mode), " is not a cudaStreamCaptureMode"));
-  if (cudaError_t e = check_live(live_streams(), stream, "cudaStreamBeginCapture", "stream", "cudaStreamCreate"))
+  if (cudaError_t e = check_live(live<CUstream_st>(), stream, "cudaStreamBeginCapture", "stream", "cudaStreamCreate"))
     return e;
   std::lock_guard lock(capture_mutex);
   if (stream->capture) {
@@ -291,7 +291,7 @@ cudaError_t cudaStreamBeginCapture(cudaStream_t stream, cudaStreamCaptureMode mo
 cudaError_t cudaStreamEndCapture(cudaStream_t stream, cudaGraph_t* graph) {
   if (!graph) return fail_with(cudaErrorInvalidValue, "cudaStreamEndCapture: null pointer for the graph");
   if (!stream) return fail_with(cudaErrorIllegalState, "cudaStreamEndCapture: the legacy stream never captures");
-  if (cudaError_t e = check_live(live_streams(), stream, "cudaStreamEndCapture", "stream", "cudaStreamCreate")) return e;
+  if (cudaError_t e = check_live(live<CUstream_st>(), stream, "cudaStreamEndCapture", "stream", "cudaStreamCreate")) return e;
   std::unique_ptr<Capture> capture;
   {
     std::lock_guard lock(capture_mutex);
@@ -315,14 +315,14 @@ cudaError_t cudaStreamEndCapture(cudaStream_t stream, cudaGraph_t* graph) {
                          capture->invalidated_by, "; no graph (cudaErrorStreamCaptureInvalidated)"));
   }
   *graph = capture->graph.release();
-  live_graphs().add(*graph);
+  live<CUgraph_st>().add(*graph);
   return cudaSuccess;
 }
 
 cudaError_t cudaStreamIsCapturing(cudaStream_t stream, cudaStreamCaptureStatus* status) {
   if (!status) return fail_with(cudaErrorInvalidValue, "cudaStreamIsCapturing: null pointer for the status");
   if (stream)
-    if (cudaError_t e = check_live(live_streams(), stream, "cudaStreamIsCapturing", "stream", "cudaStreamCreate"))
+    if (cudaError_t e = check_live(live<CUstream_st>(), stream, "cudaStreamIsCapturing", "stream", "cudaStreamCreate"))
       return e;
   std::lock_guard lock(capture_mutex);
   if (!stream) {

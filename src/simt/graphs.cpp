@@ -83,7 +83,7 @@ cudaError_t cudaGraphInstantiate(cudaGraphExec_t* exec, cudaGraph_t graph, unsig
   if (!exec || !graph) return fail_with(cudaErrorInvalidValue, "cudaGraphInstantiate: null exec pointer or graph");
   if (flags != 0)
     return fail_with(cudaErrorInvalidValue, cat("cudaGraphInstantiate: flags ", flags, " are not emulated (only 0)"));
-  if (cudaError_t e = check_live(live_graphs(), graph, "cudaGraphInstantiate", "graph", "cudaStreamEndCapture"))
+  if (cudaError_t e = check_live(live<CUgraph_st>(), graph, "cudaGraphInstantiate", "graph", "cudaStreamEndCapture"))
     return e;
   if (graph->has_memory_nodes && graph->memory->live_execs > 0) {
     return fail_with(cudaErrorInvalidValue,
@@ -98,13 +98,13 @@ cudaError_t cudaGraphInstantiate(cudaGraphExec_t* exec, cudaGraph_t graph, unsig
   made->has_memory_nodes = graph->has_memory_nodes;
   if (made->has_memory_nodes) ++made->memory->live_execs;
   *exec = made.release();
-  live_graph_execs().add(*exec);
+  live<CUgraphExec_st>().add(*exec);
   return cudaSuccess;
 }
 
 cudaError_t cudaGraphLaunch(cudaGraphExec_t exec, cudaStream_t stream) {
   if (!exec) return fail_with(cudaErrorInvalidValue, "cudaGraphLaunch: null exec");
-  if (cudaError_t e = check_live(live_graph_execs(), exec, "cudaGraphLaunch", "graph exec", "cudaGraphInstantiate"))
+  if (cudaError_t e = check_live(live<CUgraphExec_st>(), exec, "cudaGraphLaunch", "graph exec", "cudaGraphInstantiate"))
     return e;
   const StreamUse use = use_stream(stream, "cudaGraphLaunch");
   if (use.action == StreamUse::refuse) return fail_with(use.error, use.message);
@@ -129,7 +129,7 @@ cudaError_t cudaGraphLaunch(cudaGraphExec_t exec, cudaStream_t stream) {
 
 cudaError_t cudaGraphExecDestroy(cudaGraphExec_t exec) {
   if (!exec) return fail_with(cudaErrorInvalidValue, "cudaGraphExecDestroy: null exec");
-  if (!live_graph_execs().remove(exec))
+  if (!live<CUgraphExec_st>().remove(exec))
     return fail_with(cudaErrorInvalidResourceHandle,
                      dead_handle_message("cudaGraphExecDestroy", "graph exec", exec, "cudaGraphInstantiate"));
   if (exec->has_memory_nodes) --exec->memory->live_execs;
@@ -139,7 +139,7 @@ cudaError_t cudaGraphExecDestroy(cudaGraphExec_t exec) {
 
 cudaError_t cudaGraphDestroy(cudaGraph_t graph) {
   if (!graph) return fail_with(cudaErrorInvalidValue, "cudaGraphDestroy: null graph");
-  if (!live_graphs().remove(graph))
+  if (!live<CUgraph_st>().remove(graph))
     return fail_with(cudaErrorInvalidResourceHandle,
                      dead_handle_message("cudaGraphDestroy", "graph", graph, "cudaStreamEndCapture"));
   delete graph;
@@ -151,7 +151,7 @@ cudaError_t cudaGraphDestroy(cudaGraph_t graph) {
 // rest of the array is set to null, and *count becomes the number written.
 cudaError_t cudaGraphGetNodes(cudaGraph_t graph, cudaGraphNode_t* nodes, size_t* count) {
   if (!graph || !count) return fail_with(cudaErrorInvalidValue, "cudaGraphGetNodes: null graph or count");
-  if (cudaError_t e = check_live(live_graphs(), graph, "cudaGraphGetNodes", "graph", "cudaStreamEndCapture")) return e;
+  if (cudaError_t e = check_live(live<CUgraph_st>(), graph, "cudaGraphGetNodes", "graph", "cudaStreamEndCapture")) return e;
   const size_t total = graph->nodes.size();
   if (!nodes) {
     *count = total;

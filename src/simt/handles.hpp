@@ -16,8 +16,7 @@
 
 namespace warpnet::simt {
 
-// One per handle type, never destroyed: a static object's destructor that
-// destroys its stream at exit must still find the set.
+// A set of live handles, safe to use from several host threads.
 template <class T>
 class LiveHandles {
  public:
@@ -40,20 +39,13 @@ class LiveHandles {
   std::unordered_set<const T*> live_;
 };
 
-inline LiveHandles<CUstream_st>& live_streams() {
-  static auto* handles = new LiveHandles<CUstream_st>;
-  return *handles;
-}
-inline LiveHandles<CUevent_st>& live_events() {
-  static auto* handles = new LiveHandles<CUevent_st>;
-  return *handles;
-}
-inline LiveHandles<CUgraph_st>& live_graphs() {
-  static auto* handles = new LiveHandles<CUgraph_st>;
-  return *handles;
-}
-inline LiveHandles<CUgraphExec_st>& live_graph_execs() {
-  static auto* handles = new LiveHandles<CUgraphExec_st>;
+// The live handles of type T (CUstream_st, CUevent_st, CUgraph_st,
+// CUgraphExec_st): one set per type for the whole process, never destroyed:
+// a static object's destructor that destroys its stream at exit must still
+// find it.
+template <class T>
+LiveHandles<T>& live() {
+  static auto* handles = new LiveHandles<T>;
   return *handles;
 }
 

@@ -330,12 +330,12 @@ cudaError_t cudaMemset(void* ptr, int value, size_t bytes) {
 cudaError_t cudaEventCreate(cudaEvent_t* event) {
   if (!event) return null_output("cudaEventCreate", "the event");
   *event = new CUevent_st;
-  live_events().add(*event);
+  live<CUevent_st>().add(*event);
   return cudaSuccess;
 }
 cudaError_t cudaEventDestroy(cudaEvent_t event) {
   if (!event) return fail_with(cudaErrorInvalidResourceHandle, "cudaEventDestroy: null event");
-  if (!live_events().remove(event))
+  if (!live<CUevent_st>().remove(event))
     return fail_with(cudaErrorInvalidResourceHandle,
                      dead_handle_message("cudaEventDestroy", "event", event, "cudaEventCreate"));
   delete event;
@@ -346,7 +346,7 @@ cudaError_t cudaEventDestroy(cudaEvent_t event) {
 // event has no time until it is recorded outside a capture.
 cudaError_t cudaEventRecord(cudaEvent_t event, cudaStream_t stream) {
   if (!event) return fail_with(cudaErrorInvalidResourceHandle, "cudaEventRecord: null event");
-  if (cudaError_t e = check_live(live_events(), event, "cudaEventRecord", "event", "cudaEventCreate")) return e;
+  if (cudaError_t e = check_live(live<CUevent_st>(), event, "cudaEventRecord", "event", "cudaEventCreate")) return e;
   const StreamUse use = use_stream(stream, "cudaEventRecord");
   if (use.action == StreamUse::refuse) return fail_with(use.error, use.message);
   event->captured = use.action == StreamUse::capture;
@@ -368,14 +368,14 @@ cudaError_t check_not_captured(const char* call, cudaEvent_t event) {
 
 cudaError_t cudaEventSynchronize(cudaEvent_t event) {
   if (!event) return fail_with(cudaErrorInvalidResourceHandle, "cudaEventSynchronize: null event");
-  if (cudaError_t e = check_live(live_events(), event, "cudaEventSynchronize", "event", "cudaEventCreate")) return e;
+  if (cudaError_t e = check_live(live<CUevent_st>(), event, "cudaEventSynchronize", "event", "cudaEventCreate")) return e;
   return check_not_captured("cudaEventSynchronize", event);
 }
 cudaError_t cudaEventElapsedTime(float* ms, cudaEvent_t start, cudaEvent_t end) {
   if (!ms) return null_output("cudaEventElapsedTime", "the milliseconds");
   for (const cudaEvent_t event : {start, end})
     if (event)
-      if (cudaError_t e = check_live(live_events(), event, "cudaEventElapsedTime", "event", "cudaEventCreate"))
+      if (cudaError_t e = check_live(live<CUevent_st>(), event, "cudaEventElapsedTime", "event", "cudaEventCreate"))
         return e;
   if (start && end) {
     if (cudaError_t e = check_not_captured("cudaEventElapsedTime", start)) return e;
