@@ -213,6 +213,13 @@ void add_train_command(CLI::App& app) {
         const device::gpu::Info gpu = device::gpu::probe();
         WN_CHECK(gpu.usable, "train --device cuda: ", gpu.why_not, " (--device emu runs the same kernels on the CPU)");
       }
+      if (dist::size() > 1) {  // rank 0 writes the report: one given to another rank alone would be dropped
+        const std::vector<uint64_t> given = dist::allgather(uint64_t(!args->report.empty()));
+        for (size_t r = 1; r < given.size(); ++r)
+          WN_CHECK(given[r] == given[0], "train --data-parallel: rank ", r, "'s --report differs from rank 0's (",
+                   given[0] ? "rank 0 writes one, rank " : "rank 0 writes none, rank ", r,
+                   given[r] ? " names one" : " names none", "): every rank must run the same command");
+      }
       if (dist::rank() == 0) {  // the rank that writes them
         refuse_to_overwrite(args->train.checkpoint, args->train.resume, args->report);
         if (!args->report.empty()) prepare_output_file(args->report, "train --report", kJsonFile);

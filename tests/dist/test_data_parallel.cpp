@@ -312,6 +312,15 @@ TEST_CASE("ranks started with different options refuse to train together") {
   INFO(c.output);
   CHECK(c.status != 0);
   CHECK(c.output.find("rank 1's --checkpoint (given on some ranks only) differs from rank 0's") != std::string::npos);
+  // Rank 0 writes the report: one named on rank 1 alone would be dropped.
+  const std::string report = (warpnet::test::scratch_dir() / "one_rank.json").string();
+  const Run rep = run(cat(mpiexec_path(), " --oversubscribe --allow-run-as-root -np 1 ", warpnet_bin(), common,
+                          "1 : -np 1 ", warpnet_bin(), common, "1 --report ", report),
+                      60);
+  INFO(rep.output);
+  CHECK(rep.status != 0);
+  CHECK(rep.output.find("rank 1's --report differs from rank 0's (rank 0 writes none, rank 1 names one)") !=
+        std::string::npos);
 }
 
 TEST_CASE("commands that are not data-parallel refuse to run as several mpirun processes, saying what to do") {
