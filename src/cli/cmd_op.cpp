@@ -48,7 +48,7 @@ Tensor class_labels(const std::string& path, const std::string& op) {
   for (int64_t i = 0; i < labels.numel(); ++i) {
     const double v = labels.item(i);
     WN_CHECK(v >= 0 && v <= std::numeric_limits<int32_t>::max(), path, ": label ", int64_t(v), " at row ", i,
-             " is not a class index");
+             " is not a class index", v == -100 ? " (PyTorch's ignore_index: every row counts here)" : "");
   }
   return labels.to(DType::i32);
 }
@@ -189,7 +189,7 @@ void add_op_command(CLI::App& app) {
       ->check(CLI::ExistingFile);
   cmd->add_option("--w", a->w, "Second operand (matmul: B; conv2d: weights (K,C,R,S))")->check(CLI::ExistingFile);
   cmd->add_option("--b", a->b, "conv2d bias (K)")->check(CLI::ExistingFile);
-  cmd->add_option("--labels", a->labels, "softmax-ce labels (N), int32 or int64")->check(CLI::ExistingFile);
+  cmd->add_option("--labels", a->labels, "softmax-ce labels (N), int32 or int64 class indices (every row counts: no ignore_index)")->check(CLI::ExistingFile);
   cmd->add_option("--out", a->out, "Where to write the output")->required()->check(kOutputPath);
   cmd->add_option("--grad-out", a->grad_out, "Gradient of the output; when given, input gradients are written")
       ->check(CLI::ExistingFile);

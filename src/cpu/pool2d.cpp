@@ -146,7 +146,9 @@ Tensor max_pool2d_backward(const Tensor& dy, const Tensor& argmax, const Shape& 
   require_float_input("max_pool2d_backward", "dy", dy);
   require_int32_input("max_pool2d_backward", "argmax", argmax);
   require_rank("max_pool2d_backward", "dy", dy, 4, "(N,C,P,Q)");
-  require_same_shape("max_pool2d_backward", "dy", dy, "argmax", argmax);
+  // (argmax has the forward output's shape: say so, it is no input a user names)
+  WN_CHECK(dy.shape() == argmax.shape(), "max_pool2d_backward: dy is ", dy.shape(), " but the forward output is ",
+           argmax.shape());
   WN_CHECK(x_shape.rank() == 4 && x_shape[0] == dy.dim(0) && x_shape[1] == dy.dim(1), "max_pool2d_backward: dy is ",
            dy.shape(), " but x is ", x_shape, ": expected the same (N,C)");
   const int64_t planes = dy.dim(0) * dy.dim(1), pq = dy.dim(2) * dy.dim(3), hw = x_shape[2] * x_shape[3];

@@ -174,6 +174,9 @@ TEST_CASE("pooling errors name the shapes and values") {
   CHECK_THROWS_WITH_AS(cpu::avg_pool2d(x, {3, 1, 2}), "avg_pool2d: padding 2 is more than half the kernel 3", Error);
   CHECK_THROWS_WITH_AS(cpu::avg_pool2d_backward(Tensor::zeros({2, 3, 3, 3}), x.shape(), {}),
                        "avg_pool2d_backward: dy is (2,3,3,3) but the forward output is (2,3,4,4)", Error);
+  CHECK_THROWS_WITH_AS(cpu::max_pool2d_backward(Tensor::zeros({2, 3, 3, 3}), Tensor::zeros({2, 3, 4, 4}, DType::i32),
+                                                x.shape()),
+                       "max_pool2d_backward: dy is (2,3,3,3) but the forward output is (2,3,4,4)", Error);
   Tensor bad_argmax = Tensor::zeros({2, 3, 4, 4}, DType::i32);
   bad_argmax.set(5, 64);
   CHECK_THROWS_WITH_AS(cpu::max_pool2d_backward(Tensor::zeros({2, 3, 4, 4}), bad_argmax, x.shape()),
