@@ -330,6 +330,9 @@ TEST_CASE("commands that are not data-parallel refuse to run as several mpirun p
     INFO(command, "\n", r.output);
     CHECK(r.status != 0);
     CHECK(r.output.find("started by mpirun as one of 2 processes") != std::string::npos);
+    // Before any session names the ranks, the error does.
+    CHECK((r.output.find("warpnet: rank 0 of 2: error: ") != std::string::npos ||
+           r.output.find("warpnet: rank 1 of 2: error: ") != std::string::npos));
   }
 }
 
