@@ -206,7 +206,18 @@ void run_on(cudaStream_t stream, const KernelCall& call, const LaunchShape& shap
   const StreamUse use = use_stream(stream, cat("a launch of kernel ", kernel_name(call.kernel)));
   if (use.action == StreamUse::refuse) throw LaunchError(use.error, use.message);
   if (use.action == StreamUse::run) return run(call, shape);
-  // Configuration errors (too many threads...) surface when the graph is launched.
+  // A capturing launch still checks its configuration, as CUDA's launch call
+  // does: the error comes from this call, nothing is recorded, and, as with
+  // any failed call during a capture, the capture is invalidated.
+  try {
+    check_launch(call, shape);
+  } catch (const LaunchError& e) {
+    {
+      std::lock_guard lock(capture_mutex);
+      if (stream->capture) invalidate(stream, e.what());
+    }
+    throw LaunchError(e.code(), cat(e.what(), "; the capture is invalidated"));
+  }
   KernelNode node{call, shape, std::move(arguments), {}};
   const std::vector<uintptr_t> values = addresses(call.bound);
   for (size_t i = 0; i < values.size(); ++i) {

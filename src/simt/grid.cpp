@@ -156,7 +156,7 @@ void set_launch_progress(std::function<void(const LaunchProgress&)> observer) {
   progress_observer = std::move(next);
 }
 
-void run(const KernelCall& call, const LaunchShape& shape) {
+void check_launch(const KernelCall& call, const LaunchShape& shape) {
   const std::string name = kernel_name(call.kernel);
   size_t static_shared = 0;
   for (const SharedVariable& var : kernel_shared_variables(call.kernel)) static_shared += var.bytes;
@@ -166,6 +166,11 @@ void run(const KernelCall& call, const LaunchShape& shape) {
   const size_t optin_limit = static_shared < kSharedPerBlockOptin ? kSharedPerBlockOptin - static_shared : 0;
   check_configuration(name, shape, static_shared, std::min(std::max(optin, default_limit), optin_limit));
   check_clusters(name, shape, static_shared);
+}
+
+void run(const KernelCall& call, const LaunchShape& shape) {
+  check_launch(call, shape);
+  const std::string name = kernel_name(call.kernel);
 
   const uint64_t blocks = uint64_t(shape.grid.x) * shape.grid.y * shape.grid.z;
   // Workers take whole clusters (a block is a cluster of one).

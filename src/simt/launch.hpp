@@ -53,7 +53,11 @@ struct KernelCall {
   size_t bound_bytes;  // the arguments live here; traced kernels read them when they start
 };
 
-// Runs the whole grid before returning; throws LaunchError.
+// Throws the LaunchError a GPU's launch call gives for this configuration
+// (grid, block, shared memory, clusters), before anything runs.
+void check_launch(const KernelCall& call, const LaunchShape& shape);
+
+// Runs the whole grid before returning (check_launch first); throws LaunchError.
 void run(const KernelCall& call, const LaunchShape& shape);
 
 // Each argument of a bound call as an address: the pointer's value for an
@@ -181,12 +185,6 @@ void launch_recording_errors_shaped_on(cudaStream_t stream, void (*kernel)(P...)
   } catch (const LaunchError& e) {
     record_error(e.code(), e.what());
   }
-}
-
-// The same on the legacy default stream.
-template <class... P, class... A>
-void launch_recording_errors(void (*kernel)(P...), dim3 grid, dim3 block, size_t shared, A&&... args) {
-  launch_recording_errors_on(nullptr, kernel, grid, block, shared, std::forward<A>(args)...);
 }
 
 }  // namespace warpnet::simt

@@ -223,6 +223,13 @@ TEST_CASE("what CUDA forbids during a capture fails with CUDA's code and invalid
          return cudaMemcpyAsync(x.get(), pageable.data(), kN * sizeof(float), cudaMemcpyHostToDevice, s);
        },
        cudaErrorStreamCaptureUnsupported, "neither device memory nor pinned host memory"},
+      {"a launch with more threads per block than CUDA allows",
+       [&](cudaStream_t s) {
+         const LaunchStreamScope on(s);
+         warpnet::launch_kernel(square, dim3(1), dim3(2048), 0, x.get(), y.get(), kN);
+         return cudaGetLastError();
+       },
+       cudaErrorInvalidConfiguration, "block dimension x is 2048, the limit is 1024"},
   };
   for (const Forbidden& f : forbidden) {
     INFO(f.what);
@@ -420,18 +427,22 @@ TEST_CASE("capture misuse: the legacy stream, nested or unmatched captures, the 
 
 TEST_CASE("a node that fails at replay: cudaGraphLaunch returns and records its error, later nodes do not run") {
   DeviceBuffer<float> x(small_integers(kN, 3)), y(kN);
+  float* gone = nullptr;
+  REQUIRE(cudaMalloc(&gone, kN * sizeof(float)) == cudaSuccess);
   Stream stream;
   REQUIRE(cudaStreamBeginCapture(stream, cudaStreamCaptureModeGlobal) == cudaSuccess);
-  warpnet::simt::launch_on(stream, square, dim3(1), dim3(2048), 0, x.get(), y.get(), kN);  // too many threads
+  warpnet::simt::launch_on(stream, square, kGrid, kBlock, 0, x.get(), gone, kN);
   warpnet::simt::launch_on(stream, square, kGrid, kBlock, 0, x.get(), y.get(), kN);
   cudaGraph_t graph = nullptr;
-  REQUIRE(cudaStreamEndCapture(stream, &graph) == cudaSuccess);  // configuration errors wait for the replay
+  REQUIRE(cudaStreamEndCapture(stream, &graph) == cudaSuccess);
   cudaGraphExec_t exec = nullptr;
   REQUIRE(cudaGraphInstantiate(&exec, graph) == cudaSuccess);
-  CHECK(cudaGraphLaunch(exec, stream) == cudaErrorInvalidConfiguration);
-  CHECK(cudaGetLastError() == cudaErrorInvalidConfiguration);
+  REQUIRE(cudaFree(gone) == cudaSuccess);  // node 0 now fails at replay
+  CHECK(cudaGraphLaunch(exec, stream) == cudaErrorIllegalAddress);
+  CHECK(cudaGetLastError() == cudaErrorIllegalAddress);
   CHECK(warpnet::simt::last_error_message().find("node 0 of 2 (kernel square)") != std::string::npos);
-  for (float v : y.download()) CHECK(std::isnan(v));
+  CHECK(cudaDeviceSynchronize() == cudaErrorIllegalAddress);  // a fault: taken by the next sync
+  for (float v : y.download()) CHECK(std::isnan(v));           // node 1 never ran
   cudaGraphExecDestroy(exec);
   cudaGraphDestroy(graph);
 }
