@@ -484,7 +484,7 @@ void Checker::record(const Lane& lane, uintptr_t address, size_t bytes, bool wri
   }
   w.requests[k].first |= 1u << lane.lane;
   w.requests[k].second[lane.lane] = address;
-  p.bytes = unsigned(bytes);
+  p.bytes = std::max(p.bytes, unsigned(bytes));
 }
 
 void Checker::end_phase() {
@@ -517,7 +517,7 @@ void Checker::end_phase() {
       } else {
         a.wavefronts = shared_wavefronts(addresses, mask, p.bytes);
         s.wavefronts += a.wavefronts;
-        s.ideal_wavefronts += (unsigned(__builtin_popcount(mask)) * std::max(p.bytes, 4u) + 127) / 128;
+        s.ideal_wavefronts += ideal_shared_wavefronts(mask, p.bytes);
         s.worst_wavefronts = std::max(s.worst_wavefronts, a.wavefronts);
       }
       if (samples_.size() < KernelTrace::kMaxSamples) samples_.push_back(a);

@@ -113,7 +113,7 @@ class Checker {
   struct Pending {
     bool write;
     Space space;
-    unsigned bytes;
+    unsigned bytes = 0;  // the widest access seen (a cp.async at an edge reads fewer than its width)
     std::vector<WarpPending> warps;
   };
 

@@ -60,6 +60,15 @@ void async_copy_commit();
 // caller (inline kernel code) makes the copy, so traced kernels see its accesses.
 bool async_copy_next(unsigned pending, AsyncCopy* copy);
 
+// A global read of `bytes` at `address` by the calling lane, for a traced
+// kernel's checker and tracer, at the caller's code address: for a read the
+// code makes where the instrumentation cannot see it (cp.async's src-size
+// bytes, through memcpy). Traced copies only call it. One function per
+// instruction width (4, 8, 16: hooks.cpp) keeps the calls of different
+// widths from being merged into one code address.
+template <unsigned Width>
+[[gnu::noinline]] void traced_read(const void* address, size_t bytes);
+
 // The calling thread's lane in its warp (PTX %laneid).
 [[gnu::const]] unsigned lane_id();
 

@@ -37,6 +37,14 @@ inline void check_alignment(uintptr_t address, size_t bytes, bool write, const v
 
 thread_local bool LibraryScope::active = false;
 
+template <unsigned Width>
+void traced_read(const void* address, size_t bytes) {
+  on_access(reinterpret_cast<uintptr_t>(address), bytes, false, __builtin_return_address(0));
+}
+template void traced_read<4>(const void*, size_t);
+template void traced_read<8>(const void*, size_t);
+template void traced_read<16>(const void*, size_t);
+
 void note_atomic(const void* address, size_t bytes, const void* pc) {
   const Lane* lane = current_lane;
   if (!lane || LibraryScope::inside()) return;

@@ -8,6 +8,7 @@
 //     for it (device.hpp, AsyncCopy).
 #pragma once
 #include <cstdint>
+#include <cstring>
 
 #include "simt/cuda_types.hpp"
 #include "simt/copy_namespace.hpp"
@@ -83,24 +84,24 @@ template <int Pending>
 inline void cp_async_wait() {
   simt::AsyncCopy copy;
   while (simt::async_copy_next(unsigned(Pending), &copy)) {
-    // One shared store of the copy's size, as the tracer should count it; a
-    // zero-filled copy (src-size < cp-size, at a tile's edge) too: on the GPU
-    // it is one write, not one per byte.
+    // One global read of the src-size bytes (none past a tile's edge, none
+    // at all for 0), as on the GPU. The traced copy reports it at one place
+    // per copy size, so a lane's copy at an edge joins the same request as
+    // its neighbours' whole ones; the memcpy of a variable size is a library
+    // call, which the instrumentation does not see.
     uint4 value{0, 0, 0, 0};
-    if (copy.src_bytes == copy.bytes) {  // one global access of the copy's size
+    if (copy.src_bytes) {
+#if WARPNET_TRACED_COPY
       switch (copy.bytes) {
-        case 4: value.x = *static_cast<const uint32_t*>(copy.src); break;
-        case 8: {
-          const uint2 pair = *static_cast<const uint2*>(copy.src);
-          value.x = pair.x, value.y = pair.y;
-          break;
-        }
-        default: value = *static_cast<const uint4*>(copy.src); break;
+        case 4: simt::traced_read<4>(copy.src, copy.src_bytes); break;
+        case 8: simt::traced_read<8>(copy.src, copy.src_bytes); break;
+        default: simt::traced_read<16>(copy.src, copy.src_bytes); break;
       }
-    } else {  // the src-size bytes only (none past an edge)
-      const auto* src = static_cast<const unsigned char*>(copy.src);
-      for (uint32_t i = 0; i < copy.src_bytes; ++i) reinterpret_cast<unsigned char*>(&value)[i] = src[i];
+#endif
+      std::memcpy(&value, copy.src, copy.src_bytes);
     }
+    // One shared store of the copy's size, zero-filled past src-size: on the
+    // GPU one write, not one per byte.
     switch (copy.bytes) {
       case 4: *static_cast<uint32_t*>(copy.dst) = value.x; break;
       case 8: *static_cast<uint2*>(copy.dst) = uint2{value.x, value.y}; break;

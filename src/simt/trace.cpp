@@ -3,21 +3,22 @@
 #include <algorithm>
 #include <nlohmann/json.hpp>
 #include <set>
+#include <vector>
 
 #include "simt/symbols.hpp"
 
 namespace warpnet::simt {
 
 unsigned sectors_touched(const std::array<uintptr_t, 32>& addresses, unsigned mask, unsigned bytes) {
-  std::array<uintptr_t, 64> sectors;
-  unsigned n = 0;
+  // Up to bytes/32 + 2 sectors a lane (a range access of a struct can be wide).
+  thread_local std::vector<uintptr_t> sectors;
+  sectors.clear();
   for (unsigned l = 0; l < 32; ++l) {
     if (!(mask >> l & 1)) continue;
-    for (uintptr_t s = addresses[l] / 32; s <= (addresses[l] + bytes - 1) / 32 && n < sectors.size(); ++s)
-      sectors[n++] = s;
+    for (uintptr_t s = addresses[l] / 32; s <= (addresses[l] + bytes - 1) / 32; ++s) sectors.push_back(s);
   }
-  std::sort(sectors.begin(), sectors.begin() + n);
-  return unsigned(std::unique(sectors.begin(), sectors.begin() + n) - sectors.begin());
+  std::sort(sectors.begin(), sectors.end());
+  return unsigned(std::unique(sectors.begin(), sectors.end()) - sectors.begin());
 }
 
 unsigned ideal_sectors(const std::array<uintptr_t, 32>& addresses, unsigned mask, unsigned bytes) {
@@ -36,28 +37,48 @@ unsigned ideal_sectors(const std::array<uintptr_t, 32>& addresses, unsigned mask
   return unsigned((distinct + 31) / 32);
 }
 
+namespace {
+
+// Shared memory serves a warp's access in passes of 128 bytes: the whole
+// warp for 4 bytes a lane or fewer, a half warp for 8, a quarter for 16 (a
+// wider range, a struct's, as 16). The lanes of one pass: [first, first + n).
+unsigned lanes_per_pass(unsigned bytes) { return 32 / std::clamp(bytes / 4, 1u, 4u); }
+
+unsigned lanes_in_pass(unsigned mask, unsigned first, unsigned n) {
+  const uint64_t pass = ((uint64_t(1) << n) - 1) << first;
+  return unsigned(__builtin_popcountll(mask & pass));
+}
+
+}  // namespace
+
 unsigned shared_wavefronts(const std::array<uintptr_t, 32>& addresses, unsigned mask, unsigned bytes) {
   // 32 banks of 4-byte words; lanes reading the same word share it (broadcast).
-  // Wider accesses are served a half (8 B) or quarter (16 B) warp per pass.
-  const unsigned words = std::max(1u, bytes / 4);
-  const unsigned lanes_per_pass = 32 / std::min(words, 4u);
+  const unsigned words = std::max(1u, (bytes + 3) / 4), n = lanes_per_pass(bytes);
   unsigned total = 0;
-  for (unsigned first = 0; first < 32; first += lanes_per_pass) {
+  for (unsigned first = 0; first < 32; first += n) {
+    if (!lanes_in_pass(mask, first, n)) continue;
     std::set<uintptr_t> per_bank[32];
-    bool any = false;
-    for (unsigned l = first; l < first + lanes_per_pass; ++l) {
+    for (unsigned l = first; l < std::min(first + n, 32u); ++l) {
       if (!(mask >> l & 1)) continue;
-      any = true;
       for (unsigned w = 0; w < words; ++w) {
         const uintptr_t word = addresses[l] / 4 + w;
         per_bank[word % 32].insert(word);
       }
     }
-    if (!any) continue;
     size_t worst = 1;
     for (const auto& bank : per_bank) worst = std::max(worst, bank.size());
     total += unsigned(worst);
   }
+  return total;
+}
+
+unsigned ideal_shared_wavefronts(unsigned mask, unsigned bytes) {
+  // Each pass with an active lane takes at least one wavefront, and one per
+  // 128 bytes its lanes ask for.
+  const unsigned n = lanes_per_pass(bytes);
+  unsigned total = 0;
+  for (unsigned first = 0; first < 32; first += n)
+    total += (lanes_in_pass(mask, first, n) * std::max(bytes, 4u) + 127) / 128;
   return total;
 }
 
