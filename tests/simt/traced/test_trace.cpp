@@ -4,11 +4,28 @@
 
 #include <nlohmann/json.hpp>
 
+#include "kernels/common/ptx.hpp"
 #include "simt/trace.hpp"
 #include "tests/simt/device_buffer.hpp"
 
 namespace {
 #include "kernels/examples/access_patterns.cu"
+}  // namespace
+
+namespace {
+
+// in, out: (128) floats, one warp. Lane l copies in[4l .. 4l+3] to shared
+// memory with one 16-byte cp.async, except the last lane, at a tile's edge:
+// its copy reads two floats and zero-fills the other two.
+__global__ void cp_async_edge(const float* in, float* out) {
+  __shared__ __align__(16) float tile[128];
+  const unsigned l = threadIdx.x;
+  warpnet::ptx::cp_async_cg(&tile[4 * l], &in[4 * l], l == 31 ? 8 : 16);
+  warpnet::ptx::cp_async_wait_all();
+  __syncwarp();
+  for (unsigned i = 0; i < 4; ++i) out[4 * l + i] = tile[4 * l + i];
+}
+
 }  // namespace
 
 using warpnet::simt::KernelTrace;
@@ -109,4 +126,23 @@ TEST_CASE("trace: lanes that skip a memory instruction are counted as divergence
   // A partial warp (block of 40 threads) has no lanes past its end to count.
   warpnet::simt::launch(copy_coalesced, dim3(1), dim3(40), 0, in.get(), out.get(), n);
   CHECK(traced_launch_result().total(Space::global, false).inactive_lanes == 0);
+}
+
+TEST_CASE("trace: a warp's cp.async copies are one global request and one shared store, an edge's included") {
+  DeterministicScope deterministic;
+  std::vector<float> values(128);
+  for (int i = 0; i < 128; ++i) values[size_t(i)] = float(i + 1);
+  DeviceBuffer<float> in(values), out(128);
+  warpnet::simt::launch(cp_async_edge, dim3(1), dim3(32), 0, in.get(), out.get());
+  const KernelTrace trace = traced_launch_result();
+  const auto read = trace.total(Space::global, false);
+  CHECK(read.requests == 1);  // the last lane's 8 bytes join the others' request
+  CHECK(read.active_lanes == 32);
+  CHECK(read.sectors == 16);
+  const auto stored = trace.total(Space::shared, true);
+  CHECK(stored.requests == 1);  // 16 bytes a lane: four quarter-warp passes, no conflict
+  CHECK(stored.wavefronts == 4);
+  CHECK(stored.ideal_wavefronts == 4);
+  const std::vector<float> got = out.download();
+  for (int i = 0; i < 128; ++i) CHECK(got[size_t(i)] == (i < 126 ? float(i + 1) : 0.0f));  // zero-filled past the edge
 }
