@@ -75,7 +75,8 @@ constexpr uint32_t max_code(const Format& f) {
 }
 constexpr uint32_t inf_code(const Format& f) { return ((1u << f.exponent) - 1) << f.mantissa; }  // ieee only
 // The NaN this library produces: all ones, sign clear (as CUDA's conversions
-// do: 0x7FFF for fp16 and bf16, 0x7F for both fp8). e2m1 has none: NaN becomes
+// from float do: 0x7FFF for fp16 and bf16, 0x7F for both fp8; its double
+// entry points to fp8 keep the sign, and give e5m2 0x7E). e2m1 has none: NaN becomes
 // +max (6), as CUDA's __nv_cvt_float_to_fp4 does.
 constexpr uint32_t canonical_nan(const Format& f) { return has_nan(f) ? magnitude_mask(f) : max_code(f); }
 constexpr bool is_nan_code(const Format& f, uint32_t code) {

@@ -27,8 +27,13 @@
 #include <cuda_fp16.h>
 #include <cuda_fp8.h>
 #else
+#include <concepts>
+
 #include "simt/minifloat.hpp"
 
+// Like CUDA's types, each converts from float, from double (rounded once,
+// not through float) and from an integer: half and bf16 round it once
+// (exactly so up to 2^53), fp8 through float, as cuda_fp8.hpp does.
 // A 16-bit pattern with no arithmetic: how bits enter and leave the types.
 struct __half_raw {
   unsigned short x;
@@ -39,7 +44,9 @@ struct __nv_bfloat16_raw {
 
 struct __half {
   __half() = default;
-  __half(float f) : __x(static_cast<unsigned short>(warpnet::simt::encode(warpnet::simt::kHalf, f, false))) {}
+  __half(float f) : __half(double(f)) {}
+  __half(double d) : __x(static_cast<unsigned short>(warpnet::simt::encode(warpnet::simt::kHalf, d, false))) {}
+  __half(std::integral auto i) : __half(double(i)) {}
   __half(__half_raw r) : __x(r.x) {}
   operator float() const { return warpnet::simt::decode(warpnet::simt::kHalf, __x); }
   operator __half_raw() const { return {__x}; }
@@ -48,8 +55,10 @@ struct __half {
 
 struct __nv_bfloat16 {
   __nv_bfloat16() = default;
-  __nv_bfloat16(float f)
-      : __x(static_cast<unsigned short>(warpnet::simt::encode(warpnet::simt::kBfloat16, f, false))) {}
+  __nv_bfloat16(float f) : __nv_bfloat16(double(f)) {}
+  __nv_bfloat16(double d)
+      : __x(static_cast<unsigned short>(warpnet::simt::encode(warpnet::simt::kBfloat16, d, false))) {}
+  __nv_bfloat16(std::integral auto i) : __nv_bfloat16(double(i)) {}
   __nv_bfloat16(__nv_bfloat16_raw r) : __x(r.x) {}
   operator float() const { return warpnet::simt::decode(warpnet::simt::kBfloat16, __x); }
   operator __nv_bfloat16_raw() const { return {__x}; }
@@ -68,13 +77,17 @@ using __nv_fp8_storage_t = unsigned char;
 // fp8 with 4 exponent bits (max 448, no inf) and with 5 (max 57344, IEEE-like).
 struct __nv_fp8_e4m3 {
   __nv_fp8_e4m3() = default;
-  explicit __nv_fp8_e4m3(float f) : __x(__nv_fp8_storage_t(warpnet::simt::encode(warpnet::simt::kE4M3, f, true))) {}
+  explicit __nv_fp8_e4m3(float f) : __nv_fp8_e4m3(double(f)) {}
+  explicit __nv_fp8_e4m3(double d) : __x(__nv_fp8_storage_t(warpnet::simt::encode(warpnet::simt::kE4M3, d, true))) {}
+  explicit __nv_fp8_e4m3(std::integral auto i) : __nv_fp8_e4m3(float(i)) {}
   explicit operator float() const { return warpnet::simt::decode(warpnet::simt::kE4M3, __x); }
   __nv_fp8_storage_t __x;
 };
 struct __nv_fp8_e5m2 {
   __nv_fp8_e5m2() = default;
-  explicit __nv_fp8_e5m2(float f) : __x(__nv_fp8_storage_t(warpnet::simt::encode(warpnet::simt::kE5M2, f, true))) {}
+  explicit __nv_fp8_e5m2(float f) : __nv_fp8_e5m2(double(f)) {}
+  explicit __nv_fp8_e5m2(double d) : __x(__nv_fp8_storage_t(warpnet::simt::encode(warpnet::simt::kE5M2, d, true))) {}
+  explicit __nv_fp8_e5m2(std::integral auto i) : __nv_fp8_e5m2(float(i)) {}
   explicit operator float() const { return warpnet::simt::decode(warpnet::simt::kE5M2, __x); }
   __nv_fp8_storage_t __x;
 };

@@ -2,7 +2,7 @@
 
 namespace warpnet::simt {
 
-uint32_t encode(const Minifloat& f, float value, bool saturate) {
+uint32_t encode(const Minifloat& f, double value, bool saturate) {
   return numeric::encode(f, value, numeric::Rounding{},
                          saturate ? numeric::Saturation::finite : numeric::Saturation::none);
 }

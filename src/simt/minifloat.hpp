@@ -21,11 +21,12 @@ inline constexpr const Minifloat& kBfloat16 = numeric::kBf16;
 inline constexpr const Minifloat& kE4M3 = numeric::kE4M3;
 inline constexpr const Minifloat& kE5M2 = numeric::kE5M2;
 
-// CUDA's conversion: round to nearest, ties to even. Past the largest finite
-// value: the largest finite if `saturate` (CUDA's __NV_SATFINITE for fp8),
-// else inf (or NaN where the format has no inf). NaN becomes the all-ones
-// pattern, sign clear.
-uint32_t encode(const Minifloat& f, float value, bool saturate);
+// CUDA's conversion: round to nearest, ties to even, once (a double is not
+// rounded to float first, as CUDA's double constructors do not). Past the
+// largest finite value: the largest finite if `saturate` (CUDA's
+// __NV_SATFINITE for fp8), else inf (or NaN where the format has no inf).
+// NaN becomes the all-ones pattern, sign clear.
+uint32_t encode(const Minifloat& f, double value, bool saturate);
 using numeric::decode;  // float decode(const Minifloat&, uint32_t bits)
 
 }  // namespace warpnet::simt

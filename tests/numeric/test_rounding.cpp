@@ -87,6 +87,12 @@ TEST_CASE("numeric: overflow and saturation, format by format (OFP8's saturating
   CHECK(encode(kBf16, double(std::numeric_limits<float>::max()), {}, none) == 0x7F80);
   CHECK(encode(kBf16, double(std::numeric_limits<float>::max()), kZero, none) == 0x7F7F);
   CHECK(std::isinf(round_tf32(std::numeric_limits<float>::max())));
+  // Their overflow ties: half an ulp above the largest finite goes to inf
+  // (the largest finite has an odd mantissa), a float below it does not.
+  CHECK(encode(kBf16, double(f32_from(0x7F7F8000u)), {}, none) == 0x7F80);
+  CHECK(encode(kBf16, double(f32_from(0x7F7F7FFFu)), {}, none) == 0x7F7F);
+  CHECK(encode(kTf32, double(f32_from(0x7F7FF000u)), {}, none) == 0x7F800000u >> 13);
+  CHECK(encode(kTf32, double(f32_from(0x7F7FEFFFu)), {}, none) == 0x7F7FE000u >> 13);
   // e8m0: beyond 2^127 is NaN (no inf) or 2^127 saturated; negative is NaN; 0 is 2^-127.
   CHECK(encode(kE8M0, 0x1p128, {}, none) == 0xFF);
   CHECK(encode(kE8M0, 0x1p128, {}, sat) == 0xFE);
@@ -95,10 +101,17 @@ TEST_CASE("numeric: overflow and saturation, format by format (OFP8's saturating
   CHECK(encode(kE8M0, 0x1p-140) == 0x00);
   CHECK(encode(kE8M0, 3.0) == 129);  // the tie between 2 and 4 goes up (no mantissa, no "even")
   CHECK(encode(kE8M0, 3.0, kZero) == 128);
-  // NaN in: the canonical NaN, sign clear, whatever the saturation.
-  for (const Format* f : {&kFp16, &kBf16, &kE4M3, &kE5M2, &kE8M0}) {
+  // NaN in: the canonical NaN, sign clear, whatever the saturation and the
+  // payload. A payload in the low bits only must not round into inf (the
+  // classic bf16 bug: bits + 0x7FFF + lsb carries 0x7F800001 to 0x7F80).
+  for (const Format* f : {&kFp16, &kBf16, &kTf32, &kE4M3, &kE5M2, &kE8M0}) {
+    CAPTURE(f->name);
     CHECK(encode(*f, -std::nan(""), {}, sat) == magnitude_mask(*f));
     CHECK(encode(*f, std::nan(""), {}, none) == magnitude_mask(*f));
+    for (uint32_t payload : {0x7F800001u, 0x7F807FFFu, 0x7FBFFFFFu, 0xFF800001u, 0x7FC00000u}) {
+      CHECK(encode(*f, double(f32_from(payload)), {}, none) == magnitude_mask(*f));
+      CHECK(encode(*f, double(f32_from(payload)), kZero, sat) == magnitude_mask(*f));
+    }
   }
 }
 

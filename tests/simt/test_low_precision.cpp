@@ -72,6 +72,20 @@ TEST_CASE("low precision: fp8 e4m3 (bias 7, no inf, max 448) and e5m2 (bias 15, 
   CHECK(float(__nv_fp8_e5m2(0.3f)) == 0.3125f);  // 0.3 -> 1.25 * 2^-2 with 2 mantissa bits too
 }
 
+TEST_CASE("low precision: a double is rounded once, not through float, as CUDA's double constructors do") {
+  // Each value is a hair above a tie of the narrow format; rounded to float
+  // first, the hair is lost and the tie goes to the even neighbour.
+  CHECK(__half_raw(__half(1.0 + 0x1p-11 + 0x1p-40)).x == 0x3C01);
+  CHECK(__half_raw(__half(float(1.0 + 0x1p-11 + 0x1p-40))).x == 0x3C00);
+  CHECK(__nv_bfloat16_raw(__nv_bfloat16(1.0 + 0x1p-8 + 0x1p-40)).x == 0x3F81);
+  CHECK(__nv_fp8_e4m3(1.0625 + 0x1p-30).__x == 0x39);  // 1.125
+  CHECK(__nv_fp8_e5m2(1.125 + 0x1p-30).__x == 0x3D);   // 1.25
+  // Integers: exact where the format holds them; fp8 saturates.
+  CHECK(__half_raw(__half(3)).x == 0x4200);
+  CHECK(__nv_bfloat16_raw(__nv_bfloat16(-2)).x == 0xC000);
+  CHECK(__nv_fp8_e4m3(500).__x == 0x7E);
+}
+
 TEST_CASE("low precision: half values in a kernel's device memory round-trip as on the host") {
   const std::vector<float> values{1.0f, 0.1f, 65504.0f, 70000.0f, 0x1p-24f, 2049.0f, -3.0f};
   const int n = int(values.size());
