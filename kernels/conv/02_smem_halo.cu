@@ -24,10 +24,24 @@
 #include "kernels/common/cuda_compat.hpp"
 #include "kernels/conv/conv_shape.hpp"
 
-// Shared floats per block: the haloed input tile and the KB filter slices.
+// The haloed input tile a TP x TQ output tile reads, in 64 bits: a huge
+// stride or dilation overflows int.
+struct HaloWindow {
+  long long rows, cols;
+};
+template <int TP, int TQ>
+__host__ __device__ constexpr HaloWindow conv2d_smem_halo_window(int R, int S, int stride, int dil) {
+  return {(TP - 1) * (long long)stride + (R - 1) * (long long)dil + 1,
+          (TQ - 1) * (long long)stride + (S - 1) * (long long)dil + 1};
+}
+
+// Shared floats per block: the haloed input tile and the KB filter slices;
+// past 2^40 (far beyond any block's shared memory) the answer is 2^40.
 template <int TP, int TQ, int KB>
-__host__ __device__ constexpr int conv2d_smem_halo_floats(int R, int S, int stride, int dil) {
-  return ((TP - 1) * stride + (R - 1) * dil + 1) * ((TQ - 1) * stride + (S - 1) * dil + 1) + KB * R * S;
+__host__ __device__ constexpr long long conv2d_smem_halo_floats(int R, int S, int stride, int dil) {
+  const HaloWindow w = conv2d_smem_halo_window<TP, TQ>(R, S, stride, dil);
+  constexpr long long kHuge = 1LL << 40;
+  return w.rows > (1 << 20) || w.cols > (1 << 20) ? kHuge : w.rows * w.cols + (long long)KB * R * S;
 }
 
 // x: (N,C,H,W), w: (K,C,R,S), y: (N,K,P,Q), NCHW row-major (ConvShape).

@@ -76,8 +76,16 @@ inline int chunk_channels(const ConvShape& g, int threads) {
   return cc < g.C ? cc : g.C;
 }
 
+// Tile::of's window, in 64 bits, fits the staging: its int arithmetic is
+// then exact.
+inline bool window_fits(const ConvShape& g, int threads) {
+  const long long tw = g.Q < threads ? g.Q : threads, fit = threads / (tw > 0 ? tw : 1), th = fit < g.P ? fit : g.P;
+  return conv_few_channels::window_fits((th - 1) * (long long)g.stride + (long long)g.dil * (g.R - 1) + 1,
+                                        (tw - 1) * (long long)g.stride + (long long)g.dil * (g.S - 1) + 1);
+}
+
 inline bool applies(const ConvShape& g, int threads) {
-  return g.K <= kMaxChannels && g.N <= conv_few_channels::kMaxBatch && g.P > 0 && g.Q > 0 &&
+  return g.K <= kMaxChannels && g.N <= conv_few_channels::kMaxBatch && g.P > 0 && g.Q > 0 && window_fits(g, threads) &&
          chunk_channels(g, threads) >= 1;
 }
 

@@ -73,8 +73,15 @@ inline int chunk_channels(const ConvShape& g, int th, int tw) {
   return kc < g.K ? kc : g.K;
 }
 
+// Window::of's window, in 64 bits, fits the staging: its int arithmetic
+// is then exact (a huge dilation would overflow it).
+inline bool window_fits(const ConvShape& g, int th, int tw) {
+  return conv_few_channels::window_fits(th + (long long)g.dil * (g.R - 1), tw + (long long)g.dil * (g.S - 1));
+}
+
 inline bool applies(const ConvShape& g, int th, int tw) {
-  return g.stride == 1 && g.C <= kMaxChannels && g.N <= conv_few_channels::kMaxBatch && chunk_channels(g, th, tw) >= 1;
+  return g.stride == 1 && g.C <= kMaxChannels && g.N <= conv_few_channels::kMaxBatch && window_fits(g, th, tw) &&
+         chunk_channels(g, th, tw) >= 1;
 }
 
 inline size_t shared_bytes(const ConvShape& g, int th, int tw) {

@@ -13,6 +13,14 @@ namespace conv_few_channels {
 constexpr int kSharedFloats = 48 * 1024 / 4;  // what a block gets without opting in
 constexpr int kMaxBatch = 65535;              // the batch is the grid's z, which CUDA caps there
 
+// Whether an input window of `rows` x `cols` floats could be staged at all:
+// the callers compute both in 64 bits before their int tile arithmetic, as a
+// huge stride or dilation makes a window whose size overflows int (and
+// would pass a "fits" test as a small or negative number).
+__host__ __device__ constexpr bool window_fits(long long rows, long long cols) {
+  return rows <= kSharedFloats && cols <= kSharedFloats && rows * cols <= kSharedFloats;
+}
+
 // The fewest slots (1, 2, 4, 8, 16) that hold n channels.
 __host__ __device__ constexpr int slots(int n) { return n <= 1 ? 1 : n <= 2 ? 2 : n <= 4 ? 4 : n <= 8 ? 8 : 16; }
 

@@ -88,15 +88,29 @@ struct Band {
   }
 };
 
-// The tallest band (at most P rows) that fits 48 KiB, else one row.
+// The tallest band (at most P rows) that fits 48 KiB, else one row. It
+// starts from the most rows whose window, in 64 bits, fits the staging at
+// all (Band::of's int arithmetic is then exact; a huge stride would
+// overflow it), and steps down from there.
 inline Band band_of(const ConvShape& g) {
-  int bp = g.P > 1 ? g.P : 1;
+  const long long span = (long long)g.dil * (g.R - 1) + 1;
+  const long long most = span > kSharedFloats ? 1 : (kSharedFloats - span) / g.stride + 1;
+  int bp = int(g.P < most ? g.P : most);
+  bp = bp > 1 ? bp : 1;
   while (bp > 1 && Band::of(g, bp).floats > kSharedFloats) --bp;
   return Band::of(g, bp);
 }
 
+// A one-row band's window, in 64 bits, could be staged (its columns padded
+// to a bank by up to 31): band_of's rows are then in int's range.
+inline bool window_fits(const ConvShape& g) {
+  return conv_few_channels::window_fits((long long)g.dil * (g.R - 1) + 1,
+                                        (g.Q - 1) * (long long)g.stride + (long long)g.dil * (g.S - 1) + 1 + 31);
+}
+
 inline bool applies(const ConvShape& g) {
-  return g.K <= kMaxChannels && g.crs() <= kThreads && g.P > 0 && g.Q > 0 && band_of(g).floats <= kSharedFloats;
+  return g.K <= kMaxChannels && g.crs() <= kThreads && g.P > 0 && g.Q > 0 && window_fits(g) &&
+         band_of(g).floats <= kSharedFloats;
 }
 
 inline size_t shared_bytes(const ConvShape& g) { return 4 * size_t(band_of(g).floats); }

@@ -74,6 +74,15 @@ inline double wgrad_gemm_tile_bytes(const Sizes& s, int taps, int channels, int 
   return 4.0 * (gemm + (splits > 1 ? (splits + 1) * crs * k : 0.0));
 }
 
+// The tap tables' preconditions (conv v7, dgrad v3 and v5, wgrad v3): their
+// 16-bit displacements and "no tap" mark. In 64 bits, as H + pad and the
+// filter's span can pass int's range.
+inline void require_tap_table(const char* id, const ConvShape& g, int no_tap) {
+  WN_CHECK(int64_t(g.H) + g.pad <= no_tap && int64_t(g.W) + g.pad <= no_tap && int64_t(g.dil) * (g.R - 1) < no_tap &&
+               int64_t(g.dil) * (g.S - 1) < no_tap,
+           id, ": H + pad, W + pad and the filter's span must be below ", no_tap);
+}
+
 // Every conv2d kernel's buffers: x, w in, y out.
 inline const float* x_of(Buffers b) { return static_cast<const float*>(b[0]); }
 inline const float* w_of(Buffers b) { return static_cast<const float*>(b[1]); }

@@ -18,10 +18,7 @@ inline Launch conv_tile_shape(int candidate, const Sizes& s) {
 // names the version in the error for sizes the tap table cannot hold.
 inline void launch_conv_tile(const char* id, int candidate, const Sizes& s, const Launch& l, Buffers b) {
   const ConvShape g = shape_of(s);
-  // The tap table's 16-bit displacements and its "no tap" mark (v7's preconditions).
-  WN_CHECK(g.H + g.pad <= conv_v07::kNoTap && g.W + g.pad <= conv_v07::kNoTap &&
-               g.dil * (g.R - 1) < conv_v07::kNoTap && g.dil * (g.S - 1) < conv_v07::kNoTap,
-           id, ": H + pad, W + pad and the filter's span must be below ", conv_v07::kNoTap);
+  require_tap_table(id, g, conv_v07::kNoTap);
   conv_v07::with_candidate(candidate, [&]<class T>() {
     launch_kernel(T::kernel(), l.grid, l.block, l.dynamic_shared, g, x_of(b), w_of(b), y_of(b));
   });

@@ -23,10 +23,7 @@ inline Launch dgrad_tile_shape(int candidate, const Sizes& s) {
 // the error for sizes the tap table cannot hold.
 inline void launch_dgrad_tile(const char* id, int candidate, const Sizes& s, const Launch& l, Buffers b) {
   const ConvShape g = shape_of(s);
-  // The tap table's 16-bit displacements and its "no tap" mark (dgrad v3's preconditions).
-  WN_CHECK(g.stride != 1 || (g.H + g.pad <= conv_dgrad_v03::kNoTap && g.W + g.pad <= conv_dgrad_v03::kNoTap &&
-                             g.dil * (g.R - 1) < conv_dgrad_v03::kNoTap && g.dil * (g.S - 1) < conv_dgrad_v03::kNoTap),
-           id, ": H + pad, W + pad and the filter's span must be below ", conv_dgrad_v03::kNoTap);
+  if (g.stride == 1) require_tap_table(id, g, conv_dgrad_v03::kNoTap);  // only the stride-1 tiles have a table
   conv_dgrad_v03::with_candidate(candidate, [&]<class T>() {
     launch_kernel(T::kernel(g), l.grid, l.block, l.dynamic_shared, g, static_cast<const float*>(b[0]),
                   static_cast<const float*>(b[1]), static_cast<float*>(b[2]));

@@ -42,10 +42,7 @@ inline Launch wgrad_tile_shape(int candidate, const Sizes& s) {
 // table cannot hold.
 inline void launch_wgrad_tile(const char* id, int candidate, const Sizes& s, const Launch& l, Buffers b) {
   const ConvShape g = shape_of(s);
-  // The tap table's 16-bit displacements and its "no tap" mark (wgrad v3's preconditions).
-  WN_CHECK(g.H + g.pad <= conv_wgrad_v03::kNoTap && g.W + g.pad <= conv_wgrad_v03::kNoTap &&
-               g.dil * (g.R - 1) < conv_wgrad_v03::kNoTap && g.dil * (g.S - 1) < conv_wgrad_v03::kNoTap,
-           id, ": H + pad, W + pad and the filter's span must be below ", conv_wgrad_v03::kNoTap);
+  require_tap_table(id, g, conv_wgrad_v03::kNoTap);
   const conv_wgrad_v03::Split split = conv_wgrad_v03::split_of(candidate, g);
   const auto* x = static_cast<const float*>(b[0]);
   const auto* dy = static_cast<const float*>(b[1]);

@@ -1,0 +1,72 @@
+// Convolutions whose stride, padding or dilation make a block's input window
+// wider than int can count: the output stays tiny, so the shapes are legal,
+// but a tile's rows x columns computed in int wraps to a small number and
+// passes a "fits in shared memory" test. Every emulatable conv kernel must
+// refuse such a shape with an error or compute it right; the traced copy
+// runs them, so an access past shared or global memory is a failed launch
+// here, not a crash.
+#include <doctest/doctest.h>
+
+#include <string>
+#include <vector>
+
+#include "core/rng.hpp"
+#include "device/registry.hpp"
+#include "device/run.hpp"
+
+using namespace warpnet;
+
+namespace {
+
+// {N, C, H, W, K, R, S, stride, pad, dilation}
+const std::vector<device::Sizes> kHugeWindows = {
+    // (65535 + 1)^2 = 2^32 input floats per window: 0 in int (conv2d v8's tile).
+    {1, 3, 2, 2, 8, 1, 1, 65535, 32767, 1},
+    // 25000-pixel strides: a band's rows x columns negative in int (wgrad v4).
+    {1, 1, 8, 8, 1, 3, 3, 25000, 25000, 1},
+    // (15 * 4369 + 1)^2 = 2^32 + 8: 8 floats in int (conv2d v2's halo).
+    {1, 1, 1, 1, 1, 1, 1, 4369, 0, 1},
+    // A dilation whose filter span nearly fills the padded input.
+    {1, 2, 3, 3, 2, 2, 2, 1, 40000, 80000},
+};
+
+}  // namespace
+
+TEST_CASE("conv: a window past int's range is refused or computed right, by every version, every pass") {
+  for (const char* op_name : {"conv2d", "conv2d_dgrad", "conv2d_wgrad"}) {
+    const device::Op& op = device::op(op_name);
+    for (const device::Kernel* kernel : device::kernels(device::Copy::traced)) {
+      if (kernel->op != op_name || !kernel->emulator) continue;
+      for (const device::Sizes& sizes : kHugeWindows) {
+        const std::string what = cat(kernel->id(), " at ", device::describe_sizes(op, sizes));
+        INFO(what);
+        Rng rng(7);
+        const auto inputs = device::make_inputs(*kernel, sizes, rng);
+        std::vector<Tensor> got;
+        try {
+          got = device::run_emulated(*kernel, sizes, inputs);
+        } catch (const Error& e) {
+          // A refusal must say why, not report a fault: an access out of
+          // bounds is the bug this test looks for.
+          const std::string message = e.what();
+          CHECK_MESSAGE(message.find("out-of-bounds") == std::string::npos, message);
+          CHECK_MESSAGE(message.find("cudaErrorIllegalAddress") == std::string::npos, message);
+          continue;
+        }
+        const device::Comparison c = device::compare(*kernel, sizes, inputs, got);
+        CHECK_MESSAGE(c.mismatches == 0, cat(what, ": ", c.mismatches, " of ", c.checked, " wrong\n", c.first));
+      }
+    }
+  }
+}
+
+TEST_CASE("conv: conv2d/02's refusal of a window past a block's shared memory names the shape") {
+  const device::Kernel& halo = device::find_kernel("conv2d/02");
+  const device::Sizes sizes{1, 1, 1, 1, 1, 1, 1, 4369, 0, 1};
+  Rng rng(7);
+  const auto inputs = device::make_inputs(halo, sizes, rng);
+  CHECK_THROWS_WITH_AS(device::run_emulated(halo, sizes, inputs),
+                       doctest::Contains("at stride 4369, dilation 1 and a 1x1 filter, a 16x16 output tile reads a "
+                                         "65536x65536 input window"),
+                       Error);
+}
