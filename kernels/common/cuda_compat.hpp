@@ -5,6 +5,7 @@
 #include <cstddef>
 #include <cstdio>
 #include <cstdlib>
+#include <string>
 #include <utility>
 
 #if defined(__CUDACC__)
@@ -96,12 +97,42 @@ __device__ __forceinline__ void allow_dependent_grids() {
 #endif
 }
 
+#if defined(__CUDACC__)
+// A launch past CUDA's grid or block limits fails with a bare "invalid
+// configuration argument"; launch_kernel notes which limit here, for
+// cuda_error_detail (the emulator's own message names it). Empty after a
+// launch within the limits.
+inline std::string& launch_limit_note() {
+  static thread_local std::string note;
+  return note;
+}
+inline void note_launch_limits(dim3 grid, dim3 block) {
+  const unsigned g[3] = {grid.x, grid.y, grid.z}, b[3] = {block.x, block.y, block.z};
+  constexpr unsigned kGrid[3] = {2147483647u, 65535u, 65535u}, kBlock[3] = {1024u, 1024u, 64u};
+  std::string& note = launch_limit_note();
+  note.clear();
+  for (int d = 0; d < 3 && note.empty(); ++d) {
+    const char* axis = d == 0 ? "x" : d == 1 ? "y" : "z";
+    if (g[d] > kGrid[d])
+      note = std::string("grid dimension ") + axis + " is " + std::to_string(g[d]) + ", the limit is " +
+             std::to_string(kGrid[d]);
+    else if (b[d] > kBlock[d])
+      note = std::string("block dimension ") + axis + " is " + std::to_string(b[d]) + ", the limit is " +
+             std::to_string(kBlock[d]);
+  }
+  if (note.empty() && (unsigned long long)b[0] * b[1] * b[2] > 1024)
+    note = "a block has " + std::to_string((unsigned long long)b[0] * b[1] * b[2]) + " threads, the limit is 1024";
+  if (!note.empty()) note = "invalid configuration argument: " + note;
+}
+#endif
+
 // kernel<<<grid, block, shared_bytes, launch_stream()>>>(args...) on both
 // compilers. Errors follow CUDA's model: check cudaGetLastError()
 // afterwards (WARPNET_CUDA_CHECK).
 template <class... P, class... A>
 void launch_kernel(void (*kernel)(P...), dim3 grid, dim3 block, size_t shared_bytes, A&&... args) {
 #if defined(__CUDACC__)
+  note_launch_limits(grid, block);
   kernel<<<grid, block, shared_bytes, launch_stream()>>>(std::forward<A>(args)...);
 #else
   ::warpnet::simt::launch_recording_errors_on(launch_stream(), kernel, grid, block, shared_bytes,
@@ -116,6 +147,7 @@ void launch_kernel(void (*kernel)(P...), dim3 grid, dim3 block, size_t shared_by
 template <class... P, class... A>
 void launch_dependent_kernel(void (*kernel)(P...), dim3 grid, dim3 block, size_t shared_bytes, A&&... args) {
 #if defined(__CUDACC__)
+  note_launch_limits(grid, block);
   if (programmatic_launches()) {
     cudaLaunchAttribute attribute{};
     attribute.id = cudaLaunchAttributeProgrammaticStreamSerialization;
@@ -159,6 +191,7 @@ void launch_kernel_in_clusters(void (*kernel)(P...), dim3 grid, dim3 block, size
                                A&&... args) {
   if (!opt_in_dynamic_shared(kernel, shared_bytes)) return;
 #if defined(__CUDACC__)
+  note_launch_limits(grid, block);
   cudaLaunchAttribute attribute{};
   attribute.id = cudaLaunchAttributeClusterDimension;
   attribute.val.clusterDim.x = cluster.x, attribute.val.clusterDim.y = cluster.y, attribute.val.clusterDim.z = cluster.z;
@@ -174,9 +207,11 @@ void launch_kernel_in_clusters(void (*kernel)(P...), dim3 grid, dim3 block, size
 }
 
 // The full story of the last error: on the emulator it names kernel, block,
-// thread and address; the CUDA runtime has only its generic string.
+// thread and address; the CUDA runtime has only its generic string, and
+// for a configuration error the limit the last launch broke.
 inline const char* cuda_error_detail(cudaError_t error) {
 #if defined(__CUDACC__)
+  if (error == cudaErrorInvalidConfiguration && !launch_limit_note().empty()) return launch_limit_note().c_str();
   return cudaGetErrorString(error);
 #else
   const std::string& message = ::warpnet::simt::last_error_message();
