@@ -1,6 +1,5 @@
-#include <algorithm>
-
 #include "device/kernels/copy.hpp"
+#include "device/kernels/grid_stride.hpp"
 #include "device/ops/dropout_sizes.hpp"
 #include "kernels/common/all.hpp"  // before any kernel file is included (see there)
 
@@ -11,10 +10,6 @@ namespace {
 namespace warpnet::device {
 namespace {
 
-constexpr int kBlock = 256;
-// As the elementwise versions (elementwise_registration.hpp): about one wave
-// of resident threads on an H200, 132 SMs x 2048 threads.
-constexpr int kMaxBlocks = 1056;
 
 // Buffers {x, seed, y, mask}.
 const Registration dropout{Kernel{
@@ -26,8 +21,7 @@ const Registration dropout{Kernel{
                   "iteration, its keep decided by hashing (seed, i)",
     .shape = [](const Sizes& s) {
       check_dropout_sizes(s);
-      const int64_t blocks = std::clamp<int64_t>((dropout_n(s) + kBlock - 1) / kBlock, 1, kMaxBlocks);
-      return Launch{dim3(unsigned(blocks)), dim3(kBlock), 0};
+      return capped_grid(dropout_n(s));
     },
     // The multiply x·mask (the hash's ~10 integer operations are not FLOPs).
     .flops = [](const Sizes& s) { return double(dropout_n(s)); },
@@ -39,7 +33,7 @@ const Registration dropout{Kernel{
       // The CPU's threshold and scale, from the same p (src/cpu/dropout.cpp).
       const uint32_t threshold = dropout_threshold(p);
       const float keep_scale = static_cast<float>(1.0 / (1.0 - p));
-      launch_kernel(dropout_counter_hash<kBlock>, l.grid, l.block, l.dynamic_shared, int(dropout_n(s)),
+      launch_kernel(dropout_counter_hash<kGridStrideBlock>, l.grid, l.block, l.dynamic_shared, int(dropout_n(s)),
                     static_cast<const uint32_t*>(b[1]), threshold, keep_scale, static_cast<const float*>(b[0]),
                     static_cast<float*>(b[2]), static_cast<float*>(b[3]));
       check_launch();

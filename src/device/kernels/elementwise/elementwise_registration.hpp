@@ -8,10 +8,10 @@
 // copies (plain, traced, nvcc; see ../copy.hpp) whose helpers must not be
 // merged by the linker.
 #pragma once
-#include <algorithm>
 #include <string>
 
 #include "device/kernels/copy.hpp"
+#include "device/kernels/grid_stride.hpp"
 #include "kernels/common/all.hpp"  // before any kernel file is included (see there)
 
 namespace warpnet::device::elementwise_kernels {
@@ -19,18 +19,7 @@ namespace {
 
 inline int n(const Sizes& s) { return int(s[0]); }
 
-constexpr int kBlock = 256;
-// The grid-stride versions' cap: about one wave of resident threads on the
-// largest GPU we target (H200: 132 SMs x 2048 threads = 1056 blocks of 256),
-// so each thread loops over several elements of a large tensor instead of
-// the GPU scheduling one short-lived block per 256 elements.
-constexpr int kMaxBlocks = 1056;
-
-// Blocks of kBlock threads for `items` per-thread items (elements for v1,
-// float4s for v2), at most kMaxBlocks; at least one, so n = 0 still launches.
-inline Launch capped_grid(int64_t items) {
-  return Launch{dim3(std::clamp<int64_t>((items + kBlock - 1) / kBlock, 1, kMaxBlocks)), dim3(kBlock), 0};
-}
+constexpr int kBlock = kGridStrideBlock;  // capped_grid's (grid_stride.hpp)
 
 // Global bytes: a forward reads x and writes y, a backward reads x and dy
 // and writes dx, 4 bytes each, exactly once.

@@ -1,4 +1,6 @@
-#include "device/kernels/elementwise/elementwise_registration.hpp"  // capped_grid, kBlock
+#include "device/kernels/copy.hpp"
+#include "device/kernels/grid_stride.hpp"
+#include "kernels/common/all.hpp"  // before any kernel file is included (see there)
 
 namespace {
 #include "kernels/gather/01_gather_rows.cu"
@@ -6,8 +8,6 @@ namespace {
 
 namespace warpnet::device {
 namespace {
-
-using elementwise_kernels::capped_grid, elementwise_kernels::kBlock;
 
 // Sizes {rows, width, table_rows}; buffers {table, indices, out}.
 const Registration gather_rows{Kernel{
@@ -24,7 +24,7 @@ const Registration gather_rows{Kernel{
     // table word, the stored word.
     .bytes = [](const Sizes& s) { return 12.0 * double(s[0] * s[1]); },
     .launch = [](const Sizes& s, const Launch& l, Buffers b) {
-      launch_dependent_kernel(gather_rows_grid_stride<kBlock>, l.grid, l.block, l.dynamic_shared, int(s[0]), int(s[1]),
+      launch_dependent_kernel(gather_rows_grid_stride<kGridStrideBlock>, l.grid, l.block, l.dynamic_shared, int(s[0]), int(s[1]),
                     int(s[2]), static_cast<const uint32_t*>(b[0]), static_cast<const int32_t*>(b[1]),
                     static_cast<uint32_t*>(b[2]));
       check_launch();

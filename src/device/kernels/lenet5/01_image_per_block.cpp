@@ -3,9 +3,11 @@
 #include <utility>
 #include <vector>
 
-#include "device/kernels/elementwise/elementwise_registration.hpp"  // capped_grid, kBlock
+#include "device/kernels/copy.hpp"
+#include "device/kernels/grid_stride.hpp"
 #include "device/kernels/tuned_choices.hpp"
 #include "device/kernels/workspace.hpp"
+#include "kernels/common/all.hpp"  // before any kernel file is included (see there)
 #if defined(__CUDACC__)
 #include "device/kernels/gpu_timing.hpp"
 #endif
@@ -16,8 +18,6 @@ namespace {
 
 namespace warpnet::device {
 namespace {
-
-using elementwise_kernels::capped_grid, elementwise_kernels::kBlock;
 
 // The step kernel's block sizes, candidates of the tune. A block per image:
 // at batch 64 the blocks are fewer than an H200's SMs and the step lasts
@@ -56,7 +56,7 @@ void launch_step(int i, int N, int C, const float* X, const int* labels, const L
   check_launch();
   const int parameters = 2572 + 120 * 401 + 84 * 121 + C * 85;
   const Launch sums = capped_grid(parameters);
-  launch_dependent_kernel(lenet5_sum_gradients<kBlock>, sums.grid, sums.block, 0, N, C, static_cast<const float*>(saved),
+  launch_dependent_kernel(lenet5_sum_gradients<kGridStrideBlock>, sums.grid, sums.block, 0, N, C, static_cast<const float*>(saved),
                           grads);
   check_launch();
 }

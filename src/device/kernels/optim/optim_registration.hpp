@@ -5,9 +5,9 @@
 // registration files, each compiled as three copies (plain, traced, nvcc; see
 // ../copy.hpp) whose helpers must not be merged by the linker.
 #pragma once
-#include <algorithm>
 
 #include "device/kernels/copy.hpp"
+#include "device/kernels/grid_stride.hpp"
 #include "kernels/common/all.hpp"  // before any kernel file is included (see there)
 
 namespace warpnet::device::optim_kernels {
@@ -15,16 +15,7 @@ namespace {
 
 inline int n(const Sizes& s) { return int(s[0]); }
 
-constexpr int kBlock = 256;
-// The grid-stride cap, as the elementwise kernels': about one wave of
-// resident threads on an H200 (132 SMs x 2048 threads = 1056 blocks of 256).
-constexpr int kMaxBlocks = 1056;
-
-// Blocks of kBlock threads for `items` per-thread items (elements for v1,
-// float4s for v2), at most kMaxBlocks; at least one, so n = 0 still launches.
-inline Launch capped_grid(int64_t items) {
-  return Launch{dim3(std::clamp<int64_t>((items + kBlock - 1) / kBlock, 1, kMaxBlocks)), dim3(kBlock), 0};
-}
+constexpr int kBlock = kGridStrideBlock;  // capped_grid's (grid_stride.hpp)
 inline double threads(const Launch& l) { return double(l.grid.x) * l.block.x; }
 
 // FLOPs per element, for listings (the updates are bound by memory): SGD's

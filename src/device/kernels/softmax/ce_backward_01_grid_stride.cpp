@@ -25,7 +25,7 @@ const Registration ce_backward_grid_stride{Kernel{
       return 12.0 * double(N(s)) * C(s) + 4.0 * double(l.grid.x) * l.block.x;
     },
     .launch = [](const Sizes& s, const Launch& l, Buffers b) {
-      launch_ce_backward(s, l, b, softmax_cross_entropy_backward_grid_stride<kCeBackwardBlock>);
+      launch_ce_backward(s, l, b, softmax_cross_entropy_backward_grid_stride<kGridStrideBlock>);
     },
     .copy = kThisCopy,
 }};

@@ -5,8 +5,7 @@
 // files, each compiled as three copies (plain, traced, nvcc; see ../copy.hpp)
 // whose helpers must not be merged by the linker.
 #pragma once
-#include <algorithm>
-
+#include "device/kernels/grid_stride.hpp"
 #include "device/kernels/softmax/softmax_registration.hpp"
 
 namespace warpnet::device::softmax_kernels {
@@ -31,14 +30,8 @@ inline void launch_ce(const Sizes& s, const Launch& l, Buffers b, CeKernel kerne
   check_launch();
 }
 
-// The backward's grid-stride launch: blocks of 256 threads, capped near one
-// wave of resident threads (H200: 132 SMs x 2048 threads = 1056 blocks), as
-// the elementwise kernels are; at least one block, so N·C = 0 still launches.
-constexpr int kCeBackwardBlock = 256, kCeBackwardMaxBlocks = 1056;
-inline Launch ce_backward_grid(const Sizes& s) {
-  const int64_t blocks = (int64_t(N(s)) * C(s) + kCeBackwardBlock - 1) / kCeBackwardBlock;
-  return Launch{dim3(std::clamp<int64_t>(blocks, 1, kCeBackwardMaxBlocks)), dim3(kCeBackwardBlock), 0};
-}
+// The backward's grid-stride launch over the N·C elements (grid_stride.hpp).
+inline Launch ce_backward_grid(const Sizes& s) { return capped_grid(int64_t(N(s)) * C(s)); }
 
 // Every backward kernel: (N, C, P, labels, dloss, dZ); P, dZ (N,C) fp32
 // row-major, labels (N) i32, dloss (1) fp32.
