@@ -69,10 +69,13 @@ __device__ __forceinline__ void store_float2(float* p, float x, float y) {
 #endif
 }
 
+// Whether `p` may be read or written by 16-byte accesses.
+__host__ __device__ __forceinline__ bool aligned16(const void* p) { return reinterpret_cast<size_t>(p) % 16 == 0; }
+
 // Whether 16-byte accesses at (r, c), c % 4 == 0, of a matrix with `cols`
 // columns stored at `base` are aligned (see above).
 __host__ __device__ __forceinline__ bool float4_rows(const void* base, int cols) {
-  return cols % 4 == 0 && reinterpret_cast<size_t>(base) % 16 == 0;
+  return cols % 4 == 0 && aligned16(base);
 }
 
 // Whether 8-byte accesses at (r, c), c even, of a matrix with `cols` columns

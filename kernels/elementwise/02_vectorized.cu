@@ -16,8 +16,7 @@
 #include "kernels/common/cuda_compat.hpp"
 #include "kernels/common/float4_rows.hpp"
 
-// Whether p sits on a 16-byte boundary, as a float4 access requires.
-__device__ __forceinline__ bool aligned16(const void* p) { return reinterpret_cast<size_t>(p) % 16 == 0; }
+using warpnet::aligned16;  // whether p sits on a 16-byte boundary, as a float4 access requires
 
 // x, y: (n) fp32. Launch: block (BLOCK); any grid: the loops cover every
 // element. Launched with launch_dependent_kernel (cuda_compat.hpp), as

@@ -76,8 +76,6 @@ __device__ __forceinline__ void stage_tile(float* dst, const float* __restrict__
   }
 }
 
-__device__ __forceinline__ bool aligned16(const void* p) { return reinterpret_cast<uintptr_t>(p) % 16 == 0; }
-
 // One k-step's copies for the C tile at (row0, col0): op(A)'s (BK, BM) tile
 // into As_s and op(B)'s (BK, BN) tile into Bs_s (rows BM + PAD and BN + PAD
 // floats apart), as one cp.async group. What this kernel's k loop issues
@@ -115,8 +113,8 @@ __global__ void __launch_bounds__((BM / 8) * (BN / 8))
   const int tx = t % (BN / TN), ty = t / (BN / TN);
   const int row0 = blockIdx.y * BM, col0 = blockIdx.x * BN;
   // 16-byte copies need rows of whole float4s and an aligned base (cudaMalloc's is).
-  const bool a_vec = TA && M % 4 == 0 && sgemm_v8::aligned16(A);
-  const bool b_vec = !TB && N % 4 == 0 && sgemm_v8::aligned16(B);
+  const bool a_vec = TA && ::warpnet::float4_rows(A, M);
+  const bool b_vec = !TB && ::warpnet::float4_rows(B, N);
 
   auto stage = [&](int s, int k0) {
     sgemm_v8::stage_operands<BK, BM, BN, PAD, THREADS, TA, TB>(&As[s][0][0], &Bs[s][0][0], A, B, M, N, K, row0, col0,
@@ -148,7 +146,7 @@ __global__ void __launch_bounds__((BM / 8) * (BN / 8))
 
   // acc[i][j] is C[row0 + ty*TM + i, col0 + (j/4)*BN/2 + tx*4 + j%4].
   // float4 stores when a row is whole float4s; scalar guarded stores at the edges.
-  const bool c_vec = N % 4 == 0 && sgemm_v8::aligned16(C);
+  const bool c_vec = ::warpnet::float4_rows(C, N);
   for (int i = 0; i < TM; ++i) {
     const int r = row0 + ty * TM + i;
     for (int h = 0; h < 2 && r < M; ++h) {

@@ -107,8 +107,8 @@ __device__ __forceinline__ void block_tile(int M, int N, int K, const float* __r
   const int row0 = blockIdx.y * BM, col0 = blockIdx.x * BN;
   const int wm0 = (warp / WARPS_N) * WM, wn0 = (warp % WARPS_N) * WN;  // the warp tile, within the block tile
   const int lm = (lane / LANES_N) * TM, ln = (lane % LANES_N) * TN;     // the thread tile, within a sub-tile
-  [[maybe_unused]] const bool a_vec = TA && M % 4 == 0 && sgemm_v8::aligned16(A);  // v8's copies' choice
-  [[maybe_unused]] const bool b_vec = !TB && N % 4 == 0 && sgemm_v8::aligned16(B);
+  [[maybe_unused]] const bool a_vec = TA && ::warpnet::float4_rows(A, M);  // v8's copies' choice
+  [[maybe_unused]] const bool b_vec = !TB && ::warpnet::float4_rows(B, N);
   // acc[i][j]: C at row wm0 + (i/TM)*WSUBM + lm + i%TM, column wn0 + (j/TN)*WSUBN + ln + j%TN
   // of the block tile: WMITER x WNITER thread tiles of TM x TN, in registers.
   float acc[WMITER * TM][WNITER * TN] = {};
@@ -170,7 +170,7 @@ __device__ __forceinline__ void block_tile(int M, int N, int K, const float* __r
   }
 
   // float4 stores where a row is whole float4s; guarded scalar stores at the edges.
-  const bool c_vec = N % 4 == 0 && sgemm_v8::aligned16(C);
+  const bool c_vec = ::warpnet::float4_rows(C, N);
   for (int i = 0; i < WMITER * TM; ++i) {
     const int r = row0 + wm0 + (i / TM) * WSUBM + lm + i % TM;
     for (int j = 0; j < WNITER * TN && r < M; j += 4) {

@@ -57,8 +57,8 @@ __global__ void __launch_bounds__(sgemm_small::THREADS)
 
   const int t = threadIdx.x, ty = t / 16, tx = t % 16;  // C rows 2ty, 2ty+1 and columns 2tx, 2tx+1 of the tile
   const int row0 = blockIdx.y * BM, col0 = blockIdx.x * BN;
-  const bool a_vec = TA && M % 4 == 0 && sgemm_v8::aligned16(A);
-  const bool b_vec = !TB && N % 4 == 0 && sgemm_v8::aligned16(B);
+  const bool a_vec = TA && ::warpnet::float4_rows(A, M);
+  const bool b_vec = !TB && ::warpnet::float4_rows(B, N);
   auto stage = [&](int s, int k0) {
     sgemm_v8::stage_operands<BK, BM, BN, PAD, THREADS, TA, TB>(&As[s][0][0], &Bs[s][0][0], A, B, M, N, K, row0, col0,
                                                                 k0, t, a_vec, b_vec);

@@ -19,8 +19,7 @@
 #include "kernels/common/cuda_compat.hpp"
 #include "kernels/common/float4_rows.hpp"
 
-// Whether p sits on a 16-byte boundary, as a float4 access requires.
-__device__ __forceinline__ bool optim_aligned16(const void* p) { return reinterpret_cast<size_t>(p) % 16 == 0; }
+using warpnet::aligned16;  // whether p sits on a 16-byte boundary, as a float4 access requires
 
 // One SGD-momentum element (v1's arithmetic); writes the new v to v_new.
 __device__ __forceinline__ float sgd_element(float w, float v, float g, float lr, float mu, float wd, float& v_new) {
@@ -37,8 +36,8 @@ __device__ __forceinline__ void sgd_momentum_span(size_t n, const float* w, cons
                                                   float mu, float wd, size_t t, size_t stride) {
   using warpnet::load_float4, warpnet::store_float4;
   // n4: elements covered by whole float4s when every pointer allows them, else none.
-  const bool aligned = optim_aligned16(w) && optim_aligned16(v) && optim_aligned16(g) && optim_aligned16(w_out) &&
-                       optim_aligned16(v_out);
+  const bool aligned = aligned16(w) && aligned16(v) && aligned16(g) && aligned16(w_out) &&
+                       aligned16(v_out);
   const size_t n4 = aligned ? n / 4 * 4 : 0;
   for (size_t i = 4 * t; i < n4; i += 4 * stride) {
     const float4 w4 = load_float4(w + i), v4 = load_float4(v + i), g4 = load_float4(g + i);  // elements i .. i+3
@@ -83,8 +82,8 @@ __device__ __forceinline__ void adam_span(size_t n, const float* w, const float*
                                           const float* __restrict__ g, float* w_out, float* m_out, float* v_out,
                                           float a, float b1, float b2, float e, size_t t, size_t stride) {
   using warpnet::load_float4, warpnet::store_float4;
-  const bool aligned = optim_aligned16(w) && optim_aligned16(m) && optim_aligned16(v) && optim_aligned16(g) &&
-                       optim_aligned16(w_out) && optim_aligned16(m_out) && optim_aligned16(v_out);
+  const bool aligned = aligned16(w) && aligned16(m) && aligned16(v) && aligned16(g) &&
+                       aligned16(w_out) && aligned16(m_out) && aligned16(v_out);
   const size_t n4 = aligned ? n / 4 * 4 : 0;
   for (size_t i = 4 * t; i < n4; i += 4 * stride) {
     const float4 w4 = load_float4(w + i), m4 = load_float4(m + i), v4 = load_float4(v + i), g4 = load_float4(g + i);

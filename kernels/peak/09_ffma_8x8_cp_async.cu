@@ -48,7 +48,7 @@ __global__ void __launch_bounds__(peak_v09_loop::THREADS, 2)
   const int t = threadIdx.x, warp = t / 32, lane = t % 32;
   if (t == 0) k_origin = 0;
   const int col0 = (blockIdx.x % BLOCKS_PER_TILE) * BN;
-  // v09 chooses its copy at run time (sgemm_v8::aligned16); the peak op's
+  // v09 chooses its copy at run time (float4_rows); the peak op's
   // buffers are cudaMalloc's (the emulator's too), 256-byte aligned, so B's
   // rows always take the 16-byte copies, and the 4-byte fallback, folded to
   // constant addresses here, would only cost registers (ptxas then spilled).
