@@ -52,6 +52,7 @@
 #include "kernels/common/float4_rows.hpp"
 #include "kernels/common/in_flight.hpp"
 #include "kernels/common/row_reduce.hpp"
+#include "kernels/pool/pool_shape.hpp"
 
 // The network's extents, and where an image's saved values sit in its row
 // of the (N, kSaved) buffer the two kernels share.
@@ -101,13 +102,13 @@ struct Lenet5Grads {
 };
 
 // The winner of a 2x2 max-pool window whose top-left element is at `at` in
-// a plane `width` wide: the first largest in row-major order, or the last
-// NaN, as cpu::max_pool2d and the pool kernels pick it (v != v is isnan).
+// a plane `width` wide, by the pool kernels' rule (pool_takes_over: the
+// first largest in row-major order, or the last NaN).
 __device__ __forceinline__ int lenet5_pool_winner(const float* plane, int at, int width) {
   const int others[3] = {at + 1, at + width, at + width + 1};
   int best = at;
   for (int q : others)
-    if (plane[q] > plane[best] || plane[q] != plane[q]) best = q;
+    if (pool_takes_over(plane[q], plane[best])) best = q;
   return best;
 }
 

@@ -37,10 +37,8 @@ struct PoolWinner {
 };
 
 // The maximum of window (p, q) of the plane xp (H,W), under cpu::max_pool2d's
-// rule: scanning rows then columns, a later pixel wins only if strictly
-// greater, so the first maximum wins a tie; and a NaN wins over anything
-// before it (v != v is isnan), so the last NaN is the window's, as in
-// PyTorch. Padding is not a candidate. Reads each pixel of the window once.
+// rule (pool_takes_over: the first maximum, or the last NaN). Padding is not
+// a candidate. Reads each pixel of the window once.
 __device__ __forceinline__ PoolWinner max_pool_winner(const float* __restrict__ xp, const Pool2dShape& g, int p,
                                                       int q) {
   const PoolSpan rows = pool_window(p, g.H, g), cols = pool_window(q, g.W, g);
@@ -48,7 +46,7 @@ __device__ __forceinline__ PoolWinner max_pool_winner(const float* __restrict__ 
   for (int ih = rows.begin; ih < rows.end; ++ih) {
     for (int iw = cols.begin; iw < cols.end; ++iw) {
       const float v = xp[ih * g.W + iw];
-      if (best.index < 0 || v > best.value || v != v) best = {ih * g.W + iw, v};
+      if (best.index < 0 || pool_takes_over(v, best.value)) best = {ih * g.W + iw, v};
     }
   }
   return best;

@@ -15,6 +15,12 @@ struct Pool2dShape {
   int kernel, stride, pad;
 };
 
+// Max pooling's rule, cpu::max_pool2d's: scanning a window in row-major
+// order, a later value `v` takes it from `best` only if strictly greater (the
+// first maximum wins a tie), or if it is NaN (v != v), so the last NaN is
+// the window's, as in PyTorch's kernels.
+__host__ __device__ __forceinline__ bool pool_takes_over(float v, float best) { return v > best || v != v; }
+
 // A half-open range [begin, end) of indices: rows, columns or windows.
 struct PoolSpan {
   int begin, end;
