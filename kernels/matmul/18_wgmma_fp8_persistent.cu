@@ -45,8 +45,9 @@
 //   0.150 ms = 916 TFLOP/s at 4096^3, 100% of cuBLASLt fp8 in the same run; 1.20e3 TFLOP/s at 8192^3, 100%.
 //   Both with a row-major B (trans_b = 0), packed K-major first, inside the timed region.
 // Build: sm_90a only, as v13 (src/device/CMakeLists.txt, sm90a_registrations).
-// Run: build/bin/warpnet bench matmul --size 8192,8192,8192,0,1 --kernels matmul/15,matmul/18 on an H100/H200
-//   (cuBLASLt fp8 is version 0 for e4m3); on the emulator:
+// Run: build/bin/warpnet bench matmul --size 8192,8192,8192 --kernels matmul/15,matmul/18 on an H100/H200
+//   (cuBLASLt fp8 is version 0 for e4m3; --size 8192,8192,8192,0,1 for B stored (N, K), fp8's own layout,
+//   no packing); on the emulator:
 //   build/bin/warpnet trace matmul/18 --size 144,280,256,0,1
 #include <cstdint>
 

@@ -21,7 +21,6 @@
 #include <cstdlib>
 #include <cstring>
 #include <ctime>
-#include <fstream>
 #include <string>
 #include <thread>
 #include <vector>
@@ -52,6 +51,7 @@ namespace {
 using lesson::check;
 using lesson::fixed;
 using lesson::grouped;
+using lesson::load_average;
 using lesson::cpu_model;
 using lesson::today_utc;
 
@@ -286,12 +286,6 @@ void part3(const std::vector<Row>& rows, bool quick) {
 }
 
 // ==== 4. latency against throughput ===================================================================
-
-std::string load_average() {
-  std::ifstream in("/proc/loadavg");
-  std::string first;
-  return in >> first ? first : "?";
-}
 
 // The median milliseconds of one forward pass over `x`, repeated for about
 // `budget` seconds (at least 5 times) after one warm-up pass.

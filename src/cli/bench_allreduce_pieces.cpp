@@ -9,16 +9,12 @@
 #include <utility>
 
 #include "core/error.hpp"
+#include "core/stats.hpp"
 #include "dist/communicator.hpp"
 
 namespace warpnet::cli::bench {
 
 namespace {
-
-double median(std::vector<double> v) {
-  std::sort(v.begin(), v.end());
-  return v[v.size() / 2];
-}
 
 std::string read_line(const std::filesystem::path& p) {
   std::ifstream in(p);

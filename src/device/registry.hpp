@@ -90,7 +90,7 @@ using Buffers = std::span<void* const>;
 
 struct Kernel {
   std::string op;          // an Op's name
-  int version = 0;         // teaching order: kernels/<op>/<version>_<name>.cu
+  int version = 0;         // teaching order: the number in its file's name (see id())
   std::string name;        // "smem_tiled"
   std::string precision;   // "fp32"
   std::string shape_text;  // the launch shape in words, for listings
@@ -156,7 +156,10 @@ struct Kernel {
   // tolerance_of (run.hpp).
   std::vector<Tensor> (*tolerance)(const Sizes&, const std::vector<Tensor>& inputs) = nullptr;
 
-  std::string id() const;  // "matmul/03_smem_tiled", the kernel's file name
+  // "op/NN_name": "matmul/03_smem_tiled", kernels/matmul/03_smem_tiled.cu; the
+  // backward convolutions' files carry the pass first (conv2d_dgrad/01_dgrad_direct
+  // is kernels/conv/dgrad_01_direct.cu).
+  std::string id() const;
   double accumulation_widening() const;  // 2^(24 - accumulator_bits) for the CUDA copy, else 1
   // The relative error of storing an output in output_format: half its unit
   // in the last place, 2^-(mantissa + 1) (2^-8 for bf16); 0 for fp32 outputs.

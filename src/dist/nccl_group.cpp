@@ -21,7 +21,7 @@ namespace warpnet::dist {
 namespace {
 
 void cuda_check(cudaError_t e, const char* call) {
-  if (e != cudaSuccess) abort_job(cat(call, " failed: ", cudaGetErrorString(e)));
+  if (e != cudaSuccess) abort_job(cat(call, " failed: ", cudaGetErrorName(e), ": ", cudaGetErrorString(e)));
 }
 
 void nccl_check(ncclResult_t r, const char* call) {

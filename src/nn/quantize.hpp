@@ -66,7 +66,6 @@ struct ModelQuantization {
   int64_t bias_values = 0;     // rank-1 parameters, kept fp32
   int64_t fp32_weight_bytes() const { return 4 * weight_values; }
   int64_t total_bytes() const { return weight_bytes + 4 * bias_values; }
-  int64_t fp32_total_bytes() const { return 4 * (weight_values + bias_values); }
   double relative_error = 0;   // ||w_q − w|| / ||w|| over all quantized weights
   int64_t zeroed = 0;          // nonzero weights stored as zero (below the format's reach at their scale)
 };

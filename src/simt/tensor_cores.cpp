@@ -104,7 +104,6 @@ void mma_m16n8k16_bf16(void* const* lanes) { mma_m16n8k16<MmaInput::bf16>(lanes)
 void mma_m16n8k32_e4m3(void* const* lanes) { mma_m16n8k32_e4m3_impl(lanes); }
 void wmma_m16n16k16_f16(void* const* lanes) { wmma_m16n16k16<MmaInput::f16>(lanes); }
 void wmma_m16n16k16_bf16(void* const* lanes) { wmma_m16n16k16<MmaInput::bf16>(lanes); }
-void warp_rendezvous(void* const*) {}
 
 void wmma_same_matrix(void* const* lanes) {
   const auto& first = *static_cast<const WmmaMatrix*>(lanes[0]);

@@ -108,9 +108,6 @@ struct WmmaLane {
 void wmma_m16n16k16_f16(void* const* lanes);  // WmmaLane* per lane
 void wmma_m16n16k16_bf16(void* const* lanes);
 
-// A rendezvous that computes nothing.
-void warp_rendezvous(void* const* lanes);
-
 // One lane's matrix in wmma::load/store_matrix_sync: .sync.aligned, so every
 // lane of the warp must pass the same pointer and ldm (a pointer computed
 // from the lane's index is undefined behaviour on a GPU).
