@@ -54,6 +54,25 @@ nlohmann::json info_json(const device::gpu::Info& info);
 int gpu_worker(const std::string& op, const device::Sizes& sizes, const std::vector<std::string>& kernel_ids,
                const Settings& settings, const std::string& out_path);
 
+// The GPU half as the command runs it (bench_workers.cpp): `kernels` in
+// worker processes running gpu_worker, a new worker after one that faults
+// or hangs (its kernel recorded as failed) until each has a result.
+// Returns {"device", "copy", "kernels": one row per kernel}.
+nlohmann::json gpu_half(const std::string& op, const device::Sizes& sizes,
+                        const std::vector<const device::Kernel*>& kernels, const Settings& settings);
+
+// The CPU half (bench_cpu.cpp): the op's fp32 CPU path (warpnet's version
+// 0: Eigen for matmul) and, where the build found one, a peer library
+// (OpenBLAS), each the median of timed runs after a last-level-cache flush.
+nlohmann::json cpu_half(const device::Op& op, const device::Sizes& sizes, const Settings& settings);
+
+// Adds to each GPU row (bench_table.cpp): TFLOP/s, % of version 0 of its
+// formats, % of peak, the speed-up over the CPU and, from the least bytes the
+// op moves, GB/s and % of the in-run copy rate.
+void add_ratios(nlohmann::json& gpu, const device::gpu::Info& info, const nlohmann::json& cpu, double flops);
+// The table of one op and size on screen, GPU rows then CPU rows.
+void print_table(const nlohmann::json& record, double flops);
+
 // `warpnet bench train`: which model, at what batch, over how many images.
 struct TrainSettings {
   std::string model = "lenet5";

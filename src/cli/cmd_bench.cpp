@@ -17,25 +17,17 @@
 // run), % of the device's peak (basis stated), and the speed-up over the CPU.
 // A table on screen; --json writes the record (machine, GPU, every figure).
 //
-// The GPU half runs in a worker process (`--gpu-worker`, bench_gpu.cpp): a
-// kernel that faults leaves the CUDA context unusable, one that hangs never
-// returns; either way only that kernel is lost, recorded as failed, and a new
-// worker goes on with the rest. Without a usable GPU the CPU half still runs
-// and the record says why the GPU half was skipped.
-#include <poll.h>
-#include <signal.h>
-#include <spawn.h>
-#include <sys/wait.h>
-#include <unistd.h>
-
+// The GPU half runs in a worker process (`--gpu-worker`, bench_gpu.cpp,
+// started by bench_workers.cpp): a kernel that faults leaves the CUDA context
+// unusable, one that hangs never returns; either way only that kernel is
+// lost, recorded as failed, and a new worker goes on with the rest. Without
+// a usable GPU the CPU half (bench_cpu.cpp) still runs and the record says
+// why the GPU half was skipped. The ratios and the table: bench_table.cpp.
+// This file: the command, its options, and the loop over ops and sizes.
 #include <algorithm>
 #include <chrono>
-#include <cmath>
 #include <cstdio>
 #include <cstdlib>
-#include <cstring>
-#include <fstream>
-#include <map>
 #include <set>
 #include <sstream>
 #include <thread>
@@ -46,14 +38,11 @@
 #include "cli/commands.hpp"
 #include "cli/machine.hpp"
 #include "cli/number_list.hpp"
-#include "cli/openblas_peer.hpp"
 #include "cli/validators.hpp"
 #include "core/atomic_file.hpp"
 #include "core/build_info.hpp"
-#include "cpu/ops.hpp"
+#include "core/text.hpp"
 #include "device/run.hpp"
-
-extern char** environ;
 
 namespace warpnet::cli {
 namespace {
@@ -73,22 +62,6 @@ struct BenchOptions {
   bench::PrecisionSettings precision;
   bool runs_given = false, budget_given = false;  // allreduce has defaults of its own, which these replace
 };
-
-std::string join(const std::vector<std::string>& items, const char* sep = ",") {
-  std::string out;
-  for (const std::string& s : items) out += (out.empty() ? "" : sep) + s;
-  return out;
-}
-
-std::string join_sizes(const device::Sizes& sizes) {
-  std::vector<std::string> parts;
-  for (int64_t v : sizes) parts.push_back(std::to_string(v));
-  return join(parts);
-}
-
-double now_s() {
-  return std::chrono::duration<double>(std::chrono::steady_clock::now().time_since_epoch()).count();
-}
 
 // Every op that has a kernel in any copy, by name.
 std::vector<std::string> all_ops() {
@@ -157,349 +130,6 @@ double op_flops(const std::string& op, const device::Sizes& size, const std::vec
   for (const device::Kernel* k : device::kernels(device::Copy::emulator))
     if (k->op == op) return k->flops(size);
   return 0;
-}
-
-// ---- the CPU half -----------------------------------------------------------
-
-// Writing a buffer larger than the last-level cache before each timed run
-// pushes the operands out of it, as bench_sgemm does.
-class CacheFlusher {
- public:
-  void flush() {
-    ++pass_;
-    std::fill(buf_.begin(), buf_.end(), pass_);
-    sink_ = sink_ + buf_[pass_ % buf_.size()];
-  }
-
- private:
-  std::vector<unsigned char> buf_ = std::vector<unsigned char>(size_t(512) << 20);
-  unsigned char pass_ = 0;
-  volatile unsigned sink_ = 0;
-};
-
-template <class F>
-json time_cpu(F&& run, const Settings& s, CacheFlusher& flusher) {
-  std::this_thread::sleep_for(std::chrono::milliseconds(200));  // let the other library's threads go idle
-  run();  // warm-up
-  std::vector<double> ms;
-  double spent = 0;
-  while (int(ms.size()) < s.runs) {
-    flusher.flush();
-    const double t0 = now_s();
-    run();
-    ms.push_back((now_s() - t0) * 1e3);
-    spent += ms.back() * 1e-3;
-    if (int(ms.size()) >= s.min_runs && spent >= s.budget_s) break;
-  }
-  return bench::timing_json(ms);
-}
-
-// A peer library for an op on the CPU: only a benchmark peer, never a
-// dependency (openblas_peer.hpp: opened at run time, when the build found it).
-struct CpuPeer {
-  const char* op;
-  const char* library;
-  bool (*open)(int threads, std::string& why);  // ready to run on `threads` threads; else why not
-  json (*about)();
-  Tensor (*run)(const device::Sizes&, const std::vector<Tensor>&);
-};
-
-#if WARPNET_HAS_OPENBLAS
-const OpenBlas& openblas() {
-  std::string why;
-  const OpenBlas* blas = open_openblas(why);
-  WN_CHECK(blas, why);
-  return *blas;
-}
-bool openblas_open(int threads, std::string& why) {
-  const OpenBlas* blas = open_openblas(why);
-  if (blas) blas->set_num_threads(threads);
-  return blas != nullptr;
-}
-json openblas_about() {
-  const char* coretype = std::getenv("OPENBLAS_CORETYPE");
-  // Debian's OpenBLAS picks its kernel from CPUID; on a VM that hides the CPU
-  // model it can fall back to an SSE3 one while Eigen uses AVX-512
-  // (bench/README.md): quote the ratio with the kernel it used.
-  return {{"corename", openblas().corename()},
-          {"config", openblas().config()},
-          {"OPENBLAS_CORETYPE", coretype ? json(coretype) : json(nullptr)}};
-}
-Tensor openblas_sgemm(const device::Sizes& s, const std::vector<Tensor>& in) {
-  const int M = int(s[0]), N = int(s[1]), K = int(s[2]);
-  const bool ta = s[3] != 0, tb = s[4] != 0;
-  Tensor c = Tensor::empty({M, N});
-  openblas().sgemm(CblasRowMajor, ta ? CblasTrans : CblasNoTrans, tb ? CblasTrans : CblasNoTrans, M, N, K, 1.0f,
-                   in[0].data<float>(), ta ? M : K, in[1].data<float>(), tb ? K : N, 0.0f, c.data<float>(), N);
-  return c;
-}
-constexpr CpuPeer kPeers[] = {{"matmul", "openblas", openblas_open, openblas_about, openblas_sgemm}};
-#else
-bool no_openblas(int, std::string& why) { return open_openblas(why) != nullptr; }
-constexpr CpuPeer kPeers[] = {{"matmul", "openblas", no_openblas, nullptr, nullptr}};
-#endif
-
-json cpu_half(const device::Op& op, const device::Sizes& sizes, const Settings& s) {
-  if (!op.cpu_fp32) return {{"skipped", cat("the op '", op.name, "' registers no CPU fp32 path")}};
-  cpu::set_num_threads(s.threads);
-  Rng rng(s.seed);
-  const std::vector<Tensor> inputs = op.make_inputs(sizes, rng);
-  CacheFlusher flusher;
-  json rows = json::array();
-  const Tensor mine = op.cpu_fp32(sizes, inputs).at(0);
-  json row = {{"library", "warpnet"},
-              {"what", "the op's CPU version 0 in fp32 (Eigen for matmul)"},
-              {"timing", time_cpu([&] { op.cpu_fp32(sizes, inputs); }, s, flusher)}};
-  rows.push_back(row);
-  std::string no_peer = "no peer library for this op";
-  for (const CpuPeer& peer : kPeers) {
-    if (op.name != peer.op || !peer.open(cpu::num_threads(), no_peer)) continue;
-    no_peer.clear();
-    const bench::Deviation d = bench::deviation({peer.run(sizes, inputs)}, {mine});
-    json p = {{"library", peer.library},
-              {"about", peer.about()},
-              {"relative_difference_from_warpnet", std::isnan(d.relative) ? json(nullptr) : json(d.relative)},
-              {"timing", time_cpu([&] { peer.run(sizes, inputs); }, s, flusher)}};
-    rows.push_back(p);
-  }
-  json out = {{"threads", cpu::num_threads()}, {"inputs", "fp32 uniform(-1,1)"}, {"rows", rows}};
-  if (!no_peer.empty()) out["peer"] = no_peer;
-  return out;
-}
-
-// ---- the GPU half: workers ---------------------------------------------------
-
-// Starts this program again as a worker; returns its pid.
-pid_t spawn_worker(const std::string& op, const device::Sizes& sizes, const std::vector<std::string>& ids,
-                   const Settings& s, const std::string& out_path) {
-  // Seconds with every digit: std::to_string keeps six decimals, and a
-  // --budget of 1e-7 reached the worker as 0.000000, which it refused.
-  auto exact = [](double seconds) {
-    char text[32];
-    std::snprintf(text, sizeof text, "%.17g", seconds);
-    return std::string(text);
-  };
-  std::vector<std::string> args = {"warpnet",    "bench",       op,
-                                   "--size",     join_sizes(sizes), "--kernels", join(ids),
-                                   "--runs",     std::to_string(s.runs), "--budget", exact(s.budget_s),
-                                   "--timeout",  exact(s.timeout_s), "--seed", std::to_string(s.seed),
-                                   "--threads",  std::to_string(s.threads), "--gpu-worker", out_path};
-  std::vector<char*> argv;
-  for (std::string& a : args) argv.push_back(a.data());
-  argv.push_back(nullptr);
-  pid_t pid = 0;
-  std::fflush(stdout);
-  const int err = posix_spawn(&pid, "/proc/self/exe", nullptr, nullptr, argv.data(), environ);
-  WN_CHECK(err == 0, "bench: cannot start a GPU worker: ", std::strerror(err));
-  return pid;
-}
-
-std::string describe_exit(int status) {
-  if (WIFEXITED(status)) return cat("exited with code ", WEXITSTATUS(status));
-  if (WIFSIGNALED(status)) return cat("was killed by signal ", WTERMSIG(status), " (", strsignal(WTERMSIG(status)), ")");
-  return "ended";
-}
-
-// Runs the kernels in workers until each has a result. `device` receives the
-// worker's view of the GPU.
-json gpu_half(const std::string& op, const device::Sizes& sizes, const std::vector<const device::Kernel*>& kernels,
-              const Settings& s) {
-  std::vector<std::string> ids;
-  for (const device::Kernel* k : kernels) ids.push_back(k->id());
-  std::map<std::string, json> results;
-  json device_info, copy;
-  // A worker that sends nothing for this long is stuck outside a kernel wait (which times out itself).
-  const double silence_limit = std::max(4 * s.timeout_s, 240.0);
-  for (int attempt = 0; attempt <= int(ids.size()); ++attempt) {
-    std::vector<std::string> todo;
-    for (const std::string& id : ids)
-      if (!results.count(id)) todo.push_back(id);
-    if (todo.empty()) break;
-    // Version 0 runs again in each new worker: the others' checks at large sizes need its output.
-    // In the registry's order, so the yardstick stays the first.
-    std::vector<std::string> vendors;
-    for (const device::Kernel* k : kernels)
-      if (k->version == 0 && std::find(todo.begin(), todo.end(), k->id()) == todo.end()) vendors.push_back(k->id());
-    todo.insert(todo.begin(), vendors.begin(), vendors.end());
-    char path[] = "/tmp/warpnet-bench-XXXXXX";
-    const int fd = mkstemp(path);
-    WN_CHECK(fd >= 0, "bench: cannot make a temporary file in /tmp");
-    close(fd);
-    const pid_t pid = spawn_worker(op, sizes, todo, s, path);
-    std::string current, pending;
-    size_t offset = 0;
-    double last_news = now_s();
-    int status = 0;
-    bool killed = false;
-    for (bool running = true; running;) {
-      const pid_t done = waitpid(pid, &status, WNOHANG);
-      running = done == 0;
-      std::ifstream in(path, std::ios::binary);
-      in.seekg(std::streamoff(offset));
-      std::string chunk((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
-      offset += chunk.size();
-      pending += chunk;
-      for (size_t nl; (nl = pending.find('\n')) != std::string::npos;) {
-        const json event = json::parse(pending.substr(0, nl));
-        pending.erase(0, nl + 1);
-        last_news = now_s();
-        const std::string type = event.value("type", "");
-        if (type == "device" && device_info.is_null()) device_info = event["device"];
-        if (type == "copy" && copy.is_null()) copy = event;
-        if (type == "start") {
-          current = event["kernel"];
-          std::printf("  gpu: %s ...\n", current.c_str());
-          std::fflush(stdout);
-        }
-        if (type == "result") {
-          const std::string id = event["kernel"];
-          current.clear();
-          if (!results.count(id)) results[id] = event;
-          if (event["status"] != "ok")
-            std::printf("  gpu: %s %s: %s\n", id.c_str(), event["status"].get<std::string>().c_str(),
-                        event.value("error", "").c_str());
-        }
-      }
-      if (running && now_s() - last_news > silence_limit) {
-        kill(pid, SIGKILL);
-        killed = true;
-      }
-      if (running) std::this_thread::sleep_for(std::chrono::milliseconds(50));
-    }
-    std::remove(path);
-    if (!device_info.is_null() && !device_info.value("usable", false)) break;
-    if (!current.empty() && !results.count(current))
-      results[current] = {{"kernel", current},
-                          {"status", "failed"},
-                          {"context_lost", true},
-                          {"error", killed ? cat("the worker sent nothing for ", silence_limit, " s while running it and was killed")
-                                           : cat("the worker ", describe_exit(status), " while running it")}};
-    else if (!(WIFEXITED(status) && (WEXITSTATUS(status) == 0 || WEXITSTATUS(status) == 3))) {
-      // Died between kernels (or before the first): give the rest one more worker, then stop.
-      std::printf("  gpu: the worker %s outside any kernel\n", describe_exit(status).c_str());
-      if (attempt > 0) break;
-    }
-  }
-  json rows = json::array();
-  for (const device::Kernel* k : kernels) {
-    json r = results.count(k->id()) ? results[k->id()]
-                                    : json{{"kernel", k->id()}, {"status", "not run"}, {"error", "no worker reached it"}};
-    r.erase("type");
-    r["version"] = k->version;
-    r["name"] = k->name;
-    r["precision"] = k->precision;
-    r["input_format"] = bench::input_format_name(*k);
-    r["output_format"] = k->output_format ? k->output_format->name : "fp32";
-    r["flops"] = k->flops(sizes);
-    r["bytes_formula"] = k->bytes(sizes);
-    rows.push_back(r);
-  }
-  if (copy.is_object()) copy.erase("type");
-  return {{"device", device_info}, {"copy", copy}, {"kernels", rows}};
-}
-
-// ---- figures, table, record ---------------------------------------------------
-
-// Adds TFLOP/s, % of version 0, % of peak, the speed-up over the CPU and,
-// from the least bytes the op moves, GB/s and % of the in-run copy rate to
-// each row.
-void add_ratios(json& gpu, const device::gpu::Info& info, const json& cpu, double flops) {
-  const double copy_gbps = gpu["copy"].is_object() ? gpu["copy"].value("gbps", 0.0) : 0.0;
-  double cpu_ms = 0;
-  if (cpu.contains("rows") && !cpu["rows"].empty() && cpu["rows"][0]["timing"].is_object())
-    cpu_ms = cpu["rows"][0]["timing"]["median_ms"];
-  for (json& r : gpu["kernels"]) {
-    if (r["status"] != "ok") continue;
-    const double ms = r["timing"]["median_ms"];
-    r["tflops"] = flops / (ms * 1e-3) * 1e-12;
-    // The yardstick: the first version 0 of the row's formats that ran (the
-    // registry's order; conv2d/00_cudnn_implicit_gemm is measured against it too).
-    for (const json& v : gpu["kernels"])
-      if (v["version"] == 0 && v["input_format"] == r["input_format"] &&
-          v.value("output_format", "fp32") == r.value("output_format", "fp32") && v["status"] == "ok") {
-        r["vendor"] = v["kernel"];
-        r["percent_of_vendor"] = 100.0 * v["timing"]["median_ms"].get<double>() / ms;
-        break;
-      }
-    const device::Kernel& k = device::find_kernel(r["kernel"].get<std::string>(), device::Copy::cuda);
-    const json p = bench::peak(info, k);
-    r["peak"] = p;
-    if (p["tflops"].is_number()) {
-      r["percent_of_peak"] = 100.0 * r["tflops"].get<double>() / p["tflops"].get<double>();
-      // Past the peak, the kernel did fewer operations than the op's count
-      // (cuDNN's Winograd and FFT algorithms): a rate of the op, not of the hardware.
-      if (r["percent_of_peak"].get<double>() > 100)
-        r["peak_note"] = "effective rate: the op's FLOP count over the time, above the hardware's peak, so the "
-                         "kernel's algorithm does fewer operations than the direct one";
-    }
-    if (cpu_ms > 0) r["speedup_over_cpu"] = cpu_ms / ms;
-    if (r.contains("bytes_least")) {
-      r["gbps"] = r["bytes_least"].get<double>() / (ms * 1e-3) * 1e-9;
-      if (copy_gbps > 0) r["percent_of_copy"] = 100.0 * r["gbps"].get<double>() / copy_gbps;
-    }
-  }
-}
-
-std::string fmt(const json& j, const char* format, const char* missing = "-") {
-  if (!j.is_number()) return missing;
-  char buf[64];
-  std::snprintf(buf, sizeof buf, format, j.get<double>());
-  return buf;
-}
-
-void print_table(const json& rec, double flops) {
-  std::printf("\n  %-24s %-5s %-22s %10s %9s %8s %7s %8s %8s %7s\n", "version", "input", "check", "median ms", "TFLOP/s",
-              "% vendor", "% peak", "x CPU", "GB/s", "% copy");
-  if (rec["gpu"].contains("kernels")) {
-    const json& copy = rec["gpu"]["copy"];
-    if (copy.is_object() && copy.contains("gbps"))
-      std::printf("  (GB/s: each input read and each output written once; %% copy: of the in-run device-to-device "
-                  "copy, %.0f GB/s)\n", copy["gbps"].get<double>());
-    for (const json& r : rec["gpu"]["kernels"]) {
-      std::string check = r["status"] == "ok" ? "ok" : r["status"].get<std::string>();
-      if (r.contains("verify")) {
-        const json& v = r["verify"];
-        const std::string ref = !v.contains("reference") ? "" : v["reference"].get<std::string>().rfind("CPU", 0) == 0 ? " cpu" : v.contains("relative_error") ? " v0" : " poison";
-        check += (v.contains("relative_error") ? " " + fmt(v["relative_error"], "%.1e", "NaN") : "") + ref;
-      }
-      const json t = r.value("timing", json());
-      std::printf("  %-24s %-5s %-22s %10s %9s %8s %7s %8s %8s %7s\n", r["kernel"].get<std::string>().c_str(),
-                  r["input_format"].get<std::string>().c_str(), check.c_str(),
-                  fmt(t.is_object() ? t["median_ms"] : json(), "%.3f").c_str(), fmt(r.value("tflops", json()), "%.2f").c_str(),
-                  fmt(r.value("percent_of_vendor", json()), "%.1f").c_str(), fmt(r.value("percent_of_peak", json()), "%.1f").c_str(),
-                  fmt(r.value("speedup_over_cpu", json()), "%.1f").c_str(), fmt(r.value("gbps", json()), "%.0f").c_str(),
-                  fmt(r.value("percent_of_copy", json()), "%.1f").c_str());
-      if (r.contains("tuned")) std::printf("    (%s)\n", r["tuned"].get<std::string>().c_str());
-      if (r.contains("verify") && r["verify"].contains("bound_note"))
-        std::printf("    (check: %s)\n", r["verify"]["bound_note"].get<std::string>().c_str());
-    }
-    const json& rows = rec["gpu"]["kernels"];
-    if (std::any_of(rows.begin(), rows.end(), [](const json& r) { return r.contains("peak_note"); }))
-      std::printf("  (%% peak above 100: the op's FLOP count over the time, so that kernel's algorithm does fewer "
-                  "operations than the direct one)\n");
-    if (!rows.empty() && std::none_of(rows.begin(), rows.end(), [](const json& r) { return r["version"] == 0; }))
-      std::printf("  (no version 0 for %s in this build, so no %% vendor: the conv ops' cuDNN baseline is compiled "
-                  "only where CMake finds cuDNN)\n", rec["op"].get<std::string>().c_str());
-  } else {
-    std::printf("  GPU: skipped: %s\n", rec["gpu"].value("skipped", std::string("?")).c_str());
-  }
-  if (rec["cpu"].contains("rows")) {
-    for (const json& r : rec["cpu"]["rows"]) {
-      std::string name = cat("cpu ", r["library"].get<std::string>());
-      if (r["library"] == "warpnet" && rec["op"] == "matmul") name += " (Eigen)";
-      if (r.contains("about")) name += cat(" (", r["about"]["corename"].get<std::string>(), ")");
-      const json& t = r["timing"];
-      // TFLOP/s to three significant figures: a CPU does LeNet-sized layers
-      // at a few GFLOP/s, which three decimals would print as 0.003.
-      std::printf("  %-24s %-5s %-22s %10s %9s   (%d threads)\n", name.c_str(), "fp32",
-                  r.contains("relative_difference_from_warpnet") ? cat("vs warpnet ", fmt(r["relative_difference_from_warpnet"], "%.1e")).c_str() : "",
-                  fmt(t["median_ms"], "%.3f").c_str(), fmt(json(flops / (t["median_ms"].get<double>() * 1e-3) * 1e-12), "%.3g").c_str(),
-                  rec["cpu"]["threads"].get<int>());
-    }
-    if (rec["cpu"].contains("peer")) std::printf("  cpu peer: %s\n", rec["cpu"]["peer"].get<std::string>().c_str());
-  } else {
-    std::printf("  CPU: skipped: %s\n", rec["cpu"].value("skipped", std::string("?")).c_str());
-  }
 }
 
 // An option that none of the targets run reads would be ignored without a
@@ -642,17 +272,17 @@ void run_bench(BenchOptions& o) {
       std::printf("\n%s %s (%.4g GFLOP)\n", op.name.c_str(), device::describe_sizes(op, size).c_str(), flops * 1e-9);
       json rec = {{"op", op.name}, {"size_names", op.size_names}, {"sizes", size}, {"flops", flops},
                   {"relative_error_bound", bench::relative_bound(op, size)}};
-      rec["cpu"] = o.no_cpu ? json{{"skipped", "--no-cpu"}} : cpu_half(op, size, s);
+      rec["cpu"] = o.no_cpu ? json{{"skipped", "--no-cpu"}} : bench::cpu_half(op, size, s);
       if (!info.usable) rec["gpu"] = {{"skipped", info.why_not}};
       else if (kernels.empty()) rec["gpu"] = {{"skipped", cat("no CUDA version of ", op.name, " is registered")}};
-      else rec["gpu"] = gpu_half(op.name, size, kernels, s);
+      else rec["gpu"] = bench::gpu_half(op.name, size, kernels, s);
       if (rec["gpu"].contains("kernels")) {
-        add_ratios(rec["gpu"], info, rec["cpu"], flops);
+        bench::add_ratios(rec["gpu"], info, rec["cpu"], flops);
         for (const json& r : rec["gpu"]["kernels"]) all_ok = all_ok && r["status"] == "ok";
         measured = true;
       }
       measured = measured || rec["cpu"].contains("rows");
-      print_table(rec, flops);
+      bench::print_table(rec, flops);
       record["ops"].push_back(rec);
       // Rewritten after every size: a run cut short (a time limit) keeps what it measured.
       if (!o.json_path.empty()) {

@@ -1,7 +1,8 @@
-// Text helpers for the tables warpnet prints.
+// Text helpers for the tables and lists warpnet prints.
 #pragma once
 #include <cstddef>
 #include <string>
+#include <vector>
 
 namespace warpnet {
 
@@ -17,6 +18,13 @@ inline size_t display_width(const std::string& s) {
 inline std::string pad_right(const std::string& s, size_t width) {
   const size_t w = display_width(s);
   return w >= width ? s : s + std::string(width - w, ' ');
+}
+
+// The items with `separator` between them: {"a", "b"} -> "a,b".
+inline std::string join(const std::vector<std::string>& items, const char* separator = ",") {
+  std::string out;
+  for (const std::string& item : items) out += (out.empty() ? "" : separator) + item;
+  return out;
 }
 
 }  // namespace warpnet

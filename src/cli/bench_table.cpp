@@ -1,0 +1,116 @@
+// `warpnet bench`'s figures (bench.hpp, add_ratios) and its table on screen
+// (print_table), from the record of one op and size.
+#include <algorithm>
+#include <cstdio>
+
+#include "cli/bench.hpp"
+
+namespace warpnet::cli::bench {
+
+using nlohmann::json;
+
+void add_ratios(json& gpu, const device::gpu::Info& info, const json& cpu, double flops) {
+  const double copy_gbps = gpu["copy"].is_object() ? gpu["copy"].value("gbps", 0.0) : 0.0;
+  double cpu_ms = 0;
+  if (cpu.contains("rows") && !cpu["rows"].empty() && cpu["rows"][0]["timing"].is_object())
+    cpu_ms = cpu["rows"][0]["timing"]["median_ms"];
+  for (json& r : gpu["kernels"]) {
+    if (r["status"] != "ok") continue;
+    const double ms = r["timing"]["median_ms"];
+    r["tflops"] = flops / (ms * 1e-3) * 1e-12;
+    // The yardstick: the first version 0 of the row's formats that ran (the
+    // registry's order; conv2d/00_cudnn_implicit_gemm is measured against it too).
+    for (const json& v : gpu["kernels"])
+      if (v["version"] == 0 && v["input_format"] == r["input_format"] &&
+          v.value("output_format", "fp32") == r.value("output_format", "fp32") && v["status"] == "ok") {
+        r["vendor"] = v["kernel"];
+        r["percent_of_vendor"] = 100.0 * v["timing"]["median_ms"].get<double>() / ms;
+        break;
+      }
+    const device::Kernel& k = device::find_kernel(r["kernel"].get<std::string>(), device::Copy::cuda);
+    const json p = peak(info, k);
+    r["peak"] = p;
+    if (p["tflops"].is_number()) {
+      r["percent_of_peak"] = 100.0 * r["tflops"].get<double>() / p["tflops"].get<double>();
+      // Past the peak, the kernel did fewer operations than the op's count
+      // (cuDNN's Winograd and FFT algorithms): a rate of the op, not of the hardware.
+      if (r["percent_of_peak"].get<double>() > 100)
+        r["peak_note"] = "effective rate: the op's FLOP count over the time, above the hardware's peak, so the "
+                         "kernel's algorithm does fewer operations than the direct one";
+    }
+    if (cpu_ms > 0) r["speedup_over_cpu"] = cpu_ms / ms;
+    if (r.contains("bytes_least")) {
+      r["gbps"] = r["bytes_least"].get<double>() / (ms * 1e-3) * 1e-9;
+      if (copy_gbps > 0) r["percent_of_copy"] = 100.0 * r["gbps"].get<double>() / copy_gbps;
+    }
+  }
+}
+
+namespace {
+
+std::string fmt(const json& j, const char* format, const char* missing = "-") {
+  if (!j.is_number()) return missing;
+  char buf[64];
+  std::snprintf(buf, sizeof buf, format, j.get<double>());
+  return buf;
+}
+
+}  // namespace
+
+void print_table(const json& rec, double flops) {
+  std::printf("\n  %-24s %-5s %-22s %10s %9s %8s %7s %8s %8s %7s\n", "version", "input", "check", "median ms", "TFLOP/s",
+              "% vendor", "% peak", "x CPU", "GB/s", "% copy");
+  if (rec["gpu"].contains("kernels")) {
+    const json& copy = rec["gpu"]["copy"];
+    if (copy.is_object() && copy.contains("gbps"))
+      std::printf("  (GB/s: each input read and each output written once; %% copy: of the in-run device-to-device "
+                  "copy, %.0f GB/s)\n", copy["gbps"].get<double>());
+    for (const json& r : rec["gpu"]["kernels"]) {
+      std::string check = r["status"] == "ok" ? "ok" : r["status"].get<std::string>();
+      if (r.contains("verify")) {
+        const json& v = r["verify"];
+        const std::string ref = !v.contains("reference") ? "" : v["reference"].get<std::string>().rfind("CPU", 0) == 0 ? " cpu" : v.contains("relative_error") ? " v0" : " poison";
+        if (v.contains("relative_error")) check.append(" ").append(fmt(v["relative_error"], "%.1e", "NaN"));
+        check += ref;
+      }
+      const json t = r.value("timing", json());
+      std::printf("  %-24s %-5s %-22s %10s %9s %8s %7s %8s %8s %7s\n", r["kernel"].get<std::string>().c_str(),
+                  r["input_format"].get<std::string>().c_str(), check.c_str(),
+                  fmt(t.is_object() ? t["median_ms"] : json(), "%.3f").c_str(), fmt(r.value("tflops", json()), "%.2f").c_str(),
+                  fmt(r.value("percent_of_vendor", json()), "%.1f").c_str(), fmt(r.value("percent_of_peak", json()), "%.1f").c_str(),
+                  fmt(r.value("speedup_over_cpu", json()), "%.1f").c_str(), fmt(r.value("gbps", json()), "%.0f").c_str(),
+                  fmt(r.value("percent_of_copy", json()), "%.1f").c_str());
+      if (r.contains("tuned")) std::printf("    (%s)\n", r["tuned"].get<std::string>().c_str());
+      if (r.contains("verify") && r["verify"].contains("bound_note"))
+        std::printf("    (check: %s)\n", r["verify"]["bound_note"].get<std::string>().c_str());
+    }
+    const json& rows = rec["gpu"]["kernels"];
+    if (std::any_of(rows.begin(), rows.end(), [](const json& r) { return r.contains("peak_note"); }))
+      std::printf("  (%% peak above 100: the op's FLOP count over the time, so that kernel's algorithm does fewer "
+                  "operations than the direct one)\n");
+    if (!rows.empty() && std::none_of(rows.begin(), rows.end(), [](const json& r) { return r["version"] == 0; }))
+      std::printf("  (no version 0 for %s in this build, so no %% vendor: the conv ops' cuDNN baseline is compiled "
+                  "only where CMake finds cuDNN)\n", rec["op"].get<std::string>().c_str());
+  } else {
+    std::printf("  GPU: skipped: %s\n", rec["gpu"].value("skipped", std::string("?")).c_str());
+  }
+  if (rec["cpu"].contains("rows")) {
+    for (const json& r : rec["cpu"]["rows"]) {
+      std::string name = cat("cpu ", r["library"].get<std::string>());
+      if (r["library"] == "warpnet" && rec["op"] == "matmul") name += " (Eigen)";
+      if (r.contains("about")) name += cat(" (", r["about"]["corename"].get<std::string>(), ")");
+      const json& t = r["timing"];
+      // TFLOP/s to three significant figures: a CPU does LeNet-sized layers
+      // at a few GFLOP/s, which three decimals would print as 0.003.
+      std::printf("  %-24s %-5s %-22s %10s %9s   (%d threads)\n", name.c_str(), "fp32",
+                  r.contains("relative_difference_from_warpnet") ? cat("vs warpnet ", fmt(r["relative_difference_from_warpnet"], "%.1e")).c_str() : "",
+                  fmt(t["median_ms"], "%.3f").c_str(), fmt(json(flops / (t["median_ms"].get<double>() * 1e-3) * 1e-12), "%.3g").c_str(),
+                  rec["cpu"]["threads"].get<int>());
+    }
+    if (rec["cpu"].contains("peer")) std::printf("  cpu peer: %s\n", rec["cpu"]["peer"].get<std::string>().c_str());
+  } else {
+    std::printf("  CPU: skipped: %s\n", rec["cpu"].value("skipped", std::string("?")).c_str());
+  }
+}
+
+}  // namespace warpnet::cli::bench
