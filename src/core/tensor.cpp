@@ -95,8 +95,11 @@ Tensor Tensor::empty(const Shape& shape, DType dtype, Device device) {
   for (int64_t d : shape) WN_CHECK(d >= 0, "tensor: negative extent in shape ", shape);
   Tensor t;
   const MemContext& ctx = current_mem_context();
+  const int64_t bytes = storage_bytes(shape, dtype);  // first: it refuses a shape whose bytes overflow
+  // What the memory tracker charges: the f32 elements at the context's width
+  // (4, or an emulated low precision's), never more than the bytes just checked.
   const int64_t charged = dtype == DType::f32 ? shape.numel() * ctx.f32_bytes : -1;
-  t.storage_ = std::make_shared<Storage>(storage_bytes(shape, dtype), device, ctx.tag, ctx.layer, charged);
+  t.storage_ = std::make_shared<Storage>(bytes, device, ctx.tag, ctx.layer, charged);
   t.shape_ = shape;
   t.strides_ = contiguous_strides(shape);
   t.dtype_ = dtype;
