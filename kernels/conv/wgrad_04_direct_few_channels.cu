@@ -64,7 +64,7 @@ constexpr int kMaxChannels = 16;  // K beyond this: wgrad v3's tiles
 constexpr int kTargetBlocks = 264;  // two per SM of an H200
 
 // n rounded up to the next value that is `bank` modulo 32 (shared memory's banks).
-__host__ __device__ constexpr int to_bank(int n, int bank) { return n + ((bank - n) % 32 + 32) % 32; }
+__host__ __device__ constexpr long long to_bank(long long n, long long bank) { return n + ((bank - n) % 32 + 32) % 32; }
 
 // A band of BP output rows: its x window per channel (x_pitch floats, rows
 // of `cols`), dy's pitch per pixel (KMAX floats, 4 more where the float4
@@ -74,24 +74,31 @@ __host__ __device__ constexpr int to_bank(int n, int bank) { return n + ((bank -
 // x_pitch = R·S·dil (mod 32), so tap (c, r, s) reads bank dil·(c·R·S + r·S +
 // s) past the pixel's: a warp's consecutive taps, consecutive banks (the
 // extra columns are staged, past the image, as zeros no tap reads).
+// Worked out in 64 bits: a huge stride, dilation or channel count overflows
+// int, and a wrapped size once passed the 48 KiB test as a small one. A
+// band whose window alone is past the staging reports floats = INT_MAX, its
+// other sizes 0: it is never staged.
 struct Band {
   int bp, bands, cols, x_pitch, dy_pitch, dy_offset, groups, floats;
   __host__ __device__ static Band of(const ConvShape& g, int bp) {
-    const int kmax = conv_few_channels::slots(g.K), crs = g.crs() > 0 ? g.crs() : 1;
-    const int rows = (bp - 1) * g.stride + g.dil * (g.R - 1) + 1;
-    const int cols = to_bank((g.Q - 1) * g.stride + g.dil * (g.S - 1) + 1, g.S * g.dil % 32);
-    const int x_pitch = to_bank(rows * cols, g.R * g.S * g.dil % 32);
-    const int dy_pitch = kmax >= 4 ? kmax + 4 : kmax, dy_offset = (g.C * x_pitch + 3) / 4 * 4;
-    const int groups = kThreads / crs > 0 ? kThreads / crs : 1;
-    const int staging = dy_offset + bp * g.Q * dy_pitch, sums = crs * groups * (kmax + 1);
-    return Band{bp, (g.P + bp - 1) / bp, cols, x_pitch, dy_pitch, dy_offset, groups, staging > sums ? staging : sums};
+    const long long kmax = conv_few_channels::slots(g.K), crs = g.crs() > 0 ? g.crs() : 1;
+    const long long rows = (bp - 1) * (long long)g.stride + (long long)g.dil * (g.R - 1) + 1;
+    const long long width = (g.Q - 1) * (long long)g.stride + (long long)g.dil * (g.S - 1) + 1;
+    const int bands = int((g.P + (long long)bp - 1) / bp), groups = int(kThreads / crs > 0 ? kThreads / crs : 1);
+    constexpr int kNever = 2147483647;
+    if (rows > kSharedFloats || width > kSharedFloats) return Band{bp, bands, 0, 0, 0, 0, groups, kNever};
+    const long long cols = to_bank(width, (long long)g.S * g.dil % 32);
+    const long long x_pitch = to_bank(rows * cols, (long long)g.R * g.S * g.dil % 32);
+    const long long dy_pitch = kmax >= 4 ? kmax + 4 : kmax, dy_offset = (g.C * x_pitch + 3) / 4 * 4;
+    const long long staging = dy_offset + bp * (long long)g.Q * dy_pitch, sums = crs * groups * (kmax + 1);
+    const long long floats = staging > sums ? staging : sums;
+    if (floats > kSharedFloats) return Band{bp, bands, 0, 0, 0, 0, groups, kNever};
+    return Band{bp, bands, int(cols), int(x_pitch), int(dy_pitch), int(dy_offset), groups, int(floats)};
   }
 };
 
 // The tallest band (at most P rows) that fits 48 KiB, else one row. It
-// starts from the most rows whose window, in 64 bits, fits the staging at
-// all (Band::of's int arithmetic is then exact; a huge stride would
-// overflow it), and steps down from there.
+// starts from the most rows whose window could fit at all, and steps down.
 inline Band band_of(const ConvShape& g) {
   const long long span = (long long)g.dil * (g.R - 1) + 1;
   const long long most = span > kSharedFloats ? 1 : (kSharedFloats - span) / g.stride + 1;
@@ -101,16 +108,8 @@ inline Band band_of(const ConvShape& g) {
   return Band::of(g, bp);
 }
 
-// A one-row band's window, in 64 bits, could be staged (its columns padded
-// to a bank by up to 31): band_of's rows are then in int's range.
-inline bool window_fits(const ConvShape& g) {
-  return conv_few_channels::window_fits((long long)g.dil * (g.R - 1) + 1,
-                                        (g.Q - 1) * (long long)g.stride + (long long)g.dil * (g.S - 1) + 1 + 31);
-}
-
 inline bool applies(const ConvShape& g) {
-  return g.K <= kMaxChannels && g.crs() <= kThreads && g.P > 0 && g.Q > 0 && window_fits(g) &&
-         band_of(g).floats <= kSharedFloats;
+  return g.K <= kMaxChannels && g.crs() <= kThreads && g.P > 0 && g.Q > 0 && band_of(g).floats <= kSharedFloats;
 }
 
 inline size_t shared_bytes(const ConvShape& g) { return 4 * size_t(band_of(g).floats); }

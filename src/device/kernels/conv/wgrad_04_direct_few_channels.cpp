@@ -47,7 +47,8 @@ double bytes_of(int candidate, const Sizes& s) {
   const ConvShape g = shape_of(s);
   const conv_wgrad_v04::Band band = conv_wgrad_v04::band_of(g);
   const int splits = conv_wgrad_v04::split_of(g).splits;
-  const double x_rows = double(g.N) * band.bands * double(band.x_pitch) / band.cols;  // rows per full band
+  // Rows per full band (none for a band too big to stage, where the direct kernel does not apply).
+  const double x_rows = band.cols > 0 ? double(g.N) * band.bands * double(band.x_pitch) / band.cols : 0.0;
   const double dw = double(g.K) * g.crs();
   return 4.0 * (x_rows * g.C * g.W + double(g.N) * g.K * g.P * g.Q + splits * dw +
                 (splits > 1 ? (splits + 1) * dw : 0.0));
