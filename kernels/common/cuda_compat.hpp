@@ -99,9 +99,9 @@ __device__ __forceinline__ void allow_dependent_grids() {
 
 #if defined(__CUDACC__)
 // A launch past CUDA's grid or block limits fails with a bare "invalid
-// configuration argument"; launch_kernel notes which limit here, for
-// cuda_error_detail (the emulator's own message names it). Empty after a
-// launch within the limits.
+// configuration argument"; the launch helpers below note which limit here,
+// for cuda_error_detail (the emulator's own message names it). Empty after
+// a launch within the limits; a raw <<<>>> launch leaves it as it was.
 inline std::string& launch_limit_note() {
   static thread_local std::string note;
   return note;
@@ -113,7 +113,9 @@ inline void note_launch_limits(dim3 grid, dim3 block) {
   note.clear();
   for (int d = 0; d < 3 && note.empty(); ++d) {
     const char* axis = d == 0 ? "x" : d == 1 ? "y" : "z";
-    if (g[d] > kGrid[d])
+    if (g[d] == 0 || b[d] == 0)
+      note = std::string(g[d] == 0 ? "grid" : "block") + " dimension " + axis + " is 0: every one must be at least 1";
+    else if (g[d] > kGrid[d])
       note = std::string("grid dimension ") + axis + " is " + std::to_string(g[d]) + ", the limit is " +
              std::to_string(kGrid[d]);
     else if (b[d] > kBlock[d])

@@ -31,9 +31,6 @@
 
 #include "simt/minifloat.hpp"
 
-// Like CUDA's types, each converts from float, from double (rounded once,
-// not through float) and from an integer: half and bf16 round it once
-// (exactly so up to 2^53), fp8 through float, as cuda_fp8.hpp does.
 // A 16-bit pattern with no arithmetic: how bits enter and leave the types.
 struct __half_raw {
   unsigned short x;
@@ -42,6 +39,12 @@ struct __nv_bfloat16_raw {
   unsigned short x;
 };
 
+// Like CUDA's types, each converts from float, from double (rounded once,
+// not through float) and from an integer: half and bf16 round it once
+// (exactly so up to 2^53), fp8 through float, as cuda_fp8.hpp does. One
+// difference: a NaN double becomes the float path's NaN (sign clear, 0x7F
+// in fp8), where CUDA's double-to-fp8 conversion keeps the sign and gives
+// e5m2 0x7E; both are NaN codes.
 struct __half {
   __half() = default;
   __half(float f) : __half(double(f)) {}

@@ -40,8 +40,10 @@ unsigned ideal_sectors(const std::array<uintptr_t, 32>& addresses, unsigned mask
 namespace {
 
 // Shared memory serves a warp's access in passes of 128 bytes: the whole
-// warp for 4 bytes a lane or fewer, a half warp for 8, a quarter for 16 (a
-// wider range, a struct's, as 16). The lanes of one pass: [first, first + n).
+// warp for 4 bytes a lane or fewer, a half warp for 8, a quarter for 16.
+// A range of another size (a struct copied whole) takes 32 / (its words, at
+// most 4) lanes a pass: 10 for 12 bytes, the last pass lanes 30 and 31.
+// The lanes of one pass: [first, first + n).
 unsigned lanes_per_pass(unsigned bytes) { return 32 / std::clamp(bytes / 4, 1u, 4u); }
 
 unsigned lanes_in_pass(unsigned mask, unsigned first, unsigned n) {

@@ -93,8 +93,8 @@ class TraceRecorder {
 unsigned sectors_touched(const std::array<uintptr_t, 32>& addresses, unsigned mask, unsigned bytes);
 unsigned ideal_sectors(const std::array<uintptr_t, 32>& addresses, unsigned mask, unsigned bytes);
 unsigned shared_wavefronts(const std::array<uintptr_t, 32>& addresses, unsigned mask, unsigned bytes);
-// The wavefronts the same lanes would take without a bank conflict: the
-// excess over it is what the trace counts as conflicts.
+// The wavefronts the same lanes would take without a bank conflict: what
+// the trace's conflict figures (wavefronts over ideal) compare against.
 unsigned ideal_shared_wavefronts(unsigned mask, unsigned bytes);
 
 // Collects the blocks' statistics during a launch (workers add concurrently).
