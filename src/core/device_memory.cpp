@@ -2,6 +2,8 @@
 
 #include <array>
 #include <atomic>
+#include <mutex>
+#include <vector>
 
 #include "core/error.hpp"
 
@@ -13,6 +15,14 @@ namespace {
 std::array<const DeviceMemory*, 3>& registered() {
   static std::array<const DeviceMemory*, 3> table{};
   return table;
+}
+
+// The registrations a later one replaced (the graph pool wraps a backend's
+// memory and registers the wrapper): storage made through one may still
+// use it, so it is kept, and kept reachable, never freed.
+std::vector<const DeviceMemory*>& superseded() {
+  static auto* list = new std::vector<const DeviceMemory*>;
+  return *list;
 }
 
 std::array<std::atomic<int64_t>, 3>& transfers() {
@@ -30,7 +40,11 @@ TransferCounts transfer_counts() {
 }
 
 void register_device_memory(Device device, DeviceMemory memory) {
-  registered()[size_t(device)] = new DeviceMemory(memory);  // lives as long as the program
+  static std::mutex mutex;  // the graph pools register on first use, from any thread
+  const std::lock_guard lock(mutex);
+  const DeviceMemory*& slot = registered()[size_t(device)];
+  if (slot) superseded().push_back(slot);
+  slot = new DeviceMemory(memory);  // lives as long as the program
 }
 
 const DeviceMemory& device_memory(Device device) {
