@@ -28,8 +28,14 @@ namespace warpnet {
 // inline namespace and the linker never merges them (see simt/copy_namespace.hpp).
 inline namespace WARPNET_KERNEL_COPY {
 
-// Blocks needed to cover n items with `per_block` each.
-__host__ __device__ constexpr int ceil_div(int n, int per_block) { return (n + per_block - 1) / per_block; }
+// Blocks needed to cover n >= 0 items with `per_block` > 0 each, in the
+// type n + per_block has: ceil_div(int, int) is an int, and a 64-bit count
+// stays 64-bit instead of wrapping.
+template <class Count, class PerBlock>
+__host__ __device__ constexpr auto ceil_div(Count n, PerBlock per_block) {
+  using T = decltype(n + per_block);
+  return (T(n) + T(per_block) - 1) / T(per_block);
+}
 
 // The block's dynamic shared memory (the third launch argument) as T*.
 // Kernels use this instead of `extern __shared__ T name[]`, which has no g++ spelling.

@@ -38,7 +38,7 @@ struct SumSplitsLaunch {
 };
 inline SumSplitsLaunch sum_splits_launch(int elements, int splits) {
   const int groups = sum_splits_groups(splits), X = kSumThreads / groups;
-  return {dim3(unsigned((elements + X - 1) / X)), dim3(unsigned(X), unsigned(groups))};
+  return {dim3(unsigned(ceil_div(elements, X))), dim3(unsigned(X), unsigned(groups))};
 }
 
 // part: (splits, elements), out: (elements): out[i] = the sum over z of
@@ -53,7 +53,7 @@ __global__ void __launch_bounds__(BLOCK)
   const int X = blockDim.x, G = blockDim.y, x = threadIdx.x, group = threadIdx.y;
   const int i = blockIdx.x * X + x;  // consecutive threads: consecutive addresses in every split
   // Splits group, group + G, ... in z order, 8 loads in flight (sum_in_order).
-  const int mine = i < elements && group < splits ? (splits - group + G - 1) / G : 0;
+  const int mine = i < elements && group < splits ? ceil_div(splits - group, G) : 0;
   float sum = sum_in_order(0.0f, mine, [&](int j) { return part[size_t(group + j * G) * elements + i]; });
   if (G == 1) {  // the same for the whole block: no barrier is skipped by some threads only
     if (i < elements) out[i] = sum;

@@ -59,7 +59,7 @@ __global__ void __launch_bounds__(TP * TQ)
   float* xs = warpnet::dynamic_shared<float>();  // xs: (IH, IW) shared, input tile of channel c with halo, zero padded
   float* ws = xs + IH * IW;             // ws: (KB, R, S) shared, filters k0..k0+KB-1 at channel c
 
-  const int kgroups = (g.K + KB - 1) / KB;
+  const int kgroups = warpnet::ceil_div(g.K, KB);
   const int n = blockIdx.z / kgroups, k0 = (blockIdx.z % kgroups) * KB;
   const int tq = threadIdx.x, tp = threadIdx.y, t = tp * TQ + tq;
   const int p = blockIdx.y * TP + tp, q = blockIdx.x * TQ + tq;  // this thread's output pixel

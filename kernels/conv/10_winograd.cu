@@ -148,7 +148,7 @@ void launch_winograd(int i, const ConvShape& g, const float* x, const float* w, 
   float* M = V + size_t(kXi) * g.C * T;
   const dim3 block(kTransformBlock);
   const auto grid_for = [](long long threads) {
-    return dim3(unsigned((threads + kTransformBlock - 1) / kTransformBlock));
+    return dim3(unsigned(::warpnet::ceil_div(threads, kTransformBlock)));
   };
   winograd::launch_filter_transform<TURNED>(g, w, U);
   launch_kernel(winograd_input_transform<kTransformBlock>, grid_for(1LL * g.C * T), block, 0, g, x, V);

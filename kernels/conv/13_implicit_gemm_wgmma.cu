@@ -197,7 +197,7 @@ inline PixelTiles pixel_tiles(const ConvShape& g) {
   while (tq * stride > MAX_BOX) tq /= 2;
   while ((128 / tq) * stride > MAX_BOX) tq *= 2;
   const int tp = 128 / tq, bn = channel_tile(g.K);
-  return PixelTiles{tp, tq, (g.P + tp - 1) / tp, (g.Q + tq - 1) / tq, (g.K + bn - 1) / bn};
+  return PixelTiles{tp, tq, ::warpnet::ceil_div(g.P, tp), ::warpnet::ceil_div(g.Q, tq), ::warpnet::ceil_div(g.K, bn)};
 }
 
 struct TileAt {
@@ -227,7 +227,7 @@ __global__ void __launch_bounds__(conv_v13::THREADS, 1)
   using Cfg = Config<BN>;
   const wgmma_v16::Ring ring = wgmma_v16::make_ring(Cfg::STAGE);
   const int wg = threadIdx.x / 128, t = threadIdx.x % 128;
-  const int tiles = pt.count(g.N), channel_blocks = (g.C + BK - 1) / BK, taps = g.R * g.S;
+  const int tiles = pt.count(g.N), channel_blocks = ::warpnet::ceil_div(g.C, BK), taps = g.R * g.S;
 
   if (wg == 0) {  // producer: one thread keeps the ring full
     // The whole warpgroup gives registers back first.

@@ -84,7 +84,7 @@ struct Tiles {
 };
 inline Tiles tiles_of(const ConvShape& g) {
   const int pixels = g.N * g.P * g.Q, bn = conv_v13::channel_tile(g.K), bm = pixel_tile(bn);
-  return Tiles{pixels, (pixels + bm - 1) / bm, (g.K + bn - 1) / bn};
+  return Tiles{pixels, ::warpnet::ceil_div(pixels, bm), ::warpnet::ceil_div(g.K, bn)};
 }
 
 template <int BN>
@@ -143,7 +143,7 @@ __global__ void __launch_bounds__(conv_v13::THREADS, 1)
   constexpr int TILE_M = conv_v14::pixel_tile(BN);
   const wgmma_v16::Ring ring = wgmma_v16::make_ring(Cfg::STAGE);
   const int wg = threadIdx.x / 128, t = threadIdx.x % 128;
-  const int tiles = tl.count(), channel_blocks = (g.C + BK - 1) / BK, taps = g.R * g.S;
+  const int tiles = tl.count(), channel_blocks = ::warpnet::ceil_div(g.C, BK), taps = g.R * g.S;
 
   if (wg == 0) {  // producer: one thread keeps the ring full
     // The whole warpgroup gives registers back first.

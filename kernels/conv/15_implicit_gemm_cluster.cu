@@ -80,7 +80,7 @@ __global__ void __launch_bounds__(conv_v13::THREADS, 1)
   const warpnet::ClusterRing ring = warpnet::cluster_ring(wgmma_v16::STAGES, Cfg::STAGE, conv_v15::CONSUMER_WARPS);
   const warpnet::PairWalk walk(pixels, g.K, TILE_M, BN, conv_v15::GROUP_M);
   const int wg = threadIdx.x / 128, t = threadIdx.x % 128;
-  const int channel_blocks = (g.C + BK - 1) / BK, taps = g.R * g.S;
+  const int channel_blocks = ::warpnet::ceil_div(g.C, BK), taps = g.R * g.S;
 
   if (wg == 0) {  // producer: one thread keeps the ring full
     // The whole warpgroup gives registers back first.

@@ -121,8 +121,8 @@ struct Split {
 inline Split split_of(const ConvShape& g) {
   const long long units = (long long)g.N * band_of(g).bands;
   const long long want = units < kTargetBlocks ? (units > 0 ? units : 1) : kTargetBlocks;
-  const int run = int((units + want - 1) / want);
-  return Split{int((units + run - 1) / run), run > 0 ? run : 1};
+  const int run = int(::warpnet::ceil_div(units, want));
+  return Split{int(::warpnet::ceil_div(units, run)), run > 0 ? run : 1};
 }
 
 }  // namespace conv_wgrad_v04

@@ -32,8 +32,8 @@ __host__ __device__ inline TileAt tile_at(const Tiles& tiles, int t) {
   return {t / (tiles.cols * tiles.rows), t / tiles.cols % tiles.rows, t % tiles.cols};
 }
 __host__ __device__ inline Tiles tiles_of(const ConvShape& g, int m) {
-  const int rows = (g.P + m - 1) / m, cols = (g.Q + m - 1) / m, count = g.N * rows * cols;
-  return {rows, cols, count, (count + 3) / 4 * 4};
+  const int rows = ::warpnet::ceil_div(g.P, m), cols = ::warpnet::ceil_div(g.Q, m), count = g.N * rows * cols;
+  return {rows, cols, count, ::warpnet::ceil_div(count, 4) * 4};
 }
 // F(2x2, 3x3)'s tiles.
 __host__ __device__ inline Tiles tiles_of(const ConvShape& g) { return tiles_of(g, 2); }
@@ -163,7 +163,7 @@ namespace winograd {
 template <bool TURNED>
 void launch_filter_transform(const ConvShape& g, const float* w, float* U) {
   ::warpnet::launch_kernel(winograd_filter_transform<kTransformBlock, TURNED>,
-                           dim3(unsigned((1LL * g.K * g.C + kTransformBlock - 1) / kTransformBlock)),
+                           dim3(unsigned(::warpnet::ceil_div(1LL * g.K * g.C, kTransformBlock))),
                            dim3(kTransformBlock), 0, g, w, U);
 }
 

@@ -262,7 +262,7 @@ namespace winograd::f4x4 {
 template <bool TURNED>
 void launch_filter_transform(const ConvShape& g, const float* w, float* U) {
   ::warpnet::launch_kernel(winograd_4x4_filter_transform<kTransformBlock, TURNED>,
-                           dim3(unsigned((1LL * g.K * g.C + kTransformBlock - 1) / kTransformBlock)),
+                           dim3(unsigned(::warpnet::ceil_div(1LL * g.K * g.C, kTransformBlock))),
                            dim3(kTransformBlock), 0, g, w, U);
 }
 
@@ -279,7 +279,7 @@ void launch_winograd(int tile, int chunk, const ConvShape& g, const float* x, co
   float* U = workspace;
   const dim3 block(kTransformBlock);
   const auto grid_for = [](long long threads) {
-    return dim3(unsigned((threads + kTransformBlock - 1) / kTransformBlock));
+    return dim3(unsigned(::warpnet::ceil_div(threads, kTransformBlock)));
   };
   launch_filter_transform<TURNED>(g, w, U);
   for (int n0 = 0; n0 < g.N; n0 += chunk) {

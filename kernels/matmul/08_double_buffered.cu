@@ -122,7 +122,7 @@ __global__ void __launch_bounds__((BM / 8) * (BN / 8))
   };
 
   float acc[TM][TN] = {};  // acc: (TM, TN) registers, C at the rows and columns given before the stores
-  const int steps = (K + BK - 1) / BK;
+  const int steps = warpnet::ceil_div(K, BK);
   if (steps > 0) stage(0, 0);
   for (int step = 0; step < steps; ++step) {
     const int s = step % 2;

@@ -165,7 +165,7 @@ __global__ void __launch_bounds__((BM / WM) * (BN / WN) * 32)
 #pragma unroll
     for (int j = 0; j < FN; ++j) wmma::fill_fragment(acc[i][j], 0.0f);
 
-  const int steps = (K + BK - 1) / BK;
+  const int steps = warpnet::ceil_div(K, BK);
   if (steps > 0) fetch(0);
   for (int step = 0; step < steps; ++step) {
     a_next.store(As, A_PITCH);

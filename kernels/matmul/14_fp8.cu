@@ -145,7 +145,7 @@ __global__ void __launch_bounds__((BM / WM) * (BN / WN) * 32)
   };
 
   float acc[MI][NI][4] = {};  // acc[i][j]: C fragment of rows wm0+16i.., columns wn0+8j..
-  const int steps = (K + BK - 1) / BK;
+  const int steps = warpnet::ceil_div(K, BK);
   stage(0, 0);
   for (int step = 0; step < steps; ++step) {
     const int s = step % 2;

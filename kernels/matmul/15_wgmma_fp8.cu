@@ -121,7 +121,7 @@ __global__ void __launch_bounds__(wgmma_fp8_v15::THREADS, 1)
   uint64_t* empty = full + STAGES;
   const int wg = threadIdx.x / 128, t = threadIdx.x % 128;
   const int row0 = blockIdx.y * BM, col0 = blockIdx.x * BN;
-  const int k_steps = (K + BK - 1) / BK;
+  const int k_steps = warpnet::ceil_div(K, BK);
 
   if (threadIdx.x == 0) {
     for (int s = 0; s < STAGES; ++s) {

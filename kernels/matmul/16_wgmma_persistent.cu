@@ -106,7 +106,7 @@ static_assert(128 * PRODUCER_REGISTERS + CONSUMERS * 128 * CONSUMER_REGISTERS <=
 // .inc waits until the producer's .dec has freed enough, so a block launched
 // with fewer than this many a thread never gets them. Not an error: a hang.
 constexpr int LAUNCH_REGISTERS =
-    (128 * PRODUCER_REGISTERS + CONSUMERS * 128 * CONSUMER_REGISTERS + THREADS - 1) / THREADS;  // 168
+    warpnet::ceil_div(128 * PRODUCER_REGISTERS + CONSUMERS * 128 * CONSUMER_REGISTERS, THREADS);  // 168
 
 // The registers a thread of `kernel` holds at launch (ptxas's count); 0 on
 // the emulator, which has none to count and ignores setmaxnreg.

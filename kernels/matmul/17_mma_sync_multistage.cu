@@ -147,7 +147,7 @@ struct Block {
         warpnet::grouped_tile(int(blockIdx.x), warpnet::ceil_div(M, BM), warpnet::ceil_div(N, BN), GROUP_M);
     row0 = tile.m * BM, col0 = tile.n * BN;
     wm0 = (warp / Tiles::WARPS_N) * WM, wn0 = (warp % Tiles::WARPS_N) * WN;
-    steps = (K + BK - 1) / BK;
+    steps = warpnet::ceil_div(K, BK);
     a_aligned = (TA ? M : K) % 8 == 0, b_aligned = (TB ? K : N) % 8 == 0;  // rows_whole_chunks, per operand
     mat = lane / 8, mrow = lane % 8;
     if constexpr (Tiles::HOISTED_COPIES) {  // the tiles' origins at k = 0

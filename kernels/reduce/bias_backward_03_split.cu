@@ -83,7 +83,7 @@ __global__ void __launch_bounds__(BLOCK)
   const int q = BLOCK / S, r = BLOCK % S;
   int n = (begin + int(threadIdx.x)) / S, s = (begin + int(threadIdx.x)) % S;
   // Its terms, in k order, 8 loads in flight (warpnet::sum_in_order).
-  const int first = begin + int(threadIdx.x), count = first < end ? (end - first + BLOCK - 1) / BLOCK : 0;
+  const int first = begin + int(threadIdx.x), count = first < end ? ::warpnet::ceil_div(end - first, BLOCK) : 0;
   float acc = warpnet::sum_in_order(0.0f, count, [&](int) {  // threads with no term keep 0 and still join the shuffles
     const float term = bias_term<MASK>(dY, y, dZ, (size_t(n) * C + c) * S + s);
     n += q, s += r;
@@ -110,7 +110,7 @@ __global__ void __launch_bounds__(BLOCK)
   const int c = blockIdx.x * 32 + lane, z = blockIdx.y;
   const int begin = z * slice, end = begin + min(slice, N - begin);
   // A warp: rows begin + warp, + WARPS, ..., 32 columns each, in row order, 8 loads in flight.
-  const int first = begin + warp, rows = c < C && first < end ? (end - first + WARPS - 1) / WARPS : 0;
+  const int first = begin + warp, rows = c < C && first < end ? ::warpnet::ceil_div(end - first, WARPS) : 0;
   const float acc = warpnet::sum_in_order(
       0.0f, rows, [&](int j) { return bias_term<MASK>(dY, y, dZ, size_t(first + j * WARPS) * C + c); });
   sums[warp][lane] = acc;  // a warp's 32 stores: 32 consecutive words, no bank conflict

@@ -51,7 +51,7 @@ __global__ void hgemm_mma_ldmatrix(int M, int N, int K, const __half* __restrict
   };
 
   float acc[2][4] = {};  // two m16n8 C fragments: columns wc..wc+7 and wc+8..wc+15
-  const int steps = (K + STEP - 1) / STEP;
+  const int steps = warpnet::ceil_div(K, STEP);
   stage_tiles(0, 0);
   for (int step = 0; step < steps; ++step) {
     const int s = step % 2;

@@ -11,6 +11,7 @@
 #include <algorithm>
 #include <cstdint>
 
+#include "device/kernels/copy.hpp"
 #include "device/registry.hpp"
 
 namespace warpnet::device {
@@ -23,7 +24,7 @@ constexpr int kGridStrideMaxBlocks = 1056;
 // or float4s for a vectorized version), at most kGridStrideMaxBlocks; at
 // least one, so 0 items still launch.
 inline Launch capped_grid(int64_t items) {
-  const int64_t blocks = std::clamp<int64_t>((items + kGridStrideBlock - 1) / kGridStrideBlock, 1, kGridStrideMaxBlocks);
+  const int64_t blocks = std::clamp<int64_t>(ceil_div(items, kGridStrideBlock), 1, kGridStrideMaxBlocks);
   return Launch{dim3(unsigned(blocks)), dim3(kGridStrideBlock), 0};
 }
 

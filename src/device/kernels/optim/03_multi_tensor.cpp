@@ -12,7 +12,7 @@ namespace {
 constexpr const char* kShapeText = "block (256), grid (one block per 2048-element chunk of every tensor): a table "
                                    "argument maps each block to its tensor and chunk, v2's float4 loop within";
 
-int chunks(int64_t elements) { return int((elements + kOptimChunk - 1) / kOptimChunk); }
+int chunks(int64_t elements) { return int(ceil_div(elements, kOptimChunk)); }
 
 // The registry checks an op on one tensor of n elements; v3 is for many. So
 // its single-tensor launch cuts the tensor into pieces of 3·k³ elements

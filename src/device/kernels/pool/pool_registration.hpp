@@ -71,7 +71,7 @@ inline double window_pixels_squared(const Pool2dShape& g) {
 
 // One thread per element of `elements` (at most 2^31 - 256: shape_of).
 inline Launch one_thread_each(double elements) {
-  return Launch{dim3(unsigned((int64_t(elements) + kBlock - 1) / kBlock)), dim3(kBlock), 0};
+  return Launch{dim3(unsigned(ceil_div(int64_t(elements), kBlock))), dim3(kBlock), 0};
 }
 
 }  // namespace

@@ -31,11 +31,10 @@ struct Split {
 // given problem is always summed the same way.
 Split split_units(int64_t units, int64_t tiles, int min_slice, int granule) {
   const int64_t u = std::max<int64_t>(1, units);
-  const int64_t want = std::max<int64_t>(1, std::min((kTargetBlocks + tiles - 1) / std::max<int64_t>(1, tiles),
-                                                     u / min_slice));
-  const int64_t slice = (u + want - 1) / want;
-  const int64_t rounded = (slice + granule - 1) / granule * granule;
-  return Split{int((u + rounded - 1) / rounded), int(rounded)};  // no empty slices
+  const int64_t want =
+      std::max<int64_t>(1, std::min(ceil_div(kTargetBlocks, std::max<int64_t>(1, tiles)), u / min_slice));
+  const int64_t rounded = ceil_div(ceil_div(u, want), granule) * granule;  // a slice
+  return Split{int(ceil_div(u, rounded)), int(rounded)};                    // no empty slices
 }
 bool columns(const Sizes& s) { return bias_S(s) == 1; }
 Split split_of(const Sizes& s) {
