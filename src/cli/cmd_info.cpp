@@ -10,10 +10,10 @@
 #include <thread>
 
 #include "cli/commands.hpp"
-#include "cli/gpu_probe.hpp"
 #include "cli/machine.hpp"
 #include "core/build_info.hpp"
 #include "datasets/idx.hpp"
+#include "device/cuda/gpu.hpp"
 #include "device/registry.hpp"
 
 namespace warpnet::cli {
@@ -74,11 +74,11 @@ void add_info_command(CLI::App& app) {
       std::printf("cuda toolkit: nvcc %s, architectures %s\n", build::cuda_version, build::cuda_architectures);
     else
       std::printf("cuda toolkit: not found at build time (the emulator runs kernels instead)\n");
-    const GpuProbe probe = probe_gpus();
-    if (probe.gpus.empty()) std::printf("gpu: none (%s)\n", probe.status.c_str());
-    for (const GpuInfo& g : probe.gpus)
-      std::printf("gpu: %s, sm_%d%d, %d SMs, %.1f GiB\n", g.name.c_str(), g.compute_major, g.compute_minor,
-                  g.multiprocessors, g.memory_gib);
+    const device::gpu::Listing listing = device::gpu::list();
+    if (listing.gpus.empty()) std::printf("gpu: none (%s)\n", listing.why_none.c_str());
+    for (const device::gpu::Info& g : listing.gpus)
+      std::printf("gpu: %s, sm_%d%d, %d SMs, %.1f GiB\n", g.name.c_str(), g.cc_major, g.cc_minor, g.multiprocessors,
+                  g.memory_gib);
     std::printf("fashion-mnist: %s\n", data::fashion_mnist_dir().c_str());
   });
 }

@@ -38,6 +38,15 @@ struct Info {
 // no device is an answer, given in why_not.
 Info probe();
 
+// Every GPU the runtime can see, in device order (`warpnet info` names each
+// of a multi-GPU machine's): name, compute capability, SMs and memory, no
+// context made on any. None: an empty list and the reason. Never throws.
+struct Listing {
+  std::vector<Info> gpus;
+  std::string why_none;
+};
+Listing list();
+
 // A failed CUDA or cuBLAS call, or a kernel past its time limit.
 // context_lost: the error is sticky (an illegal address, a hang): no later
 // CUDA work in this process can succeed, so the caller must stop using the GPU.

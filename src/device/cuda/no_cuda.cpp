@@ -10,6 +10,8 @@ Info probe() {
   return info;
 }
 
+Listing list() { return Listing{{}, probe().why_not}; }
+
 struct Problem::Impl {};
 
 Problem::Problem(const Kernel& kernel, const Sizes&, const std::vector<Tensor>&) {

@@ -168,6 +168,33 @@ Info probe() {
   return info;
 }
 
+Listing list() {
+  Listing listing;
+  int count = 0;
+  if (const cudaError_t e = cudaGetDeviceCount(&count); e != cudaSuccess) {
+    listing.why_none = cat("no usable GPU: ", cudaGetErrorName(e), ": ", cudaGetErrorString(e));
+    return listing;
+  }
+  for (int dev = 0; dev < count; ++dev) {
+    cudaDeviceProp p{};
+    if (const cudaError_t e = cudaGetDeviceProperties(&p, dev); e != cudaSuccess) {
+      listing.why_none = cat("device ", dev, ": ", cudaGetErrorName(e), ": ", cudaGetErrorString(e));
+      continue;
+    }
+    Info& info = listing.gpus.emplace_back();
+    info.usable = true;
+    info.name = p.name;
+    info.cc_major = p.major;
+    info.cc_minor = p.minor;
+    info.multiprocessors = p.multiProcessorCount;
+    info.l2_bytes = p.l2CacheSize;
+    info.memory_gib = double(p.totalGlobalMem) / double(1ull << 30);
+  }
+  if (listing.gpus.empty() && listing.why_none.empty())
+    listing.why_none = "no usable GPU: the CUDA runtime reports no device";
+  return listing;
+}
+
 struct Problem::Impl {
   const Op* op = nullptr;
   const Kernel* owner = nullptr;  // fixes the op and input format
