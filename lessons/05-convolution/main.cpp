@@ -269,10 +269,12 @@ void backward(Claims& claims) {
   std::printf(
       "4. The backward pass is two more convolutions\n"
       "  dx[n,c,h,w] = sum over k,r,s of dy[n,k,p,q]·w[k,c,r,s] where h = p·stride − pad + r·dil (w alike):\n"
-      "    dy spread out by the stride, padded by dil·(R−1) − pad, correlated with w flipped (r → R−1−r, "
-      "s → S−1−s), C and K swapped\n"
+      "    dy spread out by the stride, padded by dil·(R−1) − pad (needs pad <= dil·(R−1); plus the rows and "
+      "columns\n    the stride's rounding left unread, at the bottom and right), correlated with w flipped "
+      "(r → R−1−r,\n    s → S−1−s), C and K swapped\n"
       "  dw[k,c,r,s] = sum over n,p,q of x[n, c, p·stride − pad + r·dil, q·stride − pad + s·dil]·dy[n,k,p,q]:\n"
-      "    x (channels as the batch) correlated with dy (as filters), stride and dilation swapped\n"
+      "    x (channels as the batch) correlated with dy (as filters), stride and dilation swapped; its first "
+      "R×S taps\n"
       "  Both against cpu::conv2d_backward (im2col, GEMMs, col2im), f64; the largest difference over the largest "
       "value:\n\n");
   const std::vector<Layer> layers = {

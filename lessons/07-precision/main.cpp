@@ -13,7 +13,7 @@
 // Every code and scale comes from src/numeric (encode/decode, per-tensor and
 // MX scaling); the program exits 1 when a claim of the chapter does not hold.
 //
-//   build/bin/lesson07              # the whole chapter, about a minute on 2 busy cores
+//   build/bin/lesson07              # the whole chapter, 11–44 s on 2 cores (README: what sets it)
 //   build/bin/lesson07 --quick      # fewer training images; what `ctest -R lesson07_precision` runs
 //   build/bin/lesson07 --markdown   # parts 1 and 2 as the README's tables
 #include <algorithm>

@@ -544,8 +544,10 @@ Run train_steps(const data::Dataset& train, int64_t batch, Device device) {
   // The first step pays for warm-up (allocations, the emulator's fiber
   // stacks): the rate counts the steps after it.
   if (ends.size() > 1) run.rate = double(batch) * double(ends.size() - 1) / (ends.back() - ends.front());
+  // A step's loss is a float; the difference of two running means carries
+  // their double rounding (about 1e-16) besides, which rounding to float removes.
   for (size_t i = 0; i < means.size(); ++i)
-    run.losses.push_back(double(i + 1) * means[i] - (i ? double(i) * means[i - 1] : 0.0));
+    run.losses.push_back(float(double(i + 1) * means[i] - (i ? double(i) * means[i - 1] : 0.0)));
   ag::NoGradScope no_grad;
   trainer.model().set_training(false);  // dropout off: the same function on both devices
   const Tensor x = data::head(train, batch).inputs.to(device);

@@ -188,8 +188,8 @@ void part3_ring() {
   expect(r.steps == 2 * (4 - 1), "the ring takes 2(n-1) = 6 steps");
   // Each rank sends one chunk (S/n) per step: 2(n-1)/n · S in all.
   expect(r.values_sent_per_rank == 2 * (4 - 1) * 8 / 4, "each rank sends 2(n-1)/n of its vector: 12 of 8 values");
-  std::printf("\n  Every rank sent %d values for a vector of 8 (2(n-1)/n = 1.5 times its size, whatever n: the ring\n"
-              "  uses every link all the time), and the result matches the direct sum.\n",
+  std::printf("\n  Every rank sent %d values for a vector of 8 (2(n-1)/n = 1.5 times its size at n = 4, under 2 for\n"
+              "  any n: the ring uses every link all the time), and the result matches the direct sum.\n",
               r.values_sent_per_rank);
 }
 
@@ -206,7 +206,7 @@ void part4_links() {
   const double grads = 2e9;  // 1e9 bf16 gradients
   const double t8 = dist::predict_step(nv4, 8, grads, 0).allreduce_s;
   const double t72 = dist::predict_step(dist::interconnect("nvl72"), 72, grads, 0).allreduce_s;
-  std::printf("\n  NVSwitch joins every GPU of a board (8) to every other at full NVLink bandwidth; an NVL72 rack's\n"
+  std::printf("\n  NVSwitch chips join every GPU of a board (8) to every other at full NVLink bandwidth; an NVL72 rack's\n"
               "  NVLink switch trays do the same for 72 GPUs, so the rack is one domain: any GPU reaches any other's\n"
               "  memory in one hop, and a ring over 72 GPUs runs at NVLink speed. All-reduce of 1e9 bf16 gradients:\n"
               "  %s on 8 H200s (NVLink 4), %s on 72 GPUs of an NVL72 — nine times the GPUs, less time, because\n"
