@@ -95,8 +95,15 @@ void add_train_command(CLI::App& app) {
                   "SGD weight decay: wd·w added to each gradient (L2, as torch.optim.SGD's)")
       ->check(in_range(0.0, 1.0))
       ->capture_default_str();
-  cmd->add_option("--seed", args->train.seed, "Seed for weights and shuffling")->check(kSeed)->capture_default_str();
-  cmd->add_option("--threads", args->threads, "CPU threads (0 = all cores)")->check(whole_in_range(0, 1024))->capture_default_str();
+  cmd->add_option("--seed", args->train.seed,
+                  "Seed for the weights, the shuffle, dropout's masks and the synthetic data sets")
+      ->check(kSeed)
+      ->capture_default_str();
+  cmd->add_option("--threads", args->threads,
+                  "CPU threads (0 = all cores, whatever OMP_NUM_THREADS says); a run repeats bit for bit on the "
+                  "same count, another count changes the last bits")
+      ->check(whole_in_range(0, 1024))
+      ->capture_default_str();
   cmd->add_option("--device", args->device,
                   "Where to train: cpu (Eigen), emu (warpnet's kernels on the CUDA emulator: slow, use --limit) or "
                   "cuda (the same kernels on a GPU)")

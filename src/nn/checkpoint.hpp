@@ -35,7 +35,7 @@ struct Checkpoint {
   int64_t epoch = 0;      // epochs completed
   int64_t steps = 0;      // optimizer steps taken
   uint64_t seed = 0;
-  std::string data;  // the training set, "spirals[:600], 600 examples"; empty in version 1 files
+  std::string data;  // the training set, "spirals[:600], 600 examples, contents <data hash>"; empty in version 1 files
   // "param/<name>", "optim/<name>/<slot>"; the trainer adds "train/<setting>"
   // (nn/trainer.cpp) and "precision/..." (nn/precision_state.hpp).
   std::map<std::string, Tensor> tensors;

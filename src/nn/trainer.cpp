@@ -1,8 +1,10 @@
 #include "nn/trainer.hpp"
 
 #include <cmath>
+#include <cstdio>
 #include <cstring>
 #include <span>
+#include <string_view>
 #include <vector>
 
 #include "autograd/functions.hpp"
@@ -73,6 +75,10 @@ uint64_t data_hash(const data::Dataset& d) {
   for (int64_t i = 0; i < n; i += stride) h = fnv1a(bytes + i, 1, h);
   return h;
 }
+
+// How a checkpoint's description of its training set goes on to name the
+// contents: "fashion-mnist, 60000 examples, contents 1f0c...".
+constexpr std::string_view kContents = ", contents ";
 
 // What every rank must agree on before training together, field by field:
 // the options that change the arithmetic or the collectives (a checkpoint
@@ -176,10 +182,15 @@ Trainer::Trainer(TrainOptions options, const data::Dataset& train, const data::D
     // Each epoch's shuffle comes from the seed: another one would not give the uninterrupted run's batches.
     WN_CHECK(ck.seed == options_.seed, options_.checkpoint, ": written by a run with --seed ", ck.seed,
              ", resumed with --seed ", options_.seed, " (resume with --seed ", ck.seed, ")");
-    // Nor would another training set (--data, --limit): epochs of one set would be counted as the other's.
-    WN_CHECK(ck.data.empty() || ck.data == training_set_description(), options_.checkpoint,
-             ": written by a run on ", ck.data, ", resumed on ", training_set_description(),
-             " (resume with the same --data and --limit)");
+    // Nor would another training set (--data, --limit, --data-dir): epochs of
+    // one set would be counted as the other's. Files written before
+    // 2026-12-06 name the set and its size but not its contents.
+    const std::string training_set = training_set_description();
+    const bool unfingerprinted = ck.data.find(kContents) == std::string::npos;
+    const bool same_set = ck.data.empty() || ck.data == training_set ||
+                          (unfingerprinted && training_set.starts_with(ck.data + std::string(kContents)));
+    WN_CHECK(same_set, options_.checkpoint, ": written by a run on ", ck.data, ", resumed on ", training_set,
+             " (resume with the same --data, --data-dir and --limit)");
     check_resumed_settings(ck);
     try {
       restore(ck, *model_, optimizer_.get());
@@ -230,7 +241,9 @@ void Trainer::check_resumed_settings(const Checkpoint& ck) {
 }
 
 std::string Trainer::training_set_description() const {
-  return cat(train_.name, ", ", train_.size(), " examples");
+  char fingerprint[17];
+  std::snprintf(fingerprint, sizeof fingerprint, "%016llx", static_cast<unsigned long long>(data_hash(train_)));
+  return cat(train_.name, ", ", train_.size(), " examples", kContents, fingerprint);
 }
 
 void Trainer::setup_graph() {

@@ -148,7 +148,8 @@ class Trainer {
   EpochSums train_epoch_data_parallel(int epoch, const OnStep& on_step);
   void setup_data_parallel();
   void setup_graph();
-  // What a checkpoint records of the training set, to refuse resuming on another.
+  // What a checkpoint records of the training set (name, size and data_hash),
+  // to refuse resuming on another.
   std::string training_set_description() const;
   // The settings a checkpoint records ("batch-size", "lr", and SGD's
   // "momentum" and "weight-decay"), and their check on resume.

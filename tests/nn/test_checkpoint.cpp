@@ -261,10 +261,32 @@ TEST_CASE("resuming names the checkpoint when the run differs from the one that 
   CHECK(test::error_of([&] { nn::Trainer t(sgd, train, data::Dataset{}); }) ==
         path + ": checkpoint: saved with optimizer 'adam', resuming with 'sgd'");
   // Another training set (as --limit gives): its epochs are not the checkpoint's.
+  const std::string advice = " (resume with the same --data, --data-dir and --limit)";
   const data::Dataset fewer = data::head(train, 40);
-  CHECK(test::error_of([&] { nn::Trainer t(small_run(path, 2), fewer, data::Dataset{}); }) ==
-        path + ": written by a run on blobs, 50 examples, resumed on blobs[:40], 40 examples "
-               "(resume with the same --data and --limit)");
+  const std::string fewer_error =
+      test::error_of([&] { nn::Trainer t(small_run(path, 2), fewer, data::Dataset{}); });
+  CHECK(fewer_error.starts_with(path + ": written by a run on blobs, 50 examples, contents "));
+  CHECK(fewer_error.find(", resumed on blobs[:40], 40 examples, contents ") != std::string::npos);
+  CHECK(fewer_error.ends_with(advice));
+  // The same name and size but other examples (as another --data-dir gives).
+  const data::Dataset other = data::make_blobs(50, 3, 2, 5);
+  REQUIRE(other.name == train.name);
+  const std::string other_error =
+      test::error_of([&] { nn::Trainer t(small_run(path, 2), other, data::Dataset{}); });
+  CHECK(other_error.starts_with(path + ": written by a run on blobs, 50 examples, contents "));
+  CHECK(other_error.find(", resumed on blobs, 50 examples, contents ") != std::string::npos);
+  CHECK(other_error.ends_with(advice));
+  // A file from before the contents were recorded is checked on name and size.
+  nn::Checkpoint unfingerprinted = nn::load_checkpoint(path);
+  unfingerprinted.data = "blobs, 50 examples";
+  const std::string old_path = fresh_path("unfingerprinted.ckpt");
+  nn::save_checkpoint(old_path, unfingerprinted);
+  CHECK(test::error_of([&] { nn::Trainer t(small_run(old_path, 2), other, data::Dataset{}); }) == "(no error)");
+  const std::string old_error =
+      test::error_of([&] { nn::Trainer t(small_run(old_path, 2), fewer, data::Dataset{}); });
+  CHECK(old_error.starts_with(old_path + ": written by a run on blobs, 50 examples, resumed on blobs[:40], 40 "
+                                         "examples, contents "));
+  CHECK(old_error.ends_with(advice));
   // Another batch size: other batches, other dropout masks.
   nn::TrainOptions batch = small_run(path, 2);
   batch.batch_size = 8;
