@@ -21,10 +21,6 @@ struct Settings {
   int threads = 0;  // CPU threads (0: all)
 };
 
-// Bound on ‖out − ref‖_F / ‖ref‖_F for an output whose elements are fp32
-// sums of `op.reduction_length(sizes)` products (see bench_gpu.cpp).
-double relative_bound(const device::Op& op, const device::Sizes& sizes);
-
 struct Deviation {
   double relative = 0;    // ‖got − ref‖ / ‖ref‖, NaN when anything is not finite
   int64_t not_finite = 0;  // NaN/inf elements in got: unwritten (poison) or overflowed

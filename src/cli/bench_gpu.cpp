@@ -14,21 +14,6 @@
 
 namespace warpnet::cli::bench {
 
-// Every output element is an fp32 sum of R products. The inputs are rounded
-// to the kernel's format before the reference sees them, so the products are
-// exact and only the summation errs. Its classic worst case per element is
-// R·2^-24·Σ|a·b|; rounding errors of random sign grow like sqrt(R) instead,
-// about 2^-24·sqrt(R) of the norm (4e-6 at R=4096), and tensor cores that
-// truncate while accumulating stay within R·2^-24. We allow R·2^-23: twice
-// the worst-case coefficient, taken on the norm. A real bug costs far more:
-// one product left out of each sum is already 1/sqrt(R) (0.016 at R=4096),
-// thirty times this bound. (A kernel whose sums keep fewer bits than fp32,
-// cuBLASLt's fp8 on Hopper, gets it widened: Kernel::accumulator_bits.)
-double relative_bound(const device::Op& op, const device::Sizes& sizes) {
-  const double r = op.reduction_length ? double(op.reduction_length(sizes)) : 1.0;
-  return std::max(r, 4.0) * std::ldexp(1.0, -23);
-}
-
 Deviation deviation(const std::vector<Tensor>& got, const std::vector<Tensor>& ref) {
   WN_CHECK(got.size() == ref.size(), "bench: ", got.size(), " outputs, the reference has ", ref.size());
   Deviation d;
@@ -175,15 +160,6 @@ struct Group {  // the kernels that read one input format and write one output f
   std::vector<const device::Kernel*> kernels;
 };
 
-// The relative error `kernel`'s result may have against the truth: the op's
-// fp32 bound, widened for sums that keep fewer bits, plus the rounding of an
-// output stored in a narrow format (relative to the result's norm, at most
-// 1 + the first part times the reference's).
-double own_bound(const device::Kernel& kernel, double bound) {
-  const double sums = bound * kernel.accumulation_widening();
-  return sums + kernel.output_rounding() * (1 + sums);
-}
-
 }  // namespace
 
 int gpu_worker(const std::string& op_name, const device::Sizes& sizes, const std::vector<std::string>& kernel_ids,
@@ -215,7 +191,6 @@ int gpu_worker(const std::string& op_name, const device::Sizes& sizes, const std
   // Past about 1024^3 the float64 CPU reference takes too long: compare with
   // version 0 on the same inputs instead (itself checked at the test sizes).
   const bool cpu_reference = flops <= 2.2e9;
-  const double bound = relative_bound(op, sizes);
 
   for (Group& g : groups) {
     Rng rng(mix(s.seed, "bench inputs " + input_format_name(*g.kernels.front())));
@@ -252,9 +227,9 @@ int gpu_worker(const std::string& op_name, const device::Sizes& sizes, const std
         bool ok = verify["test_sizes"]["failed"].get<int>() == 0;
         if (cpu_reference || !vendor_id.empty()) {
           const Deviation d = deviation(out, cpu_reference ? reference : vendor);
-          // Each result is within its own bound of the truth (own_bound), so
+          // Each result is within its own bound of the truth (relative_bound_of), so
           // two differ by at most the sum of their bounds.
-          const double own = own_bound(*k, bound);
+          const double own = device::relative_bound_of(*k, sizes);
           const double limit = cpu_reference ? own : own + vendor_bound;
           verify["reference"] = cpu_reference ? "CPU float64 reference, same inputs"
                                                : vendor_id + " on the same inputs (checked against the CPU at the test sizes)";
@@ -279,7 +254,7 @@ int gpu_worker(const std::string& op_name, const device::Sizes& sizes, const std
         verify["ok"] = ok;
         r["verify"] = verify;
         if (k->version == 0 && ok && vendor_id.empty())
-          vendor = out, vendor_id = k->id(), vendor_bound = own_bound(*k, bound);
+          vendor = out, vendor_id = k->id(), vendor_bound = device::relative_bound_of(*k, sizes);
         if (!ok) {
           r["status"] = "wrong";
           r["error"] = "not timed: the result does not match the reference";

@@ -271,7 +271,7 @@ void run_bench(BenchOptions& o) {
       const double flops = op_flops(op.name, size, kernels);
       std::printf("\n%s %s (%.4g GFLOP)\n", op.name.c_str(), device::describe_sizes(op, size).c_str(), flops * 1e-9);
       json rec = {{"op", op.name}, {"size_names", op.size_names}, {"sizes", size}, {"flops", flops},
-                  {"relative_error_bound", bench::relative_bound(op, size)}};
+                  {"relative_error_bound", device::relative_bound(op, size)}};
       rec["cpu"] = o.no_cpu ? json{{"skipped", "--no-cpu"}} : bench::cpu_half(op, size, s);
       if (!info.usable) rec["gpu"] = {{"skipped", info.why_not}};
       else if (kernels.empty()) rec["gpu"] = {{"skipped", cat("no CUDA version of ", op.name, " is registered")}};

@@ -1,5 +1,6 @@
 #include "device/run.hpp"
 
+#include <algorithm>
 #include <cmath>
 #include <cstring>
 
@@ -79,6 +80,11 @@ class DeviceMemory {
   void* data_ = nullptr;
 };
 
+// The terms each output element sums (Op::reduction_length), 1 where the op names none.
+double reduction_length(const Op& op, const Sizes& sizes) {
+  return op.reduction_length ? double(op.reduction_length(sizes)) : 1.0;
+}
+
 // "[3,17]": element `flat` of a row-major tensor of `shape`, an index per axis
 // (a wrong result at the last row or column of a tile says more than [3105]).
 std::string element_index(const Shape& shape, int64_t flat) {
@@ -93,6 +99,45 @@ std::string element_index(const Shape& shape, int64_t flat) {
 }
 
 }  // namespace
+
+// Every output element is an fp32 sum of R products. The inputs are rounded
+// to the kernel's format before the reference sees them, so the products are
+// exact and only the summation errs. Its classic worst case per element is
+// R·2^-24·Σ|a·b|; rounding errors of random sign grow like sqrt(R) instead,
+// about 2^-24·sqrt(R) of the norm (4e-6 at R=4096), and tensor cores that
+// truncate while accumulating stay within R·2^-24. We allow R·2^-23: twice
+// the worst-case coefficient, taken on the norm. A real bug costs far more:
+// one product left out of each sum is already 1/sqrt(R) (0.016 at R=4096),
+// thirty times this bound. (A kernel whose sums keep fewer bits than fp32,
+// cuBLASLt's fp8 on Hopper, gets it widened: relative_bound_of.)
+double relative_bound(const Op& op, const Sizes& sizes) {
+  return std::max(reduction_length(op, sizes), 4.0) * std::ldexp(1.0, -23);
+}
+
+// The op's fp32 bound, widened for sums that keep fewer bits, plus the
+// rounding of an output stored in a narrow format (relative to the result's
+// norm, at most 1 + the first part times the reference's).
+//
+// Widened, the worst case says nothing at a bench size: fp8's 14-bit sums
+// over R = 4096 terms give R·2^-13 = 0.5, which an all-zero result (relative
+// error 1 against a reference with the same bound) meets. Such sums get the
+// random-sign growth instead, four times over: 4·sqrt(R)·2^-bits (0.016 at
+// R = 4096, 14 bits). It describes the bench's inputs — independent and
+// zero-mean (Op::make_inputs), so partial sums grow like sqrt(k) — and an
+// accumulator that rounds to nearest. The H200 records of 2026-12-04 show
+// 1.2e-3 at R = 4096 and 1.9e-3 at 8192 (v15 and v18 against cuBLASLt): what
+// 14-bit sums rounded to nearest give (tests/simt/test_registry.cpp
+// simulates them: 1.1e-3 and 1.8e-3), a thirteenth of the bound. Sums that
+// truncated would be off by 0.09 and 0.18 and fail it, as they should: that
+// would be another accumulator than the one the bound describes. An
+// all-zero result (relative error 1) fails by far.
+double relative_bound_of(const Kernel& kernel, const Sizes& sizes) {
+  const Op& the_op = op(kernel.op);
+  double sums = relative_bound(the_op, sizes) * kernel.accumulation_widening();
+  if (kernel.accumulation_widening() > 1)
+    sums = std::min(sums, 4 * std::sqrt(reduction_length(the_op, sizes)) * std::ldexp(1.0, -kernel.accumulator_bits));
+  return sums + kernel.output_rounding() * (1 + sums);
+}
 
 int64_t total_elements(const std::vector<Shape>& shapes) {
   int64_t n = 0;

@@ -43,6 +43,14 @@ struct Comparison {
   std::string first;       // the first few mismatches, one per line
 };
 
+// Bounds on ‖out − ref‖_F / ‖ref‖_F, what `warpnet bench` checks at sizes
+// where no element-wise check runs. relative_bound: an output whose elements
+// are fp32 sums of op.reduction_length(sizes) products. relative_bound_of:
+// `kernel`'s output, its sums perhaps keeping fewer bits and its output
+// perhaps stored in a narrow format (run.cpp says how each is derived).
+double relative_bound(const Op& op, const Sizes& sizes);
+double relative_bound_of(const Kernel& kernel, const Sizes& sizes);
+
 // The bound every check of `kernel` allows each output element: its own
 // Kernel::tolerance where it has one (Winograd's), else its op's.
 std::vector<Tensor> tolerance_of(const Kernel& kernel, const Sizes& sizes, const std::vector<Tensor>& inputs);

@@ -267,6 +267,48 @@ TEST_CASE("registry: a failing launch names the kernel, the sizes and the CUDA e
                        doctest::Contains("matmul/02_coalesced at M=2097152 N=1 K=1 trans_a=0 trans_b=0: cudaErrorInvalidConfiguration"), Error);
 }
 
+namespace {
+// `x` rounded to `bits` significand bits, to nearest (ties to even).
+double round_to_bits(double x, int bits) {
+  int exponent = 0;
+  const double fraction = std::frexp(x, &exponent);  // x = fraction · 2^exponent, 0.5 <= |fraction| < 1
+  return std::ldexp(std::nearbyint(std::ldexp(fraction, bits)), exponent - bits);
+}
+}  // namespace
+
+TEST_CASE("registry: the bench's norm bound for 14-bit sums holds them at a bench's K and fails an all-zero result") {
+  const device::Op& op = device::op("matmul");
+  device::Kernel fp8 = device::find_kernel("matmul/01_naive");
+  fp8.accumulator_bits = 14;
+  fp8.copy = device::Copy::cuda;  // the copy whose sums keep 14 bits (the emulator adds in fp32)
+  for (const int64_t k : {256, 4096, 8192}) {
+    CAPTURE(k);
+    const device::Sizes sizes{4, 4, k, 0, 0};
+    Rng rng(kSeed);
+    const auto inputs = op.make_inputs(sizes, rng);
+    const Tensor want = op.reference(sizes, inputs).at(0);
+    // Each product added to a sum that keeps 14 bits, rounding to nearest.
+    const Tensor a = inputs[0].to(DType::f64), b = inputs[1].to(DType::f64);
+    double diff2 = 0, want2 = 0;
+    for (int64_t i = 0; i < 4; ++i)
+      for (int64_t j = 0; j < 4; ++j) {
+        double sum = 0;
+        for (int64_t t = 0; t < k; ++t) sum = round_to_bits(sum + a.item(i * k + t) * b.item(t * 4 + j), 14);
+        diff2 += (sum - want.item(i * 4 + j)) * (sum - want.item(i * 4 + j));
+        want2 += want.item(i * 4 + j) * want.item(i * 4 + j);
+      }
+    const double bound = device::relative_bound_of(fp8, sizes);
+    CHECK(std::sqrt(diff2 / want2) <= bound / 4);  // the bound's margin: four times the typical growth
+    // Against a vendor with the same bound, an all-zero result's relative error is 1.
+    CHECK(2 * bound < 0.1);
+    // The worst case, which it replaces, is past the all-zero result's error at the bench's K.
+    if (k >= 4096) CHECK(device::relative_bound(op, sizes) * fp8.accumulation_widening() >= 0.5);
+  }
+  // Sums in fp32 keep the worst case.
+  const device::Sizes big{4096, 4096, 4096, 0, 0};
+  CHECK(device::relative_bound_of(device::find_kernel("matmul/01_naive"), big) == device::relative_bound(op, big));
+}
+
 TEST_CASE("registry: a GPU kernel whose sums keep fewer bits is checked against a bound widened by 2^(24 - bits)") {
   const device::Op& op = device::op("matmul");
   const device::Sizes sizes{33, 31, 35, 0, 0};

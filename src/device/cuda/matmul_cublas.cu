@@ -6,9 +6,9 @@
 //   00_cublas_fp16  fp16 inputs, fp32 output and accumulation (cublasGemmEx,
 //                   CUBLAS_COMPUTE_32F: tensor cores)
 //   00_cublas_bf16  the same with bf16 inputs
-//   00_cublaslt_fp8 fp8 e4m3 inputs, fp32 output; ~14-bit tensor-core sums, promoted
-//                   to fp32 every few instructions (cublasLtMatmul: FP8 tensor cores,
-//                   sm_89+; see below)
+//   00_cublaslt_fp8 fp8 e4m3 inputs, fp32 output; ~14-bit tensor-core sums, fast
+//                   accumulation as warpnet's fp8 kernels sum (cublasLtMatmul: FP8
+//                   tensor cores, sm_89+; see below)
 //
 // A version with a Kernel::input_format is compared with the version 0 of the
 // same input format (`warpnet bench` matches them by format). Registered only
@@ -78,15 +78,19 @@ void gemm_ex(const Sizes& s, const Launch&, Buffers b) {
 // transposed and B not (the "TN" form), pointers and matrix dimensions 16-byte
 // aligned. E4M3 A and B with fp32 C and D is one of its listed type
 // combinations. The A/B scale pointers stay unset, which means 1.0 (the e4m3
-// values are taken as they are), and fast accumulation stays off (the
-// default), so partial sums are promoted to fp32 as the k loop goes.
+// values are taken as they are). Fast accumulation is on: warpnet's fp8
+// kernels (v15, v18, v22) leave their sums in the tensor cores' accumulator
+// for the whole k loop, which is what CUBLASLT_MATMUL_DESC_FAST_ACCUM asks
+// of cuBLASLt; with it off (the default) cuBLASLt also promotes partial sums
+// to fp32 as the k loop goes, work the kernels skip, and a ratio against it
+// would flatter them (the records up to 2026-12-04 were measured so).
 //
 // Hopper's fp8 tensor cores sum into their accumulator keeping about 14
 // significand bits (the DeepSeek-V3 technical report, section 3.3.2,
 // measured it on H800s); promoting partial sums to fp32 is software's part,
 // which cuBLASLt does "periodically" unless fast accumulation
-// (CUBLASLT_MATMUL_DESC_FAST_ACCUM) is on. On an H200 (2026-11-30, tests/gpu)
-// its results missed the fp32-sum bound by up to about 90 times, already at K = 7,
+// (CUBLASLT_MATMUL_DESC_FAST_ACCUM) is on. On an H200 (2026-11-30, tests/gpu,
+// fast accumulation off) its results missed the fp32-sum bound by up to about 90 times, already at K = 7,
 // inside any promotion interval (-0.401855 for -0.401871: a relative error
 // of 4e-5, about 2^-14.6). So the registration says accumulator_bits = 14,
 // and checks allow it 2^10 times the fp32 bound — a 14-bit accumulator's
@@ -183,6 +187,10 @@ const LtPlan& lt_plan(const Sizes& s) {
   WN_CUBLAS(cublasLtMatmulDescCreate(&p.desc, CUBLAS_COMPUTE_32F, CUDA_R_32F), at);
   WN_CUBLAS(cublasLtMatmulDescSetAttribute(p.desc, CUBLASLT_MATMUL_DESC_TRANSA, &op_t, sizeof op_t), at);
   WN_CUBLAS(cublasLtMatmulDescSetAttribute(p.desc, CUBLASLT_MATMUL_DESC_TRANSB, &op_n, sizeof op_n), at);
+  const int8_t fast_accumulation = 1;  // as the kernels sum: see above
+  WN_CUBLAS(cublasLtMatmulDescSetAttribute(p.desc, CUBLASLT_MATMUL_DESC_FAST_ACCUM, &fast_accumulation,
+                                           sizeof fast_accumulation),
+            at);
   // Column-major (rows, cols, ld): our B (N,K) is (K,N); our A (M,K) is (K,M); C (M,N) is (N,M).
   WN_CUBLAS(cublasLtMatrixLayoutCreate(&p.a, CUDA_R_8F_E4M3, p.k16, p.n16, p.k16), at);
   WN_CUBLAS(cublasLtMatrixLayoutCreate(&p.b, CUDA_R_8F_E4M3, p.k16, p.m16, p.k16), at);
@@ -297,7 +305,7 @@ const Registration cublaslt_fp8{Kernel{
     .op = "matmul",
     .version = 0,
     .name = "cublaslt_fp8",
-    .precision = "fp8 e4m3 inputs, ~14-bit tensor-core sums promoted to fp32 by cuBLASLt (sm_89+)",
+    .precision = "fp8 e4m3 inputs, ~14-bit tensor-core sums, cuBLASLt's fast accumulation (sm_89+)",
     .shape_text = "cuBLASLt chooses (first heuristic algorithm, 32 MiB workspace): cublasLtMatmul CUDA_R_8F_E4M3 A "
                   "and B, CUDA_R_32F D, CUBLAS_COMPUTE_32F, TN; layouts but {0,1} and sizes off 16 are packed "
                   "K-major first, inside the timed region",
