@@ -41,8 +41,8 @@
 // Compiled only when CMake finds cuDNN (src/device/cuda/CMakeLists.txt);
 // without it the conv ops have no version 0 and the bench's "% vendor" stays
 // empty for them. Registered in the CUDA copy only, like matmul_cublas.cu.
-// Ran on an H200 on 2026-11-30 (the records' conv rows); the `tuned` text
-// is newer and has not run on a GPU yet.
+// Ran on an H200 on 2026-11-30 and 2026-12-04 (the records' conv rows);
+// timed_again is newer (2026-12-06) and has not run on a GPU yet.
 #include <cudnn.h>
 
 #include <algorithm>
