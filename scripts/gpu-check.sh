@@ -587,8 +587,12 @@ PY
 import json, sys
 path, here, built, smi_start, smi_after = sys.argv[1:]
 rec = json.load(open(path))
-rec["source"] = {"tree": here, "binaries_built_from": built,
-                 "stale": built not in ("built here", here)}
+# The bundle names the tree it started building from; the binary names the
+# tree its build saw (rec["sources"], source-id.cmake). A file changed while
+# the bundle was building makes the two differ: stale too.
+binary = rec.get("sources", {}).get("hash", "unknown")
+rec["source"] = {"tree": here, "binaries_built_from": built, "binary_built_from": binary,
+                 "stale": built not in ("built here", here) or binary != here}
 # nvidia-smi's CSV: a header line, then one line per GPU.
 rec["nvidia_smi"] = {"at_script_start": smi_start.splitlines(), "after_last_bench": smi_after.splitlines()}
 with open(path + ".tmp", "w") as out:

@@ -158,12 +158,14 @@ bool implicit_gemm(int algo) {
   return algo == CUDNN_CONVOLUTION_FWD_ALGO_IMPLICIT_GEMM || algo == CUDNN_CONVOLUTION_FWD_ALGO_IMPLICIT_PRECOMP_GEMM;
 }
 
-// "cudnnFind: WINOGRAD_NONFUSED 0.201 ms, IMPLICIT_PRECOMP_GEMM 0.310 ms, FFT tensor-op math
-// (skipped), GEMM failed, ...": every result in cudnnFind's order (fastest first), so the record says
-// which kind of algorithm the yardstick is and what cuDNN's implicit GEMM took in the same run.
+// "cuDNN 9.1.0, cudnnFind: WINOGRAD_NONFUSED 0.201 ms, IMPLICIT_PRECOMP_GEMM 0.310 ms, FFT tensor-op
+// math (skipped), GEMM failed, ...": the library's version (the record's GPU section names cuBLAS's,
+// not cuDNN's) and every result in cudnnFind's order (fastest first), so the record says which kind
+// of algorithm the yardstick is and what cuDNN's implicit GEMM took in the same run.
 template <class Perf, size_t N>
 std::string algorithms_found(const Perf* perf, int count, bool tensor_ops, const char* const (&names)[N]) {
-  std::string text = "cudnnFind:";
+  const size_t version = cudnnGetVersion();  // 90100 for 9.1.0
+  std::string text = cat("cuDNN ", version / 10000, ".", version % 10000 / 100, ".", version % 100, ", cudnnFind:");
   for (int i = 0; i < count; ++i) {
     const Perf& r = perf[i];
     text += cat(i ? ", " : " ", size_t(r.algo) < N ? names[r.algo] : "algorithm " + std::to_string(int(r.algo)));
