@@ -11,6 +11,16 @@ using nlohmann::json;
 
 namespace {
 
+// The yardstick's time: the faster median of its two timings, before the
+// group's versions and after them (bench_gpu.cpp), so a drifting clock
+// never flatters a version.
+double vendor_ms(const json& v) {
+  double ms = v["timing"]["median_ms"];
+  if (v.contains("timing_after_group") && v["timing_after_group"].is_object())
+    ms = std::min(ms, v["timing_after_group"]["median_ms"].get<double>());
+  return ms;
+}
+
 // Whether the kernel's algorithm does fewer multiplications than the op's
 // direct count: warpnet's Winograd versions, and cuDNN's version 0 where it
 // chose a Winograd or FFT algorithm (its tuned text, conv_cudnn.cu).
@@ -37,7 +47,7 @@ void add_ratios(json& gpu, const device::gpu::Info& info, const json& cpu, doubl
       if (v["version"] == 0 && v["input_format"] == r["input_format"] &&
           v.value("output_format", "fp32") == r.value("output_format", "fp32") && v["status"] == "ok") {
         r["vendor"] = v["kernel"];
-        r["percent_of_vendor"] = 100.0 * v["timing"]["median_ms"].get<double>() / ms;
+        r["percent_of_vendor"] = v["kernel"] == r["kernel"] ? 100.0 : 100.0 * vendor_ms(v) / ms;
         break;
       }
     const device::Kernel& k = device::find_kernel(r["kernel"].get<std::string>(), device::Copy::cuda);
