@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <atomic>
+#include <cmath>
 #include <cstdint>
 
 #include "simt/device.hpp"
@@ -26,9 +27,14 @@ T update(T* address, const void* pc, Update next) {
   return old;
 }
 
+// atom.add.f32 flushes subnormal inputs and results to zero of the same sign
+// (PTX ISA, "atom"), whatever the kernel's -ftz setting; the f64 add keeps them.
+float flushed(float x) { return std::fpclassify(x) == FP_SUBNORMAL ? std::copysign(0.0f, x) : x; }
+
 }  // namespace
 }  // namespace warpnet::simt
 
+using warpnet::simt::flushed;
 using warpnet::simt::update;
 
 #define WARPNET_ATOMIC_DEF(name, T, expr)                                                                    \
@@ -41,7 +47,7 @@ using warpnet::simt::update;
   WARPNET_ATOMIC_DEF(name, unsigned long long, expr)
 
 WARPNET_ATOMIC_INTEGERS(atomicAdd, old + value)
-WARPNET_ATOMIC_DEF(atomicAdd, float, old + value)
+WARPNET_ATOMIC_DEF(atomicAdd, float, flushed(flushed(old) + flushed(value)))
 WARPNET_ATOMIC_DEF(atomicAdd, double, old + value)
 WARPNET_ATOMIC_DEF(atomicSub, int, old - value)
 WARPNET_ATOMIC_DEF(atomicSub, unsigned int, old - value)

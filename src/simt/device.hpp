@@ -10,6 +10,10 @@
 
 #include "simt/cuda_types.hpp"
 
+// CUDA's 16-bit float types (low_precision.hpp), which warp shuffles take.
+struct __half;
+struct __nv_bfloat16;
+
 namespace warpnet::simt {
 
 // gnu::const: the value never changes while one emulated thread runs the kernel,
@@ -82,9 +86,23 @@ template <unsigned Width>
 // The same for the instruction at `pc` (the traced build's access hooks).
 [[noreturn]] void misaligned_access_at(const char* instruction, const void* pc, const void* address, unsigned bytes);
 
+// The types CUDA's warp shuffles take (CUDA C++ Programming Guide, "Warp
+// Shuffle Functions"; __half2 and __nv_bfloat162, which the emulator lacks,
+// aside). nvcc has no overload for a struct, a pointer or a float2, so
+// neither does the emulator: a kernel shuffling one would pass here and not
+// build for the GPU.
+template <class T>
+inline constexpr bool is_shuffle_type =
+    std::is_same_v<T, int> || std::is_same_v<T, unsigned> || std::is_same_v<T, long> ||
+    std::is_same_v<T, unsigned long> || std::is_same_v<T, long long> || std::is_same_v<T, unsigned long long> ||
+    std::is_same_v<T, float> || std::is_same_v<T, double> || std::is_same_v<T, ::__half> ||
+    std::is_same_v<T, ::__nv_bfloat16>;
+
 template <class T>
 uint64_t to_bits(T value) {
-  static_assert(std::is_trivially_copyable_v<T> && sizeof(T) <= 8, "warp shuffles move at most 8 bytes");
+  static_assert(is_shuffle_type<T>,
+                "CUDA shuffles int, unsigned, long, long long (and unsigned), float, double, __half and "
+                "__nv_bfloat16 only");
   uint64_t bits = 0;
   std::memcpy(&bits, &value, sizeof(T));
   return bits;

@@ -23,6 +23,14 @@ __global__ void contend(int* counters, unsigned* bits, float* fsum, unsigned* wr
   atomicInc(wrap, 9);  // counts 0..9 then wraps to 0
 }
 
+// sums: each thread adds its own pair of values to its own float.
+__global__ void add_pairs(float* sums, const float* first, const float* second) {
+  const int t = threadIdx.x;
+  sums[t] = 0.0f;
+  atomicAdd(&sums[t], first[t]);
+  atomicAdd(&sums[t], second[t]);
+}
+
 // out: (blockDim.x,) — each thread stores its value into dynamic shared
 // memory, then reads its neighbour's.
 __global__ void dynamic_neighbour(float* out) {
@@ -60,6 +68,22 @@ TEST_CASE("atomics on int, unsigned and float stay exact under contention") {
   CHECK(bits.download()[0] == 0xffffffffu);
   CHECK(fsum.download()[0] == 0.5f * n);  // multiples of 0.5 up to 512 are exact in float
   CHECK(wrap.download()[0] == unsigned(n % 10));
+}
+
+TEST_CASE("a float atomicAdd flushes subnormal inputs and results to zero, as atom.add.f32 does") {
+  const float tiny = 1e-40f;  // subnormal: below 2^-126
+  REQUIRE(std::fpclassify(tiny) == FP_SUBNORMAL);
+  // Each sum starts at 0: {tiny}, {1e-38, -9.99e-39: a subnormal sum}, {-tiny}, {1, tiny}, {2^-126: kept}
+  DeviceBuffer<float> first(std::vector<float>{tiny, 1e-38f, -tiny, 1.0f, 0x1p-126f});
+  DeviceBuffer<float> second(std::vector<float>{0.0f, -9.99e-39f, 0.0f, tiny, 0.0f});
+  DeviceBuffer<float> sums(5);
+  warpnet::simt::launch(add_pairs, dim3(1), dim3(5), 0, sums.get(), first.get(), second.get());
+  const auto s = sums.download();
+  CHECK(s[0] == 0.0f);
+  CHECK(s[1] == 0.0f);
+  CHECK(s[2] == 0.0f);  // -tiny flushed to -0, and +0 + -0 is +0
+  CHECK(s[3] == 1.0f);
+  CHECK(s[4] == 0x1p-126f);  // the smallest normal float stays
 }
 
 TEST_CASE("fast-math and bit intrinsics match their definitions") {

@@ -52,7 +52,63 @@ __global__ void masked_groups(int* out) {
   __syncwarp();
 }
 
+// out: (6, 32): the shuffles' edge cases, as PTX shfl.sync defines them
+// (source lane b[4:0], segments of `width`, up/down never leave a segment).
+__global__ void shuffle_edges(int* out) {
+  const int lane = threadIdx.x, v = 100 + lane;
+  out[0 * 32 + lane] = __shfl_sync(0xffffffffu, v, -1, 16);    // lane 15 of each half
+  out[1 * 32 + lane] = __shfl_sync(0xffffffffu, v, 33);        // lane 1: 33 mod 32
+  out[2 * 32 + lane] = __shfl_sync(0xffffffffu, v, 17, 8);     // 17 mod 8 = 1 within each segment of 8
+  out[3 * 32 + lane] = __shfl_up_sync(0xffffffffu, v, 9, 8);   // past its segment: its own
+  out[4 * 32 + lane] = __shfl_down_sync(0xffffffffu, v, 3, 8);  // lanes 5-7 of a segment keep their own
+  out[5 * 32 + lane] = __shfl_xor_sync(0xffffffffu, v, 16, 16);  // see the test
+}
+
+// 64-bit and 16-bit values cross whole: a double, a long long and a __half
+// from lane 31 - lane.
+__global__ void wide_and_narrow(double* d, long long* ll, __half* h) {
+  const int lane = threadIdx.x;
+  d[lane] = __shfl_sync(0xffffffffu, 1.0 / 3.0 + lane, 31 - lane);
+  ll[lane] = __shfl_sync(0xffffffffu, (1LL << 40) + lane, 31 - lane);
+  h[lane] = __shfl_sync(0xffffffffu, __half(0.5f + float(lane)), 31 - lane);
+}
+
 }  // namespace
+
+TEST_CASE("shuffles wrap source lanes and keep to their segments as PTX defines") {
+  DeviceBuffer<int> out(6 * 32);
+  warpnet::simt::launch(shuffle_edges, dim3(1), dim3(32), 0, out.get());
+  const auto v = out.download();
+  for (int lane = 0; lane < 32; ++lane) {
+    CAPTURE(lane);
+    const int segment8 = lane / 8 * 8;
+    CHECK(v[0 * 32 + lane] == 100 + (lane < 16 ? 15 : 31));
+    CHECK(v[1 * 32 + lane] == 101);
+    CHECK(v[2 * 32 + lane] == 100 + segment8 + 1);
+    CHECK(v[3 * 32 + lane] == 100 + lane);
+    CHECK(v[4 * 32 + lane] == 100 + (lane % 8 + 3 < 8 ? lane + 3 : lane));
+    // XOR 16 in segments of 16: "each group ... can access elements from
+    // earlier groups", not later ones (Programming Guide, __shfl_xor_sync):
+    // lanes 0-15 keep their own, lanes 16-31 read lane - 16.
+    CHECK(v[5 * 32 + lane] == 100 + (lane < 16 ? lane : lane - 16));
+  }
+}
+
+TEST_CASE("shuffles move doubles, long longs and halves bit for bit") {
+  DeviceBuffer<double> d(32);
+  DeviceBuffer<long long> ll(32);
+  DeviceBuffer<__half> h(32);
+  warpnet::simt::launch(wide_and_narrow, dim3(1), dim3(32), 0, d.get(), ll.get(), h.get());
+  const auto dv = d.download();
+  const auto lv = ll.download();
+  const auto hv = h.download();
+  for (int lane = 0; lane < 32; ++lane) {
+    CAPTURE(lane);
+    CHECK(dv[lane] == 1.0 / 3.0 + (31 - lane));
+    CHECK(lv[lane] == (1LL << 40) + (31 - lane));
+    CHECK(float(hv[lane]) == 0.5f + float(31 - lane));  // exact in fp16 up to 2048
+  }
+}
 
 TEST_CASE("__shfl_sync, _up, _down, _xor with full and partial widths") {
   DeviceBuffer<int> out(6 * 64);
