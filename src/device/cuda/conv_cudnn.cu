@@ -54,6 +54,7 @@
 
 #include "device/cuda/check.cuh"
 #include "device/kernels/conv/conv_registration.hpp"
+#include "device/kernels/gpu_timing.hpp"
 
 // WN_CUDNN(call, where): like WN_CUBLAS. Execution failures (cuDNN 9's 5000
 // series) may leave the context unusable, so they count as sticky.
@@ -205,62 +206,55 @@ void call(Pass pass, const Plan& p, int algo, void* ws, size_t ws_bytes, Buffers
 // sizes its figures are mostly launch overhead (0.075 ms for a LeNet layer
 // the bench times at 0.028 on an H200, 2026-12-04) and its order changed
 // from one run to the next (FFT_TILING in one record, WINOGRAD_NONFUSED in
-// another, at the same 56x56 layer). So every candidate is timed again here
-// as warpnet's autotuners time theirs: 3 calls to warm up, then the mean of
-// 10 back to back between two events. The index of the fastest; each time is
-// added to p.found. Falls back on cudnnFind's order (index 0) where the
-// timing itself fails, and skips it while the stream is being captured.
+// another, at the same 56x56 layer). So every candidate is timed again as
+// warpnet's autotuners time theirs (gpu_timing.hpp: a warm-up call, then the
+// mean over about 20 ms of calls), on zeroed buffers of the plan's sizes.
+// The index of the fastest; each time is added to p.found. Falls back on
+// cudnnFind's order (index 0) where the timing itself fails, and is skipped
+// while the stream is being captured.
 template <class Name>
 size_t timed_again(Pass pass, Plan& p, const ConvShape& g, bool bf16, const std::vector<Candidate>& qualified,
                    Name name) {
   cudaStreamCaptureStatus capturing = cudaStreamCaptureStatusNone;
   WN_CUDA(cudaStreamIsCapturing(launch_stream(), &capturing), p.at);
   if (qualified.size() == 1 || capturing != cudaStreamCaptureStatusNone) return 0;
+  using namespace gpu_timing;
   const size_t element = bf16 ? 2 : 4;
   const size_t x = size_t(g.N) * g.C * g.H * g.W * element, w = size_t(g.K) * g.crs() * element,
                y = size_t(outputs(g)) * element;
-  const size_t bytes[3] = {pass == Pass::dgrad ? y : x, pass == Pass::wgrad ? y : w,
-                           pass == Pass::forward ? y : pass == Pass::dgrad ? x : w};
-  size_t ws_bytes = 0;
+  const size_t in0 = pass == Pass::dgrad ? y : x, in1 = pass == Pass::wgrad ? y : w;
+  const size_t out = pass == Pass::forward ? y : pass == Pass::dgrad ? x : w;
+  size_t ws_bytes = 1;  // not a cudaMalloc of 0 bytes
   for (const Candidate& c : qualified) ws_bytes = std::max(ws_bytes, c.workspace);
-  void* memory[4] = {};
-  cudaEvent_t start = nullptr, stop = nullptr;
-  size_t best = 0;
-  std::string text = "; timed again (mean of 10):";
+  const char* who = p.at.c_str();
   try {
-    for (int i = 0; i < 3; ++i) {
-      WN_CUDA(cudaMalloc(&memory[i], bytes[i]), p.at + ": a buffer to time cuDNN's algorithms on");
-      WN_CUDA(cudaMemset(memory[i], 0, bytes[i]), p.at);
+    const ProfilerPaused paused;  // as the tuners: a profiler's run collects the workload, not this
+    const DeviceArray<uint8_t> a(in0, who), b(in1, who), c(out, who), ws(ws_bytes, who);
+    check(cudaMemset(a.p, 0, in0), who, "cudaMemset");
+    check(cudaMemset(b.p, 0, in1), who, "cudaMemset");
+    const EventPair ev(who);
+    void* const buffers[3] = {a.p, b.p, c.p};
+    int best = -1;
+    const std::vector<double> ms = time_candidates(int(qualified.size()), ev, [&](int i) {
+      const Candidate& candidate = qualified[size_t(i)];
+      if (bf16) WN_CUDNN(cudnnSetConvolutionMathType(p.conv, candidate.math), p.at);
+      call(pass, p, candidate.algo, ws.p, candidate.workspace, buffers);
+    }, best);
+    if (best < 0) {
+      p.found += "; timed again: none ran, cudnnFind's order taken";
+      return 0;
     }
-    if (ws_bytes) WN_CUDA(cudaMalloc(&memory[3], ws_bytes), p.at + ": cuDNN workspace to time its algorithms with");
-    WN_CUDA(cudaEventCreate(&start), p.at);
-    WN_CUDA(cudaEventCreate(&stop), p.at);
-    void* const buffers[3] = {memory[0], memory[1], memory[2]};
-    float best_ms = 0;
-    for (size_t i = 0; i < qualified.size(); ++i) {
-      const Candidate& c = qualified[i];
-      if (bf16) WN_CUDNN(cudnnSetConvolutionMathType(p.conv, c.math), p.at);
-      for (int r = 0; r < 3; ++r) call(pass, p, c.algo, memory[3], c.workspace, buffers);
-      WN_CUDA(cudaEventRecord(start, launch_stream()), p.at);
-      for (int r = 0; r < 10; ++r) call(pass, p, c.algo, memory[3], c.workspace, buffers);
-      WN_CUDA(cudaEventRecord(stop, launch_stream()), p.at);
-      WN_CUDA(cudaEventSynchronize(stop), p.at);
-      float ms = 0;
-      WN_CUDA(cudaEventElapsedTime(&ms, start, stop), p.at);
-      ms /= 10;
-      text += cat(i ? ", " : " ", name(c.algo), " ", ms, " ms");
-      if (i == 0 || ms < best_ms) best = i, best_ms = ms;
-    }
+    p.found += "; timed again:";
+    for (size_t i = 0; i < ms.size(); ++i) p.found += cat(i ? ", " : " ", name(qualified[i].algo), " ", ms[i], " ms");
+    return size_t(best);
   } catch (const gpu::Failure& f) {
     if (f.context_lost) throw;
-    best = 0;
-    text = cat("; timing them again failed (", f.what(), "): cudnnFind's order taken");
+    p.found += cat("; timing them again failed (", f.what(), "): cudnnFind's order taken");
+  } catch (const Error& e) {
+    p.found += cat("; timing them again failed (", e.what(), "): cudnnFind's order taken");
   }
-  for (void* m : memory) cudaFree(m);
-  if (start) cudaEventDestroy(start);
-  if (stop) cudaEventDestroy(stop);
-  p.found += text;
-  return best;
+  (void)cudaGetLastError();  // a failed call's error is not the next launch's
+  return 0;
 }
 
 const Plan& plan_of(Pass pass, cudnnTensorFormat_t format, const Sizes& s, Choice choice = Choice::fastest,
