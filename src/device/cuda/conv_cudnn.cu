@@ -48,6 +48,7 @@
 #include <algorithm>
 #include <iterator>
 #include <map>
+#include <memory>
 #include <string>
 #include <tuple>
 #include <vector>
@@ -116,7 +117,7 @@ struct Plan {
   cudnnConvolutionDescriptor_t conv = nullptr;
   int algo = 0;  // a cudnnConvolution{Fwd,BwdData,BwdFilter}Algo_t
   size_t workspace = 0;
-  std::string found;  // what cudnnFind measured, in words (algorithms_found)
+  std::string found;  // what cudnnFind measured and timed_again timed, in words
   std::string at;     // the pass, format and sizes, for an error's message (where)
 };
 
@@ -130,6 +131,11 @@ static_assert(std::size(kForwardAlgos) == CUDNN_CONVOLUTION_FWD_ALGO_COUNT &&
                   std::size(kDgradAlgos) == CUDNN_CONVOLUTION_BWD_DATA_ALGO_COUNT &&
                   std::size(kWgradAlgos) == CUDNN_CONVOLUTION_BWD_FILTER_ALGO_COUNT,
               "one name per cuDNN algorithm");
+
+// An algorithm's name in one of the tables above ("algorithm 9" past its end).
+std::string algorithm_name(int algo, const char* const* names, size_t count) {
+  return size_t(algo) < count ? std::string(names[algo]) : "algorithm " + std::to_string(algo);
+}
 
 // One of cudnnFind's results a plan may take: the algorithm, its workspace
 // and the math type cudnnFind ran it in.
@@ -165,11 +171,13 @@ bool implicit_gemm(int algo) {
 // of algorithm the yardstick is and what cuDNN's implicit GEMM took in the same run.
 template <class Perf, size_t N>
 std::string algorithms_found(const Perf* perf, int count, bool tensor_ops, const char* const (&names)[N]) {
-  const size_t version = cudnnGetVersion();  // 90100 for 9.1.0
-  std::string text = cat("cuDNN ", version / 10000, ".", version % 10000 / 100, ".", version % 100, ", cudnnFind:");
+  const size_t version = cudnnGetVersion();  // 90100 for 9.1.0; 8907 for 8.9.7 (cuDNN 8's encoding)
+  const size_t major_unit = version >= 10000 ? 10000 : 1000;
+  std::string text = cat("cuDNN ", version / major_unit, ".", version % major_unit / 100, ".", version % 100,
+                         ", cudnnFind:");
   for (int i = 0; i < count; ++i) {
     const Perf& r = perf[i];
-    text += cat(i ? ", " : " ", size_t(r.algo) < N ? names[r.algo] : "algorithm " + std::to_string(int(r.algo)));
+    text += cat(i ? ", " : " ", algorithm_name(int(r.algo), names, N));
     if (r.status != CUDNN_STATUS_SUCCESS)
       text += " failed";
     else if (!tensor_ops && (r.mathType == CUDNN_TENSOR_OP_MATH || r.mathType == CUDNN_TENSOR_OP_MATH_ALLOW_CONVERSION))
@@ -208,49 +216,68 @@ void call(Pass pass, const Plan& p, int algo, void* ws, size_t ws_bytes, Buffers
 // from one run to the next (FFT_TILING in one record, WINOGRAD_NONFUSED in
 // another, at the same 56x56 layer). So every candidate is timed again as
 // warpnet's autotuners time theirs (gpu_timing.hpp: a warm-up call, then the
-// mean over about 20 ms of calls), on zeroed buffers of the plan's sizes.
-// The index of the fastest; each time is added to p.found. Falls back on
-// cudnnFind's order (index 0) where the timing itself fails, and is skipped
-// while the stream is being captured.
+// mean over about 20 ms of calls), on zeroed buffers of the plan's sizes;
+// one cuDNN refuses here (a workspace that no longer fits) is left out. The
+// index of the fastest; the times are added to p.found. Falls back on
+// cudnnFind's order (index 0) where the timing itself fails, unless the
+// failure lost the GPU's context, which is thrown.
 template <class Name>
 size_t timed_again(Pass pass, Plan& p, const ConvShape& g, bool bf16, const std::vector<Candidate>& qualified,
                    Name name) {
-  cudaStreamCaptureStatus capturing = cudaStreamCaptureStatusNone;
-  WN_CUDA(cudaStreamIsCapturing(launch_stream(), &capturing), p.at);
-  if (qualified.size() == 1 || capturing != cudaStreamCaptureStatusNone) return 0;
+  if (qualified.size() == 1) return 0;
   using namespace gpu_timing;
   const size_t element = bf16 ? 2 : 4;
   const size_t x = size_t(g.N) * g.C * g.H * g.W * element, w = size_t(g.K) * g.crs() * element,
                y = size_t(outputs(g)) * element;
   const size_t in0 = pass == Pass::dgrad ? y : x, in1 = pass == Pass::wgrad ? y : w;
   const size_t out = pass == Pass::forward ? y : pass == Pass::dgrad ? x : w;
-  size_t ws_bytes = 1;  // not a cudaMalloc of 0 bytes
-  for (const Candidate& c : qualified) ws_bytes = std::max(ws_bytes, c.workspace);
   const char* who = p.at.c_str();
   try {
     const ProfilerPaused paused;  // as the tuners: a profiler's run collects the workload, not this
-    const DeviceArray<uint8_t> a(in0, who), b(in1, who), c(out, who), ws(ws_bytes, who);
+    const DeviceArray<uint8_t> a(in0, who), b(in1, who), c(out, who);
     check(cudaMemset(a.p, 0, in0), who, "cudaMemset");
     check(cudaMemset(b.p, 0, in1), who, "cudaMemset");
-    const EventPair ev(who);
     void* const buffers[3] = {a.p, b.p, c.p};
-    int best = -1;
-    const std::vector<double> ms = time_candidates(int(qualified.size()), ev, [&](int i) {
-      const Candidate& candidate = qualified[size_t(i)];
-      if (bf16) WN_CUDNN(cudnnSetConvolutionMathType(p.conv, candidate.math), p.at);
-      call(pass, p, candidate.algo, ws.p, candidate.workspace, buffers);
-    }, best);
-    if (best < 0) {
-      p.found += "; timed again: none ran, cudnnFind's order taken";
-      return 0;
+    // Each candidate with a workspace of its own, made before any is timed;
+    // one that cannot be made, or that cuDNN refuses once, is not timed.
+    std::vector<std::unique_ptr<DeviceArray<uint8_t>>> workspaces(qualified.size());
+    std::vector<bool> runs(qualified.size(), false);
+    for (size_t i = 0; i < qualified.size(); ++i) {
+      const Candidate& candidate = qualified[i];
+      try {
+        workspaces[i] = std::make_unique<DeviceArray<uint8_t>>(std::max<size_t>(candidate.workspace, 1), who);
+        if (bf16) WN_CUDNN(cudnnSetConvolutionMathType(p.conv, candidate.math), p.at);
+        call(pass, p, candidate.algo, workspaces[i]->p, candidate.workspace, buffers);
+        check(cudaDeviceSynchronize(), who, "an algorithm's first call");
+        runs[i] = true;
+      } catch (const gpu::Failure& f) {
+        if (f.context_lost) throw;
+      } catch (const Error&) {
+        if (gpu::is_sticky(cudaDeviceSynchronize())) throw;
+      }
+      if (!runs[i]) workspaces[i].reset();
+      (void)cudaGetLastError();  // a refused candidate's error is not the next one's
     }
-    p.found += "; timed again:";
-    for (size_t i = 0; i < ms.size(); ++i) p.found += cat(i ? ", " : " ", name(qualified[i].algo), " ", ms[i], " ms");
-    return size_t(best);
+    const EventPair ev(who);
+    int best = -1;
+    const std::vector<double> ms = time_candidates(
+        int(qualified.size()), ev,
+        [&](int i) {
+          const Candidate& candidate = qualified[size_t(i)];
+          if (bf16) WN_CUDNN(cudnnSetConvolutionMathType(p.conv, candidate.math), p.at);
+          call(pass, p, candidate.algo, workspaces[size_t(i)]->p, candidate.workspace, buffers);
+        },
+        best, [&](int i) { return bool(runs[size_t(i)]); });
+    p.found += "; timed again: " + describe_times(ms, [&](int i) { return name(qualified[size_t(i)].algo); });
+    if (best >= 0) return size_t(best);
+    p.found += "; none ran, cudnnFind's order taken";
   } catch (const gpu::Failure& f) {
     if (f.context_lost) throw;
     p.found += cat("; timing them again failed (", f.what(), "): cudnnFind's order taken");
   } catch (const Error& e) {
+    // gpu_timing's checks throw Error: whether the context survived, the device says.
+    if (const cudaError_t state = cudaDeviceSynchronize(); gpu::is_sticky(state))
+      throw gpu::Failure(cat(p.at, ": timing cuDNN's algorithms: ", e.what()), true);
     p.found += cat("; timing them again failed (", e.what(), "): cudnnFind's order taken");
   }
   (void)cudaGetLastError();  // a failed call's error is not the next launch's
@@ -263,6 +290,14 @@ const Plan& plan_of(Pass pass, cudnnTensorFormat_t format, const Sizes& s, Choic
   const auto key = std::make_tuple(pass, format, s, choice, data);
   if (const auto it = plans.find(key); it != plans.end()) return it->second;
   const std::string at = where(pass, format, s, choice, data);
+  // cudnnFind runs and times kernels, and a plan allocates: neither can be
+  // recorded into a graph. A captured step's sizes are planned by an eager one first.
+  cudaStreamCaptureStatus capturing = cudaStreamCaptureStatusNone;
+  WN_CUDA(cudaStreamIsCapturing(launch_stream(), &capturing), at);
+  if (capturing != cudaStreamCaptureStatusNone)
+    throw gpu::Failure(at + ": no cuDNN plan for these sizes yet, and one cannot be made while the stream is "
+                            "captured (run the sizes once before capturing)",
+                       false);
   const bool bf16 = data == Data::bf16;
   const cudnnDataType_t type = bf16 ? CUDNN_DATA_BFLOAT16 : CUDNN_DATA_FLOAT;
   const ConvShape g = shape_of(s);
@@ -316,9 +351,7 @@ const Plan& plan_of(Pass pass, cudnnTensorFormat_t format, const Sizes& s, Choic
                            (choice == Choice::fastest ? "algorithm" : "implicit-GEMM algorithm") + " that runs",
                        false);
   p.at = at;
-  const auto name = [&](int algo) {
-    return size_t(algo) < name_count ? std::string(names[algo]) : "algorithm " + std::to_string(algo);
-  };
+  const auto name = [&](int algo) { return algorithm_name(algo, names, name_count); };
   const size_t best = timed_again(pass, p, g, bf16, qualified, name);
   p.algo = qualified[best].algo, p.workspace = qualified[best].workspace;
   p.found += "; chosen: " + name(p.algo);
