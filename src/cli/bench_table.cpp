@@ -21,13 +21,15 @@ double vendor_ms(const json& v) {
   return ms;
 }
 
-// Whether the kernel's algorithm does fewer multiplications than the op's
-// direct count: warpnet's Winograd versions, and cuDNN's version 0 where it
-// chose a Winograd or FFT algorithm (its tuned text, conv_cudnn.cu).
-bool fewer_operations(const device::Kernel& k, const json& r) {
-  if (k.name.find("winograd") != std::string::npos) return true;
-  const std::string tuned = r.value("tuned", "");
-  return tuned.find("chosen: WINOGRAD") != std::string::npos || tuned.find("chosen: FFT") != std::string::npos;
+// Whether what the kernel ran at this size does fewer multiplications than
+// the op's direct count: a Winograd candidate of warpnet's (the record's
+// `candidate`; conv v10-12 and dgrad v6-8 fall back on GEMM candidates where
+// Winograd does not fit), or cuDNN's choice of a Winograd or FFT algorithm
+// (its tuned text, conv_cudnn.cu).
+bool fewer_operations(const json& r) {
+  const std::string candidate = r.value("candidate", ""), tuned = r.value("tuned", "");
+  return candidate.find("winograd") != std::string::npos || tuned.find("chosen: WINOGRAD") != std::string::npos ||
+         tuned.find("chosen: FFT") != std::string::npos;
 }
 
 }  // namespace
@@ -58,7 +60,7 @@ void add_ratios(json& gpu, const device::gpu::Info& info, const json& cpu, doubl
       // A Winograd or FFT algorithm does fewer operations than the op's
       // count: its rate is the op's, not the hardware's, whether or not it
       // passes the peak (as cuDNN's did at 111-123%).
-      if (fewer_operations(k, r))
+      if (fewer_operations(r))
         r["peak_note"] = "effective rate: the op's FLOP count over the time; the kernel's algorithm (Winograd or "
                          "FFT) does fewer operations than the direct one, so this is not a share of the hardware's "
                          "peak";
