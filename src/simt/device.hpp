@@ -98,11 +98,18 @@ inline constexpr bool is_shuffle_type =
     std::is_same_v<T, float> || std::is_same_v<T, double> || std::is_same_v<T, ::__half> ||
     std::is_same_v<T, ::__nv_bfloat16>;
 
+// The type a shuffle of a T returns: nvcc takes bool, char, short and
+// unscoped enums through its int overload, so they come back as int.
+template <class T>
+using shuffled_t = std::conditional_t<(std::is_integral_v<T> && sizeof(T) < sizeof(int)) ||
+                                          (std::is_enum_v<T> && std::is_convertible_v<T, int>),
+                                      int, T>;
+
 template <class T>
 uint64_t to_bits(T value) {
   static_assert(is_shuffle_type<T>,
                 "CUDA shuffles int, unsigned, long, long long (and unsigned), float, double, __half and "
-                "__nv_bfloat16 only");
+                "__nv_bfloat16 (bool, char, short and enums as int) only");
   uint64_t bits = 0;
   std::memcpy(&bits, &value, sizeof(T));
   return bits;
@@ -149,25 +156,25 @@ inline int __all_sync(unsigned mask, int predicate) {
   return int(::warpnet::simt::warp_collective(::warpnet::simt::WarpOp::all, mask, predicate != 0, 0, warpSize));
 }
 
-template <class T>
-T __shfl_sync(unsigned mask, T var, int src_lane, int width = warpSize) {
+template <class T, class V = ::warpnet::simt::shuffled_t<T>>
+V __shfl_sync(unsigned mask, T var, int src_lane, int width = warpSize) {
   using namespace ::warpnet::simt;
-  return from_bits<T>(warp_collective(WarpOp::shfl, mask, to_bits(var), src_lane, width));
+  return from_bits<V>(warp_collective(WarpOp::shfl, mask, to_bits(V(var)), src_lane, width));
 }
-template <class T>
-T __shfl_up_sync(unsigned mask, T var, unsigned delta, int width = warpSize) {
+template <class T, class V = ::warpnet::simt::shuffled_t<T>>
+V __shfl_up_sync(unsigned mask, T var, unsigned delta, int width = warpSize) {
   using namespace ::warpnet::simt;
-  return from_bits<T>(warp_collective(WarpOp::shfl_up, mask, to_bits(var), int(delta), width));
+  return from_bits<V>(warp_collective(WarpOp::shfl_up, mask, to_bits(V(var)), int(delta), width));
 }
-template <class T>
-T __shfl_down_sync(unsigned mask, T var, unsigned delta, int width = warpSize) {
+template <class T, class V = ::warpnet::simt::shuffled_t<T>>
+V __shfl_down_sync(unsigned mask, T var, unsigned delta, int width = warpSize) {
   using namespace ::warpnet::simt;
-  return from_bits<T>(warp_collective(WarpOp::shfl_down, mask, to_bits(var), int(delta), width));
+  return from_bits<V>(warp_collective(WarpOp::shfl_down, mask, to_bits(V(var)), int(delta), width));
 }
-template <class T>
-T __shfl_xor_sync(unsigned mask, T var, int lane_mask, int width = warpSize) {
+template <class T, class V = ::warpnet::simt::shuffled_t<T>>
+V __shfl_xor_sync(unsigned mask, T var, int lane_mask, int width = warpSize) {
   using namespace ::warpnet::simt;
-  return from_bits<T>(warp_collective(WarpOp::shfl_xor, mask, to_bits(var), lane_mask, width));
+  return from_bits<V>(warp_collective(WarpOp::shfl_xor, mask, to_bits(V(var)), lane_mask, width));
 }
 
 // Read-only cache load: an ordinary load on the CPU.

@@ -3,6 +3,8 @@
 #include <doctest/doctest.h>
 
 #include <cmath>
+#include <cstdint>
+#include <type_traits>
 
 #include "tests/simt/device_buffer.hpp"
 
@@ -73,17 +75,22 @@ TEST_CASE("atomics on int, unsigned and float stay exact under contention") {
 TEST_CASE("a float atomicAdd flushes subnormal inputs and results to zero, as atom.add.f32 does") {
   const float tiny = 1e-40f;  // subnormal: below 2^-126
   REQUIRE(std::fpclassify(tiny) == FP_SUBNORMAL);
-  // Each sum starts at 0: {tiny}, {1e-38, -9.99e-39: a subnormal sum}, {-tiny}, {1, tiny}, {2^-126: kept}
-  DeviceBuffer<float> first(std::vector<float>{tiny, 1e-38f, -tiny, 1.0f, 0x1p-126f});
-  DeviceBuffer<float> second(std::vector<float>{0.0f, -9.99e-39f, 0.0f, tiny, 0.0f});
+  // Each sum starts at +0: {a subnormal input}, {two normal inputs whose sum,
+  // 2^-127, is subnormal}, {the same negated: -2^-127}, {-tiny}, {the
+  // smallest normal float, kept}.
+  DeviceBuffer<float> first(std::vector<float>{tiny, 0x1.8p-126f, -0x1.8p-126f, -tiny, 0x1p-126f});
+  DeviceBuffer<float> second(std::vector<float>{0.0f, -0x1p-126f, 0x1p-126f, 0.0f, 0.0f});
   DeviceBuffer<float> sums(5);
   warpnet::simt::launch(add_pairs, dim3(1), dim3(5), 0, sums.get(), first.get(), second.get());
   const auto s = sums.download();
   CHECK(s[0] == 0.0f);
-  CHECK(s[1] == 0.0f);
-  CHECK(s[2] == 0.0f);  // -tiny flushed to -0, and +0 + -0 is +0
-  CHECK(s[3] == 1.0f);
-  CHECK(s[4] == 0x1p-126f);  // the smallest normal float stays
+  CHECK(s[1] == 0.0f);  // the result flushed, its inputs were normal
+  CHECK(!std::signbit(s[1]));
+  CHECK(s[2] == 0.0f);
+  CHECK(std::signbit(s[2]));  // a zero of the result's sign
+  CHECK(s[3] == 0.0f);
+  CHECK(!std::signbit(s[3]));  // -tiny flushed to -0, and +0 + -0 is +0
+  CHECK(s[4] == 0x1p-126f);
 }
 
 TEST_CASE("fast-math and bit intrinsics match their definitions") {
@@ -106,6 +113,10 @@ TEST_CASE("fast-math and bit intrinsics match their definitions") {
   CHECK(min(3, -2) == -2);
   CHECK(max(2.5f, 1.0f) == 2.5f);
   CHECK(warpnet::ceil_div(129, 32) == 5);
+  // A 64-bit count stays 64-bit: 2^33 + 1 items in blocks of 256.
+  static_assert(std::is_same_v<decltype(warpnet::ceil_div(int64_t{1}, 256)), int64_t>);
+  CHECK(warpnet::ceil_div((int64_t{1} << 33) + 1, 256) == (int64_t{1} << 25) + 1);
+  CHECK(warpnet::ceil_div(-5, 4) == 0);  // a negative count: none, as a step loop expects
 }
 
 TEST_CASE("dynamic shared memory is per block and sized by the launch") {

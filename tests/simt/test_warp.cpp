@@ -1,6 +1,8 @@
 // Warp collectives against their CUDA definitions, lane by lane.
 #include <doctest/doctest.h>
 
+#include <type_traits>
+
 #include "tests/simt/device_buffer.hpp"
 
 namespace {
@@ -65,12 +67,15 @@ __global__ void shuffle_edges(int* out) {
 }
 
 // 64-bit and 16-bit values cross whole: a double, a long long and a __half
-// from lane 31 - lane.
-__global__ void wide_and_narrow(double* d, long long* ll, __half* h) {
+// from lane 31 - lane; a signed char comes back as an int (nvcc's overload).
+__global__ void wide_and_narrow(double* d, long long* ll, __half* h, int* c) {
   const int lane = threadIdx.x;
   d[lane] = __shfl_sync(0xffffffffu, 1.0 / 3.0 + lane, 31 - lane);
   ll[lane] = __shfl_sync(0xffffffffu, (1LL << 40) + lane, 31 - lane);
   h[lane] = __shfl_sync(0xffffffffu, __half(0.5f + float(lane)), 31 - lane);
+  const auto small = __shfl_sync(0xffffffffu, static_cast<signed char>(-lane), 31 - lane);
+  static_assert(std::is_same_v<decltype(small), const int>);
+  c[lane] = small;
 }
 
 }  // namespace
@@ -94,19 +99,22 @@ TEST_CASE("shuffles wrap source lanes and keep to their segments as PTX defines"
   }
 }
 
-TEST_CASE("shuffles move doubles, long longs and halves bit for bit") {
+TEST_CASE("shuffles move doubles, long longs and halves bit for bit, and a char as an int") {
   DeviceBuffer<double> d(32);
   DeviceBuffer<long long> ll(32);
   DeviceBuffer<__half> h(32);
-  warpnet::simt::launch(wide_and_narrow, dim3(1), dim3(32), 0, d.get(), ll.get(), h.get());
+  DeviceBuffer<int> c(32);
+  warpnet::simt::launch(wide_and_narrow, dim3(1), dim3(32), 0, d.get(), ll.get(), h.get(), c.get());
   const auto dv = d.download();
   const auto lv = ll.download();
   const auto hv = h.download();
+  const auto cv = c.download();
   for (int lane = 0; lane < 32; ++lane) {
     CAPTURE(lane);
     CHECK(dv[lane] == 1.0 / 3.0 + (31 - lane));
     CHECK(lv[lane] == (1LL << 40) + (31 - lane));
     CHECK(float(hv[lane]) == 0.5f + float(31 - lane));  // exact in fp16 up to 2048
+    CHECK(cv[lane] == -(31 - lane));
   }
 }
 
