@@ -28,9 +28,10 @@ namespace warpnet {
 // inline namespace and the linker never merges them (see simt/copy_namespace.hpp).
 inline namespace WARPNET_KERNEL_COPY {
 
-// Blocks needed to cover n >= 0 items with `per_block` > 0 each, in the
-// type n + per_block has: ceil_div(int, int) is an int, and a 64-bit count
-// stays 64-bit instead of wrapping.
+// Blocks needed to cover n items with `per_block` > 0 each, in the type
+// n + per_block has: ceil_div(int, int) is an int, and a 64-bit count stays
+// 64-bit instead of wrapping. A negative n of a signed type gives 0 or less
+// (the division truncates toward zero), which loops over "steps" rely on.
 template <class Count, class PerBlock>
 __host__ __device__ constexpr auto ceil_div(Count n, PerBlock per_block) {
   using T = decltype(n + per_block);

@@ -294,7 +294,8 @@ namespace conv_v13 {
 // Launches the direct kernel on a shape TMA cannot describe.
 inline void launch_direct(const ConvShape& g, const __nv_bfloat16* x, const __nv_bfloat16* w, __nv_bfloat16* y) {
   const int64_t outputs = int64_t(g.N) * g.P * g.Q * g.K;
-  warpnet::launch_kernel(conv2d_nhwc_bf16_direct, dim3(unsigned((outputs + 255) / 256)), dim3(256), 0, g, x, w, y);
+  warpnet::launch_kernel(conv2d_nhwc_bf16_direct, dim3(unsigned(warpnet::ceil_div(outputs, 256))), dim3(256), 0, g, x,
+                         w, y);
 }
 
 // Whether TMA can describe x and w as stored: 16-byte aligned bases, every
