@@ -39,9 +39,10 @@
 // Padding without a test per element: a row past M = N·P·Q gets h0 far below
 //   any image (kOutsideRow) and table entries past C·R·S a displacement far
 //   beyond it (kNoTap), so one bounds test covers padding taps, rows past M
-//   and taps past the reduction, and the zero goes in. Preconditions (checked
-//   by the registration): H + pad and W + pad at most kNoTap, and
-//   dil·(R − 1), dil·(S − 1) below it, so the displacements fit 16 bits.
+//   and taps past the reduction, and the zero goes in. Preconditions:
+//   H + pad and W + pad at most kNoTap, and dil·(R − 1), dil·(S − 1) below
+//   it, so the displacements fit 16 bits; where they do not
+//   (conv_taps::table_fits), a candidate runs v4's kernel at its tile instead.
 // Changed from v4: the tap table (no division per gathered element); the
 //   tile is a choice among kCandidates (v4's shape is candidate 0, which the
 //   table picks for issue 5's layers); Bs rows padded by 32/BK floats (dgrad
@@ -72,6 +73,7 @@
 #include "kernels/conv/conv_shape.hpp"
 #include "kernels/conv/tap_table.hpp"
 #include "kernels/conv/tap_tiles.hpp"
+#include "kernels/conv/04_implicit_gemm.cu"  // the tiles' kernel where a tap table does not fit
 
 namespace conv_v07 {
 
@@ -183,7 +185,11 @@ struct Tiles {
   static constexpr int threads = (BM / TM) * (BN / TN);
   static constexpr int shared_bytes = 8 * kTableTaps + 4 * BK * BM + 4 * BK * (BN + 32 / BK);
   static_assert(shared_bytes <= 48 * 1024, "static shared memory: valid on every GPU without opting in");
-  static constexpr auto kernel() { return conv2d_implicit_gemm_taps<BM, BN, BK, TM, TN>; }
+  // The tap-table kernel, or v4's (same tiles, arguments and launch, no
+  // table) where the table's 16-bit displacements cannot describe g.
+  static constexpr auto kernel(const ConvShape& g) {
+    return table_fits(g) ? conv2d_implicit_gemm_taps<BM, BN, BK, TM, TN> : conv2d_implicit_gemm<BM, BN, BK, TM, TN>;
+  }
 };
 
 // The candidates: conv_tap_tiles' seven shapes (kernels/conv/tap_tiles.hpp),

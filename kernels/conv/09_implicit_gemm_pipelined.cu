@@ -132,15 +132,18 @@ inline const char* candidate_name(int i) {
   return i < kPipelined ? conv_pipelined::tile_name(i) : conv_v08::candidate_name(i - kPipelined);
 }
 
-// Whether candidate i can run this problem (the pipelined tiles and v7's run anything).
+// Whether candidate i can run this problem: the pipelined tiles where a tap
+// table can describe it (table_fits), v7's tiles anything.
 inline bool candidate_applies(int i, const ConvShape& g) {
-  return i < kPipelined || conv_v08::candidate_applies(i - kPipelined, g);
+  return i < kPipelined ? table_fits(g) : conv_v08::candidate_applies(i - kPipelined, g);
 }
 
 // The tuning table: v8's direct kernel where it applies; else the first
-// pipelined tile giving at least one block per SM of an H200; else v8's table.
+// pipelined tile giving at least one block per SM of an H200; else (or where
+// no tap table fits) v8's table.
 inline int table_choice(const ConvShape& g) {
   if (conv_v08::candidate_applies(0, g)) return kPipelined;
+  if (!table_fits(g)) return kPipelined + conv_v08::table_choice(g);
   const int tile = conv_pipelined::first_filling_tile(g.gemm_m(), g.K);
   return tile >= 0 ? tile : kPipelined + conv_v08::table_choice(g);
 }

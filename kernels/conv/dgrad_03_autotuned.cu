@@ -28,9 +28,10 @@
 // Padding without a test per element: a row past M = N·H·W gets hp far
 //   below zero (kOutsideRow), a table entry past K·R·S a displacement beyond
 //   any image (kNoTap), so the one bounds test on (p, q) covers taps under
-//   no output, rows past M and taps past the reduction. Preconditions
-//   (checked by the registration): H + pad, W + pad <= kNoTap and
-//   dil·(R − 1), dil·(S − 1) < kNoTap (the displacements fit 16 bits).
+//   no output, rows past M and taps past the reduction. Preconditions:
+//   H + pad, W + pad <= kNoTap and dil·(R − 1), dil·(S − 1) < kNoTap (the
+//   displacements fit 16 bits); where they do not (conv_taps::table_fits), a
+//   candidate runs dgrad v2's kernel at its tile instead.
 // Tiles: v7's seven candidates (kernels/conv/tap_tiles.hpp), from v2's wide
 //   128x64x8 down to v2's narrow 32x8x32, with 64x8x32 for C = 1 .. 8 at
 //   large N·H·W; C takes the GEMM's column role here, so the table rule is
@@ -189,10 +190,11 @@ struct Tiles {
   static constexpr int threads = (BM / TM) * (BN / TN);
   static constexpr int shared_bytes = (8 + 4) * kTableTaps + 4 * BK * BM + 4 * BK * (BN + 32 / BK);
   static_assert(shared_bytes <= 48 * 1024, "static shared memory: valid on every GPU without opting in");
-  // The tap-table kernel at stride 1, dgrad v2's at any other stride (same
-  // arguments, same launch shape).
+  // The tap-table kernel at stride 1 where a table can describe g, dgrad
+  // v2's otherwise (same arguments, same launch shape).
   static constexpr auto kernel(const ConvShape& g) {
-    return g.stride == 1 ? conv2d_dgrad_taps<BM, BN, BK, TM, TN> : conv2d_dgrad_implicit_gemm<BM, BN, BK, TM, TN>;
+    return g.stride == 1 && table_fits(g) ? conv2d_dgrad_taps<BM, BN, BK, TM, TN>
+                                          : conv2d_dgrad_implicit_gemm<BM, BN, BK, TM, TN>;
   }
 };
 

@@ -117,15 +117,15 @@ inline const char* candidate_name(int i) {
 
 // Whether candidate i can run this problem: the pipelined tiles at stride 1.
 inline bool candidate_applies(int i, const ConvShape& g) {
-  return i < kPipelined ? g.stride == 1 : conv_dgrad_v04::candidate_applies(i - kPipelined, g);
+  return i < kPipelined ? g.stride == 1 && table_fits(g) : conv_dgrad_v04::candidate_applies(i - kPipelined, g);
 }
 
 // The tuning table: dgrad v4's direct kernel where it applies; else, at
-// stride 1, the first pipelined tile giving at least one block per SM of an
-// H200; else dgrad v4's table.
+// stride 1 where a tap table fits, the first pipelined tile giving at least
+// one block per SM of an H200; else dgrad v4's table.
 inline int table_choice(const ConvShape& g) {
   if (conv_dgrad_v04::candidate_applies(0, g)) return kPipelined;
-  const int tile = g.stride == 1 ? conv_pipelined::first_filling_tile(g.N * g.H * g.W, g.C) : -1;
+  const int tile = g.stride == 1 && table_fits(g) ? conv_pipelined::first_filling_tile(g.N * g.H * g.W, g.C) : -1;
   return tile >= 0 ? tile : kPipelined + conv_dgrad_v04::table_choice(g);
 }
 

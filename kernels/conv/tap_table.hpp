@@ -27,6 +27,13 @@ constexpr int kTableTaps = 2304;
 // r·dil of an entry past the reduction: beyond any image (H + pad <= kNoTap),
 // so its bounds test fails and a zero is gathered.
 constexpr int kNoTap = UINT16_MAX;
+// Whether a table can describe g: its 16-bit displacements and kNoTap mark
+// need H + pad and W + pad at most kNoTap and the filter's span below it.
+// In 64 bits, as H + pad and the span can pass int's range.
+inline bool table_fits(const ConvShape& g) {
+  return int64_t(g.H) + g.pad <= kNoTap && int64_t(g.W) + g.pad <= kNoTap && int64_t(g.dil) * (g.R - 1) < kNoTap &&
+         int64_t(g.dil) * (g.S - 1) < kNoTap;
+}
 // The row coordinate given to a row past M: outside the image for every tap.
 constexpr int kOutsideRow = -(1 << 30);
 

@@ -66,7 +66,7 @@ void reference(const ConvShape& g, const std::vector<float>& x, const std::vecto
 void launch_candidate(int i, const ConvShape& g, const float* x, const float* w, float* y) {
   conv_v07::with_candidate(i, [&]<class T>() {
     const dim3 grid(warpnet::ceil_div(g.gemm_m(), T::BM), warpnet::ceil_div(g.K, T::BN));
-    warpnet::simt::launch(T::kernel(), grid, dim3(T::threads), 0, g, x, w, y);
+    warpnet::simt::launch(T::kernel(g), grid, dim3(T::threads), 0, g, x, w, y);
   });
 }
 

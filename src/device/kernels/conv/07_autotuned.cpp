@@ -19,7 +19,7 @@ constexpr AutotunedConv kAutotuned{
     .table_choice = conv_v07::table_choice,
     .shape = conv_tile_shape,
     .bytes = conv_tile_bytes,
-    .launch = [](int i, const Sizes& s, const Launch& l, Buffers b) { launch_conv_tile(kId, i, s, l, b); },
+    .launch = [](int i, const Sizes& s, const Launch& l, Buffers b) { launch_conv_tile(i, s, l, b); },
 };
 
 const Registration autotuned{autotuned_kernel<kAutotuned>({

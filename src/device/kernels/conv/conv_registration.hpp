@@ -5,6 +5,8 @@
 // registration files, each compiled as three copies (plain, traced, nvcc;
 // see ../copy.hpp) whose helpers must not be merged by the linker.
 #pragma once
+#include <cstdint>
+
 #include "device/kernels/conv/winograd_bound.hpp"  // WinogradTile
 #include "device/kernels/copy.hpp"
 #include "device/kernels/workspace.hpp"
@@ -74,13 +76,11 @@ inline double wgrad_gemm_tile_bytes(const Sizes& s, int taps, int channels, int 
   return 4.0 * (gemm + (splits > 1 ? (splits + 1) * crs * k : 0.0));
 }
 
-// The tap tables' preconditions (conv v7, dgrad v3 and v5, wgrad v3): their
-// 16-bit displacements and "no tap" mark. In 64 bits, as H + pad and the
-// filter's span can pass int's range.
-inline void require_tap_table(const char* id, const ConvShape& g, int no_tap) {
-  WN_CHECK(int64_t(g.H) + g.pad <= no_tap && int64_t(g.W) + g.pad <= no_tap && int64_t(g.dil) * (g.R - 1) < no_tap &&
-               int64_t(g.dil) * (g.S - 1) < no_tap,
-           id, ": H + pad, W + pad and the filter's span must be below ", no_tap);
+// The tap tables' preconditions (dgrad v3 and v5, wgrad v3; conv v7 runs
+// v4's kernel where a table does not fit): `fits` is conv_taps::table_fits,
+// which the kernel files bring (kernels/conv/tap_table.hpp).
+inline void require_tap_table(const char* id, bool fits) {
+  WN_CHECK(fits, id, ": H + pad and W + pad must be at most ", UINT16_MAX, ", and the filter's span below it");
 }
 
 // Every conv2d kernel's buffers: x, w in, y out.

@@ -14,13 +14,11 @@ inline Launch conv_tile_shape(int candidate, const Sizes& s) {
   return conv_v07::with_candidate(candidate, [&]<class T>() { return gemm_tiles<T::BM, T::BN>(s, T::threads); });
 }
 
-// Candidate i's kernel, launched; the caller checks the launch's error. `id`
-// names the version in the error for sizes the tap table cannot hold.
-inline void launch_conv_tile(const char* id, int candidate, const Sizes& s, const Launch& l, Buffers b) {
+// Candidate i's kernel, launched; the caller checks the launch's error.
+inline void launch_conv_tile(int candidate, const Sizes& s, const Launch& l, Buffers b) {
   const ConvShape g = shape_of(s);
-  require_tap_table(id, g, conv_v07::kNoTap);
   conv_v07::with_candidate(candidate, [&]<class T>() {
-    launch_kernel(T::kernel(), l.grid, l.block, l.dynamic_shared, g, x_of(b), w_of(b), y_of(b));
+    launch_kernel(T::kernel(g), l.grid, l.block, l.dynamic_shared, g, x_of(b), w_of(b), y_of(b));
   });
 }
 

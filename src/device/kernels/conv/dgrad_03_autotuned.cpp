@@ -19,7 +19,7 @@ constexpr AutotunedConv kAutotuned{
     .table_choice = conv_dgrad_v03::table_choice,
     .shape = dgrad_tile_shape,
     .bytes = dgrad_tile_bytes,
-    .launch = [](int i, const Sizes& s, const Launch& l, Buffers b) { launch_dgrad_tile(kId, i, s, l, b); },
+    .launch = [](int i, const Sizes& s, const Launch& l, Buffers b) { launch_dgrad_tile(i, s, l, b); },
 };
 
 const Registration autotuned{autotuned_kernel<kAutotuned>({

@@ -28,7 +28,7 @@ inline Launch dgrad_v04_shape(int candidate, const Sizes& s) {
 // `id` names the version in the errors.
 inline void launch_dgrad_v04(const char* id, int candidate, const Sizes& s, const Launch& l, Buffers b) {
   using conv_dgrad_v04::kDirectTiles;
-  if (candidate >= kDirectTiles) return launch_dgrad_tile(id, candidate - kDirectTiles, s, l, b);
+  if (candidate >= kDirectTiles) return launch_dgrad_tile(candidate - kDirectTiles, s, l, b);
   const ConvShape g = shape_of(s);
   const int th = conv_dgrad_v04::kTileRows[candidate], tw = conv_dgrad_v04::kTileCols[candidate];
   WN_CHECK(conv_dgrad_v04::applies(g, th, tw), id, ": the direct kernel (", conv_dgrad_v04::candidate_name(candidate),

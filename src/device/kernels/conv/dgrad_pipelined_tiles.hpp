@@ -31,7 +31,7 @@ inline void launch_dgrad_v05(const char* id, int candidate, const Sizes& s, cons
   const ConvShape g = shape_of(s);
   // Stride 1, the tap table's 16-bit displacements and its "no tap" mark (the kernel file's preconditions).
   WN_CHECK(g.stride == 1, id, ": the pipelined tiles take stride 1, got ", describe_sizes(op("conv2d_dgrad"), s));
-  require_tap_table(id, g, conv_dgrad_v05::kNoTap);
+  require_tap_table(id, conv_taps::table_fits(g));
   conv_dgrad_v05::with_pipelined(candidate, [&]<class T>() {
     launch_kernel(T::kernel(), l.grid, l.block, l.dynamic_shared, g, static_cast<const float*>(b[0]),
                   static_cast<const float*>(b[1]), static_cast<float*>(b[2]));

@@ -18,12 +18,10 @@ inline Launch dgrad_tile_shape(int candidate, const Sizes& s) {
   });
 }
 
-// Candidate i's kernel (the tap table's at stride 1, dgrad v2's otherwise),
-// launched; the caller checks the launch's error. `id` names the version in
-// the error for sizes the tap table cannot hold.
-inline void launch_dgrad_tile(const char* id, int candidate, const Sizes& s, const Launch& l, Buffers b) {
+// Candidate i's kernel (the tap table's at stride 1 where it fits, dgrad
+// v2's otherwise), launched; the caller checks the launch's error.
+inline void launch_dgrad_tile(int candidate, const Sizes& s, const Launch& l, Buffers b) {
   const ConvShape g = shape_of(s);
-  if (g.stride == 1) require_tap_table(id, g, conv_dgrad_v03::kNoTap);  // only the stride-1 tiles have a table
   conv_dgrad_v03::with_candidate(candidate, [&]<class T>() {
     launch_kernel(T::kernel(g), l.grid, l.block, l.dynamic_shared, g, static_cast<const float*>(b[0]),
                   static_cast<const float*>(b[1]), static_cast<float*>(b[2]));

@@ -22,7 +22,7 @@ inline Launch v08_shape(int candidate, const Sizes& s) {
 // v8's candidate i launched; the caller checks the launch's error. `id`
 // names the version in the errors.
 inline void launch_v08(const char* id, int candidate, const Sizes& s, const Launch& l, Buffers b) {
-  if (candidate >= conv_v08::kDirectBlocks) return launch_conv_tile(id, candidate - conv_v08::kDirectBlocks, s, l, b);
+  if (candidate >= conv_v08::kDirectBlocks) return launch_conv_tile(candidate - conv_v08::kDirectBlocks, s, l, b);
   const ConvShape g = shape_of(s);
   WN_CHECK(conv_v08::applies(g, conv_v08::kThreads[candidate]), id, ": the direct kernel (",
            conv_v08::candidate_name(candidate), ") takes K <= ", conv_v08::kMaxChannels,

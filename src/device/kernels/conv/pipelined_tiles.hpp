@@ -24,10 +24,7 @@ inline void launch_v09(const char* id, int candidate, const Sizes& s, const Laun
   using conv_v09::kPipelined;
   if (candidate >= kPipelined) return launch_v08(id, candidate - kPipelined, s, l, b);
   const ConvShape g = shape_of(s);
-  // The tap table's 16-bit displacements and its "no tap" mark (the kernel file's preconditions).
-  WN_CHECK(g.H + g.pad <= conv_v09::kNoTap && g.W + g.pad <= conv_v09::kNoTap &&
-               g.dil * (g.R - 1) < conv_v09::kNoTap && g.dil * (g.S - 1) < conv_v09::kNoTap,
-           id, ": H + pad, W + pad and the filter's span must be below ", conv_v09::kNoTap);
+  require_tap_table(id, conv_taps::table_fits(g));  // the kernel file's preconditions
   conv_v09::with_pipelined(candidate, [&]<class T>() {
     launch_kernel(T::kernel(), l.grid, l.block, l.dynamic_shared, g, x_of(b), w_of(b), y_of(b));
   });

@@ -42,7 +42,7 @@ inline Launch wgrad_tile_shape(int candidate, const Sizes& s) {
 // table cannot hold.
 inline void launch_wgrad_tile(const char* id, int candidate, const Sizes& s, const Launch& l, Buffers b) {
   const ConvShape g = shape_of(s);
-  require_tap_table(id, g, conv_wgrad_v03::kNoTap);
+  require_tap_table(id, conv_taps::table_fits(g));
   const conv_wgrad_v03::Split split = conv_wgrad_v03::split_of(candidate, g);
   const auto* x = static_cast<const float*>(b[0]);
   const auto* dy = static_cast<const float*>(b[1]);
