@@ -76,8 +76,9 @@ inline double wgrad_gemm_tile_bytes(const Sizes& s, int taps, int channels, int 
   return 4.0 * (gemm + (splits > 1 ? (splits + 1) * crs * k : 0.0));
 }
 
-// The tap tables' preconditions (dgrad v3 and v5, wgrad v3; conv v7 runs
-// v4's kernel where a table does not fit): `fits` is conv_taps::table_fits,
+// The tap tables' preconditions where a kernel has no table-free twin (v9's
+// and dgrad v5's pipelined tiles, wgrad v3's tiles; conv v7 and dgrad v3 run
+// v4's and dgrad v2's kernels instead): `fits` is conv_taps::table_fits,
 // which the kernel files bring (kernels/conv/tap_table.hpp).
 inline void require_tap_table(const char* id, bool fits) {
   WN_CHECK(fits, id, ": H + pad and W + pad must be at most ", UINT16_MAX, ", and the filter's span below it");
