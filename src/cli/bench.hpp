@@ -35,9 +35,11 @@ nlohmann::json timing_json(std::vector<double> ms);
 // "fp32", "fp16", "bf16", "e4m3", "e5m2": the format a kernel reads its inputs in.
 std::string input_format_name(const device::Kernel& kernel);
 
-// The device's peak rate for the kernel's precision, with its basis in words:
-// {"tflops": 66.9, "basis": "..."}, or null when there is no table entry.
-nlohmann::json peak(const device::gpu::Info& info, const device::Kernel& kernel);
+// The device's peak rate for inputs in `format` (input_format_name: fp32 on
+// the FP32 lanes, fp16/bf16 and e4m3/e5m2 on the dense tensor cores), with
+// its basis in words: {"tflops": 66.9, "basis": "..."}, or a null rate and
+// why when the table has no entry (bench_table.cpp).
+nlohmann::json peak(const device::gpu::Info& info, const std::string& format);
 
 nlohmann::json info_json(const device::gpu::Info& info);
 

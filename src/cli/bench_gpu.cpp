@@ -1,6 +1,7 @@
 // The GPU half of `warpnet bench` (bench.hpp), and the figures both halves
-// share: deviations from a reference, peaks, timing summaries (the error
-// bounds are device::relative_bound and relative_bound_of, run.hpp).
+// share: deviations from a reference, timing summaries (peaks and ratios are
+// bench_table.cpp's; the error bounds are device::relative_bound and
+// relative_bound_of, run.hpp).
 #include <algorithm>
 #include <cmath>
 #include <cstdio>
@@ -9,7 +10,6 @@
 
 #include "cli/bench.hpp"
 #include "core/stats.hpp"
-#include "device/datasheet.hpp"
 #include "device/run.hpp"
 #include "simt/minifloat.hpp"
 
@@ -53,29 +53,6 @@ std::string input_format_name(const device::Kernel& kernel) {
   if (same(simt::kE4M3)) return "e4m3";
   if (same(simt::kE5M2)) return "e5m2";
   return cat("e", f->exponent, "m", f->mantissa);
-}
-
-nlohmann::json peak(const device::gpu::Info& info, const device::Kernel& kernel) {
-  namespace ds = device::datasheet;
-  const ds::Arch* arch = ds::find_arch(info.cc_major, info.cc_minor);
-  const std::string format = input_format_name(kernel);
-  const bool fp32 = format == "fp32", fp8 = format == "e4m3" || format == "e5m2";
-  const char* unit = fp32 ? "FP32 FMA lanes" : fp8 ? "fp8 tensor cores, dense" : "16-bit tensor cores, dense";
-  if (!arch) return {{"tflops", nullptr}, {"basis", cat("no peak table entry for sm_", info.cc_major, info.cc_minor)}};
-  const double per_clock = fp32 ? arch->fp32 : fp8 ? arch->fp8 : arch->tensor16;
-  if (per_clock == 0)
-    return {{"tflops", nullptr}, {"basis", cat("no ", unit, " rate for sm_", info.cc_major, info.cc_minor)}};
-  const ds::Part* part = ds::find_part(info.cc_major, info.cc_minor, info.multiprocessors, info.name.c_str());
-  const double clock_ghz = fp32 ? info.clock_ghz : ds::tensor_clock_ghz(part, info.clock_ghz);
-  char basis[800];
-  std::snprintf(basis, sizeof basis, "%d SMs x %.3f GHz (%s) x %.0f FLOP/clk/SM (%s, sm_%d%d; from %s)",
-                info.multiprocessors, clock_ghz,
-                clock_ghz != info.clock_ghz
-                    ? cat("the datasheet's clock for its tensor rates, below the device's reported peak: ",
-                          part->source).c_str()
-                    : "the device's reported peak clock",
-                per_clock, unit, info.cc_major, info.cc_minor, arch->source);
-  return {{"tflops", ds::tflops(info.multiprocessors, clock_ghz, per_clock)}, {"basis", basis}};
 }
 
 nlohmann::json info_json(const device::gpu::Info& info) {

@@ -1,9 +1,11 @@
-// `warpnet bench`'s figures (bench.hpp, add_ratios) and its table on screen
-// (print_table), from the record of one op and size.
+// `warpnet bench`'s figures (bench.hpp: peak, add_ratios) and its table on
+// screen (print_table), from the record of one op and size. Plain JSON
+// arithmetic with no GPU in it, so tests/cli checks it on made-up records.
 #include <algorithm>
 #include <cstdio>
 
 #include "cli/bench.hpp"
+#include "device/datasheet.hpp"
 
 namespace warpnet::cli::bench {
 
@@ -34,6 +36,30 @@ bool fewer_operations(const json& r) {
 
 }  // namespace
 
+json peak(const device::gpu::Info& info, const std::string& format) {
+  namespace ds = device::datasheet;
+  const ds::Arch* arch = ds::find_arch(info.cc_major, info.cc_minor);
+  const bool fp32 = format == "fp32", fp8 = format == "e4m3" || format == "e5m2";
+  if (!fp32 && !fp8 && format != "fp16" && format != "bf16")
+    return {{"tflops", nullptr}, {"basis", cat("no peak rate for inputs in ", format)}};
+  const char* unit = fp32 ? "FP32 FMA lanes" : fp8 ? "fp8 tensor cores, dense" : "16-bit tensor cores, dense";
+  if (!arch) return {{"tflops", nullptr}, {"basis", cat("no peak table entry for sm_", info.cc_major, info.cc_minor)}};
+  const double per_clock = fp32 ? arch->fp32 : fp8 ? arch->fp8 : arch->tensor16;
+  if (per_clock == 0)
+    return {{"tflops", nullptr}, {"basis", cat("no ", unit, " rate for sm_", info.cc_major, info.cc_minor)}};
+  const ds::Part* part = ds::find_part(info.cc_major, info.cc_minor, info.multiprocessors, info.name.c_str());
+  const double clock_ghz = fp32 ? info.clock_ghz : ds::tensor_clock_ghz(part, info.clock_ghz);
+  char basis[800];
+  std::snprintf(basis, sizeof basis, "%d SMs x %.3f GHz (%s) x %.0f FLOP/clk/SM (%s, sm_%d%d; from %s)",
+                info.multiprocessors, clock_ghz,
+                clock_ghz != info.clock_ghz
+                    ? cat("the datasheet's clock for its tensor rates, below the device's reported peak: ",
+                          part->source).c_str()
+                    : "the device's reported peak clock",
+                per_clock, unit, info.cc_major, info.cc_minor, arch->source);
+  return {{"tflops", ds::tflops(info.multiprocessors, clock_ghz, per_clock)}, {"basis", basis}};
+}
+
 void add_ratios(json& gpu, const device::gpu::Info& info, const json& cpu, double flops) {
   const double copy_gbps = gpu["copy"].is_object() ? gpu["copy"].value("gbps", 0.0) : 0.0;
   double cpu_ms = 0;
@@ -52,8 +78,7 @@ void add_ratios(json& gpu, const device::gpu::Info& info, const json& cpu, doubl
         r["percent_of_vendor"] = v["kernel"] == r["kernel"] ? 100.0 : 100.0 * vendor_ms(v) / ms;
         break;
       }
-    const device::Kernel& k = device::find_kernel(r["kernel"].get<std::string>(), device::Copy::cuda);
-    const json p = peak(info, k);
+    const json p = peak(info, r["input_format"].get<std::string>());
     r["peak"] = p;
     if (p["tflops"].is_number()) {
       r["percent_of_peak"] = 100.0 * r["tflops"].get<double>() / p["tflops"].get<double>();
