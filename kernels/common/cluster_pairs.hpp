@@ -101,11 +101,12 @@ struct PairWalk {
   __device__ PairTile tile(int p) const { return pair_tile(p, int(rank), pairs_m, tiles_n, bm, bn, group_m); }
   // Where the A copies for tile `at` start: at its own rows, or at row 0
   // for the second tile of a last pair that lies wholly past M (an odd
-  // number of tile rows). That tile stores nothing, so any rows serve, and
-  // these keep every copy's start inside the tensor: a box wholly outside
-  // it is what no GPU-verified kernel here has issued (TMA zero-fills what
-  // lies out of bounds and counts the whole box, but a hang is what a
-  // different answer would cost). The bytes counted are the same.
+  // number of tile rows). That tile stores nothing, so any rows serve; row
+  // 0 keeps its A copies inside the tensor. A box wholly outside would do
+  // too: TMA zero-fills it and counts the whole box (v16's A boxes past M
+  // and B boxes past N at the test sizes {144, 80, 48}, checked on an H200;
+  // and rank 1's half of a B tile is one wherever N - col0 <= 128). The
+  // bytes counted are the same.
   __device__ PairTile copied_tile(PairTile at) const { return PairTile{at.row0 < rows ? at.row0 : 0, at.col0}; }
 };
 

@@ -129,12 +129,18 @@ __device__ __forceinline__ void cluster_sync() {
   asm volatile("barrier.cluster.arrive.release.aligned;\nbarrier.cluster.wait.acquire.aligned;\n" ::: "memory");
 }
 // Arrive on the mbarrier at the same shared offset as `bar`, in CTA `cta` of the cluster (mapa).
+// The default semantics (release at CTA scope), as CUTLASS's
+// ClusterBarrier::arrive(cta_id) writes it: what the arrival publishes is
+// that this CTA is done reading a stage of its own shared memory (its
+// wgmma.wait_group retired the reads), not data for the peer to read.
+// Written .release.cluster, ptxas fences every earlier global store of the
+// thread (MEMBAR.GPU) before each arrival, on every k-step.
 __device__ __forceinline__ void mbarrier_arrive_cluster(uint64_t* bar, uint32_t cta) {
   asm volatile(
       "{\n"
       ".reg .b32 remote;\n"
       "mapa.shared::cluster.u32 remote, %0, %1;\n"
-      "mbarrier.arrive.release.cluster.shared::cluster.b64 _, [remote];\n"
+      "mbarrier.arrive.shared::cluster.b64 _, [remote];\n"
       "}\n" ::"r"(shared_address(bar)),
       "r"(cta)
       : "memory");
