@@ -52,14 +52,15 @@
 #                       says, src/device/CMakeLists.txt)
 #   BUILD               build folder there, default /tmp/warpnet-gpu-build
 #   FORCE_BUILD         1: build there even when .gpu-deps/bin starts
-#   BENCH_ARGS          arguments for `warpnet bench`, default "matmul peak conv2d
-#                       conv2d_nhwc softmax lenet5_step": the ops the issues set
-#                       targets for (conv2d_nhwc: conv v13, bf16 on wgmma, against
-#                       cuDNN's bf16), peak (the
+#   BENCH_ARGS          arguments for `warpnet bench`, default "matmul
+#                       conv2d_nhwc conv2d peak lenet5_step softmax": the ops the
+#                       issues set targets for (conv2d_nhwc: conv v13-v15, bf16 on
+#                       wgmma, against cuDNN's bf16, never yet timed), peak (the
 #                       ceilings of matmul's inner-loop instructions, a few
 #                       seconds) and LeNet-5's fused step (the kernels of `train
-#                       --fused-step` alone, at batch 64 and 256), in that order,
-#                       so a run cut short by the time limit keeps the first ones
+#                       --fused-step` alone, at batch 64 and 256), softmax (its
+#                       target met on 2026-12-04) last, in that order, so a run
+#                       cut short by the time limit keeps the first ones
 #                       (e.g. "matmul --size 4096,4096,4096"; "" for every op)
 #   TRAIN_ARGS          arguments for `warpnet bench train`, default
 #                       "--model lenet5 --threads 2 --batch 64,256,1024
@@ -484,7 +485,7 @@ if want lenet && [ -x "$BIN/warpnet" ]; then
   note "bench lenet conv: $(outcome $? "1: a version failed")"
 fi
 
-BENCH_ARGS=${BENCH_ARGS-matmul peak conv2d conv2d_nhwc softmax lenet5_step}
+BENCH_ARGS=${BENCH_ARGS-matmul conv2d_nhwc conv2d peak lenet5_step softmax}
 if ! want bench; then
   :
 elif [ -x "$BIN/warpnet" ]; then

@@ -68,6 +68,7 @@ json gpu_half(const std::string& op, const device::Sizes& sizes, const std::vect
   std::vector<std::string> ids;
   for (const device::Kernel* k : kernels) ids.push_back(k->id());
   std::map<std::string, json> results;
+  std::map<std::string, int> result_attempt;  // the worker whose result a kernel's row keeps
   json device_info, copy;
   // A worker that sends nothing for this long is stuck outside a kernel wait (which times out itself).
   const double silence_limit = std::max(4 * s.timeout_s, 240.0);
@@ -76,11 +77,19 @@ json gpu_half(const std::string& op, const device::Sizes& sizes, const std::vect
     for (const std::string& id : ids)
       if (!results.count(id)) todo.push_back(id);
     if (todo.empty()) break;
-    // Version 0 runs again in each new worker: the others' checks at large sizes need its output.
-    // In the registry's order, so the yardstick stays the first.
+    // A version 0 that worked runs again in a new worker whose kernels read
+    // its formats: their checks at large sizes need its output. One that
+    // failed is not run again (it may be what killed the last worker). In
+    // the registry's order, so the yardstick stays the first.
+    const auto same_formats = [&](const device::Kernel& a, const std::string& id) {
+      const device::Kernel& b = **std::find_if(kernels.begin(), kernels.end(), [&](auto* k) { return k->id() == id; });
+      return a.input_format == b.input_format && a.output_format == b.output_format;
+    };
     std::vector<std::string> vendors;
     for (const device::Kernel* k : kernels)
-      if (k->version == 0 && std::find(todo.begin(), todo.end(), k->id()) == todo.end()) vendors.push_back(k->id());
+      if (k->version == 0 && results.count(k->id()) && results[k->id()]["status"] == "ok" &&
+          std::any_of(todo.begin(), todo.end(), [&](const std::string& id) { return same_formats(*k, id); }))
+        vendors.push_back(k->id());
     todo.insert(todo.begin(), vendors.begin(), vendors.end());
     char path[] = "/tmp/warpnet-bench-XXXXXX";
     const int fd = mkstemp(path);
@@ -115,12 +124,15 @@ json gpu_half(const std::string& op, const device::Sizes& sizes, const std::vect
         if (type == "result") {
           const std::string id = event["kernel"];
           current.clear();
-          if (!results.count(id)) results[id] = event;
+          if (!results.count(id)) results[id] = event, result_attempt[id] = attempt;
           if (event["status"] != "ok")
             std::printf("  gpu: %s %s: %s\n", id.c_str(), event["status"].get<std::string>().c_str(),
                         event.value("error", "").c_str());
         }
-        if (type == "vendor_again" && results.count(event["kernel"].get<std::string>()))
+        // The yardstick's second timing pairs with its first only from the
+        // same worker (a later one runs it again for its output alone).
+        if (type == "vendor_again" && result_attempt.count(event["kernel"].get<std::string>()) &&
+            result_attempt[event["kernel"].get<std::string>()] == attempt)
           results[event["kernel"].get<std::string>()]["timing_after_group"] = event["timing"];
       }
       if (running && since_news.seconds() > silence_limit) {

@@ -27,7 +27,7 @@ bool matches_on_gpu(const device::Kernel& kernel, const device::Sizes& sizes) {
   // A version that picks one of its candidates (matmul/10, the autotuned
   // conv versions) runs what its tune picks, as in training and `warpnet
   // bench`. The tune checks every candidate it times against the definition,
-  // every element at these sizes (gpu_timing::kVerifyAll), so here each one
+  // every element at these sizes (gpu_timing::kVerifyAllProducts), so here each one
   // is checked at the awkward test sizes, not only the tuning table's choice.
   if (kernel.tune && kernel.candidate) {
     try {

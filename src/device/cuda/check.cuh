@@ -1,11 +1,15 @@
 // Checking CUDA and cuBLAS calls in the nvcc-compiled GPU runtime (runtime.cu,
-// matmul_cublas.cu). Every call goes through one of these; a failure throws
-// gpu::Failure with the call as written, the error's name and its text.
+// matmul_cublas.cu, conv_cudnn.cu) and waiting for kernels with a time limit
+// (also the autotuners', gpu_timing.hpp). Every call goes through one of
+// these; a failure throws gpu::Failure with the call as written, the error's
+// name and its text.
 #pragma once
 #include <cublas_v2.h>
 #include <cuda_runtime.h>
 
+#include <chrono>
 #include <string>
+#include <thread>
 
 #include "device/cuda/gpu.hpp"
 
@@ -36,6 +40,26 @@ inline bool is_sticky(cudaError_t e) {
   throw Failure(cat(where.empty() ? "" : where + ": ", call, " failed: ", cudaGetErrorName(e), ": ",
                     cudaGetErrorString(e)),
                 is_sticky(e));
+}
+
+// Waits for `event`, polling instead of cudaEventSynchronize so that a kernel
+// that never ends (a bad loop bound, a barrier some threads never reach) is
+// reported as hung after `timeout_s` rather than stopping the whole process:
+// a Failure with the context lost (the kernel still runs; nothing after it
+// can). The bench's runs and the autotuners' timing launches wait here.
+inline void wait_for(cudaEvent_t event, double timeout_s, const std::string& where) {
+  const auto start = std::chrono::steady_clock::now();
+  for (;;) {
+    const cudaError_t e = cudaEventQuery(event);
+    if (e == cudaSuccess) return;
+    if (e != cudaErrorNotReady) throw_cuda(e, "the kernel (seen by cudaEventQuery)", where);
+    const double waited = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+    if (waited > timeout_s)
+      throw Failure(cat(where, ": still running after ", timeout_s,
+                        " s, treated as hung; no further CUDA work can run in this process"),
+                    true);
+    std::this_thread::sleep_for(std::chrono::microseconds(waited < 0.01 ? 20 : 500));
+  }
 }
 
 const char* cublas_status_name(cublasStatus_t s);

@@ -47,6 +47,7 @@
 
 #include <algorithm>
 #include <iterator>
+#include <limits>
 #include <map>
 #include <memory>
 #include <string>
@@ -57,8 +58,11 @@
 #include "device/kernels/conv/conv_registration.hpp"
 #include "device/kernels/gpu_timing.hpp"
 
-// WN_CUDNN(call, where): like WN_CUBLAS. Execution failures (cuDNN 9's 5000
-// series) may leave the context unusable, so they count as sticky.
+// WN_CUDNN(call, where): like WN_CUBLAS. An execution failure (cuDNN 9's
+// 5000 series) may or may not have cost the context: a launch cuDNN's kernel
+// could not make (EXECUTION_FAILED_CUDART on a configuration) leaves it
+// whole, a fault does not, so the device is asked (is_sticky), as after a
+// failed launch of warpnet's own.
 #define WN_CUDNN(call, where)                                                                              \
   do {                                                                                                     \
     const cudnnStatus_t wn_cudnn_status_ = (call);                                                         \
@@ -66,7 +70,8 @@
       throw ::warpnet::device::gpu::Failure(                                                               \
           ::warpnet::cat(std::string(where).empty() ? "" : std::string(where) + ": ", #call, " failed: ", \
                          cudnnGetErrorString(wn_cudnn_status_)),                                           \
-          wn_cudnn_status_ / 1000 == CUDNN_STATUS_EXECUTION_FAILED / 1000);                                \
+          wn_cudnn_status_ / 1000 == CUDNN_STATUS_EXECUTION_FAILED / 1000 &&                               \
+              ::warpnet::device::gpu::is_sticky(cudaDeviceSynchronize()));                                 \
   } while (0)
 
 namespace warpnet::device::conv {
@@ -137,13 +142,22 @@ std::string algorithm_name(int algo, const char* const* names, size_t count) {
   return size_t(algo) < count ? std::string(names[algo]) : "algorithm " + std::to_string(algo);
 }
 
+const char* math_name(cudnnMathType_t math) {
+  switch (math) {
+    case CUDNN_DEFAULT_MATH: return "default math";
+    case CUDNN_TENSOR_OP_MATH: return "tensor-op math";
+    case CUDNN_TENSOR_OP_MATH_ALLOW_CONVERSION: return "tensor-op math with conversion";
+    case CUDNN_FMA_MATH: return "FMA math";
+  }
+  return "another math type";
+}
+
 // One of cudnnFind's results a plan may take: the algorithm, its workspace
 // and the math type cudnnFind ran it in.
 struct Candidate {
   int algo = 0;
   size_t workspace = 0;
   cudnnMathType_t math = CUDNN_FMA_MATH;
-  float find_ms = 0;  // cudnnFind's time for it
 };
 
 // cudnnFind's results that ran, use no tensor-op math unless `tensor_ops`
@@ -157,7 +171,7 @@ std::vector<Candidate> candidates(const Perf* perf, int count, bool tensor_ops, 
         (tensor_ops || (perf[i].mathType != CUDNN_TENSOR_OP_MATH &&
                         perf[i].mathType != CUDNN_TENSOR_OP_MATH_ALLOW_CONVERSION)) &&
         (!accepted || accepted(int(perf[i].algo))))
-      out.push_back({int(perf[i].algo), perf[i].memory, perf[i].mathType, perf[i].time});
+      out.push_back({int(perf[i].algo), perf[i].memory, perf[i].mathType});
   return out;
 }
 
@@ -248,7 +262,7 @@ size_t timed_again(Pass pass, Plan& p, const ConvShape& g, bool bf16, const std:
         workspaces[i] = std::make_unique<DeviceArray<uint8_t>>(std::max<size_t>(candidate.workspace, 1), who);
         if (bf16) WN_CUDNN(cudnnSetConvolutionMathType(p.conv, candidate.math), p.at);
         call(pass, p, candidate.algo, workspaces[i]->p, candidate.workspace, buffers);
-        check(cudaDeviceSynchronize(), who, "an algorithm's first call");
+        wait_for_launches(who, "an algorithm's first call");
         runs[i] = true;
       } catch (const gpu::Failure& f) {
         if (f.context_lost) throw;
@@ -268,7 +282,11 @@ size_t timed_again(Pass pass, Plan& p, const ConvShape& g, bool bf16, const std:
           call(pass, p, candidate.algo, workspaces[size_t(i)]->p, candidate.workspace, buffers);
         },
         best, [&](int i) { return bool(runs[size_t(i)]); });
-    p.found += "; timed again: " + describe_times(ms, [&](int i) { return name(qualified[size_t(i)].algo); });
+    // Refused at its first call (runs[i] false): "refused", not "not a candidate here".
+    std::vector<double> shown = ms;
+    for (size_t i = 0; i < shown.size(); ++i)
+      if (!runs[i]) shown[i] = std::numeric_limits<double>::quiet_NaN();
+    p.found += "; timed again: " + describe_times(shown, [&](int i) { return name(qualified[size_t(i)]); });
     if (best >= 0) return size_t(best);
     p.found += "; none ran, cudnnFind's order taken";
   } catch (const gpu::Failure& f) {
@@ -302,6 +320,18 @@ const Plan& plan_of(Pass pass, cudnnTensorFormat_t format, const Sizes& s, Choic
   const cudnnDataType_t type = bf16 ? CUDNN_DATA_BFLOAT16 : CUDNN_DATA_FLOAT;
   const ConvShape g = shape_of(s);
   Plan p;
+  // The descriptors are the kept plan's; a plan that fails on the way destroys its own.
+  struct Unkept {
+    Plan& p;
+    bool kept = false;
+    ~Unkept() {
+      if (kept) return;
+      if (p.x) cudnnDestroyTensorDescriptor(p.x);
+      if (p.y) cudnnDestroyTensorDescriptor(p.y);
+      if (p.w) cudnnDestroyFilterDescriptor(p.w);
+      if (p.conv) cudnnDestroyConvolutionDescriptor(p.conv);
+    }
+  } unkept{p};
   WN_CUDNN(cudnnCreateTensorDescriptor(&p.x), at);
   WN_CUDNN(cudnnCreateTensorDescriptor(&p.y), at);
   WN_CUDNN(cudnnCreateFilterDescriptor(&p.w), at);
@@ -351,15 +381,20 @@ const Plan& plan_of(Pass pass, cudnnTensorFormat_t format, const Sizes& s, Choic
                            (choice == Choice::fastest ? "algorithm" : "implicit-GEMM algorithm") + " that runs",
                        false);
   p.at = at;
-  const auto name = [&](int algo) { return algorithm_name(algo, names, name_count); };
+  // bf16: cudnnFind may list an algorithm in two math types, so those name theirs.
+  const auto name = [&](const Candidate& c) {
+    return algorithm_name(c.algo, names, name_count) + (bf16 ? cat(" (", math_name(c.math), ")") : "");
+  };
   const size_t best = timed_again(pass, p, g, bf16, qualified, name);
   p.algo = qualified[best].algo, p.workspace = qualified[best].workspace;
-  p.found += "; chosen: " + name(p.algo);
+  p.found += "; chosen: " + name(qualified[best]);
   // bf16: run the algorithm in the math variant Find timed it in (the
   // descriptor still says tensor-op math, which Find may have run otherwise).
   // fp32 keeps FMA math whatever Find reports: default math permits TF32.
   if (bf16) WN_CUDNN(cudnnSetConvolutionMathType(p.conv, qualified[best].math), at);
-  return plans.emplace(key, p).first->second;
+  const Plan& kept = plans.emplace(key, p).first->second;
+  unkept.kept = true;
+  return kept;
 }
 
 // The workspace: device memory kept for the process, grown when a plan needs

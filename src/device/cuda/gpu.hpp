@@ -100,8 +100,9 @@ double copy_bandwidth_gbps(size_t bytes = size_t(1) << 30, int runs = 10);
 // off, scripts/gpu-check.sh's ncu phases) records no launch: `warpnet bench`
 // checks each version at its op's test sizes first, and those small
 // launches are not the ones a profile of the benchmarked size is after.
-// Does nothing without a profiler, or without the toolkit. (Kernel code has
-// its own, gpu_timing::ProfilerPaused: there the emulator's runtime answers.)
+// Pauses nest: profiling resumes when the outermost ends (profiler_pauses.cuh,
+// which the tuners' gpu_timing::ProfilerPaused shares). Does nothing without
+// a profiler, or without the toolkit.
 class ProfilerPause {
  public:
   ProfilerPause();

@@ -4,24 +4,27 @@
 // candidate, and checking every candidate that ran.
 // The CUDA copy of the registrations alone includes it (nvcc); the
 // emulator's copies have no autotuner. Errors throw Error as
-// "<who>: <what> failed: <CUDA name>: <CUDA string>", `who` naming the tuner.
+// "<who>: <what> failed: <CUDA name>: <CUDA string>", `who` naming the tuner;
+// a launch that fails when waited for, or runs past kHungAfterSeconds,
+// throws gpu::Failure (check.cuh), which says whether the context survived.
 #pragma once
 #if !defined(__CUDACC__)
 #error "device/kernels/gpu_timing.hpp is for the CUDA copy of the registrations (nvcc) only"
 #endif
-#include <cuda_profiler_api.h>
-
 #include <algorithm>
 #include <cmath>
 #include <cstddef>
 #include <functional>
 #include <limits>
+#include <memory>
 #include <string>
 #include <utility>
 #include <vector>
 
 #include "core/error.hpp"
 #include "core/rng.hpp"
+#include "device/cuda/check.cuh"
+#include "device/cuda/profiler_pauses.cuh"
 
 namespace warpnet::device::gpu_timing {
 
@@ -58,31 +61,47 @@ struct EventPair {
 
 // While a tuner runs, a profiler attached to the process (Nsight Compute in
 // scripts/gpu-check.sh's ncu phase) collects nothing: its hundreds of timing
-// launches and the candidates' checks are not the workload.
-// cudaProfilerStop and cudaProfilerStart do nothing when no profiler is
-// attached.
+// launches and the candidates' checks are not the workload
+// (device/cuda/profiler_pauses.cuh; pauses nest).
 struct ProfilerPaused {
-  ProfilerPaused() { cudaProfilerStop(); }
-  ~ProfilerPaused() { cudaProfilerStart(); }
+  ProfilerPaused() { gpu::pause_profiler(); }
+  ~ProfilerPaused() { gpu::resume_profiler(); }
   ProfilerPaused(const ProfilerPaused&) = delete;
   ProfilerPaused& operator=(const ProfilerPaused&) = delete;
 };
 
+// A tuner's launch still running after this long is taken as hung (the
+// default of `warpnet bench --timeout`): gpu::wait_for (check.cuh) throws a
+// Failure with the context lost rather than block the process for ever, so
+// a bench worker reports the kernel and a new one goes on.
+constexpr double kHungAfterSeconds = 60;
+
+// Waits, at most `limit_s`, for every launch made so far on the stream the
+// tuners launch on (the legacy stream).
+inline void wait_for_launches(const char* who, const char* what, double limit_s = kHungAfterSeconds) {
+  cudaEvent_t done = nullptr;
+  check(cudaEventCreateWithFlags(&done, cudaEventDisableTiming), who, "cudaEventCreate");
+  const std::unique_ptr<CUevent_st, cudaError_t (*)(cudaEvent_t)> owned(done, cudaEventDestroy);
+  check(cudaEventRecord(done), who, "cudaEventRecord");
+  gpu::wait_for(done, limit_s, cat(who, ": ", what));
+}
+
 // Milliseconds per launch of `launch`, averaged over enough launches for ~20 ms.
 template <class Launcher>
 double time_launches(const EventPair& ev, Launcher launch) {
-  auto run = [&](int reps) {
+  auto run = [&](int reps, double limit_s) {
     check(cudaEventRecord(ev.start), ev.who, "cudaEventRecord");
     for (int r = 0; r < reps; ++r) launch();
     check(cudaGetLastError(), ev.who, "a timed launch");
     check(cudaEventRecord(ev.stop), ev.who, "cudaEventRecord");
-    check(cudaEventSynchronize(ev.stop), ev.who, "cudaEventSynchronize");
+    gpu::wait_for(ev.stop, limit_s, cat(ev.who, ": timed launches"));
     float ms = 0;
     check(cudaEventElapsedTime(&ms, ev.start, ev.stop), ev.who, "cudaEventElapsedTime");
     return double(ms) / reps;
   };
-  const double once = run(1);
-  return run(std::clamp(int(20.0 / std::max(once, 1e-3)), 3, 200));
+  const double once = run(1, kHungAfterSeconds);
+  const int reps = std::clamp(int(20.0 / std::max(once, 1e-3)), 3, 200);
+  return run(reps, kHungAfterSeconds + 4 * reps * once * 1e-3);
 }
 
 // Every candidate of a tuner timed on one problem: launch(i) launches
@@ -126,7 +145,7 @@ std::vector<double> time_candidates(int count, const EventPair& ev, LaunchCandid
       continue;
     }
     check(error, ev.who, "a warm-up launch");
-    check(cudaDeviceSynchronize(), ev.who, "a warm-up run");
+    wait_for_launches(ev.who, "a warm-up run");
     ms.push_back(time_launches(ev, [&] { launch(i); }));
     if (best < 0 || ms.back() < ms[best]) best = i;
   }
@@ -212,15 +231,17 @@ inline auto sum_bound(double terms) {
 // `out` (n floats), poisoned first (0xFF bytes are a NaN, so an element it
 // never writes fails); every element must be finite, and within
 // tolerance_at(e, reference_at(e)) of reference_at(e) (sum_bound, or a
-// kernel's own: a Winograd candidate's) — every element of an output of at
-// most kVerifyAll (the tests' sizes), else 256 sampled ones, the first and
-// the last first (a bench size's reference in double would take minutes).
-// Errors name the candidate and sizes (`what`) and the element
-// (element_name(e), "y[n,k,p,q]").
-constexpr size_t kVerifyAll = 65536;
+// kernel's own: a Winograd candidate's) — every element where the
+// references of all n, `terms` products each, come to at most
+// kVerifyAllProducts (the tests' sizes, a LeNet layer's), else 256 sampled
+// ones, the first and the last first: a bench size's references in double
+// would take minutes (a 56x56 wgrad with 64 channels: 36,864 elements of
+// 200,704 products). Errors name the candidate and sizes (`what`) and the
+// element (element_name(e), "y[n,k,p,q]").
+constexpr double kVerifyAllProducts = double(1 << 26);
 template <class LaunchCandidate, class ReferenceAt, class ToleranceAt, class ElementName>
 void verify_candidate(const char* who, const std::string& what, LaunchCandidate launch, const DeviceFloats& out,
-                      size_t n, Rng& rng, ReferenceAt reference_at, ToleranceAt tolerance_at,
+                      size_t n, double terms, Rng& rng, ReferenceAt reference_at, ToleranceAt tolerance_at,
                       ElementName element_name) {
   check(cudaMemset(out.p, 0xFF, n * sizeof(float)), who, "cudaMemset of the output");
   {
@@ -228,11 +249,12 @@ void verify_candidate(const char* who, const std::string& what, LaunchCandidate 
     launch();
   }
   check(cudaGetLastError(), who, "the verifying launch");
+  wait_for_launches(who, "the verifying launch");
   std::vector<float> got(n);
   check(cudaMemcpy(got.data(), out.p, n * sizeof(float), cudaMemcpyDeviceToHost), who, "cudaMemcpy of the output");
   for (size_t e = 0; e < n; ++e)
     WN_CHECK(std::isfinite(got[e]), who, ": ", what, " left ", element_name(e), " = ", got[e]);
-  const bool all = n <= kVerifyAll;
+  const bool all = double(n) * terms <= kVerifyAllProducts || n <= 256;
   for (size_t i = 0; i < (all ? n : 256); ++i) {
     const size_t e = all ? i : i == 0 ? 0 : i == 1 ? n - 1 : size_t(rng.below(n));
     const Reference r = reference_at(e);

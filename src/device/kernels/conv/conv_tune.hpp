@@ -165,10 +165,10 @@ inline std::string tune_conv(const AutotunedConv& version, const Sizes& given, T
         return version.pass == ConvPass::forward ? winograd_bound::forward_at(s, in0, in1, check.where(g, e), tile)
                                                  : winograd_bound::dgrad_at(s, in0, in1, check.where(g, e), tile);
       };
-      gpu_timing::verify_candidate(who, what, launch, d_out, n.out, rng, reference_at, winograd_bound_at,
+      gpu_timing::verify_candidate(who, what, launch, d_out, n.out, n.terms, rng, reference_at, winograd_bound_at,
                                    element_name);
     } else {
-      gpu_timing::verify_candidate(who, what, launch, d_out, n.out, rng, reference_at,
+      gpu_timing::verify_candidate(who, what, launch, d_out, n.out, n.terms, rng, reference_at,
                                    gpu_timing::sum_bound(n.terms), element_name);
     }
   }

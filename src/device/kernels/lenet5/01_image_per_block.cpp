@@ -129,7 +129,7 @@ std::string tune_on_gpu(const Sizes& s) {
   static constexpr const char* who = "lenet5_step/01's tune";
   if (const auto known = tuned().find(s)) return cat("tuned before: ", kStepNames[*known]);
   const int N = int(s[0]), C = int(s[1]);
-  using gpu_timing::DeviceArray, gpu_timing::DeviceFloats, gpu_timing::check;
+  using gpu_timing::DeviceArray, gpu_timing::DeviceFloats, gpu_timing::check, gpu_timing::wait_for_launches;
   Rng rng(2026);
   std::vector<float> host;
   const size_t param_sizes[10] = {150, 6, 2400, 16, 48000, 120, 10080, 84, size_t(84) * C, size_t(C)};
@@ -155,7 +155,7 @@ std::string tune_on_gpu(const Sizes& s) {
     for (size_t k = 0; k < 10; ++k) all.emplace_back(grads[k].p, param_sizes[k]);
     for (const auto& [p, n] : all) check(cudaMemset(p, 0xFF, n * sizeof(float)), who, "cudaMemset");
     launch(i);
-    check(cudaDeviceSynchronize(), who, "a checked step");
+    wait_for_launches(who, "a checked step");
     std::vector<float> values;
     for (const auto& [p, n] : all) {
       const size_t at = values.size();

@@ -63,7 +63,7 @@ MatmulTuning tune_gemm(const GemmCandidates& c, const Sizes& given, TunedChoices
   const auto element_name = [&](size_t e) { return cat("C[", e / n, ",", e % n, "]"); };
   for (const int i : gpu_timing::launched_winner_first(t))
     gpu_timing::verify_candidate(c.who, cat(c.name(i), " at ", describe_sizes(the_op, s)), [&] { run(i); }, d_c,
-                                 size_t(m) * n, rng, reference_at, gpu_timing::sum_bound(k), element_name);
+                                 size_t(m) * n, k, rng, reference_at, gpu_timing::sum_bound(k), element_name);
 
   tuned.remember(s, t.best);
   MatmulTuning result;
