@@ -30,7 +30,8 @@
 //   1. By measurement, on a GPU: device::autotune_matmul(sizes)
 //      (src/device/kernels/matmul/autotune.hpp; compiled only into the CUDA
 //      copy) times every candidate on the problem with CUDA events, checks
-//      each one's output against a CPU dot product at sampled elements, and
+//      each one's output against a CPU dot product (every element at small
+//      sizes, sampled ones at large), and
 //      caches the winner per sizes (M, N, K and layout). The registered
 //      kernel launches the cached winner when there is one. `warpnet bench`
 //      tunes each size it times; the device backend tunes each size a

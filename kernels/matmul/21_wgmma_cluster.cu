@@ -41,8 +41,8 @@
 //   copied as two 128-row boxes, one per CTA; an MN-major one as v16's four
 //   64-wide boxes, two per CTA. When M has an odd number of tile rows, the
 //   last pair's second tile lies past M: its A copies read rows from 0 on
-//   instead (PairWalk::copied_tile), it
-//   still loads its half of B for its peer, and its epilogue stores nothing.
+//   instead (PairWalk::copied_tile), it still loads its half of B for its
+//   peer, and its epilogue stores nothing.
 // Edges: TMA zero-fills boxes past M, N, K; the epilogue guards every store.
 //   Shapes TMA cannot describe are launched as v12 by the registration, as
 //   for v13 and v16. No stream-K (v16's measured no gain).

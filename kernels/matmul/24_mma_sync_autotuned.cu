@@ -38,7 +38,8 @@
 // How the choice is made: as v10's. On a GPU the registration's tune (Kernel::
 //   tune; `warpnet bench` calls it for every size it times) times every
 //   candidate with CUDA events, checks each one against a CPU dot product
-//   at sampled elements (src/device/kernels/matmul/matmul_tune.hpp), and
+//   (every element at small sizes, sampled ones at large;
+//   src/device/kernels/matmul/matmul_tune.hpp), and
 //   launches the fastest from then on. Otherwise the table (table_choice):
 //   v12's own tile when it gives at least one block per SM of an H200 — it
 //   was the faster of the two measured — else the small tile.

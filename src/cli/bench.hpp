@@ -3,7 +3,9 @@
 // run in a worker process so that a kernel that faults or hangs costs only
 // itself: the command records it and starts a new worker for the rest.
 #pragma once
+#include <map>
 #include <nlohmann/json.hpp>
+#include <set>
 #include <string>
 #include <vector>
 
@@ -70,6 +72,24 @@ nlohmann::json cpu_half(const device::Op& op, const device::Sizes& sizes, const 
 void add_ratios(nlohmann::json& gpu, const device::gpu::Info& info, const nlohmann::json& cpu, double flops);
 // The table of one op and size on screen, GPU rows then CPU rows.
 void print_table(const nlohmann::json& record, double flops);
+
+// One kernel of a bench as the worker bookkeeping sees it: its id, version
+// and formats ("bf16->fp32": input_format_name, then the output format).
+struct Entry {
+  std::string id;
+  int version = 0;
+  std::string formats;
+};
+// What a new worker runs first, after one that faulted or hung
+// (bench_yardsticks.cpp): for each format pair that still has kernels in
+// `todo` (in registry order, as `kernels`), the first version 0 whose row in
+// `results` has an output that passed its check, with the context kept, and
+// whose re-run is not in `rerun_failed`. The checks at large sizes compare
+// with its output; without it they see only that every element is finite.
+std::vector<std::string> yardsticks_to_rerun(const std::vector<Entry>& kernels,
+                                             const std::map<std::string, nlohmann::json>& results,
+                                             const std::vector<std::string>& todo,
+                                             const std::set<std::string>& rerun_failed);
 
 // `warpnet bench train`: which model, at what batch, over how many images.
 struct TrainSettings {

@@ -13,6 +13,7 @@
 #include <cstring>
 #include <fstream>
 #include <map>
+#include <set>
 #include <thread>
 
 #include "cli/bench.hpp"
@@ -69,6 +70,11 @@ json gpu_half(const std::string& op, const device::Sizes& sizes, const std::vect
   for (const device::Kernel* k : kernels) ids.push_back(k->id());
   std::map<std::string, json> results;
   std::map<std::string, int> result_attempt;  // the worker whose result a kernel's row keeps
+  std::set<std::string> rerun_failed;         // version 0s run again for their output, and failed then
+  std::vector<Entry> entries;
+  for (const device::Kernel* k : kernels)
+    entries.push_back({k->id(), k->version,
+                       cat(input_format_name(*k), "->", k->output_format ? k->output_format->name : "fp32")});
   json device_info, copy;
   // A worker that sends nothing for this long is stuck outside a kernel wait (which times out itself).
   const double silence_limit = std::max(4 * s.timeout_s, 240.0);
@@ -77,20 +83,10 @@ json gpu_half(const std::string& op, const device::Sizes& sizes, const std::vect
     for (const std::string& id : ids)
       if (!results.count(id)) todo.push_back(id);
     if (todo.empty()) break;
-    // A version 0 that worked runs again in a new worker whose kernels read
-    // its formats: their checks at large sizes need its output. One that
-    // failed is not run again (it may be what killed the last worker). In
-    // the registry's order, so the yardstick stays the first.
-    const auto same_formats = [&](const device::Kernel& a, const std::string& id) {
-      const device::Kernel& b = **std::find_if(kernels.begin(), kernels.end(), [&](auto* k) { return k->id() == id; });
-      return a.input_format == b.input_format && a.output_format == b.output_format;
-    };
-    std::vector<std::string> vendors;
-    for (const device::Kernel* k : kernels)
-      if (k->version == 0 && results.count(k->id()) && results[k->id()]["status"] == "ok" &&
-          std::any_of(todo.begin(), todo.end(), [&](const std::string& id) { return same_formats(*k, id); }))
-        vendors.push_back(k->id());
-    todo.insert(todo.begin(), vendors.begin(), vendors.end());
+    // A new worker runs the yardsticks of the formats left first: the
+    // checks at large sizes need their outputs.
+    const std::vector<std::string> rerun = yardsticks_to_rerun(entries, results, todo, rerun_failed);
+    todo.insert(todo.begin(), rerun.begin(), rerun.end());
     char path[] = "/tmp/warpnet-bench-XXXXXX";
     const int fd = mkstemp(path);
     WN_CHECK(fd >= 0, "bench: cannot make a temporary file in /tmp");
@@ -124,7 +120,12 @@ json gpu_half(const std::string& op, const device::Sizes& sizes, const std::vect
         if (type == "result") {
           const std::string id = event["kernel"];
           current.clear();
-          if (!results.count(id)) results[id] = event, result_attempt[id] = attempt;
+          if (!results.count(id)) {
+            results[id] = event;
+            result_attempt[id] = attempt;
+          } else if (event["status"] != "ok") {
+            rerun_failed.insert(id);  // run again for its output, which this worker did not get
+          }
           if (event["status"] != "ok")
             std::printf("  gpu: %s %s: %s\n", id.c_str(), event["status"].get<std::string>().c_str(),
                         event.value("error", "").c_str());
@@ -143,13 +144,15 @@ json gpu_half(const std::string& op, const device::Sizes& sizes, const std::vect
     }
     std::remove(path);
     if (!device_info.is_null() && !device_info.value("usable", false)) break;
-    if (!current.empty() && !results.count(current))
-      results[current] = {{"kernel", current},
-                          {"status", "failed"},
-                          {"context_lost", true},
-                          {"error", killed ? cat("the worker sent nothing for ", silence_limit, " s while running it and was killed")
-                                           : cat("the worker ", describe_exit(status), " while running it")}};
-    else if (!(WIFEXITED(status) && (WEXITSTATUS(status) == 0 || WEXITSTATUS(status) == 3))) {
+    const std::string death = killed ? cat("the worker sent nothing for ", silence_limit, " s while running it and was killed")
+                                     : cat("the worker ", describe_exit(status), " while running it");
+    if (!current.empty() && !results.count(current)) {
+      results[current] = {{"kernel", current}, {"status", "failed"}, {"context_lost", true}, {"error", death}};
+    } else if (!current.empty()) {
+      // A yardstick run again for its output: its row stands, the rest go on without it.
+      rerun_failed.insert(current);
+      std::printf("  gpu: %s, run again for its output: %s\n", current.c_str(), death.c_str());
+    } else if (!(WIFEXITED(status) && (WEXITSTATUS(status) == 0 || WEXITSTATUS(status) == 3))) {
       // Died between kernels (or before the first): give the rest one more worker, then stop.
       std::printf("  gpu: the worker %s outside any kernel\n", describe_exit(status).c_str());
       if (attempt > 0) break;

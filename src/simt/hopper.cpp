@@ -298,7 +298,7 @@ void tma_load_multicast(void* dst, const CUtensorMap* map, const int* coords, in
 
 void mbarrier_arrive_remote(uint64_t* bar, uint32_t cta) {
   LibraryScope scope;
-  constexpr const char* instruction = "mbarrier.arrive.release.cluster.shared::cluster.b64";
+  constexpr const char* instruction = "mbarrier.arrive.shared::cluster.b64";
   const Lane& lane = this_lane(instruction);
   Block& peer = peer_cta(lane, instruction, cta);
   MBarrier& b = peer_barrier(lane, instruction, peer, bar);

@@ -56,7 +56,7 @@ void tma_load_im2col(void* dst, const CUtensorMap* map, const int* coords, int r
 // Clusters (cluster.hpp): %cluster_ctarank; barrier.cluster.arrive + wait.
 unsigned cluster_ctarank();
 void cluster_sync();
-// mapa + mbarrier.arrive.release.cluster.shared::cluster: arrive on the
+// mapa + mbarrier.arrive.shared::cluster: arrive on the
 // mbarrier at `bar`'s offset in the shared memory of CTA `cta` of the cluster.
 void mbarrier_arrive_remote(uint64_t* bar, uint32_t cta);
 // ....multicast::cluster: the box lands at `dst`'s offset in every CTA of

@@ -62,6 +62,26 @@ inline void wait_for(cudaEvent_t event, double timeout_s, const std::string& whe
   }
 }
 
+// After a failed call: whether the context went with it, asked of the
+// device (is_sticky) by waiting for the work queued so far on the legacy
+// stream, at most `timeout_s` (still running then: lost as well). Never
+// waits for ever, unlike is_sticky(cudaDeviceSynchronize()).
+inline bool context_lost(double timeout_s = 60) {
+  cudaEvent_t done = nullptr;
+  cudaError_t e = cudaEventCreateWithFlags(&done, cudaEventDisableTiming);
+  if (e == cudaSuccess) e = cudaEventRecord(done, nullptr);
+  bool lost = is_sticky(e);
+  if (e == cudaSuccess) {
+    try {
+      wait_for(done, timeout_s, "");
+    } catch (const Failure& f) {
+      lost = f.context_lost;
+    }
+  }
+  if (done) cudaEventDestroy(done);
+  return lost;
+}
+
 const char* cublas_status_name(cublasStatus_t s);
 
 // The process's cuBLAS handle, created on first use (default math mode: no

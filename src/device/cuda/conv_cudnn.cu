@@ -61,8 +61,8 @@
 // WN_CUDNN(call, where): like WN_CUBLAS. An execution failure (cuDNN 9's
 // 5000 series) may or may not have cost the context: a launch cuDNN's kernel
 // could not make (EXECUTION_FAILED_CUDART on a configuration) leaves it
-// whole, a fault does not, so the device is asked (is_sticky), as after a
-// failed launch of warpnet's own.
+// whole, a fault does not, so the device is asked (gpu::context_lost), as
+// after a failed launch of warpnet's own.
 #define WN_CUDNN(call, where)                                                                              \
   do {                                                                                                     \
     const cudnnStatus_t wn_cudnn_status_ = (call);                                                         \
@@ -71,7 +71,7 @@
           ::warpnet::cat(std::string(where).empty() ? "" : std::string(where) + ": ", #call, " failed: ", \
                          cudnnGetErrorString(wn_cudnn_status_)),                                           \
           wn_cudnn_status_ / 1000 == CUDNN_STATUS_EXECUTION_FAILED / 1000 &&                               \
-              ::warpnet::device::gpu::is_sticky(cudaDeviceSynchronize()));                                 \
+              ::warpnet::device::gpu::context_lost());                                                     \
   } while (0)
 
 namespace warpnet::device::conv {
@@ -267,7 +267,7 @@ size_t timed_again(Pass pass, Plan& p, const ConvShape& g, bool bf16, const std:
       } catch (const gpu::Failure& f) {
         if (f.context_lost) throw;
       } catch (const Error&) {
-        if (gpu::is_sticky(cudaDeviceSynchronize())) throw;
+        if (gpu::context_lost()) throw;
       }
       if (!runs[i]) workspaces[i].reset();
       (void)cudaGetLastError();  // a refused candidate's error is not the next one's
@@ -294,8 +294,7 @@ size_t timed_again(Pass pass, Plan& p, const ConvShape& g, bool bf16, const std:
     p.found += cat("; timing them again failed (", f.what(), "): cudnnFind's order taken");
   } catch (const Error& e) {
     // gpu_timing's checks throw Error: whether the context survived, the device says.
-    if (const cudaError_t state = cudaDeviceSynchronize(); gpu::is_sticky(state))
-      throw gpu::Failure(cat(p.at, ": timing cuDNN's algorithms: ", e.what()), true);
+    if (gpu::context_lost()) throw gpu::Failure(cat(p.at, ": timing cuDNN's algorithms: ", e.what()), true);
     p.found += cat("; timing them again failed (", e.what(), "): cudnnFind's order taken");
   }
   (void)cudaGetLastError();  // a failed call's error is not the next launch's

@@ -6,7 +6,6 @@
 #include <chrono>
 #include <cstring>
 #include <mutex>
-#include <thread>
 
 #include "device/cuda/check.cuh"
 #include "device/cuda/profiler_pauses.cuh"
@@ -212,10 +211,7 @@ struct Problem::Impl {
     } catch (const Failure&) {
       throw;
     } catch (const std::exception& e) {
-      // Nothing of ours is running at a launch (every run is waited for), so
-      // this cannot block on a hung kernel; it tells a sticky error apart.
-      const cudaError_t after = cudaDeviceSynchronize();
-      throw Failure(cat(at, " (launch): ", e.what()), is_sticky(after));
+      throw Failure(cat(at, " (launch): ", e.what()), context_lost());
     }
     WN_CUDA(cudaGetLastError(), at + " (launch)");
   }

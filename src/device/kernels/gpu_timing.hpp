@@ -77,12 +77,12 @@ struct ProfilerPaused {
 constexpr double kHungAfterSeconds = 60;
 
 // Waits, at most `limit_s`, for every launch made so far on the stream the
-// tuners launch on (the legacy stream).
+// kernels launch on (launch_stream(), cuda_compat.hpp).
 inline void wait_for_launches(const char* who, const char* what, double limit_s = kHungAfterSeconds) {
   cudaEvent_t done = nullptr;
   check(cudaEventCreateWithFlags(&done, cudaEventDisableTiming), who, "cudaEventCreate");
   const std::unique_ptr<CUevent_st, cudaError_t (*)(cudaEvent_t)> owned(done, cudaEventDestroy);
-  check(cudaEventRecord(done), who, "cudaEventRecord");
+  check(cudaEventRecord(done, launch_stream()), who, "cudaEventRecord");
   gpu::wait_for(done, limit_s, cat(who, ": ", what));
 }
 
@@ -90,10 +90,10 @@ inline void wait_for_launches(const char* who, const char* what, double limit_s 
 template <class Launcher>
 double time_launches(const EventPair& ev, Launcher launch) {
   auto run = [&](int reps, double limit_s) {
-    check(cudaEventRecord(ev.start), ev.who, "cudaEventRecord");
+    check(cudaEventRecord(ev.start, launch_stream()), ev.who, "cudaEventRecord");
     for (int r = 0; r < reps; ++r) launch();
     check(cudaGetLastError(), ev.who, "a timed launch");
-    check(cudaEventRecord(ev.stop), ev.who, "cudaEventRecord");
+    check(cudaEventRecord(ev.stop, launch_stream()), ev.who, "cudaEventRecord");
     gpu::wait_for(ev.stop, limit_s, cat(ev.who, ": timed launches"));
     float ms = 0;
     check(cudaEventElapsedTime(&ms, ev.start, ev.stop), ev.who, "cudaEventElapsedTime");
@@ -192,6 +192,11 @@ template <class LaunchCandidate>
 Timed pick_fastest(int count, const char* who, LaunchCandidate launch, const std::string& where,
                    const std::function<bool(int)>& applies = {}) {
   check(cudaGetLastError(), who, "an earlier call (a stale error)");
+  // Candidates launched into a captured stream would be recorded, not run.
+  cudaStreamCaptureStatus capturing = cudaStreamCaptureStatusNone;
+  check(cudaStreamIsCapturing(launch_stream(), &capturing), who, "cudaStreamIsCapturing");
+  WN_CHECK(capturing == cudaStreamCaptureStatusNone, who, ": cannot time candidates at ", where,
+           " while the stream is captured (run the sizes once before capturing)");
   const ProfilerPaused not_profiled;  // the timing launches are not the workload
   EventPair ev(who);
   Timed t;

@@ -19,8 +19,9 @@ struct MatmulTuning {
 // Times every candidate tile shape of matmul/10_autotuned on `sizes` ({M, N,
 // K[, trans_a, trans_b]}, uniform [-1, 1] inputs, fixed seed) with CUDA events
 // on the current device, checks the output of each one that ran (every
-// element finite, 256 sampled elements against a CPU dot product within the
-// op's tolerance), and caches the fastest: from then on the registered matmul/10 launches
+// element finite, and against a CPU dot product within the op's tolerance:
+// every element at small sizes, 256 sampled ones at large;
+// gpu_timing::verify_candidate), and caches the fastest: from then on the registered matmul/10 launches
 // it for these sizes. Throws Error naming the CUDA call or the wrong element.
 MatmulTuning autotune_matmul(const Sizes& sizes);
 

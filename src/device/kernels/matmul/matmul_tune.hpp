@@ -1,7 +1,8 @@
 // The tune of an autotuned matmul version (matmul/10 on the CUDA cores,
 // matmul/24 on the tensor cores) on a real GPU: random A and B in the
 // version's input type, every candidate that applies timed, each one that
-// ran checked against a CPU dot product at sampled elements, the fastest
+// ran checked against a CPU dot product (every element at small sizes,
+// sampled ones at large: gpu_timing::verify_candidate), the fastest
 // remembered for these sizes. The CUDA copy of the registrations alone
 // includes it (nvcc); an anonymous namespace as the other registration
 // headers (../copy.hpp).
