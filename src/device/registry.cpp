@@ -75,7 +75,7 @@ std::string Kernel::id() const {
 double Kernel::accumulation_widening() const {
   WN_CHECK(accumulator_bits >= 2 && accumulator_bits <= 24, id(), ": accumulator_bits is ", accumulator_bits,
            ", outside 2..24");
-  // The emulator's copies add in fp32 (simt/hopper.cpp's wgmma too): only
+  // The emulator's copies add in fp32 (simt/wgmma.cpp too): only
   // the GPU's hardware keeps fewer bits, so only its check is widened.
   return copy == Copy::cuda ? std::ldexp(1.0, 24 - accumulator_bits) : 1.0;
 }

@@ -74,6 +74,18 @@ inline constexpr uint32_t kInFlight = 0x7fc0d00du;
 class Block;
 struct Lane;
 
+// What hopper.cpp (mbarriers, TMA) and wgmma.cpp share, defined in hopper.cpp.
+std::string hex32(uint32_t v);  // "0x1a0"
+// A kernel's misuse of an instruction, as the launch's error (cudaErrorLaunchFailure)
+// naming the thread, or from the scheduler (a warp's wgmma runs there) the warp.
+[[noreturn]] void hopper_misuse(const Lane& lane, const char* instruction, const std::string& why);
+[[noreturn]] void hopper_warp_misuse(unsigned warp, const char* instruction, const std::string& why);
+// The bytes [address, address + bytes) of the running block's shared window, as a host pointer; null when outside.
+unsigned char* shared_bytes(uint32_t address, size_t bytes);
+// The 128-byte swizzle on a shared address: the 16-byte chunk c of a 128-byte
+// row r moves to chunk c ^ (r % 8). TMA writes and wgmma reads through it alike.
+uint32_t swizzle128(uint32_t address);
+
 // The shared address of a pointer into `block`'s dynamic shared memory (from the scheduler).
 uint32_t shared_address_of(const Block& block, const void* pointer);
 

@@ -12,7 +12,7 @@
 //     n8 tiles of it), reading operands from a swizzled stage image at the
 //     descriptor addresses and storing through the epilogue's accumulator map.
 // That the hardware reads the canonical layouts as modelled (Operand::read
-// here, src/simt/hopper.cpp there) only a GPU checks: an H200 did, 2026-11-30.
+// here, src/simt/wgmma.cpp there) only a GPU checks: an H200 did, 2026-11-30.
 #include <doctest/doctest.h>
 
 #include <set>
