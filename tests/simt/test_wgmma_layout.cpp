@@ -17,6 +17,9 @@
 
 #include <set>
 
+#include "core/rng.hpp"
+#include "device/registry.hpp"
+#include "device/run.hpp"
 #include "kernels/common/all.hpp"  // before the kernel files (see there)
 #include "tests/simt/device_buffer.hpp"
 #include "tests/simt/small_integers.hpp"
@@ -185,4 +188,29 @@ TEST_CASE("wgmma v13: a consumer's k-step, rebuilt from emulated mma.sync at the
   check_k_step<true, false>();
   check_k_step<false, true>();
   check_k_step<true, true>();
+}
+
+// The registered kernel whole, in the four layouts, at a size TMA describes
+// in each (every contiguous dimension a whole number of 16-byte rows; off
+// that, v12 runs instead): 3 x 5 C tiles, the far ones partial, and K = 328,
+// six 64-wide k-steps, the last partial, so the ring goes round and the
+// producer's coordinates move along K for both operands whichever way each
+// is stored. The registry's test sizes describable in the transposed
+// layouts (144 x 80 x 48) are one k-step and one column of tiles.
+TEST_CASE("wgmma v13: whole GEMMs of several tiles and k-steps through TMA, all four layouts") {
+  const warpnet::device::Kernel& v13 = warpnet::device::find_kernel("matmul/13");
+  for (const int trans_a : {0, 1})
+    for (const int trans_b : {0, 1}) {
+      const warpnet::device::Sizes sizes = {304, 520, 328, trans_a, trans_b};
+      INFO(warpnet::device::describe_sizes(warpnet::device::op("matmul"), sizes), ", seed ", kSeed);
+      REQUIRE(describable<true, true>(304, 520, 328, nullptr, nullptr));  // every row whole 16-byte chunks
+      REQUIRE(describable<false, false>(304, 520, 328, nullptr, nullptr));
+      warpnet::Rng rng(kSeed);
+      const auto inputs = warpnet::device::make_inputs(v13, sizes, rng);
+      const auto got = warpnet::device::run_emulated(v13, sizes, inputs);
+      const warpnet::device::Comparison c = warpnet::device::compare(v13, sizes, inputs, got);
+      if (c.mismatches) MESSAGE(c.first);
+      CHECK(c.mismatches == 0);
+      CHECK(c.checked == int64_t(304) * 520);
+    }
 }

@@ -97,9 +97,10 @@ std::vector<Sizes> conv_test_sizes() {
           // C = 12: past dgrad v2's narrow tile for small C (C <= 8), so its wide one runs too.
           {2, 12, 7, 9, 5, 3, 3, 1, 1, 1},
           // C, K >= 16 at 3x3 stride 1: the tables take Winograd (conv v10, v11; dgrad v6, v7 on the
-          // forward view, C and K swapped, pad 2 - pad), with the 64-row GEMM tile and, at K = 100 and
-          // pad 2, the 128-row one.
-          {2, 16, 7, 9, 20, 3, 3, 1, 1, 1}, {1, 17, 6, 5, 100, 3, 3, 1, 2, 1}};
+          // forward view, C and K swapped, pad 2 - pad), with the 64-row GEMM tile and, where the
+          // view has K = 100 and pad 2, the 128-row one: the forward pass at the second size, dgrad
+          // at the third.
+          {2, 16, 7, 9, 20, 3, 3, 1, 1, 1}, {1, 17, 6, 5, 100, 3, 3, 1, 2, 1}, {1, 100, 6, 5, 17, 3, 3, 1, 0, 1}};
 }
 
 // Issue 5's target layers: ResNet-style 3x3, pad 1, N = 64, C = K from 64 at
@@ -244,7 +245,15 @@ std::vector<Sizes> nhwc_test_sizes() {
                                     // R != S at stride 2: v14's and v15's im2col boxes have
                                     // corners that differ along H and W (-2 and -4), so
                                     // the order they are passed in is checked.
-                                    {1, 8, 9, 11, 16, 3, 5, 2, 1, 1}})
+                                    {1, 8, 9, 11, 16, 3, 5, 2, 1, 1},
+                                    // Past what TMA takes, C a multiple of 8 all the same, so
+                                    // the versions' own fallbacks run: a tap offset of 140
+                                    // (v14 and v15 keep offsets in [-128, 127]: the direct
+                                    // kernel; v13 boxes it), the largest they take (126), and
+                                    // stride 9 (past TMA's element strides: all three direct).
+                                    {1, 8, 141, 3, 8, 3, 1, 1, 0, 70},
+                                    {1, 8, 141, 3, 8, 3, 1, 1, 0, 63},
+                                    {1, 8, 20, 20, 8, 3, 3, 9, 1, 1}})
     sizes.push_back(s);
   return sizes;
 }

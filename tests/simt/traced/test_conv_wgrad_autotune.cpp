@@ -107,7 +107,7 @@ TEST_CASE("conv wgrad autotune: every candidate of conv2d_wgrad/03 matches the C
       {3, 5, 7, 13, 5, 1, 1, 1, 0, 1},    // 1x1 filters: a pure GEMM
       {2, 8, 9, 9, 70, 3, 3, 1, 1, 1},    // K = 70: past the widest tile (64), a second column of tiles
       {1, 15, 5, 5, 3, 3, 3, 1, 1, 1},    // C·R·S = 135: past the tallest tile (128)
-      {2, 1, 28, 28, 6, 5, 5, 1, 2, 1},   // LeNet-5's conv1: 13 to 49 splits
+      {2, 1, 28, 28, 6, 5, 5, 1, 2, 1},   // LeNet-5's conv1: 10 to 49 splits
       {2, 6, 14, 14, 16, 5, 5, 1, 0, 1},  // LeNet-5's conv2
       {6, 1, 28, 28, 6, 5, 5, 1, 2, 1}};  // conv1 at batch 6: 147 splits of 128x64x8 (8 groups in the sum)
   std::printf("conv wgrad autotune test: seed %llu\n", (unsigned long long)kSeed);

@@ -75,9 +75,15 @@ TEST_CASE("mma_sync autotune: every candidate of matmul/24 matches the CPU refer
   // of no tile (16-byte cp.async chunks, zero-filled past every edge); 8
   // k-steps of 32, the last partial: every ring, 2 to 4 stages, goes round
   // at least twice. 1, 127x129x65 and 136x264x232 give v23's loop 1, 3 and
-  // 8 steps: its last step loads no next stage. 136x129x232: B's rows
-  // unaligned where B is row-major, A's aligned, so a hoisted copy and
-  // stage_tile's fill one group.
+  // 8 steps: its last step loads no next stage. 136x129x232: A's rows
+  // whole 16-byte chunks and B's not where B is row-major (N = 129), so the
+  // hoisted candidates launch their stage_tile instance there (an operand
+  // off whole chunks switches the whole block, checked below) with one
+  // operand on each of stage_tile's paths; with B stored (N,K) the hoisted
+  // copies run.
+  static_assert(!mma_sync_v17::rows_whole_chunks<false, false>(136, 129, 232) &&
+                    mma_sync_v17::rows_whole_chunks<false, true>(136, 129, 232),
+                "136x129x232 routes the hoisted candidates as the comment says");
   const int sizes[][3] = {{1, 1, 1}, {127, 129, 65}, {136, 264, 232}, {136, 129, 232}};
   std::printf("mma_sync autotune test: seed %llu\n", (unsigned long long)kSeed);
   for (const auto& [M, N, K] : sizes)
