@@ -41,7 +41,7 @@
 //   of more than 65535 * 32 rows fails to launch (an error naming v15).
 // Precision: inputs are rounded to e4m3 (relative error 2^-4); products are
 //   exact. The emulator adds each wgmma's products exactly and rounds the
-//   sum to fp32 once (src/simt/hopper.cpp), so there v15 meets the fp32
+//   sum to fp32 once (src/simt/wgmma.cpp), so there v15 meets the fp32
 //   bound (tests/simt/test_wgmma_fp8.cpp checks it). On an H200, cuBLASLt's
 //   fp8 — the same wgmma instruction — summed with about 14 significand bits
 //   (src/device/cuda/matmul_cublas.cu; the DeepSeek-V3 report, 3.3.2, found

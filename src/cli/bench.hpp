@@ -80,6 +80,9 @@ struct Entry {
   int version = 0;
   std::string formats;
 };
+// Whether a row's output passed its check with the context kept (its
+// timing may still have failed): what makes a version 0 a yardstick.
+bool output_checked(const nlohmann::json& row);
 // What a new worker runs first, after one that faulted or hung
 // (bench_yardsticks.cpp): for each format pair that still has kernels in
 // `todo` (in registry order, as `kernels`), the first version 0 whose row in

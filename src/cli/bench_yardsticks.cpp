@@ -8,6 +8,10 @@
 
 namespace warpnet::cli::bench {
 
+bool output_checked(const nlohmann::json& row) {
+  return row.contains("verify") && row["verify"].value("ok", false) && !row.value("context_lost", false);
+}
+
 std::vector<std::string> yardsticks_to_rerun(const std::vector<Entry>& kernels,
                                              const std::map<std::string, nlohmann::json>& results,
                                              const std::vector<std::string>& todo,
@@ -22,18 +26,14 @@ std::vector<std::string> yardsticks_to_rerun(const std::vector<Entry>& kernels,
   // failed, may be what killed a worker: the rest go on without it.
   const auto gave_output = [&](const std::string& id) {
     const auto it = results.find(id);
-    if (it == results.end()) return false;
-    const nlohmann::json& r = it->second;
-    return r.contains("verify") && r["verify"].value("ok", false) && !r.value("context_lost", false) &&
-           !rerun_failed.count(id);
+    return it != results.end() && output_checked(it->second) && !rerun_failed.count(id);
   };
   std::vector<std::string> rerun, formats_taken;
   for (const Entry& k : kernels) {
     if (k.version != 0 || std::find(formats_taken.begin(), formats_taken.end(), k.formats) != formats_taken.end())
       continue;
-    const bool still_to_run = std::any_of(todo.begin(), todo.end(), [&](const std::string& id) {
-      return id != k.id && formats_of(id) == k.formats;
-    });
+    const bool still_to_run =
+        std::any_of(todo.begin(), todo.end(), [&](const std::string& id) { return formats_of(id) == k.formats; });
     if (!still_to_run) continue;
     // The first version 0 of these formats that gave an output; an earlier
     // one that did not was no yardstick in its worker either.

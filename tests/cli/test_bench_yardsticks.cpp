@@ -15,8 +15,10 @@ using Ids = std::vector<std::string>;
 
 namespace {
 
-// conv2d's rows in registry order: two fp32 version 0s (cuDNN's fastest and
-// its implicit GEMM), warpnet's versions, and a bf16 group with its own.
+// Rows in registry order, shaped like conv2d's: two fp32 version 0s
+// (cuDNN's fastest and its implicit GEMM) and warpnet's versions; and a bf16
+// group with a version 0 of its own, as conv2d_nhwc has (one op here, to
+// have two format groups in one bench).
 const std::vector<bench::Entry> kConv = {
     {"conv2d/00_cudnn", 0, "fp32->fp32"},       {"conv2d/00_cudnn_implicit_gemm", 0, "fp32->fp32"},
     {"conv2d/00_cudnn_bf16", 0, "bf16->fp32"},  {"conv2d/04_implicit_gemm", 4, "fp32->fp32"},
@@ -75,4 +77,14 @@ TEST_CASE("a yardstick not yet run is no re-run: it is in the worker's list alre
   const std::map<std::string, json> results = {{"conv2d/00_cudnn", checked()}};
   const Ids todo = {"conv2d/00_cudnn_bf16", "conv2d/13_implicit_gemm_wgmma"};
   CHECK(bench::yardsticks_to_rerun(kConv, results, todo, {}).empty());
+}
+
+TEST_CASE("a row's output counts as checked when its check passed with the context kept, timed or not") {
+  CHECK(bench::output_checked(checked()));
+  CHECK(bench::output_checked(checked("failed")));  // the timing failed after the check: the output was used
+  json lost = checked("failed");
+  lost["context_lost"] = true;
+  CHECK_FALSE(bench::output_checked(lost));
+  CHECK_FALSE(bench::output_checked({{"status", "wrong"}, {"verify", {{"ok", false}}}}));
+  CHECK_FALSE(bench::output_checked({{"status", "failed"}, {"error", "the worker was killed by signal 11"}}));
 }

@@ -8,13 +8,13 @@
 // gets without opting in.
 #include <doctest/doctest.h>
 
-#include <cstdio>
 #include <set>
 #include <utility>
 
 #include "device/registry.hpp"
 #include "device/run.hpp"
 #include "kernels/common/all.hpp"
+#include "tests/simt/matches_reference.hpp"
 
 using namespace warpnet;
 
@@ -22,15 +22,7 @@ namespace {
 constexpr uint64_t kSeed = 17;
 
 void check_against_reference(const device::Kernel& kernel, const device::Sizes& sizes) {
-  INFO(kernel.id(), " ", device::describe_sizes(device::op("matmul"), sizes), ", seed ", kSeed);
-  Rng rng(kSeed);
-  const auto inputs = device::make_inputs(kernel, sizes, rng);
-  std::vector<Tensor> got;
-  REQUIRE_NOTHROW(got = device::run_emulated(kernel, sizes, inputs));
-  const device::Comparison c = device::compare(kernel, sizes, inputs, got);
-  if (c.mismatches) std::printf("%lld of %lld wrong\n%s", (long long)c.mismatches, (long long)c.checked, c.first.c_str());
-  CHECK(c.mismatches == 0);
-  CHECK(c.checked == int64_t(sizes[0] * sizes[1]));
+  test::check_matches_reference(kernel, sizes, kSeed);
 }
 
 }  // namespace

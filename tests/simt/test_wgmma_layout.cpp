@@ -1,7 +1,8 @@
 // matmul v13 (wgmma + TMA, sm_90a) piece by piece, with the kernel's own
 // constexpr functions (kernels/matmul/13_wgmma_tma.cu, namespace wgmma_v13).
-// The whole kernel runs on the emulator in the registry tests (through
-// src/simt/hopper.hpp's model); these cases pin down the arithmetic that
+// The whole kernel runs on the emulator in the registry tests and, over
+// several tiles and k-steps in every layout, in the last case here (through
+// src/simt/hopper.hpp's model); the others pin down the arithmetic that
 // model and kernel must agree on, each where a mistake would be found first:
 //   - the 128-byte swizzle and the descriptor's bit fields;
 //   - that every (row, k) element each wgmma reads through the kernel's
@@ -17,11 +18,9 @@
 
 #include <set>
 
-#include "core/rng.hpp"
-#include "device/registry.hpp"
-#include "device/run.hpp"
 #include "kernels/common/all.hpp"  // before the kernel files (see there)
 #include "tests/simt/device_buffer.hpp"
+#include "tests/simt/matches_reference.hpp"
 #include "tests/simt/small_integers.hpp"
 
 // A named namespace, not an anonymous one: the registration includes the same
@@ -198,19 +197,10 @@ TEST_CASE("wgmma v13: a consumer's k-step, rebuilt from emulated mma.sync at the
 // is stored. The registry's test sizes describable in the transposed
 // layouts (144 x 80 x 48) are one k-step and one column of tiles.
 TEST_CASE("wgmma v13: whole GEMMs of several tiles and k-steps through TMA, all four layouts") {
-  const warpnet::device::Kernel& v13 = warpnet::device::find_kernel("matmul/13");
+  REQUIRE(describable<true, true>(304, 520, 328, nullptr, nullptr));  // every row whole 16-byte chunks
+  REQUIRE(describable<false, false>(304, 520, 328, nullptr, nullptr));
   for (const int trans_a : {0, 1})
-    for (const int trans_b : {0, 1}) {
-      const warpnet::device::Sizes sizes = {304, 520, 328, trans_a, trans_b};
-      INFO(warpnet::device::describe_sizes(warpnet::device::op("matmul"), sizes), ", seed ", kSeed);
-      REQUIRE(describable<true, true>(304, 520, 328, nullptr, nullptr));  // every row whole 16-byte chunks
-      REQUIRE(describable<false, false>(304, 520, 328, nullptr, nullptr));
-      warpnet::Rng rng(kSeed);
-      const auto inputs = warpnet::device::make_inputs(v13, sizes, rng);
-      const auto got = warpnet::device::run_emulated(v13, sizes, inputs);
-      const warpnet::device::Comparison c = warpnet::device::compare(v13, sizes, inputs, got);
-      if (c.mismatches) MESSAGE(c.first);
-      CHECK(c.mismatches == 0);
-      CHECK(c.checked == int64_t(304) * 520);
-    }
+    for (const int trans_b : {0, 1})
+      warpnet::test::check_matches_reference(warpnet::device::find_kernel("matmul/13"), {304, 520, 328, trans_a, trans_b},
+                                             kSeed);
 }

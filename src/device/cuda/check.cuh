@@ -12,6 +12,7 @@
 #include <thread>
 
 #include "device/cuda/gpu.hpp"
+#include "kernels/common/cuda_compat.hpp"  // launch_stream()
 
 namespace warpnet::device::gpu {
 
@@ -65,8 +66,13 @@ inline void wait_for(cudaEvent_t event, double timeout_s, const std::string& whe
 // After a failed call: whether the context went with it, asked of the
 // device (is_sticky) by waiting for the work queued so far on the legacy
 // stream, at most `timeout_s` (still running then: lost as well). Never
-// waits for ever, unlike is_sticky(cudaDeviceSynchronize()).
+// waits for ever, unlike is_sticky(cudaDeviceSynchronize()). While this
+// thread's launch stream is captured nothing has run to ask about, and a
+// wait would end the capture: not lost (the caller's error stands).
 inline bool context_lost(double timeout_s = 60) {
+  cudaStreamCaptureStatus capturing = cudaStreamCaptureStatusNone;
+  if (cudaStreamIsCapturing(launch_stream(), &capturing) == cudaSuccess && capturing != cudaStreamCaptureStatusNone)
+    return false;
   cudaEvent_t done = nullptr;
   cudaError_t e = cudaEventCreateWithFlags(&done, cudaEventDisableTiming);
   if (e == cudaSuccess) e = cudaEventRecord(done, nullptr);
@@ -105,5 +111,5 @@ cublasHandle_t cublas_handle();
       throw ::warpnet::device::gpu::Failure(                                                        \
           ::warpnet::cat(std::string(where).empty() ? "" : std::string(where) + ": ", #call, " failed: ", \
                          ::warpnet::device::gpu::cublas_status_name(wn_cublas_status_)),            \
-          wn_cublas_status_ == CUBLAS_STATUS_EXECUTION_FAILED);                                     \
+          wn_cublas_status_ == CUBLAS_STATUS_EXECUTION_FAILED && ::warpnet::device::gpu::context_lost()); \
   } while (0)

@@ -87,8 +87,8 @@ std::vector<Tensor> tolerance(const Sizes& s, const std::vector<Tensor>& in) {
 // non-square 3x5 filters, stride 2, padding 1 and 2, dilation 2 (alone and
 // with stride 2: a halo of (tile-1)·stride + (R-1)·dilation + 1), 1x1 filters
 // (a pure GEMM), 1x1 outputs (a 7x7 filter over a 7x7 image, and 1x1x1x1),
-// and one case with K and C·R·S past a 64-wide tile. The backward ops use
-// the same sizes.
+// and cases with K or C·R·S past a 64-wide tile (K = 70 and 100, C·R·S up
+// to 900). The backward ops use the same sizes.
 std::vector<Sizes> conv_test_sizes() {
   return {{1, 1, 1, 1, 1, 1, 1, 1, 0, 1},  {3, 3, 7, 7, 5, 3, 3, 1, 1, 1},   {3, 3, 13, 13, 5, 5, 5, 2, 2, 1},
           {1, 3, 13, 7, 5, 3, 3, 1, 2, 2}, {3, 5, 7, 13, 5, 1, 1, 1, 0, 1},  {3, 3, 13, 13, 5, 1, 1, 2, 0, 1},
@@ -226,11 +226,12 @@ std::vector<Tensor> nhwc_inputs(const Sizes& s, Rng& rng) {
   return {std::move(x), std::move(w)};
 }
 
-// conv2d's sizes exercise the scalar fallback (C = 1, 3, 5) and, once, the
-// float4 path (C = 8, K = 70: y stored element by element). These add C and
-// K multiples of 4 (float4 taps and float4 stores of y), C·R·S = 36 (a 4-tap
-// tail after the last 8-tap step), stride 2 with dilation 2, K past the
-// 64-wide tile, a 1x1 filter, and the shapes of v13's TMA path.
+// conv2d's sizes exercise the scalar fallback (C = 1, 3, 5, 17) and the
+// float4 taps (C = 8, 12, 16, 100; float4 stores of y only with K = 20).
+// These add C and K multiples of 4 (float4 taps and float4 stores of y),
+// C·R·S = 36 (a 4-tap tail after the last 8-tap step), stride 2 with
+// dilation 2, K past the 64-wide tile, a 1x1 filter, and the shapes of v13's
+// TMA path and of the fallbacks past it.
 std::vector<Sizes> nhwc_test_sizes() {
   std::vector<Sizes> sizes = conv_test_sizes();
   for (Sizes s : std::vector<Sizes>{{3, 4, 7, 7, 8, 3, 3, 1, 1, 1},
