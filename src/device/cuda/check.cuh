@@ -8,6 +8,7 @@
 #include <cuda_runtime.h>
 
 #include <chrono>
+#include <memory>
 #include <string>
 #include <thread>
 
@@ -63,29 +64,34 @@ inline void wait_for(cudaEvent_t event, double timeout_s, const std::string& whe
   }
 }
 
+// Waits, at most `timeout_s`, for the work queued so far on `stream`
+// (nullptr: the legacy stream, after every blocking stream's work): wait_for
+// on an event recorded there. Throws Failure as wait_for does.
+inline void wait_for_stream(cudaStream_t stream, double timeout_s, const std::string& where) {
+  cudaEvent_t done = nullptr;
+  if (const cudaError_t e = cudaEventCreateWithFlags(&done, cudaEventDisableTiming); e != cudaSuccess)
+    throw_cuda(e, "cudaEventCreateWithFlags", where);
+  const std::unique_ptr<CUevent_st, cudaError_t (*)(cudaEvent_t)> owned(done, cudaEventDestroy);
+  if (const cudaError_t e = cudaEventRecord(done, stream); e != cudaSuccess) throw_cuda(e, "cudaEventRecord", where);
+  wait_for(done, timeout_s, where);
+}
+
 // After a failed call: whether the context went with it, asked of the
-// device (is_sticky) by waiting for the work queued so far on the legacy
-// stream, at most `timeout_s` (still running then: lost as well). Never
-// waits for ever, unlike is_sticky(cudaDeviceSynchronize()). While this
-// thread's launch stream is captured nothing has run to ask about, and a
-// wait would end the capture: not lost (the caller's error stands).
+// device (is_sticky) by waiting for all the work queued so far, at most
+// `timeout_s` (still running then: lost as well). Never waits for ever,
+// unlike is_sticky(cudaDeviceSynchronize()). While this thread's launch
+// stream is captured nothing has run to ask about, and a wait would end the
+// capture: not lost (the caller's error stands).
 inline bool context_lost(double timeout_s = 60) {
   cudaStreamCaptureStatus capturing = cudaStreamCaptureStatusNone;
   if (cudaStreamIsCapturing(launch_stream(), &capturing) == cudaSuccess && capturing != cudaStreamCaptureStatusNone)
     return false;
-  cudaEvent_t done = nullptr;
-  cudaError_t e = cudaEventCreateWithFlags(&done, cudaEventDisableTiming);
-  if (e == cudaSuccess) e = cudaEventRecord(done, nullptr);
-  bool lost = is_sticky(e);
-  if (e == cudaSuccess) {
-    try {
-      wait_for(done, timeout_s, "");
-    } catch (const Failure& f) {
-      lost = f.context_lost;
-    }
+  try {
+    wait_for_stream(nullptr, timeout_s, "");
+  } catch (const Failure& f) {
+    return f.context_lost;
   }
-  if (done) cudaEventDestroy(done);
-  return lost;
+  return false;
 }
 
 const char* cublas_status_name(cublasStatus_t s);

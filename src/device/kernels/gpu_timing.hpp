@@ -16,7 +16,6 @@
 #include <cstddef>
 #include <functional>
 #include <limits>
-#include <memory>
 #include <string>
 #include <utility>
 #include <vector>
@@ -80,11 +79,7 @@ constexpr double kHungAfterSeconds = 60;
 // Waits, at most `limit_s`, for every launch made so far on the stream the
 // kernels launch on (launch_stream(), cuda_compat.hpp).
 inline void wait_for_launches(const char* who, const char* what, double limit_s = kHungAfterSeconds) {
-  cudaEvent_t done = nullptr;
-  check(cudaEventCreateWithFlags(&done, cudaEventDisableTiming), who, "cudaEventCreate");
-  const std::unique_ptr<CUevent_st, cudaError_t (*)(cudaEvent_t)> owned(done, cudaEventDestroy);
-  check(cudaEventRecord(done, launch_stream()), who, "cudaEventRecord");
-  gpu::wait_for(done, limit_s, cat(who, ": ", what));
+  gpu::wait_for_stream(launch_stream(), limit_s, cat(who, ": ", what));
 }
 
 // Milliseconds per launch of `launch`, averaged over enough launches for ~20 ms.
