@@ -116,8 +116,11 @@ uint64_t to_bits(T value) {
 }
 template <class T>
 T from_bits(uint64_t bits) {
+  static_assert(std::is_trivially_copyable_v<T>, "a shuffled value is its bytes");
   T value;
-  std::memcpy(&value, &bits, sizeof(T));
+  // Through void*: CUDA's __half keeps its bits in a protected member, and
+  // GCC warns (-Wclass-memaccess) about copying bytes into such a class.
+  std::memcpy(static_cast<void*>(&value), &bits, sizeof(T));
   return value;
 }
 
