@@ -27,6 +27,16 @@ struct Max {
 
 constexpr unsigned kFullWarp = 0xffffffffu;
 
+// How many lanes share a row of `cols` floats when each lane reads float4s:
+// the smallest power of two with 4·lanes >= cols, at most a warp. The launch
+// rule of softmax v05 (and v06 up to 128 columns) and reduce v04, whose
+// kernels take it as their template parameter G.
+constexpr int float4_lanes_per_row(int cols) {
+  int lanes = 1;
+  while (lanes < 32 && 4 * lanes < cols) lanes *= 2;
+  return lanes;
+}
+
 // The butterfly: after log2(WIDTH) exchanges every lane of each aligned group
 // of WIDTH lanes holds the group's reduction of v (all of them, not only lane
 // 0, so no broadcast follows). At step `offset` lane l adds the value of lane

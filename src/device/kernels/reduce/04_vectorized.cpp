@@ -9,12 +9,7 @@ namespace {
 
 constexpr int kBlock = 256;
 
-// Lanes per row: the smallest power of two covering C/4 float4s, at most a warp.
-int group(const Sizes& s) {
-  int g = 1;
-  while (g < 32 && 4 * g < C(s)) g *= 2;
-  return g;
-}
+int group(const Sizes& s) { return float4_lanes_per_row(C(s)); }
 
 // The instance for G lanes per row, G one of 1, 2, ..., 32.
 template <class Op>

@@ -23,11 +23,7 @@ struct Plan {
 
 Plan plan(const Sizes& s) {
   const int c = C(s);
-  if (c <= 128) {  // G lanes, the smallest power of two covering C/4 (v5's rule), one float4 each
-    int g = 1;
-    while (4 * g < c) g *= 2;
-    return {kWarpRowsBlock, g, 1};
-  }
+  if (c <= 128) return {kWarpRowsBlock, float4_lanes_per_row(c), 1};  // v5's G lanes, one float4 each
   if (c <= 32 * 4 * kMaxV) return {kWarpRowsBlock, 32, ceil_div(c, 4 * 32)};  // a warp, V in 2 .. 8
   if (c <= kMaxColumns) {  // a block: T * 32 >= C > T * 16, so V = ceil(C / 4T) in 5 .. 8
     int t = 64;
