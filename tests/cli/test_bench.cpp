@@ -4,36 +4,20 @@
 // version must be checked and timed.
 #include <doctest/doctest.h>
 
-#include <array>
 #include <cmath>
-#include <cstdio>
-#include <cstdlib>
 #include <fstream>
 #include <map>
-#include <memory>
 #include <set>
 #include <nlohmann/json.hpp>
 
+#include "tests/cli/cli_run.hpp"
 #include "tests/test_support.hpp"
 
 namespace {
 
-struct Run {
-  int status;
-  std::string output;
-};
+using warpnet::test::Run;
 
-Run bench(const std::string& args) {
-  const char* bin = std::getenv("WARPNET_BIN");
-  REQUIRE_MESSAGE(bin, "WARPNET_BIN must name the warpnet binary (CTest sets it)");
-  std::unique_ptr<FILE, int (*)(FILE*)> pipe(::popen((std::string(bin) + " bench " + args + " 2>&1").c_str(), "r"), ::pclose);
-  REQUIRE(pipe);
-  Run run{0, {}};
-  std::array<char, 4096> buf;
-  while (size_t n = std::fread(buf.data(), 1, buf.size(), pipe.get())) run.output.append(buf.data(), n);
-  run.status = ::pclose(pipe.release());
-  return run;
-}
+Run bench(const std::string& args) { return warpnet::test::warpnet_cli("bench " + args); }
 
 }  // namespace
 
@@ -59,6 +43,7 @@ TEST_CASE("warpnet bench matmul runs the CPU half and records the GPU half or wh
   CHECK(op["flops"].get<double>() == 2.0 * 48 * 40 * 32);
   CHECK(run.output.find("(0.0001229 GFLOP)") != std::string::npos);
   CHECK(op["cpu"]["rows"][0]["timing"]["median_ms"].get<double>() > 0);
+  CHECK(rec["gpu"]["usable"].get<bool>() == warpnet::test::gpu_present());
   if (!rec["gpu"]["usable"].get<bool>()) {
     CHECK(run.output.find("GPU part SKIPPED: no usable GPU") != std::string::npos);
     CHECK(op["gpu"]["skipped"].get<std::string>().find("no usable GPU") == 0);
@@ -101,11 +86,16 @@ TEST_CASE("warpnet bench matmul runs the CPU peer on two threads") {
 TEST_CASE("warpnet bench --kernels in a build without GPU kernels says so before anything else") {
   const Run run = bench("matmul --kernels matmul/3 --size 4,4,4 --no-cpu");
   INFO(run.output);
-  if (run.output.find("built without the CUDA toolkit") == std::string::npos)
-    return;  // a CUDA build: matmul/3 is there (with or without a GPU to run it)
+  const std::string refusal = "this build has no GPU kernels";
+  if (warpnet::test::built_with_toolkit()) {  // matmul/3 is there, with or without a GPU to run it
+    CHECK(run.output.find(refusal) == std::string::npos);
+    if (warpnet::test::gpu_present()) CHECK(run.status == 0);
+    else CHECK(run.output.find("GPU part SKIPPED: no usable GPU") != std::string::npos);
+    return;
+  }
   CHECK(run.status != 0);
-  CHECK(run.output.starts_with("warpnet: error: bench --kernels matmul/3: this build has no GPU kernels (it was built "
-                               "without the CUDA toolkit), so --kernels selects nothing"));
+  CHECK(run.output.starts_with("warpnet: error: bench --kernels matmul/3: " + refusal +
+                               " (it was built without the CUDA toolkit), so --kernels selects nothing"));
 }
 
 TEST_CASE("warpnet bench refuses a malformed size and an unknown op") {
@@ -171,8 +161,9 @@ TEST_CASE("warpnet bench takes the start of op names for a family of ops") {
 TEST_CASE("warpnet bench fails, saying why, when it measured nothing") {
   const Run run = bench("sum --size 4,4 --no-cpu");
   INFO(run.output);
-  if (run.output.find("GPU part SKIPPED") == std::string::npos) {
+  if (warpnet::test::gpu_present()) {
     CHECK(run.status == 0);  // a GPU measured the GPU part
+    CHECK(run.output.find("GPU part SKIPPED") == std::string::npos);
   } else {
     CHECK(run.status != 0);
     CHECK(run.output.find("nothing was measured: the GPU part was skipped") != std::string::npos);

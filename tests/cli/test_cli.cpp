@@ -4,42 +4,22 @@
 #include <doctest/doctest.h>
 #include <sys/stat.h>
 
-#include <array>
-#include <cstdio>
-#include <cstdlib>
 #include <filesystem>
 #include <fstream>
-#include <memory>
 #include <thread>
 #include <nlohmann/json.hpp>
 
 #include "core/atomic_file.hpp"
 #include "core/npy.hpp"
 #include "cpu/ops.hpp"
+#include "tests/cli/cli_run.hpp"
 #include "tests/test_support.hpp"
 
 using namespace warpnet;
+using test::Run;
+using test::warpnet_cli;
 
 namespace {
-
-struct Run {
-  int status;
-  std::string output;  // stdout and stderr together
-};
-
-// Runs the warpnet binary CTest points us at with `args`.
-Run warpnet_cli(const std::string& args) {
-  const char* bin = std::getenv("WARPNET_BIN");
-  REQUIRE_MESSAGE(bin, "WARPNET_BIN must name the warpnet binary (CTest sets it)");
-  const std::string command = std::string(bin) + " " + args + " 2>&1";
-  std::unique_ptr<FILE, int (*)(FILE*)> pipe(::popen(command.c_str(), "r"), ::pclose);
-  REQUIRE(pipe);
-  Run run{0, {}};
-  std::array<char, 4096> buf;
-  while (size_t n = std::fread(buf.data(), 1, buf.size(), pipe.get())) run.output.append(buf.data(), n);
-  run.status = ::pclose(pipe.release());
-  return run;
-}
 
 std::string path_of(const std::string& name) { return (test::scratch_dir() / name).string(); }
 
@@ -373,7 +353,7 @@ TEST_CASE("warpnet train refuses --kernels on the CPU, and --device cuda without
   run = warpnet_cli("train --model mlp --data spirals --limit 64 --device cuda --kernels nonsense=2");
   CHECK(run.status != 0);
   // Without a GPU the probe's reason comes first; with one, the bad choice is named.
-  CHECK((run.output.find("no usable GPU") != std::string::npos || run.output.find("nonsense") != std::string::npos));
+  CHECK(run.output.find(test::gpu_present() ? "nonsense" : "no usable GPU") != std::string::npos);
 }
 
 TEST_CASE("warpnet train --precision bf16 trains, reports the precision, and an unknown one names the choices") {
@@ -478,7 +458,9 @@ TEST_CASE("warpnet train names an out-of-range number in a line") {
 TEST_CASE("warpnet tour trains, runs the kernels beside the CPU, and without a GPU shows a recorded GPU's run") {
   const Run run = warpnet_cli("tour --limit 256 --threads 2");
   INFO(run.output);
-  if (run.status != 0 && run.output.find("apt-get install dataset-fashion-mnist") != std::string::npos) {
+  if (!test::fashion_mnist_installed()) {
+    CHECK(run.status != 0);
+    CHECK(run.output.find("Fashion-MNIST: ") != std::string::npos);  // which file it lacks, and where
     MESSAGE("Fashion-MNIST is not installed (scripts/setup.sh installs it): the tour said so, and nothing more to check");
     return;
   }
@@ -509,7 +491,7 @@ TEST_CASE("warpnet info describes the build") {
 }
 
 TEST_CASE("warpnet info --kernels says where this build can run each kernel") {
-  const bool toolkit = warpnet_cli("info").output.find("cuda toolkit: not found") == std::string::npos;
+  const bool toolkit = test::built_with_toolkit();
   const Run run = warpnet_cli("info --kernels");
   INFO(run.output);
   REQUIRE(run.status == 0);
