@@ -7,11 +7,13 @@
 #include <filesystem>
 #include <fstream>
 #include <limits>
+#include <map>
 
 #include "core/atomic_file.hpp"
 #include "cpu/ops.hpp"
 #include "datasets/synthetic.hpp"
 #include "nn/checkpoint.hpp"
+#include "nn/optim.hpp"
 #include "nn/trainer.hpp"
 #include "tests/test_support.hpp"
 #include "tests/thread_count_scope.hpp"
@@ -93,8 +95,21 @@ TEST_CASE("a checkpoint round-trips weights and optimizer state") {
   CHECK(ck.epoch == 1);
   CHECK(ck.steps == 13);  // ⌈200/16⌉ batches
   auto model = nn::make_model("mlp", {2}, 3, 123);
-  nn::restore(ck, *model, nullptr);
+  auto adam = nn::make_optimizer("adam", model->parameters(), 0.01);
+  nn::restore(ck, *model, adam.get());
   CHECK(weights_of(*model) == weights_of(a.model()));
+  // Adam's moments and step count, bit for bit: a resumed run's next step reads them.
+  CHECK(adam->steps() == a.optimizer().steps());
+  const std::map<std::string, Tensor> want = a.optimizer().state(), got = adam->state();
+  REQUIRE(got.size() == want.size());
+  CHECK(want.size() == 2 * model->parameters().size());  // m and v for each parameter
+  for (const auto& [name, tensor] : want) {
+    INFO(name);
+    REQUIRE(got.count(name) == 1);
+    const Tensor& g = got.at(name);
+    REQUIRE(g.shape() == tensor.shape());
+    for (int64_t i = 0; i < tensor.numel(); ++i) REQUIRE(g.item(i) == tensor.item(i));
+  }
 }
 
 TEST_CASE("training resumed from a checkpoint ends where an uninterrupted run ends") {

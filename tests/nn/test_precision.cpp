@@ -102,6 +102,32 @@ TEST_CASE("the rounding tables give numeric::quantize's answer for every top 19 
   }
 }
 
+TEST_CASE("each precision rounds its operands and activations to the formats its recipe names") {
+  // Written out here, not read from the policy: the tests below build their
+  // expected values from mp.operand_format() and mp.activation_format(), so a
+  // wrong entry there would change both sides alike.
+  struct Recipe {
+    Precision precision;
+    const char *input, *weight, *grad_output, *activations;  // format names; "" keeps fp32
+  };
+  const Recipe recipes[] = {
+      {Precision::fp32, "", "", "", ""},
+      {Precision::tf32, "tf32", "tf32", "tf32", ""},          // an fp32 storage format
+      {Precision::bf16, "bf16", "bf16", "bf16", "bf16"},      // autocast keeps activations in the format
+      {Precision::fp16, "fp16", "fp16", "fp16", "fp16"},
+      {Precision::fp8, "e4m3", "e4m3", "e5m2", ""},           // fp8's recipe: e5m2's range for gradients
+  };
+  auto name = [](const numeric::Format* f) { return std::string(f ? f->name : ""); };
+  for (const Recipe& r : recipes) {
+    INFO(ag::name_of(r.precision));
+    const ag::MixedPrecision mp(r.precision);
+    CHECK(name(mp.operand_format(Operand::input)) == r.input);
+    CHECK(name(mp.operand_format(Operand::weight)) == r.weight);
+    CHECK(name(mp.operand_format(Operand::grad_output)) == r.grad_output);
+    CHECK(name(mp.activation_format()) == r.activations);
+  }
+}
+
 TEST_CASE("each precision's linear layer equals the hand-rounded computation on a tiny example") {
   // x is not representable in any of the formats, so rounding it matters;
   // w has at most 3 significant bits (every format holds it), so each
