@@ -4,6 +4,7 @@
 #include <algorithm>
 #include <cmath>
 #include <cstring>
+#include <vector>
 
 #include "datasets/synthetic.hpp"
 
@@ -55,18 +56,40 @@ TEST_CASE("blobs: each class scatters around its own centre with the given sprea
   const Dataset d = make_blobs(n, classes, dims, kSeed, spread);
   CHECK(d.inputs.shape() == Shape{n, dims});
   check_labels(d, n, classes);
-  // Per-class sample standard deviation from 1000·3 values: its relative
-  // standard error is about 1/sqrt(2·3000) ≈ 1.3%: held to five of them.
+  // Each class's points, by their labels: its mean (the centre's estimate)
+  // and the sample standard deviation about it, from 1000·3 values: its
+  // relative standard error is about 1/sqrt(2·3000) ≈ 1.3%, held to five of them.
+  auto label = [&](int64_t i) { return static_cast<int>(d.labels.item(i)); };
+  auto x = [&](int64_t i, int j) { return double(d.inputs.item(i * dims + j)); };
+  std::vector<double> mean(classes * dims, 0.0);
+  std::vector<int64_t> count(classes, 0);
+  for (int64_t i = 0; i < n; ++i) {
+    ++count[label(i)];
+    for (int j = 0; j < dims; ++j) mean[label(i) * dims + j] += x(i, j);
+  }
+  for (int c = 0; c < classes; ++c)
+    for (int j = 0; j < dims; ++j) mean[c * dims + j] /= double(count[c]);
+  auto distance2 = [&](int64_t i, int c) {
+    double sum = 0;
+    for (int j = 0; j < dims; ++j) sum += std::pow(x(i, j) - mean[c * dims + j], 2);
+    return sum;
+  };
+  std::vector<double> sq(classes, 0.0);
+  int64_t nearest_own = 0;  // points whose nearest class mean is their own class's
+  for (int64_t i = 0; i < n; ++i) {
+    sq[label(i)] += distance2(i, label(i));
+    int nearest = 0;
+    for (int c = 1; c < classes; ++c)
+      if (distance2(i, c) < distance2(i, nearest)) nearest = c;
+    nearest_own += nearest == label(i);
+  }
   for (int c = 0; c < classes; ++c) {
-    double sum[dims] = {}, sq = 0;
-    int64_t k = 0;
-    for (int64_t i = c; i < n; i += classes, ++k)
-      for (int j = 0; j < dims; ++j) sum[j] += d.inputs.item(i * dims + j);
-    for (int64_t i = c; i < n; i += classes)
-      for (int j = 0; j < dims; ++j) sq += std::pow(d.inputs.item(i * dims + j) - sum[j] / k, 2);
-    const double sd = std::sqrt(sq / double(dims * (k - 1)));
+    INFO("class ", c);
+    const double sd = std::sqrt(sq[c] / double(dims * (count[c] - 1)));
     CHECK(sd == doctest::Approx(spread).scale(0).epsilon(5 * 0.013));
   }
+  // Labels that did not follow the centres would leave about 1 in `classes` here.
+  CHECK(double(nearest_own) / double(n) > 0.95);
   CHECK(same_bytes(d.inputs, make_blobs(n, classes, dims, kSeed, spread).inputs));
 }
 

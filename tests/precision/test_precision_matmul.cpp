@@ -227,11 +227,19 @@ TEST_CASE("with B stored (N,K) every format stores the transpose of what it stor
   o.runs = 2;
   o.budget_s = 0.001;
   o.trans_b = true;
-  for (const precision::Row& r : precision::run(o)) {
+  const std::vector<precision::Row> rows = precision::run(o);
+  size_t cpu = 0;
+  for (const precision::Row& r : rows) cpu += r.kernel == "cpu";
+  CHECK(cpu == precision::all_precisions().size());  // a CPU row for each format
+  bool fp32_seen = false;
+  for (const precision::Row& r : rows) {
     INFO(r.precision, " ", r.kernel);
     CHECK(r.ok);
-    if (r.precision == "fp32") CHECK(r.max_ulps <= gamma_fp32(double(k)) / 0x1p-23);
+    if (r.precision != "fp32") continue;
+    fp32_seen = true;
+    CHECK(r.max_ulps <= gamma_fp32(double(k)) / 0x1p-23);
   }
+  CHECK(fp32_seen);
 }
 
 TEST_CASE("check_product: C of the stored inputs passes in every format; an element off by its bound, or NaN, fails") {
