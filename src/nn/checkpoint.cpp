@@ -198,13 +198,17 @@ namespace {
 // A checkpoint's values pass its CRC whatever they are: a run that diverged
 // saved NaNs, and a forged file can hold anything. Restored, either trains
 // to NaN and blames the learning rate; refused, the error names the tensor.
+// "'key' holds v at element i" for t's first value that is not finite, else "".
+std::string first_nonfinite_in(const std::string& key, const Tensor& t) {
+  if (t.dtype() != DType::f32 && t.dtype() != DType::f64) return "";
+  for (int64_t i = 0; i < t.numel(); ++i)
+    if (const double v = t.item(i); !std::isfinite(v)) return cat("'", key, "' holds ", v, " at element ", i);
+  return "";
+}
+
 void require_finite(const std::string& key, const Tensor& t) {
-  if (t.dtype() != DType::f32 && t.dtype() != DType::f64) return;
-  for (int64_t i = 0; i < t.numel(); ++i) {
-    const double v = t.item(i);
-    WN_CHECK(std::isfinite(v), "checkpoint: '", key, "' holds ", v, " at element ", i,
-             " (saved by a run that diverged, or a damaged file)");
-  }
+  const std::string bad = first_nonfinite_in(key, t);
+  WN_CHECK(bad.empty(), "checkpoint: ", bad, " (saved by a run that diverged, or a damaged file)");
 }
 
 // Every tensor under `prefix` must be one that `expected` holds: a file with
@@ -216,6 +220,13 @@ void require_known(const Checkpoint& ck, const std::string& prefix, const std::s
              "' matches nothing in ", owner, " (saved from model '", ck.model, "', optimizer '", ck.optimizer, "')");
 }
 }  // namespace
+
+std::string first_nonfinite(const Checkpoint& ck) {
+  for (const auto& [key, t] : ck.tensors)
+    if (key.starts_with("param/") || key.starts_with("optim/"))
+      if (std::string bad = first_nonfinite_in(key, t); !bad.empty()) return bad;
+  return "";
+}
 
 void restore(const Checkpoint& ck, Module& model, Optimizer* optimizer) {
   std::set<std::string> names;

@@ -49,6 +49,10 @@ Checkpoint load_checkpoint(const std::string& path);
 // Gathers the model's parameters (and the optimizer's state when given).
 Checkpoint capture(const std::string& model_name, Module& model, const Optimizer* optimizer, int64_t epoch,
                    uint64_t seed, const std::string& data);
+// The first weight or optimizer value that is not finite, as "'optim/fc1.bias/v'
+// holds inf at element 3", or "" when there is none: restore refuses a
+// checkpoint that holds one, so a run checks before it saves.
+std::string first_nonfinite(const Checkpoint& checkpoint);
 // Copies weights (and optimizer state when given) back; every parameter must
 // be present with the same shape, else an error names the first that is not.
 void restore(const Checkpoint& checkpoint, Module& model, Optimizer* optimizer);

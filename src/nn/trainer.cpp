@@ -110,13 +110,6 @@ std::vector<std::pair<const char*, uint64_t>> configuration(const TrainOptions& 
           {"the test data (--data, --data-dir, --limit)", data_hash(test)}};
 }
 
-// Stops the run at a loss that is not a number.
-void check_loss(double loss, int epoch, int64_t index, double lr) {
-  if (!std::isfinite(loss))
-    fail("train: the loss became ", loss, " at epoch ", epoch, ", batch ", index + 1, " (learning rate ", lr,
-         " too high?)");
-}
-
 }  // namespace
 
 EvalResult evaluate(Module& model, const data::Dataset& data, int64_t batch_size) {
@@ -316,7 +309,7 @@ StepOutcome Trainer::eager_step(const data::Batch& batch, int epoch, int64_t ind
   MemoryScope loss_scope(MemTag::activation, "loss");
   ag::Var loss = ag::softmax_cross_entropy(logits, batch.labels.to(options_.device), &probs);
   const double value = loss.value().item(0);
-  check_loss(value, epoch, index, options_.lr);
+  check_loss(value, epoch, index);
   optimizer_->zero_grad();
   // fp16: backward from the loss times the scale; the step is skipped
   // when a gradient overflowed (nn/loss_scaler.hpp).
@@ -370,7 +363,7 @@ Trainer::EpochSums Trainer::train_epoch(int epoch, const OnStep& on_step) {
     if (queued.empty()) return;
     const std::vector<StepOutcome> done = graphed_->finished();
     for (size_t k = 0; k < done.size(); ++k) {
-      check_loss(done[k].loss, epoch, queued[k], options_.lr);
+      check_loss(done[k].loss, epoch, queued[k]);
       account(done[k], epoch_rows[size_t(queued[k])]);
       report(queued[k] + 1);
     }
@@ -454,7 +447,7 @@ Trainer::EpochSums Trainer::train_epoch_data_parallel(int epoch, const OnStep& o
       if (fp8_sharing_) fp8_sharing_->finish_step(*precision_);
       dist::set_activity(cat("the loss all-reduce of epoch ", epoch, " step ", index + 1));
       dist::allreduce_sum(local, 2);
-      check_loss(local[0] / double(global), epoch, index, options_.lr);
+      check_loss(local[0] / double(global), epoch, index);
       // fp16: every rank holds the same summed gradients, so all take or skip the step alike.
       if (!scaler_ || scaler_->unscale_or_skip(model_->parameters())) optimizer_->step();
       loss_sum += local[0];
@@ -487,6 +480,18 @@ EvalResult Trainer::evaluate_test_set() {
   return {sums[0] / double(test_.size()), sums[1] / double(test_.size())};
 }
 
+std::string Trainer::diverged(const std::string& what, int epoch) const {
+  std::string kept;  // what the checkpoint file holds, this epoch's not written
+  if (!options_.checkpoint.empty())
+    kept = epoch > 1 ? cat("; ", options_.checkpoint, " keeps the checkpoint of epoch ", epoch - 1)
+                     : "; no checkpoint was written";
+  return cat("train: ", what, " (learning rate ", options_.lr, " too high?)", kept);
+}
+
+void Trainer::check_loss(double loss, int epoch, int64_t index) const {
+  if (!std::isfinite(loss)) fail(diverged(cat("the loss became ", loss, " at epoch ", epoch, ", batch ", index + 1), epoch));
+}
+
 std::vector<EpochStats> Trainer::run(const OnStep& on_step, const OnEpoch& on_epoch) {
   std::vector<EpochStats> history;
   // Each epoch's shuffle comes from (seed, epoch) and each step's dropout
@@ -505,6 +510,11 @@ std::vector<EpochStats> Trainer::run(const OnStep& on_step, const OnEpoch& on_ep
       throw;
     }
     const EvalResult test = evaluate_test_set();
+    // Every batch's loss can be finite while the weights the last step left
+    // are not fit to use: a test loss of NaN here, and a resumed run's first
+    // batch would stop at it. The same on every rank (an all-reduced sum).
+    if (test_.size() > 0 && !std::isfinite(test.loss))
+      fail(diverged(cat("the test loss became ", test.loss, " after epoch ", epoch), epoch));
     EpochStats stats{epoch, t.loss_sum / double(t.seen), double(t.correct) / double(t.seen), test.loss, test.accuracy,
                      t.seconds, double(t.seen) / t.seconds};
     if (options_.data_parallel) {
@@ -522,6 +532,14 @@ std::vector<EpochStats> Trainer::run(const OnStep& on_step, const OnEpoch& on_ep
       save_precision_state(ck, options_.precision, precision_.get(), scaler_.get());
       for (const auto& [name, value] : recorded_settings())
         ck.tensors["train/" + name] = Tensor::from<double>({1}, {value});
+      // A value that overflowed (Adam's second moments first) while every
+      // loss stayed finite: a checkpoint holding it is one --resume refuses,
+      // so it must not replace the last one that can be resumed.
+      if (const std::string bad = first_nonfinite(ck); !bad.empty()) {
+        const std::string why = diverged(cat("after epoch ", epoch, " ", bad), epoch);
+        if (options_.data_parallel && dist::size() > 1) dist::abort_job(cat("error: ", why));  // the others wait below
+        fail(why);
+      }
       save_checkpoint(options_.checkpoint, ck);
     }
     if (!options_.checkpoint.empty() && options_.data_parallel) {

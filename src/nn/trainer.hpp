@@ -155,6 +155,11 @@ class Trainer {
   // "momentum" and "weight-decay"), and their check on resume.
   std::vector<std::pair<std::string, double>> recorded_settings() const;
   void check_resumed_settings(const Checkpoint& ck);
+  // A run that diverged: "train: <what> (learning rate L too high?)" and what
+  // the checkpoint file keeps, since epoch `epoch`'s is not written.
+  std::string diverged(const std::string& what, int epoch) const;
+  // Stops the run at a loss that is not a number (batch `index` of `epoch`).
+  void check_loss(double loss, int epoch, int64_t index) const;
 
   TrainOptions options_;
   data::Dataset train_;  // copies share the tensors: cheap

@@ -367,6 +367,46 @@ TEST_CASE("a checkpoint at --epochs resumes to nothing to train, and its model i
   }
 }
 
+TEST_CASE("a run that diverges stops before its checkpoint, and the last one that resumes stays") {
+  const test::ThreadCountScope thread_count(1);
+  const data::Dataset test = data::make_blobs(60, 3, 2, 5);
+  // Epoch 2 resumed at a rate no run survives, each time with every
+  // training loss finite. Adam (13 steps an epoch): its second moments
+  // overflow to inf first. SGD (one step an epoch, whose loss is taken
+  // before its update): the weights it leaves give NaN logits on the test set.
+  struct Case {
+    std::string optimizer;
+    int64_t examples;
+    double lr;
+    std::string says;
+  };
+  for (const Case& c : {Case{"adam", 200, 1e10, "after epoch 2 'optim/"},
+                        Case{"sgd", 16, 1e30, "the test loss became "}}) {
+    INFO(c.optimizer);
+    const data::Dataset train = data::make_blobs(c.examples, 3, 2, 4);
+    const std::string path = fresh_path("diverged-" + c.optimizer + ".ckpt");
+    nn::TrainOptions o = small_run(path, 1);
+    o.optimizer = c.optimizer;
+    nn::Trainer(o, train, test).run();
+    const nn::Checkpoint epoch1 = nn::load_checkpoint(path);
+    o.epochs = 2;
+    o.lr = c.lr;
+    const std::string error = test::error_of([&] { nn::Trainer(o, train, test).run(); });
+    INFO(error);
+    CHECK(error.starts_with("train: " + c.says));
+    CHECK(error.find("after epoch 2") != std::string::npos);
+    CHECK(error.ends_with(" too high?); " + path + " keeps the checkpoint of epoch 1"));
+    // The file is epoch 1's, untouched, and resumes.
+    const nn::Checkpoint kept = nn::load_checkpoint(path);
+    CHECK(kept.epoch == 1);
+    CHECK(kept.tensors.size() == epoch1.tensors.size());
+    for (const auto& [key, t] : epoch1.tensors)
+      for (int64_t i = 0; i < t.numel(); ++i) REQUIRE(kept.tensors.at(key).item(i) == t.item(i));
+    auto model = nn::make_model("mlp", {2}, 3, 123);
+    nn::restore(kept, *model, nn::make_optimizer(c.optimizer, model->parameters(), 0.01).get());
+  }
+}
+
 TEST_CASE("a forged tensor whose element count times its width wraps to the bytes it claims is refused") {
   // 2^62 floats are 2^64 bytes: as a 64-bit product, 0, the bytes this file claims.
   RawBody body = mlp_position(1, 1);
