@@ -110,10 +110,21 @@ void remove_stale_partial_writes(const std::string& path) {
 // the rename would replace them regardless (it needs only the folder's
 // permission).
 std::string write_target(const std::string& path, std::string_view what) {
+  namespace fs = std::filesystem;
   std::error_code ec;
   std::string target = path;
-  if (std::filesystem::is_symlink(path, ec)) {  // (ec: no such file, or nothing to look at: not a link)
-    target = std::filesystem::weakly_canonical(path, ec).string();
+  if (fs::is_symlink(path, ec)) {  // (ec: no such file, or nothing to look at: not a link)
+    // Link by link, each read from its own folder: weakly_canonical stops
+    // before a link whose file does not exist yet, and the rename then
+    // replaced the link itself with a plain file.
+    fs::path at = path;
+    for (int links = 0; fs::is_symlink(at, ec); ++links) {
+      if (links == 40) fail(what, path, ": too many levels of symbolic links");  // as the kernel's ELOOP
+      const fs::path next = fs::read_symlink(at, ec);
+      if (ec) fail(what, path, ": cannot follow the link: ", ec.message());
+      at = next.is_absolute() ? next : at.parent_path() / next;
+    }
+    target = fs::weakly_canonical(at, ec).string();  // the folders' own links resolved
     if (ec) fail(what, path, ": cannot follow the link: ", ec.message());
   }
   // By its mode bits, not access(W_OK): root may write anything, and a

@@ -108,6 +108,26 @@ TEST_CASE("a write through a symbolic link replaces the file it names and keeps 
   CHECK(read_file(target) == "new");
 }
 
+TEST_CASE("a write through links to a file not yet there creates that file and keeps the links") {
+  const std::filesystem::path dir = test::scratch_dir() / "atomic_dangling";
+  std::filesystem::remove_all(dir);
+  std::filesystem::create_directories(dir / "runs");
+  // latest.ckpt -> runs/current -> run1.ckpt (relative to runs/), which does not exist yet.
+  const std::string link = (dir / "latest.ckpt").string(), target = (dir / "runs" / "run1.ckpt").string();
+  std::filesystem::create_symlink("runs/current", link);
+  std::filesystem::create_symlink("run1.ckpt", dir / "runs" / "current");
+  prepare_output_file(link, "test", kJsonFile);
+  write_file_atomically(link, "new");
+  CHECK(std::filesystem::is_symlink(link));
+  CHECK(std::filesystem::is_symlink(dir / "runs" / "current"));
+  CHECK(read_file(target) == "new");
+  // Links that lead back to themselves: refused, as open(2) refuses them.
+  const std::string loop = (dir / "loop").string();
+  std::filesystem::create_symlink("loop", loop);
+  CHECK(test::error_of([&] { write_file_atomically(loop, "bytes"); }) == loop + ": too many levels of symbolic links");
+  CHECK(std::filesystem::is_symlink(loop));
+}
+
 TEST_CASE("a path naming a pipe (or a device, or a socket) is refused, not replaced by a regular file") {
   const std::filesystem::path dir = test::scratch_dir() / "atomic_fifo";
   std::filesystem::remove_all(dir);
