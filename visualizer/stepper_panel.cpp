@@ -226,8 +226,10 @@ void StepperPanel::open() {
              block_[1], ",", block_[2], ") and warp ", warp_, ": they count from 0");
     s->block = uint3{unsigned(block_[0]), unsigned(block_[1]), unsigned(block_[2])};
     s->warp = unsigned(warp_);
+    device::check_traced_work(*s->kernel, s->sizes, "stepper");
     Rng rng(1);
     s->inputs = device::make_inputs(*s->kernel, s->sizes, rng);
+    device::check_traced_memory(*s->kernel, s->sizes, s->inputs, "stepper");
     simt::set_workers(1);  // blocks in order: the stops repeat exactly (as `warpnet trace` runs)
     Session* raw = s.get();
     s->stepper = std::make_unique<simt::Stepper>(

@@ -84,27 +84,16 @@ void print_summary(const simt::KernelTrace& t) {
   }
 }
 
-// The most work `trace` takes: a 1024^3 matmul's 2^31 floating-point
-// operations, minutes on the emulator.
-constexpr double kMostTracedWork = 2.0 * 1024 * 1024 * 1024;
-
 void run_trace(const TraceOptions& o) {
   if (!o.json.empty()) prepare_output_file(o.json, "trace --json", kJsonFile);
   const device::Kernel& kernel = device::find_kernel(o.kernel, device::Copy::traced);
   const device::Op& op = device::op(kernel.op);
   const device::Sizes sizes = device::complete_sizes(op, parse_number_list(o.sizes, "trace: --size"));
   WN_CHECK(kernel.emulator, "trace: ", kernel.id(), " runs only on a GPU");
-  // Traced on one worker, the emulator does about 10 to 50 million
-  // multiply-adds a second (matmul/01 and /09 at 256^3 on the 2-core VM):
-  // 4096^3 would run for hours, its bar the only sign of life. The work: the
-  // kernel's floating-point operations, or its 4-byte accesses for an op
-  // that does few (relu). A trace's per-warp figures are the same at a small size.
-  const double work = std::max(kernel.flops ? kernel.flops(sizes) : 0.0, kernel.bytes ? kernel.bytes(sizes) / 4 : 0.0);
-  WN_CHECK(work <= kMostTracedWork, "trace: ", kernel.id(), " at ", device::describe_sizes(op, sizes), " is ",
-           std::lround(work / 1e9), " billion operations, past a 1024^3 matmul's 2^31, the most a "
-           "trace takes: it would run for hours on the emulator; the per-warp figures are the same at a smaller --size");
+  device::check_traced_work(kernel, sizes, "trace");
   Rng rng(o.seed);
   const auto inputs = device::make_inputs(kernel, sizes, rng);
+  device::check_traced_memory(kernel, sizes, inputs, "trace");
   const device::Launch shape = kernel.shape(sizes);
 
   simt::set_workers(1);  // blocks in order: the samples and steps repeat exactly

@@ -5,7 +5,10 @@
 #include <cstring>
 
 #include "core/error.hpp"
+#include "core/host_memory.hpp"
+#include "core/memory.hpp"
 #include "kernels/common/cuda_compat.hpp"
+#include "simt/grid_shadow.hpp"
 #include "simt/launch.hpp"
 
 namespace warpnet::device {
@@ -216,6 +219,41 @@ Comparison compare(const Kernel& kernel, const Sizes& sizes, const std::vector<T
     }
   }
   return c;
+}
+
+void check_traced_work(const Kernel& kernel, const Sizes& sizes, std::string_view who) {
+  // Traced on one worker, the emulator does about 10 to 50 million
+  // multiply-adds a second (matmul/01 and /09 at 256^3 on the 2-core VM):
+  // 4096^3 would run for hours, its bar the only sign of life. The work: the
+  // kernel's floating-point operations, or its 4-byte accesses for an op
+  // that does few (relu). A trace's per-warp figures are the same at a small size.
+  const double flops = kernel.flops ? kernel.flops(sizes) : 0.0, accesses = kernel.bytes ? kernel.bytes(sizes) / 4 : 0.0;
+  WN_CHECK(std::max(flops, accesses) <= kMostTracedWork, who, ": ", kernel.id(), " at ",
+           describe_sizes(op(kernel.op), sizes), " is ",
+           flops >= accesses ? cat(flops, " floating-point operations") : cat(accesses, " 4-byte accesses"),
+           ", past the ", kMostTracedWork, " (a 1024^3 matmul's operations) a traced run takes: it would run for "
+           "hours on the emulator; the per-warp figures are the same at smaller sizes");
+}
+
+void check_traced_memory(const Kernel& kernel, const Sizes& sizes, const std::vector<Tensor>& inputs,
+                         std::string_view who) {
+  // The race check between blocks keeps a shadow of every byte a launch
+  // touches, 12 times its bytes: an elementwise op within the work limit
+  // could still ask for more memory than the machine has. Besides the
+  // shadow: the outputs and the CPU reference's (the inputs are made, and
+  // so no longer available).
+  const Op& o = op(kernel.op);
+  int64_t outputs = 0, buffers = 0;
+  for (const Shape& s : o.output_shapes(sizes)) outputs += s.numel() * 4;  // fp32, or 4-byte indices
+  for (const Tensor& t : inputs) buffers += t.nbytes();
+  buffers += outputs;
+  const double needed = double(buffers) * double(simt::GridShadow::kBytesPerByte) + 2.0 * double(outputs);
+  const int64_t available = available_memory_bytes();
+  WN_CHECK(available < 0 || needed <= double(available), who, ": ", kernel.id(), " at ", describe_sizes(o, sizes),
+           " needs about ", format_bytes(int64_t(std::min(needed, 9e18))), " for the emulator's race check (",
+           simt::GridShadow::kBytesPerByte, " bytes for each byte of its ", format_bytes(buffers),
+           " of buffers); this machine has ", format_bytes(available),
+           " available; the per-warp figures are the same at smaller sizes");
 }
 
 }  // namespace warpnet::device

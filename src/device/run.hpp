@@ -2,6 +2,7 @@
 // CPU reference: what the registry test and `warpnet trace` do with each kernel.
 #pragma once
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "device/registry.hpp"
@@ -36,6 +37,22 @@ void launch(const Kernel& kernel, const Sizes& sizes, Buffers buffers);
 // with its registered shape and returns the outputs. Throws Error naming the
 // kernel with the emulator's message when the launch fails.
 std::vector<Tensor> run_emulated(const Kernel& kernel, const Sizes& sizes, const std::vector<Tensor>& inputs);
+
+// What a traced run (the checker and the tracer on every access, the blocks
+// one after another) takes at most, checked before it starts by `warpnet
+// trace` and the visualizer's stepper: past it, a run would take hours, or
+// its race check would outgrow the machine's memory and the process die.
+// The work: a 1024^3 matmul's 2^31 floating-point operations, minutes.
+inline constexpr double kMostTracedWork = 2.0 * 1024 * 1024 * 1024;
+// Throws, naming `who` ("trace"), the kernel, its sizes and the limit, when
+// the kernel's operations (or 4-byte accesses, for an op with few) are past
+// kMostTracedWork. Before the inputs are made.
+void check_traced_work(const Kernel& kernel, const Sizes& sizes, std::string_view who);
+// Throws the same way when the race check's shadow of the buffers (12 bytes
+// a byte, simt/grid_shadow.hpp) and the outputs, with their CPU reference's,
+// would not fit in the memory available. With the inputs made.
+void check_traced_memory(const Kernel& kernel, const Sizes& sizes, const std::vector<Tensor>& inputs,
+                         std::string_view who);
 
 struct Comparison {
   int64_t checked = 0, mismatches = 0;

@@ -30,6 +30,8 @@ namespace warpnet::simt {
 class GridShadow {
  public:
   enum Use : uint8_t { kRead = 1, kWrite = 2, kAtomic = 4 };
+  // The shadow of each byte a traced launch touches: its state and the pc.
+  static constexpr size_t kBytesPerByte = sizeof(uint32_t) + sizeof(const void*);
   GridShadow();
   // Another block's use that races with this one: the first such block, or
   // several blocks (`several`) when more than one read the byte (or updated it).
@@ -56,6 +58,7 @@ class GridShadow {
     std::array<std::atomic<uint32_t>, size_t(1) << kPageBits> states;
     std::array<std::atomic<const void*>, size_t(1) << kPageBits> pcs;
   };
+  static_assert(sizeof(Page) == kBytesPerByte << kPageBits, "kBytesPerByte is what a page holds per byte");
   Page& page(uintptr_t number);
 
   std::mutex mutex_;  // guards pages_ (the map, not the bytes)

@@ -10,6 +10,7 @@
 #include <nlohmann/json.hpp>
 
 #include "core/atomic_file.hpp"
+#include "core/host_memory.hpp"
 #include "core/npy.hpp"
 #include "cpu/ops.hpp"
 #include "tests/cli/cli_run.hpp"
@@ -563,5 +564,24 @@ TEST_CASE("warpnet trace runs a registered kernel traced, prints its memory summ
   Run no_warp = warpnet_cli("trace matmul/3 --size 33,17,40 --block 9,0 --warp 1");
   CHECK(no_warp.status != 0);
   CHECK(no_warp.output.find("trace: block (9,0,0) warp 1 never stopped: no launch of matmul/03_smem_tiled") !=
+        std::string::npos);
+}
+
+TEST_CASE("warpnet trace refuses, up front and saying why, work that would run for hours or outgrow memory") {
+  // 1024^3 is the most: the naive kernel's accesses are a little more.
+  Run run = warpnet_cli("trace matmul/1 --size 1024,1024,1024");
+  CHECK(run.status != 0);
+  CHECK(run.output.find("matmul/01_naive at M=1024 N=1024 K=1024 trans_a=0 trans_b=0 is 2.14853e+09 4-byte "
+                        "accesses, past the 2.14748e+09 (a 1024^3 matmul's operations) a traced run takes") !=
+        std::string::npos);
+  // Within that, but the race check's shadow is 12 bytes for each byte of 2.2 GiB of buffers.
+  if (available_memory_bytes() >= (int64_t(28) << 30)) {  // below the 28.31 needed: refused for sure
+    MESSAGE("this machine has room for the 28 GiB of shadow: the refusal is not checked here");
+    return;
+  }
+  run = warpnet_cli("trace add/1 --size 200000000");
+  CHECK(run.status != 0);
+  CHECK(run.output.find("trace: add/01_grid_stride at n=200000000 needs about 28.31 GiB for the emulator's race "
+                        "check (12 bytes for each byte of its 2.24 GiB of buffers); this machine has ") !=
         std::string::npos);
 }
