@@ -1,8 +1,10 @@
 // `warpnet bench`'s CPU half (bench.hpp, cpu_half): the op's own fp32 CPU
 // path and a peer library, each timed as the median of runs after a flush of
 // the last-level cache.
+#include <algorithm>
 #include <chrono>
 #include <cmath>
+#include <cstdio>
 #include <cstdlib>
 #include <thread>
 #include <vector>
@@ -106,7 +108,18 @@ json cpu_half(const device::Op& op, const device::Sizes& sizes, const Settings& 
   const std::vector<Tensor> inputs = op.make_inputs(sizes, rng);
   CacheFlusher flusher;
   json rows = json::array();
+  const Timer first_run;
   const Tensor mine = op.cpu_fp32(sizes, inputs).at(0);
+  // At a large --size a run takes many seconds and the timing minutes:
+  // said now, rather than silence until the table.
+  if (const double seconds = first_run.milliseconds() * 1e-3; seconds >= 5) {
+    // time_cpu's runs: a warm-up, then timed ones until min_runs and the budget.
+    const int timed = std::min(s.runs, std::max(s.min_runs, int(std::ceil(s.budget_s / seconds))));
+    std::printf("cpu: one run of %s took %.1f s; timing it takes about %.0f s more (a warm-up and %d timed run%s), "
+                "as long again for each peer library; a smaller --size measures the same rate\n",
+                op.name.c_str(), seconds, seconds * (1 + timed), timed, timed == 1 ? "" : "s");
+    std::fflush(stdout);
+  }
   json row = {{"library", "warpnet"},
               {"what", "the op's CPU version 0 in fp32 (Eigen for matmul)"},
               {"timing", time_cpu([&] { op.cpu_fp32(sizes, inputs); }, s, flusher)}};
