@@ -137,6 +137,7 @@ class HeaderParser {
   }
   std::vector<int64_t> int_tuple() {
     std::vector<int64_t> dims;
+    bool comma = false;
     expect('(');
     while (!peek(')')) {
       if (pos_ >= text_.size() || !std::isdigit(static_cast<unsigned char>(text_[pos_])))
@@ -148,12 +149,20 @@ class HeaderParser {
         ++pos_;
       }
       dims.push_back(v);
-      if (!peek(')')) expect(',');
+      if (!peek(')')) {
+        expect(',');
+        comma = true;
+      }
     }
     expect(')');
+    // (5) is the number 5 in Python, which NumPy refuses as a shape.
+    if (dims.size() == 1 && !comma) bad(cat("the shape (", dims[0], ") is a number, not a tuple: write (", dims[0], ",)"));
+    // NumPy 1's NPY_MAXDIMS (NumPy 2 reads up to 64): a file past it no NumPy reads.
+    if (dims.size() > kMostDims) bad(cat("a shape of ", dims.size(), " dimensions, past NumPy's ", kMostDims));
     return dims;
   }
 
+  static constexpr size_t kMostDims = 32;
   const std::string& path_;
   std::string_view text_;
   size_t pos_ = 0;

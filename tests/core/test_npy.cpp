@@ -157,6 +157,13 @@ TEST_CASE("npy errors name the file and the fault") {
   CHECK(no_shape.ends_with("'fortran_order': False}"));  // the header shown without its padding
   const std::string negative = read_bytes(npy_v1("{'descr': '<f4', 'fortran_order': False, 'shape': (-1,)}", ""));
   CHECK(negative.find(path + ": malformed header (expected a non-negative integer") == 0);
+  // Python's (5) is a number, which NumPy refuses as a shape; and past NumPy's 32 dimensions no NumPy reads the file.
+  CHECK(read_bytes(npy_v1("{'descr': '<f4', 'fortran_order': False, 'shape': (5), }", std::string(20, '\0')))
+            .starts_with(path + ": malformed header (the shape (5) is a number, not a tuple: write (5,))"));
+  std::string ones = "1";
+  for (int i = 1; i < 33; ++i) ones += ", 1";
+  CHECK(read_bytes(npy_v1("{'descr': '<f4', 'fortran_order': False, 'shape': (" + ones + "), }", std::string(4, '\0')))
+            .starts_with(path + ": malformed header (a shape of 33 dimensions, past NumPy's 32)"));
   // Extents whose product passes int64 with a zero among them, in either order (NumPy refuses them too).
   for (const char* order : {"False", "True"})
     CHECK(read_bytes(npy_v1(cat("{'descr': '<f4', 'fortran_order': ", order,
