@@ -195,9 +195,6 @@ Checkpoint capture(const std::string& model_name, Module& model, const Optimizer
 }
 
 namespace {
-// A checkpoint's values pass its CRC whatever they are: a run that diverged
-// saved NaNs, and a forged file can hold anything. Restored, either trains
-// to NaN and blames the learning rate; refused, the error names the tensor.
 // "'key' holds v at element i" for t's first value that is not finite, else "".
 std::string first_nonfinite_in(const std::string& key, const Tensor& t) {
   if (t.dtype() != DType::f32 && t.dtype() != DType::f64) return "";
@@ -206,6 +203,9 @@ std::string first_nonfinite_in(const std::string& key, const Tensor& t) {
   return "";
 }
 
+// A checkpoint's values pass its CRC whatever they are: a run that diverged
+// saved NaNs, and a forged file can hold anything. Restored, either trains
+// to NaN and blames the learning rate; refused, the error names the tensor.
 void require_finite(const std::string& key, const Tensor& t) {
   const std::string bad = first_nonfinite_in(key, t);
   WN_CHECK(bad.empty(), "checkpoint: ", bad, " (saved by a run that diverged, or a damaged file)");
