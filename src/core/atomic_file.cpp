@@ -111,6 +111,17 @@ void remove_stale_partial_writes(const std::string& path) {
 // permission).
 std::string write_target(const std::string& path, std::string_view what) {
   namespace fs = std::filesystem;
+  // What is there, through any links as the kernel follows them: a pipe
+  // behind /dev/stdout's links included, which no path names.
+  struct stat st {};
+  const bool exists = ::stat(path.c_str(), &st) == 0;
+  // The rename puts a regular file in place of a device, pipe or socket: a
+  // FIFO named by `op --out` was replaced, and as root /dev/null would be.
+  const bool special = exists && !S_ISREG(st.st_mode) && !S_ISDIR(st.st_mode);  // (a directory: the callers' own message)
+  auto refuse_special = [&](const std::string& name) {
+    fail(what, name, ": not a regular file (a device, pipe or socket), and the write would replace it with one; "
+         "name a file");
+  };
   std::error_code ec;
   std::string target = path;
   if (fs::is_symlink(path, ec)) {  // (ec: no such file, or nothing to look at: not a link)
@@ -118,24 +129,27 @@ std::string write_target(const std::string& path, std::string_view what) {
     // before a link whose file does not exist yet, and the rename then
     // replaced the link itself with a plain file.
     fs::path at = path;
-    for (int links = 0; fs::is_symlink(at, ec); ++links) {
+    for (int links = 0; !exists && fs::is_symlink(at, ec); ++links) {
       if (links == 40) fail(what, path, ": too many levels of symbolic links");  // as the kernel's ELOOP
       const fs::path next = fs::read_symlink(at, ec);
       if (ec) fail(what, path, ": cannot follow the link: ", ec.message());
       at = next.is_absolute() ? next : at.parent_path() / next;
     }
     target = fs::weakly_canonical(at, ec).string();  // the folders' own links resolved
+    if (ec && special) refuse_special(path);  // a pipe behind /dev/stdout: "pipe:[...]" is no path
     if (ec) fail(what, path, ": cannot follow the link: ", ec.message());
+  }
+  if (special) refuse_special(target);
+  // `--report /dev/stdout` with the output sent to a file: the rename would
+  // put the report in place of the whole log (still empty when checked).
+  for (const int fd : {STDOUT_FILENO, STDERR_FILENO}) {
+    struct stat stream {};
+    if (exists && ::fstat(fd, &stream) == 0 && stream.st_dev == st.st_dev && stream.st_ino == st.st_ino)
+      fail(what, path, ": it is this program's standard ", fd == STDOUT_FILENO ? "output" : "error",
+           ", whose file the write would replace with its own; name another file");
   }
   // By its mode bits, not access(W_OK): root may write anything, and a
   // checkpoint made read-only is meant to stay as it is for root too.
-  struct stat st {};
-  const bool exists = ::stat(target.c_str(), &st) == 0;
-  // The rename puts a regular file in place of a device, pipe or socket: a
-  // FIFO named by `op --out` was replaced, and as root /dev/null would be.
-  if (exists && !S_ISREG(st.st_mode) && !S_ISDIR(st.st_mode))  // (a directory: the callers' own message)
-    fail(what, target, ": not a regular file (a device, pipe or socket), and the write would replace it with one; "
-         "name a file");
   if (exists && (st.st_mode & 0222) == 0) {
     char mode[8];
     std::snprintf(mode, sizeof mode, "%03o", unsigned(st.st_mode & 0777));

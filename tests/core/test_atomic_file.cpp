@@ -2,9 +2,11 @@
 // outright leaves behind is removed by the next run that writes that path,
 // and a running writer's is not.
 #include <doctest/doctest.h>
+#include <fcntl.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <cstdio>
 #include <filesystem>
 #include <fstream>
 
@@ -126,6 +128,30 @@ TEST_CASE("a write through links to a file not yet there creates that file and k
   std::filesystem::create_symlink("loop", loop);
   CHECK(test::error_of([&] { write_file_atomically(loop, "bytes"); }) == loop + ": too many levels of symbolic links");
   CHECK(std::filesystem::is_symlink(loop));
+}
+
+TEST_CASE("the file this program's output goes to is refused, not replaced by the write (--report /dev/stdout > log)") {
+  const std::filesystem::path dir = test::scratch_dir() / "atomic_stdout";
+  std::filesystem::remove_all(dir);
+  std::filesystem::create_directories(dir);
+  const std::string log = (dir / "run.log").string();
+  std::fflush(stdout);
+  const int saved = ::dup(STDOUT_FILENO), fd = ::open(log.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0644);
+  REQUIRE(saved >= 0);
+  REQUIRE(fd >= 0);
+  ::dup2(fd, STDOUT_FILENO);
+  ::close(fd);
+  // The log is still empty (the output buffered), so it passes as an empty report would.
+  const std::string by_name = test::error_of([&] { prepare_output_file(log, "train --report", kJsonFile); });
+  const std::string through_proc = test::error_of([&] { write_file_atomically("/proc/self/fd/1", "{}"); });
+  std::fflush(stdout);
+  ::dup2(saved, STDOUT_FILENO);
+  ::close(saved);
+  CHECK(by_name == "train --report " + log +
+                       ": it is this program's standard output, whose file the write would replace with its own; "
+                       "name another file");
+  CHECK(through_proc.starts_with("/proc/self/fd/1: it is this program's standard output"));
+  CHECK(std::filesystem::exists(log));
 }
 
 TEST_CASE("a path naming a pipe (or a device, or a socket) is refused, not replaced by a regular file") {
