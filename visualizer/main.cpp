@@ -76,6 +76,14 @@ int main(int argc, char** argv) {
   // A record named that is not there would open the panel on another one, without a word.
   // (The error_code form: a folder that may not be read is said, not thrown.)
   for (const auto& [option, record] : {std::pair{"--record", speedup.record}, {"--precision-record", precision.record}}) {
+    // The panels read the folder's *.json files and find the one named by its file name alone.
+    const std::filesystem::path named(record);
+    if (!record.empty() && (named.filename() != named || named.extension() != ".json")) {
+      std::fprintf(stderr, "warpnet-viz: %s %s: name a record by its file name (*.json) in --results (%s); for one "
+                   "elsewhere, give its folder: --results DIR %s NAME.json\n",
+                   option, record.c_str(), speedup.results.c_str(), option);
+      return 2;
+    }
     std::error_code error;
     if (!record.empty() && !std::filesystem::is_regular_file(std::filesystem::path(speedup.results) / record, error)) {
       std::fprintf(stderr, "warpnet-viz: %s %s: %s in %s\n", option, record.c_str(),

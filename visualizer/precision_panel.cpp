@@ -60,11 +60,12 @@ void bar(float fraction, layout::Rgb c, const std::string& text) {
 
 }  // namespace
 
-std::vector<PrecisionTable> load_precision_records(const std::string& folder) {
+std::vector<PrecisionTable> load_precision_records(const std::string& folder, const std::string& named) {
   std::vector<PrecisionTable> out;
   for (const BenchRecord& r : load_records(folder)) {
-    // A precision record by its name (`bench precision`'s) that does not parse is shown as such, not dropped.
-    const bool unreadable = !r.error.empty() && r.file.starts_with("precision");
+    // A precision record by its name (`bench precision`'s), or the one named,
+    // that does not parse is shown as such, not dropped.
+    const bool unreadable = !r.error.empty() && (r.file.starts_with("precision") || r.file == named);
     if (unreadable) {
       PrecisionTable t;
       t.source = r.file;
@@ -117,7 +118,7 @@ PrecisionTable run_live(int64_t cpu_size, int64_t emu_size) {
 }
 
 PrecisionPanel::PrecisionPanel(PrecisionOptions options) : options_(std::move(options)) {
-  tables_ = load_precision_records(options_.results);
+  tables_ = load_precision_records(options_.results, options_.record);
   // The newest record first (file names end in the date), unless one is named.
   selected_ = tables_.empty() ? 0 : tables_.size() - 1;
   bool named_found = false;
@@ -127,7 +128,7 @@ PrecisionPanel::PrecisionPanel(PrecisionOptions options) : options_(std::move(op
   // another one, without a word.
   if (!options_.record.empty() && !named_found) {
     failure_ = options_.record + ": not a precision record (`warpnet bench precision` writes them)";
-    std::printf("warpnet-viz: --precision-record %s\n", failure_.c_str());
+    std::fprintf(stderr, "warpnet-viz: --precision-record %s\n", failure_.c_str());
   }
   if (options_.live) {
     tables_.push_back(run_live(options_.live_cpu, options_.live_emu));

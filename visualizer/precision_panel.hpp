@@ -32,8 +32,10 @@ struct PrecisionTable {
   std::vector<device::precision::Row> rows;
 };
 
-// The records under `folder` that hold a "precision" table (bench/README.md).
-std::vector<PrecisionTable> load_precision_records(const std::string& folder);
+// The records under `folder` that hold a "precision" table (bench/README.md),
+// and those that do not parse whose names say they should (precision-*), or
+// that is `named`: each shown with its error.
+std::vector<PrecisionTable> load_precision_records(const std::string& folder, const std::string& named = {});
 // The CPU and emulator rows of a live run at the given sizes.
 PrecisionTable run_live(int64_t cpu_size, int64_t emu_size);
 

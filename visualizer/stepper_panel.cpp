@@ -189,9 +189,11 @@ StepperPanel::StepperPanel(StepperOptions options) : options_(std::move(options)
       const simt::WarpStop& w = session_->stops[session_->current].warp;
       std::printf("warpnet-viz: at launch %u, %s: grid %s, block %s\n", w.launch_index + 1, w.kernel.c_str(),
                   dims(w.launch.grid).c_str(), dims(w.launch.block).c_str());
-      if (w.launch_index < unsigned(options_.launches))
-        std::fprintf(stderr, "warpnet-viz: --launches %d: the watched warp stops in no launch after launch %u\n",
-                     options_.launches, w.launch_index + 1);
+      if (w.launch_index < unsigned(options_.launches)) {  // the picture is of an earlier launch than asked: a failure
+        error_ = cat("--launches ", options_.launches, ": the watched warp stops in no launch after launch ",
+                     w.launch_index + 1);
+        std::fprintf(stderr, "warpnet-viz: %s\n", error_.c_str());
+      }
     }
   }
 }

@@ -4,7 +4,8 @@
 #   screenshot_test.sh VIZ CHECK_PNG OUT.png WxH "CHECKS" [warpnet-viz options...]
 # With EXPECT set (an extended regular expression), warpnet-viz's output must
 # also hold a line matching it; with EXPECT_STATUS, warpnet-viz must exit with
-# that status (default 0: an error the panel shows fails the test). Exits 77 (CTest: skipped) when xvfb-run is
+# that status (default 0: an error the panel shows fails the test; 2, options refused, leaves no
+# picture to check). Exits 77 (CTest: skipped) when xvfb-run is
 # not installed, else non-zero on any failure.
 set -u
 viz=$1 checker=$2 out=$3 size=$4 checks=$5
@@ -34,6 +35,10 @@ fi
 if [ -n "${EXPECT:-}" ] && ! grep -Eq -e "$EXPECT" "$log"; then
   echo "FAIL: no line of warpnet-viz's output matches: $EXPECT"
   exit 1
+fi
+# Status 2: options refused before any window opened, so no picture to check.
+if [ "${EXPECT_STATUS:-0}" -eq 2 ]; then
+  exit 0
 fi
 # shellcheck disable=SC2086  # CHECKS is a list of options
 "$checker" "$out" --size "$size" $checks
