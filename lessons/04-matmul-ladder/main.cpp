@@ -274,7 +274,8 @@ int main(int argc, char** argv) {
   const bool markdown = argc >= 2 && std::strcmp(argv[1], "--markdown") == 0;
   const bool sass = markdown && argc == 3 && std::strcmp(argv[2], "sass") == 0;
   if ((argc > 1 && !markdown) || argc > 3 || (argc == 3 && !sass)) {
-    std::fprintf(stderr, "usage: %s [--markdown [sass]]\n", argv[0]);
+    const char* bad = !markdown ? argv[1] : argc == 3 ? argv[2] : argv[3];
+    std::fprintf(stderr, "%s: unknown argument '%s'\nusage: %s [--markdown [sass]]\n", argv[0], bad, argv[0]);
     return 2;
   }
   try {

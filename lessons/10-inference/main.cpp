@@ -378,6 +378,10 @@ int main(int argc, char** argv) {
     } else if (std::strcmp(argv[i], "--checkpoint") == 0 && i + 1 < argc) {
       checkpoint = argv[++i];
     } else {
+      if (std::strcmp(argv[i], "--checkpoint") == 0)
+        std::fprintf(stderr, "%s: --checkpoint needs a FILE (a checkpoint `warpnet train --checkpoint` wrote)\n", argv[0]);
+      else
+        std::fprintf(stderr, "%s: unknown argument '%s'\n", argv[0], argv[i]);
       std::fprintf(stderr, "usage: %s [--quick] [--checkpoint FILE] | --markdown\n", argv[0]);
       return 2;
     }
