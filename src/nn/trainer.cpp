@@ -11,6 +11,7 @@
 #include "core/atomic_file.hpp"
 #include "core/memory.hpp"
 #include "core/timer.hpp"
+#include "cpu/ops.hpp"
 #include "device/backend.hpp"
 #include "dist/communicator.hpp"
 #include "nn/checkpoint.hpp"
@@ -208,6 +209,10 @@ std::vector<std::pair<std::string, double>> Trainer::recorded_settings() const {
     settings.emplace_back("momentum", options_.momentum);
     settings.emplace_back("weight-decay", options_.weight_decay);
   }
+  // Where the sums run and in how many pieces: another count or device is
+  // allowed, but changes the last bits, so the resumed run says so.
+  settings.emplace_back("threads", double(cpu::num_threads()));
+  settings.emplace_back("device", double(static_cast<int>(options_.device)));
   return settings;
 }
 
@@ -215,7 +220,9 @@ std::vector<std::pair<std::string, double>> Trainer::recorded_settings() const {
 // step numbers that seed dropout's masks, follow from it, so another one
 // would not continue the uninterrupted run. A changed learning rate,
 // momentum or weight decay is a choice (a schedule by hand): it applies from
-// the resumed epoch on, and the run says so.
+// the resumed epoch on, and the run says so. So does another thread count
+// or device: allowed, but the sums split or run differently from there, and
+// the run ends bit for bit as neither uninterrupted run would.
 void Trainer::check_resumed_settings(const Checkpoint& ck) {
   for (const auto& [name, value] : recorded_settings()) {
     auto it = ck.tensors.find("train/" + name);
@@ -229,7 +236,20 @@ void Trainer::check_resumed_settings(const Checkpoint& ck) {
     WN_CHECK(name != "batch-size", options_.checkpoint, ": written by a run with --batch-size ", saved,
              ", resumed with --batch-size ", value, " (resume with --batch-size ", saved,
              ": each epoch's batches and dropout masks follow from it)");
-    changed_on_resume_.push_back(cat("--", name, " ", value, " (the checkpoint's run: ", saved, ")"));
+    if (name == "device") {
+      WN_CHECK(saved == std::floor(saved) && saved <= double(static_cast<int>(Device::cuda)), options_.checkpoint,
+               ": setting 'train/device' is ", saved, ", which no run sets (damaged or forged)");
+      changed_on_resume_.push_back(cat("--device ", name_of(options_.device), " (the checkpoint's run: ",
+                                       name_of(static_cast<Device>(int(saved))),
+                                       "): the sums run in another order, so the last bits differ from either "
+                                       "uninterrupted run's"));
+    } else if (name == "threads") {
+      changed_on_resume_.push_back(cat("--threads ", value, " (the checkpoint's run: ", saved,
+                                       "): the sums split differently, so the last bits differ from either "
+                                       "uninterrupted run's"));
+    } else {
+      changed_on_resume_.push_back(cat("--", name, " ", value, " (the checkpoint's run: ", saved, ")"));
+    }
   }
 }
 

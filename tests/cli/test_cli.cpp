@@ -191,8 +191,17 @@ TEST_CASE("warpnet train runs on a synthetic set, reports, checkpoints and resum
   INFO(run.output);
   REQUIRE(run.status == 0);
   CHECK(run.output.find("resuming from") != std::string::npos);
+  CHECK(run.output.find("changed from here on") == std::string::npos);  // the same settings
   CHECK(run.output.find("epoch 3: train loss") != std::string::npos);
   CHECK(run.output.find("epoch 1: train loss") == std::string::npos);
+  // On another device: taken, and said, since its sums run in another order.
+  run = warpnet_cli(cat("train --model mlp --data spirals --limit 600 --epochs 4 --batch-size 32 --lr 0.01 ",
+                        "--threads 1 --device emu --resume --checkpoint ", ckpt));
+  INFO(run.output);
+  REQUIRE(run.status == 0);
+  CHECK(run.output.find("  changed from here on: --device emu (the checkpoint's run: cpu): the sums run in another "
+                        "order, so the last bits differ from either uninterrupted run's") != std::string::npos);
+  CHECK(run.output.find("epoch 4: train loss") != std::string::npos);
 }
 
 // Blobs' centres come from the seed: a test split drawn with another seed

@@ -315,6 +315,16 @@ TEST_CASE("resuming names the checkpoint when the run differs from the one that 
   REQUIRE(slower.changed_on_resume().size() == 1);
   CHECK(slower.changed_on_resume()[0] == "--lr 0.001 (the checkpoint's run: 0.01)");
   CHECK(nn::Trainer(small_run(path, 2), train, data::Dataset{}).changed_on_resume().empty());
+  // Another thread count: taken, and said, since the last bits then differ.
+  {
+    const test::ThreadCountScope two(2);
+    const nn::Trainer more_threads(small_run(path, 2), train, data::Dataset{});
+    REQUIRE(more_threads.changed_on_resume().size() == 1);
+    CHECK(more_threads.changed_on_resume()[0] ==
+          "--threads 2 (the checkpoint's run: 1): the sums split differently, so the last bits differ from either "
+          "uninterrupted run's");
+  }
+  // (Another device: tests/cli, whose binary links the emulator's kernels.)
 
   // SGD's momentum and weight decay are recorded too (Adam takes neither).
   const std::string sgd_path = fresh_path("sgd_settings.ckpt");
@@ -329,6 +339,8 @@ TEST_CASE("resuming names the checkpoint when the run differs from the one that 
   CHECK(setting("lr") == 0.01);
   CHECK(setting("momentum") == 0.8);
   CHECK(setting("weight-decay") == 0.01);
+  CHECK(setting("threads") == 1);
+  CHECK(setting("device") == 0);  // Device::cpu
   with_sgd.epochs = 2;
   with_sgd.weight_decay = 0;
   const nn::Trainer resumed(with_sgd, train, data::Dataset{});
