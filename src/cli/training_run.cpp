@@ -259,6 +259,8 @@ nlohmann::json run_training(const nn::TrainOptions& options, const DataSplits& d
     for (const std::string& line : device::kernels_launched_with_candidates()) say(" %s", line.c_str());
     say("\n");
   }
+  for (const std::string& unused : device::chosen_ops_not_launched())
+    say("--kernels %s: this training never launched that op, so the choice changed nothing\n", unused.c_str());
   const device::TuningLog tuned = device::kernels_tuned();
   if (!tuned.lines.empty())
     say("kernels tuned on this GPU at their first launch: %zu sizes in %.2f s (in the first epoch's time; the "

@@ -174,6 +174,16 @@ std::vector<std::string> kernels_launched_with_candidates() {
   return out;
 }
 
+std::vector<std::string> chosen_ops_not_launched() {
+  std::vector<std::string> out;
+  for (const auto& [name, version] : choice().ops) {
+    bool ran = false;
+    for (const auto& [id, candidates] : launched()) ran = ran || id.starts_with(name + "/");
+    if (!ran) out.push_back(cat(name, "=", version));
+  }
+  return out;
+}
+
 const Kernel& chosen_kernel(const std::string& op, Device device) {
   const KernelChoice& c = choice();
   const auto exact = c.ops.find(op);

@@ -47,6 +47,9 @@ std::vector<std::string> kernels_launched();
 // 128 threads)" — a version's name is not always what ran (Winograd takes
 // only 3x3 filters).
 std::vector<std::string> kernels_launched_with_candidates();
+// The ops the choice names ("softmax=1") of which no kernel has launched in
+// this process: a choice that changed nothing, which a run should say.
+std::vector<std::string> chosen_ops_not_launched();
 // How many launches launch_op, launch_op_many and matmul have made in this
 // process. One launch may put more than one node in a captured graph (a
 // library's own kernels, split-K's sum), never fewer: a graph holding a

@@ -356,6 +356,18 @@ TEST_CASE("warpnet train --device emu trains on the kernels, names them, checkpo
   CHECK(run.output.find("relu/01_grid_stride") != std::string::npos);
 }
 
+TEST_CASE("warpnet train says when --kernels chose a version of an op the training never launched") {
+  const Run run = warpnet_cli("train --model mlp --data spirals --limit 64 --batch-size 32 --threads 1 --device emu "
+                              "--kernels softmax=1,matmul=3");
+  INFO(run.output);
+  REQUIRE(run.status == 0);
+  CHECK(run.output.find("matmul/03_smem_tiled") != std::string::npos);
+  // Training takes the fused softmax + cross-entropy, not softmax.
+  CHECK(run.output.find("--kernels softmax=1: this training never launched that op, so the choice changed nothing") !=
+        std::string::npos);
+  CHECK(run.output.find("--kernels matmul=3:") == std::string::npos);
+}
+
 TEST_CASE("warpnet train refuses --kernels on the CPU, and --device cuda without a GPU says why") {
   Run run = warpnet_cli("train --model mlp --data spirals --limit 64 --kernels 3");
   CHECK(run.status != 0);
