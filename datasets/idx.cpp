@@ -162,7 +162,12 @@ Dataset load_idx_pair(const std::string& images_path, const std::string& labels_
   WN_CHECK(images.rank() == 3, images_path, ": images must be 3-D (N,H,W), got ", images.shape());
   WN_CHECK(labels.rank() == 1, labels_path, ": labels must be 1-D (N), got ", labels.shape());
   const int64_t n = images.dim(0);
-  WN_CHECK(labels.dim(0) == n, images_path, ": ", n, " images but ", labels.dim(0), " labels in ", labels_path);
+  // Read up to max_items each: a count that reached it is a lower bound.
+  const auto count = [&](const Tensor& t) {
+    return max_items > 0 && t.dim(0) == max_items ? cat("at least ", t.dim(0)) : cat(t.dim(0));
+  };
+  WN_CHECK(labels.dim(0) == n, images_path, ": ", count(images), " images but ", count(labels), " labels in ",
+           labels_path);
 
   Dataset d;
   d.name = std::move(name);

@@ -291,7 +291,7 @@ void Trainer::setup_data_parallel() {
   for (const auto& [what, hash] : configuration(options_, train_, test_)) {
     const std::vector<uint64_t> hashes = dist::allgather(hash);
     for (size_t r = 1; r < hashes.size(); ++r)
-      WN_CHECK(hashes[r] == hashes[0], "train --data-parallel: rank ", r, "'s ", what, " differs from rank 0's: ",
+      WN_CHECK(hashes[r] == hashes[0], "train --data-parallel: rank ", r, " differs from rank 0 in ", what, ": ",
                "every rank must run the same command");
   }
   int64_t epoch = start_epoch_;

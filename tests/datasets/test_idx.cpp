@@ -156,6 +156,9 @@ TEST_CASE("idx: pair checks counts, ranks and label range") {
   const std::string labels2 = write_raw("pair_lab2.idx", idx_bytes({2}, std::string{1, 2}));
   CHECK(error_of([&] { load_idx_pair(images, labels2, "x"); }) ==
         images + ": 3 images but 2 labels in " + labels2);
+  // Read up to a limit, the images' count is one the file holds at least.
+  CHECK(error_of([&] { load_idx_pair(images, labels2, "x", 10, 3); }) ==
+        images + ": at least 3 images but 2 labels in " + labels2);
 
   const std::string labels10 = write_raw("pair_lab10.idx", idx_bytes({3}, std::string{1, 10, 2}));
   CHECK(error_of([&] { load_idx_pair(images, labels10, "x"); }) ==
