@@ -7,12 +7,12 @@
 #include <fstream>
 #include <map>
 #include <set>
-#include <sstream>
 #include <string>
 #include <utility>
 #include <vector>
 
 #include "core/error.hpp"
+#include "core/number_list.hpp"
 #include "core/rng.hpp"
 #include "device/run.hpp"
 #include "simt/allocations.hpp"
@@ -43,26 +43,6 @@ struct StepperPanel::Session {
 namespace {
 
 using simt::LaneView;
-
-// "64,64,64" -> {64, 64, 64}; throws on anything else.
-std::vector<int64_t> parse_numbers(const std::string& text, const char* what) {
-  std::vector<int64_t> out;
-  std::stringstream in(text);
-  for (std::string item; std::getline(in, item, ',');) {
-    size_t used = 0;
-    int64_t v = 0;
-    try {
-      v = std::stoll(item, &used);
-    } catch (const std::exception&) {
-      used = 0;
-    }
-    WN_CHECK(used > 0 && item.find_first_not_of(' ', used) == std::string::npos, "stepper: ", what,
-             ": not a comma-separated list of integers: '", text, "'");
-    out.push_back(v);
-  }
-  WN_CHECK(!out.empty(), "stepper: ", what, " is empty");
-  return out;
-}
 
 // The lanes of the stop taking part in the access shown: those at the same
 // instruction (source line, kind, size and variable) as the lowest lane at a
@@ -168,7 +148,7 @@ StepperPanel::StepperPanel(StepperOptions options) : options_(std::move(options)
   }
   std::snprintf(sizes_text_, sizeof sizes_text_, "%s", options_.sizes.c_str());
   try {
-    auto b = parse_numbers(options_.block, "--block");
+    auto b = parse_number_list(options_.block, "stepper: --block");
     // (A grid's x reaches 2^31 - 1: past it the value would wrap, and a 4th would be dropped.)
     WN_CHECK(b.size() <= 3, "stepper: --block: x,y,z, at most three numbers: '", options_.block, "'");
     for (size_t i = 0; i < b.size(); ++i) {
@@ -219,7 +199,7 @@ void StepperPanel::open() {
     auto s = std::make_unique<Session>();
     s->kernel = kernels_[size_t(kernel_index_)];
     const device::Op& op = device::op(s->kernel->op);
-    s->sizes = device::complete_sizes(op, parse_numbers(sizes_text_, "sizes"));
+    s->sizes = device::complete_sizes(op, parse_number_list(sizes_text_, "stepper: sizes"));
     s->shape = s->kernel->shape(s->sizes);
     // Not checked against the registry's launch shape: an op of several
     // launches (conv2d/10) has blocks and warps in its other launches that

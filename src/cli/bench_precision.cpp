@@ -11,9 +11,9 @@
 #include <fstream>
 
 #include "cli/bench.hpp"
-#include "cli/number_list.hpp"
 #include "core/atomic_file.hpp"
 #include "core/memory.hpp"
+#include "core/number_list.hpp"
 #include "cpu/ops.hpp"
 #include "device/precision_matmul.hpp"
 

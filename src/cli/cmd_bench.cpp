@@ -37,10 +37,10 @@
 #include "cli/bench_allreduce.hpp"
 #include "cli/commands.hpp"
 #include "cli/machine.hpp"
-#include "cli/number_list.hpp"
 #include "cli/validators.hpp"
 #include "core/atomic_file.hpp"
 #include "core/build_info.hpp"
+#include "core/number_list.hpp"
 #include "core/text.hpp"
 #include "device/run.hpp"
 

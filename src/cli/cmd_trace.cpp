@@ -13,11 +13,11 @@
 #include <vector>
 
 #include "cli/commands.hpp"
-#include "cli/number_list.hpp"
 #include "cli/progress.hpp"
 #include "cli/validators.hpp"
 #include "core/atomic_file.hpp"
 #include "core/error.hpp"
+#include "core/number_list.hpp"
 #include "device/registry.hpp"
 #include "device/run.hpp"
 #include "simt/launch.hpp"

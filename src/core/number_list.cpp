@@ -1,11 +1,11 @@
-#include "cli/number_list.hpp"
+#include "core/number_list.hpp"
 
 #include <sstream>
 #include <stdexcept>
 
 #include "core/error.hpp"
 
-namespace warpnet::cli {
+namespace warpnet {
 
 std::vector<int64_t> parse_number_list(const std::string& text, const std::string& what) {
   std::vector<int64_t> out;
@@ -31,4 +31,4 @@ std::vector<int64_t> parse_number_list(const std::string& text, const std::strin
   return out;
 }
 
-}  // namespace warpnet::cli
+}  // namespace warpnet
