@@ -11,8 +11,9 @@
 # words): these runs measure accuracy and memory, not speed.
 #
 # Usage: bench/lenet5_precision.sh [--epochs 5] [--threads 2] [--record] [--reports DIR]
-#   --reports DIR  keep the per-run reports there (lenet5-<precision>.json) and
-#                  reuse any already present instead of training again
+#   --reports DIR  keep the per-run reports there
+#                  (lenet5-<precision>-<epochs>ep-<threads>t.json) and reuse any
+#                  already present instead of training again
 #   WARPNET=path/to/warpnet   (default build/bin/warpnet)
 set -euo pipefail
 
@@ -29,7 +30,7 @@ while [[ $# -gt 0 ]]; do
     --epochs) epochs="$2"; shift 2 ;;
     --threads) threads="$2"; shift 2 ;;
     --record) record=1; shift ;;
-    --reports) reports="$2"; shift 2 ;;
+    --reports) reports="$(realpath -m "$2")"; shift 2 ;;  # before the cd below
     -h|--help) sed -n '2,17p' "${BASH_SOURCE[0]}" | sed 's/^# \{0,1\}//'; exit 0 ;;
     *) echo "lenet5_precision.sh: unknown argument '$1' (try --help)" >&2; exit 2 ;;
   esac
@@ -46,18 +47,24 @@ if [[ -z "$reports" ]]; then
 fi
 mkdir -p "$reports"
 
+# One run's command, as words: a path with spaces stays one word.
 command_of() {
-  echo "$warpnet train --model lenet5 --epochs $epochs --batch-size 64 --optimizer adam --lr 0.001 --seed 1 --threads $threads --precision $1"
+  cmd=("$warpnet" train --model lenet5 --epochs "$epochs" --batch-size 64 --optimizer adam --lr 0.001 --seed 1
+       --threads "$threads" --precision "$1")
 }
+# A report's name holds the settings it was made with: one made with other
+# --epochs or --threads is not reused for these.
+report_of() { echo "$reports/lenet5-$1-${epochs}ep-${threads}t.json"; }
 for p in fp32 tf32 bf16 fp16 fp8; do
-  if [[ -s "$reports/lenet5-$p.json" ]]; then
-    echo "== $p: reusing $reports/lenet5-$p.json" >&2
+  if [[ -s "$(report_of "$p")" ]]; then
+    echo "== $p: reusing $(report_of "$p")" >&2
     continue
   fi
-  echo "== $p: $(command_of "$p")" >&2
+  command_of "$p"
+  echo "== $p: ${cmd[*]}" >&2
   # OMP_WAIT_POLICY=passive: on a shared machine, waiting threads sleep
   # instead of spinning; it changes no arithmetic.
-  OMP_WAIT_POLICY=passive $(command_of "$p") --report "$reports/lenet5-$p.json" >&2 || die "the $p run failed"
+  OMP_WAIT_POLICY=passive "${cmd[@]}" --report "$(report_of "$p")" >&2 || die "the $p run failed"
 done
 
 out=""
@@ -65,12 +72,13 @@ if [[ $record -eq 1 ]]; then
   mkdir -p "$here/results"
   out="$here/results/cpu-lenet5-precision-$(hostname -s)-$(date -u +%Y-%m-%d).json"
 fi
-python3 - "$reports" "$out" "$(command_of '<precision>')" <<'PY'
+command_of '<precision>'
+python3 - "$reports" "$out" "${cmd[*]}" "${epochs}ep-${threads}t" <<'PY'
 import datetime, json, os, sys
 
-reports, out, command = sys.argv[1], sys.argv[2], sys.argv[3]
+reports, out, command, settings = sys.argv[1], sys.argv[2], sys.argv[3], sys.argv[4]
 names = ["fp32", "tf32", "bf16", "fp16", "fp8"]
-runs = {p: json.load(open(os.path.join(reports, "lenet5-%s.json" % p))) for p in names}
+runs = {p: json.load(open(os.path.join(reports, "lenet5-%s-%s.json" % (p, settings)))) for p in names}
 targets = {"bf16": 0.5, "fp8": 1.5}  # points of test accuracy below fp32, at most
 fp32 = 100 * runs["fp32"]["test_accuracy"]
 mib = lambda b: b / 2**20

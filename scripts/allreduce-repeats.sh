@@ -13,6 +13,8 @@
 #          (the data caches of cpu0, from sysfs: on a VM the host's name says
 #          little, and the caches tell its machines apart)
 set -euo pipefail
+# A RECORD given relative to where the script was called from, before the cd.
+[[ $# -ge 2 ]] && set -- "$1" "$(realpath -m "$2")"
 cd "$(dirname "$0")/.."
 runs=${1:-10}
 record=${2:-bench/results/cpu-allreduce-2ranks-vm-$(date -u +%Y-%m-%d).json}
@@ -30,6 +32,8 @@ caches=$(data_caches)
 machine=${MACHINE:-the $(nproc)-core machine $(hostname) of $(date -u +%Y-%m-%d)${caches:+, $caches}}
 [[ -x $warpnet ]] || { echo "$warpnet: not built (cmake --build build)" >&2; exit 2; }
 command -v mpirun >/dev/null || { echo "mpirun: not found (apt install openmpi-bin)" >&2; exit 2; }
+# Checked now, not after N runs of 17 s whose results the exit would then remove.
+command -v python3 >/dev/null || { echo "python3: not found, which writes the record (apt install python3)" >&2; exit 2; }
 work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT
 as_root=()

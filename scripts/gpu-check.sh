@@ -105,6 +105,10 @@ BUILD=${BUILD:-/tmp/warpnet-gpu-build}
 JOBS=${JOBS:-$(nproc)}
 TIME_SCALE=${TIME_SCALE:-1}
 DEADLINE=${DEADLINE:-480}
+# Shell arithmetic is whole numbers: a TIME_SCALE of 1.5 gave every phase an empty limit, each then "SKIPPED".
+for setting in TIME_SCALE DEADLINE; do
+  [[ ${!setting} =~ ^[0-9]+$ ]] || { echo "gpu-check: $setting=${!setting}: a whole number of seconds (or times)" >&2; exit 2; }
+done
 limit() { echo $(($1 * TIME_SCALE)); }
 # run_capped LIMIT CMD...: CMD under a time limit of LIMIT seconds or what
 # is left before the deadline, whichever is less; returns 125 without running

@@ -26,8 +26,9 @@ grep -qxF "$begin" "$readme" && grep -qxF "$end" "$readme" ||
 # The program's checks print to stdout: shown when it fails.
 table=$("$program" --markdown ${name:+"$name"}) ||
   { printf '%s\n' "$table" >&2; echo "$program --markdown${name:+ $name} failed" >&2; exit 1; }
-updated=$(awk -v table="$table" -v begin="$begin" -v end="$end" '
-  $0 == begin { print; print table; skip = 1; next }
+# The table through the environment: awk -v would read its backslashes as escapes.
+updated=$(table="$table" awk -v begin="$begin" -v end="$end" '
+  $0 == begin { print; print ENVIRON["table"]; skip = 1; next }
   $0 == end { skip = 0 }
   !skip { print }' "$readme")
 if [[ $check == 1 ]]; then
