@@ -16,7 +16,8 @@ if ! command -v xvfb-run >/dev/null 2>&1; then
 fi
 rm -f "$out"
 log="$out.log"
-# -a: a free display number, so tests can run in parallel; 24-bit colour.
+# -a: a free display number (CTest still runs these one at a time, RESOURCE_LOCK xvfb: two
+# started together can pick the same one); 24-bit colour.
 # -f: the X authority file in a folder of ours. In its own temporary folder,
 # xvfb-run removes the folder before it stops Xvfb, and once that removal
 # failed (exit 5, "problem while cleaning up temporary directory", CI of
