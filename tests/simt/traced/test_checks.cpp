@@ -86,9 +86,12 @@ TEST_CASE("traced: a bad address is named for what it is: a null pointer, freed 
                          out.get());
   CHECK(message.find("inside a 1024-byte allocation at 0x") != std::string::npos);
   CHECK(message.ends_with(" that cudaFree has released: a use after free"));
-  // An index 64 MiB past a 4-byte buffer.
-  message = launch_error(cudaErrorIllegalAddress, read_at, dim3(1), dim3(1), static_cast<const float*>(out.get()),
-                         1 << 24, out.get());
+  // An address far from every allocation: 64 TiB, below where Linux puts a
+  // program, its heap and its mappings (an index 64 MiB past a buffer once
+  // landed in an allocation an earlier test had freed, and read as a use
+  // after free).
+  message = launch_error(cudaErrorIllegalAddress, read_at, dim3(1), dim3(1),
+                         reinterpret_cast<const float*>(uintptr_t(1) << 46), 0, out.get());
   CHECK(message.find(": in no device allocation, nor near one (the nearest, ") != std::string::npos);
   CHECK(message.ends_with("a host pointer, one never set, or an index far out of range"));
   // Dynamic shared memory the launch did not size.
