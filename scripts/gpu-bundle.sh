@@ -47,8 +47,16 @@ arch=$(gcc -print-multiarch 2>/dev/null || echo x86_64-linux-gnu)
 mkdir -p "$out/include" "$out/lib/$arch/cmake" "$out/lib/cmake" "$out/share/cmake"
 
 need() { [ -e "$1" ] || { echo "gpu-bundle: missing $1 (run scripts/setup.sh)" >&2; exit 1; }; }
+# Boost's version is the Debian release's (1.74 on 12, 1.83 on 13): read it
+# from the CMake package setup.sh installed, the one directory named Boost-X.Y.Z.
+boost_dirs=(/usr/lib/$arch/cmake/Boost-*)
+[ -d "${boost_dirs[0]}" ] || { echo "gpu-bundle: missing /usr/lib/$arch/cmake/Boost-<version> (run scripts/setup.sh)" >&2; exit 1; }
+[ "${#boost_dirs[@]}" = 1 ] ||
+  { echo "gpu-bundle: more than one Boost CMake package, cannot tell which to carry: ${boost_dirs[*]}" >&2; exit 1; }
+boost_version=${boost_dirs[0]##*/Boost-}
 for f in /usr/include/eigen3 /usr/include/doctest /usr/include/CLI /usr/include/nlohmann /usr/include/zlib.h \
-         /usr/lib/$arch/libboost_context.a /usr/lib/$arch/libz.a /usr/lib/$arch/cmake/Boost-1.74.0; do
+         /usr/lib/$arch/libboost_context.a /usr/lib/$arch/libz.a /usr/lib/$arch/cmake/boost_context-$boost_version \
+         /usr/lib/$arch/cmake/boost_headers-$boost_version; do
   need "$f"
 done
 
@@ -86,10 +94,11 @@ rm -f "$probe"
 # Boost.Context, static, with its CMake files (only the static variant: the
 # build links it with -DBoost_USE_STATIC_LIBS=ON).
 cp /usr/lib/$arch/libboost_context.a /usr/lib/$arch/libz.a "$out/lib/$arch/"
-for d in Boost-1.74.0 boost_context-1.74.0 boost_headers-1.74.0 BoostDetectToolset-1.74.0.cmake; do
-  cp -r /usr/lib/$arch/cmake/$d "$out/lib/$arch/cmake/"
+for d in Boost-$boost_version boost_context-$boost_version boost_headers-$boost_version \
+         BoostDetectToolset-$boost_version.cmake; do
+  if [ -e "/usr/lib/$arch/cmake/$d" ]; then cp -r "/usr/lib/$arch/cmake/$d" "$out/lib/$arch/cmake/"; fi
 done
-rm -f "$out/lib/$arch/cmake/boost_context-1.74.0/libboost_context-variant-shared.cmake"
+rm -f "$out/lib/$arch/cmake/boost_context-$boost_version/libboost_context-variant-shared.cmake"
 
 # The binaries: a Release build for sm_90a only (H100/H200), kept between runs.
 if [ "$binaries" = 1 ]; then

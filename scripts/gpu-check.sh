@@ -218,8 +218,9 @@ if [ -z "$BIN" ]; then
   if [ -d "$deps/include" ]; then
     arch=$(gcc -print-multiarch 2>/dev/null || echo x86_64-linux-gnu)
     echo "dependencies: carried in $deps"
+    boost_dirs=("$deps/lib/$arch/cmake"/Boost-*)  # one: the version gpu-bundle.sh found where it ran
     cmake_deps=(-DCMAKE_PREFIX_PATH="$deps" -DZLIB_ROOT="$deps" -DBoost_USE_STATIC_LIBS=ON
-                -DBoost_DIR="$deps/lib/$arch/cmake/Boost-1.74.0" -DBoost_NO_SYSTEM_PATHS=ON)
+                -DBoost_DIR="${boost_dirs[0]}" -DBoost_NO_SYSTEM_PATHS=ON)
   else
     echo "dependencies: none carried (.gpu-deps missing); using the system's"
   fi
