@@ -7,6 +7,7 @@
 // What the offset is relative to is each kernel's own (its header says).
 #pragma once
 #include <cstdint>
+#include <type_traits>
 
 #include "kernels/common/cuda_compat.hpp"
 #include "kernels/conv/conv_shape.hpp"
@@ -36,6 +37,38 @@ inline bool table_fits(const ConvShape& g) {
 }
 // The row coordinate given to a row past M: outside the image for every tap.
 constexpr int kOutsideRow = -(1 << 30);
+
+// The same tap unpacked, for shapes past table_fits: wgrad v3's tiles, which
+// have no table-free twin to run instead (conv v7 runs v4's kernel, dgrad v3
+// dgrad v2's). 16 bytes, one shared load on nvcc; the table holds a block's
+// BM taps, so the doubled size costs little. Its limit is int's: with every
+// coordinate within kMostWide, a row's h0 (at least −pad, or kOutsideRow)
+// plus a displacement (at most kMostWide, or kOutsideRow for a tap past the
+// reduction) neither wraps nor lands inside an image by accident.
+struct WideTap {
+  int offset, dh, dw, unused;
+};
+constexpr int kMostWide = 1 << 29;
+__device__ __forceinline__ int tap_offset(const WideTap& tap) { return tap.offset; }
+__device__ __forceinline__ int tap_dh(const WideTap& tap) { return tap.dh; }
+__device__ __forceinline__ int tap_dw(const WideTap& tap) { return tap.dw; }
+inline bool wide_table_fits(const ConvShape& g) {
+  return int64_t(g.H) + g.pad <= kMostWide && int64_t(g.W) + g.pad <= kMostWide &&
+         int64_t(g.dil) * (g.R - 1) <= kMostWide && int64_t(g.dil) * (g.S - 1) <= kMostWide;
+}
+
+// A tap of either kind: tap_at<T>(offset, dh, dw), and no_tap<T>(), the one a
+// row past the reduction gets (beyond every image: its bounds test fails).
+template <class T>
+__host__ __device__ constexpr T tap_at(int offset, int dh, int dw) {
+  if constexpr (std::is_same_v<T, WideTap>) return WideTap{offset, dh, dw, 0};
+  else return make_tap(offset, dh, dw);
+}
+template <class T>
+__host__ __device__ constexpr T no_tap() {
+  if constexpr (std::is_same_v<T, WideTap>) return WideTap{0, kOutsideRow, 0, 0};
+  else return make_tap(0, kNoTap, 0);
+}
 
 // Where output pixel m of the forward's implicit GEMM (m = (n, p, q), a row
 // of A; conv v7 and v9) reads its taps: image n of x, and the input pixel

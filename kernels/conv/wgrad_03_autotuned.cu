@@ -28,7 +28,10 @@
 //   padding, rows past the reduction and pixels past the slice. Any stride
 //   and dilation: they enter only (h0, w0) and the table.
 //   Preconditions (checked by the registration): H + pad, W + pad <= kNoTap
-//   and dil·(R − 1), dil·(S − 1) < kNoTap.
+//   and dil·(R − 1), dil·(S − 1) < kNoTap; past them (a long 1-D signal as
+//   an H x 1 image, say) the same kernel with the tap unpacked (TAP =
+//   WideTap, tap_table.hpp: 16 bytes a tap instead of 8, each coordinate up
+//   to 2^29), since no table-free kernel shares these tiles.
 // Split as v2 (deterministic): block (tile, z) sums slice z of the pixels,
 //   a whole number of steps, into part[z]; sum_splits (kernels/common) adds
 //   the partials in a fixed order. Splits are chosen per tile so that
@@ -72,7 +75,7 @@ using namespace conv_taps;  // Tap, its fields and the tables' constants
 // [z·slice, (z+1)·slice) ∩ [0, N·P·Q) (one split: part is dw). slice % BK == 0.
 // Launch: block ((BM/TM)·(BN/TN)); grid (ceil(C·R·S / BM), ceil(K / BN), splits).
 // Preconditions: H + pad, W + pad <= kNoTap; dil·(R−1), dil·(S−1) < kNoTap.
-template <int BM, int BN, int BK, int TM, int TN>
+template <class TAP, int BM, int BN, int BK, int TM, int TN>
 __global__ void __launch_bounds__((BM / TM) * (BN / TN))
     conv2d_wgrad_taps(ConvShape g, int slice, const float* __restrict__ x, const float* __restrict__ dy,
                       float* __restrict__ part) {
@@ -84,7 +87,7 @@ __global__ void __launch_bounds__((BM / TM) * (BN / TN))
   static_assert(THREADS % BK == 0 && BM % ROWS == 0 && BN % ROWS == 0, "the tiles: whole rows per pass");
   static_assert(32 % BK == 0 && BM % PAD == 0 && (BM / PAD) % 2 == 0 && BN % PAD == 0 && (BN / PAD) % 2 == 0,
                 "tile rows an odd number of 32/BK banks apart");
-  __shared__ Tap s_taps[BM];          // s_taps[i]: the gather's view of tap crs = m0 + i
+  __shared__ TAP s_taps[BM];          // s_taps[i]: the gather's view of tap crs = m0 + i
   __shared__ float As[BK][BM + PAD];  // As[ll][mm] = X[m0 + mm][l0 + ll]: (BK, BM), gathered from x
   __shared__ float Bs[BK][BN + PAD];  // Bs[ll][nn] = DY[l0 + ll][n0 + nn]: (BK, BN)
 
@@ -96,10 +99,10 @@ __global__ void __launch_bounds__((BM / TM) * (BN / TN))
 
   for (int i = t; i < BM; i += THREADS) {
     const int crs = m0 + i;
-    Tap tap = make_tap(0, kNoTap, 0);  // past C·R·S: outside every image, gathers a zero
+    TAP tap = no_tap<TAP>();  // past C·R·S: outside every image, gathers a zero
     if (crs < CRS) {
       const int c = crs / RS, rs = crs % RS, dh = rs / g.S * g.dil, dw = rs % g.S * g.dil;  // once per tap per block
-      tap = make_tap(c * HW + dh * g.W + dw, dh, dw);
+      tap = tap_at<TAP>(c * HW + dh * g.W + dw, dh, dw);
     }
     s_taps[i] = tap;
   }
@@ -118,7 +121,7 @@ __global__ void __launch_bounds__((BM / TM) * (BN / TN))
     const float* dy_l = dy + size_t(n) * g.K * PQ + pq;  // dy[n, 0, p, q]; channel k is k·P·Q further
     for (int i = 0; i < BM / ROWS; ++i) {
       const int mm = row + i * ROWS;
-      const Tap tap = s_taps[mm];  // one entry for the lanes of a row: a broadcast
+      const TAP tap = s_taps[mm];  // one entry for the lanes of a row: a broadcast
       const int ih = h0 + tap_dh(tap), iw = w0 + tap_dw(tap);
       As[ll][mm] = unsigned(ih) < unsigned(g.H) && unsigned(iw) < unsigned(g.W) ? x_n[hw0 + tap_offset(tap)] : 0.0f;
     }
@@ -157,7 +160,10 @@ template <int BM_, int BN_, int BK_, int TM_, int TN_>
 struct Tiles {
   static constexpr int BM = BM_, BN = BN_, BK = BK_, TM = TM_, TN = TN_;
   static constexpr int threads = (BM / TM) * (BN / TN);
-  static constexpr auto kernel() { return conv2d_wgrad_taps<BM, BN, BK, TM, TN>; }
+  // The packed table where it can describe g, else the unpacked one.
+  static constexpr auto kernel(const ConvShape& g) {
+    return table_fits(g) ? conv2d_wgrad_taps<Tap, BM, BN, BK, TM, TN> : conv2d_wgrad_taps<WideTap, BM, BN, BK, TM, TN>;
+  }
 };
 
 // The candidates: conv_tap_tiles' seven shapes (kernels/conv/tap_tiles.hpp).

@@ -66,7 +66,7 @@ void launch_candidate(int i, const ConvShape& g, const float* x, const float* dy
       std::vector<float>(size_t(split.splits) * elements, std::numeric_limits<float>::quiet_NaN()));
   conv_wgrad_v03::with_candidate(i, [&]<class T>() {
     const dim3 grid(warpnet::ceil_div(g.crs(), T::BM), warpnet::ceil_div(g.K, T::BN), split.splits);
-    warpnet::simt::launch(T::kernel(), grid, dim3(T::threads), 0, g, split.slice, x, dy,
+    warpnet::simt::launch(T::kernel(g), grid, dim3(T::threads), 0, g, split.slice, x, dy,
                           split.splits > 1 ? part.get() : dw);
   });
   if (split.splits == 1) return;

@@ -79,9 +79,11 @@ inline double wgrad_gemm_tile_bytes(const Sizes& s, int taps, int channels, int 
 // The tap tables' preconditions where a kernel has no table-free twin (v9's
 // and dgrad v5's pipelined tiles, wgrad v3's tiles; conv v7 and dgrad v3 run
 // v4's and dgrad v2's kernels instead): `fits` is conv_taps::table_fits,
-// which the kernel files bring (kernels/conv/tap_table.hpp).
-inline void require_tap_table(const char* id, bool fits) {
-  WN_CHECK(fits, id, ": H + pad and W + pad must be at most ", UINT16_MAX, ", and the filter's span below it");
+// which the kernel files bring (kernels/conv/tap_table.hpp), and `most` its
+// limit; for wgrad v3's tiles, which unpack the table past it, its
+// wide_table_fits and kMostWide.
+inline void require_tap_table(const char* id, bool fits, int64_t most = UINT16_MAX) {
+  WN_CHECK(fits, id, ": H + pad and W + pad must be at most ", most, ", and the filter's span below it");
 }
 
 // Every conv2d kernel's buffers: x, w in, y out.

@@ -38,17 +38,17 @@ inline Launch wgrad_tile_shape(int candidate, const Sizes& s) {
 }
 
 // Candidate i launched into dw (buffers {x, dy, dw}); the caller checks the
-// launch's error. `id` names the version in the error for sizes the tap
-// table cannot hold.
+// launch's error. `id` names the version in the error for sizes even the
+// unpacked tap table cannot hold.
 inline void launch_wgrad_tile(const char* id, int candidate, const Sizes& s, const Launch& l, Buffers b) {
   const ConvShape g = shape_of(s);
-  require_tap_table(id, conv_taps::table_fits(g));
+  require_tap_table(id, conv_taps::wide_table_fits(g), conv_taps::kMostWide);
   const conv_wgrad_v03::Split split = conv_wgrad_v03::split_of(candidate, g);
   const auto* x = static_cast<const float*>(b[0]);
   const auto* dy = static_cast<const float*>(b[1]);
   launch_split_wgrad(g, split.splits, static_cast<float*>(b[2]), [&](float* out) {
     conv_wgrad_v03::with_candidate(candidate, [&]<class T>() {
-      launch_kernel(T::kernel(), l.grid, l.block, l.dynamic_shared, g, split.slice, x, dy, out);
+      launch_kernel(T::kernel(g), l.grid, l.block, l.dynamic_shared, g, split.slice, x, dy, out);
     });
   });
 }
