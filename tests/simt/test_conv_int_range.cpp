@@ -76,37 +76,35 @@ TEST_CASE("conv: conv2d/02's refusal of a window past a block's shared memory na
 }
 
 TEST_CASE("conv: past a tap table's 16-bit range, the versions with tables compute it") {
-  // H + pad = 70001 > 65535: the packed tables' displacements cannot hold
-  // it, so conv v7-12 run v4's kernel at their tiles, dgrad v3-8 dgrad v2's,
-  // and wgrad v3-4's tiles unpack their table (WideTap). 12 channels and 20
-  // outputs: past the few-channel direct kernels, so a tile is what runs.
-  const device::Sizes sizes{1, 12, 70000, 1, 20, 3, 1, 1, 1, 1};
-  for (const char* id : {"conv2d/07", "conv2d/09", "conv2d/11", "conv2d/12", "conv2d_dgrad/03", "conv2d_dgrad/05",
-                         "conv2d_dgrad/07", "conv2d_dgrad/08", "conv2d_wgrad/03", "conv2d_wgrad/04"}) {
-    INFO(id);
-    const device::Kernel& kernel = device::find_kernel(id);
-    Rng rng(7);
-    const auto inputs = device::make_inputs(kernel, sizes, rng);
-    const auto got = device::run_emulated(kernel, sizes, inputs);
-    const device::Comparison c = device::compare(kernel, sizes, inputs, got);
-    CHECK_MESSAGE(c.mismatches == 0, cat(c.mismatches, " of ", c.checked, " wrong\n", c.first));
-  }
+  // Past what the packed tables' 16-bit displacements hold, conv v7-12 run
+  // v4's kernel at their tiles, dgrad v3-8 dgrad v2's, and wgrad v3-4's
+  // tiles unpack their table (WideTap). 12 channels and 20 outputs: past the
+  // few-channel direct kernels, so a tile is what runs.
+  const std::vector<device::Sizes> sizes = {
+      // H + pad = 70001.
+      {1, 12, 70000, 1, 20, 3, 1, 1, 1, 1},
+      // W + pad = 70001, a dilation of 35000 (the filter spans the row) and
+      // stride 2: the column displacements themselves pass 16 bits (the
+      // packed table got 240 of wgrad's 720 wrong here).
+      {2, 12, 3, 69999, 20, 1, 3, 2, 2, 35000},
+  };
+  for (const device::Sizes& size : sizes)
+    for (const char* id : {"conv2d/07", "conv2d/09", "conv2d/11", "conv2d/12", "conv2d_dgrad/03", "conv2d_dgrad/05",
+                           "conv2d_dgrad/07", "conv2d_dgrad/08", "conv2d_wgrad/03", "conv2d_wgrad/04"}) {
+      const device::Kernel& kernel = device::find_kernel(id);
+      INFO(id, " at ", device::describe_sizes(device::op(kernel.op), size));
+      Rng rng(7);
+      const auto inputs = device::make_inputs(kernel, size, rng);
+      const auto got = device::run_emulated(kernel, size, inputs);
+      const device::Comparison c = device::compare(kernel, size, inputs, got);
+      CHECK_MESSAGE(c.mismatches == 0, cat(c.mismatches, " of ", c.checked, " wrong\n", c.first));
+    }
 }
 
-TEST_CASE("conv: wgrad's unpacked tap table computes wide pads and filter spans, and refuses past 2^29 by name") {
-  // W + pad = 70001 with a dilation of 35000 (the filter spans the row) and
-  // stride 2: the column displacements are what the packed table cannot hold.
+TEST_CASE("conv: wgrad's unpacked tap table refuses past 2^29, by name") {
+  // pad 2^29: past even the unpacked table's reach (its sums would near
+  // int's range); refused, naming the limit, before anything launches.
   const device::Kernel& wgrad = device::find_kernel("conv2d_wgrad/03");
-  {
-    const device::Sizes sizes{2, 12, 3, 69999, 20, 1, 3, 2, 2, 35000};
-    Rng rng(7);
-    const auto inputs = device::make_inputs(wgrad, sizes, rng);
-    const auto got = device::run_emulated(wgrad, sizes, inputs);
-    const device::Comparison c = device::compare(wgrad, sizes, inputs, got);
-    CHECK_MESSAGE(c.mismatches == 0, cat(c.mismatches, " of ", c.checked, " wrong\n", c.first));
-  }
-  // pad 2^29: past even the unpacked table's reach (its sums would near int's
-  // range); refused, naming the limit, before anything launches.
   const device::Sizes huge{1, 1, 1, 1, 1, 1, 1, 1 << 30, 1 << 29, 1};
   Rng rng(7);
   CHECK_THROWS_WITH_AS(device::run_emulated(wgrad, huge, device::make_inputs(wgrad, huge, rng)),
