@@ -28,6 +28,18 @@ uint32_t operand_address(unsigned warp, const char* name, uint64_t desc, bool mn
   if (mode != 1 || base_offset != 0)
     hopper_warp_misuse(warp, name, cat("descriptor ", cat("0x", std::hex, desc), " has swizzle mode ", mode, " and base offset ",
                                 base_offset, "; the emulator models the 128-byte swizzle (mode 1) with base offset 0"));
+  // Base offset 0 says the swizzle's 8-row pattern starts at the tile: the
+  // start's bits 7-9 (its 128-byte row within a 1024-byte repeat) must be 0.
+  // TMA swizzles by the absolute address, so a tile off that boundary is
+  // read on a GPU with the pattern shifted against how it was written; the
+  // emulator, which swizzles absolute addresses on both sides, would not
+  // see it. (Moving the start by a k-slice within a row, under 128 bytes,
+  // or by whole 1024-byte groups keeps those bits.)
+  if ((start >> 7) & 7u)
+    hopper_warp_misuse(warp, name, cat("descriptor ", cat("0x", std::hex, desc), " starts at shared address ", hex32(start),
+                                ", row ", (start >> 7) & 7u, " of the 128-byte swizzle's 1024-byte pattern, with base "
+                                "offset 0: a GPU would read the tile with its rows' swizzle shifted; start the tile "
+                                "at a 1024-byte boundary"));
   const uint32_t address = mn_major ? start + uint32_t(mn / 64) * lbo + uint32_t(k / 8) * sbo + uint32_t(k % 8) * 128 +
                                           uint32_t(mn % 64) * 2
                                     : start + uint32_t(mn / 8) * sbo + uint32_t(mn % 8) * 128 + uint32_t(k) * e;

@@ -56,8 +56,10 @@ __global__ void tma_box(const __grid_constant__ CUtensorMap map, int rank, int c
 // by 4 wgmma m64n128k32 from one TMA stage. One warpgroup. Misuses: `early`
 // issues the wgmmas before waiting on the copy's barrier; kPeek reads an
 // accumulator before wgmma.wait_group (into C's extra row), kPoke writes one;
-// kNoFence leaves out the wgmma.fence before the first wgmma.
-enum Misuse { kNone, kEarly, kPeek, kPoke, kNoFence };
+// kNoFence leaves out the wgmma.fence before the first wgmma; kOffPattern
+// starts A's descriptors a 128-byte row past the tile, off the swizzle's
+// 1024-byte pattern, with base offset 0.
+enum Misuse { kNone, kEarly, kPeek, kPoke, kNoFence, kOffPattern };
 __global__ void wgmma_fp8(const __grid_constant__ CUtensorMap map_a, const __grid_constant__ CUtensorMap map_b,
                           float* C, int misuse) {
   const bool early = misuse == kEarly;
@@ -82,8 +84,9 @@ __global__ void wgmma_fp8(const __grid_constant__ CUtensorMap map_a, const __gri
   };
   float acc[64] = {};
   if (misuse != kNoFence) wgmma_fence();
+  const uint32_t a_row = misuse == kOffPattern ? 128 : 0;
   for (int k = 0; k < 128; k += 32)
-    wgmma_m64n128k32_e4m3(acc, descriptor(shared_address(a) + k), descriptor(shared_address(b) + k));
+    wgmma_m64n128k32_e4m3(acc, descriptor(shared_address(a) + a_row + k), descriptor(shared_address(b) + k));
   wgmma_commit();
   if (misuse == kPeek) C[64 * 128 + threadIdx.x] = acc[0];
   if (misuse == kPoke) acc[3] = 0.0f;  // zeroed for a next tile too soon
@@ -358,6 +361,11 @@ TEST_CASE("wgmma: m64n128k32 e4m3 from TMA-loaded K-major tiles equals a plain l
                        LaunchError);
   CHECK_THROWS_WITH_AS(launch(kNoFence),
                        doctest::Contains("is the warpgroup's first, and no wgmma.fence came before it"), LaunchError);
+  // The k-slices' starts (32 bytes apart, within a row) are fine; a whole
+  // row off the 1024-byte pattern is not.
+  CHECK_THROWS_WITH_AS(launch(kOffPattern),
+                       doctest::Contains(", row 1 of the 128-byte swizzle's 1024-byte pattern, with base offset 0"),
+                       LaunchError);
 }
 
 TEST_CASE("mbarrier: a phase that cannot complete, and an arrival its phase has no room for, are errors that say so") {
