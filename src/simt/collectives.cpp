@@ -2,6 +2,7 @@
 // one after another, so a collective is a rendezvous: each lane parks with its
 // operands, and once every lane its mask names has parked at a collective with
 // the same mask, all results are computed at once.
+#include <algorithm>
 #include <cstring>
 #include <map>
 
@@ -23,6 +24,14 @@ const char* warp_op_name(WarpOp op) {
     case WarpOp::all: return "__all_sync";
     case WarpOp::activemask: return "__activemask";
     case WarpOp::matrix: return "a warp matrix instruction";
+    case WarpOp::reduce_add: return "__reduce_add_sync";
+    case WarpOp::reduce_min: return "__reduce_min_sync";
+    case WarpOp::reduce_max: return "__reduce_max_sync";
+    case WarpOp::reduce_and: return "__reduce_and_sync";
+    case WarpOp::reduce_or: return "__reduce_or_sync";
+    case WarpOp::reduce_xor: return "__reduce_xor_sync";
+    case WarpOp::match_any: return "__match_any_sync";
+    case WarpOp::match_all: return "__match_all_sync";
   }
   return "?";
 }
@@ -48,6 +57,44 @@ unsigned shuffle_source(WarpOp op, unsigned lane, int arg, unsigned width) {
 }
 
 std::string hex(unsigned mask) { return cat("0x", std::hex, mask); }
+
+bool is_reduction(WarpOp op) {
+  return op == WarpOp::reduce_add || op == WarpOp::reduce_min || op == WarpOp::reduce_max ||
+         op == WarpOp::reduce_and || op == WarpOp::reduce_or || op == WarpOp::reduce_xor;
+}
+
+// The reduction `op` of the 32-bit values of the lanes in `mask` (min and
+// max signed when `is_signed`).
+uint64_t reduce(WarpOp op, bool is_signed, const Lane* group, unsigned count, unsigned mask) {
+  bool first = true;
+  uint32_t r = 0;
+  for (unsigned l = 0; l < count; ++l) {
+    if (!(mask >> l & 1)) continue;
+    const uint32_t v = uint32_t(group[l].value);
+    if (first) {
+      r = v;
+      first = false;
+      continue;
+    }
+    switch (op) {
+      case WarpOp::reduce_add: r += v; break;  // wraps modulo 2^32, as the hardware's
+      case WarpOp::reduce_min: r = is_signed ? uint32_t(std::min(int32_t(r), int32_t(v))) : std::min(r, v); break;
+      case WarpOp::reduce_max: r = is_signed ? uint32_t(std::max(int32_t(r), int32_t(v))) : std::max(r, v); break;
+      case WarpOp::reduce_and: r &= v; break;
+      case WarpOp::reduce_or: r |= v; break;
+      default: r ^= v; break;
+    }
+  }
+  return r;
+}
+
+// The lanes of `mask` whose value equals lane `l`'s.
+uint64_t matching(const Lane* group, unsigned count, unsigned mask, unsigned l) {
+  uint32_t same = 0;
+  for (unsigned o = 0; o < count; ++o)
+    if ((mask >> o & 1) && group[o].value == group[l].value) same |= 1u << o;
+  return same;
+}
 
 const WarpMatrixOp& matrix_op(const Lane& lane) { return *reinterpret_cast<const WarpMatrixOp*>(lane.value); }
 
@@ -106,6 +153,16 @@ bool Block::resolve_masked_group(unsigned warp, Lane& first) {
     run_matrix_op(warp, first);
     return true;
   }
+  if (is_reduction(first.op)) {
+    for (unsigned l = 0; l < count; ++l)
+      if ((mask >> l & 1) && group[l].arg != first.arg)
+        throw LaunchError(cudaErrorLaunchFailure,
+                          cat(where(first), ": lanes of warp ", warp, " disagree: this lane is in the ",
+                              first.arg ? "int" : "unsigned", " ", warp_op_name(first.op), " at ",
+                              describe_code(first.site), ", lane ", l, " in the ", group[l].arg ? "int" : "unsigned",
+                              " one at ", describe_code(group[l].site)));
+  }
+  const uint64_t reduced = is_reduction(first.op) ? reduce(first.op, first.arg != 0, group, count, mask) : 0;
   uint64_t votes = 0;
   for (unsigned l = 0; l < count; ++l)
     if ((mask >> l & 1) && group[l].value != 0) votes |= uint64_t(1) << l;
@@ -117,6 +174,14 @@ bool Block::resolve_masked_group(unsigned warp, Lane& first) {
       case WarpOp::ballot: lane.result = votes; break;
       case WarpOp::any: lane.result = votes != 0; break;
       case WarpOp::all: lane.result = votes == mask; break;
+      case WarpOp::reduce_add:
+      case WarpOp::reduce_min:
+      case WarpOp::reduce_max:
+      case WarpOp::reduce_and:
+      case WarpOp::reduce_or:
+      case WarpOp::reduce_xor: lane.result = reduced; break;
+      case WarpOp::match_any: lane.result = matching(group, count, mask, l); break;
+      case WarpOp::match_all: lane.result = matching(group, count, mask, l) == mask ? mask : 0; break;
       default: {
         const unsigned source = shuffle_source(lane.op, l, lane.arg, unsigned(lane.width));
         // A lane that has exited, is not in the mask or does not exist: on a

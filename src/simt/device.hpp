@@ -26,7 +26,12 @@ namespace warpnet::simt {
 // The block's dynamic shared memory (the third <<<>>> argument, in bytes).
 void* dynamic_shared_memory();
 
-enum class WarpOp : uint8_t { syncwarp, shfl, shfl_up, shfl_down, shfl_xor, ballot, any, all, activemask, matrix };
+enum class WarpOp : uint8_t {
+  syncwarp, shfl, shfl_up, shfl_down, shfl_xor, ballot, any, all, activemask, matrix,
+  // sm_80's integer reductions (arg: 1 for the signed overloads of min and
+  // max) and sm_70's matches, which compare values bit for bit.
+  reduce_add, reduce_min, reduce_max, reduce_and, reduce_or, reduce_xor, match_any, match_all
+};
 
 // Parks the calling lane until every lane named in `mask` arrives at a
 // collective with the same mask, then returns this lane's result.
@@ -178,6 +183,67 @@ template <class T, class V = ::warpnet::simt::shuffled_t<T>>
 V __shfl_xor_sync(unsigned mask, T var, int lane_mask, int width = warpSize) {
   using namespace ::warpnet::simt;
   return from_bits<V>(warp_collective(WarpOp::shfl_xor, mask, to_bits(V(var)), lane_mask, width));
+}
+
+// The warp reductions (sm_80): every lane named in `mask` gets the sum,
+// minimum, maximum or bitwise and/or/xor of their values, 32-bit integers
+// only (CUDA has no float overloads). A sum wraps as the hardware's does.
+inline unsigned __reduce_add_sync(unsigned mask, unsigned value) {
+  return unsigned(::warpnet::simt::warp_collective(::warpnet::simt::WarpOp::reduce_add, mask, value, 0, warpSize));
+}
+inline int __reduce_add_sync(unsigned mask, int value) { return int(__reduce_add_sync(mask, unsigned(value))); }
+inline unsigned __reduce_min_sync(unsigned mask, unsigned value) {
+  return unsigned(::warpnet::simt::warp_collective(::warpnet::simt::WarpOp::reduce_min, mask, value, 0, warpSize));
+}
+inline int __reduce_min_sync(unsigned mask, int value) {
+  return int(::warpnet::simt::warp_collective(::warpnet::simt::WarpOp::reduce_min, mask, unsigned(value), 1, warpSize));
+}
+inline unsigned __reduce_max_sync(unsigned mask, unsigned value) {
+  return unsigned(::warpnet::simt::warp_collective(::warpnet::simt::WarpOp::reduce_max, mask, value, 0, warpSize));
+}
+inline int __reduce_max_sync(unsigned mask, int value) {
+  return int(::warpnet::simt::warp_collective(::warpnet::simt::WarpOp::reduce_max, mask, unsigned(value), 1, warpSize));
+}
+inline unsigned __reduce_and_sync(unsigned mask, unsigned value) {
+  return unsigned(::warpnet::simt::warp_collective(::warpnet::simt::WarpOp::reduce_and, mask, value, 0, warpSize));
+}
+inline unsigned __reduce_or_sync(unsigned mask, unsigned value) {
+  return unsigned(::warpnet::simt::warp_collective(::warpnet::simt::WarpOp::reduce_or, mask, value, 0, warpSize));
+}
+inline unsigned __reduce_xor_sync(unsigned mask, unsigned value) {
+  return unsigned(::warpnet::simt::warp_collective(::warpnet::simt::WarpOp::reduce_xor, mask, value, 0, warpSize));
+}
+
+namespace warpnet::simt {
+// What __match_*_sync compares: CUDA's overloads take 32- and 64-bit
+// integers, float and double, and compare their bits (+0.0 and -0.0 differ,
+// a NaN matches the same NaN).
+template <class T>
+inline constexpr bool is_match_type = std::is_same_v<T, int> || std::is_same_v<T, unsigned> ||
+                                      std::is_same_v<T, long> || std::is_same_v<T, unsigned long> ||
+                                      std::is_same_v<T, long long> || std::is_same_v<T, unsigned long long> ||
+                                      std::is_same_v<T, float> || std::is_same_v<T, double>;
+}  // namespace warpnet::simt
+
+// The lanes of `mask` whose value has this lane's bits (sm_70).
+template <class T>
+unsigned __match_any_sync(unsigned mask, T value) {
+  using namespace ::warpnet::simt;
+  static_assert(is_match_type<T>, "CUDA matches int, unsigned, long, long long (and unsigned), float and double only");
+  uint64_t bits = 0;
+  std::memcpy(&bits, &value, sizeof(T));
+  return unsigned(warp_collective(WarpOp::match_any, mask, bits, 0, warpSize));
+}
+// `mask` where every lane of it has the same bits (*pred = 1), else 0 (*pred = 0).
+template <class T>
+unsigned __match_all_sync(unsigned mask, T value, int* pred) {
+  using namespace ::warpnet::simt;
+  static_assert(is_match_type<T>, "CUDA matches int, unsigned, long, long long (and unsigned), float and double only");
+  uint64_t bits = 0;
+  std::memcpy(&bits, &value, sizeof(T));
+  const unsigned same = unsigned(warp_collective(WarpOp::match_all, mask, bits, 0, warpSize));
+  *pred = same != 0;
+  return same;
 }
 
 // Read-only cache load: an ordinary load on the CPU.

@@ -1,6 +1,7 @@
 // Warp collectives against their CUDA definitions, lane by lane.
 #include <doctest/doctest.h>
 
+#include <algorithm>
 #include <type_traits>
 
 #include "tests/simt/device_buffer.hpp"
@@ -162,4 +163,98 @@ TEST_CASE("collectives with disjoint masks complete independently") {
   warpnet::simt::launch(masked_groups, dim3(1), dim3(32), 0, out.get());
   const auto v = out.download();
   for (int lane = 0; lane < 32; ++lane) CHECK(v[lane] == (lane % 2 ? 10 : 300));
+}
+
+namespace {
+
+// out: (9, 32), each lane's results: the six reductions of v = lane·7 − 100
+// (int) over the warp, unsigned min and max of the same bits, and the
+// reductions over the odd lanes only (mask 0xaaaaaaaa; even lanes leave 0).
+__global__ void reductions(int* out) {
+  const int lane = threadIdx.x, v = lane * 7 - 100;
+  const unsigned all = 0xffffffffu;
+  out[0 * 32 + lane] = __reduce_add_sync(all, v);
+  out[1 * 32 + lane] = __reduce_min_sync(all, v);
+  out[2 * 32 + lane] = __reduce_max_sync(all, v);
+  out[3 * 32 + lane] = int(__reduce_min_sync(all, unsigned(v)));
+  out[4 * 32 + lane] = int(__reduce_max_sync(all, unsigned(v)));
+  out[5 * 32 + lane] = int(__reduce_and_sync(all, unsigned(v)));
+  out[6 * 32 + lane] = int(__reduce_or_sync(all, unsigned(v)));
+  out[7 * 32 + lane] = int(__reduce_xor_sync(all, unsigned(v)));
+  if (lane % 2) out[8 * 32 + lane] = __reduce_add_sync(0xaaaaaaaau, v);
+}
+
+// out: (3, 32): __match_any_sync of lane % 3 (an int), of a float that is
+// +0.0 on even lanes and -0.0 on odd ones (different bits), and
+// __match_all_sync of a constant and of lane / 16, with its predicate.
+__global__ void matches(unsigned* out, int* pred) {
+  const int lane = threadIdx.x;
+  out[lane] = __match_any_sync(0xffffffffu, lane % 3);
+  out[32 + lane] = __match_any_sync(0xffffffffu, lane % 2 ? -0.0f : 0.0f);
+  out[64 + lane] = __match_all_sync(0xffffffffu, 5.0, &pred[lane]);
+  out[96 + lane] = __match_all_sync(0xffffffffu, (long long)(lane / 16), &pred[32 + lane]);
+}
+
+// Half the warp calls the int overload of __reduce_min_sync, half the
+// unsigned one, with the same mask: two instructions, undefined on a GPU.
+__global__ void mixed_reductions(int* out) {
+  const int lane = threadIdx.x;
+  if (lane < 16) out[lane] = __reduce_min_sync(0xffffffffu, lane);
+  else out[lane] = int(__reduce_min_sync(0xffffffffu, unsigned(lane)));
+}
+
+}  // namespace
+
+TEST_CASE("__reduce_*_sync: integer sums, minima, maxima and bit operations over the lanes of the mask") {
+  DeviceBuffer<int> out(9 * 32);
+  REQUIRE(cudaMemset(out.get(), 0, out.size() * sizeof(int)) == cudaSuccess);
+  warpnet::simt::launch(reductions, dim3(1), dim3(32), 0, out.get());
+  const auto r = out.download();
+  int sum = 0, odd_sum = 0;
+  unsigned umin = ~0u, umax = 0, band = ~0u, bor = 0, bxor = 0;
+  for (int lane = 0; lane < 32; ++lane) {
+    const int v = lane * 7 - 100;
+    sum += v;
+    if (lane % 2) odd_sum += v;
+    umin = std::min(umin, unsigned(v)), umax = std::max(umax, unsigned(v));
+    band &= unsigned(v), bor |= unsigned(v), bxor ^= unsigned(v);
+  }
+  for (int lane = 0; lane < 32; ++lane) {
+    INFO("lane ", lane);
+    CHECK(r[0 * 32 + lane] == sum);
+    CHECK(r[1 * 32 + lane] == -100);  // signed: lane 0's
+    CHECK(r[2 * 32 + lane] == 117);   // lane 31's
+    CHECK(unsigned(r[3 * 32 + lane]) == umin);
+    CHECK(unsigned(r[4 * 32 + lane]) == umax);  // unsigned: -2 (lane 14) is the largest
+    CHECK(unsigned(r[5 * 32 + lane]) == band);
+    CHECK(unsigned(r[6 * 32 + lane]) == bor);
+    CHECK(unsigned(r[7 * 32 + lane]) == bxor);
+    CHECK(r[8 * 32 + lane] == (lane % 2 ? odd_sum : 0));
+  }
+  CHECK(umax == unsigned(-2));  // the case signed and unsigned disagree on
+
+  DeviceBuffer<int> mixed(32);
+  CHECK_THROWS_WITH_AS(warpnet::simt::launch(mixed_reductions, dim3(1), dim3(32), 0, mixed.get()),
+                       doctest::Contains("disagree: this lane is in the int __reduce_min_sync at"),
+                       warpnet::simt::LaunchError);
+}
+
+TEST_CASE("__match_any_sync and __match_all_sync compare the lanes' bits") {
+  DeviceBuffer<unsigned> out(4 * 32);
+  DeviceBuffer<int> pred(64);
+  warpnet::simt::launch(matches, dim3(1), dim3(32), 0, out.get(), pred.get());
+  const auto m = out.download();
+  const auto p = pred.download();
+  for (int lane = 0; lane < 32; ++lane) {
+    INFO("lane ", lane);
+    unsigned same_residue = 0;
+    for (int o = 0; o < 32; ++o)
+      if (o % 3 == lane % 3) same_residue |= 1u << o;
+    CHECK(m[lane] == same_residue);
+    CHECK(m[32 + lane] == (lane % 2 ? 0xaaaaaaaau : 0x55555555u));  // -0.0 and +0.0 differ in bits
+    CHECK(m[64 + lane] == 0xffffffffu);
+    CHECK(p[lane] == 1);
+    CHECK(m[96 + lane] == 0u);
+    CHECK(p[32 + lane] == 0);
+  }
 }
