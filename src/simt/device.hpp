@@ -251,3 +251,42 @@ template <class T>
 inline T __ldg(const T* address) {
   return *address;
 }
+// The cache-hinted loads and stores (ld.global.ca/.cg/.cs/.lu/.cv,
+// st.global.wb/.cg/.cs/.wt): hints about L1 and L2 a CPU has no use for, so
+// ordinary accesses here, traced as such.
+template <class T>
+inline T __ldca(const T* address) {
+  return *address;
+}
+template <class T>
+inline T __ldcg(const T* address) {
+  return *address;
+}
+template <class T>
+inline T __ldcs(const T* address) {
+  return *address;
+}
+template <class T>
+inline T __ldlu(const T* address) {
+  return *address;
+}
+template <class T>
+inline T __ldcv(const T* address) {
+  return *address;
+}
+template <class T>
+inline void __stwb(T* address, T value) {
+  *address = value;
+}
+template <class T>
+inline void __stcg(T* address, T value) {
+  *address = value;
+}
+template <class T>
+inline void __stcs(T* address, T value) {
+  *address = value;
+}
+template <class T>
+inline void __stwt(T* address, T value) {
+  *address = value;
+}

@@ -49,6 +49,15 @@ __global__ void vector_copy(const float4* in, float4* out) {
   out[1] = make_float4(in[0].w, in[0].z, in[0].y, in[0].x);
 }
 
+// Every cache-hinted load and store, each moving one element: out[i] = in[i] + i.
+__global__ void hinted_copy(const int* in, int* out) {
+  __stwb(&out[0], __ldca(&in[0]));
+  __stcg(&out[1], __ldcg(&in[1]) + 1);
+  __stcs(&out[2], __ldcs(&in[2]) + 2);
+  __stwt(&out[3], __ldlu(&in[3]) + 3);
+  __stcs(&out[4], __ldcv(&in[4]) + 4);
+}
+
 }  // namespace
 
 TEST_CASE("atomics on int, unsigned and float stay exact under contention") {
@@ -117,6 +126,41 @@ TEST_CASE("fast-math and bit intrinsics match their definitions") {
   static_assert(std::is_same_v<decltype(warpnet::ceil_div(int64_t{1}, 256)), int64_t>);
   CHECK(warpnet::ceil_div((int64_t{1} << 33) + 1, 256) == (int64_t{1} << 25) + 1);
   CHECK(warpnet::ceil_div(-5, 4) == 0);  // a negative count: none, as a step loop expects
+}
+
+TEST_CASE("integer intrinsics match their definitions: funnel shifts, byte permutes, packed dot products") {
+  // hi:lo = 0x0123456789abcdef.
+  CHECK(__funnelshift_l(0x89abcdefu, 0x01234567u, 8) == 0x23456789u);
+  CHECK(__funnelshift_l(0x89abcdefu, 0x01234567u, 40) == 0x23456789u);  // 40 mod 32
+  CHECK(__funnelshift_lc(0x89abcdefu, 0x01234567u, 40) == 0x89abcdefu);  // clamped to 32: lo
+  CHECK(__funnelshift_r(0x89abcdefu, 0x01234567u, 8) == 0x6789abcdu);
+  CHECK(__funnelshift_rc(0x89abcdefu, 0x01234567u, 40) == 0x01234567u);  // clamped to 32: hi
+  // Byte k of y:x holds k; the selector's nibbles pick bytes 3, 7, 2, 5 and
+  // only their low 3 bits count (0xd is 5), as libdevice's __nv_byte_perm says.
+  CHECK(__byte_perm(0x03020100u, 0x07060504u, 0x5273u) == 0x05020703u);
+  CHECK(__byte_perm(0x03020100u, 0x07060504u, 0xdu) == 0x00000005u);
+  // Signed bytes (1, -2, 3, -4) . (5, 6, -7, 8) + 100 = 5 - 12 - 21 - 32 + 100.
+  CHECK(__dp4a(int(0xfc03fe01u), int(0x08f90605u), 100) == 40);
+  // The same bits unsigned: 1·5 + 254·6 + 3·249 + 252·8 + 100.
+  CHECK(__dp4a(0xfc03fe01u, 0x08f90605u, 100u) == 5u + 1524u + 747u + 2016u + 100u);
+  // Halves (-3, 1000) against bytes 0-1 (2, -1) or 2-3 (4, 5).
+  CHECK(__dp2a_lo(int(0x03e8fffdu), int(0x0504ff02u), 7) == -6 - 1000 + 7);
+  CHECK(__dp2a_hi(int(0x03e8fffdu), int(0x0504ff02u), 7) == -12 + 5000 + 7);
+  CHECK(__dp2a_lo(0x03e8fffdu, 0x0504ff02u, 7u) == 65533u * 2u + 1000u * 255u + 7u);
+  CHECK(__hadd(2147483647, 1) == 1073741824);  // no overflow on the way
+  CHECK(__rhadd(-3, 0) == -1);
+  CHECK(__uhadd(0xffffffffu, 1u) == 0x80000000u);
+  CHECK(__urhadd(1u, 2u) == 2u);
+  CHECK(__sad(-5, 7, 3u) == 15u);
+  CHECK(__usad(2u, 9u, 1u) == 8u);
+  CHECK(__umul64hi(0x8000000000000000ull, 6ull) == 3ull);
+  CHECK(__mul64hi(-1ll, 1ll) == -1ll);  // the high half of -1 is all ones
+}
+
+TEST_CASE("the cache-hinted loads and stores move the element they name") {
+  DeviceBuffer<int> in(std::vector<int>{10, 20, 30, 40, 50}), out(5);
+  warpnet::simt::launch(hinted_copy, dim3(1), dim3(1), 0, in.get(), out.get());
+  CHECK(out.download() == std::vector<int>{10, 21, 32, 43, 54});
 }
 
 TEST_CASE("dynamic shared memory is per block and sized by the launch") {
