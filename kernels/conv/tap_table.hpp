@@ -45,7 +45,7 @@ constexpr int kOutsideRow = -(1 << 30);
 // coordinate within kMostWide, a row's h0 (at least −pad, or kOutsideRow)
 // plus a displacement (at most kMostWide, or kOutsideRow for a tap past the
 // reduction) neither wraps nor lands inside an image by accident.
-struct WideTap {
+struct alignas(16) WideTap {  // aligned: one 16-byte load, not four
   int offset, dh, dw, unused;
 };
 constexpr int kMostWide = 1 << 29;

@@ -74,7 +74,9 @@ using namespace conv_taps;  // Tap, its fields and the tables' constants
 // C·R·S) row-major, block z writes part[z] = the sum over pixels l in
 // [z·slice, (z+1)·slice) ∩ [0, N·P·Q) (one split: part is dw). slice % BK == 0.
 // Launch: block ((BM/TM)·(BN/TN)); grid (ceil(C·R·S / BM), ceil(K / BN), splits).
-// Preconditions: H + pad, W + pad <= kNoTap; dil·(R−1), dil·(S−1) < kNoTap.
+// Preconditions: with TAP = Tap, H + pad, W + pad <= kNoTap and dil·(R−1),
+// dil·(S−1) < kNoTap (table_fits); with WideTap, each at most kMostWide
+// (wide_table_fits).
 template <class TAP, int BM, int BN, int BK, int TM, int TN>
 __global__ void __launch_bounds__((BM / TM) * (BN / TN))
     conv2d_wgrad_taps(ConvShape g, int slice, const float* __restrict__ x, const float* __restrict__ dy,
