@@ -99,7 +99,8 @@ inline unsigned __dp4a(unsigned a, unsigned b, unsigned c) {
   return c;
 }
 inline int __dp2a_lo(int a, int b, int c) {
-  return int(uint32_t(c) + uint32_t(int(int16_t(a)) * int(int8_t(b))) + uint32_t(int(int16_t(a >> 16)) * int(int8_t(b >> 8))));
+  return int(uint32_t(c) + uint32_t(int(int16_t(a)) * int(int8_t(b))) +
+             uint32_t(int(int16_t(a >> 16)) * int(int8_t(b >> 8))));
 }
 inline int __dp2a_hi(int a, int b, int c) {
   return int(uint32_t(c) + uint32_t(int(int16_t(a)) * int(int8_t(b >> 16))) +

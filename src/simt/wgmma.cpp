@@ -36,10 +36,11 @@ uint32_t operand_address(unsigned warp, const char* name, uint64_t desc, bool mn
   // see it. (Moving the start by a k-slice within a row, under 128 bytes,
   // or by whole 1024-byte groups keeps those bits.)
   if ((start >> 7) & 7u)
-    hopper_warp_misuse(warp, name, cat("descriptor ", cat("0x", std::hex, desc), " starts at shared address ", hex32(start),
-                                ", row ", (start >> 7) & 7u, " of the 128-byte swizzle's 1024-byte pattern, with base "
-                                "offset 0: a GPU would read the tile with its rows' swizzle shifted; start the tile "
-                                "at a 1024-byte boundary"));
+    hopper_warp_misuse(warp, name,
+                       cat("descriptor ", cat("0x", std::hex, desc), " starts at shared address ", hex32(start),
+                           ", row ", (start >> 7) & 7u, " of the 128-byte swizzle's 1024-byte pattern, with base "
+                           "offset 0: a GPU would read the tile with its rows' swizzle shifted; start the tile at a "
+                           "1024-byte boundary"));
   const uint32_t address = mn_major ? start + uint32_t(mn / 64) * lbo + uint32_t(k / 8) * sbo + uint32_t(k % 8) * 128 +
                                           uint32_t(mn % 64) * 2
                                     : start + uint32_t(mn / 8) * sbo + uint32_t(mn % 8) * 128 + uint32_t(k) * e;
