@@ -9,12 +9,20 @@
 //    limits for compute capability 9.0; no GPU runs here).
 // 6. Bugs: an off-by-one, a missing __syncthreads(), a read of shared memory
 //    no thread wrote, each stopped by the traced emulator with its message.
+// 7. Lanes talking: a warp summed by five shuffles (no shared memory, no
+//    barrier), and votes, reductions and matches over its 32 lanes.
+// 8. A memory-bound ladder: every registered softmax version traced (bytes
+//    per element, coalescing, shared memory) beside the H200's figures
+//    recorded in bench/results (softmax_ladder.cpp).
 // Every figure comes from the emulator's own trace of the kernels in
 // kernels/examples/; the program exits non-zero if one differs from what the
 // lesson says.
 //
 // Run: build/bin/lesson03
+#include <algorithm>
+#include <bit>
 #include <cstdio>
+#include <cstring>
 #include <string>
 #include <thread>
 #include <vector>
@@ -25,6 +33,7 @@
 #include "simt/trace.hpp"
 
 #include "device/datasheet.hpp"
+#include "lessons/03-simt-threads-warps-blocks/softmax_ladder.hpp"
 #include "lessons/lesson_args.hpp"
 #include "lessons/lesson_checks.hpp"
 
@@ -38,6 +47,7 @@ namespace {
 #include "kernels/examples/bugs/sum_across_blocks.cu"
 #include "kernels/examples/bugs/uninitialized_shared.cu"
 #include "kernels/examples/simt_basics.cu"
+#include "kernels/examples/warp_talk.cu"
 }  // namespace
 
 using namespace warpnet;
@@ -232,11 +242,77 @@ void bugs() {
   }
 }
 
+void warp_talk() {
+  std::printf("\n7. Lanes talking: one warp, lane i holding the float i, sums them with __shfl_xor_sync\n");
+  std::vector<float> values(32);
+  for (int i = 0; i < 32; ++i) values[i] = float(i);
+  Device<float> in(32), steps(5 * 32);
+  WARPNET_CUDA_CHECK(cudaMemcpy(in.p, values.data(), 32 * sizeof(float), cudaMemcpyHostToDevice));
+  simt::launch(butterfly_sum, dim3(1), dim3(32), 0, in.p, steps.p);
+  const auto shared = simt::last_trace()->total(Space::shared, false).requests +
+                      simt::last_trace()->total(Space::shared, true).requests;
+  const auto v = steps.get();
+  std::printf("   partner     lane 0 holds   lane 5 holds   values each lane has summed\n");
+  int step = 0;
+  for (int offset = 16; offset > 0; offset /= 2, ++step) {
+    std::printf("   lane ^ %-2d  %12.0f   %12.0f   %d\n", offset, v[step * 32], v[step * 32 + 5], 32 / offset);
+    // So far lane l has met every lane that differs from it only in the bits
+    // exchanged (offset and above): those that agree with it below offset.
+    bool sums = true;
+    for (int l = 0; l < 32; ++l) {
+      float want = 0;
+      for (int o = 0; o < 32; ++o)
+        if ((o & (offset - 1)) == (l & (offset - 1))) want += float(o);
+      sums = sums && v[step * 32 + l] == want;
+    }
+    expect(sums, "after the exchange with lane ^ " + std::to_string(offset) + " each lane holds the sum of " +
+                     std::to_string(32 / offset) + " values");
+  }
+  std::printf("   every lane ends with 496 = 0 + 1 + ... + 31; shared-memory accesses: %llu, barriers: none\n",
+              (unsigned long long)shared);
+  expect(shared == 0, "the butterfly touches no shared memory");
+
+  std::printf("   votes, reductions and matches over x = (7·lane mod 11) - 5:\n");
+  std::vector<int> x(32);
+  for (int i = 0; i < 32; ++i) x[i] = (7 * i) % 11 - 5;
+  Device<int> d_x(32);
+  Device<unsigned> out(5 * 32);
+  WARPNET_CUDA_CHECK(cudaMemcpy(d_x.p, x.data(), 32 * sizeof(int), cudaMemcpyHostToDevice));
+  simt::launch(warp_votes, dim3(1), dim3(32), 0, d_x.p, out.p);
+  const auto r = out.get();
+  unsigned yes = 0, same = 0;
+  int sum = 0, most = x[0];
+  for (int i = 0; i < 32; ++i) {
+    yes |= unsigned(x[i] > 0) << i;
+    same |= unsigned((x[i] & 3) == (x[0] & 3)) << i;
+    sum += x[i];
+    most = std::max(most, x[i]);
+  }
+  std::printf("   __ballot_sync(x > 0)       0x%08x: %u lanes said yes (__popc)\n", r[0], r[32]);
+  std::printf("   __reduce_add_sync(x)       %d, in every lane\n", int(r[64]));
+  std::printf("   __reduce_max_sync(x)       %d\n", int(r[96]));
+  std::printf("   __match_any_sync(x & 3)    lane 0's group 0x%08x: the lanes with its remainder\n", r[128]);
+  bool agree = true;  // every lane got the warp-wide answers; the match is per lane
+  for (int l = 0; l < 32; ++l)
+    agree = agree && r[l] == yes && r[64 + l] == unsigned(sum) && r[96 + l] == unsigned(most);
+  expect(agree && r[0] == yes && int(r[32]) == std::popcount(yes) && r[128] == same,
+         "ballot, popcount, sum, maximum and match equal what the host computes from x");
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
-  if (!lesson::parse_none(argc, argv)) return 2;
+  lesson::answer_help(argc, argv, "[--markdown]   (--markdown: the README's softmax tables only)");
+  const bool markdown = argc == 2 && std::strcmp(argv[1], "--markdown") == 0;
+  if (argc > 1 && !markdown) {
+    std::fprintf(stderr, "%s: unknown argument '%s'\nusage: %s [--markdown]\n", argv[0], argv[1], argv[0]);
+    return 2;
+  }
   simt::set_workers(1);  // blocks in order: the same output every run
+  if (markdown) {
+    lesson03::softmax_ladder(true);
+    return lesson::failures() ? 1 : 0;
+  }
   std::printf("Lesson 03 on the SIMT emulator (this CPU: %u hardware threads, the chefs; an H200: 132 SMs x 128 "
               "FP32 lanes = 16896 helpers)\n\n",
               std::thread::hardware_concurrency());
@@ -246,6 +322,8 @@ int main(int argc, char** argv) {
   bank_conflicts();
   occupancy_table();
   bugs();
+  warp_talk();
+  lesson03::softmax_ladder(false);
   if (lesson::failures()) std::printf("\n%d figure(s) differ from the lesson\n", lesson::failures());
   return lesson::failures() ? 1 : 0;
 }

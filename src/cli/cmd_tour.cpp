@@ -29,7 +29,8 @@ struct Chapter {
 constexpr Chapter kChapters[] = {
     {"01-forward-and-backward", "output = activation(W·x + b), the chain rule, gradients checked numerically"},
     {"02-flops-bytes-memory", "FLOPs and bytes per layer, and where a training step's memory goes"},
-    {"03-simt-threads-warps-blocks", "the GPU as thousands of helpers: grid, block, warp, lane; coalescing"},
+    {"03-simt-threads-warps-blocks",
+     "the GPU as thousands of helpers: grid, block, warp, lane; coalescing; shuffles; the softmax ladder"},
     {"04-matmul-ladder", "matmul from a naive kernel toward cuBLAS, step by step"},
     {"05-convolution", "convolution as direct loops, im2col and implicit GEMM"},
     {"06-backprop-and-memory", "the bytes of a training step on the GPU"},
