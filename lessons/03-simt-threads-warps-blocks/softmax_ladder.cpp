@@ -43,6 +43,8 @@ struct Figures {
   double load_efficiency = 0;    // the fewest sectors that hold the bytes loaded / sectors touched
   unsigned widest_load = 0;      // bytes per lane
   double shared_per_row = 0;     // warp-level shared-memory requests per row
+  double barriers_per_row = 0;   // __syncthreads() released
+  double shuffles_per_row = 0;   // warp-level shuffles and votes
   double instructions_per_warp = 0;
 };
 
@@ -69,6 +71,8 @@ Figures trace(const device::Kernel& kernel, const device::Sizes& sizes) {
   }
   f.bytes_per_element = bytes / double(sizes[0] * sizes[1]);
   f.shared_per_row /= double(sizes[0]);
+  f.barriers_per_row = double(t->barriers) / double(sizes[0]);
+  f.shuffles_per_row = double(t->warp_collectives) / double(sizes[0]);
   f.instructions_per_warp = ratio(requests, double(t->warps));
   return f;
 }
@@ -76,20 +80,22 @@ Figures trace(const device::Kernel& kernel, const device::Sizes& sizes) {
 void print_trace_table(const std::vector<Figures>& all, const device::Sizes& sizes, bool markdown) {
   if (markdown)
     std::printf("| version | bytes asked / element | load efficiency | widest load | shared requests / row | "
-                "memory instr. / warp |\n|---|---:|---:|---:|---:|---:|\n");
+                "barriers / row | shuffles / row | memory instr. / warp |\n|---|---:|---:|---:|---:|---:|---:|---:|\n");
   else
-    std::printf("   %-28s %13s %10s %7s %13s %11s\n", "version", "bytes/element", "load effic", "widest",
-                "shared/row", "instr/warp");
+    std::printf("   %-28s %13s %10s %7s %11s %13s %13s %11s\n", "version", "bytes/element", "load effic", "widest",
+                "shared/row", "barriers/row", "shuffles/row", "instr/warp");
   for (const Figures& f : all) {
     const std::string efficiency = fixed(100 * f.load_efficiency, 1) + "%";
     const std::string widest = std::to_string(f.widest_load) + " B";
     if (markdown)
-      std::printf("| %s | %s | %s | %s | %s | %s |\n", f.kernel->id().c_str(), fixed(f.bytes_per_element, 2).c_str(),
-                  efficiency.c_str(), widest.c_str(), fixed(f.shared_per_row, 1).c_str(),
-                  fixed(f.instructions_per_warp, 0).c_str());
+      std::printf("| %s | %s | %s | %s | %s | %s | %s | %s |\n", f.kernel->id().c_str(),
+                  fixed(f.bytes_per_element, 2).c_str(), efficiency.c_str(), widest.c_str(),
+                  fixed(f.shared_per_row, 1).c_str(), fixed(f.barriers_per_row, 1).c_str(),
+                  fixed(f.shuffles_per_row, 1).c_str(), fixed(f.instructions_per_warp, 0).c_str());
     else
-      std::printf("   %-28s %13.2f %10s %7s %13.1f %11.0f\n", f.kernel->id().c_str(), f.bytes_per_element,
-                  efficiency.c_str(), widest.c_str(), f.shared_per_row, f.instructions_per_warp);
+      std::printf("   %-28s %13.2f %10s %7s %11.1f %13.1f %13.1f %11.0f\n", f.kernel->id().c_str(),
+                  f.bytes_per_element, efficiency.c_str(), widest.c_str(), f.shared_per_row, f.barriers_per_row,
+                  f.shuffles_per_row, f.instructions_per_warp);
   }
   if (markdown)
     std::printf("\nTraced on the emulator at %s (`build/bin/lesson03 --markdown`); counts, not times, so any machine "
@@ -113,12 +119,16 @@ void check_claims(const std::map<int, Figures>& v) {
   if (has(1)) expect(v.at(1).load_efficiency <= 0.125, "v1's lanes read 32 rows at once: one sector per 4 bytes");
   for (const auto& [version, f] : v)
     if (version >= 2) expect(f.load_efficiency == 1.0, f.kernel->id() + "'s loads are coalesced: the fewest sectors");
-  if (has(2) && has(3))
+  if (has(2) && has(3)) {
     expect(v.at(3).shared_per_row < v.at(2).shared_per_row / 3,
            "v3's shuffles leave under a third of v2's shared-memory requests (a value per warp, not per thread)");
+    expect(v.at(2).shuffles_per_row == 0 && v.at(3).barriers_per_row * 4 < v.at(2).barriers_per_row,
+           "v2 reduces with barriers alone; v3's shuffles leave it under a quarter of v2's barriers");
+  }
   for (int version : {5, 6})
     if (has(version)) {
-      expect(v.at(version).shared_per_row == 0, v.at(version).kernel->id() + " reduces a row with shuffles alone");
+      expect(v.at(version).shared_per_row == 0 && v.at(version).barriers_per_row == 0,
+             v.at(version).kernel->id() + " reduces a row with shuffles alone: no shared memory, no barrier");
       expect(v.at(version).widest_load == 16, v.at(version).kernel->id() + " loads a float4 per lane");
     }
 }

@@ -221,6 +221,7 @@ class Block {
   unsigned warps_ = 0;
   unsigned done_ = 0;
   unsigned barrier_epoch_ = 0;  // __syncthreads generations, for the race checker
+  uint64_t warp_collectives_ = 0;  // shuffles, votes, reductions, matches resolved (a warp's one each), for the trace
   // This phase's arrivals at __syncthreads(): how many, how many with a true
   // predicate, where the first waits, and whether any waits elsewhere.
   unsigned arrived_ = 0, votes_ = 0;

@@ -153,6 +153,7 @@ bool Block::resolve_masked_group(unsigned warp, Lane& first) {
     run_matrix_op(warp, first);
     return true;
   }
+  if (first.op != WarpOp::syncwarp) ++warp_collectives_;  // one warp-level instruction, whatever its lanes
   if (is_reduction(first.op)) {
     for (unsigned l = 0; l < count; ++l)
       if ((mask >> l & 1) && group[l].arg != first.arg)

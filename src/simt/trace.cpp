@@ -150,6 +150,9 @@ nlohmann::json KernelTrace::to_json() const {
   j["tma_copies"] = bulk_copies;
   j["tma_bytes"] = bulk_bytes;
   j["tma_largest_copy_bytes"] = bulk_largest;
+  j["blocks"] = blocks;
+  j["barriers"] = barriers;
+  j["warp_collectives"] = warp_collectives;
   j["instructions"] = nlohmann::json::array();
   for (const InstructionStats& s : instructions) {
     nlohmann::json i = summary(s);
@@ -250,6 +253,9 @@ void KernelTrace::add(const KernelTrace& other) {
   bulk_copies += other.bulk_copies;
   bulk_bytes += other.bulk_bytes;
   bulk_largest = std::max(bulk_largest, other.bulk_largest);
+  blocks += other.blocks;
+  barriers += other.barriers;
+  warp_collectives += other.warp_collectives;
 }
 
 void TraceSink::add(const std::vector<InstructionStats>& stats, std::vector<WarpAccess>& samples) {
@@ -263,6 +269,13 @@ void TraceSink::add_bulk(uint64_t copies, uint64_t bytes, uint64_t largest) {
   trace_.bulk_copies += copies;
   trace_.bulk_bytes += bytes;
   trace_.bulk_largest = std::max(trace_.bulk_largest, largest);
+}
+
+void TraceSink::add_block_sync(uint64_t barriers, uint64_t warp_collectives) {
+  std::lock_guard lock(mutex_);
+  ++trace_.blocks;
+  trace_.barriers += barriers;
+  trace_.warp_collectives += warp_collectives;
 }
 
 void TraceSink::publish() {

@@ -26,6 +26,23 @@ __global__ void cp_async_edge(const float* in, float* out) {
   for (unsigned i = 0; i < 4; ++i) out[4 * l + i] = tile[4 * l + i];
 }
 
+// A block reduces its threads' values twice, each time with a shuffle
+// butterfly per warp (5 shuffles), partials through shared memory behind a
+// barrier, and a ballot; `rounds` more barriers pad the end. out: one sum a block.
+__global__ void barriers_and_shuffles(float* out, int rounds) {
+  __shared__ float partial[8];
+  float v = float(threadIdx.x);
+  for (int pass = 0; pass < 2; ++pass) {
+    for (int k = 16; k > 0; k /= 2) v += __shfl_xor_sync(0xffffffffu, v, k);
+    if (threadIdx.x % 32 == 0) partial[threadIdx.x / 32] = v;
+    __syncthreads();
+    v = threadIdx.x < blockDim.x / 32 ? partial[threadIdx.x] : 0.0f;
+    __syncthreads();
+  }
+  if (__ballot_sync(0xffffffffu, v != 0.0f) != 0 && threadIdx.x == 0) out[blockIdx.x] = v;
+  for (int i = 0; i < rounds; ++i) __syncthreads();
+}
+
 }  // namespace
 
 using warpnet::simt::KernelTrace;
@@ -145,4 +162,24 @@ TEST_CASE("trace: a warp's cp.async copies are one global request and one shared
   CHECK(stored.ideal_wavefronts == 4);
   const std::vector<float> got = out.download();
   for (int i = 0; i < 128; ++i) CHECK(got[size_t(i)] == (i < 126 ? float(i + 1) : 0.0f));  // zero-filled past the edge
+}
+
+TEST_CASE("trace: a block's barriers and its warps' shuffles and votes are counted, per launch and merged") {
+  DeterministicScope deterministic;
+  DeviceBuffer<float> out(3);
+  // 3 blocks of 4 warps: 4 + 1 barriers a block; 2 x 5 shuffles and a ballot a warp.
+  warpnet::simt::launch(barriers_and_shuffles, dim3(3), dim3(128), 0, out.get(), 1);
+  KernelTrace trace = traced_launch_result();
+  CHECK(trace.blocks == 3);
+  CHECK(trace.barriers == 3 * 5);
+  CHECK(trace.warp_collectives == 12 * 11);
+  const nlohmann::json j = trace.to_json();
+  CHECK(j["barriers"] == 15);
+  CHECK(j["warp_collectives"] == 132);
+  // Another launch of the same kernel, added: every block counted once.
+  warpnet::simt::launch(barriers_and_shuffles, dim3(2), dim3(64), 0, out.get(), 3);
+  trace.add(traced_launch_result());
+  CHECK(trace.blocks == 5);
+  CHECK(trace.barriers == 15 + 2 * 7);
+  CHECK(trace.warp_collectives == 132 + 4 * 11);
 }
