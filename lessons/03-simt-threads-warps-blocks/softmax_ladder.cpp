@@ -14,6 +14,7 @@
 #include <cstdio>
 #include <filesystem>
 #include <map>
+#include <optional>
 #include <nlohmann/json.hpp>
 #include <string>
 #include <vector>
@@ -137,26 +138,33 @@ void check_claims(const std::map<int, Figures>& v) {
 // version's share of the in-run copy bandwidth at every size it ran, beside
 // the bytes per element its trace asked for. A line saying there is none
 // otherwise (GPU figures come only from a GPU).
+// The record's softmax tables that a GPU timed (none: not a GPU's `warpnet
+// bench` record, or no softmax in it).
+std::vector<const nlohmann::json*> softmax_tables(const nlohmann::json& record) {
+  std::vector<const nlohmann::json*> found;
+  const nlohmann::json& usable = field(field(record, "gpu"), "usable");
+  if (!record.is_object() || record.value("benchmark", "") != "warpnet bench" || !usable.is_boolean() ||
+      !usable.get<bool>())
+    return found;
+  for (const nlohmann::json& op : field(record, "ops"))
+    if (op.value("op", "") == "softmax" && field(op, "gpu").contains("kernels")) found.push_back(&op);
+  return found;
+}
+
 void print_gpu_table(const std::map<int, Figures>& traced) {
   namespace fs = std::filesystem;
-  const lesson::BenchRecord* newest = nullptr;
-  std::vector<const nlohmann::json*> ops;
-  const std::vector<lesson::BenchRecord> records = lesson::bench_records();
-  for (const lesson::BenchRecord& r : records) {
-    if (r.json.value("benchmark", "") != "warpnet bench" || !field(field(r.json, "gpu"), "usable").is_boolean() ||
-        !field(r.json, "gpu")["usable"].get<bool>())
-      continue;
-    std::vector<const nlohmann::json*> found;
-    for (const nlohmann::json& op : field(r.json, "ops"))
-      if (op.value("op", "") == "softmax" && field(op, "gpu").contains("kernels")) found.push_back(&op);
-    if (found.empty()) continue;
-    if (!newest || r.json.value("date", "") >= newest->json.value("date", "")) newest = &r, ops = found;
-  }
+  std::optional<lesson::BenchRecord> newest;  // by the date the record states, the later file on a tie
+  lesson::show_each_record([&](const lesson::BenchRecord& r) {
+    if (!softmax_tables(r.json).empty() &&
+        (!newest || r.json.value("date", "") >= newest->json.value("date", "")))
+      newest = r;
+  });
   if (!newest) {
     std::printf("\nNo GPU has run the softmax yet: bench/results/ holds no `warpnet bench softmax` record from one. "
                 "Figures appear here from `scripts/gpu-check.sh` on a real GPU; they are never estimated.\n");
     return;
   }
+  const std::vector<const nlohmann::json*> ops = softmax_tables(newest->json);
   const nlohmann::json& gpu = field(newest->json, "gpu");
   std::printf("\n**%s**, %s, `%s` (`warpnet bench softmax`): each version's rate, counting the 8 bytes an element a "
               "softmax must move, as a share of the device-to-device copy bandwidth measured in the same run",
