@@ -36,14 +36,16 @@ inline std::optional<bool> parse_quick(int argc, char** argv) {
   return quick;
 }
 
-// A chapter with no options (its whole run is short): false, after printing
-// the usage, for any argument.
-inline bool parse_none(int argc, char** argv) {
-  answer_help(argc, argv, "  (this chapter takes no options)");
-  if (argc <= 1) return true;
-  std::fprintf(stderr, "%s: unknown argument '%s'\nusage: %s   (this chapter takes no options)\n", argv[0], argv[1],
-               argv[0]);
-  return false;
+// A chapter whose whole run is short, with generated tables: true for
+// --markdown alone, false for no argument; nullopt, after printing the usage
+// (`markdown_what`: what --markdown prints), for anything else.
+inline std::optional<bool> parse_markdown(int argc, char** argv, const char* markdown_what) {
+  const std::string usage = std::string("[--markdown]   (--markdown: ") + markdown_what + ")";
+  answer_help(argc, argv, usage.c_str());
+  if (argc <= 1) return false;
+  if (argc == 2 && std::strcmp(argv[1], "--markdown") == 0) return true;
+  std::fprintf(stderr, "%s: unknown argument '%s'\nusage: %s %s\n", argv[0], argv[1], argv[0], usage.c_str());
+  return std::nullopt;
 }
 
 struct Mode {

@@ -15,14 +15,16 @@
 //    per element, coalescing, shared memory) beside the H200's figures
 //    recorded in bench/results (softmax_ladder.cpp).
 // Every figure comes from the emulator's own trace of the kernels in
-// kernels/examples/; the program exits non-zero if one differs from what the
-// lesson says.
+// kernels/examples/ (part 8: of the registry's softmax versions, beside the
+// GPU figures of bench/results); the program exits non-zero if one differs
+// from what the lesson says.
 //
-// Run: build/bin/lesson03
+// Run: build/bin/lesson03 [--markdown]   (--markdown: only part 8's tables,
+//      as the README holds them; scripts/lesson-tables.sh pastes them there)
 #include <algorithm>
 #include <bit>
 #include <cstdio>
-#include <cstring>
+#include <optional>
 #include <string>
 #include <thread>
 #include <vector>
@@ -302,14 +304,10 @@ void warp_talk() {
 }  // namespace
 
 int main(int argc, char** argv) {
-  lesson::answer_help(argc, argv, "[--markdown]   (--markdown: the README's softmax tables only)");
-  const bool markdown = argc == 2 && std::strcmp(argv[1], "--markdown") == 0;
-  if (argc > 1 && !markdown) {
-    std::fprintf(stderr, "%s: unknown argument '%s'\nusage: %s [--markdown]\n", argv[0], argv[1], argv[0]);
-    return 2;
-  }
+  const std::optional<bool> markdown = lesson::parse_markdown(argc, argv, "the README's softmax tables only");
+  if (!markdown) return 2;
   simt::set_workers(1);  // blocks in order: the same output every run
-  if (markdown) {
+  if (*markdown) {
     lesson03::softmax_ladder(true);
     return lesson::failures() ? 1 : 0;
   }
