@@ -10,7 +10,8 @@
 // 6. Bugs: an off-by-one, a missing __syncthreads(), a read of shared memory
 //    no thread wrote, each stopped by the traced emulator with its message.
 // 7. Lanes talking: a warp summed by five shuffles (no shared memory, no
-//    barrier), and votes, reductions and matches over its 32 lanes.
+//    barrier), votes, reductions and matches over its 32 lanes, and a
+//    histogram's atomics cut to one per key a warp by a match.
 // 8. A memory-bound ladder: every registered softmax version traced (bytes
 //    per element, coalescing, shared memory) beside the H200's figures
 //    recorded in bench/results (softmax_ladder.cpp).
@@ -299,6 +300,28 @@ void warp_talk() {
     agree = agree && r[l] == yes && r[64 + l] == unsigned(sum) && r[96 + l] == unsigned(most);
   expect(agree && r[0] == yes && int(r[32]) == std::popcount(yes) && r[128] == same,
          "ballot, popcount, sum, maximum and match equal what the host computes from x");
+
+  // A histogram: 1000 keys in 8 bins, each thread adding its key's 1.
+  const int n = 1000, bins = 8;
+  std::vector<int> keys(n), want(bins, 0);
+  for (int i = 0; i < n; ++i) keys[i] = (i * i + 3 * i) % 13 % bins, ++want[keys[i]];
+  Device<int> d_keys(n), counts(bins);
+  WARPNET_CUDA_CHECK(cudaMemcpy(d_keys.p, keys.data(), n * sizeof(int), cudaMemcpyHostToDevice));
+  std::printf("   a histogram of %d keys in %d bins, 256 threads a block:\n", n, bins);
+  uint64_t atomics[2] = {};
+  for (int per_key = 0; per_key < 2; ++per_key) {
+    WARPNET_CUDA_CHECK(cudaMemset(counts.p, 0, bins * sizeof(int)));
+    simt::launch(per_key ? histogram_per_key : histogram_per_lane, dim3((n + 255) / 256), dim3(256), 0, d_keys.p,
+                 counts.p, n);
+    const auto trace = simt::last_trace();
+    atomics[per_key] = trace->atomics;
+    std::printf("   %-22s %4llu atomics (%.1f a warp)\n",
+                per_key ? "one per key a warp:" : "one per thread:", (unsigned long long)trace->atomics,
+                double(trace->atomics) / double(trace->warps));
+    expect(counts.get() == want, "the histogram's counts equal the host's");
+  }
+  expect(atomics[0] == uint64_t(n) && atomics[1] * 3 < atomics[0],
+         "per key, under a third of the atomics: a warp's 32 keys fall in at most 8 bins");
 }
 
 }  // namespace

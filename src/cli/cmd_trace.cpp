@@ -61,6 +61,9 @@ void print_summary(const simt::KernelTrace& t) {
               "reductions: %llu (%.1f per warp)\n",
               (unsigned long long)t.barriers, ratio(t.barriers, t.blocks), (unsigned long long)t.warp_collectives,
               ratio(t.warp_collectives, t.warps));
+  if (t.atomics)
+    std::printf("  atomics         %llu lane operations (%.1f per warp)\n", (unsigned long long)t.atomics,
+                ratio(t.atomics, t.warps));
   uint64_t requests = 0, active = 0, inactive = 0;
   for (const auto& i : t.instructions) requests += i.requests, active += i.active_lanes, inactive += i.inactive_lanes;
   std::printf("  memory instructions per warp %.1f; divergence: %.1f%% of lane slots sat out\n", ratio(requests, t.warps),

@@ -289,6 +289,7 @@ void Block::begin(uint3 index) {
   done_ = 0;
   barrier_epoch_ = 0;
   warp_collectives_ = 0;
+  atomics_ = 0;
   arrived_ = votes_ = 0;
   diverged_ = false;
   fenced_ = false;
@@ -344,7 +345,7 @@ void Block::end() {
   // Also from a block with no traced access of its own (a cluster's CTA
   // whose tile lies past the matrix still copies); published only if the launch was traced.
   if (hopper_.copies_made) sink_.add_bulk(hopper_.copies_made, hopper_.bytes_copied, hopper_.largest_copy);
-  if (checker_) sink_.add_block_sync(barrier_epoch_, warp_collectives_);
+  if (checker_) sink_.add_block_counts(barrier_epoch_, warp_collectives_, atomics_);
   current_block = nullptr;
 }
 

@@ -133,6 +133,7 @@ class Block {
   const std::string& kernel_name() const { return kernel_name_; }
   const void* kernel() const { return call_.kernel; }
   unsigned barrier_epoch() const { return barrier_epoch_; }
+  void count_atomic() { ++atomics_; }  // a lane's atomic operation, for the trace
   // The race checker's view of __syncwarp, as vector clocks over a warp's
   // lanes: lane_clock is the lane's own count of the syncs it passed (a
   // __syncwarp(mask), or a .sync.aligned matrix instruction over the whole
@@ -222,6 +223,7 @@ class Block {
   unsigned done_ = 0;
   unsigned barrier_epoch_ = 0;  // __syncthreads generations, for the race checker
   uint64_t warp_collectives_ = 0;  // shuffles, votes, reductions, matches resolved (a warp's one each), for the trace
+  uint64_t atomics_ = 0;           // lanes' atomic operations, for the trace
   // This phase's arrivals at __syncthreads(): how many, how many with a true
   // predicate, where the first waits, and whether any waits elsewhere.
   unsigned arrived_ = 0, votes_ = 0;

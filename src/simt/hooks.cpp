@@ -49,6 +49,7 @@ void note_atomic(const void* address, size_t bytes, const void* pc) {
   const Lane* lane = current_lane;
   if (!lane || LibraryScope::inside()) return;
   LibraryScope scope;
+  current_block->count_atomic();
   // Only kernels compiled traced have a checker; an untraced kernel's atomics go unchecked.
   if (Checker* checker = current_block->checker_if_traced())
     checker->atomic(*lane, reinterpret_cast<uintptr_t>(address), bytes, pc);

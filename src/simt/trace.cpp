@@ -153,6 +153,7 @@ nlohmann::json KernelTrace::to_json() const {
   j["blocks"] = blocks;
   j["barriers"] = barriers;
   j["warp_collectives"] = warp_collectives;
+  j["atomics"] = atomics;
   j["instructions"] = nlohmann::json::array();
   for (const InstructionStats& s : instructions) {
     nlohmann::json i = summary(s);
@@ -256,6 +257,7 @@ void KernelTrace::add(const KernelTrace& other) {
   blocks += other.blocks;
   barriers += other.barriers;
   warp_collectives += other.warp_collectives;
+  atomics += other.atomics;
 }
 
 void TraceSink::add(const std::vector<InstructionStats>& stats, std::vector<WarpAccess>& samples) {
@@ -271,11 +273,12 @@ void TraceSink::add_bulk(uint64_t copies, uint64_t bytes, uint64_t largest) {
   trace_.bulk_largest = std::max(trace_.bulk_largest, largest);
 }
 
-void TraceSink::add_block_sync(uint64_t barriers, uint64_t warp_collectives) {
+void TraceSink::add_block_counts(uint64_t barriers, uint64_t warp_collectives, uint64_t atomics) {
   std::lock_guard lock(mutex_);
   ++trace_.blocks;
   trace_.barriers += barriers;
   trace_.warp_collectives += warp_collectives;
+  trace_.atomics += atomics;
 }
 
 void TraceSink::publish() {

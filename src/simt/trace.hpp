@@ -56,11 +56,12 @@ struct KernelTrace {
   // TMA boxes (src/simt/hopper.hpp): global -> shared by the copy engine, not
   // by the kernel's instructions, so in no InstructionStats above.
   uint64_t bulk_copies = 0, bulk_bytes = 0, bulk_largest = 0;  // copies, their bytes, the largest copy's
-  // What moves no memory but costs the warps time, summed over the blocks
-  // that ran (`blocks`, every launch added): the __syncthreads() (and
-  // cluster barriers) each released, and the warp-level shuffles, votes,
-  // reductions and matches its warps executed.
-  uint64_t blocks = 0, barriers = 0, warp_collectives = 0;
+  // What the memory requests above leave out, summed over the blocks that
+  // ran (`blocks`, every launch added): the __syncthreads() (and cluster
+  // barriers) each released, the warp-level shuffles, votes, reductions and
+  // matches its warps executed, and its lanes' atomic operations (global or
+  // shared, one per lane: on a GPU those on one address take turns).
+  uint64_t blocks = 0, barriers = 0, warp_collectives = 0, atomics = 0;
 
   // Sums over instructions of one kind.
   InstructionStats total(Space space, bool write) const;
@@ -108,7 +109,7 @@ class TraceSink {
   TraceSink(std::string kernel, const LaunchShape& shape);
   void add(const std::vector<InstructionStats>& stats, std::vector<WarpAccess>& samples);
   void add_bulk(uint64_t copies, uint64_t bytes, uint64_t largest);
-  void add_block_sync(uint64_t barriers, uint64_t warp_collectives);  // one block's
+  void add_block_counts(uint64_t barriers, uint64_t warp_collectives, uint64_t atomics);  // one block's
   bool traced() const { return traced_; }
   void publish();
 

@@ -43,6 +43,17 @@ __global__ void barriers_and_shuffles(float* out, int rounds) {
   for (int i = 0; i < rounds; ++i) __syncthreads();
 }
 
+// Every thread adds 1 to a shared counter, and thread 0 its block's total to
+// out: blockDim + 1 atomics a block.
+__global__ void counts_atomics(int* out) {
+  __shared__ int count;
+  if (threadIdx.x == 0) count = 0;
+  __syncthreads();
+  atomicAdd(&count, 1);
+  __syncthreads();
+  if (threadIdx.x == 0) atomicAdd(out, count);
+}
+
 }  // namespace
 
 using warpnet::simt::KernelTrace;
@@ -182,4 +193,16 @@ TEST_CASE("trace: a block's barriers and its warps' shuffles and votes are count
   CHECK(trace.blocks == 5);
   CHECK(trace.barriers == 15 + 2 * 7);
   CHECK(trace.warp_collectives == 132 + 4 * 11);
+}
+
+TEST_CASE("trace: each lane's atomic operation is counted, shared and global alike") {
+  DeterministicScope deterministic;
+  DeviceBuffer<int> out(std::vector<int>{0});
+  warpnet::simt::launch(counts_atomics, dim3(3), dim3(96), 0, out.get());
+  CHECK(out.download()[0] == 3 * 96);
+  const KernelTrace trace = traced_launch_result();
+  CHECK(trace.atomics == 3 * (96 + 1));
+  CHECK(trace.to_json()["atomics"] == 3 * 97);
+  // Atomics are not memory requests: the count of global stores is zero.
+  CHECK(trace.total(Space::global, true).requests == 0);
 }
