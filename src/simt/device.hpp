@@ -254,39 +254,24 @@ inline T __ldg(const T* address) {
 // The cache-hinted loads and stores (ld.global.ca/.cg/.cs/.lu/.cv,
 // st.global.wb/.cg/.cs/.wt): hints about L1 and L2 a CPU has no use for, so
 // ordinary accesses here, traced as such.
-template <class T>
-inline T __ldca(const T* address) {
-  return *address;
-}
-template <class T>
-inline T __ldcg(const T* address) {
-  return *address;
-}
-template <class T>
-inline T __ldcs(const T* address) {
-  return *address;
-}
-template <class T>
-inline T __ldlu(const T* address) {
-  return *address;
-}
-template <class T>
-inline T __ldcv(const T* address) {
-  return *address;
-}
-template <class T>
-inline void __stwb(T* address, T value) {
-  *address = value;
-}
-template <class T>
-inline void __stcg(T* address, T value) {
-  *address = value;
-}
-template <class T>
-inline void __stcs(T* address, T value) {
-  *address = value;
-}
-template <class T>
-inline void __stwt(T* address, T value) {
-  *address = value;
-}
+#define WARPNET_PLAIN_LOAD(name)          \
+  template <class T>                      \
+  inline T name(const T* address) {       \
+    return *address;                      \
+  }
+#define WARPNET_PLAIN_STORE(name)         \
+  template <class T>                      \
+  inline void name(T* address, T value) { \
+    *address = value;                     \
+  }
+WARPNET_PLAIN_LOAD(__ldca)
+WARPNET_PLAIN_LOAD(__ldcg)
+WARPNET_PLAIN_LOAD(__ldcs)
+WARPNET_PLAIN_LOAD(__ldlu)
+WARPNET_PLAIN_LOAD(__ldcv)
+WARPNET_PLAIN_STORE(__stwb)
+WARPNET_PLAIN_STORE(__stcg)
+WARPNET_PLAIN_STORE(__stcs)
+WARPNET_PLAIN_STORE(__stwt)
+#undef WARPNET_PLAIN_LOAD
+#undef WARPNET_PLAIN_STORE
