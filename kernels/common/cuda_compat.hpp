@@ -228,6 +228,15 @@ inline const char* cuda_error_detail(cudaError_t error) {
 #endif
 }
 
+// How a failed CUDA call is told, in every layer and copy: "<what> failed:
+// <CUDA name>: <detail>", or "<CUDA name>: <detail>" for a launch (`what`
+// empty). The checks that throw (device/kernels/copy.hpp's check_cuda, the
+// GPU runtime's WN_CUDA) and the one that exits (below) all word it here.
+inline std::string cuda_failure(cudaError_t error, const std::string& what) {
+  return (what.empty() ? std::string() : what + " failed: ") + cudaGetErrorName(error) + ": " +
+         cuda_error_detail(error);
+}
+
 }  // namespace WARPNET_KERNEL_COPY
 }  // namespace warpnet
 
@@ -241,14 +250,15 @@ __host__ __device__ __forceinline__ constexpr int index_of(int r, int c, int row
   return Transposed ? c * rows + r : r * cols + c;
 }
 
-// Aborts with file, line, the CUDA error name and its detail when a runtime
-// call or launch fails. For host code that wants exceptions, see src/device.
-#define WARPNET_CUDA_CHECK(expr)                                                                         \
-  do {                                                                                                   \
-    const cudaError_t warpnet_error_ = (expr);                                                           \
-    if (warpnet_error_ != cudaSuccess) {                                                                 \
-      std::fprintf(stderr, "%s:%d: %s failed: %s: %s\n", __FILE__, __LINE__, #expr,                      \
-                   cudaGetErrorName(warpnet_error_), ::warpnet::cuda_error_detail(warpnet_error_));      \
-      std::exit(EXIT_FAILURE);                                                                           \
-    }                                                                                                    \
+// Exits with file, line and cuda_failure when a runtime call or launch
+// fails: for the examples and lessons. Host code that wants exceptions calls
+// check_cuda (device/kernels/copy.hpp).
+#define WARPNET_CUDA_CHECK(expr)                                                                          \
+  do {                                                                                                    \
+    const cudaError_t warpnet_error_ = (expr);                                                            \
+    if (warpnet_error_ != cudaSuccess) {                                                                  \
+      const std::string warpnet_told_ = ::warpnet::cuda_failure(warpnet_error_, #expr);                  \
+      std::fprintf(stderr, "%s:%d: %s\n", __FILE__, __LINE__, warpnet_told_.c_str());                     \
+      std::exit(EXIT_FAILURE);                                                                            \
+    }                                                                                                     \
   } while (0)

@@ -13,11 +13,11 @@ class Error : public std::runtime_error {
   explicit Error(const std::string& message) : std::runtime_error(message) {}
 };
 
-// Concatenates any streamable values into one string.
+// Concatenates any streamable values into one string (none: "").
 template <class... Parts>
 std::string cat(const Parts&... parts) {
   std::ostringstream out;
-  (out << ... << parts);
+  ((out << parts), ...);
   return out.str();
 }
 

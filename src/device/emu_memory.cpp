@@ -15,7 +15,7 @@ void* allocate(size_t bytes) {
 
 void copy(void* dst, const void* src, size_t bytes, cudaMemcpyKind kind) {
   const cudaError_t error = cudaMemcpy(dst, src, bytes, kind);
-  WN_CHECK(error == cudaSuccess, "emulator: cudaMemcpy of ", bytes, " bytes failed: ", cuda_error_detail(error));
+  WN_CHECK(error == cudaSuccess, cuda_failure(error, cat("emulator: cudaMemcpy of ", bytes, " bytes")));
 }
 
 const bool registered = [] {

@@ -17,6 +17,7 @@
 
 #include "core/error.hpp"
 #include "device/graph.hpp"
+#include "device/kernels/copy.hpp"  // check_cuda
 #include "kernels/common/cuda_compat.hpp"
 
 namespace warpnet::device {
@@ -28,11 +29,7 @@ constexpr Device kGraphDevice = Device::cuda;
 constexpr Device kGraphDevice = Device::emu;
 #endif
 
-void check(cudaError_t error, const char* call) {
-  if (error != cudaSuccess)
-    fail("graph on ", name_of(kGraphDevice), ": ", call, " failed: ", cudaGetErrorName(error), ": ",
-         cuda_error_detail(error));
-}
+void check(cudaError_t error, const char* call) { check_cuda(error, "graph on ", name_of(kGraphDevice), ": ", call); }
 
 class ApiGraph final : public GraphRuntime {
  public:

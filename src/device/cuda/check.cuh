@@ -13,7 +13,7 @@
 #include <thread>
 
 #include "device/cuda/gpu.hpp"
-#include "kernels/common/cuda_compat.hpp"  // launch_stream()
+#include "kernels/common/cuda_compat.hpp"  // launch_stream(), cuda_failure()
 
 namespace warpnet::device::gpu {
 
@@ -39,9 +39,7 @@ inline bool is_sticky(cudaError_t e) {
 }
 
 [[noreturn]] inline void throw_cuda(cudaError_t e, const char* call, const std::string& where) {
-  throw Failure(cat(where.empty() ? "" : where + ": ", call, " failed: ", cudaGetErrorName(e), ": ",
-                    cudaGetErrorString(e)),
-                is_sticky(e));
+  throw Failure(cuda_failure(e, where.empty() ? std::string(call) : where + ": " + call), is_sticky(e));
 }
 
 // Waits for `event`, polling instead of cudaEventSynchronize so that a kernel

@@ -249,8 +249,8 @@ size_t timed_again(Pass pass, Plan& p, const ConvShape& g, bool bf16, const std:
   try {
     const ProfilerPaused paused;  // as the tuners: a profiler's run collects the workload, not this
     const DeviceArray<uint8_t> a(in0, who), b(in1, who), c(out, who);
-    check(cudaMemset(a.p, 0, in0), who, "cudaMemset");
-    check(cudaMemset(b.p, 0, in1), who, "cudaMemset");
+    check_cuda(cudaMemset(a.p, 0, in0), who, ": cudaMemset");
+    check_cuda(cudaMemset(b.p, 0, in1), who, ": cudaMemset");
     void* const buffers[3] = {a.p, b.p, c.p};
     // Each candidate with a workspace of its own, made before any is timed;
     // one that cannot be made, or that cuDNN refuses once, is not timed.

@@ -93,7 +93,7 @@ Info probe() {
     int count = 0;
     if (const cudaError_t e = cudaGetDeviceCount(&count); e != cudaSuccess) {
       // cudaErrorInsufficientDriver (CI: toolkit, no driver), cudaErrorNoDevice.
-      info.why_not = cat("no usable GPU: ", cudaGetErrorName(e), ": ", cudaGetErrorString(e));
+      info.why_not = "no usable GPU: " + cuda_failure(e, "");
       return info;
     }
     if (count == 0) {
@@ -155,13 +155,13 @@ Listing list() {
   Listing listing;
   int count = 0;
   if (const cudaError_t e = cudaGetDeviceCount(&count); e != cudaSuccess) {
-    listing.why_none = cat("no usable GPU: ", cudaGetErrorName(e), ": ", cudaGetErrorString(e));
+    listing.why_none = "no usable GPU: " + cuda_failure(e, "");
     return listing;
   }
   for (int dev = 0; dev < count; ++dev) {
     cudaDeviceProp p{};
     if (const cudaError_t e = cudaGetDeviceProperties(&p, dev); e != cudaSuccess) {
-      listing.why_none = cat("device ", dev, ": ", cudaGetErrorName(e), ": ", cudaGetErrorString(e));
+      listing.why_none = cat("device ", dev, ": ", cuda_failure(e, ""));
       continue;
     }
     Info& info = listing.gpus.emplace_back();

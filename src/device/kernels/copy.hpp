@@ -23,11 +23,27 @@ constexpr Copy kThisCopy = Copy::traced;
 constexpr Copy kThisCopy = Copy::emulator;
 #endif
 
+// A CUDA call that failed in the host code beside the kernels (their
+// launches, workspaces, tuners and graphs). It keeps the error, so a caller
+// tells a launch the GPU refused (a tuner's candidate with too big a grid)
+// from a fault by the code, not by reading the message.
+class CudaCallFailed : public Error {
+ public:
+  CudaCallFailed(cudaError_t error, const std::string& message) : Error(message), error(error) {}
+  cudaError_t error;
+};
+
+// The one check of a CUDA call there: throws CudaCallFailed with
+// cuda_failure's words, `what` (its parts joined by cat) naming the call and
+// what it was for. The parts are joined only on failure: tuners check in
+// their timing loops.
+template <class... What>
+void check_cuda(cudaError_t error, const What&... what) {
+  if (error != cudaSuccess) throw CudaCallFailed(error, cuda_failure(error, cat(what...)));
+}
+
 // After a launch: throws the launch's CUDA error, named and explained by this
 // copy's runtime (the emulator names kernel, block, thread and address).
-inline void check_launch() {
-  const cudaError_t error = cudaGetLastError();
-  if (error != cudaSuccess) fail(cudaGetErrorName(error), ": ", cuda_error_detail(error));
-}
+inline void check_launch() { check_cuda(cudaGetLastError()); }
 }  // namespace
 }  // namespace warpnet::device

@@ -3,8 +3,9 @@
 // path, a pair of CUDA events, the mean time of one launch, timing every
 // candidate, and checking every candidate that ran.
 // The CUDA copy of the registrations alone includes it (nvcc); the
-// emulator's copies have no autotuner. Errors throw Error as
-// "<who>: <what> failed: <CUDA name>: <CUDA string>", `who` naming the tuner;
+// emulator's copies have no autotuner. A failed call throws CudaCallFailed
+// (copy.hpp's check_cuda) as "<who>: <what> failed: <CUDA name>: <detail>",
+// `who` naming the tuner;
 // a launch that fails when waited for, or runs past kHungAfterSeconds,
 // throws gpu::Failure (check.cuh), which says whether the context survived.
 #pragma once
@@ -24,19 +25,16 @@
 #include "core/rng.hpp"
 #include "device/cuda/check.cuh"
 #include "device/cuda/profiler_pauses.cuh"
+#include "device/kernels/copy.hpp"  // check_cuda
 #include "kernels/common/cuda_compat.hpp"  // launch_stream()
 
 namespace warpnet::device::gpu_timing {
-
-inline void check(cudaError_t error, const char* who, const char* what) {
-  if (error != cudaSuccess) fail(who, ": ", what, " failed: ", cudaGetErrorName(error), ": ", cudaGetErrorString(error));
-}
 
 // n elements of device memory, freed on every path.
 template <class T>
 struct DeviceArray {
   T* p = nullptr;
-  DeviceArray(size_t n, const char* who) { check(cudaMalloc(&p, n * sizeof(T)), who, "cudaMalloc"); }
+  DeviceArray(size_t n, const char* who) { check_cuda(cudaMalloc(&p, n * sizeof(T)), who, ": cudaMalloc"); }
   ~DeviceArray() { cudaFree(p); }
   DeviceArray(DeviceArray&& o) noexcept : p(std::exchange(o.p, nullptr)) {}
   DeviceArray(const DeviceArray&) = delete;
@@ -48,8 +46,8 @@ struct EventPair {
   const char* who;
   cudaEvent_t start = nullptr, stop = nullptr;
   explicit EventPair(const char* who_) : who(who_) {
-    check(cudaEventCreate(&start), who, "cudaEventCreate");
-    check(cudaEventCreate(&stop), who, "cudaEventCreate");
+    check_cuda(cudaEventCreate(&start), who, ": cudaEventCreate");
+    check_cuda(cudaEventCreate(&stop), who, ": cudaEventCreate");
   }
   ~EventPair() {
     cudaEventDestroy(start);
@@ -86,13 +84,13 @@ inline void wait_for_launches(const char* who, const char* what, double limit_s 
 template <class Launcher>
 double time_launches(const EventPair& ev, Launcher launch) {
   auto run = [&](int reps, double limit_s) {
-    check(cudaEventRecord(ev.start, launch_stream()), ev.who, "cudaEventRecord");
+    check_cuda(cudaEventRecord(ev.start, launch_stream()), ev.who, ": cudaEventRecord");
     for (int r = 0; r < reps; ++r) launch();
-    check(cudaGetLastError(), ev.who, "a timed launch");
-    check(cudaEventRecord(ev.stop, launch_stream()), ev.who, "cudaEventRecord");
+    check_cuda(cudaGetLastError(), ev.who, ": a timed launch");
+    check_cuda(cudaEventRecord(ev.stop, launch_stream()), ev.who, ": cudaEventRecord");
     gpu::wait_for(ev.stop, limit_s, cat(ev.who, ": timed launches"));
     float ms = 0;
-    check(cudaEventElapsedTime(&ms, ev.start, ev.stop), ev.who, "cudaEventElapsedTime");
+    check_cuda(cudaEventElapsedTime(&ms, ev.start, ev.stop), ev.who, ": cudaEventElapsedTime");
     return double(ms) / reps;
   };
   const double once = run(1, kHungAfterSeconds);
@@ -123,16 +121,15 @@ std::vector<double> time_candidates(int count, const EventPair& ev, LaunchCandid
     try {
       launch(i);
       error = cudaGetLastError();
-    } catch (const Error& e) {
+    } catch (const CudaCallFailed& e) {
       // A launcher that checks its own launch (copy.hpp's check_launch, as
-      // matmul/10's GEMMs do) has taken the error and thrown it by name.
-      const std::string what = e.what();
-      // A candidate whose workspace does not fit (workspace.hpp names the
-      // cudaMalloc error) is refused too: another may need less.
-      if (what.starts_with("cudaErrorInvalidConfiguration")) error = cudaErrorInvalidConfiguration;
-      else if (what.starts_with("cudaErrorLaunchOutOfResources")) error = cudaErrorLaunchOutOfResources;
-      else if (what.find("cudaErrorMemoryAllocation") != std::string::npos) error = cudaErrorMemoryAllocation;
-      else throw;
+      // matmul/10's GEMMs do) has taken the error and thrown it; a candidate
+      // whose workspace does not fit (workspace.hpp) is refused too: another
+      // may need less. Any other error is the caller's to hear.
+      error = e.error;
+      if (error != cudaErrorInvalidConfiguration && error != cudaErrorLaunchOutOfResources &&
+          error != cudaErrorMemoryAllocation)
+        throw;
       (void)cudaGetLastError();  // not sticky: cleared, so the next candidate's check sees only its own
     }
     if (error == cudaErrorInvalidConfiguration || error == cudaErrorLaunchOutOfResources ||
@@ -140,7 +137,7 @@ std::vector<double> time_candidates(int count, const EventPair& ev, LaunchCandid
       ms.push_back(std::numeric_limits<double>::quiet_NaN());
       continue;
     }
-    check(error, ev.who, "a warm-up launch");
+    check_cuda(error, ev.who, ": a warm-up launch");
     wait_for_launches(ev.who, "a warm-up run");
     ms.push_back(time_launches(ev, [&] { launch(i); }));
     if (best < 0 || ms.back() < ms[best]) best = i;
@@ -173,7 +170,8 @@ DeviceArray<T> random_on_device(std::vector<float>& host, size_t n, Rng& rng, co
     host[i] = float(stored[i]);
   }
   DeviceArray<T> d(n, who);
-  check(cudaMemcpy(d.p, stored.data(), n * sizeof(T), cudaMemcpyHostToDevice), who, "cudaMemcpy to the device");
+  check_cuda(cudaMemcpy(d.p, stored.data(), n * sizeof(T), cudaMemcpyHostToDevice), who,
+             ": cudaMemcpy to the device");
   return d;
 }
 
@@ -187,7 +185,7 @@ struct Timed {
 template <class LaunchCandidate>
 Timed pick_fastest(int count, const char* who, LaunchCandidate launch, const std::string& where,
                    const std::function<bool(int)>& applies = {}) {
-  check(cudaGetLastError(), who, "an earlier call (a stale error)");
+  check_cuda(cudaGetLastError(), who, ": an earlier call (a stale error)");
   const ProfilerPaused not_profiled;  // the timing launches are not the workload
   EventPair ev(who);
   Timed t;
@@ -239,15 +237,16 @@ template <class LaunchCandidate, class ReferenceAt, class ToleranceAt, class Ele
 void verify_candidate(const char* who, const std::string& what, LaunchCandidate launch, const DeviceFloats& out,
                       size_t n, double terms, Rng& rng, ReferenceAt reference_at, ToleranceAt tolerance_at,
                       ElementName element_name) {
-  check(cudaMemset(out.p, 0xFF, n * sizeof(float)), who, "cudaMemset of the output");
+  check_cuda(cudaMemset(out.p, 0xFF, n * sizeof(float)), who, ": cudaMemset of the output");
   {
     const ProfilerPaused not_profiled;  // the check is the tuner's, not the workload's
     launch();
   }
-  check(cudaGetLastError(), who, "the verifying launch");
+  check_cuda(cudaGetLastError(), who, ": the verifying launch");
   wait_for_launches(who, "the verifying launch");
   std::vector<float> got(n);
-  check(cudaMemcpy(got.data(), out.p, n * sizeof(float), cudaMemcpyDeviceToHost), who, "cudaMemcpy of the output");
+  check_cuda(cudaMemcpy(got.data(), out.p, n * sizeof(float), cudaMemcpyDeviceToHost), who,
+             ": cudaMemcpy of the output");
   for (size_t e = 0; e < n; ++e)
     WN_CHECK(std::isfinite(got[e]), who, ": ", what, " left ", element_name(e), " = ", got[e]);
   const bool all = double(n) * terms <= kVerifyAllProducts || n <= 256;

@@ -58,8 +58,7 @@ class Workspace {
     size_t& capacity = capacities[slot];
     if (bytes > capacity) {
       buffer = nullptr, capacity = 0;
-      const cudaError_t error = cudaMalloc(&buffer, bytes);
-      if (error != cudaSuccess) fail("workspace of ", bytes, " bytes: ", cudaGetErrorName(error));
+      check_cuda(cudaMalloc(&buffer, bytes), "workspace of ", bytes, " bytes: cudaMalloc");
       capacity = bytes;
       created_ = true;
     }
@@ -85,8 +84,7 @@ class Workspace {
 class Workspace {
  public:
   explicit Workspace(size_t bytes, int slot = 0) : slot_(slot) {
-    const cudaError_t error = cudaMallocAsync(&data_, bytes, launch_stream());
-    if (error != cudaSuccess) fail("workspace of ", bytes, " bytes: ", cudaGetErrorName(error));
+    check_cuda(cudaMallocAsync(&data_, bytes, launch_stream()), "workspace of ", bytes, " bytes: cudaMallocAsync");
   }
   ~Workspace() { cudaFreeAsync(data_, launch_stream()); }
   Workspace(const Workspace&) = delete;

@@ -129,7 +129,7 @@ std::string tune_on_gpu(const Sizes& s) {
   static constexpr const char* who = "lenet5_step/01's tune";
   if (const auto known = tuned().find(s)) return cat("tuned before: ", kStepNames[*known]);
   const int N = int(s[0]), C = int(s[1]);
-  using gpu_timing::DeviceArray, gpu_timing::DeviceFloats, gpu_timing::check, gpu_timing::wait_for_launches;
+  using gpu_timing::DeviceArray, gpu_timing::DeviceFloats, gpu_timing::wait_for_launches;
   Rng rng(2026);
   std::vector<float> host;
   const size_t param_sizes[10] = {150, 6, 2400, 16, 48000, 120, 10080, 84, size_t(84) * C, size_t(C)};
@@ -137,7 +137,8 @@ std::string tune_on_gpu(const Sizes& s) {
   std::vector<int> label_values(static_cast<size_t>(N));
   for (int& l : label_values) l = int(rng.below(uint64_t(C)));
   DeviceArray<int> labels(size_t(N), who);
-  check(cudaMemcpy(labels.p, label_values.data(), size_t(N) * sizeof(int), cudaMemcpyHostToDevice), who, "cudaMemcpy");
+  check_cuda(cudaMemcpy(labels.p, label_values.data(), size_t(N) * sizeof(int), cudaMemcpyHostToDevice), who,
+             ": cudaMemcpy");
   std::vector<DeviceFloats> params, grads;
   for (const size_t n : param_sizes) {
     params.push_back(gpu_timing::random_on_device(host, n, rng, who));
@@ -153,14 +154,15 @@ std::string tune_on_gpu(const Sizes& s) {
   const auto outputs = [&](int i) {
     std::vector<std::pair<float*, size_t>> all = {{probs.p, size_t(N) * C}, {row_loss.p, size_t(N)}};
     for (size_t k = 0; k < 10; ++k) all.emplace_back(grads[k].p, param_sizes[k]);
-    for (const auto& [p, n] : all) check(cudaMemset(p, 0xFF, n * sizeof(float)), who, "cudaMemset");
+    for (const auto& [p, n] : all) check_cuda(cudaMemset(p, 0xFF, n * sizeof(float)), who, ": cudaMemset");
     launch(i);
     wait_for_launches(who, "a checked step");
     std::vector<float> values;
     for (const auto& [p, n] : all) {
       const size_t at = values.size();
       values.resize(at + n);
-      check(cudaMemcpy(values.data() + at, p, n * sizeof(float), cudaMemcpyDeviceToHost), who, "cudaMemcpy");
+      check_cuda(cudaMemcpy(values.data() + at, p, n * sizeof(float), cudaMemcpyDeviceToHost), who,
+                 ": cudaMemcpy");
     }
     return values;
   };

@@ -32,9 +32,8 @@ class StreamKWorkspace {
     if (plan.shared_blocks == 0 || blocks > wgmma_v16::sm_count() || blocks > warpnet::kMaxStreamKBlocks) return;
     workspace_.emplace(warpnet::stream_k_bytes(blocks, wgmma_v16::kPartialFloats), kSlot);
     if (!workspace_->created()) return;  // its flags are as the last launch left them: zero
-    const cudaError_t error =
-        cudaMemsetAsync(workspace_->data(), 0, warpnet::stream_k_flag_bytes(), launch_stream());
-    if (error != cudaSuccess) fail(id, ": zeroing stream-K's flags: ", cudaGetErrorName(error));
+    check_cuda(cudaMemsetAsync(workspace_->data(), 0, warpnet::stream_k_flag_bytes(), launch_stream()), id,
+               ": zeroing stream-K's flags: cudaMemsetAsync");
   }
   void* data() const { return workspace_ ? workspace_->data() : nullptr; }
 
