@@ -102,6 +102,7 @@ const char* state_name(LaneView::State s) {
     case LaneView::State::barrier: return "at __syncthreads()";
     case LaneView::State::collective: return "at a warp collective";
     case LaneView::State::exited: return "exited";
+    case LaneView::State::sleeping: return "in __nanosleep()";
   }
   return "";
 }

@@ -6,6 +6,7 @@
 #include <cstdint>
 
 #include "simt/device.hpp"
+#include "simt/low_precision.hpp"
 #include "simt/trace_hooks.hpp"
 
 namespace warpnet::simt {
@@ -14,17 +15,37 @@ namespace {
 // Blocks on other workers may touch the same word, so these are real atomics;
 // lanes of one block take turns on one OS thread and cannot interleave inside one.
 // `pc`: the kernel's call, which messages name (__builtin_return_address of the atomic).
+// A GPU faults (cudaErrorMisalignedAddress); here the word would be updated
+// across two, silently wrong, and std::atomic_ref would be undefined. Then
+// the checker and the trace see one atomic access of `bytes`.
+void note_aligned_atomic(const void* address, size_t bytes, const void* pc) {
+  if (reinterpret_cast<uintptr_t>(address) % bytes != 0) misaligned_access_at("an atomic", pc, address, unsigned(bytes));
+  note_atomic(address, bytes, pc);
+}
+
 template <class T, class Update>
-T update(T* address, const void* pc, Update next) {
-  // A GPU faults (cudaErrorMisalignedAddress); here the word would be updated
-  // across two, silently wrong, and std::atomic_ref would be undefined.
-  if (reinterpret_cast<uintptr_t>(address) % sizeof(T) != 0) misaligned_access_at("an atomic", pc, address, sizeof(T));
-  note_atomic(address, sizeof(T), pc);
+T update_word(T* address, Update next) {
   std::atomic_ref<T> word(*address);
   T old = word.load(std::memory_order_relaxed);
   while (!word.compare_exchange_weak(old, next(old), std::memory_order_relaxed)) {
   }
   return old;
+}
+
+template <class T, class Update>
+T update(T* address, const void* pc, Update next) {
+  note_aligned_atomic(address, sizeof(T), pc);
+  return update_word(address, next);
+}
+
+// One 16-bit float F at `bits` plus `value`, rounded once (the sum of two
+// is exact in double), as atom.add.noftz.{f16,bf16}. Returns the old value.
+template <class F, class Raw>
+F add_16_bit(unsigned short* bits, F value) {
+  const double v = float(value);
+  const unsigned short old =
+      update_word(bits, [&](unsigned short o) { return Raw(F(double(float(F(Raw{o}))) + v)).x; });
+  return F(Raw{old});
 }
 
 // atom.add.f32 flushes subnormal inputs and results to zero of the same sign
@@ -34,8 +55,11 @@ float flushed(float x) { return std::fpclassify(x) == FP_SUBNORMAL ? std::copysi
 }  // namespace
 }  // namespace warpnet::simt
 
+using warpnet::simt::add_16_bit;
 using warpnet::simt::flushed;
+using warpnet::simt::note_aligned_atomic;
 using warpnet::simt::update;
+using warpnet::simt::update_word;
 
 #define WARPNET_ATOMIC_DEF(name, T, expr)                                                                    \
   T name(T* address, T value) {                                                                              \
@@ -80,4 +104,42 @@ unsigned int atomicInc(unsigned int* address, unsigned int limit) {
 unsigned int atomicDec(unsigned int* address, unsigned int limit) {
   return update(address, __builtin_return_address(0),
                 [&](unsigned int old) { return (old == 0 || old > limit) ? limit : old - 1; });
+}
+
+unsigned short int atomicCAS(unsigned short int* address, unsigned short int compare, unsigned short int value) {
+  return update(address, __builtin_return_address(0),
+                [&](unsigned short int old) { return old == compare ? value : old; });
+}
+
+// The 16-bit floats and the vectors: see atomics.hpp.
+__half atomicAdd(__half* address, __half value) {
+  note_aligned_atomic(address, 2, __builtin_return_address(0));
+  return add_16_bit<__half, __half_raw>(reinterpret_cast<unsigned short*>(address), value);
+}
+__nv_bfloat16 atomicAdd(__nv_bfloat16* address, __nv_bfloat16 value) {
+  note_aligned_atomic(address, 2, __builtin_return_address(0));
+  return add_16_bit<__nv_bfloat16, __nv_bfloat16_raw>(reinterpret_cast<unsigned short*>(address), value);
+}
+__half2 atomicAdd(__half2* address, __half2 value) {
+  note_aligned_atomic(address, 4, __builtin_return_address(0));
+  auto* halves = reinterpret_cast<unsigned short*>(address);
+  return __halves2half2(add_16_bit<__half, __half_raw>(halves, __low2half(value)),
+                        add_16_bit<__half, __half_raw>(halves + 1, __high2half(value)));
+}
+__nv_bfloat162 atomicAdd(__nv_bfloat162* address, __nv_bfloat162 value) {
+  note_aligned_atomic(address, 4, __builtin_return_address(0));
+  auto* halves = reinterpret_cast<unsigned short*>(address);
+  return __halves2bfloat162(add_16_bit<__nv_bfloat16, __nv_bfloat16_raw>(halves, __low2bfloat16(value)),
+                            add_16_bit<__nv_bfloat16, __nv_bfloat16_raw>(halves + 1, __high2bfloat16(value)));
+}
+float2 atomicAdd(float2* address, float2 value) {
+  note_aligned_atomic(address, 8, __builtin_return_address(0));
+  const auto add = [](float v) { return [v](float old) { return flushed(flushed(old) + flushed(v)); }; };
+  return {update_word(&address->x, add(value.x)), update_word(&address->y, add(value.y))};
+}
+float4 atomicAdd(float4* address, float4 value) {
+  note_aligned_atomic(address, 16, __builtin_return_address(0));
+  const auto add = [](float v) { return [v](float old) { return flushed(flushed(old) + flushed(v)); }; };
+  return {update_word(&address->x, add(value.x)), update_word(&address->y, add(value.y)),
+          update_word(&address->z, add(value.z)), update_word(&address->w, add(value.w))};
 }

@@ -2,6 +2,12 @@
 // atomic is one checked access, never mistaken for a racing load and store.
 // All are relaxed, like CUDA's atomics without a fence.
 #pragma once
+#include "simt/cuda_types.hpp"
+
+struct __half;
+struct __nv_bfloat16;
+struct __half2;
+struct __nv_bfloat162;
 
 #define WARPNET_ATOMIC_DECL(name, T) T name(T* address, T value);
 #define WARPNET_ATOMIC_INTEGERS(name)          \
@@ -24,8 +30,20 @@ WARPNET_ATOMIC_INTEGERS(atomicAnd)
 WARPNET_ATOMIC_INTEGERS(atomicOr)
 WARPNET_ATOMIC_INTEGERS(atomicXor)
 #undef WARPNET_ATOMIC_INTEGERS
+
+// Adds of 16-bit floats (sm_70, bf16 sm_80) rounded to nearest even, subnormals
+// kept (atom.add.noftz). The pairs, float2 and float4 (sm_90) are updated
+// element by element, each element atomic on its own, as the PTX ISA
+// promises of the vector forms, not the whole at once.
+WARPNET_ATOMIC_DECL(atomicAdd, __half)
+WARPNET_ATOMIC_DECL(atomicAdd, __nv_bfloat16)
+WARPNET_ATOMIC_DECL(atomicAdd, __half2)
+WARPNET_ATOMIC_DECL(atomicAdd, __nv_bfloat162)
+WARPNET_ATOMIC_DECL(atomicAdd, float2)
+WARPNET_ATOMIC_DECL(atomicAdd, float4)
 #undef WARPNET_ATOMIC_DECL
 
+unsigned short int atomicCAS(unsigned short int* address, unsigned short int compare, unsigned short int value);
 int atomicCAS(int* address, int compare, int value);
 unsigned int atomicCAS(unsigned int* address, unsigned int compare, unsigned int value);
 unsigned long long atomicCAS(unsigned long long* address, unsigned long long compare, unsigned long long value);

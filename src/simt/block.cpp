@@ -219,7 +219,7 @@ void Block::enter_from_scheduler(Lane& lane) {
 }
 
 void Block::resume(Lane& lane) {
-  count_switch();
+  if (!lane.slept) count_switch();
   enter_from_scheduler(lane);
   current_lane = nullptr;
   if (error_) std::rethrow_exception(error_);
@@ -235,6 +235,20 @@ Lane* Block::next_ready(const Lane& lane) {
 
 void Block::park(Lane& lane) { switch_away(lane, next_ready(lane)); }
 
+void Block::sleep(Lane& lane) {
+  lane.state = LaneState::sleeping;
+  lane.slept = true;
+  switch_away(lane, next_ready(lane));
+  lane.slept = false;  // back in the kernel: whatever it does next is progress again
+}
+
+bool Block::wake_sleepers() {
+  bool woke = false;
+  for (Lane& lane : lanes_)
+    if (lane.state == LaneState::sleeping) lane.state = LaneState::ready, woke = true;
+  return woke;
+}
+
 // A lane's side of a switch: to `next`, or to the scheduler when null.
 void Block::switch_away(Lane& lane, Lane* next) {
   if (next)
@@ -247,7 +261,7 @@ void Block::switch_away(Lane& lane, Lane* next) {
     Lane& lane;
     ~FinishSwitch() { asan_finish_switch(lane.asan_fake_stack, nullptr, nullptr); }
   } finish{lane};
-  count_switch();
+  if (!lane.slept) count_switch();
   current_lane = next;
   resumer_ = &lane.fiber;
   ctx::fiber back = std::move(next ? next->fiber : scheduler_).resume();
@@ -320,6 +334,7 @@ Block::Round Block::round() {
     for (unsigned w = 0; w < warps_; ++w) run_warp(w);
     if (done_ == lanes_.size()) return Round::done;
     if (hopper_.settle(*this)) return Round::progressed;  // TMA copies landed, mbarrier phases completed
+    if (wake_sleepers()) return Round::progressed;        // threads back from __nanosleep()
     // No lane can run: every one waits at the same __syncthreads(), or the
     // block is stuck (alone: for ever; in a cluster, perhaps until a peer acts).
     if (arrived_ != lanes_.size() || diverged_) return Round::stuck;

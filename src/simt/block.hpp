@@ -36,8 +36,11 @@ struct SourcePlace {
 
 // at_mbarrier: waiting on an mbarrier phase; yielded: past a yielding warp op
 // (WarpMatrixOp::yields), until the scheduler's next round (HopperUnits::settle);
-// at_cluster_barrier: in cluster_sync(), until every thread of the cluster is (cluster.hpp).
-enum class LaneState : uint8_t { ready, at_barrier, at_warp_op, at_memory, at_mbarrier, yielded, at_cluster_barrier, done };
+// at_cluster_barrier: in cluster_sync(), until every thread of the cluster is (cluster.hpp);
+// sleeping: in __nanosleep(), until a round in which nothing else could go on.
+enum class LaneState : uint8_t {
+  ready, at_barrier, at_warp_op, at_memory, at_mbarrier, yielded, at_cluster_barrier, sleeping, done
+};
 
 // The access a lane held at_memory is about to make.
 struct PendingAccess {
@@ -78,6 +81,10 @@ struct alignas(64) Lane {
   std::vector<AsyncCopy> async_copies;
   uint32_t async_groups = 0;  // cp.async.commit_group calls so far
   bool started = false;  // the fiber has run; until then it holds no kernel frames
+  // Parked by __nanosleep() and not yet back in the kernel: switches to and
+  // from it are not progress, which the watchdog counts (a spin-wait that
+  // sleeps and never ends is still a hang).
+  bool slept = false;
   bool waited_for_prior_grids = false;  // wait_for_prior_grids() called (LaunchShape::programmatic)
   void* asan_fake_stack = nullptr;  // fiber_sanitizer.hpp; unused outside the asan preset
 };
@@ -126,6 +133,10 @@ class Block {
   int arrive(Lane& lane);
   // Called from a lane's fiber: parks it until it is resumed.
   void park(Lane& lane);
+  // Called from a lane's fiber in __nanosleep(): parks it until a round in
+  // which no other lane could run and no barrier or copy completed (a GPU
+  // runs other warps while one sleeps; so does this).
+  void sleep(Lane& lane);
 
   uint3 index() const { return index_; }
   const LaunchShape& shape() const { return shape_; }
@@ -181,6 +192,7 @@ class Block {
   void enter_from_scheduler(Lane& lane);
   Lane* next_ready(const Lane& lane);
   void switch_away(Lane& lane, Lane* next);
+  bool wake_sleepers();
   void run_warp(unsigned warp);
   bool resolve_warp_ops(unsigned warp);
   bool resolve_masked_group(unsigned warp, Lane& first);

@@ -1,6 +1,7 @@
 // The device builtins kernels call: indices, barriers, collectives. Each runs
 // on the calling lane's fiber and parks it when it must wait for others.
 #include <atomic>
+#include <chrono>
 
 #include "simt/block.hpp"
 #include "simt/device.hpp"
@@ -140,6 +141,28 @@ void __threadfence() {
   if (warpnet::simt::Block* block = warpnet::simt::current_block) block->fence();
 }
 void __threadfence_block() {}
+// The host's memory is not shared with a running kernel here (no mapped or
+// managed memory), so a fence for the system orders what __threadfence() does.
+void __threadfence_system() { __threadfence(); }
+
+// The thread sleeps until the rest of its block has gone as far as it can
+// (Block::sleep); `ns` is not waited: the emulator's time is not the GPU's.
+// A spin-wait with a __nanosleep() in its loop therefore lets the threads
+// it waits for run, as on a GPU.
+void __nanosleep(unsigned ns) {
+  (void)ns;
+  warpnet::simt::Lane& lane = warpnet::simt::this_lane("__nanosleep");
+  lane.site = __builtin_return_address(0);
+  warpnet::simt::current_block->sleep(lane);
+}
+
+// A host clock, in nanoseconds since an arbitrary start, for a GPU's count of
+// SM cycles: it only increases, and differences measure the emulation's own
+// time, not the GPU's (a load costs here what the host's costs).
+long long int clock64() {
+  return std::chrono::duration_cast<std::chrono::nanoseconds>(std::chrono::steady_clock::now().time_since_epoch())
+      .count();
+}
 
 unsigned __activemask() {
   return unsigned(warpnet::simt::collective(warpnet::simt::WarpOp::activemask, 0, 0, 0, 32,

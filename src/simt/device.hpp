@@ -10,9 +10,11 @@
 
 #include "simt/cuda_types.hpp"
 
-// CUDA's 16-bit float types (low_precision.hpp), which warp shuffles take.
+// CUDA's 16-bit float types and their pairs (low_precision.hpp), which warp shuffles take.
 struct __half;
 struct __nv_bfloat16;
+struct __half2;
+struct __nv_bfloat162;
 
 namespace warpnet::simt {
 
@@ -92,8 +94,7 @@ template <unsigned Width>
 [[noreturn]] void misaligned_access_at(const char* instruction, const void* pc, const void* address, unsigned bytes);
 
 // The types CUDA's warp shuffles take (CUDA C++ Programming Guide, "Warp
-// Shuffle Functions"; __half2 and __nv_bfloat162, which the emulator lacks,
-// aside). nvcc has no overload for a struct, a pointer or a float2, so
+// Shuffle Functions"). nvcc has no overload for a struct, a pointer or a float2, so
 // neither does the emulator: a kernel shuffling one would pass here and not
 // build for the GPU.
 template <class T>
@@ -101,7 +102,7 @@ inline constexpr bool is_shuffle_type =
     std::is_same_v<T, int> || std::is_same_v<T, unsigned> || std::is_same_v<T, long> ||
     std::is_same_v<T, unsigned long> || std::is_same_v<T, long long> || std::is_same_v<T, unsigned long long> ||
     std::is_same_v<T, float> || std::is_same_v<T, double> || std::is_same_v<T, ::__half> ||
-    std::is_same_v<T, ::__nv_bfloat16>;
+    std::is_same_v<T, ::__nv_bfloat16> || std::is_same_v<T, ::__half2> || std::is_same_v<T, ::__nv_bfloat162>;
 
 // The type a shuffle of a T returns: nvcc takes bool, char, short and
 // unscoped enums through its int overload, so they come back as int.
@@ -113,15 +114,19 @@ using shuffled_t = std::conditional_t<(std::is_integral_v<T> && sizeof(T) < size
 template <class T>
 uint64_t to_bits(T value) {
   static_assert(is_shuffle_type<T>,
-                "CUDA shuffles int, unsigned, long, long long (and unsigned), float, double, __half and "
-                "__nv_bfloat16 (bool, char, short and enums as int) only");
+                "CUDA shuffles int, unsigned, long, long long (and unsigned), float, double, __half, "
+                "__nv_bfloat16 and their pairs (bool, char, short and enums as int) only");
   uint64_t bits = 0;
   std::memcpy(&bits, &value, sizeof(T));
   return bits;
 }
 template <class T>
 T from_bits(uint64_t bits) {
-  static_assert(std::is_trivially_copyable_v<T>, "a shuffled value is its bytes");
+  // The toolkit's __half2 and __nv_bfloat162 declare their own copies, so
+  // they are not trivially copyable, but are two 16-bit patterns all the same.
+  static_assert(std::is_trivially_copyable_v<T> || std::is_same_v<T, ::__half2> ||
+                    std::is_same_v<T, ::__nv_bfloat162>,
+                "a shuffled value is its bytes");
   T value;
   // Through void*: CUDA's __half keeps its bits in a protected member, and
   // GCC warns (-Wclass-memaccess) about copying bytes into such a class.
@@ -147,6 +152,11 @@ int __syncthreads_and(int predicate, std::source_location place = std::source_lo
 int __syncthreads_or(int predicate, std::source_location place = std::source_location::current());
 void __threadfence();
 void __threadfence_block();
+void __threadfence_system();
+// A clock that only increases: the host's, in nanoseconds (builtins.cpp), not the SM's cycles.
+long long int clock64();
+// Lets the block's other threads run before this one goes on (sm_70).
+void __nanosleep(unsigned ns);
 
 // The lanes of the warp that reached this call together (the same instruction).
 unsigned __activemask();

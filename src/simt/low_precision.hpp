@@ -12,7 +12,9 @@
 // emulator's. (At link time there is no clash to fix: the emulator's functions
 // have C++ linkage, libcudart's C linkage — different symbols, so `warpnet`
 // links both and its GPU probe calls the real runtime.)
-// Without the toolkit: warpnet's own types below, conversions only.
+// Without the toolkit: warpnet's own types below, and their pairs and
+// arithmetic (half_pairs.hpp). Either way, the fused multiply-adds, which
+// CUDA's headers offer the device alone, come from half_fma.hpp.
 #pragma once
 #include "simt/cuda_types.hpp"
 
@@ -94,4 +96,8 @@ struct __nv_fp8_e5m2 {
   explicit operator float() const { return warpnet::simt::decode(warpnet::simt::kE5M2, __x); }
   __nv_fp8_storage_t __x;
 };
+
+#include "simt/half_pairs.hpp"  // __half2, __nv_bfloat162 and the arithmetic
 #endif  // WARPNET_SIMT_CUDA_HEADERS
+
+#include "simt/half_fma.hpp"  // __hfma, __hfma2: device-only in CUDA's headers

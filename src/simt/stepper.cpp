@@ -129,6 +129,7 @@ void Stepper::show(Block& block, unsigned warp, bool at_barrier) {
       case LaneState::at_mbarrier: v.state = LaneView::State::barrier, v.where = describe_code(lane.site); break;
       case LaneState::at_warp_op:
       case LaneState::yielded: v.state = LaneView::State::collective, v.where = describe_code(lane.site); break;
+      case LaneState::sleeping: v.state = LaneView::State::sleeping, v.where = describe_code(lane.site); break;
       default: v.state = LaneView::State::exited;
     }
     stop_.lanes.push_back(std::move(v));
@@ -140,7 +141,7 @@ void Stepper::show(Block& block, unsigned warp, bool at_barrier) {
 }
 
 nlohmann::json to_json(const WarpStop& stop) {
-  static const char* const states[] = {"memory", "barrier", "collective", "exited"};
+  static const char* const states[] = {"memory", "barrier", "collective", "exited", "sleeping"};
   const auto dim = [](const auto& d) { return nlohmann::json::array({d.x, d.y, d.z}); };
   nlohmann::json lanes = nlohmann::json::array();
   for (const LaneView& v : stop.lanes) {

@@ -27,7 +27,7 @@ struct Touched;
 
 // One lane of the watched warp at a stop.
 struct LaneView {
-  enum class State { memory, barrier, collective, exited };
+  enum class State { memory, barrier, collective, exited, sleeping };
   unsigned lane = 0;
   uint3 thread{};
   State state = State::exited;

@@ -80,7 +80,8 @@ Running running(State& s) {
                "\nwarpnet emulator: kernel %s: no thread has switched (reached a barrier, a warp collective or its "
                "end) for %.0f s%s%s%s. Is a thread waiting in a loop for memory another thread writes (a spin-wait)? "
                "The emulator runs one thread at a time until it blocks and never preempts it, so that wait never "
-               "ends here, where a GPU since Volta schedules the writer. Stopping the process "
+               "ends here, where a GPU since Volta schedules the writer (a __nanosleep() in the loop lets the "
+               "block's other threads run; a sleep that never ends counts as no switch). Stopping the process "
                "(WARPNET_SIMT_HANG_TIMEOUT=<seconds> waits longer, 0 for ever).\n",
                kernel.c_str(), seconds, threads.empty() ? "" : " (running: ", threads.c_str(), threads.empty() ? "" : ")");
   std::fflush(stderr);

@@ -58,7 +58,87 @@ __global__ void hinted_copy(const int* in, int* out) {
   __stcs(&out[4], __ldcv(&in[4]) + 4);
 }
 
+// Every thread adds 1 to a half and a bf16, (1, 2) to each pair, (1, 2) to a
+// float2 and (1, 2, 3, 4) to a float4; and claims a 16-bit slot by atomicCAS,
+// counting in `winners` the threads that found it free.
+__global__ void contend_narrow(__half* h, __nv_bfloat16* b, __half2* h2, __nv_bfloat162* b2, float2* f2, float4* f4,
+                               unsigned short* slot, int* winners) {
+  const int id = int(blockIdx.x * blockDim.x + threadIdx.x);
+  atomicAdd(h, __half(1.0f));
+  atomicAdd(b, __nv_bfloat16(1.0f));
+  atomicAdd(h2, __floats2half2_rn(1.0f, 2.0f));
+  atomicAdd(b2, __floats2bfloat162_rn(1.0f, 2.0f));
+  atomicAdd(f2, make_float2(1.0f, 2.0f));
+  atomicAdd(f4, make_float4(1.0f, 2.0f, 3.0f, 4.0f));
+  if (atomicCAS(slot, static_cast<unsigned short>(0), static_cast<unsigned short>(id + 1)) == 0) atomicAdd(winners, 1);
+}
+
+// olds[t] = the value thread t's atomicAdd of `add` found: the threads run
+// one after another here, so thread t finds start + t · add, rounded at each step.
+__global__ void add_half_in_turn(__half* sum, __half add, __half* olds) {
+  olds[threadIdx.x] = atomicAdd(sum, add);
+}
+
+// Two clock64() readings with a loop between; and a __threadfence_system().
+__global__ void read_clock(long long* stamps, float* sink) {
+  stamps[0] = clock64();
+  float x = 1.0f;
+  for (int i = 0; i < 100000; ++i) x = x * 1.0000001f + 1e-7f;
+  sink[0] = x;
+  __threadfence_system();
+  stamps[1] = clock64();
+}
+
 }  // namespace
+
+TEST_CASE("atomics on 16-bit floats, their pairs, float2 and float4, and a 16-bit CAS, under contention") {
+  const int blocks = 4, threads = 64, n = blocks * threads;  // 256: every partial sum is exact in half and bf16
+  DeviceBuffer<__half> h(std::vector<__half>{__half(0.0f)});
+  DeviceBuffer<__nv_bfloat16> b(std::vector<__nv_bfloat16>{__nv_bfloat16(0.0f)});
+  DeviceBuffer<__half2> h2(std::vector<__half2>{__floats2half2_rn(0.0f, 0.0f)});
+  DeviceBuffer<__nv_bfloat162> b2(std::vector<__nv_bfloat162>{__floats2bfloat162_rn(0.0f, 0.0f)});
+  DeviceBuffer<float2> f2(std::vector<float2>{make_float2(0.0f, 0.0f)});
+  DeviceBuffer<float4> f4(std::vector<float4>{make_float4(0.0f, 0.0f, 0.0f, 0.0f)});
+  DeviceBuffer<unsigned short> slot(std::vector<unsigned short>{0});
+  DeviceBuffer<int> winners(std::vector<int>{0});
+  warpnet::simt::set_workers(2);  // blocks on two OS threads really race
+  warpnet::simt::launch(contend_narrow, dim3(blocks), dim3(threads), 0, h.get(), b.get(), h2.get(), b2.get(), f2.get(),
+                        f4.get(), slot.get(), winners.get());
+  warpnet::simt::set_workers(0);
+  CHECK(float(h.download()[0]) == float(n));
+  CHECK(float(b.download()[0]) == float(n));
+  CHECK(__low2float(h2.download()[0]) == float(n));
+  CHECK(__high2float(h2.download()[0]) == float(2 * n));
+  CHECK(__low2float(b2.download()[0]) == float(n));
+  CHECK(__high2float(b2.download()[0]) == float(2 * n));
+  const float2 g2 = f2.download()[0];
+  CHECK((g2.x == float(n) && g2.y == float(2 * n)));
+  const float4 g4 = f4.download()[0];
+  CHECK((g4.x == float(n) && g4.y == float(2 * n) && g4.z == float(3 * n) && g4.w == float(4 * n)));
+  CHECK(winners.download()[0] == 1);
+  const unsigned short claimed = slot.download()[0];
+  CHECK((claimed >= 1 && claimed <= n));
+}
+
+TEST_CASE("a half atomicAdd rounds each sum to nearest even and returns the old value") {
+  // From 2048, where half's spacing is 2: 2048 + 1 is a tie, kept at 2048
+  // (even) every time; 2048 + 3 = 2051 rounds to 2052.
+  DeviceBuffer<__half> sum(std::vector<__half>{__half(2048.0f)}), olds(4);
+  warpnet::simt::launch(add_half_in_turn, dim3(1), dim3(4), 0, sum.get(), __half(1.0f), olds.get());
+  CHECK(float(sum.download()[0]) == 2048.0f);
+  for (const __half old : olds.download()) CHECK(float(old) == 2048.0f);
+  warpnet::simt::launch(add_half_in_turn, dim3(1), dim3(2), 0, sum.get(), __half(3.0f), olds.get());
+  CHECK(float(sum.download()[0]) == 2056.0f);
+  CHECK(float(olds.download()[1]) == 2052.0f);
+}
+
+TEST_CASE("clock64 only increases, and __threadfence_system is a fence") {
+  DeviceBuffer<long long> stamps(2);
+  DeviceBuffer<float> sink(1);
+  warpnet::simt::launch(read_clock, dim3(1), dim3(1), 0, stamps.get(), sink.get());
+  const auto t = stamps.download();
+  CHECK(t[1] > t[0]);
+}
 
 TEST_CASE("atomics on int, unsigned and float stay exact under contention") {
   const int blocks = 8, threads = 128, n = blocks * threads;

@@ -91,6 +91,34 @@ __global__ void spin_on_flag(int* out) {
   }
 }
 
+// The same wait with a __nanosleep() in its loop (the CUDA C++ Programming
+// Guide's way to back off): the sleeping thread lets thread 32 run, here too.
+__global__ void sleep_on_flag(int* out) {
+  __shared__ volatile int flag;
+  if (threadIdx.x == 0) flag = 0;
+  __syncthreads();
+  if (threadIdx.x == 32) flag = 1;
+  if (threadIdx.x == 0) {
+    int naps = 0;
+    while (flag == 0) {
+      __nanosleep(100);
+      ++naps;
+    }
+    out[0] = naps;
+  }
+}
+
+// Thread 0 sleeps in a loop for a flag no thread sets: a hang on a GPU.
+__global__ void sleep_for_ever(int* out) {
+  __shared__ volatile int flag;
+  if (threadIdx.x == 0) flag = 0;
+  __syncthreads();
+  if (threadIdx.x == 0) {
+    while (flag == 0) __nanosleep(100);
+    out[0] = 1;
+  }
+}
+
 // Each thread busy for `seconds` of wall time, with no barrier: long work
 // the watchdog must not take for a hang (emulator-only: it reads a host clock).
 __global__ void busy_threads(int* out, double seconds) {
@@ -200,6 +228,13 @@ TEST_CASE("spin-wait child: a launch that never yields" * doctest::skip()) {
   FAIL("the spinning launch returned");
 }
 
+// Run only through run_child: it never returns.
+TEST_CASE("sleep child: a launch whose thread sleeps for ever" * doctest::skip()) {
+  DeviceBuffer<int> out(1);
+  warpnet::simt::launch(sleep_for_ever, dim3(1), dim3(64), 0, out.get());
+  FAIL("the sleeping launch returned");
+}
+
 // Run only through run_child: 16 threads, each busy for 0.2 s with no
 // barrier, 3.2 s in all: longer than the timeout, but each end is progress.
 TEST_CASE("busy child: a launch whose threads each run long" * doctest::skip()) {
@@ -294,4 +329,15 @@ TEST_CASE("a spin-wait ends the process after WARPNET_SIMT_HANG_TIMEOUT, naming 
   // Threads that each run longer than nothing, but end one after another,
   // are not stuck (the line: a renamed case would run nothing and exit 0).
   check_child_ends("busy child*", 0, {"busy child: the launch returned"});
+}
+
+TEST_CASE("a spin-wait that sleeps (__nanosleep) lets the other warp set its flag, as on a GPU") {
+  DeviceBuffer<int> out(std::vector<int>{0});
+  REQUIRE_NOTHROW(warpnet::simt::launch(sleep_on_flag, dim3(1), dim3(64), 0, out.get()));
+  // Warp 0 runs first: thread 0 finds the flag clear once, sleeps, and warp 1 sets it.
+  CHECK(out.download()[0] == 1);
+}
+
+TEST_CASE("a sleep that never ends is a hang the watchdog reports, not progress") {
+  check_child_ends("sleep child*", 124, {"sleep_for_ever: no thread has switched", "__nanosleep()"});
 }
