@@ -6,6 +6,7 @@
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
+#include <initializer_list>
 #include <optional>
 #include <string>
 
@@ -51,20 +52,32 @@ inline std::optional<bool> parse_markdown(int argc, char** argv, const char* mar
 struct Mode {
   bool quick = false;
   bool markdown = false;
+  std::string table;  // --markdown NAME: the README's table NAME (scripts/lesson-tables.sh --table NAME)
 };
 
-// No argument, --quick, or --markdown alone; nullopt, after printing the
-// usage (`markdown_what`: what --markdown prints), for anything else.
-inline std::optional<Mode> parse_mode(int argc, char** argv, const char* markdown_what) {
-  const std::string usage = std::string("[--quick] | --markdown   (--markdown: ") + markdown_what + ")";
+// No argument, --quick, or --markdown alone or followed by one of `tables`
+// (the chapter's named tables); nullopt, after printing the usage
+// (`markdown_what`: what --markdown prints), for anything else.
+inline std::optional<Mode> parse_mode(int argc, char** argv, const char* markdown_what,
+                                      std::initializer_list<const char*> tables = {}) {
+  std::string names;
+  for (const char* t : tables) names += std::string(names.empty() ? "" : "|") + t;
+  const std::string usage = std::string("[--quick] | --markdown") + (names.empty() ? "" : " [" + names + "]") +
+                            "   (--markdown: " + markdown_what + ")";
   answer_help(argc, argv, usage.c_str());
-  if (argc == 2 && std::strcmp(argv[1], "--markdown") == 0) return Mode{false, true};
+  if (argc == 2 && std::strcmp(argv[1], "--markdown") == 0) return Mode{false, true, ""};
+  if (argc == 3 && std::strcmp(argv[1], "--markdown") == 0) {
+    for (const char* t : tables)
+      if (std::strcmp(argv[2], t) == 0) return Mode{false, true, t};
+    std::fprintf(stderr, "%s: unknown table '%s'\nusage: %s %s\n", argv[0], argv[2], argv[0], usage.c_str());
+    return std::nullopt;
+  }
   const std::optional<bool> quick = parse_quick(argc, argv);
   if (!quick) {
     std::fprintf(stderr, "       %s --markdown   (%s)\n", argv[0], markdown_what);
     return std::nullopt;
   }
-  return Mode{*quick, false};
+  return Mode{*quick, false, ""};
 }
 
 }  // namespace warpnet::lesson

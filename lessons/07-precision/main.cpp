@@ -10,12 +10,16 @@
 //      without a scale and with a per-tensor scale
 //   5. fp4 e2m1 on the weights: one scale per tensor against MX blocks of 32
 //   6. where each format runs: H200 datasheet figures; fp4 and Blackwell
+//   7. where a long sum is kept: one dot product summed in fp32, fp16 pairs
+//      and bf16 pairs (__hfma2), by a thread and by a warp, on the SIMT
+//      emulator (sums.cpp, kernels/examples/half_sums.cu)
 // Every code and scale comes from src/numeric (encode/decode, per-tensor and
 // MX scaling); the program exits 1 when a claim of the chapter does not hold.
 //
 //   build/bin/lesson07              # the whole chapter, 11–44 s on 2 cores (README: what sets it)
 //   build/bin/lesson07 --quick      # fewer training images; what `ctest -R lesson07_precision` runs
 //   build/bin/lesson07 --markdown   # parts 1 and 2 as the README's tables
+//   build/bin/lesson07 --markdown sums   # part 7's table (the README's "sums" table)
 #include <algorithm>
 #include <cmath>
 #include <cstdio>
@@ -29,6 +33,7 @@
 #include "datasets/idx.hpp"
 #include "datasets/synthetic.hpp"
 #include "device/datasheet.hpp"
+#include "lessons/07-precision/sums.hpp"
 #include "lessons/lesson_args.hpp"
 #include "lessons/lesson_checks.hpp"
 #include "lessons/lesson_data.hpp"
@@ -538,10 +543,15 @@ Data load(int64_t n_train) {
 }  // namespace
 
 int main(int argc, char** argv) {
-  const std::optional<lesson::Mode> mode = lesson::parse_mode(argc, argv, "parts 1 and 2 as tables");
+  const std::optional<lesson::Mode> mode =
+      lesson::parse_mode(argc, argv, "parts 1 and 2 as tables; sums: part 7's", {"sums"});
   if (!mode) return 2;
   const bool markdown = mode->markdown, quick = mode->quick;
   try {
+    if (mode->table == "sums") {
+      lesson07::where_sums_are_kept(true);
+      return lesson::failures() ? 1 : 0;
+    }
     if (markdown) {
       part1(true);
       part2(true);
@@ -571,6 +581,7 @@ int main(int argc, char** argv) {
     part4(trained);
     part5(trained);
     part6();
+    lesson07::where_sums_are_kept(false);
     return lesson::finish_checks();
   } catch (const std::exception& e) {
     std::fprintf(stderr, "lesson07: %s\n", e.what());

@@ -34,7 +34,7 @@ constexpr Chapter kChapters[] = {
     {"04-matmul-ladder", "matmul from a naive kernel toward cuBLAS, step by step"},
     {"05-convolution", "convolution as direct loops, im2col and implicit GEMM"},
     {"06-backprop-and-memory", "the bytes of a training step on the GPU"},
-    {"07-precision", "FP32, TF32, FP16, BF16, FP8 and FP4: range, precision, speed"},
+    {"07-precision", "FP32, TF32, FP16, BF16, FP8 and FP4: range, precision, speed; where a sum is kept"},
     {"08-training-a-cnn", "AlexNet in miniature, CPU against GPU"},
     {"09-many-gpus", "data parallelism, all-reduce and the interconnect"},
     {"10-inference", "latency, throughput and quantized weights"},
