@@ -12,17 +12,18 @@
 namespace warpnet::simt {
 namespace {
 
-// Blocks on other workers may touch the same word, so these are real atomics;
-// lanes of one block take turns on one OS thread and cannot interleave inside one.
-// `pc`: the kernel's call, which messages name (__builtin_return_address of the atomic).
-// A GPU faults (cudaErrorMisalignedAddress); here the word would be updated
-// across two, silently wrong, and std::atomic_ref would be undefined. Then
-// the checker and the trace see one atomic access of `bytes`.
-void note_aligned_atomic(const void* address, size_t bytes, const void* pc) {
+// A GPU faults on an atomic not aligned to its size
+// (cudaErrorMisalignedAddress); here the word would be updated across two,
+// silently wrong, and std::atomic_ref would be undefined. Then the checker
+// and the trace see one atomic access of `bytes`, by the kernel's call `pc`
+// (__builtin_return_address of the atomic), which messages name.
+void note_aligned_atomic(const void* address, size_t bytes, const void* pc, bool block_scope = false) {
   if (reinterpret_cast<uintptr_t>(address) % bytes != 0) misaligned_access_at("an atomic", pc, address, unsigned(bytes));
-  note_atomic(address, bytes, pc);
+  note_atomic(address, bytes, pc, block_scope);
 }
 
+// Blocks on other workers may touch the same word, so these are real atomics;
+// lanes of one block take turns on one OS thread and cannot interleave inside one.
 template <class T, class Update>
 T update_word(T* address, Update next) {
   std::atomic_ref<T> word(*address);
@@ -32,9 +33,12 @@ T update_word(T* address, Update next) {
   return old;
 }
 
+// Every scope is the device's here: a _block atomic differs only in what the
+// traced build's checker makes of it (a plain write, to the other blocks),
+// and a _system one is a device one, no host memory being mapped.
 template <class T, class Update>
-T update(T* address, const void* pc, Update next) {
-  note_aligned_atomic(address, sizeof(T), pc);
+T update(T* address, const void* pc, bool block_scope, Update next) {
+  note_aligned_atomic(address, sizeof(T), pc, block_scope);
   return update_word(address, next);
 }
 
@@ -61,14 +65,23 @@ using warpnet::simt::note_aligned_atomic;
 using warpnet::simt::update;
 using warpnet::simt::update_word;
 
-#define WARPNET_ATOMIC_DEF(name, T, expr)                                                                    \
-  T name(T* address, T value) {                                                                              \
-    return update(address, __builtin_return_address(0), [&](T old) -> T { return expr; });                   \
+// name, name_block and name_system of one type: `next` computes the new
+// value from `old` and the call's other arguments (PARAMS, ARGS).
+#define WARPNET_ATOMIC_SCOPES(R, name, PARAMS, next)                                                            \
+  R name PARAMS { return update(address, __builtin_return_address(0), false, [&](R old) -> R { return next; }); } \
+  R name##_block PARAMS {                                                                                       \
+    return update(address, __builtin_return_address(0), true, [&](R old) -> R { return next; });               \
+  }                                                                                                             \
+  R name##_system PARAMS {                                                                                      \
+    return update(address, __builtin_return_address(0), false, [&](R old) -> R { return next; });              \
   }
+#define WARPNET_ATOMIC_DEF(name, T, expr) WARPNET_ATOMIC_SCOPES(T, name, (T * address, T value), expr)
 #define WARPNET_ATOMIC_INTEGERS(name, expr)          \
   WARPNET_ATOMIC_DEF(name, int, expr)                \
   WARPNET_ATOMIC_DEF(name, unsigned int, expr)       \
   WARPNET_ATOMIC_DEF(name, unsigned long long, expr)
+#define WARPNET_ATOMIC_CAS(T) \
+  WARPNET_ATOMIC_SCOPES(T, atomicCAS, (T * address, T compare, T value), old == compare ? value : old)
 
 WARPNET_ATOMIC_INTEGERS(atomicAdd, old + value)
 WARPNET_ATOMIC_DEF(atomicAdd, float, flushed(flushed(old) + flushed(value)))
@@ -84,30 +97,20 @@ WARPNET_ATOMIC_DEF(atomicExch, float, value)
 WARPNET_ATOMIC_INTEGERS(atomicAnd, old & value)
 WARPNET_ATOMIC_INTEGERS(atomicOr, old | value)
 WARPNET_ATOMIC_INTEGERS(atomicXor, old ^ value)
-
-int atomicCAS(int* address, int compare, int value) {
-  return update(address, __builtin_return_address(0),
-                [&](int old) { return old == compare ? value : old; });
-}
-unsigned int atomicCAS(unsigned int* address, unsigned int compare, unsigned int value) {
-  return update(address, __builtin_return_address(0),
-                [&](unsigned int old) { return old == compare ? value : old; });
-}
-unsigned long long atomicCAS(unsigned long long* address, unsigned long long compare, unsigned long long value) {
-  return update(address, __builtin_return_address(0),
-                [&](unsigned long long old) { return old == compare ? value : old; });
-}
-unsigned int atomicInc(unsigned int* address, unsigned int limit) {
-  return update(address, __builtin_return_address(0),
-                [&](unsigned int old) { return old >= limit ? 0u : old + 1; });
-}
-unsigned int atomicDec(unsigned int* address, unsigned int limit) {
-  return update(address, __builtin_return_address(0),
-                [&](unsigned int old) { return (old == 0 || old > limit) ? limit : old - 1; });
-}
+WARPNET_ATOMIC_CAS(int)
+WARPNET_ATOMIC_CAS(unsigned int)
+WARPNET_ATOMIC_CAS(unsigned long long)
+WARPNET_ATOMIC_SCOPES(unsigned int, atomicInc, (unsigned int* address, unsigned int limit),
+                      old >= limit ? 0u : old + 1)
+WARPNET_ATOMIC_SCOPES(unsigned int, atomicDec, (unsigned int* address, unsigned int limit),
+                      (old == 0 || old > limit) ? limit : old - 1)
+#undef WARPNET_ATOMIC_CAS
+#undef WARPNET_ATOMIC_INTEGERS
+#undef WARPNET_ATOMIC_DEF
+#undef WARPNET_ATOMIC_SCOPES
 
 unsigned short int atomicCAS(unsigned short int* address, unsigned short int compare, unsigned short int value) {
-  return update(address, __builtin_return_address(0),
+  return update(address, __builtin_return_address(0), false,
                 [&](unsigned short int old) { return old == compare ? value : old; });
 }
 

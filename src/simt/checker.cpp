@@ -94,7 +94,7 @@ Touched Checker::access(const Lane& lane, uintptr_t address, size_t bytes, bool 
   out_of_bounds(lane, address, bytes, write, pc, (address >= tls && address < tls + tls_.bytes) || in_window);
 }
 
-void Checker::atomic(const Lane& lane, uintptr_t address, size_t bytes, const void* pc) {
+void Checker::atomic(const Lane& lane, uintptr_t address, size_t bytes, const void* pc, bool block_scope) {
   if (Region* region = shared_region(address)) {
     if (address + bytes > region->begin + region->bytes) out_of_bounds(lane, address, bytes, true, pc, true, true);
     // Atomics do not race with each other, but they read the word first: it must
@@ -120,9 +120,10 @@ void Checker::atomic(const Lane& lane, uintptr_t address, size_t bytes, const vo
       std::find_if(allocations_.begin(), allocations_.end(), [&](auto& a) { return a.contains(address, bytes); });
   if (it != allocations_.end()) {
     check_waited(lane, address, bytes, true, pc, true);
-    check_global(lane, *it, address, bytes, How::atomic, pc);
+    check_global(lane, *it, address, bytes, block_scope ? How::block_atomic : How::atomic, pc);
   } else if (in_program_image(address)) {
-    check_between_blocks(lane, nullptr, address, bytes, How::atomic, pc);  // a __device__ counter
+    check_between_blocks(lane, nullptr, address, bytes, block_scope ? How::block_atomic : How::atomic,
+                         pc);  // a __device__ counter
   } else {
     out_of_bounds(lane, address, bytes, true, pc, false, true);
   }
@@ -258,9 +259,10 @@ std::string Checker::nor_mbarrier() {
 void Checker::check_global(const Lane& lane, const Allocation& allocation, uintptr_t address, size_t bytes, How how,
                            const void* pc) {
   check_between_blocks(lane, &allocation, address, bytes, how, pc);
-  const bool write = how == How::write || how == How::volatile_write || how == How::atomic;
+  const bool atomic = how == How::atomic || how == How::block_atomic;  // within the block, both are
+  const bool write = how == How::write || how == How::volatile_write || atomic;
   const bool strong = how == How::volatile_read || how == How::volatile_write;
-  const Access mine = access_now(lane, pc, how == How::atomic ? Kind::atomic : Kind::plain);
+  const Access mine = access_now(lane, pc, atomic ? Kind::atomic : Kind::plain);
   for (uintptr_t word = address / 4; word <= (address + bytes - 1) / 4; ++word) {
     const uintptr_t from = std::max(address, word * 4), to = std::min(address + bytes, word * 4 + 4);
     const auto mask = uint8_t(((1u << (to - from)) - 1) << (from % 4));
@@ -331,7 +333,10 @@ void Checker::check_between_blocks(const Lane& lane, const Allocation* allocatio
   // the shadow cannot follow: its later accesses are neither checked nor kept.
   if (block_.fenced()) return;
   using U = GridShadow::Use;
-  const U use = how == How::read ? U::kRead : how == How::write ? U::kWrite : U::kAtomic;  // volatile is strong
+  // Volatile is strong, like an atomic; a block-scoped atomic is, to other blocks, a plain write.
+  const U use = how == How::read                                   ? U::kRead
+                : how == How::write || how == How::block_atomic ? U::kWrite
+                                                                   : U::kAtomic;
   const dim3 g = block_.shape().grid;
   const auto conflict = block_.grid_shadow().note(address, bytes, block_linear(block_.index(), g), use, pc);
   if (!conflict) return;
@@ -346,10 +351,14 @@ void Checker::check_between_blocks(const Lane& lane, const Allocation* allocatio
   const std::string other = conflict->several ? std::string("at least one other block")
                                               : cat("block ", format_dim(block_index(conflict->block, g)));
   const char* const mine[] = {"reads it", "writes it", "reads it with a volatile load",
-                              "writes it with a volatile store", "updates it with an atomic"};
+                              "writes it with a volatile store", "updates it with an atomic",
+                              "updates it with a block-scoped atomic (the _block family)"};
   // What the kernel should do instead, by the kind of conflict.
   const char* fix =
-      use == U::kAtomic || (theirs & U::kAtomic)
+      how == How::block_atomic
+          ? "a block-scoped atomic (atomicAdd_block and the rest) is atomic only among the threads of its own "
+            "block: a word other blocks touch needs the device's atomic (atomicAdd)"
+      : use == U::kAtomic || (theirs & U::kAtomic)
           ? "a word that blocks update with atomics (or volatile accesses) must be accessed only so within the "
             "launch: clear it before (cudaMemset, or an earlier kernel) and read it after (a compare-and-swap "
             "loop reads its first guess with a volatile load)"

@@ -29,7 +29,8 @@ struct Touched {
 class Checker {
  public:
   // How one access used a global byte, for the check between blocks.
-  enum class How : uint8_t { read, write, volatile_read, volatile_write, atomic };
+  // block_atomic: an atomic within its block, a plain write to the others.
+  enum class How : uint8_t { read, write, volatile_read, volatile_write, atomic, block_atomic };
 
   Checker(Block& block, TraceSink& sink);
 
@@ -40,7 +41,10 @@ class Checker {
   // like an atomic, it does not race with other strong ones (a flag one
   // block sets and others poll).
   Touched access(const Lane& lane, uintptr_t address, size_t bytes, bool write, const void* pc, bool strong = false);
-  void atomic(const Lane& lane, uintptr_t address, size_t bytes, const void* pc);
+  // `block_scope`: atomicAdd_block & co., atomic among this block's threads
+  // only: to other blocks its update is a plain write (a race with any
+  // access of theirs), as the PTX memory model's .cta scope makes it.
+  void atomic(const Lane& lane, uintptr_t address, size_t bytes, const void* pc, bool block_scope = false);
   // A cp.async into shared memory, at its issue: the GPU may write the bytes
   // any time until the wait_group, so reads of them by other threads not yet
   // ordered before the issue race with it (a stage refilled while others still

@@ -6,7 +6,9 @@
 namespace warpnet::simt {
 
 // `pc`: the kernel instruction that called the atomic, for messages.
-void note_atomic(const void* address, size_t bytes, const void* pc);
+// `block_scope`: an atomic of the _block family (atomicAdd_block...), atomic
+// among the threads of its block only.
+void note_atomic(const void* address, size_t bytes, const void* pc, bool block_scope = false);
 
 // Marks emulator code running on a lane's fiber. A traced file's copies of
 // inline library functions (std::string's, say) may be the ones the linker

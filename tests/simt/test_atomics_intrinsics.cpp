@@ -73,6 +73,15 @@ __global__ void contend_narrow(__half* h, __nv_bfloat16* b, __half2* h2, __nv_bf
   if (atomicCAS(slot, static_cast<unsigned short>(0), static_cast<unsigned short>(id + 1)) == 0) atomicAdd(winners, 1);
 }
 
+// counts: [block-scoped adds, system-scoped adds, CAS winners]: every
+// thread adds 1 to its block's slot with atomicAdd_block (one slot a block)
+// and to counts[1] with atomicAdd_system; one thread of all wins the CAS.
+__global__ void scoped_counts(unsigned* per_block, unsigned* counts) {
+  atomicAdd_block(&per_block[blockIdx.x], 1u);
+  atomicAdd_system(&counts[0], 1u);
+  if (atomicCAS_system(&counts[1], 0u, 1u) == 0u) atomicInc_block(&per_block[gridDim.x + blockIdx.x], 100u);
+}
+
 // olds[t] = the value thread t's atomicAdd of `add` found: the threads run
 // one after another here, so thread t finds start + t · add, rounded at each step.
 __global__ void add_half_in_turn(__half* sum, __half add, __half* olds) {
@@ -118,6 +127,21 @@ TEST_CASE("atomics on 16-bit floats, their pairs, float2 and float4, and a 16-bi
   CHECK(winners.download()[0] == 1);
   const unsigned short claimed = slot.download()[0];
   CHECK((claimed >= 1 && claimed <= n));
+}
+
+TEST_CASE("the _block and _system atomics update as the device's do") {
+  const int blocks = 4, threads = 64;
+  DeviceBuffer<unsigned> per_block(std::vector<unsigned>(2 * blocks, 0u)), counts(std::vector<unsigned>{0u, 0u});
+  warpnet::simt::set_workers(2);
+  warpnet::simt::launch(scoped_counts, dim3(blocks), dim3(threads), 0, per_block.get(), counts.get());
+  warpnet::simt::set_workers(0);
+  const std::vector<unsigned> b = per_block.download(), c = counts.download();
+  for (int i = 0; i < blocks; ++i) CHECK(b[size_t(i)] == unsigned(threads));
+  CHECK(c[0] == unsigned(blocks * threads));
+  CHECK(c[1] == 1u);
+  unsigned winners = 0;
+  for (int i = blocks; i < 2 * blocks; ++i) winners += b[size_t(i)];
+  CHECK(winners == 1u);
 }
 
 TEST_CASE("a half atomicAdd rounds each sum to nearest even and returns the old value") {

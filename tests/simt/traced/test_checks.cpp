@@ -299,7 +299,29 @@ __global__ void last_block_sums(const float* x, float* partial, unsigned* done, 
   }
 }
 
+// Each block counts its threads with atomicAdd_block: into its own slot of
+// `counts` (what the _block scope is for), and, when `shared_slot`, all into
+// counts[0] (a race: the scope covers one block's threads only).
+__global__ void count_with_block_atomics(unsigned* counts, bool shared_slot) {
+  atomicAdd_block(&counts[shared_slot ? 0 : blockIdx.x], 1u);
+}
+
 }  // namespace
+
+TEST_CASE("traced: a block-scoped atomic on a word only its block touches is no race; on one all blocks share, it is") {
+  DeterministicScope deterministic;
+  DeviceBuffer<unsigned> counts(std::vector<unsigned>(3, 0u));
+  REQUIRE_NOTHROW(warpnet::simt::launch(count_with_block_atomics, dim3(3), dim3(32), 0, counts.get(), false));
+  CHECK(counts.download() == std::vector<unsigned>(3, 32u));
+  const std::string message =
+      launch_error(cudaErrorLaunchFailure, count_with_block_atomics, dim3(3), dim3(32), counts.get(), true);
+  INFO(message);
+  CHECK(message.starts_with("kernel count_with_block_atomics, block (1,0,0), thread (0,0,0): global-memory race "
+                            "between blocks on byte 0 of a 12-byte allocation"));
+  CHECK(message.find("this thread updates it with a block-scoped atomic (the _block family)") != std::string::npos);
+  CHECK(message.find("and block (0,0,0) wrote it in this launch") != std::string::npos);
+  CHECK(message.find("atomic only among the threads of its own block") != std::string::npos);
+}
 
 TEST_CASE("traced: blocks adding to one global value without an atomic is a race between blocks") {
   DeterministicScope deterministic;  // blocks in order: block 1 meets block 0's read and write
