@@ -17,37 +17,54 @@ unsigned bits(__nv_bfloat16 b) { return __nv_bfloat16_raw(b).x; }
 __half half_of(unsigned short b) { return __half(__half_raw{b}); }
 __nv_bfloat16 bf16_of(unsigned short b) { return __nv_bfloat16(__nv_bfloat16_raw{b}); }
 
+// (lo, hi) as a Pair, each rounded to nearest: CUDA names the two makers apart.
+template <class Pair>
+Pair pair_of(float lo, float hi) {
+  if constexpr (std::is_same_v<Pair, __half2>) {
+    return __floats2half2_rn(lo, hi);
+  } else {
+    return __floats2bfloat162_rn(lo, hi);
+  }
+}
+
 // Each lane packs its two inputs, scales them by __hfma2 and sums the
 // warp's pairs by a butterfly of __shfl_xor_sync on the pair itself: every
 // lane ends with the same two sums, low and high apart.
 template <class Pair>
 __global__ void pair_warp_sum(const float* in, float* out, float scale, float shift) {
   const int lane = int(threadIdx.x);
-  Pair v;
-  Pair a, b;
-  if constexpr (std::is_same_v<Pair, __half2>) {
-    v = __floats2half2_rn(in[2 * lane], in[2 * lane + 1]);
-    a = __float2half2_rn(scale), b = __float2half2_rn(shift);
-  } else {
-    v = __floats2bfloat162_rn(in[2 * lane], in[2 * lane + 1]);
-    a = __float2bfloat162_rn(scale), b = __float2bfloat162_rn(shift);
-  }
-  v = __hfma2(v, a, b);
+  Pair v = __hfma2(pair_of<Pair>(in[2 * lane], in[2 * lane + 1]), pair_of<Pair>(scale, scale),
+                   pair_of<Pair>(shift, shift));
   for (int offset = 16; offset > 0; offset /= 2) v = __hadd2(v, __shfl_xor_sync(0xffffffffu, v, offset));
   out[2 * lane] = __low2float(v);
   out[2 * lane + 1] = __high2float(v);
 }
 
-// The same sums on the host, in the butterfly's order: lane l's partial
+// Runs pair_warp_sum<Pair> on 64 values and checks every lane's two sums
+// against the host's, computed in the butterfly's order: lane l's partial
 // after the step with `offset` is its own plus lane l ^ offset's.
 template <class Pair>
-std::vector<Pair> butterfly_on_host(std::vector<Pair> lanes) {
+void check_pair_warp_sum(const std::vector<float>& values) {
+  const float scale = 0.5f, shift = 1.0f;
+  DeviceBuffer<float> in(values), out(64);
+  warpnet::launch_kernel(pair_warp_sum<Pair>, dim3(1), dim3(32), 0, in.get(), out.get(), scale, shift);
+  REQUIRE(cudaGetLastError() == cudaSuccess);
+  std::vector<Pair> lanes(32);
+  for (int l = 0; l < 32; ++l)
+    lanes[l] = __hfma2(pair_of<Pair>(values[2 * l], values[2 * l + 1]), pair_of<Pair>(scale, scale),
+                       pair_of<Pair>(shift, shift));
   for (int offset = 16; offset > 0; offset /= 2) {
     std::vector<Pair> next(32);
     for (int l = 0; l < 32; ++l) next[l] = __hadd2(lanes[l], lanes[l ^ offset]);
     lanes = next;
   }
-  return lanes;
+  const std::vector<float> got = out.download();
+  for (int l = 0; l < 32; ++l) {
+    CHECK(got[2 * l] == __low2float(lanes[l]));
+    CHECK(got[2 * l + 1] == __high2float(lanes[l]));
+  }
+  // The low and high sums are different numbers: a shuffle that swapped or mixed halves would show.
+  CHECK(got[0] != got[1]);
 }
 
 }  // namespace
@@ -123,8 +140,10 @@ TEST_CASE("half pairs: a bf16 fma a hair past a tie rounds away from it (roundin
   CHECK(bits(__hfma(a, b, up)) == 0x3FA3);
   CHECK(bits(__hfma(a, b, down)) == 0x3FA2);
   CHECK(bits(__hfma(a, b, bf16_of(0x0000))) == 0x3FA2);  // the tie itself: even
-  CHECK(bits(__nv_bfloat16(double(float(a)) * double(float(b)) + 0x1p-100)) == 0x3FA2);  // the double rounding avoided
-  const __nv_bfloat162 pair = __hfma2(__halves2bfloat162(a, a), __halves2bfloat162(b, b), __halves2bfloat162(up, down));
+  // Rounded to nearest in double first, as __hfma must not: the tie, and the even neighbour.
+  CHECK(bits(__nv_bfloat16(double(float(a)) * double(float(b)) + 0x1p-100)) == 0x3FA2);
+  const __nv_bfloat162 pair =
+      __hfma2(__halves2bfloat162(a, a), __halves2bfloat162(b, b), __halves2bfloat162(up, down));
   CHECK(bits(__low2bfloat16(pair)) == 0x3FA3);
   CHECK(bits(__high2bfloat16(pair)) == 0x3FA2);
 }
@@ -132,36 +151,6 @@ TEST_CASE("half pairs: a bf16 fma a hair past a tie rounds away from it (roundin
 TEST_CASE("half pairs: a warp shuffles __half2 and __nv_bfloat162 whole, both halves to the same lane") {
   std::vector<float> values(64);
   for (int i = 0; i < 64; ++i) values[i] = float(i % 7) * 0.25f - float(i % 3);
-  DeviceBuffer<float> in(values), out(64);
-  SUBCASE("__half2") {
-    warpnet::launch_kernel(pair_warp_sum<__half2>, dim3(1), dim3(32), 0, in.get(), out.get(), 0.5f, 1.0f);
-    REQUIRE(cudaGetLastError() == cudaSuccess);
-    std::vector<__half2> lanes(32);
-    for (int l = 0; l < 32; ++l)
-      lanes[l] = __hfma2(__floats2half2_rn(values[2 * l], values[2 * l + 1]), __float2half2_rn(0.5f),
-                         __float2half2_rn(1.0f));
-    const std::vector<__half2> want = butterfly_on_host(lanes);
-    const std::vector<float> got = out.download();
-    for (int l = 0; l < 32; ++l) {
-      CHECK(got[2 * l] == __low2float(want[l]));
-      CHECK(got[2 * l + 1] == __high2float(want[l]));
-    }
-    // The low and high sums are different numbers: a shuffle that swapped or mixed halves would show.
-    CHECK(got[0] != got[1]);
-  }
-  SUBCASE("__nv_bfloat162") {
-    warpnet::launch_kernel(pair_warp_sum<__nv_bfloat162>, dim3(1), dim3(32), 0, in.get(), out.get(), 0.5f, 1.0f);
-    REQUIRE(cudaGetLastError() == cudaSuccess);
-    std::vector<__nv_bfloat162> lanes(32);
-    for (int l = 0; l < 32; ++l)
-      lanes[l] = __hfma2(__floats2bfloat162_rn(values[2 * l], values[2 * l + 1]), __float2bfloat162_rn(0.5f),
-                         __float2bfloat162_rn(1.0f));
-    const std::vector<__nv_bfloat162> want = butterfly_on_host(lanes);
-    const std::vector<float> got = out.download();
-    for (int l = 0; l < 32; ++l) {
-      CHECK(got[2 * l] == __low2float(want[l]));
-      CHECK(got[2 * l + 1] == __high2float(want[l]));
-    }
-    CHECK(got[0] != got[1]);
-  }
+  SUBCASE("__half2") { check_pair_warp_sum<__half2>(values); }
+  SUBCASE("__nv_bfloat162") { check_pair_warp_sum<__nv_bfloat162>(values); }
 }
