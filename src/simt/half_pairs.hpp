@@ -5,9 +5,10 @@
 // them, with the subset of CUDA's functions kernels use: making and taking
 // apart pairs, and the arithmetic, each lane rounded once to nearest even.
 //
-// The scalar arithmetic (__hadd on two __half, ...) is here too, since the
-// toolkit's headers are host-capable for those and warpnet's own types had
-// conversions only. The fused multiply-adds, which neither has on the host,
+// The scalar arithmetic (__hadd on two __half, ...) and its operators are
+// here too, as the toolkit's host-capable headers have them: `a * b + c` on
+// __half values rounds after each operation, to __half, and `a + 1.0f` is
+// ambiguous, as with nvcc (a kernel that builds here builds for the GPU). The fused multiply-adds, which neither has on the host,
 // are in half_fma.hpp.
 #pragma once
 #include <algorithm>
@@ -85,6 +86,22 @@ inline unsigned short absolute(unsigned short bits) { return bits & 0x7FFFu; }
   inline P __habs2(P a) { return P(__habs(a.x), __habs(a.y)); }                                                   \
   inline P __hmax2(P a, P b) { return P(__hmax(a.x, b.x), __hmax(a.y, b.y)); }                                    \
   inline P __hmin2(P a, P b) { return P(__hmin(a.x, b.x), __hmin(a.y, b.y)); }                                    \
+  inline E operator+(E a, E b) { return __hadd(a, b); }                                                           \
+  inline E operator-(E a, E b) { return __hsub(a, b); }                                                           \
+  inline E operator*(E a, E b) { return __hmul(a, b); }                                                           \
+  inline E operator/(E a, E b) { return __hdiv(a, b); }                                                           \
+  inline E operator-(E a) { return __hneg(a); }                                                                   \
+  inline E operator+(E a) { return a; }                                                                           \
+  inline E& operator+=(E& a, E b) { return a = a + b; }                                                           \
+  inline E& operator-=(E& a, E b) { return a = a - b; }                                                           \
+  inline E& operator*=(E& a, E b) { return a = a * b; }                                                           \
+  inline E& operator/=(E& a, E b) { return a = a / b; }                                                           \
+  inline bool operator==(E a, E b) { return float(a) == float(b); }                                               \
+  inline bool operator!=(E a, E b) { return float(a) != float(b); }                                               \
+  inline bool operator<(E a, E b) { return float(a) < float(b); }                                                 \
+  inline bool operator<=(E a, E b) { return float(a) <= float(b); }                                               \
+  inline bool operator>(E a, E b) { return float(a) > float(b); }                                                 \
+  inline bool operator>=(E a, E b) { return float(a) >= float(b); }                                               \
   inline P operator+(P a, P b) { return __hadd2(a, b); }                                                          \
   inline P operator-(P a, P b) { return __hsub2(a, b); }                                                          \
   inline P operator*(P a, P b) { return __hmul2(a, b); }                                                          \
@@ -93,6 +110,7 @@ inline unsigned short absolute(unsigned short bits) { return bits & 0x7FFFu; }
   inline P& operator+=(P& a, P b) { return a = a + b; }                                                           \
   inline P& operator-=(P& a, P b) { return a = a - b; }                                                           \
   inline P& operator*=(P& a, P b) { return a = a * b; }                                                           \
+  inline P& operator/=(P& a, P b) { return a = a / b; }                                                           \
   inline bool operator==(P a, P b) { return float(a.x) == float(b.x) && float(a.y) == float(b.y); }               \
   inline bool operator!=(P a, P b) { return !(a == b); }                                                          \
   inline float __low2float(P a) { return float(a.x); }                                                            \

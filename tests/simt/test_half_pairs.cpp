@@ -118,6 +118,22 @@ TEST_CASE("half pairs: max and min pass over one NaN, and +0 is the greater zero
   CHECK(bits(__high2half(m)) == 0x0000);
 }
 
+TEST_CASE("half pairs: operators on __half and __nv_bfloat16 give the format back, rounded at each step") {
+  static_assert(std::is_same_v<decltype(__half() + __half()), __half>);
+  static_assert(std::is_same_v<decltype(__nv_bfloat16() * __nv_bfloat16()), __nv_bfloat16>);
+  // As in __hfma's case below: the product rounds to 1 + 2^-9 before the
+  // sum, so a * a + c is 0 (in float it would be 2^-20).
+  const __half a = __half(1 + 0x1p-10), c = __half(-(1 + 0x1p-9));
+  CHECK(bits(a * a + c) == 0x0000);
+  __half s = a;
+  s += c;
+  CHECK(float(s) == -0x1p-10f);
+  CHECK(a > c);
+  CHECK(!(a == c));
+  const __nv_bfloat16 b = __nv_bfloat16(256.0f);
+  CHECK(bits(b + __nv_bfloat16(1.0f)) == 0x4380);  // a tie: 256, the even one
+}
+
 TEST_CASE("half pairs: __hfma rounds a·b + c once, not the product first") {
   // (1 + 2^-10)^2 - (1 + 2^-9) = 2^-20 exactly, a half subnormal (16 · 2^-24).
   // Multiplied and added apart, the product rounds to 1 + 2^-9 and the sum is 0.
