@@ -148,16 +148,17 @@ int64_t total_elements(const std::vector<Shape>& shapes) {
   return n;
 }
 
-void launch(const Kernel& kernel, const Sizes& sizes, Buffers buffers) {
+void launch(const Kernel& kernel, const Sizes& sizes, Buffers buffers, const std::optional<Launch>& shape) {
   require_launchable(op(kernel.op), sizes);
   try {
-    kernel.launch(sizes, kernel.shape(sizes), buffers);
+    kernel.launch(sizes, shape ? *shape : kernel.shape(sizes), buffers);
   } catch (const Error& e) {
     fail(kernel.id(), " at ", describe_sizes(op(kernel.op), sizes), ": ", e.what());
   }
 }
 
-std::vector<Tensor> run_emulated(const Kernel& kernel, const Sizes& sizes, const std::vector<Tensor>& inputs) {
+std::vector<Tensor> run_emulated(const Kernel& kernel, const Sizes& sizes, const std::vector<Tensor>& inputs,
+                                 const std::optional<Launch>& shape) {
   const Op& the_op = op(kernel.op);
   std::vector<std::unique_ptr<DeviceMemory>> memory;
   std::vector<void*> buffers;
@@ -179,7 +180,7 @@ std::vector<Tensor> run_emulated(const Kernel& kernel, const Sizes& sizes, const
   }
 
   cudaGetLastError();  // a stale error from earlier host code is not this kernel's
-  launch(kernel, sizes, buffers);
+  launch(kernel, sizes, buffers, shape);
   std::vector<Tensor> outputs;
   for (size_t i = 0; i < shapes.size(); ++i) {
     std::vector<uint8_t> bytes(size_t(shapes[i].numel()) * output_element_bytes(kernel));

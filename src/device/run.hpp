@@ -1,6 +1,7 @@
 // Running a registered kernel on the emulator and checking it against its op's
 // CPU reference: what the registry test and `warpnet trace` do with each kernel.
 #pragma once
+#include <optional>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -28,15 +29,19 @@ Tensor decode_output(const Kernel& kernel, const Shape& shape, const void* bytes
 // The elements of several outputs together: what compare() checks.
 int64_t total_elements(const std::vector<Shape>& shapes);
 
-// kernel.launch with its registered shape; a failure is rethrown as
+// kernel.launch with its registered shape, or with `shape` where one is
+// given; a failure is rethrown as
 // "matmul/03_smem_tiled at M=.. N=..: cudaErrorInvalidConfiguration: ...".
-void launch(const Kernel& kernel, const Sizes& sizes, Buffers buffers);
+void launch(const Kernel& kernel, const Sizes& sizes, Buffers buffers, const std::optional<Launch>& shape = {});
 
 // Uploads `inputs` to emulated device memory, poisons the outputs with NaN
 // (so an element the kernel never writes cannot pass), launches the kernel
 // with its registered shape and returns the outputs. Throws Error naming the
-// kernel with the emulator's message when the launch fails.
-std::vector<Tensor> run_emulated(const Kernel& kernel, const Sizes& sizes, const std::vector<Tensor>& inputs);
+// kernel with the emulator's message when the launch fails. `shape`, where
+// given, is launched instead: a persistent version handed fewer blocks than
+// it has tiles, so that each block walks several (the tests).
+std::vector<Tensor> run_emulated(const Kernel& kernel, const Sizes& sizes, const std::vector<Tensor>& inputs,
+                                 const std::optional<Launch>& shape = {});
 
 // What a traced run (the checker and the tracer on every access, the blocks
 // one after another) takes at most, checked before it starts by `warpnet
