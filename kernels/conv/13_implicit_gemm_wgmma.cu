@@ -106,10 +106,11 @@ __device__ __forceinline__ void wgmma_k16(float (&acc)[BN / 2], uint64_t a, uint
 // The producer thread: fills the ring with the k-steps of this block's tiles
 // (first, first + stride, ... below end: blockIdx.x and gridDim.x, or a
 // cluster's pairs), in the order the consumers take them. A k-step is one
-// filter tap x one block of 64 input channels; load(stage, bar, tile, tap,
-// c0) issues its TMA copies, whose bytes the stage's full barrier is armed
-// for (STAGE: the whole stage, zero-filled parts and a peer's multicast included).
-template <uint32_t STAGE, class Ring, class LoadStep>
+// filter tap x one block of CHANNELS input channels (64 bf16, or conv v16's
+// 32 fp32: a 128-byte row either way); load(stage, bar, tile, tap, c0)
+// issues its TMA copies, whose bytes the stage's full barrier is armed for
+// (STAGE: the whole stage, zero-filled parts and a peer's multicast included).
+template <uint32_t STAGE, int CHANNELS = BK, class Ring, class LoadStep>
 __device__ __forceinline__ void produce(const Ring& ring, int first, int end, int stride, int taps,
                                         int channel_blocks, LoadStep load) {
   using namespace warpnet::ptx;
@@ -120,7 +121,7 @@ __device__ __forceinline__ void produce(const Ring& ring, int first, int end, in
       const int s = it % STAGES;
       if (it >= STAGES) mbarrier_wait(&ring.empty[s], (it / STAGES - 1) & 1);  // round r-1 released it
       mbarrier_arrive_expect_tx(&ring.full[s], STAGE);
-      load(ring.base + s * STAGE, &ring.full[s], tile, step / channel_blocks, (step % channel_blocks) * BK);
+      load(ring.base + s * STAGE, &ring.full[s], tile, step / channel_blocks, (step % channel_blocks) * CHANNELS);
     }
 }
 
@@ -298,12 +299,13 @@ inline void launch_direct(const ConvShape& g, const __nv_bfloat16* x, const __nv
                          w, y);
 }
 
-// Whether TMA can describe x and w as stored: 16-byte aligned bases, every
-// global stride (a pixel's C channels, a tap's) a multiple of 16 bytes, the
-// stride within TMA's element strides.
-inline bool describable(const ConvShape& g, const void* x, const void* w) {
-  return g.C % 8 == 0 && g.stride <= MAX_ELEMENT_STRIDE && reinterpret_cast<uintptr_t>(x) % 16 == 0 &&
-         reinterpret_cast<uintptr_t>(w) % 16 == 0;
+// Whether TMA can describe x and w as stored, `element_bytes` an element
+// (2: bf16; conv v16's fp32: 4): 16-byte aligned bases, every global stride
+// (a pixel's C channels, a tap's) a multiple of 16 bytes, the stride within
+// TMA's element strides.
+inline bool describable(const ConvShape& g, const void* x, const void* w, int element_bytes = 2) {
+  return g.C * element_bytes % 16 == 0 && g.stride <= MAX_ELEMENT_STRIDE &&
+         reinterpret_cast<uintptr_t>(x) % 16 == 0 && reinterpret_cast<uintptr_t>(w) % 16 == 0;
 }
 
 // Makes both maps and launches `blocks` blocks of the BN-wide kernel

@@ -59,6 +59,8 @@
 // Run: build/bin/warpnet bench conv2d_nhwc --kernels 13,14 on an H100/H200
 //   (cuDNN fp32 and bf16 timed in the same run); on the emulator:
 //   build/bin/warpnet trace conv2d_nhwc/14 --size 2,72,9,11,264,3,3,2,1,2
+#include <type_traits>
+
 #include "kernels/conv/13_implicit_gemm_wgmma.cu"  // conv_v13: produce, accumulate_tile, store_pair, the direct kernel
 
 namespace conv_v14 {
@@ -172,10 +174,11 @@ __global__ void __launch_bounds__(conv_v13::THREADS, 1)
 
 namespace conv_v14 {
 
-// v13's conditions, and the corners and offsets inside a 4-D im2col map's range.
-inline bool describable(const ConvShape& g, const void* x, const void* w) {
+// v13's conditions, and the corners and offsets inside a 4-D im2col map's
+// range; `element_bytes` as v13's (4 for conv v16's fp32).
+inline bool describable(const ConvShape& g, const void* x, const void* w, int element_bytes = 2) {
   const int reach = (g.R > g.S ? g.R - 1 : g.S - 1) * g.dil;  // the largest tap offset
-  return conv_v13::describable(g, x, w) && g.pad < CORNER_LIMIT && reach < CORNER_LIMIT &&
+  return conv_v13::describable(g, x, w, element_bytes) && g.pad < CORNER_LIMIT && reach < CORNER_LIMIT &&
          upper_corner(g.Q, g.W, g) >= -CORNER_LIMIT && upper_corner(g.P, g.H, g) >= -CORNER_LIMIT &&
          upper_corner(g.Q, g.W, g) < CORNER_LIMIT && upper_corner(g.P, g.H, g) < CORNER_LIMIT;
 }
@@ -187,26 +190,32 @@ inline PFN_cuTensorMapEncodeIm2col_v12000 encode_im2col() {
 }
 
 // The maps: x as an im2col map of `pixels` pixels a copy, w (K,R,S,C) as
-// {C, R·S, K} in boxes of `w_rows` output channels; false when the driver
-// refuses one (describable() shapes only).
-inline bool make_maps(CUtensorMap* map_x, CUtensorMap* map_w, const ConvShape& g, const __nv_bfloat16* x,
-                      const __nv_bfloat16* w, int pixels, int w_rows) {
+// {C, R·S, K} in boxes of `w_rows` output channels, each copy one 128-byte
+// swizzle row of channels (64 bf16 here; 32 floats for conv v16's fp32);
+// false when the driver refuses one (describable() shapes only).
+template <class T>
+inline bool make_maps(CUtensorMap* map_x, CUtensorMap* map_w, const ConvShape& g, const T* x, const T* w, int pixels,
+                      int w_rows) {
+  static_assert(std::is_same_v<T, __nv_bfloat16> || std::is_same_v<T, float>, "bf16 or fp32 tensors");
+  constexpr CUtensorMapDataType type =
+      std::is_same_v<T, float> ? CU_TENSOR_MAP_DATA_TYPE_FLOAT32 : CU_TENSOR_MAP_DATA_TYPE_BFLOAT16;
+  constexpr cuuint32_t channels = 128 / sizeof(T);  // a k-step's channels
   const PFN_cuTensorMapEncodeIm2col_v12000 encode_x = encode_im2col();
   const PFN_cuTensorMapEncodeTiled_v12000 encode_w = wgmma_v13::encode_tiled();
   if (!encode_x || !encode_w) return false;
-  const cuuint64_t e = 2, C = cuuint64_t(g.C);
+  const cuuint64_t e = sizeof(T), C = cuuint64_t(g.C);
   const cuuint64_t x_dims[4] = {C, cuuint64_t(g.W), cuuint64_t(g.H), cuuint64_t(g.N)};
   const cuuint64_t x_strides[3] = {C * e, C * e * g.W, C * e * g.W * g.H};
   const int lower[2] = {-g.pad, -g.pad}, upper[2] = {upper_corner(g.Q, g.W, g), upper_corner(g.P, g.H, g)};
   const cuuint32_t x_steps[4] = {1, cuuint32_t(g.stride), cuuint32_t(g.stride), 1};
   const cuuint64_t w_dims[3] = {C, cuuint64_t(g.R) * g.S, cuuint64_t(g.K)};
   const cuuint64_t w_strides[2] = {C * e, C * e * g.R * g.S};
-  const cuuint32_t w_box[3] = {BK, 1, cuuint32_t(w_rows)}, w_steps[3] = {1, 1, 1};
-  return encode_x(map_x, CU_TENSOR_MAP_DATA_TYPE_BFLOAT16, 4, const_cast<__nv_bfloat16*>(x), x_dims, x_strides, lower,
-                  upper, BK, cuuint32_t(pixels), x_steps, CU_TENSOR_MAP_INTERLEAVE_NONE, CU_TENSOR_MAP_SWIZZLE_128B,
+  const cuuint32_t w_box[3] = {channels, 1, cuuint32_t(w_rows)}, w_steps[3] = {1, 1, 1};
+  return encode_x(map_x, type, 4, const_cast<T*>(x), x_dims, x_strides, lower, upper, channels, cuuint32_t(pixels),
+                  x_steps, CU_TENSOR_MAP_INTERLEAVE_NONE, CU_TENSOR_MAP_SWIZZLE_128B,
                   CU_TENSOR_MAP_L2_PROMOTION_L2_256B, CU_TENSOR_MAP_FLOAT_OOB_FILL_NONE) == CUDA_SUCCESS &&
-         encode_w(map_w, CU_TENSOR_MAP_DATA_TYPE_BFLOAT16, 3, const_cast<__nv_bfloat16*>(w), w_dims, w_strides, w_box,
-                  w_steps, CU_TENSOR_MAP_INTERLEAVE_NONE, CU_TENSOR_MAP_SWIZZLE_128B, CU_TENSOR_MAP_L2_PROMOTION_L2_256B,
+         encode_w(map_w, type, 3, const_cast<T*>(w), w_dims, w_strides, w_box, w_steps,
+                  CU_TENSOR_MAP_INTERLEAVE_NONE, CU_TENSOR_MAP_SWIZZLE_128B, CU_TENSOR_MAP_L2_PROMOTION_L2_256B,
                   CU_TENSOR_MAP_FLOAT_OOB_FILL_NONE) == CUDA_SUCCESS;
 }
 

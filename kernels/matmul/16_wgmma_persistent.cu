@@ -81,6 +81,9 @@
 // Run: build/bin/warpnet bench matmul --size 8192,8192,8192 --kernels matmul/13,matmul/16
 //   on an H100/H200 (cuBLAS, version 0, is timed in the same run); on the
 //   emulator: build/bin/warpnet trace matmul/16 --size 144,80,48
+// Once a translation unit: conv v16 includes conv v14 and matmul v20, and
+// both include this file (it is the one shared root of the two chains).
+#pragma once
 #include <cstdint>
 
 #include "kernels/common/hopper.hpp"

@@ -113,10 +113,15 @@ __host__ __device__ constexpr int col_of(int tx, int j) {
 // rest is a thread constant plus an immediate offset that the 16-byte load
 // carries. offset(t, idx, k) == swizzle128(Op::stored(mn, k)) for every
 // thread, load and k of a tile: the static_asserts below.
-template <class Op>
+// SPACING: the threads along the tile's rows, so a thread's K-major rows are
+// t + SPACING idx (16 here; conv v16's tiles have 8, 16 or 32 threads along a
+// side). Any multiple of 8 keeps row % 8 = t % 8, which is all the K-major
+// loads need; the MN-major ones are written for 16.
+template <class Op, int SPACING = 16>
 struct ThreadLoads {
   static constexpr bool MN_MAJOR = Op::MN_MAJOR_TILE;
-  // t: ty for A, tx for B (0..15).
+  static_assert(SPACING % 8 == 0 && (!MN_MAJOR || SPACING == 16), "rows a multiple of 8 apart; MN-major: 16");
+  // t: ty for A, tx for B (0..SPACING-1).
   __host__ __device__ static constexpr uint32_t thread_bytes(int t) {
     return MN_MAJOR ? uint32_t(t / 8) * Op::BOX_BYTES : uint32_t(t) * 128;
   }
@@ -126,7 +131,7 @@ struct ThreadLoads {
   }
   // The rest: which row group (K-major) or box pair (MN-major), and k's row.
   __host__ __device__ static constexpr uint32_t unswizzled(int idx, int k) {
-    return MN_MAJOR ? uint32_t(idx) * 2 * Op::BOX_BYTES + uint32_t(k) * 128 : uint32_t(idx) * 16 * 128;
+    return MN_MAJOR ? uint32_t(idx) * 2 * Op::BOX_BYTES + uint32_t(k) * 128 : uint32_t(idx) * SPACING * 128;
   }
   __host__ __device__ static constexpr uint32_t offset(int t, int idx, int k) {
     return thread_bytes(t) + unswizzled(idx, k) + swizzled_chunk(t, k);
@@ -136,12 +141,13 @@ struct ThreadLoads {
 // Every load of every thread of a tile (LOADS of them, at every KSTEP-th k)
 // where ThreadLoads puts it and where the swizzle of TMA's layout has the
 // element the consumer means: first(t, idx), its row_of or col_of.
-template <class Op, int LOADS, int KSTEP, class First>
+template <class Op, int LOADS, int KSTEP, int SPACING = 16, class First>
 constexpr bool thread_loads_match_swizzle(First first) {
-  for (int t = 0; t < 16; ++t)
+  for (int t = 0; t < SPACING; ++t)
     for (int idx = 0; idx < LOADS; ++idx)
       for (int k = 0; k < BK; k += KSTEP)
-        if (ThreadLoads<Op>::offset(t, idx, k) != wgmma_v13::swizzle128(Op::stored(first(t, idx), k))) return false;
+        if (ThreadLoads<Op, SPACING>::offset(t, idx, k) != wgmma_v13::swizzle128(Op::stored(first(t, idx), k)))
+          return false;
   return true;
 }
 // The consumer's loads (below): K-major 4 k of a row a load, MN-major 4 rows
@@ -157,10 +163,10 @@ static_assert(thread_loads_match_swizzle<OperandB<false>, TN / 4, 1>(b_mn_major)
 
 // Elements (mn, k..k+3) of a K-major tile, or (mn..mn+3, k) of an MN-major
 // one: one 16-byte chunk, which the swizzle moves whole. thread_tile: the
-// tile plus ThreadLoads<Op>::thread_bytes(t).
-template <class Op>
+// tile plus ThreadLoads<Op, SPACING>::thread_bytes(t).
+template <class Op, int SPACING = 16>
 __device__ __forceinline__ float4 load4(const unsigned char* thread_tile, int t, int idx, int k) {
-  using Loads = ThreadLoads<Op>;
+  using Loads = ThreadLoads<Op, SPACING>;
   return warpnet::load_float4(
       reinterpret_cast<const float*>(thread_tile + Loads::swizzled_chunk(t, k) + Loads::unswizzled(idx, k)));
 }

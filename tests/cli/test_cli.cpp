@@ -561,6 +561,21 @@ TEST_CASE("warpnet trace runs a registered kernel traced, prints its memory summ
   REQUIRE(tma.status == 0);
   CHECK(tma.output.find("TMA copies      144 boxes, 3538944 bytes (the largest 32768)") != std::string::npos);
   CHECK(tma.output.find("global bytes asked for: 3.56e+06") != std::string::npos);
+  // conv v16, in fp32, at the same size: 1 pixel tile of 128 and 2 channel
+  // tiles of 256, 27 k-steps each (9 taps x 3 steps of 32 channels): 54
+  // stages of a 16 KiB im2col copy of x and a 32 KiB box of w. The
+  // consumers' 16-byte loads from the swizzled stages meet no bank conflict.
+  Run fp32_tma = warpnet_cli("trace conv2d_nhwc/16 --size 2,72,9,11,264,3,3,2,1,2");
+  INFO(fp32_tma.output);
+  REQUIRE(fp32_tma.status == 0);
+  CHECK(fp32_tma.output.find("TMA copies      108 boxes, 2654208 bytes (the largest 32768)") != std::string::npos);
+  CHECK(fp32_tma.output.find("shared loads   bank-conflict degree 1.00") != std::string::npos);
+  // Stride 9 is past TMA's element strides: v06's kernel runs, and copies nothing.
+  Run past_tma = warpnet_cli("trace conv2d_nhwc/16 --size 1,8,20,20,8,3,3,9,1,1");
+  INFO(past_tma.output);
+  REQUIRE(past_tma.status == 0);
+  CHECK(past_tma.output.find("kernel conv2d_nhwc_vectorized<128, 64, 8, 8, 4>") != std::string::npos);
+  CHECK(past_tma.output.find("TMA copies") == std::string::npos);
 
   Run unknown = warpnet_cli("trace matmul/99 --size 4,4,4");
   CHECK(unknown.status != 0);

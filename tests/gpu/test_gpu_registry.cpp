@@ -108,19 +108,19 @@ TEST_CASE("gpu: the Hopper and multistage GEMMs with more tiles than SMs and mor
   }
 }
 
-// conv v13, v14 and v15 at their test sizes give every persistent block of
-// an H200 one tile at most, and most of their rings fewer k-steps than
-// stages. These three layers have more tiles than 132 SMs and 9 or more
-// k-steps a tile, one for each tile width: 16 images of 56x56 at K = 64 (v13:
-// 448 tiles of 128 pixels x 64; v14 and v15: 196 of 256 x 64), 24 of 28x28
-// at K = 128 (168 of 128 x 128; 147), 96 of 14x14 at K = 256 (192 of 128 x
-// 256, the setmaxnreg split; 147, an odd number: v15's last pair has a tile
-// past the pixels). Then each block's ring runs on from tile to tile, with
-// its phases, as at the bench's sizes; v14's and v15's copies cross rows and
-// images as they do there, and v15's clusters share w by multicast.
-TEST_CASE("gpu: conv v13, v14 and v15 with more tiles than SMs, at each of their tile widths") {
+// conv v13 to v16 at their test sizes give every persistent block of an
+// H200 one tile at most, and most of their rings fewer k-steps than stages.
+// These three layers have more tiles than 132 SMs and 9 or more k-steps a
+// tile, one for each tile width: 16 images of 56x56 at K = 64 (v13: 448
+// tiles of 128 pixels x 64; v14 to v16: 196 of 256 x 64), 24 of 28x28 at
+// K = 128 (168 of 128 x 128; 147), 96 of 14x14 at K = 256 (192 of 128 x 256,
+// the setmaxnreg split; 147, an odd number: v15's last pair has a tile past
+// the pixels). Then each block's ring runs on from tile to tile, with its
+// phases, as at the bench's sizes; the im2col copies of v14 to v16 cross rows
+// and images as they do there, and v15's clusters share w by multicast.
+TEST_CASE("gpu: conv v13 to v16 with more tiles than SMs, at each of their tile widths") {
   const device::gpu::Info gpu = device::gpu::probe();
-  for (const char* id : {"conv2d_nhwc/13", "conv2d_nhwc/14", "conv2d_nhwc/15"}) {
+  for (const char* id : {"conv2d_nhwc/13", "conv2d_nhwc/14", "conv2d_nhwc/15", "conv2d_nhwc/16"}) {
     const device::Kernel& kernel = device::find_kernel(id, device::Copy::cuda);
     if (const std::string why = device::cannot_run_on(kernel, gpu.cc_major, gpu.cc_minor); !why.empty()) {
       MESSAGE(id, " skipped: ", why);

@@ -157,7 +157,7 @@ TEST_CASE("registry: fp8 mma.sync and wgmma versions name the GPUs they run on")
   CHECK(device::cannot_run_on(fp8, 10, 0).empty());
   // Built for sm_90a: Hopper only, neither older nor newer.
   for (const char* hopper : {"matmul/13", "matmul/15", "matmul/16", "matmul/18", "matmul/19", "matmul/20", "matmul/21",
-                             "matmul/22", "conv2d_nhwc/13", "conv2d_nhwc/14", "conv2d_nhwc/15"}) {
+                             "matmul/22", "conv2d_nhwc/13", "conv2d_nhwc/14", "conv2d_nhwc/15", "conv2d_nhwc/16"}) {
     const device::Kernel& k = device::find_kernel(hopper);
     CHECK(device::cannot_run_on(k, 8, 9).find("runs on sm_90 only") != std::string::npos);
     CHECK(device::cannot_run_on(k, 10, 0).find("runs on sm_90 only") != std::string::npos);

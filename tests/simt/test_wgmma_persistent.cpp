@@ -12,12 +12,13 @@
 // on its own, at the sizes here and at an H200's.
 // matmul/18 (v16's pipeline with fp8 e4m3) walks the same tiles and is
 // checked the same way, as are the other consumers of v16's ring: matmul
-// 19 to 22.
+// 19 to 22 and conv2d_nhwc 13 to 16.
 #include <doctest/doctest.h>
 
 #include <cstdio>
 #include <cstdlib>
 #include <set>
+#include <string>
 #include <tuple>
 #include <utility>
 #include <vector>
@@ -32,6 +33,7 @@
 // test_wgmma_layout.cpp for why not an anonymous one).
 namespace wgmma_persistent_test {
 #include "kernels/matmul/16_wgmma_persistent.cu"
+#include "kernels/conv/14_implicit_gemm_im2col.cu"  // conv v13's and v14's tile counts (v16's are v14's)
 }  // namespace wgmma_persistent_test
 using namespace wgmma_persistent_test;
 
@@ -39,6 +41,12 @@ using namespace warpnet;
 
 namespace {
 constexpr uint64_t kSeed = 16;
+
+// conv2d_nhwc's sizes {N, C, H, W, K, R, S, stride, pad, dilation} as the conv kernels see them.
+ConvShape shape_of(const device::Sizes& s) {
+  return conv_shape(int(s[0]), int(s[1]), int(s[2]), int(s[3]), int(s[4]), int(s[5]), int(s[6]), int(s[7]),
+                    int(s[8]), int(s[9]));
+}
 
 // Runs a persistent version at `sizes` with `blocks` blocks (the launch
 // takes the block count from the grid) and returns its outputs.
@@ -78,6 +86,20 @@ void check_with_blocks(const device::Kernel& kernel, const device::Sizes& sizes,
     REQUIRE_MESSAGE(inner_a * bytes % 16 == 0, "A's rows are not a multiple of 16 bytes: the fallback would run");
     REQUIRE_MESSAGE(inner_b * bytes % 16 == 0, "B's rows are not a multiple of 16 bytes: the fallback would run");
   }
+  check_blocks_match(kernel, sizes, blocks);
+}
+
+// Checks a persistent conv2d_nhwc version (13 to 16) with `blocks` blocks at
+// `sizes`, where it has `tiles` tiles, against the op's reference. The sizes
+// must take the TMA path (C a multiple of 8 for bf16, 4 for fp32): the
+// direct kernels that run otherwise walk nothing.
+void check_conv_with_blocks(const device::Kernel& kernel, const device::Sizes& sizes, unsigned blocks, int tiles) {
+  INFO(kernel.id(), " at ", device::describe_sizes(device::op("conv2d_nhwc"), sizes), ", ", blocks, " blocks for ",
+       tiles, " tiles, seed ", kSeed);
+  REQUIRE(int(blocks) < tiles);  // some block takes several
+  const ConvShape g = shape_of(sizes);
+  REQUIRE_MESSAGE(conv_v14::describable(g, nullptr, nullptr, kernel.input_format ? 2 : 4),
+                  "TMA cannot describe x or w: the direct kernel would run");
   check_blocks_match(kernel, sizes, blocks);
 }
 
@@ -138,6 +160,31 @@ TEST_CASE("matmul/19 and 20: other consumers of v16's ring, in blocks that walk 
   // The traced copies, under the checker: in-bounds stores, no race.
   check_with_blocks(device::find_kernel("matmul/19", device::Copy::traced), {304, 520, 328, 1, 0}, 2);
   check_with_blocks(device::find_kernel("matmul/20", device::Copy::traced), {304, 520, 328, 0, 1}, 2);
+}
+
+// conv2d_nhwc v13 to v16 walk tiles on v16's ring too, and the registry's
+// sizes give a block more than one tile only at 64-wide tiles (one size,
+// three 256-pixel tiles for v14 to v16). Here one block (a cluster of two
+// for v15) takes every tile, at each of the three tile widths; the tile
+// counts (v14's, which v15 and v16 share, then v13's) are computed below.
+// Nine taps make 9 k-steps a tile (18 for v16's 32-channel steps at C = 40),
+// not a multiple of the 4 stages, so each tile starts at another stage and parity.
+TEST_CASE("conv2d_nhwc/13 to 16: blocks that walk several tiles at each tile width, the ring running on across them") {
+  const std::vector<device::Sizes> layers = {
+      {4, 8, 12, 12, 16, 3, 3, 1, 1, 1},      // K <= 64: 576 pixels, 3 tiles of 256 x 64 (v13: 8 of 8x16)
+      {3, 40, 19, 19, 100, 3, 3, 2, 1, 1},    // K <= 128, stride 2: 300 pixels, 3 tiles of 128 x 128 (v13: 6)
+      {1, 8, 12, 12, 264, 3, 3, 1, 1, 1}};    // K > 128: 144 pixels x 2 channel tiles, 4 of 128 x 256 (v13: 4)
+  for (const char* id : {"conv2d_nhwc/13", "conv2d_nhwc/14", "conv2d_nhwc/15", "conv2d_nhwc/16"}) {
+    const device::Kernel& kernel = device::find_kernel(id);
+    const bool v13 = std::string(id).ends_with("13"), v15 = std::string(id).ends_with("15");
+    for (const device::Sizes& sizes : layers) {
+      const ConvShape g = shape_of(sizes);
+      const int tiles = v13 ? conv_v13::pixel_tiles(g).count(g.N) : conv_v14::tiles_of(g).count();
+      check_conv_with_blocks(kernel, sizes, v15 ? 2 : 1, tiles);
+    }
+  }
+  // The traced copy of the fp32 version, under the checker: in-bounds stores, no race.
+  check_conv_with_blocks(device::find_kernel("conv2d_nhwc/16", device::Copy::traced), layers[2], 2, 4);
 }
 
 TEST_CASE("matmul/21: clusters of two CTAs that walk several tile pairs, sharing each B tile by multicast") {
