@@ -55,7 +55,8 @@
 #   BENCH_ARGS          arguments for `warpnet bench`, default "matmul
 #                       conv2d_nhwc conv2d peak lenet5_step softmax": the ops the
 #                       issues set targets for (conv2d_nhwc: conv v13-v15, bf16 on
-#                       wgmma, against cuDNN's bf16, never yet timed), peak (the
+#                       wgmma, against cuDNN's bf16, and v16, fp32 fed by TMA,
+#                       against cuDNN's fp32, never yet timed), peak (the
 #                       ceilings of matmul's inner-loop instructions, a few
 #                       seconds) and LeNet-5's fused step (the kernels of `train
 #                       --fused-step` alone, at batch 64 and 256), softmax (its
