@@ -34,8 +34,9 @@
 //   128 x 256 at 14x14 (one round, 98 SMs busy; arithmetic, not a measurement).
 // Loads: TX and TY are multiples of 8, so each thread's rows share row % 8
 //   and v20's ThreadLoads (one XOR a k, the rest immediates) serves both
-//   tiles with its rows TY (A) or TX (B) apart; the 8 lanes of a load phase
-//   read 8 rows of one chunk, which the swizzle spreads over 8 bank groups.
+//   tiles with its rows TY (A) or TX (B) apart. The 8 lanes of a load phase
+//   (8 consecutive lanes: one ty, 8 tx) read one A row, a broadcast, or 8
+//   B rows of one chunk, which the swizzle spreads over 8 bank groups.
 // Stages: TILE_M x 128 bytes + BN x 128 bytes = 48, 32 or 40 KiB; v16's ring
 //   of 4. At BN = 256 the 128 accumulators need setmaxnreg's split (40
 //   producer, 232 consumers), as v20; the narrower tiles hold 64 and do not move registers.
