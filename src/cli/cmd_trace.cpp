@@ -9,6 +9,7 @@
 #include <map>
 #include <nlohmann/json.hpp>
 #include <optional>
+#include <string>
 #include <tuple>
 #include <vector>
 
@@ -148,9 +149,7 @@ void run_trace(const TraceOptions& o) {
   const std::vector<simt::KernelTrace> kernels = recorder.by_kernel(&launches);
   WN_CHECK(!kernels.empty(), "trace: ", kernel.id(), " made no traced memory access");
 
-  std::printf("%s at %s: grid (%u,%u,%u), block (%u,%u,%u), traced on the emulator\n", kernel.id().c_str(),
-              device::describe_sizes(op, sizes).c_str(), shape.grid.x, shape.grid.y, shape.grid.z, shape.block.x,
-              shape.block.y, shape.block.z);
+  std::printf("%s at %s: traced on the emulator\n", kernel.id().c_str(), device::describe_sizes(op, sizes).c_str());
   std::printf("  result: %s the CPU reference (%lld elements, worst error %.3g of the tolerance)\n",
               check.mismatches ? "DIFFERS FROM" : "matches", (long long)check.checked, check.worst_ratio);
   uint64_t global_bytes = 0;  // by the instructions and by TMA's copies
@@ -161,13 +160,21 @@ void run_trace(const TraceOptions& o) {
   }
   std::printf("  global bytes asked for: %.4g (registry formula %.4g); FLOPs %.4g\n", double(global_bytes),
               kernel.bytes(sizes), kernel.flops(sizes));
+  // Each kernel's own launch (its first, where it made several), not the
+  // registered shape: a version may launch others (split-K's sum, or the
+  // kernel it runs where TMA cannot describe the shape).
   for (size_t k = 0; k < kernels.size(); ++k) {
+    const simt::LaunchShape& launched = kernels[k].shape;
+    const std::string grid = cat(launches[k] > 1 ? "the first " : "", "grid (", launched.grid.x, ",", launched.grid.y,
+                                 ",", launched.grid.z, "), block (", launched.block.x, ",", launched.block.y, ",",
+                                 launched.block.z, ")");
     if (kernels.size() > 1)
-      std::printf("  kernel %zu of %zu: %s, %d launch%s, %llu warps\n", k + 1, kernels.size(),
+      std::printf("  kernel %zu of %zu: %s, %d launch%s, %llu warps, %s\n", k + 1, kernels.size(),
                   kernels[k].kernel.c_str(), launches[k], launches[k] == 1 ? "" : "es",
-                  (unsigned long long)kernels[k].warps);
+                  (unsigned long long)kernels[k].warps, grid.c_str());
     else
-      std::printf("  kernel %s, %llu warps\n", kernels[k].kernel.c_str(), (unsigned long long)kernels[k].warps);
+      std::printf("  kernel %s, %d launch%s, %llu warps, %s\n", kernels[k].kernel.c_str(), launches[k],
+                  launches[k] == 1 ? "" : "es", (unsigned long long)kernels[k].warps, grid.c_str());
     print_summary(kernels[k]);
   }
   if (!steps.empty())

@@ -570,11 +570,14 @@ TEST_CASE("warpnet trace runs a registered kernel traced, prints its memory summ
   REQUIRE(fp32_tma.status == 0);
   CHECK(fp32_tma.output.find("TMA copies      108 boxes, 2654208 bytes (the largest 32768)") != std::string::npos);
   CHECK(fp32_tma.output.find("shared loads   bank-conflict degree 1.00") != std::string::npos);
-  // Stride 9 is past TMA's element strides: v06's kernel runs, and copies nothing.
+  // Stride 9 is past TMA's element strides: v06's kernel runs, and copies
+  // nothing; the trace gives the launch that ran (9 output pixels, 8 output
+  // channels: one 128 x 64 tile of 256 threads), not v16's registered one.
   Run past_tma = warpnet_cli("trace conv2d_nhwc/16 --size 1,8,20,20,8,3,3,9,1,1");
   INFO(past_tma.output);
   REQUIRE(past_tma.status == 0);
-  CHECK(past_tma.output.find("kernel conv2d_nhwc_vectorized<128, 64, 8, 8, 4>") != std::string::npos);
+  CHECK(past_tma.output.find("kernel conv2d_nhwc_vectorized<128, 64, 8, 8, 4>, 1 launch, 8 warps, grid (1,1,1), "
+                             "block (256,1,1)\n") != std::string::npos);
   CHECK(past_tma.output.find("TMA copies") == std::string::npos);
 
   Run unknown = warpnet_cli("trace matmul/99 --size 4,4,4");
