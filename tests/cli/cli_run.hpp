@@ -20,11 +20,9 @@ struct Run {
   std::string output;  // stdout and stderr together
 };
 
-// Runs the warpnet binary CTest points us at ($WARPNET_BIN) with `args`.
-inline Run warpnet_cli(const std::string& args) {
-  const char* bin = std::getenv("WARPNET_BIN");
-  REQUIRE_MESSAGE(bin, "WARPNET_BIN must name the warpnet binary (CTest sets it)");
-  const std::string command = std::string(bin) + " " + args + " 2>&1";
+// Runs `program` with `args` (a shell command line's rest).
+inline Run run_program(const std::filesystem::path& program, const std::string& args) {
+  const std::string command = program.string() + " " + args + " 2>&1";
   std::unique_ptr<FILE, int (*)(FILE*)> pipe(::popen(command.c_str(), "r"), ::pclose);
   REQUIRE(pipe);
   Run run{0, {}};
@@ -33,6 +31,17 @@ inline Run warpnet_cli(const std::string& args) {
   run.status = ::pclose(pipe.release());
   return run;
 }
+
+// The warpnet binary CTest points us at ($WARPNET_BIN); the build's other
+// programs (lessons, warpnet-viz) sit beside it.
+inline std::filesystem::path warpnet_binary() {
+  const char* bin = std::getenv("WARPNET_BIN");
+  REQUIRE_MESSAGE(bin, "WARPNET_BIN must name the warpnet binary (CTest sets it)");
+  return bin;
+}
+
+// Runs the warpnet binary with `args`.
+inline Run warpnet_cli(const std::string& args) { return run_program(warpnet_binary(), args); }
 
 // `warpnet info`'s lines, asked once.
 inline const std::string& info_output() {

@@ -1,0 +1,230 @@
+// The commands the Markdown files give a learner still run as written. Every
+// `build/bin/<program> ... --flag` in a README or lesson (in a code block, or
+// in an inline code span, which may wrap over lines) names a program this
+// build makes and flags that program's --help lists; every `warpnet trace`
+// command there traces its kernel and matches the CPU reference. A flag
+// renamed in the code and not in the prose fails here, naming file and line.
+#include <doctest/doctest.h>
+
+#include <cctype>
+#include <filesystem>
+#include <fstream>
+#include <map>
+#include <set>
+#include <sstream>
+#include <string>
+#include <vector>
+
+#include "core/build_info.hpp"
+#include "core/error.hpp"
+#include "tests/cli/cli_run.hpp"
+
+using namespace warpnet;
+namespace fs = std::filesystem;
+
+namespace {
+
+// One `build/bin/...` command as a document writes it.
+struct DocCommand {
+  std::string where;                // "lessons/04-matmul-ladder/README.md:1136"
+  std::string program;              // "warpnet"
+  std::vector<std::string> words;   // before the first option: "trace", "matmul/05"
+  std::vector<std::string> tokens;  // everything after the program, up to a shell separator
+  bool placeholder = false;         // `build/bin/lessonNN`, `<op>/<NN>`: a pattern, not a command
+};
+
+const std::string kBinPrefix = "build/bin/";
+
+bool is_separator(const std::string& token) {
+  return token == "|" || token == "||" || token == "&&" || token == ";" || token.starts_with(">") ||
+         token.starts_with("2>") || token.starts_with("&>");
+}
+
+// Punctuation a sentence or a shell line puts after a word: "lenet5`", "--quick,", "warpnet}".
+std::string trim_trailing(std::string word) {
+  while (!word.empty() && std::string_view(",.;:)`}\"'").find(word.back()) != std::string_view::npos) word.pop_back();
+  return word;
+}
+
+bool is_program_name(const std::string& name) {
+  if (name.empty()) return false;
+  for (char c : name)
+    if (!((c >= 'a' && c <= 'z') || (c >= '0' && c <= '9') || c == '_' || c == '-')) return false;
+  return true;
+}
+
+// The commands in `text` (one code-block line, or one inline code span), found at `where`.
+void commands_in(const std::string& text, const std::string& where, std::vector<DocCommand>& out) {
+  for (size_t at = text.find(kBinPrefix); at != std::string::npos; at = text.find(kBinPrefix, at + 1)) {
+    std::string piece = text.substr(at + kBinPrefix.size());
+    piece = piece.substr(0, piece.find(kBinPrefix));  // the next command, if any, is its own
+    piece = piece.substr(0, piece.find(" #"));        // a shell comment
+    std::istringstream words(piece);
+    DocCommand c;
+    c.where = where;
+    std::string token;
+    words >> token;
+    c.program = trim_trailing(token);
+    c.placeholder = !is_program_name(c.program) || piece.find('<') != std::string::npos;
+    while (words >> token && !is_separator(token)) {
+      const bool last = token.ends_with(';');  // "cmd; next"
+      c.tokens.push_back(trim_trailing(token));
+      if (last) break;
+    }
+    for (const std::string& t : c.tokens) {
+      if (t.starts_with("-")) break;
+      c.words.push_back(t);
+    }
+    out.push_back(c);
+  }
+}
+
+// Every command in one Markdown file: lines of fenced code blocks (a line
+// ending in '\' continued by the next), and inline code spans in the prose,
+// where a paragraph's lines are joined first because a span may wrap.
+std::vector<DocCommand> commands_in_file(const fs::path& file, const std::string& name) {
+  std::ifstream in(file);
+  REQUIRE_MESSAGE(in, "cannot read ", file.string());
+  std::vector<DocCommand> out;
+  std::string line, paragraph, continued;
+  std::vector<std::pair<size_t, int>> paragraph_lines;  // offset in `paragraph` where each line starts, its number
+  bool fenced = false;
+  int number = 0, continued_from = 0;
+  const auto flush_paragraph = [&] {
+    for (size_t open = paragraph.find('`'); open != std::string::npos;) {
+      const size_t close = paragraph.find('`', open + 1);
+      if (close == std::string::npos) break;
+      int at_line = paragraph_lines.front().second;
+      for (const auto& [offset, n] : paragraph_lines)
+        if (offset <= open) at_line = n;
+      commands_in(paragraph.substr(open + 1, close - open - 1), cat(name, ":", at_line), out);
+      open = paragraph.find('`', close + 1);
+    }
+    paragraph.clear();
+    paragraph_lines.clear();
+  };
+  while (std::getline(in, line)) {
+    ++number;
+    const bool fence = line.find_first_not_of(' ') != std::string::npos &&
+                       line.compare(line.find_first_not_of(' '), 3, "```") == 0;
+    if (fence) {
+      flush_paragraph();
+      fenced = !fenced;
+      continue;
+    }
+    if (fenced) {
+      if (continued.empty()) continued_from = number;
+      if (line.ends_with('\\')) {
+        continued += line.substr(0, line.size() - 1) + " ";
+        continue;
+      }
+      commands_in(continued + line, cat(name, ":", continued_from), out);
+      continued.clear();
+    } else if (line.find_first_not_of(" \t") == std::string::npos) {
+      flush_paragraph();
+    } else {
+      paragraph_lines.emplace_back(paragraph.size(), number);
+      paragraph += line + " ";
+    }
+  }
+  flush_paragraph();
+  return out;
+}
+
+// Every command in the source tree's Markdown files, build folders and hidden ones left out.
+const std::vector<DocCommand>& documented_commands() {
+  static const std::vector<DocCommand> all = [] {
+    const fs::path root = build::source_dir;
+    std::vector<DocCommand> found;
+    for (auto it = fs::recursive_directory_iterator(root); it != fs::recursive_directory_iterator(); ++it) {
+      const std::string leaf = it->path().filename().string();
+      if (it->is_directory() && (leaf.starts_with(".") || leaf.starts_with("build"))) {
+        it.disable_recursion_pending();
+        continue;
+      }
+      if (it->is_regular_file() && it->path().extension() == ".md") {
+        const auto in_file = commands_in_file(it->path(), fs::relative(it->path(), root).string());
+        found.insert(found.end(), in_file.begin(), in_file.end());
+      }
+    }
+    return found;
+  }();
+  return all;
+}
+
+// Programs the docs may name that this build leaves out where their
+// dependencies are missing: the visualizer (Dear ImGui, GLFW, stb) and the
+// benchmarks under bench/ (WARPNET_BUILD_BENCH=OFF).
+bool optional_and_not_built(const std::string& program) {
+  if (program == "warpnet-viz") return !WARPNET_TEST_HAS_VIZ;
+  if (program.starts_with("bench_")) return !WARPNET_TEST_HAS_BENCH;
+  return false;
+}
+
+// Whether `help` lists `flag` as a whole word ("--size" and not "--sizes").
+bool lists_flag(const std::string& help, const std::string& flag) {
+  for (size_t at = help.find(flag); at != std::string::npos; at = help.find(flag, at + 1)) {
+    const size_t end = at + flag.size();
+    const bool starts_word = at == 0 || help[at - 1] == ' ' || help[at - 1] == ',' || help[at - 1] == '[' ||
+                             help[at - 1] == '\n' || help[at - 1] == '|';
+    const bool ends_word = end == help.size() || !(std::isalnum(static_cast<unsigned char>(help[end])) ||
+                                                   help[end] == '-' || help[end] == '_');
+    if (starts_word && ends_word) return true;
+  }
+  return false;
+}
+
+}  // namespace
+
+TEST_CASE("the docs' commands name programs this build makes and options their --help lists") {
+  const fs::path bin_dir = test::warpnet_binary().parent_path();
+  std::map<std::string, std::string> helps;  // the --help command run, its output
+  int commands = 0, flags = 0, skipped = 0;
+  for (const DocCommand& c : documented_commands()) {
+    if (c.placeholder) continue;
+    ++commands;
+    const fs::path program = bin_dir / c.program;
+    if (!fs::exists(program)) {
+      if (optional_and_not_built(c.program)) {
+        ++skipped;
+        continue;
+      }
+      FAIL_CHECK(c.where, " runs build/bin/", c.program, ", which this build does not make");
+      continue;
+    }
+    std::string asked;
+    for (const std::string& w : c.words) asked += w + " ";
+    asked += "--help";
+    auto help = helps.find(c.program + " " + asked);
+    for (const std::string& token : c.tokens) {
+      if (!token.starts_with("--") || token.size() == 2) continue;
+      const std::string flag = token.substr(0, token.find('='));
+      if (help == helps.end()) help = helps.emplace(c.program + " " + asked, test::run_program(program, asked).output).first;
+      ++flags;
+      CHECK_MESSAGE(lists_flag(help->second, flag), c.where, ": ", flag, " is not among the options of `", c.program,
+                    " ", asked, "`:\n", help->second);
+    }
+  }
+  MESSAGE(commands, " commands in the docs, ", flags, " options checked against ", helps.size(),
+          " --help pages; ", skipped, " commands of programs this build leaves out");
+  // The docs hold over a hundred such commands (2026-12-07: 144 lines name
+  // build/bin/): far fewer found means the reader above went wrong, not the docs.
+  CHECK(commands >= 100);
+  CHECK(flags >= 60);
+}
+
+TEST_CASE("the docs' warpnet trace commands trace their kernel and match the CPU reference") {
+  std::set<std::string> done;
+  for (const DocCommand& c : documented_commands()) {
+    if (c.placeholder || c.program != "warpnet" || c.words.empty() || c.words.front() != "trace") continue;
+    std::string args;
+    for (const std::string& t : c.tokens) args += t + " ";
+    if (!done.insert(args).second) continue;
+    const test::Run run = test::warpnet_cli(args);
+    INFO(c.where, ": warpnet ", args, "\n", run.output);
+    CHECK(run.status == 0);
+    CHECK(run.output.find("result: matches the CPU reference") != std::string::npos);
+  }
+  MESSAGE(done.size(), " distinct trace commands run");
+  CHECK(done.size() >= 10);  // 2026-12-07: 16 in lessons 04 and 05
+}
