@@ -1,7 +1,9 @@
-// What the tests of the autotuned versions (matmul/10, conv2d/07,
-// conv2d_dgrad/03) share: fixed-seed inputs, and one candidate's launch
-// checked element by element against a double-precision reference. On a GPU
-// the tuner may pick any candidate, so each one is checked this way.
+// What the tests of the autotuned versions (matmul/10 and /24, the conv
+// ops', LeNet-5's blocks) share: a fixed seed, fixed-seed inputs (the conv
+// tests take the registry op's instead: conv_candidates.hpp), and one
+// candidate's launch checked element by element against a double-precision
+// reference. On a GPU the tuner may pick any candidate, so each one is
+// checked this way.
 #pragma once
 #include <doctest/doctest.h>
 

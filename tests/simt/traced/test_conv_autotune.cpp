@@ -1,13 +1,14 @@
 // Every candidate tile of conv2d/07_autotuned against a CPU reference, at
 // awkward sizes, every direct block of conv2d/08 where it applies, every
-// pipelined tile of 09, both Winograd candidates of 10, 11's fused kernel
-// and 12's F(4x4) candidates, whole and chunked (their other candidates are
-// the previous version's), the Winograd ones against the bound derived for
-// their arithmetic (the library's, which the registry checks them with:
-// src/device/kernels/conv/winograd_bound.hpp). The registry test checks
-// only the candidate the tuning table picks at each test size; on a GPU the
-// autotuner may pick any of them, so each is checked here. Traced (see
-// ../../CMakeLists.txt): the checker also fails a launch on any
+// pipelined tile of 09, both Winograd candidates of 10, 11's fused kernel and
+// 12's F(4x4) candidates, whole and chunked (their other candidates are the
+// previous version's), the Winograd ones against the bound derived for their
+// arithmetic (the library's, which the registry checks them with:
+// src/device/kernels/conv/winograd_bound.hpp). The registry test checks only
+// the candidate the tuning table picks at each test size; on a GPU the
+// autotuner may pick any of them, so each is checked here, on the inputs,
+// reference and bound the registry test uses (conv_candidates.hpp). Traced
+// (see ../../CMakeLists.txt): the checker also fails a launch on any
 // out-of-bounds access, shared-memory race or uninitialized shared read.
 #include <doctest/doctest.h>
 
@@ -17,9 +18,9 @@
 #include <string>
 #include <vector>
 
-#include "device/kernels/conv/winograd_bound.hpp"
 #include "kernels/common/all.hpp"  // before the kernel files (see there)
 #include "tests/simt/traced/candidate_check.hpp"
+#include "tests/simt/traced/conv_candidates.hpp"  // before the kernel files (see there)
 
 namespace {
 #include "kernels/conv/12_winograd_4x4.cu"  // includes 11_winograd_fused.cu, 10, 09, 08 and 07
@@ -28,39 +29,9 @@ namespace {
 namespace {
 
 using candidate_check::kSeed;
-namespace winograd_bound = warpnet::device::conv::winograd_bound;
-
-// {N, C, H, W, K, R, S, stride, pad, dilation} as the kernel sees them.
-ConvShape shape(const int (&s)[10]) { return conv_shape(s[0], s[1], s[2], s[3], s[4], s[5], s[6], s[7], s[8], s[9]); }
-
-// y = x * w by the definition, in double, and the bound each element may err
-// by: an fp32 sum of C·R·S products, in any order, errs by at most about
-// C·R·S · eps · Σ|x·w| (eps = 2^-23 ~ 1.2e-7), the registry's conv2d bound.
-void reference(const ConvShape& g, const std::vector<float>& x, const std::vector<float>& w,
-               std::vector<double>& want, std::vector<double>& bound) {
-  const size_t size = size_t(g.N) * g.K * g.P * g.Q;
-  want.assign(size, 0.0);
-  bound.assign(size, 0.0);
-  for (int n = 0; n < g.N; ++n)
-    for (int k = 0; k < g.K; ++k)
-      for (int p = 0; p < g.P; ++p)
-        for (int q = 0; q < g.Q; ++q) {
-          double sum = 0, magnitude = 0;
-          for (int c = 0; c < g.C; ++c)
-            for (int r = 0; r < g.R; ++r)
-              for (int s = 0; s < g.S; ++s) {
-                const int ih = p * g.stride - g.pad + r * g.dil, iw = q * g.stride - g.pad + s * g.dil;
-                if (ih < 0 || ih >= g.H || iw < 0 || iw >= g.W) continue;
-                const double product = double(x[((size_t(n) * g.C + c) * g.H + ih) * g.W + iw]) *
-                                       double(w[((size_t(k) * g.C + c) * g.R + r) * g.S + s]);
-                sum += product;
-                magnitude += std::abs(product);
-              }
-          const size_t e = ((size_t(n) * g.K + k) * g.P + p) * g.Q + q;
-          want[e] = sum;
-          bound[e] = g.crs() * 1.2e-7 * magnitude + 1e-30;
-        }
-}
+using conv_candidates::for_each_size;
+using conv_candidates::shape;
+using conv_candidates::WinogradTile;
 
 // Candidate i, launched with its own shape (the registration's gemm_tiles).
 void launch_candidate(int i, const ConvShape& g, const float* x, const float* w, float* y) {
@@ -107,30 +78,6 @@ void launch_winograd_4x4(int tile, int chunk, const ConvShape& g, const float* x
   winograd::f4x4::launch_winograd(tile, chunk, g, x, w, y, workspace.get());
 }
 
-// How the checked versions compute y: the bound follows (reference() where
-// they sum directly, winograd_bound.hpp where they run Winograd).
-using warpnet::device::conv::WinogradTile;
-
-// Calls check_all(g, "at ...", x, w, want, bound) for every size, with fixed-seed x and w and the reference.
-template <size_t COUNT, class CheckAll>
-void for_each_size(const int (&sizes)[COUNT][10], CheckAll check_all, WinogradTile arithmetic = WinogradTile::none) {
-  for (const auto& size : sizes) {
-    const ConvShape g = shape(size);
-    uint64_t state = kSeed;
-    const std::vector<float> x = candidate_check::uniform(size_t(g.N) * g.C * g.H * g.W, state);
-    const std::vector<float> w = candidate_check::uniform(size_t(g.K) * g.crs(), state);
-    std::vector<double> want, bound;
-    reference(g, x, w, want, bound);
-    if (arithmetic != WinogradTile::none)
-      bound = winograd_bound::forward(warpnet::device::Sizes(std::begin(size), std::end(size)), x, w, arithmetic);
-    DeviceBuffer<float> d_x(x), d_w(w);
-    const std::string at = warpnet::cat(" at N=", g.N, " C=", g.C, " H=", g.H, " W=", g.W, " K=", g.K, " R=", g.R,
-                                        " S=", g.S, " stride=", g.stride, " pad=", g.pad, " dilation=", g.dil,
-                                        ", seed ", kSeed);
-    check_all(g, at, d_x.get(), d_w.get(), want, bound);
-  }
-}
-
 }  // namespace
 
 TEST_CASE("conv autotune: every candidate of conv2d/07 matches the CPU reference at awkward sizes") {
@@ -145,7 +92,7 @@ TEST_CASE("conv autotune: every candidate of conv2d/07 matches the CPU reference
       {2, 1, 28, 28, 6, 5, 5, 1, 2, 1},    // LeNet-5's conv1
       {2, 6, 14, 14, 16, 5, 5, 1, 0, 1}};  // LeNet-5's conv2
   std::printf("conv autotune test: seed %llu\n", (unsigned long long)kSeed);
-  for_each_size(sizes, [](const ConvShape& g, const std::string& at, const float* x, const float* w,
+  for_each_size("conv2d", sizes, [](const ConvShape& g, const std::string& at, const float* x, const float* w,
                           const std::vector<double>& want, const std::vector<double>& bound) {
     for (int i = 0; i < conv_v07::kCandidates; ++i)
       candidate_check::check(
@@ -164,7 +111,7 @@ TEST_CASE("conv direct: every direct block of conv2d/08 matches the CPU referenc
       {2, 6, 14, 14, 16, 5, 5, 1, 0, 1},   // LeNet-5's conv2 (16 slots): the 10x10 output in one block, two at 64 threads
       {1, 4, 3, 300, 7, 3, 3, 1, 1, 1},    // Q = 300: wider than a block, tiles along q
       {1, 70, 6, 6, 4, 5, 5, 1, 2, 1}};    // C = 70: 2 chunks of input channels at 128 threads (48 KiB)
-  for_each_size(sizes, [](const ConvShape& g, const std::string& at, const float* x, const float* w,
+  for_each_size("conv2d", sizes, [](const ConvShape& g, const std::string& at, const float* x, const float* w,
                           const std::vector<double>& want, const std::vector<double>& bound) {
     for (int i = 0; i < conv_v08::kDirectBlocks; ++i) {
       REQUIRE(conv_v08::candidate_applies(i, g));
@@ -193,7 +140,7 @@ TEST_CASE("conv pipelined: every pipelined tile of conv2d/09 matches the CPU ref
       {3, 16, 9, 9, 40, 3, 3, 1, 1, 1},     // M = 243: two rows of tiles, the second mostly past M
       {2, 32, 14, 14, 64, 3, 3, 1, 1, 1}};  // lesson 05's layer
   std::printf("conv pipelined test: seed %llu\n", (unsigned long long)kSeed);
-  for_each_size(sizes, [](const ConvShape& g, const std::string& at, const float* x, const float* w,
+  for_each_size("conv2d", sizes, [](const ConvShape& g, const std::string& at, const float* x, const float* w,
                           const std::vector<double>& want, const std::vector<double>& bound) {
     for (int i = 0; i < conv_v09::kPipelined; ++i)
       candidate_check::check(
@@ -212,7 +159,7 @@ TEST_CASE("conv winograd: both Winograd candidates of conv2d/10 match the CPU re
       {1, 40, 6, 5, 3, 3, 3, 1, 0, 1},      // K = 3, C = 40; P = 4, Q = 3
       {2, 32, 14, 14, 64, 3, 3, 1, 1, 1}};  // lesson 05's layer
   std::printf("conv winograd test: seed %llu\n", (unsigned long long)kSeed);
-  for_each_size(sizes, [](const ConvShape& g, const std::string& at, const float* x, const float* w,
+  for_each_size("conv2d", sizes, [](const ConvShape& g, const std::string& at, const float* x, const float* w,
                           const std::vector<double>& want, const std::vector<double>& bound) {
     for (int i = 0; i < conv_v10::kWinograd; ++i) {
       REQUIRE(conv_v10::candidate_applies(i, g));
@@ -238,7 +185,7 @@ TEST_CASE("conv winograd fused: conv2d/11's fused kernel matches the CPU referen
       {1, 40, 6, 5, 3, 3, 3, 1, 0, 1},      // K = 3, C = 40: five chunks; P = 4, Q = 3
       {2, 32, 14, 14, 64, 3, 3, 1, 1, 1}};  // lesson 05's layer
   std::printf("conv winograd fused test: seed %llu\n", (unsigned long long)kSeed);
-  for_each_size(sizes, [](const ConvShape& g, const std::string& at, const float* x, const float* w,
+  for_each_size("conv2d", sizes, [](const ConvShape& g, const std::string& at, const float* x, const float* w,
                           const std::vector<double>& want, const std::vector<double>& bound) {
     REQUIRE(conv_v11::candidate_applies(0, g));
     candidate_check::check(
@@ -263,7 +210,7 @@ TEST_CASE("conv winograd 4x4: conv2d/12's F(4x4) candidates match the CPU refere
       {2, 16, 8, 8, 24, 3, 3, 1, 1, 1},     // Q = 8: every row of a tile one float4 store
       {2, 32, 14, 14, 64, 3, 3, 1, 1, 1}};  // lesson 05's layer
   std::printf("conv winograd 4x4 test: seed %llu\n", (unsigned long long)kSeed);
-  for_each_size(sizes, [](const ConvShape& g, const std::string& at, const float* x, const float* w,
+  for_each_size("conv2d", sizes, [](const ConvShape& g, const std::string& at, const float* x, const float* w,
                           const std::vector<double>& want, const std::vector<double>& bound) {
     for (int tile = 0; tile < winograd::kGemmTiles; ++tile) {
       REQUIRE(conv_v12::candidate_applies(tile, g));

@@ -3,14 +3,14 @@
 // v2's kernel at stride 2); every direct tile of conv2d_dgrad/04 where it
 // applies, every pipelined tile of 05, both Winograd candidates of 06, 07's
 // fused kernel and 08's F(4x4) candidates, whole and chunked (their other
-// candidates are the previous version's), the Winograd ones against the
-// bound derived for their arithmetic (the library's, which the registry
-// checks them with: src/device/kernels/conv/winograd_bound.hpp). The
-// registry test checks only the candidate the tuning table picks at each
-// test size; on a GPU the autotuner may pick any of them, so each is
-// checked here. Traced (see ../../CMakeLists.txt): the checker also fails a
-// launch on any out-of-bounds access, shared-memory race or uninitialized
-// shared read.
+// candidates are the previous version's), the Winograd ones against the bound
+// derived for their arithmetic (the library's, which the registry checks them
+// with: src/device/kernels/conv/winograd_bound.hpp). The registry test checks
+// only the candidate the tuning table picks at each test size; on a GPU the
+// autotuner may pick any of them, so each is checked here, on the inputs,
+// reference and bound the registry test uses (conv_candidates.hpp). Traced
+// (see ../../CMakeLists.txt): the checker also fails a launch on any
+// out-of-bounds access, shared-memory race or uninitialized shared read.
 #include <doctest/doctest.h>
 
 #include <cmath>
@@ -19,9 +19,9 @@
 #include <string>
 #include <vector>
 
-#include "device/kernels/conv/winograd_bound.hpp"
 #include "kernels/common/all.hpp"  // before the kernel files (see there)
 #include "tests/simt/traced/candidate_check.hpp"
+#include "tests/simt/traced/conv_candidates.hpp"  // before the kernel files (see there)
 
 namespace {
 #include "kernels/conv/dgrad_08_winograd_4x4.cu"  // includes dgrad 07 ... 02 and conv 12 ... 07
@@ -30,39 +30,9 @@ namespace {
 namespace {
 
 using candidate_check::kSeed;
-namespace winograd_bound = warpnet::device::conv::winograd_bound;
-
-// {N, C, H, W, K, R, S, stride, pad, dilation} as the kernel sees them.
-ConvShape shape(const int (&s)[10]) { return conv_shape(s[0], s[1], s[2], s[3], s[4], s[5], s[6], s[7], s[8], s[9]); }
-
-// dx = dgrad(dy, w) by the definition, scattered the forward's way (output
-// (p,q) through tap (r,s) reads input (p·stride − pad + r·dil, ...)), in
-// double, and the bound each element may err by: an fp32 sum of at most
-// K·R·S products, in any order, errs by at most about K·R·S · eps · Σ|dy·w|
-// (eps = 2^-23 ~ 1.2e-7), the registry's conv2d_dgrad bound.
-void reference(const ConvShape& g, const std::vector<float>& dy, const std::vector<float>& w,
-               std::vector<double>& want, std::vector<double>& bound) {
-  const size_t size = size_t(g.N) * g.C * g.H * g.W;
-  want.assign(size, 0.0);
-  std::vector<double> magnitude(size, 0.0);
-  for (int n = 0; n < g.N; ++n)
-    for (int k = 0; k < g.K; ++k)
-      for (int p = 0; p < g.P; ++p)
-        for (int q = 0; q < g.Q; ++q)
-          for (int c = 0; c < g.C; ++c)
-            for (int r = 0; r < g.R; ++r)
-              for (int s = 0; s < g.S; ++s) {
-                const int ih = p * g.stride - g.pad + r * g.dil, iw = q * g.stride - g.pad + s * g.dil;
-                if (ih < 0 || ih >= g.H || iw < 0 || iw >= g.W) continue;
-                const double product = double(dy[((size_t(n) * g.K + k) * g.P + p) * g.Q + q]) *
-                                       double(w[((size_t(k) * g.C + c) * g.R + r) * g.S + s]);
-                const size_t e = ((size_t(n) * g.C + c) * g.H + ih) * g.W + iw;
-                want[e] += product;
-                magnitude[e] += std::abs(product);
-              }
-  bound.resize(size);
-  for (size_t e = 0; e < size; ++e) bound[e] = double(g.K) * g.R * g.S * 1.2e-7 * magnitude[e] + 1e-30;
-}
+using conv_candidates::for_each_size;
+using conv_candidates::shape;
+using conv_candidates::WinogradTile;
 
 // Candidate i, launched as the registration launches it (its kernel for the
 // stride, grid over dX (N·H·W, C)).
@@ -111,30 +81,6 @@ void launch_winograd_4x4(int i, int chunk, const ConvShape& g, const float* dy, 
   conv_dgrad_v08::launch_winograd(i, chunk, g, dy, w, dx, workspace.get());
 }
 
-// How the checked versions compute dx: the bound follows (reference() where
-// they sum directly, winograd_bound.hpp where they run Winograd).
-using warpnet::device::conv::WinogradTile;
-
-// Runs check_one(name, launch) for every size, with fixed-seed dy and w and the reference.
-template <size_t COUNT, class CheckAll>
-void for_each_size(const int (&sizes)[COUNT][10], CheckAll check_all, WinogradTile arithmetic = WinogradTile::none) {
-  for (const auto& size : sizes) {
-    const ConvShape g = shape(size);
-    uint64_t state = kSeed;
-    const std::vector<float> dy = candidate_check::uniform(size_t(g.N) * g.K * g.P * g.Q, state);
-    const std::vector<float> w = candidate_check::uniform(size_t(g.K) * g.C * g.R * g.S, state);
-    std::vector<double> want, bound;
-    reference(g, dy, w, want, bound);
-    if (arithmetic != WinogradTile::none)  // the forward's, at the view the candidates run (dgrad_06_winograd.cu)
-      bound = winograd_bound::dgrad(warpnet::device::Sizes(std::begin(size), std::end(size)), dy, w, arithmetic);
-    DeviceBuffer<float> d_dy(dy), d_w(w);
-    const std::string at = warpnet::cat(" at N=", g.N, " C=", g.C, " H=", g.H, " W=", g.W, " K=", g.K, " R=", g.R,
-                                        " S=", g.S, " stride=", g.stride, " pad=", g.pad, " dilation=", g.dil,
-                                        ", seed ", kSeed);
-    check_all(g, at, d_dy.get(), d_w.get(), want, bound);
-  }
-}
-
 }  // namespace
 
 TEST_CASE("conv dgrad autotune: every candidate of conv2d_dgrad/03 matches the CPU reference at awkward sizes") {
@@ -151,7 +97,7 @@ TEST_CASE("conv dgrad autotune: every candidate of conv2d_dgrad/03 matches the C
       {3, 3, 13, 13, 5, 3, 3, 2, 2, 2},    // stride 2 (dgrad v2's kernel), pad 2, dilation 2
       {1, 3, 9, 11, 5, 3, 5, 2, 1, 1}};    // stride 2, a 3x5 filter, H != W
   std::printf("conv dgrad autotune test: seed %llu\n", (unsigned long long)kSeed);
-  for_each_size(sizes, [](const ConvShape& g, const std::string& at, const float* dy, const float* w,
+  for_each_size("conv2d_dgrad", sizes, [](const ConvShape& g, const std::string& at, const float* dy, const float* w,
                           const std::vector<double>& want, const std::vector<double>& bound) {
     for (int i = 0; i < conv_dgrad_v03::kCandidates; ++i)
       candidate_check::check(
@@ -170,7 +116,7 @@ TEST_CASE("conv dgrad direct: every direct tile of conv2d_dgrad/04 matches the C
       {1, 8, 37, 19, 4, 3, 3, 1, 1, 1},    // C = 8, the most it takes; 3 x 2 tiles of 16x16, 5 x 1 of 8x32, 5 x 2 of 8x16
       {1, 5, 6, 6, 60, 5, 5, 1, 2, 1},     // K = 60: 3 chunks of 20 channels at 16x16 (48 KiB), 4 at 8x32
       {2, 4, 5, 5, 8, 1, 1, 1, 0, 1}};     // 1x1 filters
-  for_each_size(sizes, [](const ConvShape& g, const std::string& at, const float* dy, const float* w,
+  for_each_size("conv2d_dgrad", sizes, [](const ConvShape& g, const std::string& at, const float* dy, const float* w,
                           const std::vector<double>& want, const std::vector<double>& bound) {
     for (int i = 0; i < conv_dgrad_v04::kDirectTiles; ++i) {
       REQUIRE(conv_dgrad_v04::candidate_applies(i, g));
@@ -200,7 +146,7 @@ TEST_CASE("conv dgrad pipelined: every pipelined tile of conv2d_dgrad/05 matches
       {1, 4, 4, 4, 300, 3, 3, 1, 1, 1},    // K·R·S = 2700: three chunks of the 1152-tap table
       {2, 64, 14, 14, 32, 3, 3, 1, 1, 1}}; // H·W = 196: dx stored as float4s
   std::printf("conv dgrad pipelined test: seed %llu\n", (unsigned long long)kSeed);
-  for_each_size(sizes, [](const ConvShape& g, const std::string& at, const float* dy, const float* w,
+  for_each_size("conv2d_dgrad", sizes, [](const ConvShape& g, const std::string& at, const float* dy, const float* w,
                           const std::vector<double>& want, const std::vector<double>& bound) {
     for (int i = 0; i < conv_dgrad_v05::kPipelined; ++i) {
       REQUIRE(conv_dgrad_v05::candidate_applies(i, g));
@@ -228,7 +174,7 @@ TEST_CASE("conv dgrad winograd: dgrad/06's two Winograd candidates and dgrad/07'
       {2, 130, 9, 9, 17, 3, 3, 1, 1, 1},    // C = 130: past the 128-row GEMM tile; K = 17, a partial k-step
       {2, 64, 14, 14, 32, 3, 3, 1, 1, 1}};  // dgrad v5's float4 layer
   std::printf("conv dgrad winograd test: seed %llu\n", (unsigned long long)kSeed);
-  for_each_size(sizes, [](const ConvShape& g, const std::string& at, const float* dy, const float* w,
+  for_each_size("conv2d_dgrad", sizes, [](const ConvShape& g, const std::string& at, const float* dy, const float* w,
                           const std::vector<double>& want, const std::vector<double>& bound) {
     for (int i = 0; i < conv_dgrad_v06::kWinograd; ++i) {
       REQUIRE(conv_dgrad_v06::candidate_applies(i, g));
@@ -267,7 +213,7 @@ TEST_CASE("conv dgrad winograd 4x4: dgrad/08's F(4x4) candidates match the CPU a
       {2, 130, 9, 9, 17, 3, 3, 1, 1, 1},    // C = 130: past the 128-row GEMM tile; K = 17, a partial k-step
       {2, 64, 14, 14, 32, 3, 3, 1, 1, 1}};  // dgrad v5's float4 layer (W = 14: float2 pairs)
   std::printf("conv dgrad winograd 4x4 test: seed %llu\n", (unsigned long long)kSeed);
-  for_each_size(sizes, [](const ConvShape& g, const std::string& at, const float* dy, const float* w,
+  for_each_size("conv2d_dgrad", sizes, [](const ConvShape& g, const std::string& at, const float* dy, const float* w,
                           const std::vector<double>& want, const std::vector<double>& bound) {
     for (int i = 0; i < winograd::kGemmTiles; ++i) {
       REQUIRE(conv_dgrad_v08::candidate_applies(i, g));

@@ -1,10 +1,11 @@
 // Every candidate tile of conv2d_wgrad/03_autotuned against a CPU reference
 // at awkward sizes, with its split of the pixels and the ordered sum;
 // conv2d_wgrad/04's direct kernel where it applies (its other candidates are
-// v3's); and sum_splits alone at every group count. The registry test checks only the
-// candidate the tuning table picks at each test size; on a GPU the autotuner
-// may pick any of them, so each is checked here. Traced (see
-// ../../CMakeLists.txt): the checker also fails a launch on any
+// v3's); and sum_splits alone at every group count. The registry test checks
+// only the candidate the tuning table picks at each test size; on a GPU the
+// autotuner may pick any of them, so each is checked here, on the inputs,
+// reference and bound the registry test uses (conv_candidates.hpp). Traced
+// (see ../../CMakeLists.txt): the checker also fails a launch on any
 // out-of-bounds access, shared-memory race or uninitialized shared read.
 #include <doctest/doctest.h>
 
@@ -17,6 +18,7 @@
 
 #include "kernels/common/all.hpp"  // before the kernel files (see there)
 #include "tests/simt/traced/candidate_check.hpp"
+#include "tests/simt/traced/conv_candidates.hpp"  // before the kernel files (see there)
 
 namespace {
 #include "kernels/conv/wgrad_04_direct_few_channels.cu"  // includes wgrad_03_autotuned.cu
@@ -25,37 +27,8 @@ namespace {
 namespace {
 
 using candidate_check::kSeed;
-
-// {N, C, H, W, K, R, S, stride, pad, dilation} as the kernel sees them.
-ConvShape shape(const int (&s)[10]) { return conv_shape(s[0], s[1], s[2], s[3], s[4], s[5], s[6], s[7], s[8], s[9]); }
-
-// dw = wgrad(x, dy) by the definition, in double, and the bound each element
-// may err by: an fp32 sum of at most N·P·Q products, in any order, errs by
-// at most about N·P·Q · eps · Σ|dy·x| (eps = 2^-23 ~ 1.2e-7), the registry's
-// conv2d_wgrad bound.
-void reference(const ConvShape& g, const std::vector<float>& x, const std::vector<float>& dy,
-               std::vector<double>& want, std::vector<double>& bound) {
-  const size_t size = size_t(g.K) * g.C * g.R * g.S;
-  want.assign(size, 0.0);
-  std::vector<double> magnitude(size, 0.0);
-  for (int n = 0; n < g.N; ++n)
-    for (int k = 0; k < g.K; ++k)
-      for (int p = 0; p < g.P; ++p)
-        for (int q = 0; q < g.Q; ++q)
-          for (int c = 0; c < g.C; ++c)
-            for (int r = 0; r < g.R; ++r)
-              for (int s = 0; s < g.S; ++s) {
-                const int ih = p * g.stride - g.pad + r * g.dil, iw = q * g.stride - g.pad + s * g.dil;
-                if (ih < 0 || ih >= g.H || iw < 0 || iw >= g.W) continue;
-                const double product = double(dy[((size_t(n) * g.K + k) * g.P + p) * g.Q + q]) *
-                                       double(x[((size_t(n) * g.C + c) * g.H + ih) * g.W + iw]);
-                const size_t e = ((size_t(k) * g.C + c) * g.R + r) * g.S + s;
-                want[e] += product;
-                magnitude[e] += std::abs(product);
-              }
-  bound.resize(size);
-  for (size_t e = 0; e < size; ++e) bound[e] = double(g.N) * g.P * g.Q * 1.2e-7 * magnitude[e] + 1e-30;
-}
+using conv_candidates::for_each_size;
+using conv_candidates::shape;
 
 // Candidate i, launched as the registration launches it: its split, into
 // NaN-poisoned partial tiles (a slice never written fails), then sum_splits.
@@ -111,21 +84,13 @@ TEST_CASE("conv wgrad autotune: every candidate of conv2d_wgrad/03 matches the C
       {2, 6, 14, 14, 16, 5, 5, 1, 0, 1},  // LeNet-5's conv2
       {6, 1, 28, 28, 6, 5, 5, 1, 2, 1}};  // conv1 at batch 6: 147 splits of 128x64x8 (8 groups in the sum)
   std::printf("conv wgrad autotune test: seed %llu\n", (unsigned long long)kSeed);
-  for (const auto& size : sizes) {
-    const ConvShape g = shape(size);
-    uint64_t state = kSeed;
-    const std::vector<float> x = candidate_check::uniform(size_t(g.N) * g.C * g.H * g.W, state);
-    const std::vector<float> dy = candidate_check::uniform(size_t(g.N) * g.K * g.P * g.Q, state);
-    std::vector<double> want, bound;
-    reference(g, x, dy, want, bound);
-    DeviceBuffer<float> d_x(x), d_dy(dy);
+  for_each_size("conv2d_wgrad", sizes, [](const ConvShape& g, const std::string& at, const float* x, const float* dy,
+                                          const std::vector<double>& want, const std::vector<double>& bound) {
     for (int i = 0; i < conv_wgrad_v03::kCandidates; ++i)
       candidate_check::check(
-          warpnet::cat(conv_wgrad_v03::candidate_name(i), " (", conv_wgrad_v03::split_of(i, g).splits,
-                       " splits) at N=", g.N, " C=", g.C, " H=", g.H, " W=", g.W, " K=", g.K, " R=", g.R, " S=", g.S,
-                       " stride=", g.stride, " pad=", g.pad, " dilation=", g.dil, ", seed ", kSeed),
-          [&](float* dw) { launch_candidate(i, g, d_x.get(), d_dy.get(), dw); }, want, bound);
-  }
+          warpnet::cat(conv_wgrad_v03::candidate_name(i), " (", conv_wgrad_v03::split_of(i, g).splits, " splits)", at),
+          [&](float* dw) { launch_candidate(i, g, x, dy, dw); }, want, bound);
+  });
 }
 
 TEST_CASE("conv wgrad direct: conv2d_wgrad/04's direct kernel matches the CPU reference where it applies") {
@@ -142,23 +107,15 @@ TEST_CASE("conv wgrad direct: conv2d_wgrad/04's direct kernel matches the CPU re
       {1, 1, 60, 60, 16, 3, 3, 1, 1, 1},   // bands of 9 rows (48 KiB), the last one 6
       {600, 1, 4, 4, 2, 3, 3, 1, 1, 1}};   // 600 bands in runs of 3: 200 partials, summed in 8 groups
   std::printf("conv wgrad direct test: seed %llu\n", (unsigned long long)kSeed);
-  for (const auto& size : sizes) {
-    const ConvShape g = shape(size);
+  for_each_size("conv2d_wgrad", sizes, [](const ConvShape& g, const std::string& at, const float* x, const float* dy,
+                                          const std::vector<double>& want, const std::vector<double>& bound) {
     REQUIRE(conv_wgrad_v04::applies(g));
-    uint64_t state = kSeed;
-    const std::vector<float> x = candidate_check::uniform(size_t(g.N) * g.C * g.H * g.W, state);
-    const std::vector<float> dy = candidate_check::uniform(size_t(g.N) * g.K * g.P * g.Q, state);
-    std::vector<double> want, bound;
-    reference(g, x, dy, want, bound);
-    DeviceBuffer<float> d_x(x), d_dy(dy);
     const conv_wgrad_v04::Band band = conv_wgrad_v04::band_of(g);
     candidate_check::check(
         warpnet::cat(conv_wgrad_v04::candidate_name(0), " (bands of ", band.bp, " rows, ", band.groups, " groups, ",
-                     conv_wgrad_v04::split_of(g).splits, " splits) at N=", g.N, " C=", g.C, " H=", g.H, " W=", g.W,
-                     " K=", g.K, " R=", g.R, " S=", g.S, " stride=", g.stride, " pad=", g.pad, " dilation=", g.dil,
-                     ", seed ", kSeed),
-        [&](float* dw) { launch_direct(g, d_x.get(), d_dy.get(), dw); }, want, bound);
-  }
+                     conv_wgrad_v04::split_of(g).splits, " splits)", at),
+        [&](float* dw) { launch_direct(g, x, dy, dw); }, want, bound);
+  });
   // The bands and splits the sizes above rely on.
   CHECK(conv_wgrad_v04::band_of(shape({1, 1, 60, 60, 16, 3, 3, 1, 1, 1})).bp == 9);
   CHECK(conv_wgrad_v04::split_of(shape({600, 1, 4, 4, 2, 3, 3, 1, 1, 1})).run == 3);
