@@ -222,6 +222,37 @@ Comparison compare(const Kernel& kernel, const Sizes& sizes, const std::vector<T
   return c;
 }
 
+namespace {
+
+// Bytes of the outputs: fp32, or 4-byte indices.
+int64_t output_bytes(const Op& o, const Sizes& sizes) {
+  int64_t bytes = 0;
+  for (const Shape& s : o.output_shapes(sizes)) bytes += s.numel() * 4;
+  return bytes;
+}
+
+// The race check between blocks keeps a shadow of every byte a launch
+// touches, 12 times its bytes: an elementwise op within the work limit
+// could still ask for more memory than the machine has. Besides the
+// shadow: the outputs and the CPU reference's. `buffers`: the bytes of the
+// inputs and outputs, or, not `with_inputs`, of the outputs alone, before
+// the inputs are made (a lower bound: a refusal then is certain).
+void check_shadow_fits(const Kernel& kernel, const Sizes& sizes, int64_t buffers, bool with_inputs,
+                       std::string_view who) {
+  const Op& o = op(kernel.op);
+  const double needed =
+      double(buffers) * double(simt::GridShadow::kBytesPerByte) + 2.0 * double(output_bytes(o, sizes));
+  const int64_t available = available_memory_bytes();
+  WN_CHECK(available < 0 || needed <= double(available), who, ": ", kernel.id(), " at ", describe_sizes(o, sizes),
+           " needs ", with_inputs ? "about " : "at least ",
+           format_bytes(int64_t(std::min(needed, 9e18))), " for the emulator's race check (",
+           simt::GridShadow::kBytesPerByte, " bytes for each byte of its ", format_bytes(buffers),
+           with_inputs ? " of buffers" : " of outputs, its inputs besides", "); this machine has ", format_bytes(available),
+           " available; the per-warp figures are the same at smaller sizes");
+}
+
+}  // namespace
+
 void check_traced_work(const Kernel& kernel, const Sizes& sizes, std::string_view who) {
   // Traced on one worker, the emulator does about 10 to 50 million
   // multiply-adds a second (matmul/01 and /09 at 256^3 on the 2-core VM):
@@ -234,27 +265,16 @@ void check_traced_work(const Kernel& kernel, const Sizes& sizes, std::string_vie
            flops >= accesses ? cat(flops, " floating-point operations") : cat(accesses, " 4-byte accesses"),
            ", past the ", kMostTracedWork, " (a 1024^3 matmul's operations) a traced run takes: it would run for "
            "hours on the emulator; the per-warp figures are the same at smaller sizes");
+  // Making the inputs of a problem this big takes seconds and gigabytes:
+  // where the outputs' shadow alone is too big, say so first.
+  check_shadow_fits(kernel, sizes, output_bytes(op(kernel.op), sizes), false, who);
 }
 
 void check_traced_memory(const Kernel& kernel, const Sizes& sizes, const std::vector<Tensor>& inputs,
                          std::string_view who) {
-  // The race check between blocks keeps a shadow of every byte a launch
-  // touches, 12 times its bytes: an elementwise op within the work limit
-  // could still ask for more memory than the machine has. Besides the
-  // shadow: the outputs and the CPU reference's (the inputs are made, and
-  // so no longer available).
-  const Op& o = op(kernel.op);
-  int64_t outputs = 0, buffers = 0;
-  for (const Shape& s : o.output_shapes(sizes)) outputs += s.numel() * 4;  // fp32, or 4-byte indices
+  int64_t buffers = output_bytes(op(kernel.op), sizes);
   for (const Tensor& t : inputs) buffers += t.nbytes();
-  buffers += outputs;
-  const double needed = double(buffers) * double(simt::GridShadow::kBytesPerByte) + 2.0 * double(outputs);
-  const int64_t available = available_memory_bytes();
-  WN_CHECK(available < 0 || needed <= double(available), who, ": ", kernel.id(), " at ", describe_sizes(o, sizes),
-           " needs about ", format_bytes(int64_t(std::min(needed, 9e18))), " for the emulator's race check (",
-           simt::GridShadow::kBytesPerByte, " bytes for each byte of its ", format_bytes(buffers),
-           " of buffers); this machine has ", format_bytes(available),
-           " available; the per-warp figures are the same at smaller sizes");
+  check_shadow_fits(kernel, sizes, buffers, true, who);
 }
 
 }  // namespace warpnet::device

@@ -51,7 +51,9 @@ std::vector<Tensor> run_emulated(const Kernel& kernel, const Sizes& sizes, const
 inline constexpr double kMostTracedWork = 2.0 * 1024 * 1024 * 1024;
 // Throws, naming `who` ("trace"), the kernel, its sizes and the limit, when
 // the kernel's operations (or 4-byte accesses, for an op with few) are past
-// kMostTracedWork. Before the inputs are made.
+// kMostTracedWork, or when the race check's shadow of the outputs alone
+// would not fit in memory (check_traced_memory's, less the inputs). Before
+// the inputs are made: at a size that big, making them takes seconds.
 void check_traced_work(const Kernel& kernel, const Sizes& sizes, std::string_view who);
 // Throws the same way when the race check's shadow of the buffers (12 bytes
 // a byte, simt/grid_shadow.hpp) and the outputs, with their CPU reference's,

@@ -623,4 +623,12 @@ TEST_CASE("warpnet trace refuses, up front and saying why, work that would run f
   CHECK(run.output.find("trace: add/01_grid_stride at n=200000000 needs about 28.31 GiB for the emulator's race "
                         "check (12 bytes for each byte of its 2.24 GiB of buffers); this machine has ") !=
         std::string::npos);
+  // Where the outputs' shadow alone is past the memory (26 GiB here), that is
+  // said before the 1.9 GiB of inputs are made ("at least", not "about").
+  if (available_memory_bytes() >= (int64_t(26) << 30)) return;  // below the 26.08 needed: refused for sure
+  run = warpnet_cli("trace relu/1 --size 500000000");
+  CHECK(run.status != 0);
+  CHECK(run.output.find("trace: relu/01_grid_stride at n=500000000 needs at least 26.08 GiB for the emulator's race "
+                        "check (12 bytes for each byte of its 1.86 GiB of outputs, its inputs besides); this "
+                        "machine has ") != std::string::npos);
 }
