@@ -2,11 +2,13 @@
 // `build/bin/<program> ... --flag` in a README or lesson (in a code block, or
 // in an inline code span, which may wrap over lines) names a program this
 // build makes and flags that program's --help lists; every `warpnet trace`
-// command there traces its kernel and matches the CPU reference. A flag
+// command there traces its kernel and matches the CPU reference; every file
+// an inline code span names (`src/cpu/ops.hpp`) exists. A flag or a file
 // renamed in the code and not in the prose fails here, naming file and line.
 #include <doctest/doctest.h>
 
 #include <cctype>
+#include <cstring>
 #include <filesystem>
 #include <fstream>
 #include <map>
@@ -79,13 +81,19 @@ void commands_in(const std::string& text, const std::string& where, std::vector<
   }
 }
 
-// Every command in one Markdown file: lines of fenced code blocks (a line
-// ending in '\' continued by the next), and inline code spans in the prose,
+// A piece of code in a Markdown file: a line of a fenced code block (a line
+// ending in '\' continued by the next), or an inline code span of the prose,
 // where a paragraph's lines are joined first because a span may wrap.
-std::vector<DocCommand> commands_in_file(const fs::path& file, const std::string& name) {
+struct CodePiece {
+  std::string where;  // file:line
+  std::string text;
+  bool inline_span;
+};
+
+std::vector<CodePiece> code_in_file(const fs::path& file, const std::string& name) {
   std::ifstream in(file);
   REQUIRE_MESSAGE(in, "cannot read ", file.string());
-  std::vector<DocCommand> out;
+  std::vector<CodePiece> out;
   std::string line, paragraph, continued;
   std::vector<std::pair<size_t, int>> paragraph_lines;  // offset in `paragraph` where each line starts, its number
   bool fenced = false;
@@ -97,7 +105,7 @@ std::vector<DocCommand> commands_in_file(const fs::path& file, const std::string
       int at_line = paragraph_lines.front().second;
       for (const auto& [offset, n] : paragraph_lines)
         if (offset <= open) at_line = n;
-      commands_in(paragraph.substr(open + 1, close - open - 1), cat(name, ":", at_line), out);
+      out.push_back({cat(name, ":", at_line), paragraph.substr(open + 1, close - open - 1), true});
       open = paragraph.find('`', close + 1);
     }
     paragraph.clear();
@@ -118,7 +126,7 @@ std::vector<DocCommand> commands_in_file(const fs::path& file, const std::string
         continued += line.substr(0, line.size() - 1) + " ";
         continue;
       }
-      commands_in(continued + line, cat(name, ":", continued_from), out);
+      out.push_back({cat(name, ":", continued_from), continued + line, false});
       continued.clear();
     } else if (line.find_first_not_of(" \t") == std::string::npos) {
       flush_paragraph();
@@ -131,11 +139,11 @@ std::vector<DocCommand> commands_in_file(const fs::path& file, const std::string
   return out;
 }
 
-// Every command in the source tree's Markdown files, build folders and hidden ones left out.
-const std::vector<DocCommand>& documented_commands() {
-  static const std::vector<DocCommand> all = [] {
+// Every code piece of the source tree's Markdown files, build folders and hidden ones left out.
+const std::vector<CodePiece>& documented_code() {
+  static const std::vector<CodePiece> all = [] {
     const fs::path root = build::source_dir;
-    std::vector<DocCommand> found;
+    std::vector<CodePiece> found;
     for (auto it = fs::recursive_directory_iterator(root); it != fs::recursive_directory_iterator(); ++it) {
       const std::string leaf = it->path().filename().string();
       if (it->is_directory() && (leaf.starts_with(".") || leaf.starts_with("build"))) {
@@ -143,10 +151,20 @@ const std::vector<DocCommand>& documented_commands() {
         continue;
       }
       if (it->is_regular_file() && it->path().extension() == ".md") {
-        const auto in_file = commands_in_file(it->path(), fs::relative(it->path(), root).string());
+        const auto in_file = code_in_file(it->path(), fs::relative(it->path(), root).string());
         found.insert(found.end(), in_file.begin(), in_file.end());
       }
     }
+    return found;
+  }();
+  return all;
+}
+
+// Every `build/bin/...` command in the docs.
+const std::vector<DocCommand>& documented_commands() {
+  static const std::vector<DocCommand> all = [] {
+    std::vector<DocCommand> found;
+    for (const CodePiece& piece : documented_code()) commands_in(piece.text, piece.where, found);
     return found;
   }();
   return all;
@@ -227,4 +245,58 @@ TEST_CASE("the docs' warpnet trace commands trace their kernel and match the CPU
   }
   MESSAGE(done.size(), " distinct trace commands run");
   CHECK(done.size() >= 10);  // 2026-12-07: 16 in lessons 04 and 05
+}
+
+namespace {
+
+// The files an inline code span names: `src/cpu/ops.hpp`, `conv_cudnn.cu:457`,
+// `dist/cost_model.hpp/.cpp` (both); none for a span that is not one path of
+// a source, script, record or text file (a command, a pattern, a folder).
+std::vector<std::string> paths_named(const std::string& span) {
+  std::string path = trim_trailing(span);
+  if (const size_t colon = path.rfind(':');
+      colon != std::string::npos && colon + 1 < path.size() &&
+      path.find_first_not_of("0123456789-", colon + 1) == std::string::npos)
+    path.resize(colon);  // a line number, or a range of lines
+  if (path.find('/') == std::string::npos || path.find_first_of(" <*") != std::string::npos ||
+      path.find("...") != std::string::npos || path.find("…") != std::string::npos || path.starts_with("build") ||
+      path.starts_with("/") || path.find("://") != std::string::npos)
+    return {};
+  static const char* kExtensions[] = {".cpp", ".hpp", ".cu", ".cuh", ".md", ".json", ".txt", ".sh", ".py", ".cmake", ".in"};
+  const auto extension_at = [&](const std::string& p) -> size_t {
+    for (const char* e : kExtensions)
+      if (p.ends_with(e)) return p.size() - std::strlen(e);
+    return std::string::npos;
+  };
+  // "name.hpp/.cpp": the header and its source.
+  if (const size_t pair = path.rfind("/."); pair != std::string::npos && pair > 0) {
+    const std::string first = path.substr(0, pair), second_extension = path.substr(pair + 1);
+    const size_t stem_end = extension_at(first);
+    if (stem_end == std::string::npos || extension_at(second_extension) != 0) return {};
+    return {first, first.substr(0, stem_end) + second_extension};
+  }
+  if (extension_at(path) == std::string::npos) return {};
+  return {path};
+}
+
+}  // namespace
+
+TEST_CASE("the files the docs name in code spans exist") {
+  const fs::path root = build::source_dir;
+  int named = 0;
+  for (const CodePiece& piece : documented_code()) {
+    if (!piece.inline_span) continue;
+    for (const std::string& path : paths_named(piece.text)) {
+      ++named;
+      // As the docs write them: from the top of the tree, from the Markdown
+      // file's folder or the one above it, or as sources include them (from src/).
+      const fs::path doc_dir = (root / piece.where.substr(0, piece.where.rfind(':'))).parent_path();
+      bool found = false;
+      for (const fs::path& base : {root, doc_dir, doc_dir.parent_path(), root / "src"})
+        found = found || fs::exists(base / path);
+      CHECK_MESSAGE(found, piece.where, ": `", piece.text, "` names ", path, ", which is not in the tree");
+    }
+  }
+  MESSAGE(named, " files named");
+  CHECK(named >= 200);  // 2026-12-07: over 300; far fewer means the reader above went wrong
 }
