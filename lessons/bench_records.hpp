@@ -51,6 +51,15 @@ inline const nlohmann::json& field(const nlohmann::json& j, const char* key) {
   return it == j.end() ? null : *it;
 }
 
+// Whether `record` is a `warpnet bench` record made on a usable GPU: where
+// a chapter's GPU tables come from (a record of a machine without one holds
+// CPU figures only).
+inline bool is_gpu_bench_record(const nlohmann::json& record) {
+  const nlohmann::json& usable = field(field(record, "gpu"), "usable");
+  return record.is_object() && record.value("benchmark", "") == "warpnet bench" && usable.is_boolean() &&
+         usable.get<bool>();
+}
+
 // Calls `show` on each record of bench_records() in turn. A record whose
 // fields are not what `show` reads (hand-edited, or written by another
 // version) is named and passed over; the chapter goes on with the others.

@@ -142,10 +142,7 @@ void check_claims(const std::map<int, Figures>& v) {
 // bench` record, or no softmax in it).
 std::vector<const nlohmann::json*> softmax_tables(const nlohmann::json& record) {
   std::vector<const nlohmann::json*> found;
-  const nlohmann::json& usable = field(field(record, "gpu"), "usable");
-  if (!record.is_object() || record.value("benchmark", "") != "warpnet bench" || !usable.is_boolean() ||
-      !usable.get<bool>())
-    return found;
+  if (!lesson::is_gpu_bench_record(record)) return found;
   for (const nlohmann::json& op : field(record, "ops"))
     if (op.value("op", "") == "softmax" && field(op, "gpu").contains("kernels")) found.push_back(&op);
   return found;

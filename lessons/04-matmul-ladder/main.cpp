@@ -176,9 +176,8 @@ void print_gpu_records() {
   lesson::show_each_record([&](const lesson::BenchRecord& r) {
     const fs::path& file = r.file;
     const nlohmann::json& record = r.json;
-    if (!record.is_object() || record.value("benchmark", "") != "warpnet bench") return;
+    if (!lesson::is_gpu_bench_record(record)) return;
     const nlohmann::json& gpu = field(record, "gpu");
-    if (!gpu.is_object() || !gpu.value("usable", false)) return;
     const int before = tables;
     for (const nlohmann::json& op : field(record, "ops")) {
       const bool timed = field(op, "gpu").contains("kernels");

@@ -74,7 +74,7 @@ inline std::string measured_tflops(const std::string& kernel_id, std::string& so
   std::string found = "not yet", newest;
   const nlohmann::json square = nlohmann::json::array({4096, 4096, 4096, 0, 0});
   for (const BenchRecord& r : bench_records()) {
-    if (r.json.value("benchmark", "") != "warpnet bench" || !r.json["gpu"].value("usable", false)) continue;
+    if (!is_gpu_bench_record(r.json)) continue;
     for (const nlohmann::json& op : r.json["ops"]) {
       const std::string name = op.value("op", "");
       if (!op["gpu"].contains("kernels") || !(name == "peak" || (name == "matmul" && op["sizes"] == square)))
