@@ -19,17 +19,30 @@ using warpnet::test::Run;
 
 Run bench(const std::string& args) { return warpnet::test::warpnet_cli("bench " + args); }
 
+// `warpnet bench <args> --json <scratch folder>/<file>`: the run, which must
+// succeed, and the record it wrote.
+struct Recorded {
+  Run run;
+  nlohmann::json record;
+};
+Recorded bench_recorded(const std::string& args, const std::string& file) {
+  const std::string path = (warpnet::test::scratch_dir() / file).string();
+  Recorded r{bench(args + " --json " + path), {}};
+  INFO(r.run.output);
+  REQUIRE(r.run.status == 0);
+  std::ifstream in(path);
+  REQUIRE_MESSAGE(in, "no record at ", path);
+  r.record = nlohmann::json::parse(in);
+  return r;
+}
+
 }  // namespace
 
 TEST_CASE("warpnet bench matmul runs the CPU half and records the GPU half or why it was skipped") {
-  const std::string path = (warpnet::test::scratch_dir() / "bench.json").string();
-  const Run run = bench("matmul --size 48,40,32,1,0 --runs 3 --budget 0.01 --seed 5 --threads 1 --json " + path);
+  const auto [run, rec] =
+      bench_recorded("matmul --size 48,40,32,1,0 --runs 3 --budget 0.01 --seed 5 --threads 1", "bench.json");
   INFO(run.output);
-  CHECK(run.status == 0);
   CHECK(run.output.find("cpu warpnet") != std::string::npos);
-  std::ifstream file(path);
-  REQUIRE(file);
-  const nlohmann::json rec = nlohmann::json::parse(file);
   CHECK(rec.contains("cpu"));  // machine_record()
   // Which sources the binary came from: scripts/source-hash.sh's 16 hex digits.
   CHECK(rec["sources"]["hash"].get<std::string>().size() == 16);
@@ -61,13 +74,10 @@ TEST_CASE("warpnet bench matmul runs the CPU half and records the GPU half or wh
 // the library started them before warpnet could grow the default stack, and
 // this run died of SIGSEGV (src/cli/openblas_peer.hpp).
 TEST_CASE("warpnet bench matmul runs the CPU peer on two threads") {
-  const std::string path = (warpnet::test::scratch_dir() / "bench-two-threads.json").string();
-  const Run run = bench("matmul --size 130,128,128 --runs 2 --budget 0.01 --threads 2 --json " + path);
+  const auto [run, record] =
+      bench_recorded("matmul --size 130,128,128 --runs 2 --budget 0.01 --threads 2", "bench-two-threads.json");
   INFO(run.output);
-  REQUIRE(run.status == 0);
-  std::ifstream file(path);
-  REQUIRE(file);
-  const nlohmann::json op = nlohmann::json::parse(file)["ops"][0];
+  const nlohmann::json op = record["ops"][0];
   const nlohmann::json& cpu = op["cpu"];
   CHECK(cpu["threads"] == 2);
   if (cpu.contains("peer")) {  // a build without OpenBLAS says so
@@ -110,15 +120,11 @@ TEST_CASE("warpnet bench refuses a malformed size and an unknown op") {
 }
 
 TEST_CASE("warpnet bench takes one --size for several ops whose sizes are named alike, and refuses it for others") {
-  const std::string path = (warpnet::test::scratch_dir() / "bench-conv-family.json").string();
   // conv2d_dgrad named twice, once by name and once again: each op runs once.
-  const Run run = bench("conv2d_dgrad conv2d_wgrad conv2d_dgrad --size 2,3,9,9,4,3,3,1,1,1 --runs 3 --budget 0.01 "
-                        "--threads 1 --json " + path);
+  const auto [run, rec] = bench_recorded(
+      "conv2d_dgrad conv2d_wgrad conv2d_dgrad --size 2,3,9,9,4,3,3,1,1,1 --runs 3 --budget 0.01 --threads 1",
+      "bench-conv-family.json");
   INFO(run.output);
-  CHECK(run.status == 0);
-  std::ifstream file(path);
-  REQUIRE(file);
-  const nlohmann::json rec = nlohmann::json::parse(file);
   REQUIRE(rec["ops"].size() == 2);
   std::set<std::string> ops;
   for (const auto& op : rec["ops"]) {
@@ -172,14 +178,9 @@ TEST_CASE("warpnet bench fails, saying why, when it measured nothing") {
 }
 
 TEST_CASE("warpnet bench train times training on the CPU and records the GPU rate or why it was skipped") {
-  const std::string path = (warpnet::test::scratch_dir() / "bench-train.json").string();
   // Two batch sizes: one record entry each, in the order given.
-  const Run run = bench("train --images 96 --batch 32,48 --threads 1 --seed 3 --json " + path);
+  const auto [run, rec] = bench_recorded("train --images 96 --batch 32,48 --threads 1 --seed 3", "bench-train.json");
   INFO(run.output);
-  CHECK(run.status == 0);
-  std::ifstream file(path);
-  REQUIRE(file);
-  const nlohmann::json rec = nlohmann::json::parse(file);
   REQUIRE(rec["ops"].size() == 2);
   for (size_t i = 0; i < 2; ++i) {
     const nlohmann::json& op = rec["ops"][i];
@@ -214,14 +215,10 @@ TEST_CASE("warpnet bench train refuses an epoch smaller than one batch, before t
 }
 
 TEST_CASE("warpnet bench precision prints every format's row and writes the precision record") {
-  const std::string path = (warpnet::test::scratch_dir() / "bench-precision.json").string();
-  const Run run = bench("precision --size 64,48,40 --runs 2 --budget 0.01 --seed 3 --threads 1 --json " + path);
+  const auto [run, rec] =
+      bench_recorded("precision --size 64,48,40 --runs 2 --budget 0.01 --seed 3 --threads 1", "bench-precision.json");
   INFO(run.output);
-  CHECK(run.status == 0);
   CHECK(run.output.find("rel. Frob.") != std::string::npos);
-  std::ifstream file(path);
-  REQUIRE(file);
-  const nlohmann::json rec = nlohmann::json::parse(file);
   CHECK(rec["benchmark"] == "warpnet bench precision");
   CHECK(rec.contains("cpu"));  // the common header: machine_record()
   CHECK(rec.contains("date"));
@@ -256,14 +253,10 @@ TEST_CASE("warpnet bench precision prints every format's row and writes the prec
 }
 
 TEST_CASE("warpnet bench precision --trans-b runs and records the layout with B stored (N,K)") {
-  const std::string path = (warpnet::test::scratch_dir() / "bench-precision-tn.json").string();
-  const Run run = bench("precision --size 64,48,40 --trans-b --precisions bf16,e4m3 --runs 2 --budget 0.01 --threads 1 "
-                        "--json " + path);
+  const auto [run, rec] = bench_recorded(
+      "precision --size 64,48,40 --trans-b --precisions bf16,e4m3 --runs 2 --budget 0.01 --threads 1",
+      "bench-precision-tn.json");
   INFO(run.output);
-  CHECK(run.status == 0);
-  std::ifstream file(path);
-  REQUIRE(file);
-  const nlohmann::json rec = nlohmann::json::parse(file);
   CHECK(rec["layout"].get<std::string>().find("B stored (N,K)") != std::string::npos);
   std::set<std::string> seen;
   for (const nlohmann::json& r : rec["precision"]) {
