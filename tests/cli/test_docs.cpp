@@ -193,62 +193,6 @@ bool lists_flag(const std::string& help, const std::string& flag) {
   return false;
 }
 
-}  // namespace
-
-TEST_CASE("the docs' commands name programs this build makes and options their --help lists") {
-  const fs::path bin_dir = test::warpnet_binary().parent_path();
-  std::map<std::string, std::string> helps;  // the --help command run, its output
-  int commands = 0, flags = 0, skipped = 0;
-  for (const DocCommand& c : documented_commands()) {
-    ++commands;
-    const fs::path program = bin_dir / c.program;
-    if (!fs::exists(program)) {
-      if (optional_and_not_built(c.program)) {
-        ++skipped;
-        continue;
-      }
-      FAIL_CHECK(c.where, " runs build/bin/", c.program, ", which this build does not make");
-      continue;
-    }
-    std::string asked;
-    for (const std::string& w : c.words) asked += w + " ";
-    asked += "--help";
-    auto help = helps.find(c.program + " " + asked);
-    for (const std::string& token : c.tokens) {
-      if (!token.starts_with("--") || token.size() == 2) continue;
-      const std::string flag = token.substr(0, token.find('='));
-      if (help == helps.end()) help = helps.emplace(c.program + " " + asked, test::run_program(program, asked).output).first;
-      ++flags;
-      CHECK_MESSAGE(lists_flag(help->second, flag), c.where, ": ", flag, " is not among the options of `", c.program,
-                    " ", asked, "`:\n", help->second);
-    }
-  }
-  MESSAGE(commands, " commands in the docs, ", flags, " options checked against ", helps.size(),
-          " --help pages; ", skipped, " commands of programs this build leaves out");
-  // The docs hold over a hundred such commands (2026-12-07: 144 lines name
-  // build/bin/): far fewer found means the reader above went wrong, not the docs.
-  CHECK(commands >= 100);
-  CHECK(flags >= 60);
-}
-
-TEST_CASE("the docs' warpnet trace commands trace their kernel and match the CPU reference") {
-  std::set<std::string> done;
-  for (const DocCommand& c : documented_commands()) {
-    if (c.pattern || c.program != "warpnet" || c.words.empty() || c.words.front() != "trace") continue;
-    std::string args;
-    for (const std::string& t : c.tokens) args += t + " ";
-    if (!done.insert(args).second) continue;
-    const test::Run run = test::warpnet_cli(args);
-    INFO(c.where, ": warpnet ", args, "\n", run.output);
-    CHECK(run.status == 0);
-    CHECK(run.output.find("result: matches the CPU reference") != std::string::npos);
-  }
-  MESSAGE(done.size(), " distinct trace commands run");
-  CHECK(done.size() >= 10);  // 2026-12-07: 16 in lessons 04 and 05
-}
-
-namespace {
-
 // The files an inline code span names: `src/cpu/ops.hpp`, `conv_cudnn.cu:457`,
 // `dist/cost_model.hpp/.cpp` (both); none for a span that is not one path of
 // a source, script, record or text file (a command, a pattern, a folder).
@@ -280,6 +224,59 @@ std::vector<std::string> paths_named(const std::string& span) {
 }
 
 }  // namespace
+
+TEST_CASE("the docs' commands name programs this build makes and options their --help lists") {
+  const fs::path bin_dir = test::warpnet_binary().parent_path();
+  std::map<std::string, std::string> helps;  // the --help command run, its output
+  int commands = 0, flags = 0, skipped = 0;
+  for (const DocCommand& c : documented_commands()) {
+    ++commands;
+    const fs::path program = bin_dir / c.program;
+    if (!fs::exists(program)) {
+      if (optional_and_not_built(c.program)) {
+        ++skipped;
+        continue;
+      }
+      FAIL_CHECK(c.where, " runs build/bin/", c.program, ", which this build does not make");
+      continue;
+    }
+    std::string asked;
+    for (const std::string& w : c.words) asked += w + " ";
+    asked += "--help";
+    auto help = helps.find(c.program + " " + asked);
+    for (const std::string& token : c.tokens) {
+      if (!token.starts_with("--") || token.size() == 2) continue;
+      const std::string flag = token.substr(0, token.find('='));
+      if (help == helps.end())
+        help = helps.emplace(c.program + " " + asked, test::run_program(program, asked).output).first;
+      ++flags;
+      CHECK_MESSAGE(lists_flag(help->second, flag), c.where, ": ", flag, " is not among the options of `", c.program,
+                    " ", asked, "`:\n", help->second);
+    }
+  }
+  MESSAGE(commands, " commands in the docs, ", flags, " options checked against ", helps.size(),
+          " --help pages; ", skipped, " commands of programs this build leaves out");
+  // The docs hold over a hundred such commands (2026-12-07: 143): far fewer
+  // found means the reader above went wrong, not the docs.
+  CHECK(commands >= 100);
+  CHECK(flags >= 60);
+}
+
+TEST_CASE("the docs' warpnet trace commands trace their kernel and match the CPU reference") {
+  std::set<std::string> done;
+  for (const DocCommand& c : documented_commands()) {
+    if (c.pattern || c.program != "warpnet" || c.words.empty() || c.words.front() != "trace") continue;
+    std::string args;
+    for (const std::string& t : c.tokens) args += t + " ";
+    if (!done.insert(args).second) continue;
+    const test::Run run = test::warpnet_cli(args);
+    INFO(c.where, ": warpnet ", args, "\n", run.output);
+    CHECK(run.status == 0);
+    CHECK(run.output.find("result: matches the CPU reference") != std::string::npos);
+  }
+  MESSAGE(done.size(), " distinct trace commands run");
+  CHECK(done.size() >= 10);  // 2026-12-07: 15, in lessons 04 and 05
+}
 
 TEST_CASE("the files the docs name in code spans exist") {
   const fs::path root = build::source_dir;
