@@ -47,8 +47,8 @@
 // Changed from v9: nothing in v9's kernel but its copies' template switch
 //   (sgemm_warptiling's HOISTED, off as v9 is registered); the launch picks
 //   its instance, and a split-K launch adds a second kernel that sums the
-//   slices. The small kernel is the one new kernel. Every candidate keeps two stages in static
-//   shared memory under 48 KiB, so each is valid on sm_80, sm_89 and sm_90
+//   slices. The small kernel is the one new kernel. Every candidate keeps its stages (two; three
+//   for candidates 10 and 11) in static shared memory under 48 KiB, so each is valid on sm_80, sm_89 and sm_90
 //   without opting in to more shared memory.
 // Measured: NVIDIA H200, 2026-12-04 (bench/results/nvidia-h200-2026-12-04.json, `warpnet bench matmul`):
 //   3.96 ms = 34.7 TFLOP/s at 4096^3, 68.2% of cuBLAS SGEMM in the same run; 35.0 TFLOP/s at 8192^3, 68.6%.

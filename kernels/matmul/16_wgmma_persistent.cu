@@ -70,9 +70,9 @@
 //   min(tiles, SMs) blocks walking tiles in L2-friendly groups, the ring and
 //   its phases carried from tile to tile, the last round's tiles shared by
 //   k-steps when asked; 48 KiB stages instead of 32 KiB.
-// Not yet: 2-CTA clusters with TMA multicast (one load feeds two SMs; the
-//   emulator does not model clusters), a TMA store epilogue from shared
-//   memory, two consumer warpgroups on alternating tiles ("ping-pong", so
+// Next: 2-CTA clusters with TMA multicast (one load feeds two SMs) are v21
+//   (on the emulator, not yet timed). Not yet: a TMA store epilogue from
+//   shared memory, two consumer warpgroups on alternating tiles ("ping-pong", so
 //   one's epilogue hides under the other's wgmmas), splitting K for grids
 //   of fewer tiles than SMs.
 // Measured: NVIDIA H200, 2026-12-04 (bench/results/nvidia-h200-2026-12-04.json, `warpnet bench matmul`):

@@ -46,8 +46,8 @@
 //   v12 by the registration, as for v13 and v16.
 // Precision: inputs rounded to bf16, products exact, sums in fp32 (v12's).
 // Changed from v17: TMA + mbarriers instead of cp.async + __syncthreads;
-//   a producer warp; the 128-byte swizzle instead of padded rows; 64-wide
-//   k-steps (was 32); persistent grid.
+//   a producer warpgroup (setmaxnreg 40/232); the 128-byte swizzle instead
+//   of padded rows; 64-wide k-steps (was 32); persistent grid.
 // Measured: not yet on a GPU (written on 2026-12-04 after the ceilings'
 //   run; the next lent H200's `gpu-check.sh` times it beside v12 and v17).
 // Build: sm_90a only, as v13 and v16 (src/device/CMakeLists.txt,

@@ -8,7 +8,7 @@
 //   and the 8x16 tile's at 55.4. cuBLAS's SGEMM runs at 95% of the first;
 //   v09 at 65%. What v09 adds to that loop is its copies: every thread
 //   computes addresses and issues cp.async for its share of each tile, waits
-//   for its groups, and the block meets at __syncthreads twice a k-step. Here
+//   for its groups, and the block meets at __syncthreads once a k-step. Here
 //   none of that is in the math warps' loop:
 //   - v16's producer warpgroup (setmaxnreg 40) issues TMA copies of a 128x32
 //     A tile and a 32x256 B tile per k-step into a 4-stage ring of 48 KiB

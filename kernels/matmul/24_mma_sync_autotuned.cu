@@ -3,8 +3,8 @@
 // inputs, fp32 accumulation.
 //
 // Idea: v10 did this for the FFMA rungs. On the 2026-12-04 H200 run v17's
-//   bigger tile and deeper ring came out slower than v12 (212 against 245
-//   TFLOP/s at 4096^3), though each k16 of its warps issues 32 mma.sync for
+//   bigger tile and deeper ring came out slower than v12 (212 against 248
+//   TFLOP/s at 4096^3, nvidia-h200-2026-12-04.json), though each k16 of its warps issues 32 mma.sync for
 //   8 ldmatrix where v12's issue 16 for 6. A likely reason: one block of 8
 //   warps fills an SM, so at its __syncthreads every k-step the whole SM
 //   waits for its slowest warp, with no other block to run meanwhile.
