@@ -26,8 +26,8 @@
 //   column per k-step; a row-filling tile of runtime shape.
 // Trace (emulator, `warpnet trace conv2d/08 --size ...` and conv2d/07, LeNet-5's layers at
 //   batch 2, beside the tile v7's table picks):
-//   conv1 (2,1,28,28,6,5,5,1,2,1): 56 warps issuing 90.1 memory instructions
-//     each against v7's 392 at 78.6 (6.1x fewer in all); 4,200 shared loads
+//   conv1 (2,1,28,28,6,5,5,1,2,1): 56 warps issuing 88.4 memory instructions
+//     each against v7's 392 at 78.6 (6.2x fewer in all); 4,200 shared loads
 //     (v7 26,656); global bytes asked 5.8e4 (v7 2.1e5).
 //   conv2 (2,6,14,14,16,5,5,1,0,1): 8 warps at 822 against 112 at 361.8
 //     (6.2x fewer); 6,000 shared loads (v7 36,960), 1.05-way; 4.1e4 global

@@ -22,7 +22,7 @@
 //   layers: K = 64 to 256, N·P·Q = 12,544 to 200,704): 128x128 in 8 warps of
 //   64x32 (matmul v10's C1 cut) or 4 warps of 64x64 (its C2, cuBLAS's),
 //   128x64 in 4 warps of 64x32, and 256x64 in 8 warps of 64x32 (added after
-//   the 56x56 layer's 72.6% of cuDNN's implicit GEMM: not yet timed);
+//   the 56x56 layer's 72.5% of cuDNN's implicit GEMM: not yet timed);
 //   BK = 8 keeps two stages (17-21 KiB) and an
 //   18 KiB table in 48 KiB of static shared memory. Then 128x64 and 256x64
 //   again with B's copies hoisted (2026-12-05, not yet timed): stage_tile

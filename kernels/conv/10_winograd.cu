@@ -22,7 +22,8 @@
 //   tile and channel: V is about 4x the size of x, M 4x that of y), written
 //   and read back once each, so the GEMMs must be compute-bound for the
 //   saving to show: many channels. (cuDNN ran issue 5's 28x28, 128-channel
-//   layer at 99.7% of the FP32 FMA peak counted the definition's way, which
+//   layer at 99.6% of the FP32 FMA peak counted the definition's way
+//   on 2026-11-30 (113% on 2026-12-04), which
 //   an implicit GEMM cannot pass; its version 0 now records which algorithm
 //   it took.)
 //   The transforms round too (adds, halvings), so every check of the

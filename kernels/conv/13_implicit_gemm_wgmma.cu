@@ -50,7 +50,7 @@
 //   on across rows and images so that no rows are wasted, is v14; 2-CTA
 //   clusters sharing w by multicast are v15.)
 // Measured: not yet on a GPU (written 2026-12-05, after the last H200 run).
-//   Emulator: matches the CPU at every conv2d_nhwc test size, six of them
+//   Emulator: matches the CPU at every conv2d_nhwc test size, nine of them
 //   on the TMA path; ptxas (nvcc 13, sm_90a): 61, 93 and 168 registers at
 //   BN = 64, 128, 256, no spills. Its yardstick on a GPU is
 //   conv2d_nhwc/00_cudnn_bf16.

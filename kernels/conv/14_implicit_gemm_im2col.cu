@@ -51,7 +51,7 @@
 // Not yet: a TMA store of y. (2-CTA clusters sharing w by multicast are v15.)
 // Measured: not yet on a GPU (written 2026-12-05, after the last H200 run).
 //   Emulator: matches the CPU at every conv2d_nhwc test size (the TMA path
-//   at six of them). The im2col walk the emulator models is the one NVIDIA's
+//   at eight of them). The im2col walk the emulator models is the one NVIDIA's
 //   hardware shows in Triton's tutorial of the mode (tests/simt/test_hopper.cpp).
 //   ptxas (nvcc 13, sm_90a): 96, 90 and 168 registers at BN = 64 (256-pixel
 //   tiles), 128 and 256, no spills.

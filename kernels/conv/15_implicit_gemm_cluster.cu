@@ -36,7 +36,7 @@
 //   over tile pairs.
 // Measured: not yet on a GPU (written 2026-12-05, after the last H200 run).
 //   Emulator: matches the CPU at every conv2d_nhwc test size (the TMA path
-//   at six of them), its clusters' CTAs run together on one worker.
+//   at eight of them), its clusters' CTAs run together on one worker.
 //   ptxas (nvcc 13, sm_90a): 105, 91 and 168 registers at BN = 64, 128, 256;
 //   at 256, under the 168 a 384-thread block is compiled for, 4 bytes
 //   spilled (8 bytes of reloads), where v14 spills none.

@@ -34,8 +34,8 @@
 //   gathered column per step; the pixels summed in groups inside the block.
 // Trace (emulator, `warpnet trace conv2d_wgrad/04 --size ...` and /03, LeNet-5's
 //   layers at batch 2, beside the tile wgrad v3's table picks):
-//   conv1 (2,1,28,28,6,5,5,1,2,1): 16 warps issuing 320 memory instructions
-//     each against v3's 80 at 377 (5.9x fewer in all); 3,868 shared loads (v3
+//   conv1 (2,1,28,28,6,5,5,1,2,1): 16 warps issuing 308 memory instructions
+//     each against v3's 80 at 377 (6.1x fewer in all); 3,868 shared loads (v3
 //     26,656), 1.08-way; global bytes asked 4.7e4 (v3 1.9e5).
 //   conv2 (2,6,14,14,16,5,5,1,0,1): 16 warps at 373 against 48 at 766 (6.2x
 //     fewer); 5,150 shared loads (v3 33,600), 1.00-way; 7.0e4 global bytes
