@@ -70,7 +70,8 @@ __device__ __forceinline__ float block_allreduce_once(float v, float* partials) 
 // warp reduces with shuffles, lane 0 of each posts its result in `partials`
 // (BLOCK/32 floats of shared memory, the caller's), and then every warp
 // reduces those few partials itself, again with shuffles: two barriers, and
-// log2(32) + log2(BLOCK/32) shuffle steps instead of log2(BLOCK) barriers.
+// 2 · log2(32) = 10 shuffle steps (the second round is a whole warp's
+// butterfly, whatever BLOCK/32 is) instead of log2(BLOCK) barriers.
 // `partials` may be reused by the next call. Every thread of the block must call it.
 template <class Op, int BLOCK>
 __device__ __forceinline__ float block_allreduce(float v, float* partials) {

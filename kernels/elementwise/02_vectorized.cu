@@ -10,7 +10,9 @@
 //   (at most 3) go to the grid's first threads as scalars. A float4 must be
 //   16-byte aligned; when a pointer is not (a view into the middle of a
 //   buffer) the kernel falls back to v1's scalar loop — the same bytes.
-// Measured: not yet measured on a GPU. Emulator: `warpnet trace relu/02 --size 1031`.
+// Measured: not benchmarked alone on a GPU; its launches in LeNet-5's training
+//   step on an H200 are profiled in bench/results/logs/ncu-lenet5-nvidia-h200-2026-12-04-run2.csv
+//   (Nsight Compute, 2026-12-04). Emulator: `warpnet trace relu/02 --size 1031`.
 // Run: build/bin/test_simt -tc="registry*"
 #include "kernels/common/activations.hpp"
 #include "kernels/common/cuda_compat.hpp"

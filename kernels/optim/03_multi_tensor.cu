@@ -19,7 +19,9 @@
 //   (sgd_momentum_span, adam_span) over its chunk with the block's threads.
 //   A chunk starts at a multiple of 4 elements, so a chunk of an aligned
 //   tensor is aligned too, and v2's float4 path applies.
-// Measured: not yet measured on a GPU. Emulator: `warpnet trace sgd_momentum/03 --size 1031`.
+// Measured: not benchmarked alone on a GPU; its launches in LeNet-5's training
+//   step on an H200 are profiled in bench/results/logs/ncu-lenet5-nvidia-h200-2026-12-04-run2.csv
+//   (Nsight Compute, 2026-12-04). Emulator: `warpnet trace sgd_momentum/03 --size 1031`.
 // Run: build/bin/test_simt -tc="registry*,*multi-tensor*"
 #include "kernels/optim/02_vectorized.cu"
 

@@ -24,7 +24,9 @@
 //   threads rescan the same windows, so the caches should serve most of
 //   those loads — to be measured on a GPU.
 // Changed: first version.
-// Measured: not yet measured on a GPU.
+// Measured: not benchmarked alone on a GPU; its launches in LeNet-5's training
+//   step on an H200 are profiled in bench/results/logs/ncu-lenet5-nvidia-h200-2026-12-04-run2.csv
+//   (Nsight Compute, 2026-12-04).
 // Run: build/bin/test_simt -tc="registry*";
 //   build/bin/warpnet trace max_pool2d_backward/01 --size 2,3,28,28,3,2,1
 #include "kernels/common/cuda_compat.hpp"

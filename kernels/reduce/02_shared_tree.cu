@@ -7,7 +7,8 @@
 //   a __syncthreads() after each so the next level reads finished values.
 // Changed from v1: a block per row (N blocks: enough work even at N=1),
 //   coalesced column-strided loads, the tree.
-// Cost left: 8 barriers for BLOCK=256, and the last 5 levels keep less than
+// Cost left: 9 barriers for BLOCK=256 (one after the partials, 8 in the
+//   tree), and the last 5 levels keep less than
 //   a warp busy.
 // Measured: not yet measured on a GPU. Emulator: `warpnet trace sum_rows/02 --size 17,1031`.
 // Run: build/bin/test_simt -tc="registry*"

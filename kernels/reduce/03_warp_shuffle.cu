@@ -6,7 +6,8 @@
 //   holds one value per warp, not one per thread, and every warp reduces
 //   those BLOCK/32 values with shuffles again (block_allreduce).
 // Changed from v2: the shared-memory tree → shuffles: 2 barriers instead of
-//   log2(BLOCK) = 8, 32 floats of shared memory instead of BLOCK. The loads
+//   v2's 1 + log2(BLOCK) = 9, BLOCK/32 floats of shared memory instead of
+//   BLOCK. The loads
 //   are v2's.
 // Measured: not yet measured on a GPU. Emulator: `warpnet trace sum_rows/03 --size 17,1031`.
 // Run: build/bin/test_simt -tc="registry*"

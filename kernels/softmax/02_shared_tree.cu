@@ -10,7 +10,8 @@
 // Changed from v1: a block per row (N blocks, not N threads: enough to fill
 //   a GPU even at N=1), column-strided coalesced loads, two tree reductions.
 //   The same three passes over Z, so the same bytes; v4 removes one.
-// Cost left: log2(BLOCK) = 8 barriers per reduction, with fewer threads
+// Cost left: 10 barriers per reduction (one to post, log2(BLOCK) = 8 in the
+//   tree, one before the scratch is reused), with fewer threads
 //   working at each step (the last 5 steps keep under one warp busy).
 // Measured: NVIDIA H200, 2026-11-30, run 2 (bench/results/nvidia-h200-2026-11-30-run2.json,
 //   `warpnet bench softmax`; GB/s of the 8 bytes per element a softmax must move):

@@ -6,7 +6,7 @@
 //   the warp's result (warp_allreduce, kernels/common/row_reduce.hpp). The
 //   block then needs shared memory only for one value per warp: each warp
 //   posts its result, and every warp reduces those BLOCK/32 values with
-//   shuffles again (block_allreduce): two barriers per reduction, not eight.
+//   shuffles again (block_allreduce): two barriers per reduction, not ten.
 // Changed from v2: tree_allreduce → block_allreduce (shuffles); the shared
 //   scratch shrinks from BLOCK floats to BLOCK/32. The same three passes
 //   over Z, the same bytes; fewer instructions and barriers per reduction.

@@ -18,7 +18,9 @@
 //   per warp and loads float4s), and a long row (a 32k vocabulary) is walked
 //   by 32 lanes only, where softmax/04 gives it a block.
 // Precondition: labels in [0, C); outside it the row's loss is NaN (as v1).
-// Measured: not yet measured on a GPU. Emulator: `warpnet trace softmax_cross_entropy/02 --size 17,1031`.
+// Measured: not benchmarked alone on a GPU; its launches in LeNet-5's training
+//   step on an H200 are profiled in bench/results/logs/ncu-lenet5-nvidia-h200-2026-12-04-run2.csv
+//   (Nsight Compute, 2026-12-04). Emulator: `warpnet trace softmax_cross_entropy/02 --size 17,1031`.
 // Run: build/bin/test_simt -tc="registry*"
 #include "kernels/common/cuda_compat.hpp"
 #include "kernels/common/row_reduce.hpp"

@@ -18,7 +18,9 @@
 //   as the forward makes its loss NaN: a captured step applies its update
 //   before the host reads the loss, so the bad row poisons the weights
 //   visibly rather than training on a row with no target.
-// Measured: not yet measured on a GPU. Emulator: `warpnet trace softmax_cross_entropy_backward/01 --size 17,1031`.
+// Measured: not benchmarked alone on a GPU; its launches in LeNet-5's training
+//   step on an H200 are profiled in bench/results/logs/ncu-lenet5-nvidia-h200-2026-12-04-run2.csv
+//   (Nsight Compute, 2026-12-04). Emulator: `warpnet trace softmax_cross_entropy_backward/01 --size 17,1031`.
 // Run: build/bin/test_simt -tc="registry*"
 #include "kernels/common/cuda_compat.hpp"
 

@@ -8,15 +8,16 @@
 //    registers and shared memory (computed from the CUDA Programming Guide's
 //    limits for compute capability 9.0; no GPU runs here).
 // 6. Bugs: an off-by-one, a missing __syncthreads(), a read of shared memory
-//    no thread wrote, each stopped by the traced emulator with its message.
+//    no thread wrote, blocks adding to one total without atomicAdd, an array
+//    smoothed in place, each stopped by the traced emulator with its message.
 // 7. Lanes talking: a warp summed by five shuffles (no shared memory, no
 //    barrier), votes, reductions and matches over its 32 lanes, and a
 //    histogram's atomics cut to one per key a warp by a match.
 // 8. A memory-bound ladder: every registered softmax version traced (bytes
 //    per element, coalescing, shared memory) beside the H200's figures
 //    recorded in bench/results (softmax_ladder.cpp).
-// Every figure comes from the emulator's own trace of the kernels in
-// kernels/examples/ (part 8: of the registry's softmax versions, beside the
+// Every figure but part 5's (computed) comes from the emulator's own trace
+// of the kernels in kernels/examples/ (part 8: of the registry's softmax versions, beside the
 // GPU figures of bench/results); the program exits non-zero if one differs
 // from what the lesson says.
 //
