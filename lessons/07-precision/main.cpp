@@ -16,7 +16,7 @@
 // Every code and scale comes from src/numeric (encode/decode, per-tensor and
 // MX scaling); the program exits 1 when a claim of the chapter does not hold.
 //
-//   build/bin/lesson07              # the whole chapter, 11–44 s on 2 cores (README: what sets it)
+//   build/bin/lesson07              # the whole chapter, about 2 s on 2 idle cores (README: what sets it)
 //   build/bin/lesson07 --quick      # fewer training images; what `ctest -R lesson07_precision` runs
 //   build/bin/lesson07 --markdown   # parts 1 and 2 as the README's tables
 //   build/bin/lesson07 --markdown sums   # part 7's table (the README's "sums" table)
@@ -134,8 +134,8 @@ void part1(bool markdown) {
                   b.error.c_str(), b.note.c_str());
     }
   }
-  std::printf("  (a plain cast: nearest even; past the largest finite value fp16, bf16 and e5m2 give inf,\n"
-              "   e4m3 NaN, e2m1 its max 6; 'how': 2^(exponent field − bias) × 1.mantissa)\n");
+  std::printf("  (a plain cast: nearest even; rounding past the largest finite value gives inf in fp16, bf16\n"
+              "   and e5m2, NaN in e4m3, 6 in e2m1; 'how': 2^(exponent field − bias) × 1.mantissa)\n");
   // Spot checks of the diagrams against values worked by hand.
   const bool hand = num::encode(num::kFp32, 1.0) == 0x3F800000 && num::encode(num::kFp16, 0.1) == 0x2E66 &&
                     num::encode(num::kBf16, -3.5) == 0xC060 && num::encode(num::kE4M3, 448.0) == 0x7E &&
@@ -343,11 +343,15 @@ void part3(const Tensors& start, const Tensors& trained, const std::string& data
               "  subnormals; bf16 loses %.2f%%: bf16 has fp32's range: %s\n",
               fp16.pct(fp16.underflow), fp16.pct(fp16.subnormal), bf16.pct(bf16.underflow),
               check(bf16.underflow == 0 && fp16.underflow + fp16.subnormal > 0));
+  // Scaling up moves every value up the grid, zeros to subnormals and
+  // subnormals to normal numbers; the subnormals' share may grow or shrink
+  // (it grows where most values were zeros), the normal numbers' only grows.
+  const auto normal_pct = [](const Fate& r) { return r.pct(r.nonzero - r.underflow - r.subnormal - r.overflow); };
   std::printf("  a loss scale of 2^10 brings fp16's zeros from %.2f%% to %.2f%% and its subnormals from %.2f%% to "
-              "%.2f%%: %s\n",
+              "%.2f%%:\n  %.2f%% normal numbers, against %.2f%%: %s\n",
               fp16.pct(fp16.underflow), fp16_scaled.pct(fp16_scaled.underflow), fp16.pct(fp16.subnormal),
-              fp16_scaled.pct(fp16_scaled.subnormal),
-              check(fp16_scaled.underflow <= fp16.underflow && fp16_scaled.subnormal < fp16.subnormal));
+              fp16_scaled.pct(fp16_scaled.subnormal), normal_pct(fp16_scaled), normal_pct(fp16),
+              check(fp16_scaled.underflow <= fp16.underflow && normal_pct(fp16_scaled) > normal_pct(fp16)));
   // bf16 keeps 8 significant bits, fp16 11: a value's rounding error is at
   // most 2^-8 of it in bf16 and 2^-11 in fp16 (normal numbers), a grid 8×
   // coarser, so bf16's error is the larger wherever fp16 keeps the values.

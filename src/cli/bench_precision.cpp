@@ -30,9 +30,13 @@ std::string figure(double v, const char* format) {
   return buf;
 }
 
+// One row of the table, its header included: the kernel column holds the
+// longest id, matmul/18_wgmma_fp8_persistent.
+constexpr const char* kRowFormat = "  %-5s %-5s %-30s %-15s %10s %9s %11s %9s %10s\n";
+
 void print_row(const precision::Row& r) {
   const std::string size = cat(r.M, "x", r.N, "x", r.K);
-  std::printf("  %-5s %-5s %-26s %-15s %10s %9s %11s %9s %10s\n", r.precision.c_str(), r.backend.c_str(), r.kernel.c_str(),
+  std::printf(kRowFormat, r.precision.c_str(), r.backend.c_str(), r.kernel.c_str(),
               size.c_str(), figure(r.ms, "%.3f").c_str(), figure(r.tflops, "%.3g").c_str(),
               figure(r.rel_frobenius, "%.2e").c_str(), figure(r.max_ulps, "%.3f").c_str(), format_bytes(r.input_bytes).c_str());
   if (!r.ok) std::printf("        failed: %s\n", r.note.c_str());
@@ -108,7 +112,7 @@ nlohmann::json bench_precision(const PrecisionSettings& p, const Settings& s, co
   std::printf("  emu rows are the emulator's wall time, not GPU figures; GPU: %s\n\n",
               info.usable ? cat(info.name, ", sizes ", o.gpu_size[0], "x", o.gpu_size[1], "x", o.gpu_size[2]).c_str()
                           : cat("SKIPPED: ", info.why_not).c_str());
-  std::printf("  %-5s %-5s %-26s %-15s %10s %9s %11s %9s %10s\n", "prec", "where", "kernel", "MxNxK", "ms", "TFLOP/s",
+  std::printf(kRowFormat, "prec", "where", "kernel", "MxNxK", "ms", "TFLOP/s",
               "rel. Frob.", "max ulps", "A+B bytes");
   const std::vector<precision::Row> rows = precision::run(o, print_row);
   // (The GPU asked for alone, on a machine without one: nothing measured is no success.)
