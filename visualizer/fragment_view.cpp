@@ -56,9 +56,17 @@ const FragmentShape* fragment_shape(const std::string& id) {
 }
 
 const FragmentShape* fragment_shape_of(const device::Kernel& k) {
-  if (!k.input_format) return nullptr;
-  if (k.input_format == &simt::kE4M3) return fragment_shape("m16n8k32");
-  return fragment_shape(k.name == "wmma" ? "wmma" : "m16n8k16");
+  using Op = device::Kernel::TensorOp;
+  if (k.tensor_op == Op::wmma) return fragment_shape("wmma");
+  if (k.tensor_op != Op::mma_sync) return nullptr;  // none, or wgmma: no lane holds A and B
+  return fragment_shape(k.input_format == &simt::kE4M3 ? "m16n8k32" : "m16n8k16");
+}
+
+std::string no_fragments_reason(const device::Kernel& k) {
+  if (k.tensor_op == device::Kernel::TensorOp::wgmma)
+    return k.id() + " issues wgmma: A and B come from shared memory through descriptors, so no lane holds them; "
+                    "no fragments to show";
+  return k.id() + " issues no tensor-core instruction: no fragments to show";
 }
 
 void draw_fragments(const FragmentShape& shape) {

@@ -28,10 +28,14 @@ struct FragmentShape {
 
 // The shapes the emulator implements; null for an unknown id.
 const FragmentShape* fragment_shape(const std::string& id);
-// The instruction a registered kernel issues: none (null) without tensor-core
-// inputs (Kernel::input_format); e4m3 inputs: m16n8k32; fp16/bf16: wmma for a
-// kernel named "wmma", else mma.sync m16n8k16.
+// The fragments of the instruction a registered kernel issues
+// (Kernel::tensor_op): wmma's, or mma.sync's (m16n8k32 for e4m3 inputs, else
+// m16n8k16); null for a kernel on CUDA cores and for wgmma, whose A and B
+// no lane holds.
 const FragmentShape* fragment_shape_of(const device::Kernel& kernel);
+// Why a kernel has no fragments to draw (fragment_shape_of is null): it
+// issues wgmma, or no tensor-core instruction.
+std::string no_fragments_reason(const device::Kernel& kernel);
 
 // Draws the three matrices at layout::kFragmentY (fixed: the tests sample
 // them) and a key; hovering an element names its lane and register and

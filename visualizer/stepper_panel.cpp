@@ -164,6 +164,8 @@ StepperPanel::StepperPanel(StepperOptions options) : options_(std::move(options)
   if (!error_.empty()) std::fprintf(stderr, "warpnet-viz: %s\n", error_.c_str());
   if (error_.empty() && !kernels_.empty()) {
     open();
+    if (show_fragments_ && session_ && !fragment_shape_of(*session_->kernel))
+      std::printf("warpnet-viz: --fragments: %s\n", no_fragments_reason(*session_->kernel).c_str());
     for (int i = 1; i < options_.steps; ++i) forward();
     for (int i = 0; i < options_.launches; ++i) next_launch();
     if (options_.launches > 0 && session_ && !session_->stops.empty()) {
@@ -313,7 +315,7 @@ void StepperPanel::Draw() {
   draw_lanes(stop);
   if (show_fragments_) {
     if (const FragmentShape* shape = fragment_shape_of(*session_->kernel)) draw_fragments(*shape);
-    else ImGui::TextUnformatted("This kernel issues no tensor-core instruction: no fragments to show.");
+    else ImGui::TextUnformatted(no_fragments_reason(*session_->kernel).c_str());
   }
   draw_access(stop);
   draw_source(stop);

@@ -118,6 +118,13 @@ struct Kernel {
   // fp32 inputs to it, so the reference sees the values the kernel
   // multiplies, and the runners upload them encoded (device_bytes, run.hpp).
   const simt::Minifloat* input_format = nullptr;
+  // The tensor-core instruction the kernel multiplies with, none for the
+  // others (and for the vendors' libraries, whose instructions we do not
+  // see). wmma and mma.sync hold A, B and C in the lanes' registers, in the
+  // layouts of simt/tensor_cores.hpp, which the visualizer draws; wgmma reads
+  // A and B from shared memory through descriptors, so no lane holds them.
+  enum class TensorOp { none, wmma, mma_sync, wgmma };
+  TensorOp tensor_op = TensorOp::none;
   // The format the kernel stores its outputs in on the device, or fp32 when
   // null: bf16 for the bf16 convolutions (conv2d_nhwc v13 and cuDNN's bf16
   // version 0, whose configuration writes y in bf16, as a bf16 network

@@ -27,7 +27,8 @@ size_t static_tls_bytes() {
 // The emulator's __shared__ is `static thread_local` (cuda.hpp): every
 // kernel's static shared arrays, in every copy compiled into the program,
 // sit in each thread's static TLS, which glibc carves out of the top of the
-// thread's stack. test_simt's is 8.3 MB, more than the 8 MiB default stack:
+// thread's stack. test_simt's was 8.3 MB on 2026-11-30 and is 21 MB now (Release,
+// cpu-only), more than the 8 MiB default stack:
 // OpenMP's worker threads (Eigen's GEMM in the CPU references) were left with
 // a few KiB of stack and crashed. So, at load, before any thread is created,
 // the default stack of new threads becomes that TLS plus the default.

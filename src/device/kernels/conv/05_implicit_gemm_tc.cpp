@@ -31,6 +31,7 @@ const Registration implicit_gemm_tc{Kernel{
     },
     .copy = kThisCopy,
     .input_format = &simt::kBfloat16,
+    .tensor_op = Kernel::TensorOp::mma_sync,
 }};
 
 }  // namespace

@@ -67,6 +67,7 @@ const Registration implicit_gemm_wgmma{Kernel{
     .launch = launch_v13,
     .copy = kThisCopy,
     .input_format = &simt::kBfloat16,
+    .tensor_op = Kernel::TensorOp::wgmma,
     .output_format = &simt::kBfloat16,
 }};
 

@@ -55,6 +55,7 @@ const Registration implicit_gemm_im2col{Kernel{
     .launch = launch_v14,
     .copy = kThisCopy,
     .input_format = &simt::kBfloat16,
+    .tensor_op = Kernel::TensorOp::wgmma,
     .output_format = &simt::kBfloat16,
 }};
 

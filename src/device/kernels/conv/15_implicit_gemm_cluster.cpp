@@ -53,6 +53,7 @@ const Registration implicit_gemm_cluster{Kernel{
     .launch = launch_v15,
     .copy = kThisCopy,
     .input_format = &simt::kBfloat16,
+    .tensor_op = Kernel::TensorOp::wgmma,
     .output_format = &simt::kBfloat16,
 }};
 

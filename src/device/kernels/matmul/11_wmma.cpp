@@ -27,6 +27,7 @@ const Registration wmma_bf16{Kernel{
     },
     .copy = kThisCopy,
     .input_format = &simt::kBfloat16,
+    .tensor_op = Kernel::TensorOp::wmma,
 }};
 
 }  // namespace

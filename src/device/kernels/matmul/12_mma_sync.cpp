@@ -24,6 +24,7 @@ const Registration mma_sync{Kernel{
     },
     .copy = kThisCopy,
     .input_format = &simt::kBfloat16,
+    .tensor_op = Kernel::TensorOp::mma_sync,
 }};
 
 }  // namespace

@@ -48,6 +48,7 @@ const Registration wgmma_tma{Kernel{
     },
     .copy = kThisCopy,
     .input_format = &simt::kBfloat16,
+    .tensor_op = Kernel::TensorOp::wgmma,
 }};
 
 }  // namespace

@@ -25,6 +25,7 @@ const Registration fp8{Kernel{
     },
     .copy = kThisCopy,
     .input_format = &simt::kE4M3,
+    .tensor_op = Kernel::TensorOp::mma_sync,
 }};
 
 }  // namespace

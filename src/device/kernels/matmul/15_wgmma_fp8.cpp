@@ -42,6 +42,7 @@ const Registration wgmma_fp8{Kernel{
     .launch = launch_v15,
     .copy = kThisCopy,
     .input_format = &simt::kE4M3,
+    .tensor_op = Kernel::TensorOp::wgmma,
     // Same instruction as cuBLASLt's fp8 on Hopper, which kept ~14 significand
     // bits inside one wgmma on an H200 (src/device/cuda/matmul_cublas.cu):
     // this kernel adds every wgmma into the one accumulator, never promoting

@@ -25,6 +25,7 @@ const Registration mma_sync_multistage{Kernel{
     },
     .copy = kThisCopy,
     .input_format = &simt::kBfloat16,
+    .tensor_op = Kernel::TensorOp::mma_sync,
 }};
 
 }  // namespace

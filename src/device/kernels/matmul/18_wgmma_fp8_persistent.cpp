@@ -48,6 +48,7 @@ const Registration wgmma_fp8_persistent{Kernel{
     .launch = launch_v18,
     .copy = kThisCopy,
     .input_format = &simt::kE4M3,
+    .tensor_op = Kernel::TensorOp::wgmma,
     // v15's instruction family and accumulation: every wgmma into the one
     // accumulator (see v15's registration).
     .accumulator_bits = 14,

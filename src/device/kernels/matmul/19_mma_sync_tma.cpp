@@ -51,6 +51,7 @@ const Registration mma_sync_tma{Kernel{
     },
     .copy = kThisCopy,
     .input_format = &simt::kBfloat16,
+    .tensor_op = Kernel::TensorOp::mma_sync,
 }};
 
 }  // namespace

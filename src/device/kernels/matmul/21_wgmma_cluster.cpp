@@ -57,6 +57,7 @@ const Registration wgmma_cluster{Kernel{
     },
     .copy = kThisCopy,
     .input_format = &simt::kBfloat16,
+    .tensor_op = Kernel::TensorOp::wgmma,
 }};
 
 }  // namespace

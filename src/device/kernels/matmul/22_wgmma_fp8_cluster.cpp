@@ -51,6 +51,7 @@ const Registration wgmma_fp8_cluster{Kernel{
     .launch = launch_v22,
     .copy = kThisCopy,
     .input_format = &simt::kE4M3,
+    .tensor_op = Kernel::TensorOp::wgmma,
     // v18's accumulation: every wgmma into the one accumulator (see v15's registration).
     .accumulator_bits = 14,
 }};

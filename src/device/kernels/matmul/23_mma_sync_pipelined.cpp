@@ -25,6 +25,7 @@ const Registration mma_sync_pipelined{Kernel{
     },
     .copy = kThisCopy,
     .input_format = &simt::kBfloat16,
+    .tensor_op = Kernel::TensorOp::mma_sync,
 }};
 
 }  // namespace

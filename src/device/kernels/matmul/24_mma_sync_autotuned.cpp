@@ -51,6 +51,7 @@ const Registration mma_sync_autotuned{Kernel{
     .launch = [](const Sizes& s, const Launch&, Buffers b) { launch_candidate(choice(s), s, b); },
     .copy = kThisCopy,
     .input_format = &simt::kBfloat16,
+    .tensor_op = Kernel::TensorOp::mma_sync,
 #if defined(__CUDACC__)
     .tune = tune_on_gpu,
 #endif

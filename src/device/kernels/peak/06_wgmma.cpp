@@ -24,6 +24,7 @@ const Registration wgmma{Kernel{
     },
     .copy = kThisCopy,
     .input_format = &simt::kBfloat16,
+    .tensor_op = Kernel::TensorOp::wgmma,
 }};
 
 }  // namespace
