@@ -17,9 +17,9 @@
 //    per element, coalescing, shared memory) beside the H200's figures
 //    recorded in bench/results (softmax_ladder.cpp).
 // Every figure but part 5's (computed) comes from the emulator's own trace
-// of the kernels in kernels/examples/ (part 8: of the registry's softmax versions, beside the
-// GPU figures of bench/results); the program exits non-zero if one differs
-// from what the lesson says.
+// of the kernels in kernels/examples/ (part 8: of the registry's softmax
+// versions, beside the GPU figures of bench/results); the program exits
+// non-zero if one differs from what the lesson says.
 //
 // Run: build/bin/lesson03 [--markdown]   (--markdown: only part 8's tables,
 //      as the README holds them; scripts/lesson-tables.sh pastes them there)

@@ -11,7 +11,7 @@
 //   5. the GPU side: what the datasheet says, and what is not yet measured
 // The program exits 1 when a claim of the chapter does not hold.
 //
-//   build/bin/lesson10                          # the whole chapter: 60,000 images × 5 epochs (43 s on 2 idle cores, many minutes on busy ones)
+//   build/bin/lesson10                          # the whole chapter: 60,000 images × 5 epochs (43 s on 2 idle cores)
 //   build/bin/lesson10 --checkpoint run.ckpt    # the same, from a `warpnet train --model lenet5` checkpoint
 //   build/bin/lesson10 --quick                  # 3,000 images × 1 epoch; what `ctest -R lesson10_inference` runs
 //   build/bin/lesson10 --markdown               # part 2's memory table, as the README holds it
