@@ -49,7 +49,6 @@
 //   1.49 / 1.50 / 1.50 ms, 9.95 / 9.87 / 9.89 TFLOP/s,
 //   39.3% / 21.6% / 15.8% of cuDNN (fp32, no TF32) in the same run.
 // Run: build/bin/test_simt -tc="registry*"; build/bin/warpnet trace conv2d_wgrad/02 --size 1,16,8,8,32,3,3,1,1,1
-//   (one split: the GEMM; at larger sizes the trace shows the last launch, the ordered sum)
 #include "kernels/common/cuda_compat.hpp"
 #include "kernels/conv/conv_shape.hpp"
 

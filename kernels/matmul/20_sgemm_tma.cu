@@ -48,8 +48,8 @@
 //   8x8); the 128-byte swizzle instead of a transposed A tile; persistent grid.
 // Measured: not yet on a GPU (written on 2026-12-04 after the ceilings' run).
 // Build: sm_90a only (setmaxnreg, TMA wrappers; src/device/CMakeLists.txt).
-// Run: build/bin/warpnet trace matmul/20 --size 256,256,128 on the emulator;
-//   build/bin/warpnet bench matmul --size 4096,4096,4096 --kernels matmul/9,matmul/20 on an H100/H200.
+// Run: on the emulator, build/bin/warpnet trace matmul/20 --size 256,256,128; on an H100 or H200,
+//   build/bin/warpnet bench matmul --size 4096,4096,4096 --kernels matmul/9,matmul/20
 #include <cstdint>
 
 #include "kernels/common/float4_rows.hpp"

@@ -16,7 +16,7 @@
 // candidates 8 and 9).
 // Trace: the candidate test runs it traced in all four layouts at awkward
 //   sizes (no out-of-bounds access, race or uninitialized read); `warpnet
-//   trace matmul/10` runs the table's choice, which is never this kernel.
+//   trace matmul/10 --size 127,129,65` runs the table's choice, which is never this kernel.
 // Measured: not yet on a GPU (written 2026-12-04 on a machine without one).
 //   ptxas (nvcc 13, sm_90a): 40-64 registers by layout, no spills, 36 KiB
 //   of static shared memory.

@@ -209,7 +209,7 @@ void call(Pass pass, const Plan& p, int algo, void* ws, size_t ws_bytes, Buffers
   const float one = 1.0f, zero = 0.0f;
   const cudnnHandle_t h = cudnn_handle();
   if (pass == Pass::forward) {
-    // The plain loop this stands for: conv/01_direct.cu.
+    // The plain loop this stands for: kernels/conv/01_direct.cu.
     WN_CUDNN(cudnnConvolutionForward(h, &one, p.x, b[0], p.w, b[1], p.conv, cudnnConvolutionFwdAlgo_t(algo), ws,
                                      ws_bytes, &zero, p.y, b[2]),
              p.at);
