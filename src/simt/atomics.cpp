@@ -17,9 +17,10 @@ namespace {
 // silently wrong, and std::atomic_ref would be undefined. Then the checker
 // and the trace see one atomic access of `bytes`, by the kernel's call `pc`
 // (__builtin_return_address of the atomic), which messages name.
-void note_aligned_atomic(const void* address, size_t bytes, const void* pc, bool block_scope = false) {
+void note_aligned_atomic(const void* address, size_t bytes, const void* pc, bool block_scope = false,
+                         const char* global_only = nullptr) {
   if (reinterpret_cast<uintptr_t>(address) % bytes != 0) misaligned_access_at("an atomic", pc, address, unsigned(bytes));
-  note_atomic(address, bytes, pc, block_scope);
+  note_atomic(address, bytes, pc, block_scope, global_only);
 }
 
 // Blocks on other workers may touch the same word, so these are real atomics;
@@ -136,12 +137,12 @@ __nv_bfloat162 atomicAdd(__nv_bfloat162* address, __nv_bfloat162 value) {
                             add_16_bit<__nv_bfloat16, __nv_bfloat16_raw>(halves + 1, __high2bfloat16(value)));
 }
 float2 atomicAdd(float2* address, float2 value) {
-  note_aligned_atomic(address, 8, __builtin_return_address(0));
+  note_aligned_atomic(address, 8, __builtin_return_address(0), false, "float2 atomicAdd");
   const auto add = [](float v) { return [v](float old) { return flushed(flushed(old) + flushed(v)); }; };
   return {update_word(&address->x, add(value.x)), update_word(&address->y, add(value.y))};
 }
 float4 atomicAdd(float4* address, float4 value) {
-  note_aligned_atomic(address, 16, __builtin_return_address(0));
+  note_aligned_atomic(address, 16, __builtin_return_address(0), false, "float4 atomicAdd");
   const auto add = [](float v) { return [v](float old) { return flushed(flushed(old) + flushed(v)); }; };
   return {update_word(&address->x, add(value.x)), update_word(&address->y, add(value.y)),
           update_word(&address->z, add(value.z)), update_word(&address->w, add(value.w))};

@@ -94,8 +94,18 @@ Touched Checker::access(const Lane& lane, uintptr_t address, size_t bytes, bool 
   out_of_bounds(lane, address, bytes, write, pc, (address >= tls && address < tls + tls_.bytes) || in_window);
 }
 
-void Checker::atomic(const Lane& lane, uintptr_t address, size_t bytes, const void* pc, bool block_scope) {
+void Checker::atomic(const Lane& lane, uintptr_t address, size_t bytes, const void* pc, bool block_scope,
+                     const char* global_only) {
   if (Region* region = shared_region(address)) {
+    // PTX: "atom with vector type may be used only with .global space", or a
+    // generic address that points there; what a shared one does is undefined.
+    if (global_only)
+      throw LaunchError(cudaErrorIllegalAddress,
+                        cat(block_.where(lane), ": a ", global_only, " on shared `", region->name, "`[byte ",
+                            address - region->begin, "] (address ", hex_address(address), ")",
+                            pc ? " at " + describe_code(pc) : std::string(),
+                            ": the vector atomics work on global memory only (PTX: atom with a vector type takes "
+                            ".global addresses); add the elements one at a time"));
     if (address + bytes > region->begin + region->bytes) out_of_bounds(lane, address, bytes, true, pc, true, true);
     // Atomics do not race with each other, but they read the word first: it must
     // have been written in this block. Against plain accesses of other threads

@@ -44,7 +44,10 @@ class Checker {
   // `block_scope`: atomicAdd_block & co., atomic among this block's threads
   // only: to other blocks its update is a plain write (a race with any
   // access of theirs), as the PTX memory model's .cta scope makes it.
-  void atomic(const Lane& lane, uintptr_t address, size_t bytes, const void* pc, bool block_scope = false);
+  // `global_only`: the name of an atomic PTX allows on global memory only
+  // (note_atomic), which a shared address fails.
+  void atomic(const Lane& lane, uintptr_t address, size_t bytes, const void* pc, bool block_scope = false,
+              const char* global_only = nullptr);
   // A cp.async into shared memory, at its issue: the GPU may write the bytes
   // any time until the wait_group, so reads of them by other threads not yet
   // ordered before the issue race with it (a stage refilled while others still

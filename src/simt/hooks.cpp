@@ -45,14 +45,14 @@ template void traced_read<4>(const void*, size_t);
 template void traced_read<8>(const void*, size_t);
 template void traced_read<16>(const void*, size_t);
 
-void note_atomic(const void* address, size_t bytes, const void* pc, bool block_scope) {
+void note_atomic(const void* address, size_t bytes, const void* pc, bool block_scope, const char* global_only) {
   const Lane* lane = current_lane;
   if (!lane || LibraryScope::inside()) return;
   LibraryScope scope;
   current_block->count_atomic();
   // Only kernels compiled traced have a checker; an untraced kernel's atomics go unchecked.
   if (Checker* checker = current_block->checker_if_traced())
-    checker->atomic(*lane, reinterpret_cast<uintptr_t>(address), bytes, pc, block_scope);
+    checker->atomic(*lane, reinterpret_cast<uintptr_t>(address), bytes, pc, block_scope, global_only);
 }
 
 }  // namespace warpnet::simt

@@ -7,8 +7,11 @@ namespace warpnet::simt {
 
 // `pc`: the kernel instruction that called the atomic, for messages.
 // `block_scope`: an atomic of the _block family (atomicAdd_block...), atomic
-// among the threads of its block only.
-void note_atomic(const void* address, size_t bytes, const void* pc, bool block_scope = false);
+// among the threads of its block only. `global_only`: for an atomic the PTX
+// ISA allows on global memory only (atom with a vector type: the float2 and
+// float4 adds), its name, for the error a shared address gets; else null.
+void note_atomic(const void* address, size_t bytes, const void* pc, bool block_scope = false,
+                 const char* global_only = nullptr);
 
 // Marks emulator code running on a lane's fiber. A traced file's copies of
 // inline library functions (std::string's, say) may be the ones the linker

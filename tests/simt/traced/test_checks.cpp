@@ -306,6 +306,23 @@ __global__ void count_with_block_atomics(unsigned* counts, bool shared_slot) {
   atomicAdd_block(&counts[shared_slot ? 0 : blockIdx.x], 1u);
 }
 
+// Every thread adds its pair to a float2 total with the sm_90 vector
+// atomicAdd: into global `total` directly (allowed), or first into a shared
+// total that thread 0 then stores (PTX allows vector atomics on global
+// memory only).
+__global__ void add_pairs(const float2* x, float2* total, bool through_shared) {
+  __shared__ float2 block_total;
+  if (!through_shared) {
+    atomicAdd(total, x[threadIdx.x]);
+    return;
+  }
+  if (threadIdx.x == 0) block_total = make_float2(0.0f, 0.0f);
+  __syncthreads();
+  atomicAdd(&block_total, x[threadIdx.x]);
+  __syncthreads();
+  if (threadIdx.x == 0) *total = block_total;
+}
+
 }  // namespace
 
 TEST_CASE("traced: a block-scoped atomic on a word only its block touches is no race; on one all blocks share, it is") {
@@ -321,6 +338,19 @@ TEST_CASE("traced: a block-scoped atomic on a word only its block touches is no 
   CHECK(message.find("this thread updates it with a block-scoped atomic (the _block family)") != std::string::npos);
   CHECK(message.find("and block (0,0,0) wrote it in this launch") != std::string::npos);
   CHECK(message.find("atomic only among the threads of its own block") != std::string::npos);
+}
+
+TEST_CASE("traced: a float2 atomicAdd works on global memory; on shared memory it is an error, as in PTX") {
+  DeviceBuffer<float2> x(std::vector<float2>(32, make_float2(1.0f, 2.0f))), total(std::vector<float2>(1));
+  REQUIRE_NOTHROW(warpnet::simt::launch(add_pairs, dim3(1), dim3(32), 0, x.get(), total.get(), false));
+  CHECK(total.download()[0].x == 32.0f);
+  CHECK(total.download()[0].y == 64.0f);
+  const std::string message =
+      launch_error(cudaErrorIllegalAddress, add_pairs, dim3(1), dim3(32), x.get(), total.get(), true);
+  INFO(message);
+  CHECK(message.starts_with("kernel add_pairs, block (0,0,0), thread (0,0,0): a float2 atomicAdd on shared "
+                            "`block_total`[byte 0]"));
+  CHECK(message.find("the vector atomics work on global memory only") != std::string::npos);
 }
 
 TEST_CASE("traced: blocks adding to one global value without an atomic is a race between blocks") {
