@@ -438,6 +438,25 @@ bool HopperUnits::settle(Block& block) {
   return woke;
 }
 
+void HopperUnits::note_collective(unsigned warp, Collective kind, std::initializer_list<uint64_t> operands) {
+  Warp& w = warps[warp];
+  ++w.collectives[size_t(kind)];
+  // FNV-1a over 64-bit words: equal only for the same instructions in the same order, but for a collision.
+  const auto mix = [&](uint64_t word) { w.collective_hash = (w.collective_hash ^ word) * 0x100000001b3ull; };
+  mix(uint64_t(kind) + 1);
+  for (uint64_t operand : operands) mix(operand);
+}
+
+namespace {
+
+std::string describe_collectives(const HopperUnits::Warp& w) {
+  using C = HopperUnits::Collective;
+  return cat(w.collectives[size_t(C::mma)], " wgmma.mma_async, ", w.collectives[size_t(C::fence)], " wgmma.fence, ",
+             w.collectives[size_t(C::commit)], " commit_group and ", w.collectives[size_t(C::wait)], " wait_group");
+}
+
+}  // namespace
+
 void HopperUnits::finish(const Block& block) {
   if (!copies.empty())
     throw LaunchError(cudaErrorLaunchFailure,
@@ -448,6 +467,21 @@ void HopperUnits::finish(const Block& block) {
       throw LaunchError(cudaErrorLaunchFailure,
                         cat(block.where(), ", warp ", w, ": ", warps[w].ops.size(),
                             " wgmma operations were never retired by a wgmma.wait_group (their results are undefined)"));
+  for (size_t first = 0; first + 4 <= warps.size(); first += 4)
+    for (size_t w = first + 1; w < first + 4; ++w) {
+      if (warps[w].collectives == warps[first].collectives && warps[w].collective_hash == warps[first].collective_hash)
+        continue;
+      const std::string what =
+          warps[w].collectives == warps[first].collectives
+              ? cat("as many of each wgmma instruction as warp ", first, " (", describe_collectives(warps[w]),
+                    ") but not the same operands (descriptors, shape or wait depth) in the same order")
+              : cat(describe_collectives(warps[w]), " where warp ", first, " issued ", describe_collectives(warps[first]));
+      throw LaunchError(cudaErrorLaunchFailure,
+                        cat(block.where(), ", warpgroup ", first / 4, ": warp ", w, " issued ", what,
+                            ": the wgmma instructions are warpgroup-wide (.sync.aligned), so its four warps issue "
+                            "each one together, with the same operands; on a GPU a warp left out leaves the others "
+                            "waiting or the result undefined"));
+    }
 }
 
 std::string HopperUnits::describe_wait(const Block& block, const Lane& lane) const {

@@ -4,6 +4,7 @@
 #pragma once
 #include <array>
 #include <cstdint>
+#include <initializer_list>
 #include <string>
 #include <unordered_map>
 #include <vector>
@@ -113,13 +114,21 @@ class HopperUnits {
     const float* end = nullptr;
     const void* touched_at = nullptr;  // the thread's first access since the warp's last wgmma.fence
   };
+  // The wgmma instructions, each warpgroup-wide (.sync.aligned): the four
+  // warps of a warpgroup issue each one together, with the same operands.
+  // Each warp issues its own here, so the check is at the block's end.
+  enum class Collective : uint8_t { fence, mma, commit, wait };
   struct Warp {
     std::vector<WgmmaOp> ops;
     uint32_t committed = 0;
     bool fenced = false;  // a wgmma.fence since the block started
     std::array<Returned, 32> returned{};  // per lane: the accumulators of the last wgmma retired
+    std::array<uint32_t, 4> collectives{};  // how many of each Collective the warp issued
+    uint64_t collective_hash = 0;           // of them all in order, with their operands
   };
   std::vector<Warp> warps;
+  // Counts `kind`, with `operands` (descriptors, shape, wait depth), into the warp's record.
+  void note_collective(unsigned warp, Collective kind, std::initializer_list<uint64_t> operands);
   // A traced thread's load or store on its own stack, where its accumulators
   // live (Checker::access): an access to returned ones is kept.
   void note_stack_access(unsigned warp, unsigned lane, uintptr_t address, const void* pc) {

@@ -190,6 +190,9 @@ void wgmma_issue_warp(void* const* lanes) {
       std::any_of(in_flight.begin(), in_flight.end(), [&](const WgmmaOp& o) { return o.d[0] == op.d[0]; });
   if (!chained) take_accumulators(op);
   in_flight.push_back(op);
+  current_block->hopper().note_collective(first.warp, HopperUnits::Collective::mma,
+                                          {op.desc_a, op.desc_b, uint64_t(shape.n), uint64_t(shape.k),
+                                           uint64_t(shape.input), uint64_t(shape.mn_major_a) * 2 + shape.mn_major_b});
 }
 
 struct WarpLane {
@@ -200,6 +203,7 @@ struct WarpLane {
 void wgmma_commit_warp(void* const* lanes) {
   const auto& first = *static_cast<const WarpLane*>(lanes[0]);
   HopperUnits::Warp& w = current_block->hopper().warps[first.warp];
+  current_block->hopper().note_collective(first.warp, HopperUnits::Collective::commit, {});
   ++w.committed;  // an empty group is legal, and counts
   for (WgmmaOp& op : w.ops)
     if (op.group == 0) op.group = w.committed;
@@ -208,6 +212,7 @@ void wgmma_commit_warp(void* const* lanes) {
 void wgmma_wait_warp(void* const* lanes) {
   const auto& first = *static_cast<const WarpLane*>(lanes[0]);
   HopperUnits::Warp& w = current_block->hopper().warps[first.warp];
+  current_block->hopper().note_collective(first.warp, HopperUnits::Collective::wait, {first.pending});
   const uint32_t newest_done = w.committed > first.pending ? w.committed - first.pending : 0;
   std::vector<WgmmaOp> left;
   for (const WgmmaOp& op : w.ops) {
@@ -245,7 +250,9 @@ void wgmma_issue(const char* instruction, const WgmmaShape& shape, float* d, uin
 }
 
 void wgmma_fence_warp(void* const* lanes) {
-  HopperUnits::Warp& w = current_block->hopper().warps[static_cast<const WarpLane*>(lanes[0])->warp];
+  const unsigned warp = static_cast<const WarpLane*>(lanes[0])->warp;
+  current_block->hopper().note_collective(warp, HopperUnits::Collective::fence, {});
+  HopperUnits::Warp& w = current_block->hopper().warps[warp];
   w.fenced = true;
   for (HopperUnits::Returned& r : w.returned) r.touched_at = nullptr;  // ordered before what follows
 }

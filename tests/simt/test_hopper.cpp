@@ -58,8 +58,11 @@ __global__ void tma_box(const __grid_constant__ CUtensorMap map, int rank, int c
 // accumulator before wgmma.wait_group (into C's extra row), kPoke writes one;
 // kNoFence leaves out the wgmma.fence before the first wgmma; kOffPattern
 // starts A's descriptors a 128-byte row past the tile, off the swizzle's
-// 1024-byte pattern, with base offset 0.
-enum Misuse { kNone, kEarly, kPeek, kPoke, kNoFence, kOffPattern };
+// 1024-byte pattern, with base offset 0. Two break the warpgroup's
+// lockstep: with kOneWarpShort warp 3 skips the last k-slice; with
+// kOtherOrder warp 2 walks the k-slices backwards (the same sum, here
+// exactly: the emulator's numbers alone would not show it).
+enum Misuse { kNone, kEarly, kPeek, kPoke, kNoFence, kOffPattern, kOneWarpShort, kOtherOrder };
 __global__ void wgmma_fp8(const __grid_constant__ CUtensorMap map_a, const __grid_constant__ CUtensorMap map_b,
                           float* C, int misuse) {
   const bool early = misuse == kEarly;
@@ -85,8 +88,12 @@ __global__ void wgmma_fp8(const __grid_constant__ CUtensorMap map_a, const __gri
   float acc[64] = {};
   if (misuse != kNoFence) wgmma_fence();
   const uint32_t a_row = misuse == kOffPattern ? 128 : 0;
-  for (int k = 0; k < 128; k += 32)
+  const int warp = int(threadIdx.x) / 32;
+  for (int slice = 0; slice < 4; ++slice) {
+    if (misuse == kOneWarpShort && warp == 3 && slice == 3) break;
+    const int k = 32 * (misuse == kOtherOrder && warp == 2 ? 3 - slice : slice);
     wgmma_m64n128k32_e4m3(acc, descriptor(shared_address(a) + a_row + k), descriptor(shared_address(b) + k));
+  }
   wgmma_commit();
   if (misuse == kPeek) C[64 * 128 + threadIdx.x] = acc[0];
   if (misuse == kPoke) acc[3] = 0.0f;  // zeroed for a next tile too soon
@@ -365,6 +372,16 @@ TEST_CASE("wgmma: m64n128k32 e4m3 from TMA-loaded K-major tiles equals a plain l
   // row off the 1024-byte pattern is not.
   CHECK_THROWS_WITH_AS(launch(kOffPattern),
                        doctest::Contains(", row 1 of the 128-byte swizzle's 1024-byte pattern, with base offset 0"),
+                       LaunchError);
+  // wgmma is warpgroup-wide: every warp issues each one, the same one.
+  CHECK_THROWS_WITH_AS(launch(kOneWarpShort),
+                       doctest::Contains("warpgroup 0: warp 3 issued 3 wgmma.mma_async, 1 wgmma.fence, 1 commit_group "
+                                         "and 1 wait_group where warp 0 issued 4 wgmma.mma_async"),
+                       LaunchError);
+  CHECK_THROWS_WITH_AS(launch(kOtherOrder),
+                       doctest::Contains("warpgroup 0: warp 2 issued as many of each wgmma instruction as warp 0 (4 "
+                                         "wgmma.mma_async, 1 wgmma.fence, 1 commit_group and 1 wait_group) but not the "
+                                         "same operands"),
                        LaunchError);
 }
 
