@@ -147,9 +147,10 @@ struct CodePiece {
   Kind kind;
 };
 
-// The files an inline code span names: `src/cpu/ops.hpp`, `conv_cudnn.cu:457`,
-// `dist/cost_model.hpp/.cpp` (both); none for a span that is not one path of
-// a source, script, record or text file (a command, a pattern, a folder).
+// The files an inline code span (or a comment's word) names: `src/cpu/ops.hpp`,
+// `conv_cudnn.cu:457`, `dist/cost_model.hpp/.cpp` (both); none for a span that
+// is not one path of a source, script, record or text file (a command, a
+// pattern, a folder).
 std::vector<std::string> paths_named(const std::string& span) {
   std::string path = trim_trailing(span);
   if (const size_t colon = path.rfind(':');
