@@ -44,6 +44,7 @@ void Checker::start_block() {
   uninitialized_.reset();
   global_words_.clear();
   acquired_.clear();
+  proxy_fenced_.clear();
 }
 
 Checker::Region* Checker::shared_region(uintptr_t address) {
@@ -190,7 +191,7 @@ void Checker::tma_copy_issued(const Lane& lane, uintptr_t address, size_t bytes,
   Region* region = shared_region(address);
   if (!region) return;  // tma_load refuses a box outside the block's shared memory
   if (address + bytes > region->begin + region->bytes) out_of_bounds(lane, address, bytes, true, pc, true);
-  check_shared(lane, *region, address, bytes, true, pc);
+  check_shared(lane, *region, address, bytes, true, pc, Kind::tma);
   mbarrier_release(lane, phase);
 }
 
@@ -202,9 +203,51 @@ void Checker::peer_copy_landed(uintptr_t address, size_t bytes) {
     region->block_generation = generation_;
   }
   // A writer of no phase this block will reach: initialized, never a race.
-  const Access landed{nullptr, UINT32_MAX, 0, 0, Kind::plain, 0};
+  const Access landed{nullptr, UINT32_MAX, 0, 0, Kind::tma, 0};
   for (size_t i = 0; i < bytes && address + i < region->begin + region->bytes; ++i)
     region->shadow[address - region->begin + i] = Shadow{landed, {}};
+}
+
+void Checker::proxy_fence(const Lane& lane) {
+  // A tick first, so that the thread's writes before the fence carry an
+  // older clock than the fence, and its writes after it do not.
+  block_.tick_lane_clock(lane.warp, lane.lane);
+  if (proxy_fenced_.empty()) proxy_fenced_.assign(block_.lane_count(), {0, 0});
+  proxy_fenced_[lane.linear] = {block_.barrier_epoch(), block_.lane_clock(lane.warp, lane.lane)};
+}
+
+void Checker::async_proxy_read(const Lane& lane, const std::vector<uintptr_t>& elements, size_t bytes,
+                               const void* pc, const char* instruction) {
+  const Access mine = access_now(lane, pc, Kind::plain);
+  const auto reads = [&](const Region& region, uintptr_t address) {
+    return cat(block_.where(lane), ": the ", instruction, " issued at ", describe_code(pc), " reads `", region.name,
+               "`[byte ", address - region.begin, "] (address ", hex_address(address), ")");
+  };
+  for (uintptr_t element : elements) {
+    Region* region = shared_region(element);
+    if (!region) continue;  // outside the block's shared memory: refused where the operand is read
+    for (uintptr_t address = element; address < element + bytes; ++address) {
+      if (region->block_generation != generation_ || region->shadow[address - region->begin].writer.thread < 0)
+        throw LaunchError(cudaErrorLaunchFailure,
+                          cat(reads(*region, address), ", which no thread of the block has written before it: the "
+                              "tile was never filled, or the stores that fill it are not ordered before the wgmma "
+                              "(a __syncthreads() after them, or an mbarrier wait for the TMA copy)"));
+      const Access& writer = region->shadow[address - region->begin].writer;
+      // A TMA copy's write is the async proxy's own; one still in flight
+      // is the wgmma unit's error (HopperUnits), naming the copy.
+      if (writer.kind == Kind::tma) continue;
+      if (!ordered(writer, lane)) race(lane, *region, address, mine, false, writer, true);
+      const std::pair<uint32_t, uint32_t> written{writer.epoch, writer.sync};
+      if (!proxy_fenced_.empty() && written < proxy_fenced_[size_t(writer.thread)]) continue;
+      throw LaunchError(
+          cudaErrorLaunchFailure,
+          cat(reads(*region, address), ", which thread ", format_dim(block_.lane(unsigned(writer.thread)).tid),
+              writer.kind == Kind::cp_async ? " copied in with a cp.async at " : " stored at ",
+              describe_code(writer.pc), " with no fence.proxy.async after it: wgmma reads shared memory through the "
+              "async proxy, which a thread's plain stores and cp.async copies reach only through that fence "
+              "(fence_proxy_async_shared(), then the barrier that orders it before the wgmma)"));
+    }
+  }
 }
 
 void Checker::mbarrier_release(const Lane& lane, std::vector<uint32_t>& phase) {
@@ -419,12 +462,12 @@ void Checker::keep_reader(std::array<Access, 2>& readers, const Access& read, co
 }
 
 void Checker::check_shared(const Lane& lane, Region& region, uintptr_t address, size_t bytes, bool write,
-                           const void* pc) {
+                           const void* pc, Kind kind) {
   if (region.block_generation != generation_) {
     region.shadow.assign(region.bytes, Shadow{});
     region.block_generation = generation_;
   }
-  const Access mine = access_now(lane, pc, Kind::plain);
+  const Access mine = access_now(lane, pc, kind);
   for (size_t i = 0; i < bytes; ++i) {
     Shadow& s = region.shadow[address - region.begin + i];
     // A read of a byte nobody wrote yet is a race if another thread writes it

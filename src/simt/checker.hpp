@@ -68,6 +68,17 @@ class Checker {
   // and ordered before every access of this block's threads (the checker
   // follows orders within a CTA only; cluster.hpp).
   void peer_copy_landed(uintptr_t address, size_t bytes);
+  // fence.proxy.async by `lane`: its plain stores and cp.async copies into
+  // shared memory so far become visible to the async proxy (TMA, wgmma).
+  void proxy_fence(const Lane& lane);
+  // The operand elements (`bytes` each, at host addresses `elements`) a
+  // wgmma issued by `lane`'s warp reads through the async proxy
+  // (`instruction`, issued at `pc`). Each must be written, and in order
+  // before the issue (unwritten, or a race); and one a thread wrote by the
+  // generic proxy (a plain store or a cp.async) needs that thread's
+  // fence.proxy.async after the write, or the wgmma may read it stale.
+  void async_proxy_read(const Lane& lane, const std::vector<uintptr_t>& elements, size_t bytes, const void* pc,
+                        const char* instruction);
   // An mbarrier's arrive and a wait returning for the phase it completed, as
   // release and acquire: the arriving thread's accesses before its arrive are
   // ordered before the waiting thread's after its wait. Release ticks the
@@ -90,7 +101,8 @@ class Checker {
  private:
   // One access a later one may race with: which thread, in which barrier
   // phase, at which of its lane's clock (Block::lane_clock), where, and what.
-  enum class Kind : uint8_t { plain, atomic, cp_async };
+  // tma: a TMA copy's write, made by the async proxy (the others are the generic proxy's).
+  enum class Kind : uint8_t { plain, atomic, cp_async, tma };
   struct Access {
     const void* pc = nullptr;
     uint32_t epoch = 0, sync = 0;
@@ -160,7 +172,8 @@ class Checker {
                                 const Access& mine, bool write, const Access& other, bool other_wrote);
   Region* shared_region(uintptr_t address);
   std::string describe_shared(uintptr_t address, size_t bytes) const;
-  void check_shared(const Lane& lane, Region& region, uintptr_t address, size_t bytes, bool write, const void* pc);
+  void check_shared(const Lane& lane, Region& region, uintptr_t address, size_t bytes, bool write, const void* pc,
+                    Kind kind = Kind::plain);
   // Throws when `mine`, a read or a write of one byte, races with what its shadow holds.
   void check_byte(const Lane& lane, const Region& region, uintptr_t address, const Shadow& s, const Access& mine,
                   bool write);
@@ -200,6 +213,10 @@ class Checker {
   // block's first acquire: empty in blocks that wait on no mbarrier.
   std::vector<uint32_t> acquired_;
   std::vector<uint32_t> joined_;  // warp_synced's scratch row
+  // Per thread, (barrier epoch, lane clock) just after its last
+  // fence.proxy.async: a generic-proxy write of the thread's is visible to
+  // the async proxy when it came before. Empty until a thread fences.
+  std::vector<std::pair<uint32_t, uint32_t>> proxy_fenced_;
 };
 
 }  // namespace warpnet::simt

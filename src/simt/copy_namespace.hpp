@@ -7,8 +7,13 @@
 // code never spells it. warpnet_simt_traced() defines WARPNET_TRACED_COPY.
 #pragma once
 
+// WARPNET_SIMT_TRACED says which copy a wrapper is, for a check that needs
+// the kernel's own accesses seen (a wgmma's operands against the stores
+// that filled them): a plain kernel's reach no checker.
 #if defined(WARPNET_TRACED_COPY) && WARPNET_TRACED_COPY
 #define WARPNET_SIMT_COPY traced_copy
+#define WARPNET_SIMT_TRACED true
 #else
 #define WARPNET_SIMT_COPY plain_copy
+#define WARPNET_SIMT_TRACED false
 #endif

@@ -76,8 +76,15 @@ struct WgmmaShape {
   WgmmaInput input;
   bool mn_major_a, mn_major_b;  // imm-trans-a / imm-trans-b (16-bit inputs only)
 };
-void wgmma_issue(const char* instruction, const WgmmaShape& shape, float* d, uint64_t desc_a, uint64_t desc_b);
+// `traced`: issued by a traced kernel, whose stores the checker has seen, so
+// its operands are checked against them (Checker::async_proxy_read).
+void wgmma_issue(const char* instruction, const WgmmaShape& shape, float* d, uint64_t desc_a, uint64_t desc_b,
+                 bool traced);
 void wgmma_fence();
+// fence.proxy.async.shared::cta: the thread's plain shared stores (and
+// cp.async copies) so far become visible to wgmma and TMA; the traced
+// build's checker asks for it before a wgmma reads such bytes.
+void fence_proxy_async();
 void wgmma_commit();
 void wgmma_wait(unsigned pending);
 

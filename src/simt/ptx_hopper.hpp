@@ -56,10 +56,10 @@ inline void tma_load_3d_multicast(void* dst, const CUtensorMap* map, int c0, int
   simt::tma_load_multicast(dst, map, coords, 3, bar, cta_mask);
 }
 
-// Orders plain shared stores before the async proxy's reads: nothing to do
-// here, where wgmma and the copy engine read shared memory between threads
-// (and not checked: a missing fence passes here).
-inline void fence_proxy_async_shared() {}
+// Orders plain shared stores before the async proxy's reads: the values are
+// there already, but the traced build checks that a wgmma reads none
+// without it.
+inline void fence_proxy_async_shared() { simt::fence_proxy_async(); }
 
 inline void wgmma_fence() { simt::wgmma_fence(); }
 inline void wgmma_commit() { simt::wgmma_commit(); }
@@ -71,26 +71,31 @@ inline void wgmma_wait() {
 template <int TransA, int TransB>
 inline void wgmma_m64n64k16_bf16(float (&d)[32], uint64_t desc_a, uint64_t desc_b) {
   static constexpr simt::WgmmaShape shape{64, 16, simt::WgmmaInput::bf16, TransA != 0, TransB != 0};
-  simt::wgmma_issue("wgmma.mma_async.sync.aligned.m64n64k16.f32.bf16.bf16", shape, d, desc_a, desc_b);
+  simt::wgmma_issue("wgmma.mma_async.sync.aligned.m64n64k16.f32.bf16.bf16", shape, d, desc_a, desc_b,
+                    WARPNET_SIMT_TRACED);
 }
 template <int TransA, int TransB>
 inline void wgmma_m64n128k16_bf16(float (&d)[64], uint64_t desc_a, uint64_t desc_b) {
   static constexpr simt::WgmmaShape shape{128, 16, simt::WgmmaInput::bf16, TransA != 0, TransB != 0};
-  simt::wgmma_issue("wgmma.mma_async.sync.aligned.m64n128k16.f32.bf16.bf16", shape, d, desc_a, desc_b);
+  simt::wgmma_issue("wgmma.mma_async.sync.aligned.m64n128k16.f32.bf16.bf16", shape, d, desc_a, desc_b,
+                    WARPNET_SIMT_TRACED);
 }
 inline void wgmma_m64n128k32_e4m3(float (&d)[64], uint64_t desc_a, uint64_t desc_b) {
   static constexpr simt::WgmmaShape shape{128, 32, simt::WgmmaInput::e4m3, false, false};
-  simt::wgmma_issue("wgmma.mma_async.sync.aligned.m64n128k32.f32.e4m3.e4m3", shape, d, desc_a, desc_b);
+  simt::wgmma_issue("wgmma.mma_async.sync.aligned.m64n128k32.f32.e4m3.e4m3", shape, d, desc_a, desc_b,
+                    WARPNET_SIMT_TRACED);
 }
 
 template <int TransA, int TransB>
 inline void wgmma_m64n256k16_bf16(float (&d)[128], uint64_t desc_a, uint64_t desc_b) {
   static constexpr simt::WgmmaShape shape{256, 16, simt::WgmmaInput::bf16, TransA != 0, TransB != 0};
-  simt::wgmma_issue("wgmma.mma_async.sync.aligned.m64n256k16.f32.bf16.bf16", shape, d, desc_a, desc_b);
+  simt::wgmma_issue("wgmma.mma_async.sync.aligned.m64n256k16.f32.bf16.bf16", shape, d, desc_a, desc_b,
+                    WARPNET_SIMT_TRACED);
 }
 inline void wgmma_m64n256k32_e4m3(float (&d)[128], uint64_t desc_a, uint64_t desc_b) {
   static constexpr simt::WgmmaShape shape{256, 32, simt::WgmmaInput::e4m3, false, false};
-  simt::wgmma_issue("wgmma.mma_async.sync.aligned.m64n256k32.f32.e4m3.e4m3", shape, d, desc_a, desc_b);
+  simt::wgmma_issue("wgmma.mma_async.sync.aligned.m64n256k32.f32.e4m3.e4m3", shape, d, desc_a, desc_b,
+                    WARPNET_SIMT_TRACED);
 }
 
 // setmaxnreg: a no-op here. Registers are not modelled (a fiber's locals live

@@ -7,6 +7,7 @@
 #include <cstring>
 
 #include "simt/block.hpp"
+#include "simt/checker.hpp"
 #include "simt/hopper_units.hpp"
 #include "simt/minifloat.hpp"
 #include "simt/symbols.hpp"
@@ -151,6 +152,7 @@ struct IssueLane {
   uint64_t desc_a, desc_b;
   unsigned warp;
   const void* site;
+  bool traced;  // a traced kernel's: its operands are checked against the stores the checker saw
 };
 
 void wgmma_issue_warp(void* const* lanes) {
@@ -166,6 +168,21 @@ void wgmma_issue_warp(void* const* lanes) {
       hopper_warp_misuse(first.warp, wgmma_name(op.shape),
                   cat("lane ", l, " gives other descriptors than lane 0 (every thread of a warpgroup passes the same)"));
     op.d[l] = lane.d;
+  }
+  if (Checker* checker = first.traced ? current_block->checker_if_traced() : nullptr) {
+    // As read by the warp's lane 0 at issue: what a GPU's wgmma reads from
+    // then until its wait must be in shared memory, in order, by then.
+    const uint32_t e = element_bytes(shape.input);
+    std::vector<uintptr_t> elements;
+    const auto add = [&](uint64_t desc, bool mn_major, int mn, int k) {
+      if (const unsigned char* p = shared_bytes(operand_address(first.warp, name, desc, mn_major, e, mn, k), e))
+        elements.push_back(reinterpret_cast<uintptr_t>(p));
+    };
+    for (int r = 0; r < 16; ++r)
+      for (int k = 0; k < shape.k; ++k) add(op.desc_a, shape.mn_major_a, 16 * int(first.warp % 4) + r, k);
+    for (int n = 0; n < shape.n; ++n)
+      for (int k = 0; k < shape.k; ++k) add(op.desc_b, shape.mn_major_b, n, k);
+    checker->async_proxy_read(current_block->lane(first.warp * 32), elements, e, first.site, name);
   }
   HopperUnits::Warp& w = current_block->hopper().warps[first.warp];
   if (!w.fenced)
@@ -236,7 +253,8 @@ void warp_op(const char* name, void (*run)(void* const*), void* operands, bool y
 
 }  // namespace
 
-void wgmma_issue(const char* instruction, const WgmmaShape& shape, float* d, uint64_t desc_a, uint64_t desc_b) {
+void wgmma_issue(const char* instruction, const WgmmaShape& shape, float* d, uint64_t desc_a, uint64_t desc_b,
+                 bool traced) {
   unsigned warp;
   {
     LibraryScope scope;
@@ -245,7 +263,7 @@ void wgmma_issue(const char* instruction, const WgmmaShape& shape, float* d, uin
     if (current_block->shape().block.x * current_block->shape().block.y * current_block->shape().block.z < (warp / 4 + 1) * 128)
       hopper_misuse(lane, instruction, "the thread's warpgroup (4 warps, 128 threads) is not complete in this block");
   }
-  IssueLane lane{&shape, d, desc_a, desc_b, warp, __builtin_return_address(0)};
+  IssueLane lane{&shape, d, desc_a, desc_b, warp, __builtin_return_address(0), traced};
   warp_op(instruction, &wgmma_issue_warp, &lane);
 }
 
@@ -260,6 +278,12 @@ void wgmma_fence_warp(void* const* lanes) {
 void wgmma_fence() {
   WarpLane lane{this_lane("wgmma.fence").warp, 0};
   warp_op("wgmma.fence.sync.aligned", &wgmma_fence_warp, &lane);
+}
+
+void fence_proxy_async() {
+  LibraryScope scope;
+  const Lane& lane = this_lane("fence.proxy.async");
+  if (Checker* checker = current_block->checker_if_traced()) checker->proxy_fence(lane);
 }
 
 void wgmma_commit() {

@@ -430,8 +430,8 @@ TEST_CASE("the docs' test filters select test cases") {
       for (char ch : t)
         if (ch != '"' && ch != '\'') unquoted += ch;
       const size_t equals = unquoted.find('=');
-      filters += equals == std::string::npos ? unquoted + " "
-                                             : cat(unquoted.substr(0, equals + 1), "'", unquoted.substr(equals + 1), "' ");
+      if (equals == std::string::npos) filters += unquoted + " ";
+      else filters += cat(unquoted.substr(0, equals + 1), "'", unquoted.substr(equals + 1), "' ");
     }
     if (filters.empty() || !done.insert(c.program + " " + filters).second) continue;
     const test::Run run = test::run_program(bin_dir / c.program, filters + "--list-test-cases");

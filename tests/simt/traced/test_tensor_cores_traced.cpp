@@ -22,24 +22,27 @@ using warpnet::simt::Space;
 namespace {
 
 // One warpgroup computes two tiles into one set of accumulators (fp8
-// m64n128k32 on zeroed shared tiles), reading them for the epilogue between:
-// `fence_between` false forgets the wgmma.fence between those reads and the
-// second tile's wgmma.
-__global__ void two_tiles_one_accumulator(float* C, bool fence_between) {
+// m64n128k32 on shared tiles its threads zero), reading them for the
+// epilogue between. Misuses: kNoWgmmaFence forgets the wgmma.fence between
+// those reads and the second tile's wgmma; kNoProxyFence the
+// fence.proxy.async after the zeros (plain stores, which the wgmma reads
+// through the async proxy); kNoBarrier the __syncthreads() after them.
+enum Misuse { kNone, kNoWgmmaFence, kNoProxyFence, kNoBarrier };
+__global__ void two_tiles_one_accumulator(float* C, int misuse) {
   using namespace warpnet::ptx;
   unsigned char* raw = warpnet::dynamic_shared<unsigned char>();
   unsigned char* a = raw + (1024 - shared_address(raw) % 1024) % 1024;  // the 128-byte swizzle's alignment
   unsigned char* b = a + 64 * 128;
   for (int i = int(threadIdx.x); i < 64 * 128 + 128 * 128; i += int(blockDim.x)) a[i] = 0;
-  fence_proxy_async_shared();  // plain stores, read by the wgmma (the async proxy)
-  __syncthreads();
+  if (misuse != kNoProxyFence) fence_proxy_async_shared();  // plain stores, read by the wgmma (the async proxy)
+  if (misuse != kNoBarrier) __syncthreads();
   // K-major, 128-byte swizzle: rows of 128 bytes, 1024 bytes between groups of 8 rows.
   auto descriptor = [](uint32_t address) {
     return uint64_t((address & 0x3FFFFu) >> 4) | uint64_t(1024 >> 4) << 32 | uint64_t(1) << 62;
   };
   float acc[64] = {};
   for (int tile = 0; tile < 2; ++tile) {
-    if (tile == 0 || fence_between) wgmma_fence();
+    if (tile == 0 || misuse != kNoWgmmaFence) wgmma_fence();
     wgmma_m64n128k32_e4m3(acc, descriptor(shared_address(a)), descriptor(shared_address(b)));
     wgmma_commit();
     wgmma_wait<0>();
@@ -53,13 +56,35 @@ TEST_CASE("traced: a wgmma after the threads read its accumulators needs a wgmma
   DeterministicScope deterministic;
   DeviceBuffer<float> c(2 * 128);
   const size_t shared = 1024 + 64 * 128 + 128 * 128;
-  REQUIRE_NOTHROW(warpnet::simt::launch(two_tiles_one_accumulator, dim3(1), dim3(128), shared, c.get(), true));
+  const auto launch = [&](Misuse misuse) {
+    warpnet::simt::launch(two_tiles_one_accumulator, dim3(1), dim3(128), shared, c.get(), int(misuse));
+  };
+  REQUIRE_NOTHROW(launch(kNone));
   CHECK(c.download() == std::vector<float>(2 * 128, 0.0f));
-  CHECK_THROWS_WITH_AS(warpnet::simt::launch(two_tiles_one_accumulator, dim3(1), dim3(128), shared, c.get(), false),
-                       doctest::Contains("lane 0 accessed its accumulators at "), warpnet::simt::LaunchError);
-  CHECK_THROWS_WITH_AS(warpnet::simt::launch(two_tiles_one_accumulator, dim3(1), dim3(128), shared, c.get(), false),
+  CHECK_THROWS_WITH_AS(launch(kNoWgmmaFence), doctest::Contains("lane 0 accessed its accumulators at "),
+                       warpnet::simt::LaunchError);
+  CHECK_THROWS_WITH_AS(launch(kNoWgmmaFence),
                        doctest::Contains("(two_tiles_one_accumulator) after the wgmma.wait_group that gave them back, "
                                          "and no wgmma.fence came between"),
+                       warpnet::simt::LaunchError);
+}
+
+TEST_CASE("traced: a wgmma reads plain stores only after their fence.proxy.async and a barrier") {
+  DeterministicScope deterministic;  // warps in order: warp 0 issues before warps 1-3 store
+  DeviceBuffer<float> c(2 * 128);
+  const size_t shared = 1024 + 64 * 128 + 128 * 128;
+  const auto launch = [&](Misuse misuse) {
+    warpnet::simt::launch(two_tiles_one_accumulator, dim3(1), dim3(128), shared, c.get(), int(misuse));
+  };
+  CHECK_THROWS_WITH_AS(launch(kNoProxyFence),
+                       doctest::Contains("with no fence.proxy.async after it: wgmma reads shared memory through the "
+                                         "async proxy"),
+                       warpnet::simt::LaunchError);
+  CHECK_THROWS_WITH_AS(
+      launch(kNoProxyFence),
+      doctest::Contains("kernel two_tiles_one_accumulator, block (0,0,0), thread (0,0,0): the wgmma.mma_async"),
+      warpnet::simt::LaunchError);
+  CHECK_THROWS_WITH_AS(launch(kNoBarrier), doctest::Contains("which no thread of the block has written before it"),
                        warpnet::simt::LaunchError);
 }
 
