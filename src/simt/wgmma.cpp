@@ -1,8 +1,10 @@
 // The emulator's wgmma unit (hopper.hpp says the model): wgmma.mma_async
 // issued by a warpgroup's warps, queued per warp, run at wgmma.wait_group
 // from the shared bytes its descriptors name, with the hazard checks against
-// TMA copies in flight and the accumulators' registers. The mbarriers and
-// TMA copies are hopper.cpp's.
+// TMA copies in flight and the accumulators' registers, a warpgroup's warps
+// kept to the same instructions (HopperUnits::note_collective) and, for a
+// traced kernel, its operands' writers (Checker::async_proxy_read). The
+// mbarriers and TMA copies are hopper.cpp's.
 #include <algorithm>
 #include <cstring>
 
