@@ -125,6 +125,15 @@ class HopperUnits {
     std::array<Returned, 32> returned{};  // per lane: the accumulators of the last wgmma retired
     std::array<uint32_t, 4> collectives{};  // how many of each Collective the warp issued
     uint64_t collective_hash = 0;           // of them all in order, with their operands
+    // The warp's last wgmma.mma_async: lane 0's accumulators, its shape,
+    // where it was issued and the wgmma.fence count then (PTX orders
+    // wgmmas on the same accumulators without a fence only at one shape).
+    struct Issued {
+      const float* d = nullptr;
+      WgmmaShape shape{};
+      const void* site = nullptr;
+      uint32_t fences = 0;
+    } last;
   };
   std::vector<Warp> warps;
   // Counts `kind`, with `operands` (descriptors, shape, wait depth), into the warp's record.

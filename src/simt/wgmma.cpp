@@ -187,6 +187,16 @@ void wgmma_issue_warp(void* const* lanes) {
     checker->async_proxy_read(current_block->lane(first.warp * 32), elements, e, first.site, name);
   }
   HopperUnits::Warp& w = current_block->hopper().warps[first.warp];
+  const uint32_t fences = w.collectives[size_t(HopperUnits::Collective::fence)];
+  const HopperUnits::Warp::Issued& last = w.last;
+  if (last.d && op.d[0] < last.d + last.shape.n / 2 && op.d[0] + shape.n / 2 > last.d && last.fences == fences &&
+      (last.shape.n != shape.n || last.shape.k != shape.k))
+    hopper_warp_misuse(first.warp, name,
+                       cat("the wgmma at ", describe_code(first.site), " (n = ", shape.n, ", k = ", shape.k,
+                           ") accumulates into registers of the one at ", describe_code(last.site), " (n = ",
+                           last.shape.n, ", k = ", last.shape.k, ") with no wgmma.fence between: PTX orders "
+                           "wgmmas on the same accumulators by themselves only when their shapes match"));
+  w.last = {op.d[0], shape, first.site, fences};
   if (!w.fenced)
     hopper_warp_misuse(first.warp, name,
                 cat("the wgmma at ", describe_code(first.site), " is the warpgroup's first, and no wgmma.fence came "

@@ -61,8 +61,10 @@ __global__ void tma_box(const __grid_constant__ CUtensorMap map, int rank, int c
 // 1024-byte pattern, with base offset 0. Two break the warpgroup's
 // lockstep: with kOneWarpShort warp 3 skips the last k-slice; with
 // kOtherOrder warp 2 walks the k-slices backwards (the same sum, here
-// exactly: the emulator's numbers alone would not show it).
-enum Misuse { kNone, kEarly, kPeek, kPoke, kNoFence, kOffPattern, kOneWarpShort, kOtherOrder };
+// exactly: the emulator's numbers alone would not show it). kMixedShapes
+// issues the last slice as an n = 256 wgmma into accumulators that hold the
+// n = 128 ones, with no wgmma.fence between.
+enum Misuse { kNone, kEarly, kPeek, kPoke, kNoFence, kOffPattern, kOneWarpShort, kOtherOrder, kMixedShapes };
 __global__ void wgmma_fp8(const __grid_constant__ CUtensorMap map_a, const __grid_constant__ CUtensorMap map_b,
                           float* C, int misuse) {
   const bool early = misuse == kEarly;
@@ -85,14 +87,18 @@ __global__ void wgmma_fp8(const __grid_constant__ CUtensorMap map_a, const __gri
   auto descriptor = [](uint32_t address) {
     return uint64_t((address & 0x3FFFFu) >> 4) | uint64_t(1024 >> 4) << 32 | uint64_t(1) << 62;
   };
-  float acc[64] = {};
+  float wide[128] = {};  // n = 256's accumulators; the n = 128 ones are its first half
+  float(&acc)[64] = *reinterpret_cast<float(*)[64]>(wide);
   if (misuse != kNoFence) wgmma_fence();
   const uint32_t a_row = misuse == kOffPattern ? 128 : 0;
   const int warp = int(threadIdx.x) / 32;
   for (int slice = 0; slice < 4; ++slice) {
     if (misuse == kOneWarpShort && warp == 3 && slice == 3) break;
     const int k = 32 * (misuse == kOtherOrder && warp == 2 ? 3 - slice : slice);
-    wgmma_m64n128k32_e4m3(acc, descriptor(shared_address(a) + a_row + k), descriptor(shared_address(b) + k));
+    if (misuse == kMixedShapes && slice == 3)
+      wgmma_m64n256k32_e4m3(wide, descriptor(shared_address(a) + a_row + k), descriptor(shared_address(b) + k));
+    else
+      wgmma_m64n128k32_e4m3(acc, descriptor(shared_address(a) + a_row + k), descriptor(shared_address(b) + k));
   }
   wgmma_commit();
   if (misuse == kPeek) C[64 * 128 + threadIdx.x] = acc[0];
@@ -382,6 +388,11 @@ TEST_CASE("wgmma: m64n128k32 e4m3 from TMA-loaded K-major tiles equals a plain l
                        doctest::Contains("warpgroup 0: warp 2 issued as many of each wgmma instruction as warp 0 (4 "
                                          "wgmma.mma_async, 1 wgmma.fence, 1 commit_group and 1 wait_group) but not the "
                                          "same operands"),
+                       LaunchError);
+  CHECK_THROWS_WITH_AS(launch(kMixedShapes),
+                       doctest::Contains("(n = 256, k = 32) accumulates into registers of the one at "),
+                       LaunchError);
+  CHECK_THROWS_WITH_AS(launch(kMixedShapes), doctest::Contains("(n = 128, k = 32) with no wgmma.fence between"),
                        LaunchError);
 }
 
