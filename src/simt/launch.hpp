@@ -12,6 +12,7 @@
 #include <vector>
 
 #include "core/error.hpp"
+#include "simt/copy_namespace.hpp"
 #include "simt/cuda_runtime.hpp"
 #include "simt/cuda_types.hpp"
 
@@ -65,6 +66,13 @@ void run(const KernelCall& call, const LaunchShape& shape);
 // buffers its kernels' pointers were captured into are still allocated.
 using ArgumentAddresses = std::vector<uintptr_t> (*)(const void* bound);
 
+// The templates below bind a kernel's arguments and call it on each emulated
+// thread: a traced file's instantiation is instrumented, and one with the
+// same argument types in a plain file must not be merged with it (the
+// plain kernel would start by reporting its argument reads, and get a
+// checker that sees none of its accesses). copy_namespace.hpp says why.
+inline namespace WARPNET_SIMT_COPY {
+
 template <class T>
 uintptr_t argument_address(const T& value) {
   if constexpr (std::is_pointer_v<T> && std::is_object_v<std::remove_pointer_t<T>>)
@@ -72,6 +80,8 @@ uintptr_t argument_address(const T& value) {
   else
     return 0;
 }
+
+}  // inline namespace WARPNET_SIMT_COPY
 
 // The calling thread's warpnet::programmatic_launches() (cuda_compat.hpp):
 // one variable for the emulator's plain and traced copies. Dependent
@@ -93,6 +103,15 @@ void wait_for_prior_grids();
 void run_on(cudaStream_t stream, const KernelCall& call, const LaunchShape& shape,
             std::shared_ptr<const void> arguments, ArgumentAddresses addresses);
 
+inline namespace WARPNET_SIMT_COPY {
+
+// Calls b.kernel with b.params: the copies into the parameters made here,
+// in this copy's code (std::apply's would be one instantiation for both).
+template <class Bound, size_t... I>
+void call_bound(const Bound& b, std::index_sequence<I...>) {
+  b.kernel(std::get<I>(b.params)...);
+}
+
 // kernel<<<shape, stream>>>(args...): arguments convert to the kernel's
 // parameter types once, and each thread receives its own copy, as on the
 // GPU. They live on the heap: a capturing stream keeps them for every replay.
@@ -106,8 +125,7 @@ void launch_shaped_on(cudaStream_t stream, void (*kernel)(P...), const LaunchSha
   auto bound = std::make_shared<const Bound>(Bound{kernel, std::tuple<std::decay_t<P>...>(std::forward<A>(args)...)});
   const KernelCall call{reinterpret_cast<const void*>(kernel),
                         [](const void* p) {
-                          const Bound& b = *static_cast<const Bound*>(p);
-                          std::apply(b.kernel, b.params);
+                          call_bound(*static_cast<const Bound*>(p), std::index_sequence_for<P...>{});
                         },
                         bound.get(), sizeof(Bound)};
   const ArgumentAddresses addresses = [](const void* p) {
@@ -128,6 +146,8 @@ template <class... P, class... A>
 void launch(void (*kernel)(P...), dim3 grid, dim3 block, size_t shared, A&&... args) {
   launch_on(nullptr, kernel, grid, block, shared, std::forward<A>(args)...);
 }
+
+}  // inline namespace WARPNET_SIMT_COPY
 
 // Worker threads that run blocks. 1 is the deterministic mode: blocks run in
 // order (x fastest) on the calling thread, so traces and errors repeat exactly.
@@ -165,6 +185,8 @@ const std::string& last_error_message();
 // one variable for the emulator's plain and traced copies of that helper.
 cudaStream_t& launch_stream_slot();
 
+inline namespace WARPNET_SIMT_COPY {
+
 // kernel<<<grid, block, shared, stream>>>(args) with CUDA's error model instead of an exception.
 template <class... P, class... A>
 void launch_recording_errors_on(cudaStream_t stream, void (*kernel)(P...), dim3 grid, dim3 block, size_t shared,
@@ -186,5 +208,7 @@ void launch_recording_errors_shaped_on(cudaStream_t stream, void (*kernel)(P...)
     record_error(e.code(), e.what());
   }
 }
+
+}  // inline namespace WARPNET_SIMT_COPY
 
 }  // namespace warpnet::simt
