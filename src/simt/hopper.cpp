@@ -395,6 +395,7 @@ void HopperUnits::start(unsigned warp_count) {
   copies.clear();
   copies_made = bytes_copied = largest_copy = 0;
   warps.assign(warp_count, Warp{});
+  warpgroups.assign((warp_count + 3) / 4, Warpgroup{});
 }
 
 bool HopperUnits::settle(Block& block) {
@@ -438,16 +439,17 @@ bool HopperUnits::settle(Block& block) {
   return woke;
 }
 
-void HopperUnits::note_collective(unsigned warp, Collective kind, std::initializer_list<uint64_t> operands) {
-  Warp& w = warps[warp];
-  ++w.collectives[size_t(kind)];
-  // FNV-1a over 64-bit words: equal only for the same instructions in the same order, but for a collision.
-  const auto mix = [&](uint64_t word) { w.collective_hash = (w.collective_hash ^ word) * 0x100000001b3ull; };
-  mix(uint64_t(kind) + 1);
-  for (uint64_t operand : operands) mix(operand);
-}
-
 namespace {
+
+const char* collective_name(HopperUnits::Collective kind) {
+  using C = HopperUnits::Collective;
+  switch (kind) {
+    case C::fence: return "wgmma.fence";
+    case C::mma: return "wgmma.mma_async";
+    case C::commit: return "wgmma.commit_group";
+    default: return "wgmma.wait_group";
+  }
+}
 
 std::string describe_collectives(const HopperUnits::Warp& w) {
   using C = HopperUnits::Collective;
@@ -455,7 +457,54 @@ std::string describe_collectives(const HopperUnits::Warp& w) {
              w.collectives[size_t(C::commit)], " commit_group and ", w.collectives[size_t(C::wait)], " wait_group");
 }
 
+// "wgmma.mma_async at kernel.cu:42": one warp's instruction of a rank, for the lockstep errors.
+std::string describe_collective(const HopperUnits::CollectiveIssued& c) {
+  return cat(collective_name(c.kind), " at ", describe_code(c.site));
+}
+
+std::string ordinal(uint64_t n) {
+  const uint64_t tens = n % 100, units = n % 10;
+  const char* suffix = tens >= 11 && tens <= 13 ? "th" : units == 1 ? "st" : units == 2 ? "nd" : units == 3 ? "rd" : "th";
+  return cat(n, suffix);
+}
+
+constexpr const char* kLockstep =
+    "the wgmma instructions are warpgroup-wide (.sync.aligned), so its four warps issue each one together, with the "
+    "same operands; on a GPU a warp left out leaves the others waiting or the result undefined";
+
 }  // namespace
+
+void HopperUnits::note_collective(unsigned warp, Collective kind, std::initializer_list<uint64_t> operands,
+                                  const void* site) {
+  Warp& w = warps[warp];
+  ++w.collectives[size_t(kind)];
+  CollectiveIssued issued{kind, {}, site, warp};
+  std::copy(operands.begin(), operands.end(), issued.operands.begin());
+  Warpgroup& group = warpgroups[warp / 4];
+  const uint64_t rank = w.issued++;
+  if (rank < group.first + group.unmatched.size()) {
+    const CollectiveIssued& before = group.unmatched[rank - group.first];
+    if (before.kind != kind || before.operands != issued.operands)
+      throw LaunchError(
+          cudaErrorLaunchFailure,
+          cat(current_block->where(), ", warpgroup ", warp / 4, ": warps ", before.warp, " and ", warp,
+              " part at their ", ordinal(rank + 1), " wgmma instruction: warp ", before.warp, " issued ",
+              describe_collective(before), ", warp ", warp, " ", describe_collective(issued),
+              before.kind == kind ? " (the same instruction, other operands: descriptors, shape or wait depth)" : "",
+              ": ", kLockstep));
+  } else {
+    group.unmatched.push_back(issued);
+  }
+  // Drop the instructions every warp of a complete warpgroup has issued.
+  const size_t begin = warp / 4 * 4;
+  if (begin + 4 > warps.size()) return;
+  uint64_t all = warps[begin].issued;
+  for (size_t v = begin + 1; v < begin + 4; ++v) all = std::min(all, warps[v].issued);
+  while (group.first < all) {
+    group.unmatched.pop_front();
+    ++group.first;
+  }
+}
 
 void HopperUnits::finish(const Block& block) {
   if (!copies.empty())
@@ -467,21 +516,21 @@ void HopperUnits::finish(const Block& block) {
       throw LaunchError(cudaErrorLaunchFailure,
                         cat(block.where(), ", warp ", w, ": ", warps[w].ops.size(),
                             " wgmma operations were never retired by a wgmma.wait_group (their results are undefined)"));
-  for (size_t first = 0; first + 4 <= warps.size(); first += 4)
-    for (size_t w = first + 1; w < first + 4; ++w) {
-      if (warps[w].collectives == warps[first].collectives && warps[w].collective_hash == warps[first].collective_hash)
-        continue;
-      const std::string what =
-          warps[w].collectives == warps[first].collectives
-              ? cat("as many of each wgmma instruction as warp ", first, " (", describe_collectives(warps[w]),
-                    ") but not the same operands (descriptors, shape or wait depth) in the same order")
-              : cat(describe_collectives(warps[w]), " where warp ", first, " issued ", describe_collectives(warps[first]));
+  // Each warp's instructions matched the others' rank by rank as it issued
+  // them (note_collective); what is left is a warp that stopped short.
+  for (size_t first = 0; first + 4 <= warps.size(); first += 4) {
+    const Warpgroup& group = warpgroups[first / 4];
+    for (size_t w = first; w < first + 4; ++w) {
+      if (warps[w].issued == group.first + group.unmatched.size()) continue;
+      const CollectiveIssued& missing = group.unmatched[warps[w].issued - group.first];
       throw LaunchError(cudaErrorLaunchFailure,
-                        cat(block.where(), ", warpgroup ", first / 4, ": warp ", w, " issued ", what,
-                            ": the wgmma instructions are warpgroup-wide (.sync.aligned), so its four warps issue "
-                            "each one together, with the same operands; on a GPU a warp left out leaves the others "
-                            "waiting or the result undefined"));
+                        cat(block.where(), ", warpgroup ", first / 4, ": warp ", w, " issued ",
+                            describe_collectives(warps[w]), " where warp ", missing.warp, " issued ",
+                            describe_collectives(warps[missing.warp]), "; the first warp ", w, " left out is warp ",
+                            missing.warp, "'s ", ordinal(warps[w].issued + 1), ", ", describe_collective(missing),
+                            ": ", kLockstep));
     }
+  }
 }
 
 std::string HopperUnits::describe_wait(const Block& block, const Lane& lane) const {

@@ -4,6 +4,7 @@
 #pragma once
 #include <array>
 #include <cstdint>
+#include <deque>
 #include <initializer_list>
 #include <string>
 #include <unordered_map>
@@ -116,15 +117,30 @@ class HopperUnits {
   };
   // The wgmma instructions, each warpgroup-wide (.sync.aligned): the four
   // warps of a warpgroup issue each one together, with the same operands.
-  // Each warp issues its own here, so the check is at the block's end.
+  // Each warp issues its own here, one warp after another, so a warp's n-th
+  // is compared with the n-th its warpgroup's first warp there issued: at
+  // the instruction where they part, or, for a warp that stopped short, at
+  // the block's end.
   enum class Collective : uint8_t { fence, mma, commit, wait };
+  struct CollectiveIssued {
+    Collective kind;
+    std::array<uint64_t, 6> operands{};  // descriptors, shape, wait depth; zeros past those the kind has
+    const void* site;                    // where it was issued
+    unsigned warp;                       // the warp that issued it first
+  };
+  struct Warpgroup {
+    // Each warp's (first + i)-th collective is unmatched[i]: those not all
+    // four warps have issued yet (earlier ones are dropped as they are).
+    std::deque<CollectiveIssued> unmatched;
+    uint64_t first = 0;
+  };
   struct Warp {
     std::vector<WgmmaOp> ops;
     uint32_t committed = 0;
     bool fenced = false;  // a wgmma.fence since the block started
     std::array<Returned, 32> returned{};  // per lane: the accumulators of the last wgmma retired
     std::array<uint32_t, 4> collectives{};  // how many of each Collective the warp issued
-    uint64_t collective_hash = 0;           // of them all in order, with their operands
+    uint64_t issued = 0;                    // of them all
     // The warp's last wgmma.mma_async: lane 0's accumulators, its shape,
     // where it was issued and the wgmma.fence count then (PTX orders
     // wgmmas on the same accumulators without a fence only at one shape).
@@ -136,8 +152,11 @@ class HopperUnits {
     } last;
   };
   std::vector<Warp> warps;
-  // Counts `kind`, with `operands` (descriptors, shape, wait depth), into the warp's record.
-  void note_collective(unsigned warp, Collective kind, std::initializer_list<uint64_t> operands);
+  std::vector<Warpgroup> warpgroups;
+  // The warp issued `kind` at `site`, with `operands` (descriptors, shape,
+  // wait depth): counted, and compared with its warpgroup's other warps'
+  // instruction of the same rank; a difference is the launch's error.
+  void note_collective(unsigned warp, Collective kind, std::initializer_list<uint64_t> operands, const void* site);
   // A traced thread's load or store on its own stack, where its accumulators
   // live (Checker::access): an access to returned ones is kept.
   void note_stack_access(unsigned warp, unsigned lane, uintptr_t address, const void* pc) {

@@ -221,18 +221,20 @@ void wgmma_issue_warp(void* const* lanes) {
   in_flight.push_back(op);
   current_block->hopper().note_collective(first.warp, HopperUnits::Collective::mma,
                                           {op.desc_a, op.desc_b, uint64_t(shape.n), uint64_t(shape.k),
-                                           uint64_t(shape.input), uint64_t(shape.mn_major_a) * 2 + shape.mn_major_b});
+                                           uint64_t(shape.input), uint64_t(shape.mn_major_a) * 2 + shape.mn_major_b},
+                                          first.site);
 }
 
 struct WarpLane {
   unsigned warp;
   unsigned pending;
+  const void* site;  // where the thread issued the instruction
 };
 
 void wgmma_commit_warp(void* const* lanes) {
   const auto& first = *static_cast<const WarpLane*>(lanes[0]);
   HopperUnits::Warp& w = current_block->hopper().warps[first.warp];
-  current_block->hopper().note_collective(first.warp, HopperUnits::Collective::commit, {});
+  current_block->hopper().note_collective(first.warp, HopperUnits::Collective::commit, {}, first.site);
   ++w.committed;  // an empty group is legal, and counts
   for (WgmmaOp& op : w.ops)
     if (op.group == 0) op.group = w.committed;
@@ -241,7 +243,7 @@ void wgmma_commit_warp(void* const* lanes) {
 void wgmma_wait_warp(void* const* lanes) {
   const auto& first = *static_cast<const WarpLane*>(lanes[0]);
   HopperUnits::Warp& w = current_block->hopper().warps[first.warp];
-  current_block->hopper().note_collective(first.warp, HopperUnits::Collective::wait, {first.pending});
+  current_block->hopper().note_collective(first.warp, HopperUnits::Collective::wait, {first.pending}, first.site);
   const uint32_t newest_done = w.committed > first.pending ? w.committed - first.pending : 0;
   std::vector<WgmmaOp> left;
   for (const WgmmaOp& op : w.ops) {
@@ -280,15 +282,16 @@ void wgmma_issue(const char* instruction, const WgmmaShape& shape, float* d, uin
 }
 
 void wgmma_fence_warp(void* const* lanes) {
-  const unsigned warp = static_cast<const WarpLane*>(lanes[0])->warp;
-  current_block->hopper().note_collective(warp, HopperUnits::Collective::fence, {});
+  const auto& first = *static_cast<const WarpLane*>(lanes[0]);
+  const unsigned warp = first.warp;
+  current_block->hopper().note_collective(warp, HopperUnits::Collective::fence, {}, first.site);
   HopperUnits::Warp& w = current_block->hopper().warps[warp];
   w.fenced = true;
   for (HopperUnits::Returned& r : w.returned) r.touched_at = nullptr;  // ordered before what follows
 }
 
 void wgmma_fence() {
-  WarpLane lane{this_lane("wgmma.fence").warp, 0};
+  WarpLane lane{this_lane("wgmma.fence").warp, 0, __builtin_return_address(0)};
   warp_op("wgmma.fence.sync.aligned", &wgmma_fence_warp, &lane);
 }
 
@@ -299,12 +302,12 @@ void fence_proxy_async() {
 }
 
 void wgmma_commit() {
-  WarpLane lane{this_lane("wgmma.commit_group").warp, 0};
+  WarpLane lane{this_lane("wgmma.commit_group").warp, 0, __builtin_return_address(0)};
   warp_op("wgmma.commit_group.sync.aligned", &wgmma_commit_warp, &lane);
 }
 
 void wgmma_wait(unsigned pending) {
-  WarpLane lane{this_lane("wgmma.wait_group").warp, pending};
+  WarpLane lane{this_lane("wgmma.wait_group").warp, pending, __builtin_return_address(0)};
   // A yield: the warp's wgmmas in flight stay queued while the rest of the
   // block (a TMA producer above all) runs as far as it can, as on a GPU where
   // the wait takes a while. A stage released before its wgmma was retired is

@@ -58,13 +58,15 @@ __global__ void tma_box(const __grid_constant__ CUtensorMap map, int rank, int c
 // accumulator before wgmma.wait_group (into C's extra row), kPoke writes one;
 // kNoFence leaves out the wgmma.fence before the first wgmma; kOffPattern
 // starts A's descriptors a 128-byte row past the tile, off the swizzle's
-// 1024-byte pattern, with base offset 0. Two break the warpgroup's
+// 1024-byte pattern, with base offset 0. Three break the warpgroup's
 // lockstep: with kOneWarpShort warp 3 skips the last k-slice; with
 // kOtherOrder warp 2 walks the k-slices backwards (the same sum, here
-// exactly: the emulator's numbers alone would not show it). kMixedShapes
+// exactly: the emulator's numbers alone would not show it); with
+// kTrailingFence warps 0-2 end with a wgmma.fence that warp 3 leaves out
+// (a warp short at the block's end, not at an instruction). kMixedShapes
 // issues the last slice as an n = 256 wgmma into accumulators that hold the
 // n = 128 ones, with no wgmma.fence between.
-enum Misuse { kNone, kEarly, kPeek, kPoke, kNoFence, kOffPattern, kOneWarpShort, kOtherOrder, kMixedShapes };
+enum Misuse { kNone, kEarly, kPeek, kPoke, kNoFence, kOffPattern, kOneWarpShort, kOtherOrder, kTrailingFence, kMixedShapes };
 __global__ void wgmma_fp8(const __grid_constant__ CUtensorMap map_a, const __grid_constant__ CUtensorMap map_b,
                           float* C, int misuse) {
   const bool early = misuse == kEarly;
@@ -104,6 +106,7 @@ __global__ void wgmma_fp8(const __grid_constant__ CUtensorMap map_a, const __gri
   if (misuse == kPeek) C[64 * 128 + threadIdx.x] = acc[0];
   if (misuse == kPoke) acc[3] = 0.0f;  // zeroed for a next tile too soon
   wgmma_wait<0>();
+  if (misuse == kTrailingFence && warp != 3) wgmma_fence();
   if (early) mbarrier_wait(bar, 0);
   const int t = threadIdx.x;
   for (int i = 0; i < 64; ++i) {
@@ -379,15 +382,28 @@ TEST_CASE("wgmma: m64n128k32 e4m3 from TMA-loaded K-major tiles equals a plain l
   CHECK_THROWS_WITH_AS(launch(kOffPattern),
                        doctest::Contains(", row 1 of the 128-byte swizzle's 1024-byte pattern, with base offset 0"),
                        LaunchError);
-  // wgmma is warpgroup-wide: every warp issues each one, the same one.
-  CHECK_THROWS_WITH_AS(launch(kOneWarpShort),
-                       doctest::Contains("warpgroup 0: warp 3 issued 3 wgmma.mma_async, 1 wgmma.fence, 1 commit_group "
-                                         "and 1 wait_group where warp 0 issued 4 wgmma.mma_async"),
+  // wgmma is warpgroup-wide: every warp issues each one, the same one. The
+  // error comes at the first instruction where two warps part (which of the
+  // two issued it first is the scheduler's order), naming both.
+  CHECK_THROWS_WITH_AS(launch(kOneWarpShort), doctest::Contains("warpgroup 0: warps "), LaunchError);
+  CHECK_THROWS_WITH_AS(launch(kOneWarpShort), doctest::Contains(" part at their 5th wgmma instruction: warp "),
+                       LaunchError);
+  CHECK_THROWS_WITH_AS(launch(kOneWarpShort), doctest::Contains(" wgmma.commit_group at "),
+                       LaunchError);
+  CHECK_THROWS_WITH_AS(launch(kOneWarpShort), doctest::Contains(" wgmma.mma_async at "),
+                       LaunchError);
+  CHECK_THROWS_WITH_AS(launch(kOtherOrder), doctest::Contains(" part at their 2nd wgmma instruction: warp "),
                        LaunchError);
   CHECK_THROWS_WITH_AS(launch(kOtherOrder),
-                       doctest::Contains("warpgroup 0: warp 2 issued as many of each wgmma instruction as warp 0 (4 "
-                                         "wgmma.mma_async, 1 wgmma.fence, 1 commit_group and 1 wait_group) but not the "
-                                         "same operands"),
+                       doctest::Contains("(the same instruction, other operands: descriptors, shape or wait depth)"),
+                       LaunchError);
+  // A warp that stops short is found when the block ends, and the error
+  // names the first instruction it left out.
+  CHECK_THROWS_WITH_AS(launch(kTrailingFence),
+                       doctest::Contains("warpgroup 0: warp 3 issued 4 wgmma.mma_async, 1 wgmma.fence, 1 commit_group "
+                                         "and 1 wait_group where warp "),
+                       LaunchError);
+  CHECK_THROWS_WITH_AS(launch(kTrailingFence), doctest::Contains("'s 8th, wgmma.fence at "),
                        LaunchError);
   CHECK_THROWS_WITH_AS(launch(kMixedShapes),
                        doctest::Contains("(n = 256, k = 32) accumulates into registers of the one at "),
