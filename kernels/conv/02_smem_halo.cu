@@ -15,8 +15,11 @@
 // Changed from v1: a 2-D block of output pixels and a KB-channel group per
 //   block (grid z = N · ceil(K/KB)); xs and ws in dynamic shared memory (their
 //   sizes depend on R, S, stride and dilation at run time); two barriers per
-//   input channel. The x reads from xs are stride apart along a warp: 2-way
-//   bank conflicts at stride 2 (the trace shows it).
+//   input channel. The x reads from xs are stride apart along a warp, whose
+//   two rows of 16 pixels are stride·IW floats apart: their banks overlap in
+//   2 of 32 at stride 1 (3x3: IW = 18) and in all 16 at stride 2 (66 floats
+//   apart), and a request costs its most-shared bank, so both are 2-way
+//   bank conflicts (the trace shows 2.00-way at either stride).
 // Measured: NVIDIA H200, 2026-12-04 (bench/results/nvidia-h200-2026-12-04-cnn.json, `warpnet bench conv2d`),
 //   N=64, 3x3, stride 1, pad 1, at C=K=64 56x56 / 128 28x28 / 256 14x14: 2.06 / 2.13 / 2.23 ms,
 //   7.17 / 6.94 / 6.64 TFLOP/s, 11.0% / 9.14% / 10.8% of cuDNN (fp32, no TF32) in the same run.

@@ -20,7 +20,7 @@
 //   N=64, 3x3, stride 1, pad 1, at C=K=64 56x56 / 128 28x28 / 256 14x14: 6.10 / 10.7 / 20.5 ms,
 //   2.42 / 1.38 / 0.720 TFLOP/s, 3.73% / 1.82% / 1.18% of cuDNN (fp32, no TF32) in the same run.
 // Run: build/bin/test_simt -tc="registry*"; build/bin/warpnet trace conv2d/03 --size 3,3,13,13,5,3,3,1,1,1
-//   (the trace shows the last launch: image N−1's GEMM)
+//   (the trace shows both kernels, each summed over its N launches: im2col's and the GEMM's)
 #include "kernels/common/cuda_compat.hpp"
 #include "kernels/conv/conv_shape.hpp"
 #include "kernels/matmul/09_warptiling.cu"  // sgemm_warptiling: C (M,N) = A (M,K) @ B (K,N)

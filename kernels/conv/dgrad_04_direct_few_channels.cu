@@ -27,9 +27,9 @@
 //   the dy window staged whole instead of a gathered column per k-step.
 // Trace (emulator, `warpnet trace conv2d_dgrad/04 --size 2,6,14,14,16,5,5,1,0,1` and /03,
 //   LeNet-5's conv2 at batch 2, beside dgrad v3's 32x8x32 tile): 16 warps
-//   issuing 1276 memory instructions each (v3: 104 warps, 1016 each: 5.2x
-//   more in all); 19,200 shared loads (v3 93,288), float4 weights 1.00-way,
-//   dy 1.11-way (a warp's two 16-pixel rows 20 floats apart share 4 banks);
+//   issuing 1263 memory instructions each (v3: 104 warps, 1016 each: 5.2x
+//   more in all); 19,200 shared loads (v3 93,288), 1.11-way: float4 weights
+//   1.00-way, dy 2.00-way (a warp's two 16-pixel rows 20 floats apart share 4 banks);
 //   global bytes asked 4.1e4 (v3 4.5e5, its gather reading dy once per tap);
 //   one barrier pair for the whole K = 16 (v3: one pair per 32-tap step).
 // Staging: each thread issues 8 loads before it stores any

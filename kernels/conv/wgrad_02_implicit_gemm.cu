@@ -43,7 +43,7 @@
 //   7.99e4); dy loads 4.00 sectors per request (100%), x gathers 6.60 (an
 //   8-wide image: 32 pixels are four rows), partial-tile stores 4.00; shared
 //   accesses 1.00-way (no bank conflicts). With splits (N=2 14x14: 4) the
-//   trace shows the last launch, the ordered sum: 4.00 sectors per request.
+//   trace shows both launches; the second, the ordered sum: 4.00 sectors per request.
 // Measured: NVIDIA H200, 2026-11-30, run 3 (bench/results/nvidia-h200-2026-11-30-run3.json,
 //   `warpnet bench conv2d_wgrad`), N=64, 3x3, stride 1, pad 1, at C=K=64 56x56 / 128 28x28 / 256 14x14:
 //   1.49 / 1.50 / 1.50 ms, 9.95 / 9.87 / 9.89 TFLOP/s,

@@ -15,10 +15,10 @@
 //   7 outputs per thread (each value loaded from shared memory serves up to
 //   5 of them), conv2's filter rows and the fully connected layers' output
 //   gradients read four at a time (one broadcast float4) — 19,717 warp
-//   requests to shared memory an image in the emulator's trace, where an
-//   output per thread and a weight per load made 70,879 — one warp per
-//   fully connected output (lanes over the inputs, a butterfly of
-//   shuffles), the softmax in one warp, conv2's data gradient over a copy of
+//   loads from shared memory an image in the emulator's trace (at
+//   `--size 1,10`), where an output per thread and a weight per load made
+//   70,879 — one warp per fully connected output (lanes over the inputs, a
+//   butterfly of shuffles), the softmax in one warp, conv2's data gradient over a copy of
 //   its output gradient inside a border of zeros (no tap tested), conv1's
 //   weight gradient, 156 sums of 784 terms, in bands of rows first so that
 //   every thread has work. Nothing an image computes leaves the block except
@@ -38,7 +38,8 @@
 //   four waves); conv2's data gradient keeps 168 of the 512 threads busy; the fully
 //   connected weights come from global memory (L2) for every image, and the
 //   weight gradients go through global memory (`saved`) to a second kernel,
-//   conv2's in scattered stores (23% of the sectors used).
+//   conv2's in scattered stores (17.6% of their sectors used; 23% over all
+//   the kernel's stores, in the trace at `--size 2,10`).
 // Precondition: LeNet-5 as nn::make_lenet5 builds it (1×28×28 in, 5×5
 //   convs, 2×2 max pools, 400-120-84-C), C ≤ 32 classes; labels in [0, C)
 //   (outside it the row's loss and its gradients are NaN, as in

@@ -63,10 +63,11 @@
 //   operands off 16-byte alignment. nvcc 13.0 for sm_90a: the SASS has
 //   QGMMA.64x128x32.F32.E4M3.E4M3 (Hopper's fp8 wgmma; bf16 is HGMMA), 90
 //   registers, no local memory.
-// Trace (emulator, this 2-core VM, no GPU, 2026-11-30; `warpnet trace
+// Trace (emulator, this 2-core VM, no GPU, 2026-12-07; `warpnet trace
 //   matmul/15 --size 128,128,256,0,1`): matches the CPU reference exactly;
-//   TMA and wgmma are not traced, so what is seen is the epilogue: 8.00
-//   sectors per store request, 42.7 memory instructions per warp.
+//   TMA's copies are only counted (4 boxes, 65,536 bytes) and wgmma is not
+//   traced, so what is seen is the epilogue: 8.00 sectors per store request,
+//   21.3 memory instructions per warp.
 // Measured: NVIDIA H200, 2026-12-04 (bench/results/nvidia-h200-2026-12-04.json, `warpnet bench matmul`):
 //   0.163 ms = 842 TFLOP/s at 4096^3, 92.1% of cuBLASLt fp8 in the same run; 909 TFLOP/s at 8192^3, 75.4%.
 //   Both with a row-major B (trans_b = 0), packed K-major first, inside the timed region.

@@ -34,10 +34,11 @@
 //   at N=64 C=120 (LeNet-5's fc1 gradient, one split): loads 100% efficient,
 //   3.75 sectors per request, 32 warps (v2: 12.5%, 32 sectors per request,
 //   960 warps); N=8 C=64 S=49: as v2 (73.7%, 5.12 sectors per request).
-//   With splits (5,3,1031: two) the trace shows the last launch, the ordered sum.
+//   With splits (5,3,1031: two) the trace shows both launches, the sweep and the ordered sum.
 //   With MASK (bias_relu_backward, 2026-12-01) at N=64 C=6 S=784 (LeNet-5's
 //   conv1 at batch 64): the sweep's loads (y and dY) and stores (dZ) 100%
-//   efficient, 4.00 and 3.96 sectors per request.
+//   efficient, 4.00 sectors per request each (3.96 over all its stores, the
+//   partial sums' included).
 // Measured: not yet measured on a GPU; v02 on an NVIDIA H200, 2026-11-30:
 //   23.8 us per launch on average over LeNet-5's five bias gradients at
 //   batch 64 (Nsight Compute).
