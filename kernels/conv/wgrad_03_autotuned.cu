@@ -184,15 +184,18 @@ struct Split {
   int splits, slice;  // slice: pixels per split, a multiple of the candidate's BK
 };
 constexpr int kTargetBlocks = 264, kMinSteps = 4;
+// The split for a BM x BN tile stepping BK pixels (wgrad v5's tiles too).
+template <int BM, int BN, int BK>
+Split split_for(const ConvShape& g) {
+  const int L = g.N * g.P * g.Q > 0 ? g.N * g.P * g.Q : 1;
+  const int tiles = ::warpnet::ceil_div(g.crs(), BM) * ::warpnet::ceil_div(g.K, BN);
+  const int most = L / (kMinSteps * BK) > 1 ? L / (kMinSteps * BK) : 1;  // slices of >= 4 steps
+  const int want = ::warpnet::ceil_div(kTargetBlocks, tiles) < most ? ::warpnet::ceil_div(kTargetBlocks, tiles) : most;
+  const int slice = ::warpnet::ceil_div(::warpnet::ceil_div(L, want), BK) * BK;
+  return Split{::warpnet::ceil_div(L, slice), slice};  // no empty slices
+}
 inline Split split_of(int i, const ConvShape& g) {
-  return with_candidate(i, [&]<class T>() {
-    const int L = g.N * g.P * g.Q > 0 ? g.N * g.P * g.Q : 1;
-    const int tiles = ::warpnet::ceil_div(g.crs(), T::BM) * ::warpnet::ceil_div(g.K, T::BN);
-    const int most = L / (kMinSteps * T::BK) > 1 ? L / (kMinSteps * T::BK) : 1;  // slices of >= 4 steps
-    const int want = ::warpnet::ceil_div(kTargetBlocks, tiles) < most ? ::warpnet::ceil_div(kTargetBlocks, tiles) : most;
-    const int slice = ::warpnet::ceil_div(::warpnet::ceil_div(L, want), T::BK) * T::BK;
-    return Split{::warpnet::ceil_div(L, slice), slice};  // no empty slices
-  });
+  return with_candidate(i, [&]<class T>() { return split_for<T::BM, T::BN, T::BK>(g); });
 }
 
 // The tuning table's rule, a starting point and not a measurement: the
@@ -201,19 +204,25 @@ inline Split split_of(int i, const ConvShape& g) {
 // K)) and the reuse of each loaded value (the tile's size) do. So: the
 // largest tile among those within 25% of the fewest padded outputs, the
 // earlier candidate among equals.
-inline int table_choice(const ConvShape& g) {
+// for_candidate(i, visit) visits candidate i of `count` (wgrad v5's
+// pipelined tiles use the same rule).
+template <class ForCandidate>
+int fewest_padded_choice(const ConvShape& g, int count, ForCandidate&& for_candidate) {
   const auto padded = [&](int i) {
-    return with_candidate(i, [&]<class T>() {
+    return for_candidate(i, [&]<class T>() {
       return double(::warpnet::ceil_div(g.crs(), T::BM)) * T::BM * ::warpnet::ceil_div(g.K, T::BN) * T::BN;
     });
   };
-  const auto tile = [](int i) { return with_candidate(i, []<class T>() { return T::BM * T::BN; }); };
+  const auto tile = [&](int i) { return for_candidate(i, []<class T>() { return T::BM * T::BN; }); };
   double fewest = padded(0);
-  for (int i = 1; i < kCandidates; ++i) fewest = padded(i) < fewest ? padded(i) : fewest;
+  for (int i = 1; i < count; ++i) fewest = padded(i) < fewest ? padded(i) : fewest;
   int best = -1;
-  for (int i = 0; i < kCandidates; ++i)
+  for (int i = 0; i < count; ++i)
     if (padded(i) <= 1.25 * fewest && (best < 0 || tile(i) > tile(best))) best = i;
   return best;
+}
+inline int table_choice(const ConvShape& g) {
+  return fewest_padded_choice(g, kCandidates, [](int i, auto&& visit) { return with_candidate(i, visit); });
 }
 
 }  // namespace conv_wgrad_v03

@@ -77,7 +77,7 @@ TEST_CASE("conv: conv2d/02's refusal of a window past a block's shared memory na
 
 TEST_CASE("conv: past a tap table's 16-bit range, the versions with tables compute it") {
   // Past what the packed tables' 16-bit displacements hold, conv v7-12 run
-  // v4's kernel at their tiles, dgrad v3-8 dgrad v2's, and wgrad v3-4's
+  // v4's kernel at their tiles, dgrad v3-8 dgrad v2's, and wgrad v3-5's
   // tiles unpack their table (WideTap). 12 channels and 20 outputs: past the
   // few-channel direct kernels, so a tile is what runs.
   const std::vector<device::Sizes> sizes = {
@@ -90,7 +90,8 @@ TEST_CASE("conv: past a tap table's 16-bit range, the versions with tables compu
   };
   for (const device::Sizes& size : sizes)
     for (const char* id : {"conv2d/07", "conv2d/09", "conv2d/11", "conv2d/12", "conv2d_dgrad/03", "conv2d_dgrad/05",
-                           "conv2d_dgrad/07", "conv2d_dgrad/08", "conv2d_wgrad/03", "conv2d_wgrad/04"}) {
+                           "conv2d_dgrad/07", "conv2d_dgrad/08", "conv2d_wgrad/03", "conv2d_wgrad/04",
+                           "conv2d_wgrad/05"}) {
       const device::Kernel& kernel = device::find_kernel(id);
       INFO(id, " at ", device::describe_sizes(device::op(kernel.op), size));
       Rng rng(7);

@@ -1,7 +1,8 @@
 // Every candidate tile of conv2d_wgrad/03_autotuned against a CPU reference
 // at awkward sizes, with its split of the pixels and the ordered sum;
 // conv2d_wgrad/04's direct kernel where it applies (its other candidates are
-// v3's); and sum_splits alone at every group count. The registry test checks
+// v3's); conv2d_wgrad/05's pipelined tiles (its others are v4's); and
+// sum_splits alone at every group count. The registry test checks
 // only the candidate the tuning table picks at each test size; on a GPU the
 // autotuner may pick any of them, so each is checked here, on the inputs,
 // reference and bound the registry test uses (conv_candidates.hpp). Traced
@@ -21,7 +22,7 @@
 #include "tests/simt/traced/conv_candidates.hpp"  // before the kernel files (see there)
 
 namespace {
-#include "kernels/conv/wgrad_04_direct_few_channels.cu"  // includes wgrad_03_autotuned.cu
+#include "kernels/conv/wgrad_05_implicit_gemm_pipelined.cu"  // includes wgrad_04_direct_few_channels.cu and 03
 }  // namespace
 
 namespace {
@@ -38,6 +39,24 @@ void launch_candidate(int i, const ConvShape& g, const float* x, const float* dy
   DeviceBuffer<float> part(
       std::vector<float>(size_t(split.splits) * elements, std::numeric_limits<float>::quiet_NaN()));
   conv_wgrad_v03::with_candidate(i, [&]<class T>() {
+    const dim3 grid(warpnet::ceil_div(g.crs(), T::BM), warpnet::ceil_div(g.K, T::BN), split.splits);
+    warpnet::simt::launch(T::kernel(g), grid, dim3(T::threads), 0, g, split.slice, x, dy,
+                          split.splits > 1 ? part.get() : dw);
+  });
+  if (split.splits == 1) return;
+  const warpnet::SumSplitsLaunch sum = warpnet::sum_splits_launch(elements, split.splits);
+  warpnet::simt::launch(warpnet::sum_splits<warpnet::kSumThreads>, sum.grid, sum.block, 0, elements, split.splits,
+                        static_cast<const float*>(part.get()), dw);
+}
+
+// conv2d_wgrad/05's pipelined tile i, launched as the registration launches
+// it: its split into NaN-poisoned partial tiles, then sum_splits.
+void launch_pipelined(int i, const ConvShape& g, const float* x, const float* dy, float* dw) {
+  const conv_wgrad_v03::Split split = conv_wgrad_v05::split_of(i, g);
+  const int elements = g.K * g.crs();
+  DeviceBuffer<float> part(
+      std::vector<float>(size_t(split.splits) * elements, std::numeric_limits<float>::quiet_NaN()));
+  conv_wgrad_v05::with_pipelined(i, [&]<class T>() {
     const dim3 grid(warpnet::ceil_div(g.crs(), T::BM), warpnet::ceil_div(g.K, T::BN), split.splits);
     warpnet::simt::launch(T::kernel(g), grid, dim3(T::threads), 0, g, split.slice, x, dy,
                           split.splits > 1 ? part.get() : dw);
@@ -91,6 +110,38 @@ TEST_CASE("conv wgrad autotune: every candidate of conv2d_wgrad/03 matches the C
           warpnet::cat(conv_wgrad_v03::candidate_name(i), " (", conv_wgrad_v03::split_of(i, g).splits, " splits)", at),
           [&](float* dw) { launch_candidate(i, g, x, dy, dw); }, want, bound);
   });
+}
+
+TEST_CASE("conv wgrad pipelined: every pipelined tile of conv2d_wgrad/05 matches the CPU reference at awkward sizes") {
+  // {N, C, H, W, K, R, S, stride, pad, dilation}
+  const int sizes[][10] = {
+      {1, 1, 1, 1, 1, 1, 1, 1, 0, 1},      // below every tile: one pixel, one step of which 7 pixels are past L
+      {3, 1, 13, 13, 5, 5, 5, 1, 2, 1},    // C = 1, K = 5, 5x5, pad 2: C·R·S = 25, odd (scalar stores)
+      {2, 3, 9, 11, 5, 3, 5, 1, 1, 1},     // a 3x5 filter, pad 1, H != W
+      {1, 3, 13, 7, 5, 3, 3, 1, 2, 2},     // dilation 2, pad 2
+      {3, 3, 13, 13, 5, 3, 3, 2, 2, 2},    // stride 2, pad 2, dilation 2
+      {1, 3, 9, 11, 5, 3, 5, 2, 1, 1},     // stride 2, a 3x5 filter
+      {3, 5, 7, 13, 5, 1, 1, 1, 0, 1},     // 1x1 filters: a pure GEMM; Q = 13 carries q past several rows a step
+      {2, 4, 3, 3, 6, 3, 3, 1, 1, 1},      // Q = 3 < BK: a step carries q over three rows and into the next image
+      {2, 8, 9, 9, 70, 3, 3, 1, 1, 1},     // K = 70: past 64, a second column of 64-wide tiles
+      {1, 15, 5, 5, 3, 3, 3, 1, 1, 1},     // C·R·S = 135: past the tallest tile (128), float4 stores off (135 % 4)
+      {2, 16, 14, 14, 136, 3, 3, 1, 1, 1}, // C·R·S = 144, K = 136: float4 stores, a third column of 64-wide tiles
+      {2, 6, 14, 14, 16, 5, 5, 1, 0, 1}};  // LeNet-5's conv2
+  std::printf("conv wgrad pipelined test: seed %llu\n", (unsigned long long)kSeed);
+  for_each_size("conv2d_wgrad", sizes, [](const ConvShape& g, const std::string& at, const float* x, const float* dy,
+                                          const std::vector<double>& want, const std::vector<double>& bound) {
+    for (int i = 0; i < conv_wgrad_v05::kPipelined; ++i)
+      candidate_check::check(
+          warpnet::cat(conv_wgrad_v05::candidate_name(i), " (", conv_wgrad_v05::split_of(i, g).splits, " splits)", at),
+          [&](float* dw) { launch_pipelined(i, g, x, dy, dw); }, want, bound);
+  });
+  // The table: v4's direct kernel where it applies; at ResNet's layers the
+  // largest pipelined tile wasting little (C·R·S = 576, 1152, 2304 are whole
+  // 128-row tiles; K = 64 is half a 128-wide one).
+  CHECK(conv_wgrad_v05::table_choice(shape({64, 1, 28, 28, 6, 5, 5, 1, 2, 1})) == conv_wgrad_v05::kPipelined);
+  CHECK(conv_wgrad_v05::table_choice(shape({64, 64, 56, 56, 64, 3, 3, 1, 1, 1})) == 2);   // 128x64
+  CHECK(conv_wgrad_v05::table_choice(shape({64, 128, 28, 28, 128, 3, 3, 1, 1, 1})) == 0);  // 128x128
+  CHECK(conv_wgrad_v05::table_choice(shape({64, 256, 14, 14, 256, 3, 3, 1, 1, 1})) == 0);
 }
 
 TEST_CASE("conv wgrad direct: conv2d_wgrad/04's direct kernel matches the CPU reference where it applies") {
