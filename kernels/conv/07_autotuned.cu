@@ -109,7 +109,7 @@ __global__ void __launch_bounds__((BM / TM) * (BN / TN))
   __shared__ float As[BK][BM];        // As[kk][mm] = A[m0 + mm][k0 + kk]: (BK, BM) transposed, gathered A tile
   __shared__ float Bs[BK][BN + PAD];  // Bs[kk][nn] = w[n0 + nn][k0 + kk]: (BK, BN) B tile
 
-  const int M = g.gemm_m(), CRS = g.crs(), RS = g.R * g.S, PQ = g.P * g.Q, HW = g.H * g.W;
+  const int M = g.gemm_m(), CRS = g.crs(), PQ = g.P * g.Q;
   const int m0 = blockIdx.x * BM, n0 = blockIdx.y * BN;
   const int t = threadIdx.x, tm = t % LM, tn = t / LM;
 
@@ -127,15 +127,7 @@ __global__ void __launch_bounds__((BM / TM) * (BN / TN))
     // This chunk's taps, whole k-steps of them. The previous chunk's last
     // step ended with a barrier, so nobody reads the old entries any more.
     const int taps = min(TAPS, ::warpnet::ceil_div(CRS - chunk0, BK) * BK);
-    for (int i = t; i < taps; i += THREADS) {
-      const int crs = chunk0 + i;
-      Tap tap = make_tap(0, kNoTap, 0);  // past C·R·S: outside every image, gathers a zero
-      if (crs < CRS) {
-        const int c = crs / RS, r = (crs % RS) / g.S, s = crs % g.S;  // once per tap per block
-        tap = make_tap(c * HW + r * g.dil * g.W + s * g.dil, r * g.dil, s * g.dil);
-      }
-      s_taps[i] = tap;
-    }
+    for (int i = t; i < taps; i += THREADS) s_taps[i] = x_tap<Tap>(g, chunk0 + i);  // divided once per tap per block
     __syncthreads();  // the table is complete before any gather reads it
 
     for (int k0 = chunk0; k0 < chunk0 + taps; k0 += BK) {

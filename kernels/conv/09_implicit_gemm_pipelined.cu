@@ -74,11 +74,7 @@ struct ForwardTaps {
   __device__ static int rows(const ConvShape& g) { return g.gemm_m(); }
   __device__ static int cols(const ConvShape& g) { return g.K; }
   __device__ static int plane(const ConvShape& g) { return g.P * g.Q; }
-  __device__ static Tap entry(const ConvShape& g, int crs) {
-    if (crs >= g.crs()) return make_tap(0, kNoTap, 0);  // past C·R·S: outside every image, gathers a zero
-    const int RS = g.R * g.S, c = crs / RS, r = (crs % RS) / g.S, s = crs % g.S;
-    return make_tap(c * g.H * g.W + r * g.dil * g.W + s * g.dil, r * g.dil, s * g.dil);
-  }
+  __device__ static Tap entry(const ConvShape& g, int crs) { return x_tap<Tap>(g, crs); }
   __device__ static Row row(const ConvShape& g, int m, const float* x) { return forward_row(g, m, x); }
   __device__ static const float* element(const ConvShape& g, const Row& row, const Tap& tap, const float*, bool& in) {
     const int ih = row.h0 + tap_dh(tap), iw = row.w0 + tap_dw(tap);

@@ -70,6 +70,17 @@ __host__ __device__ constexpr T no_tap() {
   else return make_tap(0, kNoTap, 0);
 }
 
+// Filter tap crs = (c, r, s) of x as the gathers use it: the offset
+// c·H·W + r·dil·W + s·dil into one image and (r·dil, s·dil); past C·R·S,
+// no_tap (it gathers a zero). Its divisions run once per tap and table
+// (conv v7 and v9, wgrad v3 and v5).
+template <class T>
+__device__ __forceinline__ T x_tap(const ConvShape& g, int crs) {
+  if (crs >= g.crs()) return no_tap<T>();
+  const int RS = g.R * g.S, c = crs / RS, rs = crs % RS, dh = rs / g.S * g.dil, dw = rs % g.S * g.dil;
+  return tap_at<T>(c * g.H * g.W + dh * g.W + dw, dh, dw);
+}
+
 // Where output pixel m of the forward's implicit GEMM (m = (n, p, q), a row
 // of A; conv v7 and v9) reads its taps: image n of x, and the input pixel
 // (h0, w0) under tap (0, 0) with its offset h0·W + w0, to which a tap's

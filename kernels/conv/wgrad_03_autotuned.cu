@@ -93,21 +93,13 @@ __global__ void __launch_bounds__((BM / TM) * (BN / TN))
   __shared__ float As[BK][BM + PAD];  // As[ll][mm] = X[m0 + mm][l0 + ll]: (BK, BM), gathered from x
   __shared__ float Bs[BK][BN + PAD];  // Bs[ll][nn] = DY[l0 + ll][n0 + nn]: (BK, BN)
 
-  const int CRS = g.crs(), RS = g.R * g.S, HW = g.H * g.W, PQ = g.P * g.Q, L = g.N * PQ;
+  const int CRS = g.crs(), HW = g.H * g.W, PQ = g.P * g.Q, L = g.N * PQ;
   const int m0 = blockIdx.x * BM, n0 = blockIdx.y * BN;
   const int l_begin = blockIdx.z * slice, l_end = min(L, l_begin + slice);
   const int t = threadIdx.x, tm = t % LM, tn = t / LM;
   const int ll = t % BK, row = t / BK;  // this thread loads column ll, rows row + i·ROWS of each tile
 
-  for (int i = t; i < BM; i += THREADS) {
-    const int crs = m0 + i;
-    TAP tap = no_tap<TAP>();  // past C·R·S: outside every image, gathers a zero
-    if (crs < CRS) {
-      const int c = crs / RS, rs = crs % RS, dh = rs / g.S * g.dil, dw = rs % g.S * g.dil;  // once per tap per block
-      tap = tap_at<TAP>(c * HW + dh * g.W + dw, dh, dw);
-    }
-    s_taps[i] = tap;
-  }
+  for (int i = t; i < BM; i += THREADS) s_taps[i] = x_tap<TAP>(g, m0 + i);  // divided once per tap per block
   __syncthreads();  // the table is complete before any gather reads it
 
   float acc[TM][TN] = {};  // dW^T[m0 + tm + i·LM][n0 + tn + j·LN], in registers

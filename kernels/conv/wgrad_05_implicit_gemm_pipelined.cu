@@ -91,7 +91,7 @@ __global__ void __launch_bounds__((BM / WM) * (BN / WN) * 32, 2)
   __shared__ __align__(16) float As[2][BK][BM + PAD];  // As[s][ll][mm] = X[m0 + mm][l0 + ll]: (BK, BM), stage s
   __shared__ __align__(16) float Bs[2][BK][BN + PAD];  // Bs[s][ll][nn] = DY[l0 + ll][n0 + nn]: (BK, BN), stage s
 
-  const int CRS = g.crs(), RS = g.R * g.S, HW = g.H * g.W, PQ = g.P * g.Q, L = g.N * PQ;
+  const int CRS = g.crs(), HW = g.H * g.W, PQ = g.P * g.Q, L = g.N * PQ;
   const int m0 = blockIdx.x * BM, n0 = blockIdx.y * BN;
   const int l_begin = blockIdx.z * slice, l_end = min(L, l_begin + slice);
   const int t = threadIdx.x, warp = t / 32, lane = t % 32;
@@ -99,15 +99,7 @@ __global__ void __launch_bounds__((BM / WM) * (BN / WN) * 32, 2)
   const int lm = (lane / LANES_N) * TM, ln = (lane % LANES_N) * TN;    // the thread tile in a sub-tile
   const int ll = t % BK, row = t / BK;  // this thread copies pixel column ll, rows row + i·ROWS of each tile
 
-  for (int i = t; i < BM; i += THREADS) {
-    const int crs = m0 + i;
-    TAP tap = no_tap<TAP>();  // past C·R·S: outside every image, gathers a zero
-    if (crs < CRS) {
-      const int c = crs / RS, rs = crs % RS, dh = rs / g.S * g.dil, dw = rs % g.S * g.dil;  // once per tap per block
-      tap = tap_at<TAP>(c * HW + dh * g.W + dw, dh, dw);
-    }
-    s_taps[i] = tap;
-  }
+  for (int i = t; i < BM; i += THREADS) s_taps[i] = x_tap<TAP>(g, m0 + i);  // divided once per tap per block
 
   // This thread's pixel l = l0 + ll as (n, p, q): divided once, then carried.
   int l = l_begin + ll;

@@ -31,58 +31,49 @@ using candidate_check::kSeed;
 using conv_candidates::for_each_size;
 using conv_candidates::shape;
 
-// Candidate i, launched as the registration launches it: its split, into
-// NaN-poisoned partial tiles (a slice never written fails), then sum_splits.
+// launch(out) writes `splits` partial dw's, as the registrations launch
+// them: into NaN-poisoned partials (a slice never written fails), then
+// summed by sum_splits; one split writes dw itself.
+template <class LaunchPartials>
+void split_and_sum(const ConvShape& g, int splits, float* dw, LaunchPartials launch) {
+  if (splits == 1) return launch(dw);
+  const int elements = g.K * g.crs();
+  DeviceBuffer<float> part(std::vector<float>(size_t(splits) * elements, std::numeric_limits<float>::quiet_NaN()));
+  launch(part.get());
+  const warpnet::SumSplitsLaunch sum = warpnet::sum_splits_launch(elements, splits);
+  warpnet::simt::launch(warpnet::sum_splits<warpnet::kSumThreads>, sum.grid, sum.block, 0, elements, splits,
+                        static_cast<const float*>(part.get()), dw);
+}
+
+// A GEMM tile T of wgrad v3 or v5 over dW^T (C·R·S, K), its pixels split as `split` says.
+template <class T>
+void launch_tile(const ConvShape& g, const conv_wgrad_v03::Split& split, const float* x, const float* dy, float* dw) {
+  split_and_sum(g, split.splits, dw, [&](float* out) {
+    const dim3 grid(warpnet::ceil_div(g.crs(), T::BM), warpnet::ceil_div(g.K, T::BN), split.splits);
+    warpnet::simt::launch(T::kernel(g), grid, dim3(T::threads), 0, g, split.slice, x, dy, out);
+  });
+}
+
+// conv2d_wgrad/03's candidate i.
 void launch_candidate(int i, const ConvShape& g, const float* x, const float* dy, float* dw) {
-  const conv_wgrad_v03::Split split = conv_wgrad_v03::split_of(i, g);
-  const int elements = g.K * g.crs();
-  DeviceBuffer<float> part(
-      std::vector<float>(size_t(split.splits) * elements, std::numeric_limits<float>::quiet_NaN()));
-  conv_wgrad_v03::with_candidate(i, [&]<class T>() {
-    const dim3 grid(warpnet::ceil_div(g.crs(), T::BM), warpnet::ceil_div(g.K, T::BN), split.splits);
-    warpnet::simt::launch(T::kernel(g), grid, dim3(T::threads), 0, g, split.slice, x, dy,
-                          split.splits > 1 ? part.get() : dw);
-  });
-  if (split.splits == 1) return;
-  const warpnet::SumSplitsLaunch sum = warpnet::sum_splits_launch(elements, split.splits);
-  warpnet::simt::launch(warpnet::sum_splits<warpnet::kSumThreads>, sum.grid, sum.block, 0, elements, split.splits,
-                        static_cast<const float*>(part.get()), dw);
+  conv_wgrad_v03::with_candidate(i, [&]<class T>() { launch_tile<T>(g, conv_wgrad_v03::split_of(i, g), x, dy, dw); });
 }
 
-// conv2d_wgrad/05's pipelined tile i, launched as the registration launches
-// it: its split into NaN-poisoned partial tiles, then sum_splits.
+// conv2d_wgrad/05's pipelined tile i.
 void launch_pipelined(int i, const ConvShape& g, const float* x, const float* dy, float* dw) {
-  const conv_wgrad_v03::Split split = conv_wgrad_v05::split_of(i, g);
-  const int elements = g.K * g.crs();
-  DeviceBuffer<float> part(
-      std::vector<float>(size_t(split.splits) * elements, std::numeric_limits<float>::quiet_NaN()));
-  conv_wgrad_v05::with_pipelined(i, [&]<class T>() {
-    const dim3 grid(warpnet::ceil_div(g.crs(), T::BM), warpnet::ceil_div(g.K, T::BN), split.splits);
-    warpnet::simt::launch(T::kernel(g), grid, dim3(T::threads), 0, g, split.slice, x, dy,
-                          split.splits > 1 ? part.get() : dw);
-  });
-  if (split.splits == 1) return;
-  const warpnet::SumSplitsLaunch sum = warpnet::sum_splits_launch(elements, split.splits);
-  warpnet::simt::launch(warpnet::sum_splits<warpnet::kSumThreads>, sum.grid, sum.block, 0, elements, split.splits,
-                        static_cast<const float*>(part.get()), dw);
+  conv_wgrad_v05::with_pipelined(i,
+                                 [&]<class T>() { launch_tile<T>(g, conv_wgrad_v05::split_of(i, g), x, dy, dw); });
 }
 
-// conv2d_wgrad/04's direct kernel, launched as the registration launches
-// it: its runs of bands into NaN-poisoned partials, then sum_splits.
+// conv2d_wgrad/04's direct kernel: its runs of bands.
 void launch_direct(const ConvShape& g, const float* x, const float* dy, float* dw) {
   const conv_wgrad_v04::Split split = conv_wgrad_v04::split_of(g);
-  const int elements = g.K * g.crs();
-  DeviceBuffer<float> part(
-      std::vector<float>(size_t(split.splits) * elements, std::numeric_limits<float>::quiet_NaN()));
-  conv_wgrad_v04::with_direct(g, [&]<int KMAX>() {
-    warpnet::simt::launch(conv2d_wgrad_few_channels<KMAX>, dim3(split.splits), dim3(conv_wgrad_v04::kThreads),
-                          conv_wgrad_v04::shared_bytes(g), g, conv_wgrad_v04::band_of(g), split.run, x, dy,
-                          split.splits > 1 ? part.get() : dw);
+  split_and_sum(g, split.splits, dw, [&](float* out) {
+    conv_wgrad_v04::with_direct(g, [&]<int KMAX>() {
+      warpnet::simt::launch(conv2d_wgrad_few_channels<KMAX>, dim3(split.splits), dim3(conv_wgrad_v04::kThreads),
+                            conv_wgrad_v04::shared_bytes(g), g, conv_wgrad_v04::band_of(g), split.run, x, dy, out);
+    });
   });
-  if (split.splits == 1) return;
-  const warpnet::SumSplitsLaunch sum = warpnet::sum_splits_launch(elements, split.splits);
-  warpnet::simt::launch(warpnet::sum_splits<warpnet::kSumThreads>, sum.grid, sum.block, 0, elements, split.splits,
-                        static_cast<const float*>(part.get()), dw);
 }
 
 }  // namespace

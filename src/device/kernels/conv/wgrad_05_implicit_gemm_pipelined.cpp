@@ -11,29 +11,20 @@ namespace {
 constexpr const char* kId = "conv2d_wgrad/05_implicit_gemm_pipelined";
 using conv_wgrad_v05::kPipelined;
 
-// A pipelined tile over dW^T (C·R·S, K), one slice of the pixels per z; v4's candidates after.
+// A pipelined tile (wgrad_tiles.hpp), or v4's candidates after them.
 Launch launch_shape(int candidate, const Sizes& s) {
   if (candidate >= kPipelined) return wgrad_v04_shape(candidate - kPipelined, s);
   const ConvShape g = shape_of(s);
   const int splits = conv_wgrad_v05::split_of(candidate, g).splits;
-  return conv_wgrad_v05::with_pipelined(candidate, [&]<class T>() {
-    return Launch{dim3(ceil_div(g.crs(), T::BM), ceil_div(g.K, T::BN), splits), dim3(T::threads), 0};
-  });
+  return conv_wgrad_v05::with_pipelined(candidate, [&]<class T>() { return wgrad_gemm_shape<T>(g, splits); });
 }
 
 // Candidate i launched, its ordered sum included; the caller checks the launch's error.
 void launch_candidate(int candidate, const Sizes& s, const Launch& l, Buffers b) {
   if (candidate >= kPipelined) return launch_wgrad_v04(kId, candidate - kPipelined, s, l, b);
   const ConvShape g = shape_of(s);
-  require_tap_table(kId, conv_taps::wide_table_fits(g), conv_taps::kMostWide);
-  const conv_wgrad_v03::Split split = conv_wgrad_v05::split_of(candidate, g);
-  const auto* x = static_cast<const float*>(b[0]);
-  const auto* dy = static_cast<const float*>(b[1]);
-  launch_split_wgrad(g, split.splits, static_cast<float*>(b[2]), [&](float* out) {
-    conv_wgrad_v05::with_pipelined(candidate, [&]<class T>() {
-      launch_kernel(T::kernel(g), l.grid, l.block, l.dynamic_shared, g, split.slice, x, dy, out);
-    });
-  });
+  conv_wgrad_v05::with_pipelined(
+      candidate, [&]<class T>() { launch_wgrad_gemm<T>(kId, g, conv_wgrad_v05::split_of(candidate, g), l, b); });
 }
 
 // Pipelined: wgrad v3's tiled formula at the tile; v4's otherwise.

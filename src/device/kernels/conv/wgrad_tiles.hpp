@@ -1,7 +1,7 @@
 // wgrad v3's GEMM tiles as a registration launches them, for the versions
-// that offer them (conv2d_wgrad/03, and 04 after its direct kernel): the
+// that offer them (conv2d_wgrad/03, and 04 and 05 after their own): the
 // launch shape of candidate i, its launch with the split sum (shared with
-// 04's direct kernel) and its global bytes. Included after
+// 04's direct kernel and 05's pipelined tiles) and its global bytes. Included after
 // kernels/conv/wgrad_03_autotuned.cu; an anonymous namespace as the other
 // registration headers (../copy.hpp).
 #pragma once
@@ -27,30 +27,37 @@ void launch_split_wgrad(const ConvShape& g, int splits, float* dw, LaunchPartial
                 static_cast<const float*>(part.floats()), dw);
 }
 
-// A tile over dW^T (C·R·S, K): BM taps x BN output channels per block, one
-// slice of the pixels per z.
-inline Launch wgrad_tile_shape(int candidate, const Sizes& s) {
-  const ConvShape g = shape_of(s);
-  const int splits = conv_wgrad_v03::split_of(candidate, g).splits;
-  return conv_wgrad_v03::with_candidate(candidate, [&]<class T>() {
-    return Launch{dim3(ceil_div(g.crs(), T::BM), ceil_div(g.K, T::BN), splits), dim3(T::threads), 0};
-  });
+// A GEMM tile T over dW^T (C·R·S, K) — wgrad v3's or v5's, T::kernel(g) —
+// BM taps x BN output channels per block, one slice of the pixels per z.
+template <class T>
+Launch wgrad_gemm_shape(const ConvShape& g, int splits) {
+  return Launch{dim3(ceil_div(g.crs(), T::BM), ceil_div(g.K, T::BN), splits), dim3(T::threads), 0};
 }
 
-// Candidate i launched into dw (buffers {x, dy, dw}); the caller checks the
-// launch's error. `id` names the version in the error for sizes even the
-// unpacked tap table cannot hold.
-inline void launch_wgrad_tile(const char* id, int candidate, const Sizes& s, const Launch& l, Buffers b) {
-  const ConvShape g = shape_of(s);
+// Tile T launched into dw (buffers {x, dy, dw}) with its pixels split as
+// `split` says; the caller checks the launch's error. `id` names the version
+// in the error for sizes even the unpacked tap table cannot hold.
+template <class T>
+void launch_wgrad_gemm(const char* id, const ConvShape& g, const conv_wgrad_v03::Split& split, const Launch& l,
+                       Buffers b) {
   require_tap_table(id, conv_taps::wide_table_fits(g), conv_taps::kMostWide);
-  const conv_wgrad_v03::Split split = conv_wgrad_v03::split_of(candidate, g);
   const auto* x = static_cast<const float*>(b[0]);
   const auto* dy = static_cast<const float*>(b[1]);
   launch_split_wgrad(g, split.splits, static_cast<float*>(b[2]), [&](float* out) {
-    conv_wgrad_v03::with_candidate(candidate, [&]<class T>() {
-      launch_kernel(T::kernel(g), l.grid, l.block, l.dynamic_shared, g, split.slice, x, dy, out);
-    });
+    launch_kernel(T::kernel(g), l.grid, l.block, l.dynamic_shared, g, split.slice, x, dy, out);
   });
+}
+
+// wgrad v3's candidate i.
+inline Launch wgrad_tile_shape(int candidate, const Sizes& s) {
+  const ConvShape g = shape_of(s);
+  const int splits = conv_wgrad_v03::split_of(candidate, g).splits;
+  return conv_wgrad_v03::with_candidate(candidate, [&]<class T>() { return wgrad_gemm_shape<T>(g, splits); });
+}
+inline void launch_wgrad_tile(const char* id, int candidate, const Sizes& s, const Launch& l, Buffers b) {
+  const ConvShape g = shape_of(s);
+  conv_wgrad_v03::with_candidate(
+      candidate, [&]<class T>() { launch_wgrad_gemm<T>(id, g, conv_wgrad_v03::split_of(candidate, g), l, b); });
 }
 
 // The tiled formula at candidate i's tile (rows C·R·S by BM, columns K by BN).
