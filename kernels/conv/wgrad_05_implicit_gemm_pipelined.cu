@@ -24,7 +24,7 @@
 //   floats apart, so the 32 lanes' stores land on 32 banks.
 // The pixel, with no division in the loop: each thread splits its first
 //   pixel into (n, p, q) once and moves it BK pixels on per step by carrying
-//   q into p and p into n (v3 divided twice per step).
+//   q into p and p into n (v3 divided it by P·Q and by Q every step).
 // Split as v3 (split_for: about 264 blocks, slices of at least 4 steps,
 //   none empty), each block writing part[z], then sum_splits (kernels/common)
 //   in a fixed order: every run gives the same bits.
