@@ -20,7 +20,8 @@
 //   Shared memory: 4 stages of (128x32 A + 32x256 B) bf16 tiles, rows padded
 //   16 bytes as in v12 = 100-120 KiB by layout, over the 48 KiB a block gets
 //   without opting in (launch() raises the limit); one block per SM. ptxas
-//   (nvcc 13, sm_90, -Xptxas -v) fits it in 193-196 registers, no spills.
+//   (nvcc 13.0, sm_90a; bench/results/ptxas-sm90a-2026-12-07.txt) fits it in
+//   195-197 registers by layout, no spills.
 // Layouts, banks, edges: v12's (its stage_tile copies every tile; ldmatrix's
 //   .trans transposes the m- or n-contiguous ones), for any M, N, K and all
 //   four layouts.
@@ -30,9 +31,8 @@
 // Since 2026-12-05 the block's pieces (its tiles, copies, fragments and
 //   epilogue) are mma_sync_v17::Block, which v23 shares, and the block's
 //   width, ring depth and copies template parameters (Tiles) that v24
-//   varies; the loop and ptxas's register counts (193-196) are what they
-//   were. With hoisted copies (v24's candidate 9) the loop is 157-163
-//   instructions for 64 mma.sync, against 313-330.
+//   varies; the loop is what it was. With hoisted copies (v24's candidate
+//   9) the loop is 157-163 instructions for 64 mma.sync, against 313-330.
 // Trace (emulator, `warpnet trace matmul/17 --size 256,256,128,TA,TB`, each of
 //   the four layouts): global loads 16 sectors per 16-byte request (100%),
 //   stores 8-byte pairs at 100%, ldmatrix and cp.async 1.00-way (no bank

@@ -40,8 +40,9 @@
 //   the loop, beside the hoisted copies, the k-step held about 220 on the
 //   aligned path and 371 static.
 // Registers: two sets of fragments (2 x 32) besides v17's 128 accumulators,
-//   and the copies' state; ptxas (nvcc 13, sm_90a, -Xptxas -v) fits it in
-//   238-248 (v17: 193-196; the stage_tile instance 206-212), no spills:
+//   and the copies' state; ptxas (nvcc 13.0, sm_90a;
+//   bench/results/ptxas-sm90a-2026-12-07.txt) fits it in 238-248 (v17:
+//   195-197; the stage_tile instance 208-213), no spills:
 //   one block of 8 warps an SM, as v17.
 // Shared memory, layouts, edges: v17's (mma_sync_v17::Block); rows not
 //   16-byte aligned are copied by stage_tile, element by element.

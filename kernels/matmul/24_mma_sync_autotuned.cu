@@ -47,10 +47,10 @@
 //   for 128x128, 18-20 KiB for 64x64, by layout); the others v17's dynamic
 //   ring, 34-40 KiB (2 stages of 128x128) to 100-120 KiB (4 stages of
 //   128x256). Two 4-stage 128x128 blocks take 148-160 KiB of an SM's 228.
-// Registers (nvcc 13, sm_90a, -Xptxas -v): v17's kernel 193-196 in every
-//   configuration, 212-218 with hoisted copies, v23's 238-252 (206-214
-//   with stage_tile's), v12's in 4 warps of 64x64 163-165, in 8 warps of
-//   64x32 92-98, at 64x64 56-62; no spills. Two 4-warp blocks an SM fit
+// Registers (nvcc 13.0, sm_90a; bench/results/ptxas-sm90a-2026-12-07.txt):
+//   v17's kernel 194-197 in every configuration, 212-218 with hoisted
+//   copies, v23's 242-252 (208-212 with stage_tile's), v12's in 4 warps of
+//   64x64 164-165, in 8 warps of 64x32 91-94, at 64x64 56-62; no spills. Two 4-warp blocks an SM fit
 //   up to 256 registers a thread.
 // Every candidate is checked against the CPU reference on the emulator at
 //   awkward sizes and all four layouts (tests/simt/traced/test_mma_sync_autotune.cpp).
