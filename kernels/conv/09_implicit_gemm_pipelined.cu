@@ -23,8 +23,9 @@
 //   64x32 (matmul v10's C1 cut) or 4 warps of 64x64 (its C2, cuBLAS's),
 //   128x64 in 4 warps of 64x32, and 256x64 in 8 warps of 64x32 (added after
 //   the 56x56 layer's 72.5% of cuDNN's implicit GEMM: not yet timed);
-//   BK = 8 keeps two stages (17-21 KiB) and an
-//   18 KiB table in 48 KiB of static shared memory. Then 128x64 and 256x64
+//   BK = 8 keeps two stages (12.5-20.5 KiB) and an
+//   18 KiB table in 48 KiB of static shared memory (ptxas: 30.5-38.5 KiB in
+//   all; bench/results/ptxas-sm90a-2026-12-07.txt). Then 128x64 and 256x64
 //   again with B's copies hoisted (2026-12-05, not yet timed): stage_tile
 //   works each 4-byte copy of w out from its index every k-step, in a loop
 //   beside the k-step's 512 FFMA; sgemm_copies::OperandCopies (matmul v10's

@@ -53,8 +53,8 @@
 //   Emulator: matches the CPU at every conv2d_nhwc test size (the TMA path
 //   at eight of them). The im2col walk the emulator models is the one NVIDIA's
 //   hardware shows in Triton's tutorial of the mode (tests/simt/test_hopper.cpp).
-//   ptxas (nvcc 13, sm_90a): 96, 90 and 168 registers at BN = 64 (256-pixel
-//   tiles), 128 and 256, no spills.
+//   ptxas (nvcc 13, sm_90a; bench/results/ptxas-sm90a-2026-12-07.txt): 99, 90
+//   and 168 registers at BN = 64 (256-pixel tiles), 128 and 256, no spills.
 // Build: sm_90a only, as v13 (src/device/CMakeLists.txt).
 // Run: build/bin/warpnet bench conv2d_nhwc --kernels 13,14 on an H100/H200
 //   (cuDNN fp32 and bf16 timed in the same run); on the emulator:

@@ -37,9 +37,9 @@
 // Measured: not yet on a GPU (written 2026-12-05, after the last H200 run).
 //   Emulator: matches the CPU at every conv2d_nhwc test size (the TMA path
 //   at eight of them), its clusters' CTAs run together on one worker.
-//   ptxas (nvcc 13, sm_90a): 105, 91 and 168 registers at BN = 64, 128, 256;
-//   at 256, under the 168 a 384-thread block is compiled for, 4 bytes
-//   spilled (8 bytes of reloads), where v14 spills none.
+//   ptxas (nvcc 13, sm_90a; bench/results/ptxas-sm90a-2026-12-07.txt): 107, 91
+//   and 168 registers at BN = 64, 128, 256; at 256, under the 168 a
+//   384-thread block is compiled for, no spills, as v14.
 // Build: sm_90a only, as v13 and v14 (src/device/CMakeLists.txt).
 // Run: build/bin/warpnet bench conv2d_nhwc --kernels 14,15 on an H100/H200;
 //   on the emulator: build/bin/warpnet trace conv2d_nhwc/15 --size 1,8,5,131,16,3,3,1,1,1

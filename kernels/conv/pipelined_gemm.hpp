@@ -36,7 +36,8 @@
 // Launch: block ((BM/WM)·(BN/WN)·32); grid (ceil(rows / BM), ceil(cols / BN)).
 // Two blocks per SM asked of the register allocator: left alone, ptxas gave
 // conv v9's 256-thread tile 139 registers, one block (8 warps) per SM; held
-// to 128 it spills 32 bytes, dgrad v5's 44 (sm_90, nvcc 13.0).
+// to 128 it spills 32 bytes, dgrad v5's 44 (sm_90a, nvcc 13.0;
+// bench/results/ptxas-sm90a-2026-12-07.txt).
 template <class Pass, int BM, int BN, int BK, int WM, int WN, int WMITER, int WNITER, bool HOISTED_B = false>
 __global__ void __launch_bounds__((BM / WM) * (BN / WN) * 32, 2)
     implicit_gemm_pipelined(ConvShape g, const float* __restrict__ a, const float* __restrict__ b,
@@ -154,8 +155,9 @@ struct Tiles {
 // launch bounds ask for, it spills a little: 40 bytes a thread, ptxas, nvcc
 // 13, sm_90a; the 128x128 one 32, which the H200's sass summary counted as
 // 10 LDL and 8 STL). BK = 8 keeps
-// two stages (17-21 KiB) beside an 18 KiB table in 48 KiB of static shared
-// memory. Kernel::tune times them all on a GPU; the table's rule takes the
+// two stages (12.5-20.5 KiB) beside an 18 KiB table in 48 KiB of static
+// shared memory (ptxas: 30.5-38.5 KiB in all; bench/results/ptxas-sm90a-2026-12-07.txt).
+// Kernel::tune times them all on a GPU; the table's rule takes the
 // first that fills the SMs, so a tile added at the end changes no choice
 // made without one.
 constexpr int kTiles = 4;

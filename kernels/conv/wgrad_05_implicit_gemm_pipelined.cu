@@ -36,10 +36,10 @@
 //   them all; without one the table takes v4's direct kernel where it
 //   applies, else the largest pipelined tile within 25% of the fewest padded
 //   outputs (v3's rule: the splits fill the GPU whatever the tile).
-//   ptxas (nvcc 13.0, sm_90, 2026-12-07): the 128-thread tiles 96 (64x64),
-//   153 (128x64) and 211 (128x128) registers, no spills; the 256-thread
-//   128x128, held to 128 by the two blocks an SM its launch bounds ask for,
-//   spills 12 bytes (conv v9's same tile: 32).
+//   ptxas (nvcc 13.0, sm_90a; bench/results/ptxas-sm90a-2026-12-07.txt): the
+//   128-thread tiles 96 (64x64), 153 (128x64) and 211 (128x128) registers,
+//   no spills; the 256-thread 128x128, held to 128 by the two blocks an SM
+//   its launch bounds ask for, spills 12 bytes (conv v9's same tile: 32).
 // Changed from wgrad v3: two stages of cp.async copies instead of one of
 //   loads and stores; warp tiles and float4 reads (matmul v9's) instead of a
 //   thread tile read a float at a time; the pixel carried from step to step

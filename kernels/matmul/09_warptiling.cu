@@ -226,8 +226,8 @@ __global__ void __launch_bounds__((BM / WM) * (BN / WN) * 32, MIN_BLOCKS)
 // shares the waves with the others.
 // Two blocks per SM asked of the register allocator: left alone, ptxas gave
 // the 128x128 tile 129 registers (the batch offsets), one block per SM where
-// sgemm_warptiling's 128 allow two; held to 128 it spills nothing (sm_90,
-// nvcc 13.0).
+// sgemm_warptiling's 128 allow two; held to 128 it spills nothing (sm_90a,
+// nvcc 13.0; bench/results/ptxas-sm90a-2026-12-07.txt).
 template <int BM, int BN, int BK, int WM, int WN, int WMITER, int WNITER, int TM, int TN, bool TA = false,
           bool TB = false>
 __global__ void __launch_bounds__((BM / WM) * (BN / WN) * 32, 2)

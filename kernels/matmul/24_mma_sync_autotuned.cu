@@ -16,7 +16,7 @@
 //   mma.sync. Which is faster on Hopper, with how many stages, is a
 //   measurement, so the candidates are:
 //     0  128x128, 8 warps of 64x32, 2 stages   v12 itself (two barriers a k-step)
-//     1  128x128, 4 warps of 64x64, 2 stages   v12's kernel, 2-3 blocks an SM (163 registers)
+//     1  128x128, 4 warps of 64x64, 2 stages   v12's kernel, 2-3 blocks an SM (164-165 registers)
 //     2  128x128, 4 warps of 64x64, 2 stages   v17's kernel (one barrier a k-step, grouped order)
 //     3  128x128, 4 warps of 64x64, 3 stages   v17's
 //     4  128x128, 4 warps of 64x64, 4 stages   v17's
@@ -49,7 +49,7 @@
 //   128x256). Two 4-stage 128x128 blocks take 148-160 KiB of an SM's 228.
 // Registers (nvcc 13.0, sm_90a; bench/results/ptxas-sm90a-2026-12-07.txt):
 //   v17's kernel 194-197 in every configuration, 212-218 with hoisted
-//   copies, v23's 242-252 (208-212 with stage_tile's), v12's in 4 warps of
+//   copies, v23's 238-252 (208-216 with stage_tile's), v12's in 4 warps of
 //   64x64 164-165, in 8 warps of 64x32 91-94, at 64x64 56-62; no spills. Two 4-warp blocks an SM fit
 //   up to 256 registers a thread.
 // Every candidate is checked against the CPU reference on the emulator at
