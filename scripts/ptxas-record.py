@@ -7,11 +7,13 @@ compile commands come from a configured build with the toolkit (the default
 preset's build/compile_commands.json); each is rerun for sm_90a alone with
 --resource-usage, the object thrown away.
 
-  scripts/ptxas-record.py [--build DIR] [--jobs N] PATTERN...
+  scripts/ptxas-record.py [--build DIR] [--jobs N] [--out FILE] PATTERN...
 
 PATTERN: a regular expression on a registration's path under
-src/device/kernels (matmul/09_, conv/wgrad_05). Lessons and kernel headers
-quote register counts from the record, so they name a run of this code."""
+src/device/kernels (matmul/09_, conv/wgrad_05); "." takes every one. Lessons
+and kernel headers quote register counts from the record, so they name a run
+of this code. The dated record is of every file: a run of some of them
+writes its --out file instead, and is refused without one."""
 import argparse
 import concurrent.futures
 import datetime
@@ -78,8 +80,13 @@ def main():
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--build", default="build", help="a configured build with the CUDA toolkit (default: build)")
     parser.add_argument("--jobs", type=int, default=os.cpu_count() or 1)
+    parser.add_argument("--out", help="where to write (default: bench/results/ptxas-sm90a-<date>.txt, "
+                        "for the pattern \".\" only)")
     parser.add_argument("patterns", nargs="+", metavar="PATTERN")
     args = parser.parse_args()
+    if args.out is None and args.patterns != ["."]:
+        sys.exit("ptxas-record: the dated record is of every registration (PATTERN \".\"); "
+                 "for some of them, name a file with --out")
     os.chdir(os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."))
     database = os.path.join(args.build, "compile_commands.json")
     if not os.path.exists(database):
@@ -101,7 +108,7 @@ def main():
     dirty = subprocess.run(["git", "status", "--porcelain", "--untracked-files=no"], capture_output=True,
                            text=True).stdout.count("\n")
     today = datetime.datetime.now(datetime.timezone.utc).strftime("%Y-%m-%d")
-    out_path = f"bench/results/ptxas-sm90a-{today}.txt"
+    out_path = args.out or f"bench/results/ptxas-sm90a-{today}.txt"
     with open(out_path, "w") as out:
         out.write("# scripts/ptxas-record.py: ptxas --resource-usage for sm_90a, per kernel of each registration file\n")
         out.write(f"# commit {commit} ({dirty} files uncommitted), nvcc {release.group(0) if release else '?'}; "

@@ -77,17 +77,19 @@ constexpr int pixel_tile(int bn) { return bn == 64 ? 256 : 128; }
 // driver's range for the corners; the taps' offsets are kept inside it too).
 constexpr int CORNER_LIMIT = 128;
 
-// The tiles: pixel_tile(BN) consecutive output pixels x BN output channels.
+// The tiles: tile_m consecutive output pixels (pixel_tile(BN) here; conv
+// v16 has shorter ones too) x BN output channels.
 struct Tiles {
   int pixels;   // N·P·Q, the GEMM's M
-  int tiles_m;  // ceil(pixels / pixel_tile(BN))
+  int tiles_m;  // ceil(pixels / tile_m)
   int tiles_k;  // ceil(K / BN)
   __host__ __device__ int count() const { return tiles_m * tiles_k; }
 };
-inline Tiles tiles_of(const ConvShape& g) {
-  const int pixels = g.N * g.P * g.Q, bn = conv_v13::channel_tile(g.K), bm = pixel_tile(bn);
-  return Tiles{pixels, ::warpnet::ceil_div(pixels, bm), ::warpnet::ceil_div(g.K, bn)};
+inline Tiles tiles_of(const ConvShape& g, int tile_m) {
+  const int pixels = g.N * g.P * g.Q;
+  return Tiles{pixels, ::warpnet::ceil_div(pixels, tile_m), ::warpnet::ceil_div(g.K, conv_v13::channel_tile(g.K))};
 }
+inline Tiles tiles_of(const ConvShape& g) { return tiles_of(g, pixel_tile(conv_v13::channel_tile(g.K))); }
 
 template <int BN>
 using Config = conv_v13::Config<BN, pixel_tile(BN)>;
@@ -238,9 +240,10 @@ inline size_t shared_bytes(const ConvShape& g) {
 }
 
 // The persistent grid: a block per SM, fewer when there are fewer tiles.
-inline int persistent_blocks(const ConvShape& g) {
-  const int tiles = tiles_of(g).count(), sms = wgmma_v16::sm_count();
+inline int persistent_blocks(const Tiles& tl) {
+  const int tiles = tl.count(), sms = wgmma_v16::sm_count();
   return tiles < sms ? (tiles > 0 ? tiles : 1) : sms;
 }
+inline int persistent_blocks(const ConvShape& g) { return persistent_blocks(tiles_of(g)); }
 
 }  // namespace conv_v14

@@ -20,26 +20,36 @@
 //   consumer loop on the two K-major tiles (x's pixels and w's output
 //   channels both keep the channels innermost).
 // Tiles: BN = conv_v13::channel_tile(K) output channels (64, 128 or 256) by
-//   TILE_M = conv_v14::pixel_tile(BN) output pixels (256 at BN = 64, else
-//   128), in v14's order. 256 consumer threads, TY down x TX across, each an
-//   8 x TN thread tile: rows ty + TY·i, channels tx + TX·j.
+//   TILE_M output pixels, in v14's order. 256 consumer threads, TY down x TX
+//   across, each a TM x TN thread tile: rows ty + TY·i, channels tx + TX·j.
+//   With TM = 8 these are v14's tiles (conv_v14::pixel_tile):
 //     BN = 256: 128 x 256, 8 x 16 a thread (v20's: 16 x 16 threads);
 //     BN = 128: 128 x 128, 8 x 8 (16 x 16 threads);
 //     BN =  64: 256 x 64,  8 x 8 (32 down x 8 across).
 //   8 x 8 reads 16 16-byte loads per 256 FFMA, 8 x 16 24 per 512; the
 //   ceilings' kernels (bench/results/nvidia-h200-2026-12-04-peak.json) ran
-//   them at 53.6 and 55.4 TFLOP/s on an H200. The narrower tiles keep the
-//   grid full: at issue 5's layers (N = 64) 784 tiles of 256 x 64 at 56x56
-//   (5.9 rounds of 132 SMs), 392 of 128 x 128 at 28x28 (2.97), 98 of
-//   128 x 256 at 14x14 (one round, 98 SMs busy; arithmetic, not a measurement).
+//   them at 53.6 and 55.4 TFLOP/s on an H200. At issue 5's layers (N = 64)
+//   they make 784 tiles of 256 x 64 at 56x56 (5.9 rounds of 132 SMs), 392
+//   of 128 x 128 at 28x28 (2.97) and 98 of 128 x 256 at 14x14: one round
+//   with 34 SMs idle. So each width has a tile 3/4 as tall, TM = 6 (192 x
+//   64, 96 x 128, 96 x 256; 6 x 16 reads 22 loads per 384 FFMA), and
+//   rows_per_thread takes it where the busiest SM then computes fewer pixel
+//   rows: at 14x14, 131 tiles of 96 x 256, one round of 96 rows instead of
+//   128; at 28x28 and 56x56 the rounds come out even and the tall tiles
+//   stay. Arithmetic, not a measurement; the record names the tile that ran
+//   (Kernel::candidate).
 // Loads: TX and TY are multiples of 8, so each thread's rows share row % 8
 //   and v20's ThreadLoads (one XOR a k, the rest immediates) serves both
 //   tiles with its rows TY (A) or TX (B) apart. The 8 lanes of a load phase
 //   (8 consecutive lanes: one ty, 8 tx) read one A row, a broadcast, or 8
 //   B rows of one chunk, which the swizzle spreads over 8 bank groups.
-// Stages: TILE_M x 128 bytes + BN x 128 bytes = 48, 32 or 40 KiB; v16's ring
-//   of 4. At BN = 256 the 128 accumulators need setmaxnreg's split (40
-//   producer, 232 consumers), as v20; the narrower tiles hold 64 and do not move registers.
+// Stages: TILE_M x 128 bytes + BN x 128 bytes = 48, 32 or 40 KiB (44, 28,
+//   32 for the short tiles); v16's ring of 4. At BN = 256 the 128 (or 96)
+//   accumulators need setmaxnreg's split (40 producer, 232 consumers), as
+//   v20; the narrower tiles hold 64 (or 48) and do not move registers. ptxas
+//   (13.0, sm_90a; bench/results/ptxas-sm90a-2026-12-07.txt): 168 registers
+//   for every 8-row kernel and for 96 x 256, 128 for 192 x 64 and 96 x 128,
+//   none spilled.
 // Edges: v14's: C a multiple of 4 (a pixel's channels a whole number of
 //   16-byte chunks), stride at most 8, the im2col map's corners and tap
 //   offsets in [-128, 127], 16-byte aligned x and w; other shapes run
@@ -49,7 +59,8 @@
 // Precision: fp32 products and sums, as v06; each output's C·R·S products
 //   in another order (taps in turn, 32 channels a step, 4 at a time).
 // Changed from v14: fp32 in and out; 32 channels a k-step; FFMA thread
-//   tiles from 16-byte shared loads instead of wgmma from descriptors.
+//   tiles from 16-byte shared loads instead of wgmma from descriptors; the
+//   3/4-height tiles where they fill the SMs better.
 // Changed from matmul v20: the A tile is an im2col copy and the B tile a 3-D
 //   box of w; tiles 64, 128 or 256 wide with the thread grid to match.
 // Measured: not yet on a GPU (written 2026-12-06). Its yardstick is
@@ -67,14 +78,24 @@ namespace conv_v16 {
 constexpr int BK = sgemm_v20::BK;  // 32 fp32 channels a k-step: one 128-byte swizzle row
 static_assert(BK * 4 == 128, "a k-step is one 128-byte row of fp32 channels");
 constexpr int THREADS = wgmma_v16::THREADS, CONSUMER_THREADS = wgmma_v16::kConsumerThreads;  // 384, 256
-constexpr int TM = 8;  // a thread's rows (output pixels)
+// A thread's rows (output pixels): 8, the tile height v14 uses, or 6 for
+// tiles three quarters as tall where those fill the SMs better (rows_per_thread).
+constexpr int kRows = 8, kShortRows = 6;
 
-// The tile and its thread grid at channel tile BN (header).
-template <int BN>
+// A thread's output channels, and the threads across a tile, at width BN.
+constexpr int thread_cols(int bn) { return bn == 256 ? 16 : 8; }
+constexpr int threads_across(int bn) { return bn / thread_cols(bn); }
+// The tile's height: the threads down it times a thread's rows.
+constexpr int tile_height(int bn, int tm) { return CONSUMER_THREADS / threads_across(bn) * tm; }
+static_assert(tile_height(64, kRows) == conv_v14::pixel_tile(64) && tile_height(128, kRows) == conv_v14::pixel_tile(128) &&
+                  tile_height(256, kRows) == conv_v14::pixel_tile(256),
+              "8 rows a thread make v14's tiles");
+
+// The tile and its thread grid at channel tile BN, TM rows a thread (header).
+template <int BN, int TM>
 struct Config {
-  static constexpr int TILE_M = conv_v14::pixel_tile(BN);
-  static constexpr int TN = BN == 256 ? 16 : 8;  // a thread's output channels
-  static constexpr int TX = BN / TN, TY = CONSUMER_THREADS / TX;
+  static constexpr int TN = thread_cols(BN), TX = threads_across(BN), TY = CONSUMER_THREADS / TX;
+  static constexpr int TILE_M = tile_height(BN, TM);
   static_assert(TY * TM == TILE_M && TX * TN == BN, "the thread tiles cover the tile");
   static_assert(TX % 8 == 0 && TY % 8 == 0, "a thread's rows share row % 8 (ThreadLoads)");
   using TileA = sgemm_v20::Operand<false, TILE_M>;  // K-major: TILE_M pixels of 32 channels
@@ -85,8 +106,8 @@ struct Config {
   static constexpr size_t kSharedBytes = wgmma_v16::ring_bytes(STAGE);
   static_assert(kSharedBytes <= 227 * 1024, "v16's 4 stages fit the opt-in shared memory");
   static_assert(TileA::BYTES % 1024 == 0 && STAGE % 1024 == 0, "every tile starts on the swizzle's 1024-byte pattern");
-  // 128 accumulators do not fit beside the rest in the 168 registers a
-  // 384-thread block gets: the warpgroups move registers as v20's do.
+  // 96 or 128 accumulators do not fit beside the rest in the 168 registers
+  // a 384-thread block gets: the warpgroups move registers as v20's do.
   static constexpr bool kReallocate = TM * TN > 64;
 
   // Every 16-byte load of every thread where the swizzle has its elements:
@@ -96,25 +117,51 @@ struct Config {
            sgemm_v20::thread_loads_match_swizzle<TileB, TN, 4, TX>([](int t, int j) { return t + TX * j; });
   }
 };
-static_assert(Config<64>::loads_match() && Config<128>::loads_match() && Config<256>::loads_match(),
+static_assert(Config<64, kRows>::loads_match() && Config<128, kRows>::loads_match() &&
+                  Config<256, kRows>::loads_match() && Config<64, kShortRows>::loads_match() &&
+                  Config<128, kShortRows>::loads_match() && Config<256, kShortRows>::loads_match(),
               "the consumers' loads read the elements TMA's swizzle put there");
+
+// The persistent grid's busiest SM runs ceil(tiles / SMs) tiles, each
+// TILE_M pixels by BN channels: the time of the launch goes with that many
+// pixel rows. The shorter tiles are taken where that number is smaller; on
+// a tie, the taller ones, whose loads serve more FFMAs. At issue 5's 14x14
+// layer (N = 64, K = 256) on an H200's 132 SMs: 131 tiles of 96 x 256, one
+// round of 96 rows, where 128 x 256 make 98 tiles, one round of 128 rows
+// with 34 SMs idle. At its 28x28 and 56x56 layers both come to the same
+// rows (3 rounds of 128 or 4 of 96; 6 of 256 or 8 of 192): the tall ones.
+// Arithmetic, not a measurement (the header).
+inline int rows_per_thread(const ConvShape& g, int sms) {
+  const int bn = conv_v13::channel_tile(g.K);
+  const auto busiest_rows = [&](int tm) {
+    const int tile_m = tile_height(bn, tm);
+    return int64_t(::warpnet::ceil_div(conv_v14::tiles_of(g, tile_m).count(), sms)) * tile_m;
+  };
+  return busiest_rows(kShortRows) < busiest_rows(kRows) ? kShortRows : kRows;
+}
+
+// The tiles of the kernel with TM rows a thread.
+inline conv_v14::Tiles tiles_of(const ConvShape& g, int tm) {
+  return conv_v14::tiles_of(g, tile_height(conv_v13::channel_tile(g.K), tm));
+}
 
 }  // namespace conv_v16
 
 // map_x: x (N,H,W,C) fp32 as an im2col map {C, W, H, N}, 32 channels x
 // TILE_M pixels a copy (conv_v14::make_maps); map_w: w (K,R,S,C) fp32 as
-// {C, R·S, K}, box {32, 1, BN}; y: (N,P,Q,K) fp32. BN = conv_v13::channel_tile(K).
+// {C, R·S, K}, box {32, 1, BN}; y: (N,P,Q,K) fp32. BN = conv_v13::channel_tile(K);
+// TM rows a thread (conv_v16::rows_per_thread), tl = conv_v16::tiles_of(g, TM).
 // Launch: block (384) = producer warpgroup + 2 consumer warpgroups; grid
-// (blocks), any number (persistent: conv_v14::persistent_blocks); dynamic
-// shared conv_v16::Config<BN>::kSharedBytes. sm_90a only.
-template <int BN>
+// (blocks), any number (persistent: conv_v14::persistent_blocks(tl)); dynamic
+// shared conv_v16::Config<BN, TM>::kSharedBytes. sm_90a only.
+template <int BN, int TM>
 __global__ void __launch_bounds__(conv_v16::THREADS, 1)
     conv2d_implicit_gemm_fp32_tma(ConvShape g, conv_v14::Tiles tl, const __grid_constant__ CUtensorMap map_x,
                                   const __grid_constant__ CUtensorMap map_w, float* __restrict__ y) {
 #if WARPNET_HOPPER_PTX
   using namespace warpnet::ptx;
   using namespace conv_v16;
-  using Cfg = Config<BN>;
+  using Cfg = Config<BN, TM>;
   using wgmma_v16::STAGES;
   const wgmma_v16::Ring ring = wgmma_v16::make_ring(Cfg::STAGE);
   const int tiles = tl.count(), channel_blocks = ::warpnet::ceil_div(g.C, BK), taps = g.R * g.S;
@@ -129,7 +176,7 @@ __global__ void __launch_bounds__(conv_v16::THREADS, 1)
     });
     return;
   }
-  // Consumer: an 8 x TN thread tile of every tile of the block's walk.
+  // Consumer: a TM x TN thread tile of every tile of the block's walk.
   if constexpr (Cfg::kReallocate) setmaxnreg_inc<wgmma_v16::CONSUMER_REGISTERS>();
   const int t = int(threadIdx.x) - 128, ty = t / Cfg::TX, tx = t % Cfg::TX;
   const int steps = taps * channel_blocks;
@@ -183,22 +230,35 @@ __global__ void __launch_bounds__(conv_v16::THREADS, 1)
 namespace conv_v16 {
 
 // Makes both maps and launches `blocks` blocks of the BN-wide kernel
-// (conv_v13::channel_tile(K)); false (nothing launched) when the driver
-// refuses a map (conv_v14::describable(g, x, w, 4) shapes only: the rest is
-// the caller's to route).
-template <int BN>
+// (conv_v13::channel_tile(K)) with TM rows a thread; false (nothing
+// launched) when the driver refuses a map (conv_v14::describable(g, x, w, 4)
+// shapes only: the rest is the caller's to route).
+template <int BN, int TM>
 bool launch(int blocks, const ConvShape& g, const float* x, const float* w, float* y) {
+  using Cfg = Config<BN, TM>;
   CUtensorMap map_x, map_w;
-  if (!conv_v14::make_maps(&map_x, &map_w, g, x, w, Config<BN>::TILE_M, BN)) return false;
-  warpnet::launch_kernel_opted_in(conv2d_implicit_gemm_fp32_tma<BN>, dim3(blocks), dim3(THREADS),
-                                  Config<BN>::kSharedBytes, g, conv_v14::tiles_of(g), map_x, map_w, y);
+  if (!conv_v14::make_maps(&map_x, &map_w, g, x, w, Cfg::TILE_M, BN)) return false;
+  warpnet::launch_kernel_opted_in(conv2d_implicit_gemm_fp32_tma<BN, TM>, dim3(blocks), dim3(THREADS),
+                                  Cfg::kSharedBytes, g, tiles_of(g, TM), map_x, map_w, y);
   return true;
 }
 
-// The dynamic shared memory of the kernel that runs at g's K.
-inline size_t shared_bytes(const ConvShape& g) {
+// f.template operator()<BN, TM>() for the kernel of g's K with tm rows a thread.
+template <class F>
+decltype(auto) with_tile(const ConvShape& g, int tm, F&& f) {
   const int bn = conv_v13::channel_tile(g.K);
-  return bn == 64 ? Config<64>::kSharedBytes : bn == 128 ? Config<128>::kSharedBytes : Config<256>::kSharedBytes;
+  if (tm == kShortRows)
+    return bn == 64    ? f.template operator()<64, kShortRows>()
+           : bn == 128 ? f.template operator()<128, kShortRows>()
+                       : f.template operator()<256, kShortRows>();
+  return bn == 64 ? f.template operator()<64, kRows>()
+         : bn == 128 ? f.template operator()<128, kRows>()
+                     : f.template operator()<256, kRows>();
+}
+
+// The dynamic shared memory of the kernel of g's K with tm rows a thread.
+inline size_t shared_bytes(const ConvShape& g, int tm) {
+  return with_tile(g, tm, []<int BN, int TM>() { return Config<BN, TM>::kSharedBytes; });
 }
 
 }  // namespace conv_v16

@@ -12,13 +12,8 @@ namespace {
 
 constexpr const char* kId = "conv2d_nhwc/16_implicit_gemm_fp32_tma";
 
-// The kernel for channel tile BN; 256 needs setmaxnreg's register split.
-template <int BN>
-bool launch_tile(int blocks, const ConvShape& g, const float* x, const float* w, float* y) {
-  if constexpr (conv_v16::Config<BN>::kReallocate)
-    gemm::require_launch_registers<conv2d_implicit_gemm_fp32_tma<BN>>(kId);
-  return conv_v16::launch<BN>(blocks, g, x, w, y);
-}
+// A thread's rows at g on this device's SMs: which tile height runs (conv_v16::rows_per_thread).
+int rows_per_thread(const ConvShape& g) { return conv_v16::rows_per_thread(g, wgmma_v16::sm_count()); }
 
 void launch_v16(const Sizes& s, const Launch& l, Buffers b) {
   const ConvShape g = shape_of(s);
@@ -31,10 +26,13 @@ void launch_v16(const Sizes& s, const Launch& l, Buffers b) {
   }
   WN_CHECK(conv_v14::encode_im2col(), kId, ": the driver has no cuTensorMapEncodeIm2col");
   WN_CHECK(wgmma_v13::encode_tiled(), kId, ": the driver has no cuTensorMapEncodeTiled");
-  const int blocks = int(l.grid.x), bn = conv_v13::channel_tile(g.K);
-  const bool launched = bn == 64    ? launch_tile<64>(blocks, g, x_of(b), w_of(b), y_of(b))
-                        : bn == 128 ? launch_tile<128>(blocks, g, x_of(b), w_of(b), y_of(b))
-                                    : launch_tile<256>(blocks, g, x_of(b), w_of(b), y_of(b));
+  const int blocks = int(l.grid.x);
+  const bool launched = conv_v16::with_tile(g, rows_per_thread(g), [&]<int BN, int TM>() {
+    // 96 or 128 accumulators a thread need setmaxnreg's register split.
+    if constexpr (conv_v16::Config<BN, TM>::kReallocate)
+      gemm::require_launch_registers<conv2d_implicit_gemm_fp32_tma<BN, TM>>(kId);
+    return conv_v16::launch<BN, TM>(blocks, g, x_of(b), w_of(b), y_of(b));
+  });
   WN_CHECK(launched, kId, ": the driver refused a tensor map at ", describe_sizes(op("conv2d_nhwc"), s),
            gemm::tensor_map_refusal());
   check_launch();
@@ -46,17 +44,20 @@ const Registration implicit_gemm_fp32_tma{Kernel{
     .name = "implicit_gemm_fp32_tma",
     .precision = "fp32 (CUDA cores; TMA: sm_90a)",
     .shape_text = "block (384) = TMA producer warpgroup + 2 consumer warpgroups, persistent grid (min(tiles, SMs)) "
-                  "walking v14's tiles of TILE_M consecutive output pixels x BN output channels (256 x 64, "
-                  "128 x 128 or 128 x 256: BN the smallest of 64, 128, 256 that holds K); a k-step is one TMA "
-                  "im2col copy of x (TILE_M pixels x 32 channels of one filter tap, zeros in the padding) and a "
-                  "3-D box of w, 4-stage mbarrier ring; each consumer thread an 8x8 (8x16 at BN = 256, with "
-                  "setmaxnreg 40 producer, 232 consumers) FFMA tile from 16-byte loads of the 128B swizzle; "
-                  "when C is not a multiple of 4, the stride is over 8 or a corner or tap offset leaves "
+                  "walking tiles of TILE_M consecutive output pixels x BN output channels (v14's 256 x 64, "
+                  "128 x 128 or 128 x 256: BN the smallest of 64, 128, 256 that holds K; or 3/4 as tall, "
+                  "192 x 64, 96 x 128 or 96 x 256, where the busiest SM then computes fewer pixel rows); a k-step "
+                  "is one TMA im2col copy of x (TILE_M pixels x 32 channels of one filter tap, zeros in the "
+                  "padding) and a 3-D box of w, 4-stage mbarrier ring; each consumer thread an 8x8 or 6x8 "
+                  "(8x16 or 6x16 at BN = 256, with setmaxnreg 40 producer, 232 consumers) FFMA tile from 16-byte "
+                  "loads of the 128B swizzle; when C is not a multiple of 4, the stride is over 8 or a corner or tap offset leaves "
                   "[-128, 127], v06's kernel runs instead",
     // The grid's x is the block count whatever the problem; the launch reads only that.
     .shape = [](const Sizes& s) {
-      return Launch{dim3(unsigned(conv_v14::persistent_blocks(shape_of(s)))), dim3(conv_v16::THREADS),
-                    conv_v16::shared_bytes(shape_of(s))};
+      const ConvShape g = shape_of(s);
+      const int tm = rows_per_thread(g);
+      return Launch{dim3(unsigned(conv_v14::persistent_blocks(conv_v16::tiles_of(g, tm)))), dim3(conv_v16::THREADS),
+                    conv_v16::shared_bytes(g, tm)};
     },
     .flops = flops,
     // v14's count in fp32: each tile's copies fetched once (x's TILE_M
@@ -65,15 +66,25 @@ const Registration implicit_gemm_fp32_tma{Kernel{
     // included); y written once.
     .bytes = [](const Sizes& s) {
       const ConvShape g = shape_of(s);
-      const conv_v14::Tiles tl = conv_v14::tiles_of(g);
+      const int tm = rows_per_thread(g), bn = conv_v13::channel_tile(g.K);
+      const conv_v14::Tiles tl = conv_v16::tiles_of(g, tm);
       const double taps = double(g.R) * g.S, channels = double(ceil_div(g.C, conv_v16::BK)) * conv_v16::BK;
-      const int bn = conv_v13::channel_tile(g.K);
-      return 4.0 * (double(tl.count()) * taps * channels * (conv_v14::pixel_tile(bn) + bn) + outputs(g));
+      return 4.0 * (double(tl.count()) * taps * channels * (conv_v16::tile_height(bn, tm) + bn) + outputs(g));
     },
     .min_sm = 90,
     .arch_specific = true,
     .launch = launch_v16,
     .copy = kThisCopy,
+    // The tile that runs, for the record: which height the rule chose.
+    .candidate = [](const Sizes& s) -> const char* {
+      const ConvShape g = shape_of(s);
+      if (!conv_v14::describable(g, nullptr, nullptr, sizeof(float))) return "v06's kernel (TMA cannot describe x or w)";
+      return conv_v16::with_tile(g, rows_per_thread(g), []<int BN, int TM>() {
+        constexpr const char* names[2][3] = {{"256x64, 8x8 a thread", "128x128, 8x8 a thread", "128x256, 8x16 a thread"},
+                                             {"192x64, 6x8 a thread", "96x128, 6x8 a thread", "96x256, 6x16 a thread"}};
+        return names[TM == conv_v16::kShortRows][BN == 64 ? 0 : BN == 128 ? 1 : 2];
+      });
+    },
 }};
 
 }  // namespace
