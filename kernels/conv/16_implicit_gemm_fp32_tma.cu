@@ -87,7 +87,8 @@ constexpr int thread_cols(int bn) { return bn == 256 ? 16 : 8; }
 constexpr int threads_across(int bn) { return bn / thread_cols(bn); }
 // The tile's height: the threads down it times a thread's rows.
 constexpr int tile_height(int bn, int tm) { return CONSUMER_THREADS / threads_across(bn) * tm; }
-static_assert(tile_height(64, kRows) == conv_v14::pixel_tile(64) && tile_height(128, kRows) == conv_v14::pixel_tile(128) &&
+static_assert(tile_height(64, kRows) == conv_v14::pixel_tile(64) &&
+                  tile_height(128, kRows) == conv_v14::pixel_tile(128) &&
                   tile_height(256, kRows) == conv_v14::pixel_tile(256),
               "8 rows a thread make v14's tiles");
 

@@ -50,8 +50,8 @@ const Registration implicit_gemm_fp32_tma{Kernel{
                   "is one TMA im2col copy of x (TILE_M pixels x 32 channels of one filter tap, zeros in the "
                   "padding) and a 3-D box of w, 4-stage mbarrier ring; each consumer thread an 8x8 or 6x8 "
                   "(8x16 or 6x16 at BN = 256, with setmaxnreg 40 producer, 232 consumers) FFMA tile from 16-byte "
-                  "loads of the 128B swizzle; when C is not a multiple of 4, the stride is over 8 or a corner or tap offset leaves "
-                  "[-128, 127], v06's kernel runs instead",
+                  "loads of the 128B swizzle; when C is not a multiple of 4, the stride is over 8 or a corner or "
+                  "tap offset leaves [-128, 127], v06's kernel runs instead",
     // The grid's x is the block count whatever the problem; the launch reads only that.
     .shape = [](const Sizes& s) {
       const ConvShape g = shape_of(s);
@@ -78,10 +78,12 @@ const Registration implicit_gemm_fp32_tma{Kernel{
     // The tile that runs, for the record: which height the rule chose.
     .candidate = [](const Sizes& s) -> const char* {
       const ConvShape g = shape_of(s);
-      if (!conv_v14::describable(g, nullptr, nullptr, sizeof(float))) return "v06's kernel (TMA cannot describe x or w)";
+      if (!conv_v14::describable(g, nullptr, nullptr, sizeof(float)))
+        return "v06's kernel (TMA cannot describe x or w)";
       return conv_v16::with_tile(g, rows_per_thread(g), []<int BN, int TM>() {
-        constexpr const char* names[2][3] = {{"256x64, 8x8 a thread", "128x128, 8x8 a thread", "128x256, 8x16 a thread"},
-                                             {"192x64, 6x8 a thread", "96x128, 6x8 a thread", "96x256, 6x16 a thread"}};
+        constexpr const char* names[2][3] = {
+            {"256x64, 8x8 a thread", "128x128, 8x8 a thread", "128x256, 8x16 a thread"},
+            {"192x64, 6x8 a thread", "96x128, 6x8 a thread", "96x256, 6x16 a thread"}};
         return names[TM == conv_v16::kShortRows][BN == 64 ? 0 : BN == 128 ? 1 : 2];
       });
     },
