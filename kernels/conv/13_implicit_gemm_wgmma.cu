@@ -77,14 +77,17 @@ static_assert(BK * 2 == 128, "a k-step is one 128-byte row of bf16 channels");
 // every wgmma on a 128-wide tile; K = 256 reads each A tile once, not twice.
 inline int channel_tile(int K) { return K <= 64 ? 64 : K <= 128 ? 128 : 256; }
 
-// A tile of TILE_M output pixels (128 in v13; v14 takes 256 at BN = 64)
-// by BN output channels: each consumer warpgroup holds TILE_M / 2 rows of
-// it, SUBTILES wgmma-high (64-row) pieces.
-template <int BN, int TILE_M = BM>
+// A tile of TILE_M output pixels (128 in v13; v14 takes 256 at BN = 64,
+// and 192 with three consumer warpgroups) by BN output channels: each of
+// the CONSUMERS consumer warpgroups holds TILE_M / CONSUMERS rows of it,
+// SUBTILES wgmma-high (64-row) pieces.
+template <int BN, int TILE_M = BM, int CONSUMERS = 2>
 struct Config {
   using TileA = wgmma_v13::Operand<false, TILE_M>;  // K-major TILE_M pixels x 64 channels
   using TileB = wgmma_v13::Operand<false, BN>;      // K-major BN output channels x 64 channels
-  static constexpr int SUBTILES = TILE_M / 2 / WG_M;
+  static constexpr int SUBTILES = TILE_M / CONSUMERS / WG_M;
+  static_assert(SUBTILES * CONSUMERS * WG_M == TILE_M, "whole 64-row subtiles for every consumer");
+  static constexpr int THREADS = (CONSUMERS + 1) * 128, CONSUMER_THREADS = CONSUMERS * 128;  // warpgroup 0 produces
   static constexpr uint32_t STAGE = TileA::BYTES + TileB::BYTES;
   static constexpr size_t kSharedBytes = wgmma_v16::ring_bytes(STAGE);
   static constexpr int ACCUMULATORS = BN / 2;  // per consumer thread and subtile: 64 x BN / 128
@@ -92,6 +95,10 @@ struct Config {
   // 384-thread block gets: past 64 the warpgroups move registers as matmul
   // v16 does (setmaxnreg, 40 producer, 232 consumers).
   static constexpr bool kReallocate = SUBTILES * ACCUMULATORS > 64;
+  // Three consumers make a 512-thread block, 128 registers a thread: room
+  // for 64 accumulators, and matmul v16's split is for two consumers.
+  static_assert(CONSUMERS == 2 || (CONSUMERS == 3 && !kReallocate),
+                "two consumer warpgroups, or three of 64 accumulators");
 };
 
 #if WARPNET_HOPPER_PTX

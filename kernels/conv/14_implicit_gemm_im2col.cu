@@ -39,7 +39,20 @@
 //   tiles of 256 x 64, 392 and 98 of 128 x 128 and 128 x 256, where v13 has
 //   1792, 448 and 128 of 128 pixels: on 132 SMs 6 rounds of the persistent
 //   grid of twice v13's work each instead of 14 at 56x56, 3 instead of 4 at
-//   28x28, and one either way at 14x14 (arithmetic, not a measurement).
+//   28x28, and one either way at 14x14 — with 34 SMs idle.
+// Three consumer warpgroups: wgmma's rows come 64 to a warpgroup, so a
+//   tile cannot be 3/4 as tall as conv v16's are; it can have a third
+//   consumer. 512-thread blocks (128 registers a thread: 64 accumulators,
+//   so BN at most 128) take tiles of 192 pixels, one 64-row subtile a
+//   consumer, and the ring's empty barriers count their 384 arrivals.
+//   consumers_for takes them where the persistent grid's busiest SM then
+//   computes fewer outputs: at 14x14, 66 x 2 = 132 tiles of 192 x 128 on
+//   132 SMs, one round of 24,576 outputs an SM instead of 32,768; at 28x28
+//   and 56x56 the two tie (2 rounds of 192 x 128 against 3 of 128 x 128;
+//   8 of 192 x 64 against 6 of 256 x 64) and two consumers stay.
+//   Arithmetic, not a measurement; the record names the tile that ran
+//   (Kernel::candidate). The launch's block (384 or 512) says which kernel
+//   runs, so a test can ask for either.
 // Edges: as v13 (C a multiple of 8, stride at most 8, 16-byte aligned x and
 //   w), and the bounding box's corners and the taps' offsets within the
 //   range a 4-D im2col map holds ([−128, 127]); other shapes run v13's
@@ -47,14 +60,16 @@
 // Precision: v13's: x, w and y rounded to bf16, products exact, sums fp32.
 // Changed from v13: one im2col copy instead of a 4-D box per A tile; tiles
 //   of consecutive output pixels, so no rows are wasted, 256 of them at
-//   K <= 64; the epilogue indexes y by pixel number alone.
+//   K <= 64, or 192 for three consumer warpgroups where those fill the SMs
+//   better; the epilogue indexes y by pixel number alone.
 // Not yet: a TMA store of y. (2-CTA clusters sharing w by multicast are v15.)
 // Measured: not yet on a GPU (written 2026-12-05, after the last H200 run).
 //   Emulator: matches the CPU at every conv2d_nhwc test size (the TMA path
 //   at eight of them). The im2col walk the emulator models is the one NVIDIA's
 //   hardware shows in Triton's tutorial of the mode (tests/simt/test_hopper.cpp).
 //   ptxas (nvcc 13, sm_90a; bench/results/ptxas-sm90a-2026-12-07.txt): 99, 90
-//   and 168 registers at BN = 64 (256-pixel tiles), 128 and 256, no spills.
+//   and 168 registers at BN = 64 (256-pixel tiles), 128 and 256; 58 and 90
+//   with three consumers at 64 and 128; no spills.
 // Build: sm_90a only, as v13 (src/device/CMakeLists.txt).
 // Run: build/bin/warpnet bench conv2d_nhwc --kernels 13,14 on an H100/H200
 //   (cuDNN fp32 and bf16 timed in the same run); on the emulator:
@@ -67,32 +82,64 @@ namespace conv_v14 {
 
 using conv_v13::BK;
 
-// Output pixels a tile: 256 at BN = 64, else 128. At K = 64 a 128 x 64
-// tile computes 43 FLOPs per byte TMA copies into shared memory (lesson 05,
-// section 3); 256 x 64 makes that 51, and holds no more accumulators a
-// consumer thread (64) than a 128 x 128 tile does.
+// Output pixels a tile of two consumer warpgroups: 256 at BN = 64, else
+// 128. At K = 64 a 128 x 64 tile computes 43 FLOPs per byte TMA copies into
+// shared memory (lesson 05, section 3); 256 x 64 makes that 51, and holds
+// no more accumulators a consumer thread (64) than a 128 x 128 tile does.
 constexpr int pixel_tile(int bn) { return bn == 64 ? 256 : 128; }
+
+// The other tile: three consumer warpgroups of one 64-row subtile each,
+// 192 pixels by at most 128 output channels (a 512-thread block has 128
+// registers a thread: room for 64 accumulators, not 128). consumers_for
+// says where it runs.
+constexpr int kThreeConsumerRows = 192;
+constexpr int tile_rows(int bn, int consumers) { return consumers == 3 ? kThreeConsumerRows : pixel_tile(bn); }
+inline int channel_tile(int K, int consumers) {
+  const int bn = conv_v13::channel_tile(K);
+  return consumers == 3 && bn > 128 ? 128 : bn;
+}
 
 // The largest corner or offset a 4-D im2col map holds: [-128, 127] (the
 // driver's range for the corners; the taps' offsets are kept inside it too).
 constexpr int CORNER_LIMIT = 128;
 
-// The tiles: tile_m consecutive output pixels (pixel_tile(BN) here; conv
-// v16 has shorter ones too) x BN output channels.
+// The tiles: tile_m consecutive output pixels x bn output channels.
 struct Tiles {
   int pixels;   // N·P·Q, the GEMM's M
   int tiles_m;  // ceil(pixels / tile_m)
-  int tiles_k;  // ceil(K / BN)
+  int tiles_k;  // ceil(K / bn)
   __host__ __device__ int count() const { return tiles_m * tiles_k; }
 };
-inline Tiles tiles_of(const ConvShape& g, int tile_m) {
+inline Tiles tiles_of(const ConvShape& g, int tile_m, int bn) {
   const int pixels = g.N * g.P * g.Q;
-  return Tiles{pixels, ::warpnet::ceil_div(pixels, tile_m), ::warpnet::ceil_div(g.K, conv_v13::channel_tile(g.K))};
+  return Tiles{pixels, ::warpnet::ceil_div(pixels, tile_m), ::warpnet::ceil_div(g.K, bn)};
 }
-inline Tiles tiles_of(const ConvShape& g) { return tiles_of(g, pixel_tile(conv_v13::channel_tile(g.K))); }
+// The tiles of `consumers` consumer warpgroups (2 or 3).
+inline Tiles tiles_with(const ConvShape& g, int consumers) {
+  const int bn = channel_tile(g.K, consumers);
+  return tiles_of(g, tile_rows(bn, consumers), bn);
+}
+inline Tiles tiles_of(const ConvShape& g) { return tiles_with(g, 2); }
 
-template <int BN>
-using Config = conv_v13::Config<BN, pixel_tile(BN)>;
+template <int BN, int CONSUMERS = 2>
+using Config = conv_v13::Config<BN, tile_rows(BN, CONSUMERS), CONSUMERS>;
+
+// Two consumer warpgroups or three: the persistent grid takes as long as
+// its busiest SM, which runs ceil(tiles / SMs) tiles of TILE_M x BN
+// outputs; three are taken where that is fewer outputs, two on a tie (their
+// larger tiles copy fewer bytes a FLOP). At issue 5's 14x14 layer (N = 64,
+// K = 256) on an H200's 132 SMs: 132 tiles of 192 x 128, one round of
+// 24,576 outputs, where 128 x 256 make 98 tiles, one round of 32,768 with
+// 34 SMs idle. At 28x28 (2 rounds of 192 x 128 against 3 of 128 x 128) and
+// 56x56 (8 of 192 x 64 against 6 of 256 x 64) they tie. Arithmetic, not a
+// measurement.
+inline int consumers_for(const ConvShape& g, int sms) {
+  const auto busiest_outputs = [&](int consumers) {
+    const int bn = channel_tile(g.K, consumers);
+    return int64_t(::warpnet::ceil_div(tiles_with(g, consumers).count(), sms)) * tile_rows(bn, consumers) * bn;
+  };
+  return busiest_outputs(3) < busiest_outputs(2) ? 3 : 2;
+}
 
 // The bounding box's far corners, past the image's far edge (negative: inside
 // it): the last output pixel's window starts at (P−1)·stride − pad, so the
@@ -130,22 +177,23 @@ __device__ __forceinline__ void store_pixels(const float (&acc)[Cfg::SUBTILES][B
 }  // namespace conv_v14
 
 // map_x: x (N,H,W,C) bf16 as an im2col map {C, W, H, N}, 64 channels x
-// TILE_M = pixel_tile(BN) pixels a copy, element strides {1, stride,
-// stride, 1}, corners (−pad, −pad) and (upper_corner(Q, W), upper_corner(P,
-// H)), innermost first; map_w: v13's (both made by conv_v14::launch);
-// y: (N,P,Q,K) bf16. BN = conv_v13::channel_tile(K).
-// Launch: block (384) = producer + 2 consumer warpgroups; grid (blocks), any
-// number (persistent: min(tiles, SMs)); dynamic shared conv_v14::Config<BN>::kSharedBytes.
-// sm_90a only.
-template <int BN>
-__global__ void __launch_bounds__(conv_v13::THREADS, 1)
+// TILE_M = tile_rows(BN, CONSUMERS) pixels a copy, element strides {1,
+// stride, stride, 1}, corners (−pad, −pad) and (upper_corner(Q, W),
+// upper_corner(P, H)), innermost first; map_w: v13's, BN output channels a
+// box (both made by conv_v14::launch); y: (N,P,Q,K) bf16.
+// BN = conv_v14::channel_tile(K, CONSUMERS); tl = conv_v14::tiles_with(g, CONSUMERS).
+// Launch: block ((CONSUMERS + 1)·128) = producer + 2 or 3 consumer
+// warpgroups; grid (blocks), any number (persistent: min(tiles, SMs));
+// dynamic shared conv_v14::Config<BN, CONSUMERS>::kSharedBytes. sm_90a only.
+template <int BN, int CONSUMERS>
+__global__ void __launch_bounds__((CONSUMERS + 1) * 128, 1)
     conv2d_implicit_gemm_im2col(ConvShape g, conv_v14::Tiles tl, const __grid_constant__ CUtensorMap map_x,
                                 const __grid_constant__ CUtensorMap map_w, __nv_bfloat16* __restrict__ y) {
 #if WARPNET_HOPPER_PTX
   using namespace conv_v13;
-  using Cfg = conv_v14::Config<BN>;
-  constexpr int TILE_M = conv_v14::pixel_tile(BN);
-  const wgmma_v16::Ring ring = wgmma_v16::make_ring(Cfg::STAGE);
+  using Cfg = conv_v14::Config<BN, CONSUMERS>;
+  constexpr int TILE_M = conv_v14::tile_rows(BN, CONSUMERS);
+  const wgmma_v16::Ring ring = wgmma_v16::make_ring(Cfg::STAGE, Cfg::CONSUMER_THREADS);
   const int wg = threadIdx.x / 128, t = threadIdx.x % 128;
   const int tiles = tl.count(), channel_blocks = ::warpnet::ceil_div(g.C, BK), taps = g.R * g.S;
 
@@ -160,9 +208,9 @@ __global__ void __launch_bounds__(conv_v13::THREADS, 1)
     });
     return;
   }
-  // Consumer warpgroup: tile rows (pixels) m0..m0 + TILE_M/2 - 1, 64 to a subtile.
+  // Consumer warpgroup: tile rows (pixels) m0..m0 + TILE_M/CONSUMERS - 1, 64 to a subtile.
   if constexpr (Cfg::kReallocate) warpnet::ptx::setmaxnreg_inc<wgmma_v16::CONSUMER_REGISTERS>();
-  const int m0 = (wg - 1) * (TILE_M / 2);
+  const int m0 = (wg - 1) * (TILE_M / CONSUMERS);
   float acc[Cfg::SUBTILES][Cfg::ACCUMULATORS];
   int it = 0;
   for (int tile = blockIdx.x; tile < tiles; tile += gridDim.x) {
@@ -221,22 +269,33 @@ inline bool make_maps(CUtensorMap* map_x, CUtensorMap* map_w, const ConvShape& g
                   CU_TENSOR_MAP_FLOAT_OOB_FILL_NONE) == CUDA_SUCCESS;
 }
 
-// Makes both maps and launches `blocks` blocks of the BN-wide kernel
-// (channel_tile(K)); false (nothing launched) when the driver refuses a map
-// (describable() shapes only: the rest is the caller's to route).
-template <int BN>
+// Makes both maps and launches `blocks` blocks of the kernel with
+// CONSUMERS consumer warpgroups, BN = channel_tile(K, CONSUMERS) wide; false
+// (nothing launched) when the driver refuses a map (describable() shapes
+// only: the rest is the caller's to route).
+template <int BN, int CONSUMERS>
 bool launch(int blocks, const ConvShape& g, const __nv_bfloat16* x, const __nv_bfloat16* w, __nv_bfloat16* y) {
+  using Cfg = Config<BN, CONSUMERS>;
   CUtensorMap map_x, map_w;
-  if (!make_maps(&map_x, &map_w, g, x, w, pixel_tile(BN), BN)) return false;
-  warpnet::launch_kernel_opted_in(conv2d_implicit_gemm_im2col<BN>, dim3(blocks), dim3(conv_v13::THREADS),
-                                  Config<BN>::kSharedBytes, g, tiles_of(g), map_x, map_w, y);
+  if (!make_maps(&map_x, &map_w, g, x, w, tile_rows(BN, CONSUMERS), BN)) return false;
+  warpnet::launch_kernel_opted_in(conv2d_implicit_gemm_im2col<BN, CONSUMERS>, dim3(blocks), dim3(Cfg::THREADS),
+                                  Cfg::kSharedBytes, g, tiles_with(g, CONSUMERS), map_x, map_w, y);
   return true;
 }
 
-// The dynamic shared memory of the kernel that runs at g's K.
-inline size_t shared_bytes(const ConvShape& g) {
-  const int bn = conv_v13::channel_tile(g.K);
-  return bn == 64 ? Config<64>::kSharedBytes : bn == 128 ? Config<128>::kSharedBytes : Config<256>::kSharedBytes;
+// f.template operator()<BN, CONSUMERS>() for g's K and `consumers` (2 or 3).
+template <class F>
+decltype(auto) with_tile(const ConvShape& g, int consumers, F&& f) {
+  const int bn = channel_tile(g.K, consumers);
+  if (consumers == 3) return bn == 64 ? f.template operator()<64, 3>() : f.template operator()<128, 3>();
+  return bn == 64    ? f.template operator()<64, 2>()
+         : bn == 128 ? f.template operator()<128, 2>()
+                     : f.template operator()<256, 2>();
+}
+
+// The dynamic shared memory of the kernel of g's K with `consumers` consumer warpgroups.
+inline size_t shared_bytes(const ConvShape& g, int consumers = 2) {
+  return with_tile(g, consumers, []<int BN, int CONSUMERS>() { return Config<BN, CONSUMERS>::kSharedBytes; });
 }
 
 // The persistent grid: a block per SM, fewer when there are fewer tiles.

@@ -136,14 +136,15 @@ inline int rows_per_thread(const ConvShape& g, int sms) {
   const int bn = conv_v13::channel_tile(g.K);
   const auto busiest_rows = [&](int tm) {
     const int tile_m = tile_height(bn, tm);
-    return int64_t(::warpnet::ceil_div(conv_v14::tiles_of(g, tile_m).count(), sms)) * tile_m;
+    return int64_t(::warpnet::ceil_div(conv_v14::tiles_of(g, tile_m, bn).count(), sms)) * tile_m;
   };
   return busiest_rows(kShortRows) < busiest_rows(kRows) ? kShortRows : kRows;
 }
 
 // The tiles of the kernel with TM rows a thread.
 inline conv_v14::Tiles tiles_of(const ConvShape& g, int tm) {
-  return conv_v14::tiles_of(g, tile_height(conv_v13::channel_tile(g.K), tm));
+  const int bn = conv_v13::channel_tile(g.K);
+  return conv_v14::tiles_of(g, tile_height(bn, tm), bn);
 }
 
 }  // namespace conv_v16

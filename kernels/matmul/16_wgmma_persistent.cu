@@ -180,8 +180,10 @@ struct Ring {
   uint64_t* empty;  // completed by every consumer thread's arrive
 };
 // Called by the whole block: thread 0 initializes the barriers, and the
-// block meets before anyone uses them.
-__device__ __forceinline__ Ring make_ring(uint32_t stage_bytes) {
+// block meets before anyone uses them. An empty barrier's phase completes
+// when all `consumer_threads` have arrived (conv v14's tiles of three
+// consumer warpgroups count 384).
+__device__ __forceinline__ Ring make_ring(uint32_t stage_bytes, int consumer_threads = kConsumerThreads) {
   using namespace warpnet::ptx;
   unsigned char* raw = warpnet::dynamic_shared<unsigned char>();
   unsigned char* base = raw + (1024 - shared_address(raw) % 1024) % 1024;
@@ -189,7 +191,7 @@ __device__ __forceinline__ Ring make_ring(uint32_t stage_bytes) {
   if (threadIdx.x == 0) {
     for (int s = 0; s < STAGES; ++s) {
       mbarrier_init(&full[s], 1);
-      mbarrier_init(&full[STAGES + s], kConsumerThreads);
+      mbarrier_init(&full[STAGES + s], consumer_threads);
     }
     fence_mbarrier_init();  // visible to the copy engine
   }

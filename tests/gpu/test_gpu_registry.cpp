@@ -9,6 +9,8 @@
 
 #include <algorithm>
 #include <cstdio>
+#include <string>
+#include <vector>
 
 #include "device/cuda/gpu.hpp"
 #include "device/run.hpp"
@@ -110,16 +112,27 @@ TEST_CASE("gpu: the Hopper and multistage GEMMs with more tiles than SMs and mor
 
 // conv v13 to v16 at their test sizes give every persistent block of an
 // H200 one tile at most, and most of their rings fewer k-steps than stages.
-// These three layers have more tiles than 132 SMs and 9 or more k-steps a
-// tile, one for each tile width: 16 images of 56x56 at K = 64 (v13: 448
-// tiles of 128 pixels x 64; v14 to v16: 196 of 256 x 64), 24 of 28x28 at
-// K = 128 (168 of 128 x 128; 147), 96 of 14x14 at K = 256 (192 of 128 x 256,
-// the setmaxnreg split; 147, an odd number: v15's last pair has a tile past
-// the pixels). Then each block's ring runs on from tile to tile, with its
-// phases, as at the bench's sizes; the im2col copies of v14 to v16 cross rows
-// and images as they do there, and v15's clusters share w by multicast.
+// These layers have more tiles than 132 SMs and 9 or more k-steps a tile,
+// at each tile width, so each block's ring runs on from tile to tile, with
+// its phases, as at the bench's sizes; the im2col copies of v14 to v16
+// cross rows and images as they do there, and v15's clusters share w by
+// multicast. v14 and v16 choose their tiles by the SMs (conv_v14::
+// consumers_for, conv_v16::rows_per_thread); on an H200:
+// - the first three take v14's three consumer warpgroups and v16's short
+//   tiles: 16 images of 56x56 at K = 64 (262 tiles of 192 x 64 in both;
+//   v13: 448 of 128 pixels x 64), 24 of 28x28 at K = 128 (v14: 98 of 192 x
+//   128, one a block; v16: 196 of 96 x 128), 96 of 14x14 at K = 256 (v14:
+//   196 of 192 x 128; v16: 196 of 96 x 256, the setmaxnreg split);
+// - the last three the tall tiles, two consumers: 17 of 56x56 at K = 64
+//   (209 of 256 x 64), 9 at K = 128 (221 of 128 x 128), 9 at K = 256 (221
+//   of 128 x 256, the setmaxnreg split; odd, so v15's last pair has a tile
+//   past the pixels).
+// The line printed names the tile each layer ran (Kernel::candidate).
 TEST_CASE("gpu: conv v13 to v16 with more tiles than SMs, at each of their tile widths") {
   const device::gpu::Info gpu = device::gpu::probe();
+  const std::vector<device::Sizes> layers = {
+      {16, 64, 56, 56, 64, 3, 3, 1, 1, 1}, {24, 64, 28, 28, 128, 3, 3, 1, 1, 1}, {96, 32, 14, 14, 256, 3, 3, 1, 1, 1},
+      {17, 64, 56, 56, 64, 3, 3, 1, 1, 1}, {9, 64, 56, 56, 128, 3, 3, 1, 1, 1},  {9, 32, 56, 56, 256, 3, 3, 1, 1, 1}};
   for (const char* id : {"conv2d_nhwc/13", "conv2d_nhwc/14", "conv2d_nhwc/15", "conv2d_nhwc/16"}) {
     const device::Kernel& kernel = device::find_kernel(id, device::Copy::cuda);
     if (const std::string why = device::cannot_run_on(kernel, gpu.cc_major, gpu.cc_minor); !why.empty()) {
@@ -127,11 +140,13 @@ TEST_CASE("gpu: conv v13 to v16 with more tiles than SMs, at each of their tile 
       continue;
     }
     int passed = 0;
-    for (const device::Sizes& sizes : {device::Sizes{16, 64, 56, 56, 64, 3, 3, 1, 1, 1},
-                                       device::Sizes{24, 64, 28, 28, 128, 3, 3, 1, 1, 1},
-                                       device::Sizes{96, 32, 14, 14, 256, 3, 3, 1, 1, 1}})
+    std::string tiles;
+    for (const device::Sizes& sizes : layers) {
       passed += matches_on_gpu(kernel, sizes);
-    std::printf("%-28s %d of 3 layers match with more tiles than SMs\n", id, passed);
+      if (kernel.candidate) tiles += cat(tiles.empty() ? "; tiles: " : ", ", kernel.candidate(sizes));
+    }
+    std::printf("%-28s %d of %zu layers match with more tiles than SMs%s\n", id, passed, layers.size(),
+                tiles.c_str());
   }
 }
 

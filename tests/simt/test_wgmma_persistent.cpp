@@ -33,7 +33,7 @@
 // test_wgmma_layout.cpp for why not an anonymous one).
 namespace wgmma_persistent_test {
 #include "kernels/matmul/16_wgmma_persistent.cu"
-#include "kernels/conv/14_implicit_gemm_im2col.cu"  // conv v13's and v14's tile counts (v16's are v14's)
+#include "kernels/conv/16_implicit_gemm_fp32_tma.cu"  // conv v13's, v14's and v16's tile counts (it includes v14)
 }  // namespace wgmma_persistent_test
 using namespace wgmma_persistent_test;
 
@@ -49,21 +49,25 @@ ConvShape shape_of(const device::Sizes& s) {
 }
 
 // Runs a persistent version at `sizes` with `blocks` blocks (the launch
-// takes the block count from the grid) and returns its outputs.
+// takes the block count from the grid) and returns its outputs. `threads`,
+// where not 0, is the block's: conv2d_nhwc/14 runs its kernel of 2 consumer
+// warpgroups at 384, of 3 at 512.
 std::vector<Tensor> run_with_blocks(const device::Kernel& kernel, const device::Sizes& sizes,
-                                    const std::vector<Tensor>& inputs, unsigned blocks) {
+                                    const std::vector<Tensor>& inputs, unsigned blocks, unsigned threads = 0) {
   device::Launch launch = kernel.shape(sizes);
   launch.grid = dim3(blocks);
+  if (threads) launch.block = dim3(threads);
   return device::run_emulated(kernel, sizes, inputs, launch);
 }
 
-// Runs `kernel` with `blocks` blocks at `sizes` and checks every output
-// element against the op's reference.
-void check_blocks_match(const device::Kernel& kernel, const device::Sizes& sizes, unsigned blocks) {
+// Runs `kernel` with `blocks` blocks (of `threads`, where not 0) at `sizes`
+// and checks every output element against the op's reference.
+void check_blocks_match(const device::Kernel& kernel, const device::Sizes& sizes, unsigned blocks,
+                        unsigned threads = 0) {
   Rng rng(kSeed);
   const auto inputs = device::make_inputs(kernel, sizes, rng);
   std::vector<Tensor> got;
-  REQUIRE_NOTHROW(got = run_with_blocks(kernel, sizes, inputs, blocks));
+  REQUIRE_NOTHROW(got = run_with_blocks(kernel, sizes, inputs, blocks, threads));
   const device::Comparison c = device::compare(kernel, sizes, inputs, got);
   if (c.mismatches)
     std::printf("%lld of %lld wrong\n%s", (long long)c.mismatches, (long long)c.checked, c.first.c_str());
@@ -89,18 +93,20 @@ void check_with_blocks(const device::Kernel& kernel, const device::Sizes& sizes,
   check_blocks_match(kernel, sizes, blocks);
 }
 
-// Checks a persistent conv2d_nhwc version (13 to 16) with `blocks` blocks at
-// `sizes`, where it has `tiles` tiles, against the op's reference. The sizes
-// must take the TMA path (C a multiple of 8 for bf16, 4 for fp32): the
-// direct kernels that run otherwise walk nothing.
-void check_conv_with_blocks(const device::Kernel& kernel, const device::Sizes& sizes, unsigned blocks, int tiles) {
-  INFO(kernel.id(), " at ", device::describe_sizes(device::op("conv2d_nhwc"), sizes), ", ", blocks, " blocks for ",
-       tiles, " tiles, seed ", kSeed);
+// Checks a persistent conv2d_nhwc version (13 to 16) with `blocks` blocks
+// (of `threads`, where not 0) at `sizes`, where it has `tiles` tiles,
+// against the op's reference. The sizes must take the TMA path (C a
+// multiple of 8 for bf16, 4 for fp32): the direct kernels that run
+// otherwise walk nothing.
+void check_conv_with_blocks(const device::Kernel& kernel, const device::Sizes& sizes, unsigned blocks, int tiles,
+                            unsigned threads = 0) {
+  INFO(kernel.id(), " at ", device::describe_sizes(device::op("conv2d_nhwc"), sizes), ", ", blocks, " blocks",
+       threads ? cat(" of ", threads, " threads") : std::string(), " for ", tiles, " tiles, seed ", kSeed);
   REQUIRE(int(blocks) < tiles);  // some block takes several
   const ConvShape g = shape_of(sizes);
   REQUIRE_MESSAGE(conv_v14::describable(g, nullptr, nullptr, kernel.input_format ? 2 : 4),
                   "TMA cannot describe x or w: the direct kernel would run");
-  check_blocks_match(kernel, sizes, blocks);
+  check_blocks_match(kernel, sizes, blocks, threads);
 }
 
 }  // namespace
@@ -168,7 +174,10 @@ TEST_CASE("matmul/19 and 20: other consumers of v16's ring, in blocks that walk 
 // for v15) takes every tile, at each of the three tile widths; the tile
 // counts (v14's, which v15 and v16 share, then v13's) are computed below.
 // Nine taps make 9 k-steps a tile (18 for v16's 32-channel steps at C = 40),
-// not a multiple of the 4 stages, so each tile starts at another stage and parity.
+// not a multiple of the 4 stages, so each tile starts at another stage and
+// parity. v14 runs its kernel of two consumer warpgroups here (384-thread
+// blocks; the test below has its three); v16 the tile height its rule takes
+// for the emulator's SMs (test_conv_fp32_tma_tiles.cpp checks both).
 TEST_CASE("conv2d_nhwc/13 to 16: blocks that walk several tiles at each tile width, the ring running on across them") {
   const std::vector<device::Sizes> layers = {
       {4, 8, 12, 12, 16, 3, 3, 1, 1, 1},      // K <= 64: 576 pixels, 3 tiles of 256 x 64 (v13: 8 of 8x16)
@@ -176,15 +185,65 @@ TEST_CASE("conv2d_nhwc/13 to 16: blocks that walk several tiles at each tile wid
       {1, 8, 12, 12, 264, 3, 3, 1, 1, 1}};    // K > 128: 144 pixels x 2 channel tiles, 4 of 128 x 256 (v13: 4)
   for (const char* id : {"conv2d_nhwc/13", "conv2d_nhwc/14", "conv2d_nhwc/15", "conv2d_nhwc/16"}) {
     const device::Kernel& kernel = device::find_kernel(id);
-    const bool v13 = std::string(id).ends_with("13"), v15 = std::string(id).ends_with("15");
+    const std::string version(id);
+    const bool v13 = version.ends_with("13"), v14 = version.ends_with("14"), v15 = version.ends_with("15"),
+               v16 = version.ends_with("16");
     for (const device::Sizes& sizes : layers) {
       const ConvShape g = shape_of(sizes);
-      const int tiles = v13 ? conv_v13::pixel_tiles(g).count(g.N) : conv_v14::tiles_of(g).count();
-      check_conv_with_blocks(kernel, sizes, v15 ? 2 : 1, tiles);
+      const int tiles = v13   ? conv_v13::pixel_tiles(g).count(g.N)
+                        : v16 ? conv_v16::tiles_of(g, conv_v16::rows_per_thread(g, wgmma_v16::sm_count())).count()
+                              : conv_v14::tiles_of(g).count();
+      check_conv_with_blocks(kernel, sizes, v15 ? 2 : 1, tiles, v14 ? conv_v14::Config<64, 2>::THREADS : 0);
     }
   }
   // The traced copy of the fp32 version, under the checker: in-bounds stores, no race.
   check_conv_with_blocks(device::find_kernel("conv2d_nhwc/16", device::Copy::traced), layers[2], 2, 4);
+}
+
+// conv2d_nhwc/14's tiles of three consumer warpgroups, 192 pixels by 64 or
+// 128 channels (512-thread blocks), and the ring's empty barriers counting
+// 384 arrivals a phase: at each width, with fewer blocks than tiles.
+TEST_CASE("conv2d_nhwc/14: three consumer warpgroups on 192-pixel tiles, blocks walking several tiles") {
+  const std::vector<device::Sizes> layers = {
+      {4, 8, 12, 12, 16, 3, 3, 1, 1, 1},      // K <= 64: 576 pixels, 3 tiles of 192 x 64
+      {6, 40, 19, 19, 100, 3, 3, 2, 1, 1},    // K <= 128, stride 2: 600 pixels, 4 tiles of 192 x 128 (the last of 24)
+      {1, 8, 12, 12, 264, 3, 3, 1, 1, 1}};    // K > 128: 144 pixels x 3 channel tiles of 128 (the last of 8)
+  const device::Kernel& v14 = device::find_kernel("conv2d_nhwc/14");
+  constexpr unsigned kThree = conv_v14::Config<64, 3>::THREADS;
+  for (const device::Sizes& sizes : layers) {
+    const int tiles = conv_v14::tiles_with(shape_of(sizes), 3).count();
+    check_conv_with_blocks(v14, sizes, 2, tiles, kThree);
+  }
+  // The traced copy, under the checker: in-bounds stores, no race, no uninitialized shared read.
+  check_conv_with_blocks(device::find_kernel("conv2d_nhwc/14", device::Copy::traced), layers[2], 2, 3, kThree);
+}
+
+TEST_CASE("conv2d_nhwc/14: three consumer warpgroups where the busiest of an H200's 132 SMs computes fewer outputs") {
+  constexpr int kH200 = 132;
+  // Issue 5's 3x3 layers, N = 64, C = K.
+  const ConvShape at56 = conv_shape(64, 64, 56, 56, 64, 3, 3, 1, 1, 1);
+  const ConvShape at28 = conv_shape(64, 128, 28, 28, 128, 3, 3, 1, 1, 1);
+  const ConvShape at14 = conv_shape(64, 256, 14, 14, 256, 3, 3, 1, 1, 1);
+  // 14x14: 98 tiles of 128 x 256 (one round, 34 SMs idle), or 66 x 2 = 132 of 192 x 128.
+  CHECK(conv_v14::tiles_with(at14, 2).count() == 98);
+  CHECK(conv_v14::tiles_with(at14, 3).count() == 132);
+  CHECK(conv_v14::consumers_for(at14, kH200) == 3);
+  // 28x28: 392 tiles of 128 x 128 (3 rounds) or 262 of 192 x 128 (2 rounds): 49,152 outputs either way.
+  CHECK(conv_v14::tiles_with(at28, 2).count() == 392);
+  CHECK(conv_v14::tiles_with(at28, 3).count() == 262);
+  CHECK(conv_v14::consumers_for(at28, kH200) == 2);
+  // 56x56: 784 of 256 x 64 (6 rounds) or 1046 of 192 x 64 (8 rounds): 98,304 either way.
+  CHECK(conv_v14::tiles_with(at56, 2).count() == 784);
+  CHECK(conv_v14::tiles_with(at56, 3).count() == 1046);
+  CHECK(conv_v14::consumers_for(at56, kH200) == 2);
+  // The registration: a block of any other size is an error naming the two.
+  const device::Kernel& v14 = device::find_kernel("conv2d_nhwc/14");
+  const device::Sizes sizes{1, 8, 12, 12, 264, 3, 3, 1, 1, 1};
+  Rng rng(kSeed);
+  const auto inputs = device::make_inputs(v14, sizes, rng);
+  CHECK_THROWS_WITH(run_with_blocks(v14, sizes, inputs, 1, 256),
+                    doctest::Contains("a block of 256 threads; the kernels take 384 (2 consumer warpgroups) "
+                                      "or 512 (3)"));
 }
 
 TEST_CASE("matmul/21: clusters of two CTAs that walk several tile pairs, sharing each B tile by multicast") {

@@ -11,15 +11,25 @@ namespace {
 
 constexpr const char* kId = "conv2d_nhwc/14_implicit_gemm_im2col";
 
-// The kernel for channel tile BN; 256 needs setmaxnreg's register split.
-template <int BN>
-bool launch_tile(int blocks, const ConvShape& g, const __nv_bfloat16* x, const __nv_bfloat16* w, __nv_bfloat16* y) {
-  if constexpr (BN == 256) gemm::require_launch_registers<conv2d_implicit_gemm_im2col<256>>(kId);
-  return conv_v14::launch<BN>(blocks, g, x, w, y);
-}
+// Two consumer warpgroups or three at g on this device's SMs (conv_v14::consumers_for).
+int consumers_for(const ConvShape& g) { return conv_v14::consumers_for(g, wgmma_v16::sm_count()); }
 
+// The launch's block says which kernel runs: 384 threads (2 consumer
+// warpgroups) or 512 (3), as the registered shape chose, or a test asks.
 void launch_v14(const Sizes& s, const Launch& l, Buffers b) {
-  launch_im2col_version(kId, s, l, b, 1, []<int BN>(auto... args) { return launch_tile<BN>(args...); });
+  const unsigned threads = l.block.x;
+  constexpr unsigned kTwo = conv_v14::Config<64, 2>::THREADS, kThree = conv_v14::Config<64, 3>::THREADS;
+  WN_CHECK(threads == kTwo || threads == kThree, kId, ": a block of ", threads, " threads; the kernels take ", kTwo,
+           " (2 consumer warpgroups) or ", kThree, " (3)");
+  const int consumers = int(threads / 128) - 1;
+  launch_im2col_version(kId, s, l, b, 1, [&](int blocks, const ConvShape& g, auto... buffers) {
+    return conv_v14::with_tile(g, consumers, [&]<int BN, int CONSUMERS>() {
+      // 128 accumulators a thread (BN = 256) need setmaxnreg's register split.
+      if constexpr (conv_v14::Config<BN, CONSUMERS>::kReallocate)
+        gemm::require_launch_registers<conv2d_implicit_gemm_im2col<BN, CONSUMERS>>(kId);
+      return conv_v14::launch<BN, CONSUMERS>(blocks, g, buffers...);
+    });
+  });
 }
 
 const Registration implicit_gemm_im2col{Kernel{
@@ -30,25 +40,30 @@ const Registration implicit_gemm_im2col{Kernel{
     .precision = "bf16 inputs and output, fp32 accumulation (wgmma, sm_90a)",
     .shape_text = "v13's kernel (block (384) = TMA producer + 2 consumer warpgroups, persistent grid, 4-stage "
                   "mbarrier ring, wgmma m64nBNk16 with BN 64, 128 or 256) on tiles of TILE_M consecutive output "
-                  "pixels of the N·P·Q (256 at BN = 64, else 128), across rows and images: each k-step's A tile is "
-                  "one TMA im2col copy of x (TILE_M pixels x 64 channels, walked through the bounding box of the filter windows' starts, read at "
-                  "the tap's offsets, zeros in the padding), B a 3-D box of w; when C is not a multiple of 8, the "
-                  "stride is over 8 or a corner or tap offset leaves [-128, 127], v13's direct kernel runs instead",
-    // The grid's x is the block count whatever the problem; the launch reads only that.
+                  "pixels of the N·P·Q (256 at BN = 64, else 128), across rows and images; or block (512) with 3 "
+                  "consumer warpgroups on 192-pixel tiles (BN 64 or 128) where the busiest SM then computes fewer "
+                  "outputs: each k-step's A tile is one TMA im2col copy of x (TILE_M pixels x 64 channels, walked "
+                  "through the bounding box of the filter windows' starts, read at the tap's offsets, zeros in the "
+                  "padding), B a 3-D box of w; when C is not a multiple of 8, the stride is over 8 or a corner or "
+                  "tap offset leaves [-128, 127], v13's direct kernel runs instead",
+    // The grid's x is the block count whatever the problem, the block's x
+    // the kernel (384 or 512 threads); the launch reads only those.
     .shape = [](const Sizes& s) {
-      return Launch{dim3(unsigned(conv_v14::persistent_blocks(shape_of(s)))), dim3(conv_v13::THREADS),
-                    conv_v14::shared_bytes(shape_of(s))};
+      const ConvShape g = shape_of(s);
+      const int consumers = consumers_for(g);
+      return Launch{dim3(unsigned(conv_v14::persistent_blocks(conv_v14::tiles_with(g, consumers)))),
+                    dim3(unsigned(consumers + 1) * 128), conv_v14::shared_bytes(g, consumers)};
     },
     .flops = flops,
-    // Each tile's copies are fetched once: x's 128 pixels x C·R·S per
+    // Each tile's copies are fetched once: x's TILE_M pixels x C·R·S per
     // output-channel tile, w's per pixel tile, in bf16 (the last tile's rows
     // past N·P·Q included); y written once in bf16.
     .bytes = [](const Sizes& s) {
       const ConvShape g = shape_of(s);
-      const conv_v14::Tiles tl = conv_v14::tiles_of(g);
+      const int consumers = consumers_for(g), bn = conv_v14::channel_tile(g.K, consumers);
+      const conv_v14::Tiles tl = conv_v14::tiles_with(g, consumers);
       const double taps = double(g.R) * g.S, channels = double(ceil_div(g.C, conv_v13::BK)) * conv_v13::BK;
-      const int bn = conv_v13::channel_tile(g.K);
-      return 2.0 * (double(tl.count()) * taps * channels * (conv_v14::pixel_tile(bn) + bn) + outputs(g));
+      return 2.0 * (double(tl.count()) * taps * channels * (conv_v14::tile_rows(bn, consumers) + bn) + outputs(g));
     },
     .min_sm = 90,
     .arch_specific = true,
@@ -57,6 +72,17 @@ const Registration implicit_gemm_im2col{Kernel{
     .input_format = &simt::kBfloat16,
     .tensor_op = Kernel::TensorOp::wgmma,
     .output_format = &simt::kBfloat16,
+    // The tile that runs, for the record: which one the rule chose.
+    .candidate = [](const Sizes& s) -> const char* {
+      const ConvShape g = shape_of(s);
+      if (!conv_v14::describable(g, nullptr, nullptr)) return "v13's direct kernel (TMA cannot describe x or w)";
+      return conv_v14::with_tile(g, consumers_for(g), []<int BN, int CONSUMERS>() {
+        constexpr const char* names[2][3] = {{"256x64, 2 consumer warpgroups", "128x128, 2 consumer warpgroups",
+                                              "128x256, 2 consumer warpgroups"},
+                                             {"192x64, 3 consumer warpgroups", "192x128, 3 consumer warpgroups", ""}};
+        return names[CONSUMERS == 3][BN == 64 ? 0 : BN == 128 ? 1 : 2];
+      });
+    },
 }};
 
 }  // namespace

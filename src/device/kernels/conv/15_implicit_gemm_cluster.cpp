@@ -19,7 +19,9 @@ bool launch_tile(int blocks, const ConvShape& g, const __nv_bfloat16* x, const _
 }
 
 void launch_v15(const Sizes& s, const Launch& l, Buffers b) {
-  launch_im2col_version(kId, s, l, b, unsigned(warpnet::kPair), []<int BN>(auto... args) { return launch_tile<BN>(args...); });
+  launch_im2col_version(kId, s, l, b, unsigned(warpnet::kPair), [](int blocks, const ConvShape& g, auto... buffers) {
+    return conv_v14::with_tile(g, 2, [&]<int BN, int>() { return launch_tile<BN>(blocks, g, buffers...); });
+  });
 }
 
 const Registration implicit_gemm_cluster{Kernel{

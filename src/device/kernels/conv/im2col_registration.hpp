@@ -1,7 +1,7 @@
 // What the launches of conv2d_nhwc v14 and v15 share: the bf16 buffers, v13's
 // direct kernel for the shapes TMA's im2col mode cannot describe, the
-// driver's two encoders, a grid of whole clusters, the kernel instance for
-// the channel tile, and the errors that name the version. Included after the
+// driver's two encoders, a grid of whole clusters, and the errors that
+// name the version. Included after the
 // kernel file (conv_v13, conv_v14, wgmma_v13 come from it); an anonymous
 // namespace as the other registration headers (../copy.hpp).
 #pragma once
@@ -11,12 +11,13 @@
 namespace warpnet::device::conv {
 namespace {
 
-// at_bn.template operator()<BN>(blocks, g, x, w, y) launches the version's
-// kernel for channel tile BN (64, 128 or 256) and returns false when the
-// driver refused a tensor map. `cluster`: the CTAs a cluster holds (1 when
-// the version launches none), which the grid must be a whole number of.
-template <class AtBn>
-void launch_im2col_version(const char* id, const Sizes& s, const Launch& l, Buffers b, unsigned cluster, AtBn at_bn) {
+// launch_tma(blocks, g, x, w, y) launches the version's TMA kernel for g
+// (its tile: conv_v14::with_tile) and returns false when the driver refused
+// a tensor map. `cluster`: the CTAs a cluster holds (1 when the version
+// launches none), which the grid must be a whole number of.
+template <class LaunchTma>
+void launch_im2col_version(const char* id, const Sizes& s, const Launch& l, Buffers b, unsigned cluster,
+                           LaunchTma launch_tma) {
   const ConvShape g = shape_of(s);
   const auto* x = static_cast<const __nv_bfloat16*>(b[0]);
   const auto* w = static_cast<const __nv_bfloat16*>(b[1]);
@@ -30,10 +31,7 @@ void launch_im2col_version(const char* id, const Sizes& s, const Launch& l, Buff
   WN_CHECK(wgmma_v13::encode_tiled(), id, ": the driver has no cuTensorMapEncodeTiled");
   WN_CHECK(l.grid.x % cluster == 0, id, ": a grid of ", l.grid.x, " blocks is not a whole number of clusters of ",
            cluster);
-  const int blocks = int(l.grid.x), bn = conv_v13::channel_tile(g.K);
-  const bool launched = bn == 64    ? at_bn.template operator()<64>(blocks, g, x, w, y)
-                        : bn == 128 ? at_bn.template operator()<128>(blocks, g, x, w, y)
-                                    : at_bn.template operator()<256>(blocks, g, x, w, y);
+  const bool launched = launch_tma(int(l.grid.x), g, x, w, y);
   WN_CHECK(launched, id, ": the driver refused a tensor map at ", describe_sizes(op("conv2d_nhwc"), s),
            gemm::tensor_map_refusal());
   check_launch();
