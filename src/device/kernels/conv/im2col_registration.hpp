@@ -1,9 +1,9 @@
 // What the launches of conv2d_nhwc v14 and v15 share: the bf16 buffers, v13's
 // direct kernel for the shapes TMA's im2col mode cannot describe, the
-// driver's two encoders, a grid of whole clusters, and the errors that
-// name the version. Included after the
-// kernel file (conv_v13, conv_v14, wgmma_v13 come from it); an anonymous
-// namespace as the other registration headers (../copy.hpp).
+// driver's two encoders, a grid of whole clusters, and the errors that name
+// the version. Included after the kernel file (conv_v13, conv_v14,
+// wgmma_v13 come from it); an anonymous namespace as the other registration
+// headers (../copy.hpp).
 #pragma once
 #include "device/kernels/conv/conv_registration.hpp"
 #include "device/kernels/matmul/gemm_registration.hpp"  // tensor_map_refusal
