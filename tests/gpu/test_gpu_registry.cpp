@@ -31,6 +31,8 @@ bool matches_on_gpu(const device::Kernel& kernel, const device::Sizes& sizes) {
   // bench`. The tune checks every candidate it times against the definition,
   // every element at these sizes (gpu_timing::kVerifyAllProducts), so here each one
   // is checked at the awkward test sizes, not only the tuning table's choice.
+  // conv2d_nhwc v14's and v16's tunes time a second tile only where it gives
+  // the first one's bits (tile_tune.hpp), and the winner is checked below.
   if (kernel.tune && kernel.candidate) {
     try {
       kernel.tune(sizes);
@@ -116,17 +118,19 @@ TEST_CASE("gpu: the Hopper and multistage GEMMs with more tiles than SMs and mor
 // at each tile width, so each block's ring runs on from tile to tile, with
 // its phases, as at the bench's sizes; the im2col copies of v14 to v16
 // cross rows and images as they do there, and v15's clusters share w by
-// multicast. v14 and v16 choose their tiles by the SMs (conv_v14::
-// consumers_for, conv_v16::rows_per_thread); on an H200:
-// - the first three take v14's three consumer warpgroups and v16's short
+// multicast. v14 and v16 have two tiles each, and matches_on_gpu runs
+// their tunes first: both tiles on random inputs, their bits compared, the
+// faster one kept and then checked here. Their rules (conv_v14::
+// consumers_for, conv_v16::rows_per_thread) pick, on an H200:
+// - for the first three, v14's three consumer warpgroups and v16's short
 //   tiles: 16 images of 56x56 at K = 64 (262 tiles of 192 x 64 in both;
 //   v13: 448 of 128 pixels x 64), 24 of 28x28 at K = 128 (v14: 98 of 192 x
 //   128, one a block; v16: 196 of 96 x 128), 96 of 14x14 at K = 256 (v14:
 //   196 of 192 x 128; v16: 196 of 96 x 256, the setmaxnreg split);
-// - the last three the tall tiles, two consumers: 17 of 56x56 at K = 64
-//   (209 of 256 x 64), 9 at K = 128 (221 of 128 x 128), 9 at K = 256 (221
-//   of 128 x 256, the setmaxnreg split; odd, so v15's last pair has a tile
-//   past the pixels).
+// - for the last three, the tall tiles and two consumers: 17 of 56x56 at
+//   K = 64 (209 of 256 x 64), 9 at K = 128 (221 of 128 x 128), 9 at K = 256
+//   (221 of 128 x 256, the setmaxnreg split; odd, so v15's last pair has a
+//   tile past the pixels).
 // The line printed names the tile each layer ran (Kernel::candidate).
 TEST_CASE("gpu: conv v13 to v16 with more tiles than SMs, at each of their tile widths") {
   const device::gpu::Info gpu = device::gpu::probe();

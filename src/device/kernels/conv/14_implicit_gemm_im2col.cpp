@@ -5,14 +5,42 @@ namespace {
 }  // namespace
 #include "device/kernels/conv/im2col_registration.hpp"
 #include "device/kernels/matmul/setmaxnreg_registers.hpp"  // require_launch_registers
+#include "device/kernels/tuned_choices.hpp"
+#if defined(__CUDACC__)
+#include "device/kernels/conv/tile_tune.hpp"
+#endif
 
 namespace warpnet::device::conv {
 namespace {
 
 constexpr const char* kId = "conv2d_nhwc/14_implicit_gemm_im2col";
 
-// Two consumer warpgroups or three at g on this device's SMs (conv_v14::consumers_for).
-int consumers_for(const ConvShape& g) { return conv_v14::consumers_for(g, wgmma_v16::sm_count()); }
+// The tune's candidates: 0 is two consumer warpgroups, 1 three.
+int consumers_of(int candidate) { return candidate == 1 ? 3 : 2; }
+
+// Two consumer warpgroups or three at s: what the tune measured faster on
+// this GPU (tuned(), filled by the tune in the CUDA copy), else the rule
+// on this device's SMs (conv_v14::consumers_for).
+int consumers_for(const Sizes& s) {
+  if (const auto known = tuned().find(s)) return consumers_of(*known);
+  return conv_v14::consumers_for(shape_of(s), wgmma_v16::sm_count());
+}
+
+// The registered launch of the kernel with `consumers` consumer warpgroups.
+Launch launch_of(const ConvShape& g, int consumers) {
+  return Launch{dim3(unsigned(conv_v14::persistent_blocks(conv_v14::tiles_with(g, consumers)))),
+                dim3(unsigned(consumers + 1) * 128), conv_v14::shared_bytes(g, consumers)};
+}
+
+// "192x128, 3 consumer warpgroups": the tile of g with `consumers`.
+const char* tile_name(const ConvShape& g, int consumers) {
+  return conv_v14::with_tile(g, consumers, []<int BN, int CONSUMERS>() {
+    constexpr const char* names[2][3] = {
+        {"256x64, 2 consumer warpgroups", "128x128, 2 consumer warpgroups", "128x256, 2 consumer warpgroups"},
+        {"192x64, 3 consumer warpgroups", "192x128, 3 consumer warpgroups", ""}};
+    return names[CONSUMERS == 3][BN == 64 ? 0 : BN == 128 ? 1 : 2];
+  });
+}
 
 // The launch's block says which kernel runs: 384 threads (2 consumer
 // warpgroups) or 512 (3), as the registered shape chose, or a test asks.
@@ -32,6 +60,16 @@ void launch_v14(const Sizes& s, const Launch& l, Buffers b) {
   });
 }
 
+#if defined(__CUDACC__)
+// Both tiles timed at s on this GPU (tile_tune.hpp); the faster one runs from then on.
+std::string tune_v14(const Sizes& s) {
+  static const TileCandidates candidates{
+      "conv2d_nhwc/14's tune", [](int i, const Sizes& at) { return tile_name(shape_of(at), consumers_of(i)); },
+      [](int i, const Sizes& at, Buffers b) { launch_v14(at, launch_of(shape_of(at), consumers_of(i)), b); }};
+  return tune_tiles<__nv_bfloat16>(candidates, s, tuned());
+}
+#endif
+
 const Registration implicit_gemm_im2col{Kernel{
     .op = "conv2d_nhwc",
     .version = 14,
@@ -41,29 +79,26 @@ const Registration implicit_gemm_im2col{Kernel{
     .shape_text = "v13's kernel (block (384) = TMA producer + 2 consumer warpgroups, persistent grid, 4-stage "
                   "mbarrier ring, wgmma m64nBNk16 with BN 64, 128 or 256) on tiles of TILE_M consecutive output "
                   "pixels of the N·P·Q (256 at BN = 64, else 128), across rows and images; or block (512) with 3 "
-                  "consumer warpgroups on 192-pixel tiles (BN 64 or 128) where the busiest SM then computes fewer "
-                  "outputs: each k-step's A tile is one TMA im2col copy of x (TILE_M pixels x 64 channels, walked "
-                  "through the bounding box of the filter windows' starts, read at the tap's offsets, zeros in the "
-                  "padding), B a 3-D box of w; when C is not a multiple of 8, the stride is over 8 or a corner or "
-                  "tap offset leaves [-128, 127], v13's direct kernel runs instead",
+                  "consumer warpgroups on 192-pixel tiles (BN 64 or 128), where a GPU's tune timed them faster "
+                  "(without one: where the busiest SM then computes fewer outputs): each k-step's A tile is one "
+                  "TMA im2col copy of x (TILE_M pixels x 64 channels, walked through the bounding box of the "
+                  "filter windows' starts, read at the tap's offsets, zeros in the padding), B a 3-D box of w; "
+                  "when C is not a multiple of 8, the stride is over 8 or a corner or tap offset leaves "
+                  "[-128, 127], v13's direct kernel runs instead",
     // The grid's x is the block count whatever the problem, the block's x
     // the kernel (384 or 512 threads); the launch reads only those.
-    .shape = [](const Sizes& s) {
-      const ConvShape g = shape_of(s);
-      const int consumers = consumers_for(g);
-      return Launch{dim3(unsigned(conv_v14::persistent_blocks(conv_v14::tiles_with(g, consumers)))),
-                    dim3(unsigned(consumers + 1) * 128), conv_v14::shared_bytes(g, consumers)};
-    },
+    .shape = [](const Sizes& s) { return launch_of(shape_of(s), consumers_for(s)); },
     .flops = flops,
     // Each tile's copies are fetched once: x's TILE_M pixels x C·R·S per
     // output-channel tile, w's per pixel tile, in bf16 (the last tile's rows
     // past N·P·Q included); y written once in bf16.
     .bytes = [](const Sizes& s) {
       const ConvShape g = shape_of(s);
-      const int consumers = consumers_for(g), bn = conv_v14::channel_tile(g.K, consumers);
+      const int consumers = consumers_for(s), bn = conv_v14::channel_tile(g.K, consumers);
       const conv_v14::Tiles tl = conv_v14::tiles_with(g, consumers);
       const double taps = double(g.R) * g.S, channels = double(ceil_div(g.C, conv_v13::BK)) * conv_v13::BK;
-      return 2.0 * (double(tl.count()) * taps * channels * (conv_v14::tile_rows(bn, consumers) + bn) + outputs(g));
+      const double rows = conv_v14::tile_rows(bn, consumers) + bn;  // copied a k-step: x's pixels, w's channels
+      return 2.0 * (double(tl.count()) * taps * channels * rows + outputs(g));
     },
     .min_sm = 90,
     .arch_specific = true,
@@ -72,16 +107,14 @@ const Registration implicit_gemm_im2col{Kernel{
     .input_format = &simt::kBfloat16,
     .tensor_op = Kernel::TensorOp::wgmma,
     .output_format = &simt::kBfloat16,
-    // The tile that runs, for the record: which one the rule chose.
+#if defined(__CUDACC__)
+    .tune = tune_v14,
+#endif
+    // The tile that runs, for the record: the tune's or the rule's.
     .candidate = [](const Sizes& s) -> const char* {
       const ConvShape g = shape_of(s);
       if (!conv_v14::describable(g, nullptr, nullptr)) return "v13's direct kernel (TMA cannot describe x or w)";
-      return conv_v14::with_tile(g, consumers_for(g), []<int BN, int CONSUMERS>() {
-        constexpr const char* names[2][3] = {{"256x64, 2 consumer warpgroups", "128x128, 2 consumer warpgroups",
-                                              "128x256, 2 consumer warpgroups"},
-                                             {"192x64, 3 consumer warpgroups", "192x128, 3 consumer warpgroups", ""}};
-        return names[CONSUMERS == 3][BN == 64 ? 0 : BN == 128 ? 1 : 2];
-      });
+      return tile_name(g, consumers_for(s));
     },
 }};
 
