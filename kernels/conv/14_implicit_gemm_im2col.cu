@@ -51,10 +51,11 @@
 //   and 56x56 the two tie (2 rounds of 192 x 128 against 3 of 128 x 128;
 //   8 of 192 x 64 against 6 of 256 x 64) and two consumers stay.
 //   Arithmetic, not a measurement: on a GPU the registration's tune times
-//   both tiles at each size and keeps the faster (src/device/kernels/conv/
-//   tile_tune.hpp); the rule decides without one (the emulator). The
-//   record names the tile that ran (Kernel::candidate). The launch's block
-//   (384 or 512) says which kernel runs, so a test can ask for either.
+//   both tiles at each size and keeps the faster
+//   (src/device/kernels/conv/tile_tune.hpp); the rule decides without one
+//   (the emulator). The record names the tile that ran (Kernel::candidate).
+//   The launch's block (384 or 512) says which kernel runs, so a test can
+//   ask for either.
 // Edges: as v13 (C a multiple of 8, stride at most 8, 16-byte aligned x and
 //   w), and the bounding box's corners and the taps' offsets within the
 //   range a 4-D im2col map holds ([−128, 127]); other shapes run v13's
