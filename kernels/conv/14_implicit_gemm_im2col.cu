@@ -77,6 +77,9 @@
 // Run: build/bin/warpnet bench conv2d_nhwc --kernels 13,14 on an H100/H200
 //   (cuDNN fp32 and bf16 timed in the same run); on the emulator:
 //   build/bin/warpnet trace conv2d_nhwc/14 --size 2,72,9,11,264,3,3,2,1,2
+// Once a translation unit: conv v15 and v16 both include this file, and a
+// test may include both of them.
+#pragma once
 #include <type_traits>
 
 #include "kernels/conv/13_implicit_gemm_wgmma.cu"  // conv_v13: produce, accumulate_tile, store_pair, the direct kernel

@@ -31,8 +31,8 @@ bool matches_on_gpu(const device::Kernel& kernel, const device::Sizes& sizes) {
   // bench`. The tune checks every candidate it times against the definition,
   // every element at these sizes (gpu_timing::kVerifyAllProducts), so here each one
   // is checked at the awkward test sizes, not only the tuning table's choice.
-  // conv2d_nhwc v14's and v16's tunes time a second tile only where it gives
-  // the first one's bits (tile_tune.hpp), and the winner is checked below.
+  // conv2d_nhwc v14's, v15's and v16's tunes time a second tile only where
+  // it gives the first one's bits (tile_tune.hpp), and the winner is checked below.
   if (kernel.tune && kernel.candidate) {
     try {
       kernel.tune(sizes);
@@ -118,11 +118,12 @@ TEST_CASE("gpu: the Hopper and multistage GEMMs with more tiles than SMs and mor
 // at each tile width, so each block's ring runs on from tile to tile, with
 // its phases, as at the bench's sizes; the im2col copies of v14 to v16
 // cross rows and images as they do there, and v15's clusters share w by
-// multicast. v14 and v16 have two tiles each, and matches_on_gpu runs
+// multicast. v14, v15 and v16 have two tiles each, and matches_on_gpu runs
 // their tunes first: both tiles on random inputs, their bits compared, the
 // faster one kept and then checked here. Their rules (conv_v14::
-// consumers_for, conv_v16::rows_per_thread) pick, on an H200:
-// - for the first three, v14's three consumer warpgroups and v16's short
+// consumers_for, v15's over pairs, conv_v16::rows_per_thread) pick, on an
+// H200:
+// - for the first three, v14's and v15's three consumer warpgroups and v16's short
 //   tiles: 16 images of 56x56 at K = 64 (262 tiles of 192 x 64 in both;
 //   v13: 448 of 128 pixels x 64), 24 of 28x28 at K = 128 (v14: 98 of 192 x
 //   128, one a block; v16: 196 of 96 x 128), 96 of 14x14 at K = 256 (v14:

@@ -33,7 +33,8 @@
 // test_wgmma_layout.cpp for why not an anonymous one).
 namespace wgmma_persistent_test {
 #include "kernels/matmul/16_wgmma_persistent.cu"
-#include "kernels/conv/16_implicit_gemm_fp32_tma.cu"  // conv v13's, v14's and v16's tile counts (it includes v14)
+#include "kernels/conv/15_implicit_gemm_cluster.cu"    // conv v13's, v14's and v15's tile counts (it includes v14)
+#include "kernels/conv/16_implicit_gemm_fp32_tma.cu"  // and v16's
 }  // namespace wgmma_persistent_test
 using namespace wgmma_persistent_test;
 
@@ -175,9 +176,9 @@ TEST_CASE("matmul/19 and 20: other consumers of v16's ring, in blocks that walk 
 // counts (v14's, which v15 and v16 share, then v13's) are computed below.
 // Nine taps make 9 k-steps a tile (18 for v16's 32-channel steps at C = 40),
 // not a multiple of the 4 stages, so each tile starts at another stage and
-// parity. v14 runs its kernel of two consumer warpgroups here (384-thread
-// blocks; the test below has its three); v16 the tile height its rule takes
-// for the emulator's SMs (test_conv_fp32_tma_tiles.cpp checks both).
+// parity. v14 and v15 run their kernels of two consumer warpgroups here
+// (384-thread blocks; the test below has their three); v16 the tile height
+// its rule takes for the emulator's SMs (test_conv_fp32_tma_tiles.cpp checks both).
 TEST_CASE("conv2d_nhwc/13 to 16: blocks that walk several tiles at each tile width, the ring running on across them") {
   const std::vector<device::Sizes> layers = {
       {4, 8, 12, 12, 16, 3, 3, 1, 1, 1},      // K <= 64: 576 pixels, 3 tiles of 256 x 64 (v13: 8 of 8x16)
@@ -193,7 +194,7 @@ TEST_CASE("conv2d_nhwc/13 to 16: blocks that walk several tiles at each tile wid
       const int tiles = v13   ? conv_v13::pixel_tiles(g).count(g.N)
                         : v16 ? conv_v16::tiles_of(g, conv_v16::rows_per_thread(g, wgmma_v16::sm_count())).count()
                               : conv_v14::tiles_of(g).count();
-      check_conv_with_blocks(kernel, sizes, v15 ? 2 : 1, tiles, v14 ? conv_v14::Config<64, 2>::THREADS : 0);
+      check_conv_with_blocks(kernel, sizes, v15 ? 2 : 1, tiles, v14 || v15 ? conv_v14::Config<64, 2>::THREADS : 0);
     }
   }
   // The traced copy of the fp32 version, under the checker: in-bounds stores, no race.
@@ -202,17 +203,22 @@ TEST_CASE("conv2d_nhwc/13 to 16: blocks that walk several tiles at each tile wid
 
 // conv2d_nhwc/14's tiles of three consumer warpgroups, 192 pixels by 64 or
 // 128 channels (512-thread blocks), and the ring's empty barriers counting
-// 384 arrivals a phase: at each width, with fewer blocks than tiles.
-TEST_CASE("conv2d_nhwc/14: three consumer warpgroups on 192-pixel tiles, blocks walking several tiles") {
+// 384 arrivals a phase: at each width, with fewer blocks than tiles. v15's
+// the same in clusters of two: one cluster walks every pair (the last
+// layer's three pairs each have a second tile past the pixels), its empty
+// barriers counting the 12 consumer warps of both CTAs.
+TEST_CASE("conv2d_nhwc/14 and 15: three consumer warpgroups on 192-pixel tiles, blocks walking several tiles") {
   const std::vector<device::Sizes> layers = {
       {4, 8, 12, 12, 16, 3, 3, 1, 1, 1},      // K <= 64: 576 pixels, 3 tiles of 192 x 64
       {6, 40, 19, 19, 100, 3, 3, 2, 1, 1},    // K <= 128, stride 2: 600 pixels, 4 tiles of 192 x 128 (the last of 24)
       {1, 8, 12, 12, 264, 3, 3, 1, 1, 1}};    // K > 128: 144 pixels x 3 channel tiles of 128 (the last of 8)
   const device::Kernel& v14 = device::find_kernel("conv2d_nhwc/14");
   constexpr unsigned kThree = conv_v14::Config<64, 3>::THREADS;
+  const device::Kernel& v15 = device::find_kernel("conv2d_nhwc/15");
   for (const device::Sizes& sizes : layers) {
     const int tiles = conv_v14::tiles_with(shape_of(sizes), 3).count();
     check_conv_with_blocks(v14, sizes, 2, tiles, kThree);
+    check_conv_with_blocks(v15, sizes, 2, tiles, kThree);
   }
   // The traced copy, under the checker: in-bounds stores, no race, no uninitialized shared read.
   check_conv_with_blocks(device::find_kernel("conv2d_nhwc/14", device::Copy::traced), layers[2], 2, 3, kThree);
@@ -236,6 +242,12 @@ TEST_CASE("conv2d_nhwc/14: three consumer warpgroups where the busiest of an H20
   CHECK(conv_v14::tiles_with(at56, 2).count() == 784);
   CHECK(conv_v14::tiles_with(at56, 3).count() == 1046);
   CHECK(conv_v14::consumers_for(at56, kH200) == 2);
+  // v15's pairs: at 14x14, 66 pairs of 192 x 128 tiles for 66 clusters, or 49 of 128 x 256 (98 CTAs busy).
+  CHECK(conv_v15::pair_count(at14, 2) == 49);
+  CHECK(conv_v15::pair_count(at14, 3) == 66);
+  CHECK(conv_v15::consumers_for(at14, kH200) == 3);
+  CHECK(conv_v15::consumers_for(at28, kH200) == 2);
+  CHECK(conv_v15::consumers_for(at56, kH200) == 2);
   // The registration: a block of any other size is an error naming the two.
   const device::Kernel& v14 = device::find_kernel("conv2d_nhwc/14");
   const device::Sizes sizes{1, 8, 12, 12, 264, 3, 3, 1, 1, 1};

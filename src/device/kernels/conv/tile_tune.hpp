@@ -1,7 +1,8 @@
-// The tune of conv2d_nhwc v14 and v16 on a real GPU. Each has two tiles for
-// the same problem (v14: two consumer warpgroups or three; v16: 8 rows a
-// thread or 6), and a rule that picks one from the SM count by arithmetic
-// (conv_v14::consumers_for, conv_v16::rows_per_thread). Here both run on
+// The tune of conv2d_nhwc v14, v15 and v16 on a real GPU. Each has two
+// tiles for the same problem (v14 and v15: two consumer warpgroups or
+// three; v16: 8 rows a thread or 6), and a rule that picks one from the SM
+// count by arithmetic (conv_v14::consumers_for, conv_v15::consumers_for,
+// conv_v16::rows_per_thread). Here both run on
 // random inputs of the sizes and are timed, and the faster is remembered:
 // the measurement the rule is a guess at, in the record's "tuned" line.
 // Either tile sums each output's products in the same order (tap by tap,
