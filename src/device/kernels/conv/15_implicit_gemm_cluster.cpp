@@ -15,9 +15,6 @@ namespace {
 
 constexpr const char* kId = "conv2d_nhwc/15_implicit_gemm_cluster";
 
-// The tune's candidates: 0 is two consumer warpgroups, 1 three.
-int consumers_of(int candidate) { return candidate == 1 ? 3 : 2; }
-
 // Two consumer warpgroups or three at s: what the tune measured faster on
 // this GPU (tuned(), filled by the tune in the CUDA copy), else the rule
 // on this device's SMs (conv_v15::consumers_for).
@@ -44,15 +41,10 @@ const char* tile_name(const ConvShape& g, int consumers) {
   });
 }
 
-// The launch's block says which kernel runs: 384 threads (2 consumer
-// warpgroups) or 512 (3), as the registered shape chose, or a test asks.
+// The launch's block says which kernel runs (launch_im2col_version).
 void launch_v15(const Sizes& s, const Launch& l, Buffers b) {
-  const unsigned threads = l.block.x;
-  constexpr unsigned kTwo = conv_v14::Config<64, 2>::THREADS, kThree = conv_v14::Config<64, 3>::THREADS;
-  WN_CHECK(threads == kTwo || threads == kThree, kId, ": a block of ", threads, " threads; the kernels take ", kTwo,
-           " (2 consumer warpgroups) or ", kThree, " (3)");
-  const int consumers = int(threads / 128) - 1;
-  launch_im2col_version(kId, s, l, b, unsigned(warpnet::kPair), [&](int blocks, const ConvShape& g, auto... buffers) {
+  launch_im2col_version(kId, s, l, b, unsigned(warpnet::kPair), [](int blocks, int consumers, const ConvShape& g,
+                                                                    auto... buffers) {
     return conv_v14::with_tile(g, consumers, [&]<int BN, int CONSUMERS>() {
       // 128 accumulators a thread (BN = 256) need setmaxnreg's register split.
       if constexpr (conv_v14::Config<BN, CONSUMERS>::kReallocate)
