@@ -37,10 +37,10 @@
 //   rows: at 14x14, 131 tiles of 96 x 256, one round of 96 rows instead of
 //   128; at 28x28 and 56x56 the rounds come out even and the tall tiles
 //   stay. Arithmetic, not a measurement: on a GPU the registration's tune
-//   times both heights at each size and keeps the faster
-//   (src/device/kernels/conv/tile_tune.hpp; both give the same bits, each
-//   output's products summed in the same order); the rule decides without
-//   one. The record names the tile that ran (Kernel::candidate).
+//   times both heights at each size, checks both against the definition
+//   and keeps the faster (src/device/kernels/conv/tile_tune.hpp; both give
+//   the same bits, each output's products summed in the same order); the
+//   rule decides without one. The record names the tile that ran (Kernel::candidate).
 // Loads: TX and TY are multiples of 8, so each thread's rows share row % 8
 //   and v20's ThreadLoads (one XOR a k, the rest immediates) serves both
 //   tiles with its rows TY (A) or TX (B) apart. The 8 lanes of a load phase

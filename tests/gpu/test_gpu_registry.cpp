@@ -27,15 +27,19 @@ bool matches_on_gpu(const device::Kernel& kernel, const device::Sizes& sizes) {
   const std::string what = cat(kernel.id(), " at ", device::describe_sizes(op, sizes), ", seed ", kSeed);
   INFO(what);
   // A version that picks one of its candidates (matmul/10, the autotuned
-  // conv versions) runs what its tune picks, as in training and `warpnet
-  // bench`. The tune checks every candidate it times against the definition,
-  // every element at these sizes (gpu_timing::kVerifyAllProducts), so here each one
-  // is checked at the awkward test sizes, not only the tuning table's choice.
-  // conv2d_nhwc v14's, v15's and v16's tunes time a second tile only where
-  // it gives the first one's bits (tile_tune.hpp), and the winner is checked below.
+  // conv versions, conv2d_nhwc v14 to v16's tiles) runs what its tune
+  // picks, as in training and `warpnet bench`. The tune checks every
+  // candidate it times against the definition, every element at these
+  // sizes (gpu_timing::kVerifyAllProducts), and throws at a wrong one, so
+  // here each one is checked at the awkward test sizes, not only the
+  // choice. lenet5_step/01's tune instead compares its block sizes' bits
+  // with 512 threads' (the step's sums keep their order whatever the
+  // block) and does not time one that differs, which its line says; that
+  // fails here, as a wrong candidate does.
   if (kernel.tune && kernel.candidate) {
     try {
-      kernel.tune(sizes);
+      const std::string tuned = kernel.tune(sizes);
+      CHECK_MESSAGE(tuned.find("other bits") == std::string::npos, tuned);
     } catch (const Error& e) {
       FAIL_CHECK(e.what());
       return false;
@@ -119,8 +123,9 @@ TEST_CASE("gpu: the Hopper and multistage GEMMs with more tiles than SMs and mor
 // its phases, as at the bench's sizes; the im2col copies of v14 to v16
 // cross rows and images as they do there, and v15's clusters share w by
 // multicast. v14, v15 and v16 have two tiles each, and matches_on_gpu runs
-// their tunes first: both tiles on random inputs, their bits compared, the
-// faster one kept and then checked here. Their rules (conv_v14::
+// their tunes first: both tiles timed on random inputs and checked against
+// the definition (256 sampled outputs at these sizes), the faster one kept
+// and then checked here. Their rules (conv_v14::
 // consumers_for, v15's over pairs, conv_v16::rows_per_thread) pick, on an
 // H200:
 // - for the first three, v14's and v15's three consumer warpgroups and v16's short

@@ -222,8 +222,9 @@ inline auto sum_bound(double terms) {
 }
 
 // Checks a candidate before the registration may launch it: launch() writes
-// `out` (n floats), poisoned first (0xFF bytes are a NaN, so an element it
-// never writes fails); every element must be finite, and within
+// `out` (n elements of Out: float, or __nv_bfloat16 for a bf16 output,
+// read as the floats it holds), poisoned first (0xFF bytes are a NaN in
+// either, so an element it never writes fails); every element must be finite, and within
 // tolerance_at(e, reference_at(e)) of reference_at(e) (sum_bound, or a
 // kernel's own: a Winograd candidate's) — every element where the
 // references of all n, `terms` products each, come to at most
@@ -233,20 +234,22 @@ inline auto sum_bound(double terms) {
 // 200,704 products). Errors name the candidate and sizes (`what`) and the
 // element (element_name(e), "y[n,k,p,q]").
 constexpr double kVerifyAllProducts = double(1 << 26);
-template <class LaunchCandidate, class ReferenceAt, class ToleranceAt, class ElementName>
-void verify_candidate(const char* who, const std::string& what, LaunchCandidate launch, const DeviceFloats& out,
+template <class Out, class LaunchCandidate, class ReferenceAt, class ToleranceAt, class ElementName>
+void verify_candidate(const char* who, const std::string& what, LaunchCandidate launch, const DeviceArray<Out>& out,
                       size_t n, double terms, Rng& rng, ReferenceAt reference_at, ToleranceAt tolerance_at,
                       ElementName element_name) {
-  check_cuda(cudaMemset(out.p, 0xFF, n * sizeof(float)), who, ": cudaMemset of the output");
+  check_cuda(cudaMemset(out.p, 0xFF, n * sizeof(Out)), who, ": cudaMemset of the output");
   {
     const ProfilerPaused not_profiled;  // the check is the tuner's, not the workload's
     launch();
   }
   check_cuda(cudaGetLastError(), who, ": the verifying launch");
   wait_for_launches(who, "the verifying launch");
-  std::vector<float> got(n);
-  check_cuda(cudaMemcpy(got.data(), out.p, n * sizeof(float), cudaMemcpyDeviceToHost), who,
+  std::vector<Out> stored(n);
+  check_cuda(cudaMemcpy(stored.data(), out.p, n * sizeof(Out), cudaMemcpyDeviceToHost), who,
              ": cudaMemcpy of the output");
+  std::vector<float> got(n);
+  for (size_t e = 0; e < n; ++e) got[e] = float(stored[e]);
   for (size_t e = 0; e < n; ++e)
     WN_CHECK(std::isfinite(got[e]), who, ": ", what, " left ", element_name(e), " = ", got[e]);
   const bool all = double(n) * terms <= kVerifyAllProducts || n <= 256;

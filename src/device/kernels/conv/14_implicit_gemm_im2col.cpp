@@ -56,7 +56,8 @@ void launch_v14(const Sizes& s, const Launch& l, Buffers b) {
 std::string tune_v14(const Sizes& s) {
   static const TileCandidates candidates{
       "conv2d_nhwc/14's tune", [](int i, const Sizes& at) { return tile_name(shape_of(at), consumers_of(i)); },
-      [](int i, const Sizes& at, Buffers b) { launch_v14(at, launch_of(shape_of(at), consumers_of(i)), b); }};
+      [](int i, const Sizes& at) { return launch_of(shape_of(at), consumers_of(i)); },
+      [](int, const Sizes& at, const Launch& l, Buffers b) { launch_v14(at, l, b); }};
   return tune_tiles<__nv_bfloat16>(candidates, s, tuned());
 }
 #endif

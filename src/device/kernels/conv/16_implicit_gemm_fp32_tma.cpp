@@ -27,6 +27,12 @@ int rows_per_thread(const Sizes& s) {
   return conv_v16::rows_per_thread(shape_of(s), wgmma_v16::sm_count());
 }
 
+// The registered launch of the kernel with `rows` a thread.
+Launch launch_of(const ConvShape& g, int rows) {
+  return Launch{dim3(unsigned(conv_v14::persistent_blocks(conv_v16::tiles_of(g, rows)))), dim3(conv_v16::THREADS),
+                conv_v16::shared_bytes(g, rows)};
+}
+
 // "96x256, 6x16 a thread": the tile of g at `rows` a thread.
 const char* tile_name(const ConvShape& g, int rows) {
   return conv_v16::with_tile(g, rows, []<int BN, int TM>() {
@@ -67,10 +73,8 @@ void launch_v16(const Sizes& s, const Launch& l, Buffers b) { launch_rows(s, row
 std::string tune_v16(const Sizes& s) {
   static const TileCandidates candidates{
       "conv2d_nhwc/16's tune", [](int i, const Sizes& at) { return tile_name(shape_of(at), rows_of(i)); },
-      [](int i, const Sizes& at, Buffers b) {
-        const ConvShape g = shape_of(at);
-        launch_rows(at, rows_of(i), conv_v14::persistent_blocks(conv_v16::tiles_of(g, rows_of(i))), b);
-      }};
+      [](int i, const Sizes& at) { return launch_of(shape_of(at), rows_of(i)); },
+      [](int i, const Sizes& at, const Launch& l, Buffers b) { launch_rows(at, rows_of(i), int(l.grid.x), b); }};
   return tune_tiles<float>(candidates, s, tuned());
 }
 #endif
@@ -91,12 +95,7 @@ const Registration implicit_gemm_fp32_tma{Kernel{
                   "loads of the 128B swizzle; when C is not a multiple of 4, the stride is over 8 or a corner or "
                   "tap offset leaves [-128, 127], v06's kernel runs instead",
     // The grid's x is the block count whatever the problem; the launch reads only that.
-    .shape = [](const Sizes& s) {
-      const ConvShape g = shape_of(s);
-      const int tm = rows_per_thread(s);
-      return Launch{dim3(unsigned(conv_v14::persistent_blocks(conv_v16::tiles_of(g, tm)))), dim3(conv_v16::THREADS),
-                    conv_v16::shared_bytes(g, tm)};
-    },
+    .shape = [](const Sizes& s) { return launch_of(shape_of(s), rows_per_thread(s)); },
     .flops = flops,
     // v14's count in fp32: each tile's copies fetched once (x's TILE_M
     // pixels x C·R·S per output-channel tile, w's per pixel tile, channels

@@ -2,21 +2,23 @@
 // tiles for the same problem (v14 and v15: two consumer warpgroups or
 // three; v16: 8 rows a thread or 6), and a rule that picks one from the SM
 // count by arithmetic (conv_v14::consumers_for, conv_v15::consumers_for,
-// conv_v16::rows_per_thread). Here both run on
-// random inputs of the sizes and are timed, and the faster is remembered:
-// the measurement the rule is a guess at, in the record's "tuned" line.
-// Either tile sums each output's products in the same order (tap by tap,
-// the channels of a k-step in turn), so both must give the same bits; a
-// second tile that does not is not timed, and the line says so. The bench
-// checks the winner against cuDNN afterwards, as every kernel.
+// conv_v16::rows_per_thread). Here both run on random inputs of the sizes
+// and are timed, each is checked against the definition (every element at
+// the tests' sizes, sampled ones at a bench layer's:
+// gpu_timing::verify_candidate), and the faster is remembered: the
+// measurement the rule is a guess at, in the record's "tuned" line. A wrong
+// tile fails the tune whether it wins or not: the tune is the one place a
+// GPU runs both (the registry's GPU check runs the winner).
 // The CUDA copy of the registrations alone includes it (nvcc); an anonymous
 // namespace as the other registration headers (../copy.hpp).
 #pragma once
 #if !defined(__CUDACC__)
 #error "device/kernels/conv/tile_tune.hpp is for the CUDA copy of the registrations (nvcc) only"
 #endif
-#include <cstring>
+#include <array>
+#include <cmath>
 #include <string>
+#include <type_traits>
 #include <vector>
 
 #include "device/kernels/conv/conv_registration.hpp"
@@ -31,13 +33,34 @@ namespace {
 struct TileCandidates {
   const char* who;                                   // "conv2d_nhwc/14's tune"
   const char* (*name)(int candidate, const Sizes&);  // "192x128, 3 consumer warpgroups"
-  // Launches candidate i on x, w and y (the op's buffers); the caller checks the error.
-  void (*launch)(int candidate, const Sizes&, Buffers);
+  // Candidate i's grid, block and shared memory: asked once, before the
+  // timing, as the bench asks Kernel::shape once (v15's asks the driver how
+  // many clusters fit).
+  Launch (*shape)(int candidate, const Sizes&);
+  // Launches candidate i with its shape on x, w and y (the op's buffers); the caller checks the error.
+  void (*launch)(int candidate, const Sizes&, const Launch&, Buffers);
 };
 
-// T: the element type of x, w and y (float, or __nv_bfloat16 for v14).
-// TMA's path only: at sizes it cannot describe both candidates run the
-// same direct kernel, and there is nothing to choose.
+// y[n,p,q,k] of conv2d_nhwc by the definition, in double: x (N,H,W,C),
+// w (K,R,S,C), y (N,P,Q,K); output element e in y's order.
+inline gpu_timing::Reference nhwc_forward_reference(const ConvShape& g, const std::vector<float>& x,
+                                                    const std::vector<float>& w, size_t e) {
+  const int k = int(e % g.K), q = int(e / g.K % g.Q), p = int(e / (size_t(g.K) * g.Q) % g.P);
+  const int n = int(e / (size_t(g.K) * g.Q * g.P));
+  gpu_timing::Reference ref;
+  for (int r = 0; r < g.R; ++r)
+    for (int sx = 0; sx < g.S; ++sx) {
+      const int ih = p * g.stride - g.pad + r * g.dil, iw = q * g.stride - g.pad + sx * g.dil;
+      if (ih < 0 || ih >= g.H || iw < 0 || iw >= g.W) continue;
+      const size_t x0 = ((size_t(n) * g.H + ih) * g.W + iw) * g.C, w0 = ((size_t(k) * g.R + r) * g.S + sx) * g.C;
+      for (int c = 0; c < g.C; ++c) ref.add(double(x[x0 + c]) * double(w[w0 + c]));
+    }
+  return ref;
+}
+
+// T: the element type of x, w and y (float, or __nv_bfloat16 for v14 and
+// v15). TMA's path only: at sizes it cannot describe both candidates run
+// the same direct kernel, and there is nothing to choose.
 template <class T>
 std::string tune_tiles(const TileCandidates& c, const Sizes& s, TunedChoices& tuned) {
   const auto name = [&](int i) { return c.name(i, s); };
@@ -46,33 +69,34 @@ std::string tune_tiles(const TileCandidates& c, const Sizes& s, TunedChoices& tu
   if (!conv_v14::describable(g, nullptr, nullptr, int(sizeof(T)))) return "one kernel here: TMA cannot describe x or w";
   using gpu_timing::DeviceArray;
   Rng rng(2026);
-  std::vector<float> host;
-  DeviceArray<T> x = gpu_timing::random_on_device<T>(host, size_t(g.N) * g.H * g.W * g.C, rng, c.who);
-  DeviceArray<T> w = gpu_timing::random_on_device<T>(host, size_t(g.K) * g.R * g.S * g.C, rng, c.who);
+  std::vector<float> x_host, w_host;
+  DeviceArray<T> x = gpu_timing::random_on_device<T>(x_host, size_t(g.N) * g.H * g.W * g.C, rng, c.who);
+  DeviceArray<T> w = gpu_timing::random_on_device<T>(w_host, size_t(g.K) * g.R * g.S * g.C, rng, c.who);
   const size_t outputs = size_t(g.N) * g.P * g.Q * g.K;
   DeviceArray<T> y(outputs, c.who);
   void* const buffers[3] = {x.p, w.p, y.p};
-  const auto launch = [&](int i) { c.launch(i, s, Buffers(buffers)); };
-  // Candidate i's y, poisoned first (0xFF bytes: NaN) so that an element it leaves unwritten differs.
-  const auto output_of = [&](int i) {
-    check_cuda(cudaMemset(y.p, 0xFF, outputs * sizeof(T)), c.who, ": cudaMemset of y");
-    launch(i);
-    check_cuda(cudaGetLastError(), c.who, ": a checked launch");
-    gpu_timing::wait_for_launches(c.who, "a checked launch");
-    std::vector<unsigned char> bytes(outputs * sizeof(T));
-    check_cuda(cudaMemcpy(bytes.data(), y.p, bytes.size(), cudaMemcpyDeviceToHost), c.who, ": cudaMemcpy of y");
-    return bytes;
+  const std::array<Launch, 2> shapes = {c.shape(0, s), c.shape(1, s)};
+  const auto launch = [&](int i) { c.launch(i, s, shapes[size_t(i)], Buffers(buffers)); };
+  const gpu_timing::Timed t = gpu_timing::pick_fastest(2, c.who, launch, describe_sizes(op("conv2d_nhwc"), s));
+
+  // The op's bound (an fp32 sum of C·R·S products), widened as every check
+  // of a bf16 output is by its rounding (Kernel::output_rounding: 2^-8).
+  const double terms = double(g.C) * g.R * g.S;
+  const double rounding = std::is_same_v<T, float> ? 0.0 : std::ldexp(1.0, -8);
+  const auto bound_at = [&](size_t e, const gpu_timing::Reference& r) {
+    const double sums = gpu_timing::sum_bound(terms)(e, r);
+    return sums + rounding * (std::abs(r.want) + sums);
   };
-  bool same = false;
-  {
-    const gpu_timing::ProfilerPaused not_profiled;  // the checks are the tuner's, not the workload's
-    same = output_of(0) == output_of(1);
-  }
-  const gpu_timing::Timed t = gpu_timing::pick_fastest(2, c.who, launch, describe_sizes(op("conv2d_nhwc"), s),
-                                                       [&](int i) { return i == 0 || same; });
+  const auto reference_at = [&](size_t e) { return nhwc_forward_reference(g, x_host, w_host, e); };
+  const auto element_name = [&](size_t e) {
+    return cat("y[", e / (size_t(g.K) * g.Q * g.P), ",", e / (size_t(g.K) * g.Q) % g.P, ",", e / g.K % g.Q, ",",
+               e % g.K, "]");
+  };
+  for (const int i : gpu_timing::launched_winner_first(t))
+    gpu_timing::verify_candidate(c.who, cat(name(i), " at ", describe_sizes(op("conv2d_nhwc"), s)),
+                                 [&] { launch(i); }, y, outputs, terms, rng, reference_at, bound_at, element_name);
   tuned.remember(s, t.best);
-  return cat("measured by ", c.who, ": ", name(t.best), " (", gpu_timing::describe_times(t.ms, name), ")",
-             same ? "; both gave the same bits" : cat("; ", name(1), " gave other bits than ", name(0), ", not timed"));
+  return cat("measured by ", c.who, ": ", name(t.best), " (", gpu_timing::describe_times(t.ms, name), ")");
 }
 
 }  // namespace
