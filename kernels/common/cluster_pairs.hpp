@@ -12,6 +12,9 @@
 //   cluster_blocks(pairs, n)      the persistent grid: whole clusters, at most n of them
 #pragma once
 #include <cstdint>
+#include <map>
+#include <mutex>
+#include <tuple>
 
 #include "kernels/common/cuda_compat.hpp"
 #include "kernels/common/hopper.hpp"
@@ -42,15 +45,27 @@ __host__ __device__ constexpr int pair_count(int M, int N, int bm, int bn) { ret
 // bytes of dynamic shared memory) the GPU holds at once. A cluster's CTAs
 // must share a GPC, so this may be fewer than SMs / kPair; a persistent grid
 // of more clusters than fit would run its last ones in a second wave.
-// cudaOccupancyMaxActiveClusters on a GPU; `sms` / kPair on the emulator
-// (its SMs are its workers, and it runs a cluster on one) or when the query fails.
+// cudaOccupancyMaxActiveClusters on a GPU, asked once for each kernel,
+// block, shared size and device (the launches ask at every launch, through
+// Kernel::shape, and the query, which places clusters on the GPCs, is not
+// one to put between a timed launch and the one before it); `sms` / kPair
+// on the emulator (its SMs are its workers, and it runs a cluster on one)
+// or when the query fails.
 template <class... P>
 int resident_clusters(void (*kernel)(P...), unsigned threads, size_t shared, int sms) {
   int clusters = 0;
 #if defined(__CUDACC__)
+  int device = 0;
+  (void)cudaGetDevice(&device);
+  static std::mutex mutex;
+  static std::map<std::tuple<const void*, unsigned, size_t, int>, int> answered;
+  const auto key = std::make_tuple(reinterpret_cast<const void*>(kernel), threads, shared, device);
+  const std::lock_guard<std::mutex> lock(mutex);
+  if (const auto known = answered.find(key); known != answered.end()) return known->second;
   // The query counts with the kernel's opted-in limit. A refusal (of the
   // opt-in too) is this query's alone: cleared, so that it is not taken for
-  // the next launch's error (the launch opts in again and reports its own).
+  // the next launch's error (the launch opts in again and reports its own),
+  // and not remembered.
   bool refused = !opt_in_dynamic_shared(kernel, shared);
   if (!refused) {
     cudaLaunchAttribute attribute{};
@@ -61,9 +76,11 @@ int resident_clusters(void (*kernel)(P...), unsigned threads, size_t shared, int
     config.attrs = &attribute, config.numAttrs = 1;
     refused = cudaOccupancyMaxActiveClusters(&clusters, kernel, &config) != cudaSuccess;
   }
-  if (refused) {
+  if (refused || clusters <= 0) {
     clusters = 0;
     (void)cudaGetLastError();
+  } else {
+    answered.emplace(key, clusters);
   }
 #else
   (void)kernel, (void)threads, (void)shared;
